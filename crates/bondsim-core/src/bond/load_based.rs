@@ -1,0 +1,66 @@
+//! `lb`: the thesis's load-based scheduling (`queue_packet_to_iface_lb`,
+//! §5.3.3.2): the first link with the fewest queued packets. Ties go to the
+//! lowest link id, so with equal queues it behaves like round-robin.
+
+use super::registry::{BuildContext, SchedulerInfo};
+use super::{BondView, PacketInfo, Pick, Scheduler};
+use crate::bond::params::Params;
+
+/// Registry entry.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "lb",
+    aliases: &["load-based"],
+    summary: "thesis load-based: first link with the fewest queued packets (Gupta 2010, §5.3.3.2)",
+    params: &[],
+    build,
+};
+
+fn build(_params: &Params, _ctx: &BuildContext) -> Box<dyn Scheduler> {
+    Box::new(LoadBased)
+}
+
+/// The stateless load-based scheduler.
+pub struct LoadBased;
+
+impl Scheduler for LoadBased {
+    fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
+        let mut best: Option<(u32, usize)> = None;
+        for (id, link) in bond.links.iter().enumerate() {
+            if link.up && best.is_none_or(|(q, _)| link.queue_len_pkts < q) {
+                best = Some((link.queue_len_pkts, id));
+            }
+        }
+        best.map_or(Pick::Drop, |(_, id)| Pick::Link(id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bond::test_support::links;
+    use crate::bond::{BondView, PacketInfo};
+    use crate::time::SimTime;
+
+    fn pick(view: &[crate::bond::LinkView]) -> Pick {
+        let packet = PacketInfo { flow: 0, seq: 0, bytes: 1024, client: 0 };
+        LoadBased.pick(&packet, &BondView { now: SimTime::ZERO, links: view })
+    }
+
+    #[test]
+    fn picks_first_link_with_fewest_queued_packets() {
+        let mut view = links(4);
+        for (l, q) in view.iter_mut().zip([3, 1, 2, 1]) {
+            l.queue_len_pkts = q;
+        }
+        assert_eq!(pick(&view), Pick::Link(1));
+        view[1].up = false;
+        assert_eq!(pick(&view), Pick::Link(3));
+        view.iter_mut().for_each(|l| l.up = false);
+        assert_eq!(pick(&view), Pick::Drop);
+    }
+
+    #[test]
+    fn equal_queues_pick_lowest_id() {
+        assert_eq!(pick(&links(4)), Pick::Link(0));
+    }
+}

@@ -1,0 +1,176 @@
+//! The registry: every scheduler by name, with its parameters and constructor.
+
+use super::params::{ParamSpec, Params};
+use super::{load_based, round_robin, Scheduler};
+use crate::error::{Error, Result};
+use crate::rng;
+use crate::scenario::Bond;
+
+/// What a scheduler's constructor may use.
+#[derive(Debug, Clone)]
+pub struct BuildContext {
+    /// Number of links in the bond.
+    pub links: usize,
+    /// The scenario seed (derive streams with [`BuildContext::rng`]).
+    pub seed: u64,
+}
+
+impl BuildContext {
+    /// The scheduler's own random stream.
+    pub fn rng(&self) -> rng::Rng {
+        rng::stream(self.seed, "bond.scheduler")
+    }
+}
+
+/// A registered scheduler: its names, one-line summary, parameters, constructor.
+#[derive(Clone, Copy)]
+pub struct SchedulerInfo {
+    /// Canonical name (Linux bonding names where one exists).
+    pub name: &'static str,
+    /// Other accepted names (e.g. `rr` for `balance-rr`).
+    pub aliases: &'static [&'static str],
+    /// One line for `bondsim schedulers`, with where it comes from.
+    pub summary: &'static str,
+    /// Declared parameters with defaults and help.
+    pub params: &'static [ParamSpec],
+    /// Builds an instance.
+    pub build: fn(&Params, &BuildContext) -> Box<dyn Scheduler>,
+}
+
+/// Every registered scheduler, in the order `bondsim schedulers` lists them.
+pub const ALL: &[SchedulerInfo] = &[round_robin::INFO, load_based::INFO];
+
+/// The scheduler called `name` (canonical name or alias).
+pub fn lookup(name: &str) -> Option<&'static SchedulerInfo> {
+    ALL.iter().find(|s| s.name == name || s.aliases.contains(&name))
+}
+
+/// A bond's scheduler with checked parameters.
+#[derive(Clone)]
+pub struct Resolved {
+    /// The registry entry.
+    pub info: &'static SchedulerInfo,
+    /// Its parameter values.
+    pub params: Params,
+}
+
+impl std::fmt::Debug for Resolved {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.label())
+    }
+}
+
+impl Resolved {
+    /// `name` or `name[key=value,...]` for non-default parameters; parses back to the same.
+    pub fn label(&self) -> String {
+        let changed = self.params.non_default();
+        if changed.is_empty() {
+            self.info.name.to_string()
+        } else {
+            format!("{}[{}]", self.info.name, changed.join(","))
+        }
+    }
+
+    /// Builds the scheduler.
+    pub fn build(&self, ctx: &BuildContext) -> Box<dyn Scheduler> {
+        (self.info.build)(&self.params, ctx)
+    }
+}
+
+/// Resolves `bond.mode` (with bracket parameters) and the bond table's other keys.
+pub fn resolve(bond: &Bond, _links: usize) -> Result<Resolved> {
+    let (name, bracket) = split_mode(&bond.mode)?;
+    let info = lookup(name).ok_or_else(|| {
+        let names: Vec<&str> = ALL.iter().map(|s| s.name).collect();
+        Error::scenario("bond.mode", format!("unknown scheduler `{name}`; registered: {}", names.join(", ")))
+    })?;
+    let mut params = Params::defaults(info.params);
+    let mut seen = Vec::new();
+    if let Some(list) = bracket {
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| Error::scenario("bond.mode", format!("parameter `{item}` must be written key=value")))?;
+            params.set_text("bond.mode", key.trim(), value.trim(), info.name)?;
+            seen.push(key.trim().to_string());
+        }
+    }
+    for (key, value) in &bond.options {
+        let path = format!("bond.{key}");
+        if seen.contains(key) {
+            return Err(Error::scenario(path, format!("`{key}` is set both here and in bond.mode's brackets")));
+        }
+        params.set_json(&path, key, value, info.name)?;
+    }
+    Ok(Resolved { info, params })
+}
+
+/// Splits `name[k=v,...]` into the name and the bracket contents.
+fn split_mode(mode: &str) -> Result<(&str, Option<&str>)> {
+    let mode = mode.trim();
+    match mode.find('[') {
+        None if mode.contains(']') => Err(Error::scenario("bond.mode", format!("unbalanced `]` in `{mode}`"))),
+        None => Ok((mode, None)),
+        Some(open) => {
+            let inner = mode[open + 1..].strip_suffix(']').ok_or_else(|| {
+                Error::scenario("bond.mode", format!("`{mode}` must end with `]` (form: name[key=value,...])"))
+            })?;
+            Ok((mode[..open].trim(), Some(inner)))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn bond(mode: &str, options: serde_json::Value) -> Bond {
+        let options: BTreeMap<String, serde_json::Value> = serde_json::from_value(options).unwrap();
+        Bond { mode: mode.into(), options }
+    }
+
+    #[test]
+    fn names_and_aliases_resolve() {
+        assert_eq!(resolve(&bond("rr", serde_json::json!({})), 4).unwrap().label(), "balance-rr");
+        assert_eq!(resolve(&bond("lb", serde_json::json!({})), 4).unwrap().label(), "lb");
+    }
+
+    #[test]
+    fn bracket_and_table_parameters_round_trip() {
+        let r = resolve(&bond("balance-rr[packets_per_slave=3]", serde_json::json!({})), 4).unwrap();
+        assert_eq!(r.label(), "balance-rr[packets_per_slave=3]");
+        let again = resolve(&bond(&r.label(), serde_json::json!({})), 4).unwrap();
+        assert_eq!(again.params, r.params);
+        let table = resolve(&bond("balance-rr", serde_json::json!({"packets_per_slave": 3})), 4).unwrap();
+        assert_eq!(table.params, r.params);
+    }
+
+    #[test]
+    fn every_registered_scheduler_has_parseable_defaults_and_unique_names() {
+        let mut names = Vec::new();
+        for info in ALL {
+            let _ = Params::defaults(info.params);
+            names.push(info.name);
+            names.extend(info.aliases);
+        }
+        let mut dedup = names.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len(), "duplicate scheduler names: {names:?}");
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = resolve(&bond("nope", serde_json::json!({})), 4).unwrap_err();
+        assert!(e.to_string().starts_with("bond.mode: unknown scheduler `nope`; registered: balance-rr"), "{e}");
+        let e = resolve(&bond("rr", serde_json::json!({"packets_per_slave": -1})), 4).unwrap_err();
+        assert!(e.to_string().starts_with("bond.packets_per_slave: must be an integer from 0 to 65535"), "{e}");
+        let e = resolve(&bond("rr", serde_json::json!({"gap": 1})), 4).unwrap_err();
+        assert!(e.to_string().contains("`gap` is not a parameter of balance-rr"), "{e}");
+        let e = resolve(&bond("rr[packets_per_slave=2", serde_json::json!({})), 4).unwrap_err();
+        assert!(e.to_string().contains("must end with `]`"), "{e}");
+        let e = resolve(&bond("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2})), 4).unwrap_err();
+        assert!(e.to_string().contains("both here and in bond.mode"), "{e}");
+    }
+}

@@ -1,0 +1,120 @@
+//! The thesis's scheduler loop (`scheduler.py`, `process()`), exactly.
+//!
+//! Every tick it takes up to `packets_per_tick` packets, one per queued
+//! request in turn: `request = queue[next_req]`, one chunk of it goes to the
+//! bond, and `next_req = (next_req + 1) % len(queue)`. A request whose last
+//! (short, possibly empty) chunk was sent leaves the queue first, so the
+//! request that slides into its slot is skipped this round — the appendix
+//! does the same. A file of S bytes is `S / chunk + 1` packets.
+
+use crate::packet::Packet;
+use crate::time::SimTime;
+
+#[derive(Debug, Clone)]
+struct Active {
+    flow: u32,
+    next_seq: u32,
+    packets: u32,
+    last_bytes: u32,
+}
+
+/// The paced sender's request queue and round-robin position.
+#[derive(Debug, Clone)]
+pub struct PacedSender {
+    packets_per_tick: u32,
+    chunk_bytes: u32,
+    queue: Vec<Active>,
+    next_req: usize,
+}
+
+impl PacedSender {
+    /// A sender taking `packets_per_tick` chunks of `chunk_bytes` per tick.
+    pub fn new(packets_per_tick: u32, chunk_bytes: u32) -> PacedSender {
+        PacedSender { packets_per_tick, chunk_bytes, queue: Vec::new(), next_req: 0 }
+    }
+
+    /// Packets a file of `file_bytes` is cut into: `S / chunk + 1`.
+    pub fn packets_for(file_bytes: u64, chunk_bytes: u32) -> u64 {
+        file_bytes / u64::from(chunk_bytes) + 1
+    }
+
+    /// Appends request `flow` for a file of `file_bytes` to the request queue.
+    pub fn admit(&mut self, flow: u32, file_bytes: u64) {
+        let packets = Self::packets_for(file_bytes, self.chunk_bytes) as u32;
+        let last_bytes = (file_bytes % u64::from(self.chunk_bytes)) as u32;
+        self.queue.push(Active { flow, next_seq: 0, packets, last_bytes });
+    }
+
+    /// True when no request is waiting.
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// One tick at `now`: hands up to `packets_per_tick` packets to `emit`.
+    pub fn tick(&mut self, now: SimTime, mut emit: impl FnMut(Packet)) {
+        for _ in 0..self.packets_per_tick {
+            if self.queue.is_empty() {
+                break;
+            }
+            let req = &mut self.queue[self.next_req];
+            let last = req.next_seq + 1 == req.packets;
+            let bytes = if last { req.last_bytes } else { self.chunk_bytes };
+            emit(Packet { flow: req.flow, seq: req.next_seq, bytes, born: now });
+            req.next_seq += 1;
+            if last {
+                self.queue.remove(self.next_req);
+                if self.queue.is_empty() {
+                    break;
+                }
+            }
+            self.next_req = (self.next_req + 1) % self.queue.len();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(sender: &mut PacedSender, ticks: usize) -> Vec<Vec<(u32, u32, u32)>> {
+        (0..ticks)
+            .map(|_| {
+                let mut out = Vec::new();
+                sender.tick(SimTime::ZERO, |p| out.push((p.flow, p.seq, p.bytes)));
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn packets_per_file_rule() {
+        assert_eq!(PacedSender::packets_for(102_400, 1024), 101);
+        assert_eq!(PacedSender::packets_for(716_800, 1024), 701); // the thesis's class3_6 log line
+        assert_eq!(PacedSender::packets_for(1023, 1024), 1);
+        assert_eq!(PacedSender::packets_for(0, 1024), 1);
+    }
+
+    #[test]
+    fn one_packet_per_request_in_turn_with_short_last_chunk() {
+        let mut s = PacedSender::new(4, 1000);
+        s.admit(0, 2500); // 3 packets: 1000, 1000, 500
+        s.admit(1, 1000); // 2 packets: 1000, 0
+        let ticks = drain(&mut s, 2);
+        assert_eq!(ticks[0], [(0, 0, 1000), (1, 0, 1000), (0, 1, 1000), (1, 1, 0)]);
+        assert_eq!(ticks[1], [(0, 2, 500)]);
+        assert!(s.is_idle());
+    }
+
+    #[test]
+    fn finished_request_makes_its_successor_wait_a_turn_as_in_the_appendix() {
+        let mut s = PacedSender::new(3, 10);
+        s.admit(0, 0); // 1 packet
+        s.admit(1, 10); // 2 packets
+        s.admit(2, 10); // 2 packets
+                        // Request 0 leaves after its packet; request 1 slides into slot 0 and
+                        // next_req moves on to slot 1 (request 2).
+        let ticks = drain(&mut s, 2);
+        assert_eq!(ticks[0], [(0, 0, 0), (2, 0, 10), (1, 0, 10)]);
+        assert_eq!(ticks[1], [(2, 1, 0), (1, 1, 0)]);
+    }
+}

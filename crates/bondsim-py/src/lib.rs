@@ -1,0 +1,109 @@
+//! Python bindings of bondsim-core: the whole surface Python sees, in one module.
+//!
+//! Scenarios and results cross the boundary as JSON text: one schema, defined in
+//! `bondsim_core::scenario`, and no second copy of it here.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+
+use bondsim_core::{bond::registry, Error, Scenario};
+
+create_exception!(_core, BondsimError, PyException, "Base class of every bondsim error.");
+create_exception!(
+    _core,
+    ScenarioError,
+    BondsimError,
+    "A scenario is malformed or impossible; `.path` names the field."
+);
+
+/// Turns a core error into the matching Python exception.
+fn to_py(err: Error) -> PyErr {
+    match &err {
+        Error::Scenario { path, .. } => {
+            let py_err = ScenarioError::new_err(err.to_string());
+            Python::attach(|py| {
+                let value = py_err.value(py);
+                let _ = value.setattr("path", path.as_str());
+            });
+            py_err
+        }
+        Error::Interrupted => BondsimError::new_err(err.to_string()),
+    }
+}
+
+/// Checks a scenario (JSON text); returns it with every default filled in.
+#[pyfunction]
+fn check(scenario_json: &str) -> PyResult<String> {
+    Ok(Scenario::from_json(scenario_json).map_err(to_py)?.to_json())
+}
+
+/// Runs a scenario (JSON text) and returns its result as JSON text.
+///
+/// `progress(done_packets, total_packets, sim_time_s)` is called now and then
+/// while the GIL is released for the rest of the run; Ctrl-C stops the run
+/// with `KeyboardInterrupt`.
+#[pyfunction]
+#[pyo3(signature = (scenario_json, progress=None))]
+fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    let mut pending: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        bondsim_core::run_with_progress(&scenario, &mut |p| {
+            Python::attach(|py| {
+                let step = py.check_signals().and_then(|()| match &progress {
+                    Some(callback) => {
+                        callback.call1(py, (p.done_packets, p.total_packets, p.now.as_secs_f64())).map(|_| ())
+                    }
+                    None => Ok(()),
+                });
+                match step {
+                    Ok(()) => true,
+                    Err(err) => {
+                        pending = Some(err);
+                        false
+                    }
+                }
+            })
+        })
+    });
+    match outcome {
+        Ok(result) => Ok(result.to_json()),
+        Err(Error::Interrupted) if pending.is_some() => Err(pending.take().expect("checked")),
+        Err(err) => Err(to_py(err)),
+    }
+}
+
+/// Every registered scheduler as JSON: name, aliases, summary, parameters.
+#[pyfunction]
+fn schedulers() -> String {
+    let list: Vec<serde_json::Value> = registry::ALL
+        .iter()
+        .map(|info| {
+            serde_json::json!({
+                "name": info.name,
+                "aliases": info.aliases,
+                "summary": info.summary,
+                "params": info.params.iter().map(|p| serde_json::json!({
+                    "name": p.name,
+                    "default": p.default,
+                    "allowed": p.kind.describe(),
+                    "help": p.help,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// bondsim's compiled core.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("BondsimError", m.py().get_type::<BondsimError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    Ok(())
+}

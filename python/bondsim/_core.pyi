@@ -1,0 +1,22 @@
+"""Type stubs of the compiled core (crates/bondsim-py)."""
+
+from collections.abc import Callable
+
+__version__: str
+
+class BondsimError(Exception):
+    """Base class of every bondsim error."""
+
+class ScenarioError(BondsimError):
+    """A scenario is malformed or impossible."""
+
+    path: str
+
+def check(scenario_json: str) -> str:
+    """Checks a scenario (JSON); returns it with every default filled in."""
+
+def run(scenario_json: str, progress: Callable[[int, int, float], None] | None = None) -> str:
+    """Runs a scenario (JSON); returns the result as JSON."""
+
+def schedulers() -> str:
+    """Every registered scheduler as JSON."""

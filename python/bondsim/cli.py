@@ -1,0 +1,259 @@
+"""The ``bondsim`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from bondsim import _core
+from bondsim._core import BondsimError
+
+console = Console()
+errors = Console(stderr=True)
+
+EPILOG_MAIN = """\
+examples:
+  bondsim run scenarios/thesis.toml --out out/rr
+  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json
+  bondsim reproduce thesis --out out/thesis
+  bondsim schedulers
+"""
+
+
+class _Formatter(argparse.RawDescriptionHelpFormatter):
+    pass
+
+
+def _summary_table(summary: dict) -> Table:
+    table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
+    table.add_column("figure", style="bold")
+    table.add_column("value", justify="right")
+    rows = [
+        ("requests", f"{summary['requests']:,}"),
+        ("packets", f"{summary['packets']:,}"),
+        ("delivered", f"{summary['delivered']:,}"),
+        ("dropped", f"{summary['dropped']:,}"),
+        ("in order", f"{summary['in_order']:,}"),
+        ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),
+        ("makespan", f"{summary['makespan_s']:.3f} s"),
+        ("events", f"{summary['events']:,}"),
+        ("wall time", f"{summary['wall_s']:.3f} s"),
+    ]
+    for name, value in rows:
+        table.add_row(name, value)
+    for link in summary["links"]:
+        table.add_row(f"  {link['name']} packets", f"{link['packets_sent']:,}")
+    return table
+
+
+class _LazyBar:
+    """A progress bar that appears only once a run has taken more than ``after`` seconds."""
+
+    def __init__(self, label: str, after: float = 2.0, enabled: bool = True):
+        self.label, self.after, self.enabled = label, after, enabled
+        self.start = time.monotonic()
+        self.bar = None
+        self.task = None
+
+    def __call__(self, done: int, total: int, sim_s: float) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            if time.monotonic() - self.start < self.after:
+                return
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("sim {task.fields[sim]:.1f} s"),
+                TimeElapsedColumn(),
+                TimeRemainingColumn(),
+                console=errors,
+                transient=True,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.label, total=total, sim=sim_s)
+        self.bar.update(self.task, completed=done, sim=sim_s)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from bondsim.api import run_checked
+    from bondsim.scenario import load
+
+    doc = load(args.scenario, args.set)
+    bar = _LazyBar(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
+    try:
+        result = run_checked(doc, progress=bar)
+    finally:
+        bar.close()
+    if args.out:
+        result.write(args.out)
+    if args.json:
+        print(json.dumps(result.summary, indent=2))
+    elif not args.quiet:
+        console.print(_summary_table(result.summary))
+        if args.out:
+            console.print(f"wrote summary.json, requests.csv, links.csv, scenario.json to {args.out}")
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from bondsim.reproduce import PAPERS
+
+    module = PAPERS[args.paper]
+    summary = module.reproduce(args.out, progress=not args.quiet)
+    if not args.quiet:
+        console.print(f"wrote figures (CSV + PNG) and {summary}")
+        console.print(summary.read_text(), markup=False, highlight=False)
+    return 0
+
+
+def cmd_schedulers(args: argparse.Namespace) -> int:
+    entries = json.loads(_core.schedulers())
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    table = Table(title="registered schedulers (bond.mode)")
+    table.add_column("name", style="bold")
+    table.add_column("aliases")
+    table.add_column("description")
+    table.add_column("parameters (default; allowed)")
+    for entry in entries:
+        params = "\n".join(f"{p['name']}={p['default']}: {p['help']} ({p['allowed']})" for p in entry["params"])
+        table.add_row(entry["name"], ", ".join(entry["aliases"]), entry["summary"], params or "-")
+    console.print(table)
+    return 0
+
+
+def cmd_scenario_check(args: argparse.Namespace) -> int:
+    from bondsim.scenario import load
+
+    doc = load(args.scenario, args.set)
+    if args.json:
+        print(json.dumps(doc, indent=2))
+    elif not args.quiet:
+        console.print(
+            f"{args.scenario}: ok ({sum(1 for _ in doc['links'])} link entries, bond.mode={doc['bond']['mode']})"
+        )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from bondsim.reproduce import PAPERS
+
+    parser = argparse.ArgumentParser(
+        prog="bondsim",
+        description="Simulate NIC bonding: which mode or scheduler gives the most throughput, "
+        "the fewest out-of-order packets, the best balance.",
+        epilog=EPILOG_MAIN,
+        formatter_class=_Formatter,
+    )
+    parser.add_argument("--version", action="version", version=f"bondsim {_core.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def overrides(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--set",
+            action="append",
+            default=[],
+            metavar="PATH=VALUE",
+            help="override a scenario field by its dotted path (lists by index), e.g. links.1.period_ms=40; repeatable",
+        )
+
+    p = sub.add_parser(
+        "run",
+        help="run one scenario",
+        formatter_class=_Formatter,
+        description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
+        "links.csv and scenario.json.",
+        epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
+        "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json",
+    )
+    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
+    p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv")
+    overrides(p)
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "reproduce",
+        help="reproduce a paper's figures",
+        formatter_class=_Formatter,
+        description="Re-run a seed paper's experiments and write CSV + PNG figures and a markdown "
+        "summary comparing them with what the paper reported.",
+        epilog="example:\n  bondsim reproduce thesis --out out/thesis",
+    )
+    p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
+    p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")
+    p.add_argument("--quiet", action="store_true", help="no progress bars or summary on the terminal")
+    p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser(
+        "schedulers",
+        help="list the bonding modes and schedulers",
+        formatter_class=_Formatter,
+        description="List every registered scheduler (the values of bond.mode) with its parameters.",
+        epilog="example:\n  bondsim schedulers\n  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'",
+    )
+    p.add_argument("--json", action="store_true", help="print as JSON")
+    p.set_defaults(func=cmd_schedulers)
+
+    p = sub.add_parser(
+        "scenario",
+        help="work with scenario files",
+        formatter_class=_Formatter,
+        description="Check scenario files against the schema.",
+        epilog="example:\n  bondsim scenario check scenarios/thesis.toml --json",
+    )
+    scenario_sub = p.add_subparsers(dest="scenario_command", required=True, metavar="ACTION")
+    c = scenario_sub.add_parser(
+        "check",
+        help="check a scenario and show it with defaults filled in",
+        formatter_class=_Formatter,
+        description="Check a scenario file (and overrides); exit 2 with the field's path if it is wrong.",
+        epilog="example:\n  bondsim scenario check scenarios/thesis.toml --set links.1.period_ms=40 --json",
+    )
+    c.add_argument("scenario", help="scenario TOML file or shipped name")
+    overrides(c)
+    c.add_argument("--json", action="store_true", help="print the checked scenario, defaults filled in, as JSON")
+    c.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    c.set_defaults(func=cmd_scenario_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except BondsimError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        errors.print("interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Scenario files: load TOML, apply ``--set`` overrides, resolve file references.
+
+The schema itself lives in the Rust core (``scenario.rs``); this module only
+prepares the document: it reads the TOML, applies ``path=value`` overrides
+(dotted paths, list items by index: ``links.1.period_ms=40``), and turns
+file references into inline data so the core never reads files:
+
+* ``links.N.trace_file = "x.txt"`` becomes ``trace_intervals_s`` (one number
+  per line: seconds since the previous send; ``#`` starts a comment);
+* ``workload.file_size = {kind = "dir", path = "files/"}`` becomes
+  ``{kind = "list", bytes = [...]}`` with the sizes of every file below it.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from bondsim import _core
+from bondsim._core import ScenarioError
+
+
+def _error(path: str, message: str) -> ScenarioError:
+    err = ScenarioError(f"{path}: {message}" if path else message)
+    err.path = path
+    return err
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value: TOML syntax (``3``, ``2.5``, ``true``, ``[1, 2]``, ``{a = 1}``), else a plain string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def set_path(doc: dict, path: str, value: Any) -> None:
+    """Sets ``value`` at dotted ``path`` in ``doc``, creating tables on the way."""
+    keys = path.split(".")
+    if not path or any(k == "" for k in keys):
+        raise _error(path, "a --set path is dotted keys, e.g. links.1.period_ms")
+    node: Any = doc
+    for depth, key in enumerate(keys):
+        here = ".".join(keys[: depth + 1])
+        last = depth == len(keys) - 1
+        if isinstance(node, list):
+            if not key.isdigit() or int(key) >= len(node):
+                raise _error(here, f"list index must be 0 to {len(node) - 1}, got `{key}`")
+            if last:
+                node[int(key)] = value
+            else:
+                node = node[int(key)]
+        elif isinstance(node, dict):
+            if last:
+                node[key] = value
+            else:
+                node = node.setdefault(key, {})
+        else:
+            raise _error(".".join(keys[:depth]), f"is a value ({node!r}), it has no field `{key}`")
+
+
+def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
+    """A copy of ``doc`` with every ``path=value`` override applied in order."""
+    doc = copy.deepcopy(doc)
+    for item in overrides:
+        path, sep, text = item.partition("=")
+        if not sep:
+            raise _error("", f"--set takes path=value, got `{item}`")
+        set_path(doc, path.strip(), parse_value(text.strip()))
+    return doc
+
+
+def _read_trace(path: Path, field: str) -> list[float]:
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise _error(field, f"cannot read trace file {path}: {exc.strerror}") from None
+    values = []
+    for number, line in enumerate(lines, 1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            values.append(float(text))
+        except ValueError:
+            raise _error(field, f"{path}:{number}: expected seconds as a number, got `{text}`") from None
+    return values
+
+
+def _dir_sizes(path: Path, field: str) -> list[int]:
+    if not path.is_dir():
+        raise _error(field, f"{path} is not a directory")
+    sizes = [p.stat().st_size for p in sorted(path.rglob("*")) if p.is_file()]
+    if not sizes:
+        raise _error(field, f"{path} holds no files")
+    return sizes
+
+
+def resolve_files(doc: dict, base: Path) -> dict:
+    """A copy of ``doc`` with file references read into inline data (paths relative to ``base``)."""
+    doc = copy.deepcopy(doc)
+    for i, link in enumerate(doc.get("links") or []):
+        if isinstance(link, dict) and "trace_file" in link:
+            field = f"links.{i}.trace_file"
+            link["trace_intervals_s"] = _read_trace(base / str(link.pop("trace_file")), field)
+    size = (doc.get("workload") or {}).get("file_size")
+    if isinstance(size, dict) and size.get("kind") == "dir":
+        extra = set(size) - {"kind", "path"}
+        if extra or "path" not in size:
+            raise _error("workload.file_size", 'kind = "dir" takes exactly one key, path')
+        doc["workload"]["file_size"] = {
+            "kind": "list",
+            "bytes": _dir_sizes(base / str(size["path"]), "workload.file_size.path"),
+        }
+    return doc
+
+
+#: The project's scenario files (``scenarios/`` at the repository root).
+SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+
+
+def find(name: str | Path) -> Path:
+    """A scenario file: ``name`` itself if it exists, else ``scenarios/<name>.toml`` of the project."""
+    path = Path(name)
+    if path.exists() or path.suffix:
+        return path
+    shipped = SCENARIO_DIR / f"{name}.toml"
+    return shipped if shipped.exists() else path
+
+
+def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
+    """Loads a scenario (TOML path, shipped name like ``thesis``, or dict), applies
+    overrides, checks it; returns it with every default filled in."""
+    if isinstance(source, Mapping):
+        doc, base = dict(source), Path.cwd()
+    else:
+        path = find(source)
+        try:
+            text = path.read_text()
+        except OSError as exc:
+            raise _error("", f"cannot read scenario {path}: {exc.strerror}") from None
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise _error("", f"{path} is not valid TOML: {exc}") from None
+        base = path.parent
+    doc = resolve_files(apply_overrides(doc, overrides), base)
+    return check(doc)
+
+
+def check(doc: Mapping) -> dict:
+    """Checks a scenario dict against the core's schema; returns it with every default filled in."""
+    return json.loads(_core.check(json.dumps(doc)))
+
+
+def scenario_hash(doc: Mapping) -> str:
+    """A stable hash of a (checked) scenario: equal scenarios, equal hashes."""
+    import hashlib
+
+    canonical = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

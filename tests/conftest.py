@@ -1,0 +1,30 @@
+"""Shared helpers: the project's scenarios, the CLI run as a user runs it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCENARIOS = ROOT / "scenarios"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def bondsim_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs ``bondsim ARGS`` in a subprocess, exactly as from a shell."""
+    return subprocess.run(
+        [sys.executable, "-m", "bondsim.cli", *args], capture_output=True, text=True, cwd=cwd or ROOT, timeout=600
+    )
+
+
+@pytest.fixture
+def cli():
+    return bondsim_cli
+
+
+@pytest.fixture
+def thesis_toml() -> Path:
+    return SCENARIOS / "thesis.toml"

@@ -1,0 +1,116 @@
+"""The command line, end to end, as a user types it."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pandas as pd
+
+
+def test_run_writes_outputs_and_prints_a_table(cli, tmp_path, thesis_toml):
+    out = tmp_path / "rr"
+    proc = cli("run", str(thesis_toml), "--out", str(out), "--set", "workload.requests=30")
+    assert proc.returncode == 0, proc.stderr
+    assert "out of order" in proc.stdout and "balance-rr" in proc.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    for key in (
+        "scheduler",
+        "requests",
+        "packets",
+        "in_order",
+        "out_of_order",
+        "ooo_fraction",
+        "makespan_s",
+        "events",
+        "wall_s",
+    ):
+        assert key in summary
+    assert [link["packets_sent"] for link in summary["links"]] == [758, 758, 757, 757]
+    assert summary["in_order"] + summary["out_of_order"] == summary["packets"] == 30 * 101
+    requests = pd.read_csv(out / "requests.csv")
+    assert list(requests.columns[:7]) == [
+        "request",
+        "client",
+        "file_bytes",
+        "packets",
+        "received",
+        "in_order",
+        "out_of_order",
+    ]
+    assert len(requests) == 30 and requests["out_of_order"].sum() == summary["out_of_order"]
+    with (out / "links.csv").open() as f:
+        links = list(csv.DictReader(f))
+    assert [int(r["packets_sent"]) for r in links] == [758, 758, 757, 757]
+    assert json.loads((out / "scenario.json").read_text())["workload"]["requests"] == 30
+
+
+def test_json_flag_prints_only_the_summary(cli):
+    proc = cli("run", "thesis", "--set", "bond.mode=lb", "--set", "workload.requests=50", "--json")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["scheduler"] == "lb" and summary["requests"] == 50
+
+
+def test_bad_input_is_one_line_exit_2_no_traceback(cli):
+    for args, says in [
+        (["run", "thesis", "--set", "links.1.perod_ms=4"], "links.1.perod_ms: unknown field"),
+        (["run", "thesis", "--set", "bond.mode=xx"], "bond.mode: unknown scheduler `xx`"),
+        (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: invalid type"),
+        (["run", "no/such.toml"], "cannot read scenario"),
+        (["scenario", "check", "thesis", "--set", "links.0.period_ms=0"], "links.0.period_ms: must be"),
+    ]:
+        proc = cli(*args)
+        assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
+        assert proc.stderr.strip() == proc.stderr.strip().splitlines()[0]
+        assert proc.stderr.startswith("error: ") and says in proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.stdout == ""
+
+
+def test_argument_errors_exit_2(cli):
+    proc = cli("run")
+    assert proc.returncode == 2 and "usage:" in proc.stderr
+
+
+def test_every_command_has_help_with_an_example(cli):
+    for args in (
+        ["--help"],
+        ["run", "--help"],
+        ["reproduce", "--help"],
+        ["schedulers", "--help"],
+        ["scenario", "--help"],
+        ["scenario", "check", "--help"],
+    ):
+        proc = cli(*args)
+        assert proc.returncode == 0
+        assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1]
+
+
+def test_schedulers_lists_registry(cli):
+    proc = cli("schedulers", "--json")
+    entries = {e["name"]: e for e in json.loads(proc.stdout)}
+    assert entries["balance-rr"]["aliases"] == ["rr"]
+    assert entries["balance-rr"]["params"][0]["name"] == "packets_per_slave"
+    assert "lb" in entries
+    table = cli("schedulers").stdout
+    assert "balance-rr" in table and "packets_per_slave" in table
+
+
+def test_scenario_check_prints_defaults(cli):
+    proc = cli("scenario", "check", "thesis", "--json")
+    doc = json.loads(proc.stdout)
+    assert doc["sender"]["packets_per_tick"] == 4
+    assert cli("scenario", "check", "thesis").stdout.startswith("thesis: ok")
+
+
+def test_reproduce_thesis_writes_figures_and_summary(cli, tmp_path):
+    proc = cli("reproduce", "thesis", "--out", str(tmp_path), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("fig9_fixed_100kb", "fig10_varied_sizes", "fig11_p_outorder"):
+        assert (tmp_path / f"{name}.csv").stat().st_size > 0
+        assert (tmp_path / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    fig9 = pd.read_csv(tmp_path / "fig9_fixed_100kb.csv")
+    assert set(fig9["mode"]) == {"rr", "lb"} and len(fig9) == 40
+    text = (tmp_path / "summary.md").read_text()
+    assert "Figure 9" in text and "Figure 11" in text and "thesis" in text

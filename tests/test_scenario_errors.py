@@ -1,0 +1,119 @@
+"""Every way a scenario can be wrong ends in one clear error naming the field."""
+
+from __future__ import annotations
+
+import bondsim
+import pytest
+from bondsim import ScenarioError
+from bondsim.scenario import apply_overrides, load, parse_value
+
+
+def error_of(*overrides: str, source="thesis") -> ScenarioError:
+    with pytest.raises(ScenarioError) as info:
+        load(source, overrides)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("override", "path", "says"),
+    [
+        ("links.1.perod_ms=40", "links.1.perod_ms", "unknown field `perod_ms`, expected one of"),
+        ("workload.reqests=5", "workload.reqests", "unknown field `reqests`"),
+        ("colour=1", "colour", "unknown field `colour`"),
+        ("links.1.period_ms=fast", "links.1.period_ms", 'invalid type: string "fast", expected f64'),
+        ("workload.requests=-3", "workload.requests", "invalid value: integer `-3`, expected u32"),
+        ("workload.requests=0", "workload.requests", "must be >= 1, got 0"),
+        ("links.1.period_ms=0", "links.1.period_ms", "must be a duration > 0"),
+        ("links.0.slowdown=-2", "links.0.slowdown", "must be a factor > 0"),
+        ("sender.tick_ms=-20", "sender.tick_ms", "must be a duration > 0"),
+        ("sender.chunk_bytes=0", "sender.chunk_bytes", "must be >= 1"),
+        ("bond.mode=fastest", "bond.mode", "unknown scheduler `fastest`; registered: balance-rr"),
+        ("bond.packets_per_slave=2", "bond.packets_per_slave", None),  # valid: checked below
+        ("bond.gap_us=5", "bond.gap_us", "`gap_us` is not a parameter of balance-rr; allowed: packets_per_slave"),
+        ("bond.packets_per_slave=70000", "bond.packets_per_slave", "must be an integer from 0 to 65535"),
+        ('workload.file_size={kind = "zipf"}', "workload.file_size.kind", "unknown variant `zipf`"),
+        ('workload.file_size={kind = "fixed"}', "workload.file_size", "missing field `bytes`"),
+        (
+            'workload.file_size={kind = "zipfset", classes = [1, 7]}',
+            "workload.file_size.classes.1",
+            "classes are 0, 1, 2 and 3",
+        ),
+        ('workload.arrivals={kind = "batches", size = 0, every_s = 5.0}', "workload.arrivals.size", "must be >= 1"),
+        ("links=[]", "links", "a bond needs at least one link"),
+        (
+            "links.0.slow_windows=[{start_s = 3.0, end_s = 1.0, slowdown = 2.0}]",
+            "links.0.slow_windows.0.end_s",
+            "must be > start_s",
+        ),
+    ],
+)
+def test_bad_field_is_named_with_what_is_allowed(override, path, says):
+    if says is None:
+        load("thesis", [override])
+        return
+    err = error_of(override)
+    assert err.path == path
+    assert str(err).startswith(f"{path}: ")
+    assert says in str(err)
+    assert "\n" not in str(err)
+
+
+def test_bad_override_syntax():
+    assert "path=value" in str(error_of("bond.mode"))
+    assert error_of("links.9.period_ms=1").path == "links.9"
+    assert error_of("seed.x=1").path == "seed"
+
+
+def test_missing_and_malformed_files(tmp_path):
+    assert "cannot read scenario" in str(error_of(source=tmp_path / "nope.toml"))
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[workload\nrequests = 3")
+    assert "is not valid TOML" in str(error_of(source=bad))
+    trace = tmp_path / "t.toml"
+    trace.write_text(load_text().replace("period_ms = 82  # the slow interface", 'trace_file = "missing.txt"'))
+    err = error_of(source=trace)
+    assert err.path == "links.1.trace_file" and "cannot read trace file" in str(err)
+    (tmp_path / "bad.txt").write_text("0.1\nsoon\n")
+    trace.write_text(load_text().replace("period_ms = 82  # the slow interface", 'trace_file = "bad.txt"'))
+    assert "bad.txt:2: expected seconds as a number, got `soon`" in str(error_of(source=trace))
+
+
+def load_text() -> str:
+    return bondsim.scenario.find("thesis").read_text()
+
+
+def test_values_parse_as_toml_else_text():
+    assert parse_value("3") == 3
+    assert parse_value("2.5") == 2.5
+    assert parse_value("true") is True
+    assert parse_value("[1, 2]") == [1, 2]
+    assert parse_value("lb") == "lb"
+    assert parse_value("balance-rr[packets_per_slave=2]") == "balance-rr[packets_per_slave=2]"
+
+
+def test_overrides_create_missing_tables_and_do_not_touch_the_original():
+    doc = {"bond": {"mode": "rr"}}
+    out = apply_overrides(doc, ["sender.tick_ms=10", "bond.mode=lb"])
+    assert out == {"bond": {"mode": "lb"}, "sender": {"tick_ms": 10}}
+    assert doc == {"bond": {"mode": "rr"}}
+
+
+def test_directory_of_files_becomes_their_sizes(tmp_path):
+    files = tmp_path / "files"
+    (files / "sub").mkdir(parents=True)
+    (files / "a").write_bytes(b"x" * 3000)
+    (files / "sub" / "b").write_bytes(b"x" * 10)
+    doc = load("thesis", [f'workload.file_size={{kind = "dir", path = "{files}"}}'])
+    assert doc["workload"]["file_size"] == {"kind": "list", "bytes": [3000, 10]}
+    result = bondsim.run(doc)
+    assert set(result.requests["file_bytes"]) == {3000, 10}
+    assert (
+        error_of(f'workload.file_size={{kind = "dir", path = "{tmp_path / "none"}"}}').path == "workload.file_size.path"
+    )
+
+
+def test_checked_scenario_has_every_default():
+    doc = load("thesis")
+    assert doc["sender"] == {"kind": "paced", "tick_ms": 20.0, "packets_per_tick": 4, "chunk_bytes": 1024}
+    assert doc["links"][1]["period_ms"] == 82.0
+    assert doc["links"][0]["slowdown"] == 1.0
