@@ -2,8 +2,12 @@
 //!
 //! Ordering guarantee: events run in time order, and events scheduled for the
 //! same time run in the order they were scheduled (FIFO), exactly as SimPy's
-//! `(time, priority, counter)` heap does. Nothing else breaks ties, so a run is
-//! a pure function of its scenario and seed.
+//! `(time, priority, counter)` heap does. One exception, for arrivals:
+//! events scheduled with [`EventQueue::schedule_ranked`] run after the plain
+//! events of their instant, in the order of their rank (bondsim ranks packet
+//! deliveries by the order the bond sent them, so two packets reaching the
+//! receiver at the same instant are taken in sending order). Nothing else
+//! breaks ties, so a run is a pure function of its scenario and seed.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -77,6 +81,15 @@ impl<E> EventQueue<E> {
         self.heap.push(Entry { key, event });
     }
 
+    /// Schedules `event` at `at`, after every plain event of that instant, ordered by `rank`
+    /// among ranked ones (`rank` must be unique among events of one instant and below 2^63).
+    pub fn schedule_ranked(&mut self, at: SimTime, rank: u64, event: E) {
+        debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
+        debug_assert!(rank < 1 << 63, "rank out of range");
+        let key = (u128::from(at.0) << 64) | u128::from(rank | 1 << 63);
+        self.heap.push(Entry { key, event });
+    }
+
     /// Schedules `event` after `delay` from now.
     pub fn schedule_in(&mut self, delay: SimTime, event: E) {
         self.schedule(self.now + delay, event);
@@ -120,6 +133,17 @@ mod tests {
         assert_eq!(q.pop().unwrap().1, 1);
         assert_eq!(q.pop().unwrap().1, 2);
         assert!(q.pop().is_none());
+    }
+
+    #[test]
+    fn ranked_events_follow_plain_ones_of_their_instant_in_rank_order() {
+        let mut q = EventQueue::new();
+        q.schedule_ranked(SimTime(5), 9, "r9");
+        q.schedule_ranked(SimTime(5), 2, "r2");
+        q.schedule(SimTime(5), "plain");
+        q.schedule_ranked(SimTime(4), 7, "early");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["early", "plain", "r2", "r9"]);
     }
 
     #[test]

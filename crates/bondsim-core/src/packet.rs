@@ -13,4 +13,6 @@ pub struct Packet {
     pub bytes: u32,
     /// When the sender handed it to the bond.
     pub born: SimTime,
+    /// Position among every packet the bond sent (the order a resequencing receiver restores).
+    pub bond_seq: u64,
 }

@@ -1,25 +1,108 @@
-//! The clients' side: per-flow delivery counts and the thesis's in-order rule.
+//! The clients' side: per-flow delivery, order and delay, streamed.
 //!
-//! A packet is in order iff its sequence number is higher than every one seen
-//! before for its flow; the first packet of a flow is in order (client.py's
-//! `send`: 1, 2, 5, 3, 4 → 1, 2 and 5 in order). State is per flow, never per
-//! packet.
+//! * The thesis's rule (client.py's `send`): a packet is in order iff its
+//!   sequence number is higher than every one seen before for its flow; the
+//!   first packet is in order (1, 2, 5, 3, 4 → 1, 2 and 5 in order). This is
+//!   exactly RFC 4737's "reordered" singleton (`s < NextExp`), so the two
+//!   counts are one.
+//! * RFC 4737 reordering extent: for a reordered packet at arrival position
+//!   `i`, `e = i - j` where `j` is the earliest arrival with a higher sequence
+//!   number.
+//! * RFC 5236 reorder density: see [`crate::reorder_density`].
+//! * Delivery delay (sender to receiver), as a histogram (HdrHistogram).
+//!
+//! State is per flow and bounded by the reordering window, never per packet:
+//! sequence numbers below the lowest one still outstanding are forgotten.
 
+use std::collections::{BTreeMap, VecDeque};
+
+use hdrhistogram::Histogram;
+
+use crate::packet::Packet;
+use crate::reorder_density::ReorderDensity;
 use crate::time::SimTime;
 
+/// The set of resolved (received or lost) sequence numbers of a flow,
+/// remembered from the lowest unresolved one up.
+#[derive(Debug, Clone, Default)]
+struct SeqWindow {
+    base: u32,
+    bits: VecDeque<u64>,
+}
+
+impl SeqWindow {
+    fn contains(&self, seq: u32) -> bool {
+        if seq < self.base {
+            return true;
+        }
+        let offset = (seq - self.base) as usize;
+        self.bits.get(offset / 64).is_some_and(|w| w >> (offset % 64) & 1 == 1)
+    }
+
+    /// Marks `seq` resolved; returns false if it already was.
+    fn insert(&mut self, seq: u32) -> bool {
+        if self.contains(seq) {
+            return false;
+        }
+        let offset = (seq - self.base) as usize;
+        if self.bits.len() <= offset / 64 {
+            self.bits.resize(offset / 64 + 1, 0);
+        }
+        self.bits[offset / 64] |= 1 << (offset % 64);
+        // Slide past every leading resolved number.
+        while let Some(&word) = self.bits.front() {
+            if word == u64::MAX {
+                self.bits.pop_front();
+                self.base += 64;
+                continue;
+            }
+            let shift = word.trailing_ones();
+            if shift == 0 {
+                break;
+            }
+            // Shift the whole window down by `shift` bits.
+            let mut carry = 0u64;
+            for w in self.bits.iter_mut().rev() {
+                let next_carry = *w << (64 - shift);
+                *w = (*w >> shift) | carry;
+                carry = next_carry;
+            }
+            self.base += shift;
+            break;
+        }
+        while self.bits.back() == Some(&0) {
+            self.bits.pop_back();
+        }
+        true
+    }
+}
+
 /// Delivery state of one flow.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct FlowRx {
-    /// Highest sequence number seen, plus one (0: nothing seen yet).
-    high_plus_one: u32,
-    /// Packets received.
+    packets: u32,
+    resolved: SeqWindow,
+    next_exp: u32,
+    arrivals: u64,
+    /// (sequence number, arrival position) each time the highest number so far rose.
+    highs: VecDeque<(u32, u64)>,
+    /// Distinct packets received.
     pub received: u32,
-    /// Packets received in order.
+    /// Packets received in order (thesis rule = RFC 4737 not reordered).
     pub in_order: u32,
+    /// Copies of packets already received.
+    pub duplicates: u32,
+    /// Packets that never arrived (dropped on the way).
+    pub lost: u32,
+    /// Largest RFC 4737 reordering extent.
+    pub max_extent: u64,
+    /// Sum of reordering extents (for the mean).
+    pub sum_extent: u64,
     /// Time of the first delivery.
     pub first_at: Option<SimTime>,
     /// Time of the latest delivery.
     pub last_at: SimTime,
+    density: ReorderDensity,
 }
 
 impl FlowRx {
@@ -27,46 +110,166 @@ impl FlowRx {
     pub fn out_of_order(&self) -> u32 {
         self.received - self.in_order
     }
+
+    /// Packets the flow's file was cut into.
+    pub fn packets(&self) -> u32 {
+        self.packets
+    }
+
+    /// True once every packet arrived or was lost.
+    pub fn complete(&self) -> bool {
+        self.received + self.lost >= self.packets
+    }
 }
 
-/// Every flow's delivery state, indexed by flow id.
-#[derive(Debug, Clone, Default)]
+/// Every flow's delivery state, indexed by flow id, and run-wide figures.
+#[derive(Debug, Clone)]
 pub struct Receiver {
     flows: Vec<FlowRx>,
-    /// Packets delivered, all flows.
+    /// Distinct packets delivered, all flows.
     pub delivered: u64,
-    /// Packets delivered in order, all flows.
+    /// Of those, delivered in order.
     pub in_order: u64,
+    /// Packets lost, all flows.
+    pub lost: u64,
+    /// Duplicate copies received.
+    pub duplicates: u64,
+    /// Payload bytes delivered (distinct packets).
+    pub payload_bytes: u64,
     /// Time of the latest delivery.
     pub last_delivery: SimTime,
+    /// Delivery delay, nanoseconds.
+    pub delay_ns: Histogram<u64>,
+    /// RFC 5236 displacement counts over all flows.
+    pub density: ReorderDensity,
 }
 
 impl Receiver {
-    /// A receiver for `flows` flows.
-    pub fn new(flows: usize) -> Receiver {
-        Receiver { flows: vec![FlowRx::default(); flows], ..Receiver::default() }
+    /// A receiver for flows of these packet counts.
+    pub fn new(packets_per_flow: &[u32]) -> Receiver {
+        Receiver {
+            flows: packets_per_flow.iter().map(|&packets| FlowRx { packets, ..FlowRx::default() }).collect(),
+            delivered: 0,
+            in_order: 0,
+            lost: 0,
+            duplicates: 0,
+            payload_bytes: 0,
+            last_delivery: SimTime::ZERO,
+            delay_ns: Histogram::new(3).expect("3 significant digits is valid"),
+            density: ReorderDensity::default(),
+        }
     }
 
-    /// Records the arrival of packet `seq` of `flow` at `now`; returns whether it was in order.
-    pub fn deliver(&mut self, now: SimTime, flow: u32, seq: u32) -> bool {
-        let rx = &mut self.flows[flow as usize];
+    /// Records the arrival of `packet` at `now`; returns whether it was in order
+    /// (`None` for a duplicate).
+    pub fn deliver(&mut self, now: SimTime, packet: &Packet) -> Option<bool> {
+        let rx = &mut self.flows[packet.flow as usize];
+        let seq = packet.seq;
+        if !rx.resolved.insert(seq) {
+            rx.duplicates += 1;
+            self.duplicates += 1;
+            return None;
+        }
+        let position = rx.arrivals;
+        rx.arrivals += 1;
         rx.received += 1;
         rx.first_at.get_or_insert(now);
         rx.last_at = now;
-        let in_order = seq >= rx.high_plus_one;
+        let in_order = seq >= rx.next_exp;
         if in_order {
             rx.in_order += 1;
-            rx.high_plus_one = seq + 1;
+            rx.next_exp = seq + 1;
+            rx.highs.push_back((seq, position));
             self.in_order += 1;
+        } else {
+            // RFC 4737 extent: distance back to the first arrival with a higher number.
+            let k = rx.highs.partition_point(|&(s, _)| s <= seq);
+            let extent = position - rx.highs[k].1;
+            rx.max_extent = rx.max_extent.max(extent);
+            rx.sum_extent += extent;
         }
+        let base = rx.resolved.base;
+        while rx.highs.len() > 1 && rx.highs[0].0 < base {
+            rx.highs.pop_front();
+        }
+        rx.density.arrive(seq);
         self.delivered += 1;
+        self.payload_bytes += u64::from(packet.bytes);
         self.last_delivery = now;
-        in_order
+        // Saturate rather than fail on a delay beyond the histogram's range (centuries).
+        let _ = self.delay_ns.record(now.saturating_sub(packet.born).as_nanos());
+        Some(in_order)
+    }
+
+    /// `packet` will never arrive (every copy was dropped).
+    pub fn lost(&mut self, packet: &Packet) {
+        let rx = &mut self.flows[packet.flow as usize];
+        if rx.resolved.insert(packet.seq) {
+            rx.lost += 1;
+            self.lost += 1;
+            rx.density.lose(packet.seq);
+        }
+    }
+
+    /// A duplicate copy of a packet of `flow` arrived (broadcast's extra copies).
+    pub fn duplicate(&mut self, flow: u32) {
+        self.flows[flow as usize].duplicates += 1;
+        self.duplicates += 1;
     }
 
     /// Per-flow state, indexed by flow id.
     pub fn flows(&self) -> &[FlowRx] {
         &self.flows
+    }
+
+    /// Reorder density summed over every flow (each flow's tail flushed).
+    pub fn total_density(&self) -> ReorderDensity {
+        let mut total = self.density.clone();
+        for flow in &self.flows {
+            total.add(&flow.density.flushed());
+        }
+        total
+    }
+}
+
+/// A receive buffer that releases packets in the order the bond sent them
+/// (the logical reception of striping protocols such as Adiseshu et al.'s
+/// SRR): a packet waits until every packet the bond sent before it has
+/// arrived or is known lost.
+#[derive(Debug, Clone, Default)]
+pub struct Resequencer {
+    next: u64,
+    held: BTreeMap<u64, Option<Packet>>,
+    /// Most packets held at once.
+    pub max_held: usize,
+}
+
+impl Resequencer {
+    fn release(&mut self) -> Vec<Packet> {
+        let mut out = Vec::new();
+        while let Some(entry) = self.held.first_entry() {
+            if *entry.key() != self.next {
+                break;
+            }
+            if let Some(p) = entry.remove() {
+                out.push(p);
+            }
+            self.next += 1;
+        }
+        out
+    }
+
+    /// `packet` arrived; returns the packets now released, in bond order.
+    pub fn arrive(&mut self, packet: Packet) -> Vec<Packet> {
+        self.held.insert(packet.bond_seq, Some(packet));
+        self.max_held = self.max_held.max(self.held.len());
+        self.release()
+    }
+
+    /// Packet `bond_seq` was lost: stop waiting for it.
+    pub fn skip(&mut self, bond_seq: u64) -> Vec<Packet> {
+        self.held.insert(bond_seq, None);
+        self.release()
     }
 }
 
@@ -74,22 +277,101 @@ impl Receiver {
 mod tests {
     use super::*;
 
+    fn packet(flow: u32, seq: u32) -> Packet {
+        Packet { flow, seq, bytes: 100, born: SimTime::ZERO, bond_seq: u64::from(seq) }
+    }
+
+    fn receive(seqs: &[u32]) -> Receiver {
+        let mut rx = Receiver::new(&[seqs.len() as u32]);
+        for &s in seqs {
+            rx.deliver(SimTime::ZERO, &packet(0, s));
+        }
+        rx
+    }
+
     #[test]
     fn thesis_in_order_rule() {
-        let mut rx = Receiver::new(1);
-        let got: Vec<bool> = [1, 2, 5, 3, 4].iter().map(|&s| rx.deliver(SimTime::ZERO, 0, s)).collect();
-        assert_eq!(got, [true, true, true, false, false]);
+        let mut rx = Receiver::new(&[6]);
+        let got: Vec<Option<bool>> =
+            [1, 2, 5, 3, 4].iter().map(|&s| rx.deliver(SimTime::ZERO, &packet(0, s))).collect();
+        assert_eq!(got, [Some(true), Some(true), Some(true), Some(false), Some(false)]);
         assert_eq!((rx.flows()[0].in_order, rx.flows()[0].out_of_order()), (3, 2));
     }
 
     #[test]
     fn first_packet_is_in_order_whatever_its_number() {
-        let mut rx = Receiver::new(2);
-        assert!(rx.deliver(SimTime::ZERO, 1, 7));
-        assert!(!rx.deliver(SimTime::ZERO, 1, 0));
-        assert!(rx.deliver(SimTime(5), 0, 0));
-        assert_eq!(rx.delivered, 3);
-        assert_eq!(rx.in_order, 2);
-        assert_eq!(rx.last_delivery, SimTime(5));
+        let mut rx = Receiver::new(&[10, 1]);
+        assert_eq!(rx.deliver(SimTime::ZERO, &packet(0, 7)), Some(true));
+        assert_eq!(rx.deliver(SimTime::ZERO, &packet(0, 0)), Some(false));
+        assert_eq!(rx.deliver(SimTime(5), &packet(1, 0)), Some(true));
+        assert_eq!((rx.delivered, rx.in_order, rx.last_delivery), (3, 2, SimTime(5)));
+    }
+
+    #[test]
+    fn rfc4737_extent() {
+        // RFC 4737 §4.2 style example: 1 2 4 5 3: packet 3 arrives at position 4,
+        // the first higher-numbered packet (4) arrived at position 2: extent 2.
+        let rx = receive(&[1, 2, 4, 5, 3]);
+        assert_eq!((rx.flows()[0].max_extent, rx.flows()[0].sum_extent), (2, 2));
+        // 4 1 2 3: three late packets, extents 1, 2, 3.
+        let rx = receive(&[4, 1, 2, 3]);
+        assert_eq!((rx.flows()[0].max_extent, rx.flows()[0].sum_extent), (3, 6));
+    }
+
+    #[test]
+    fn duplicates_are_counted_apart() {
+        let rx = receive(&[0, 1, 1, 2, 0]);
+        let f = &rx.flows()[0];
+        assert_eq!((f.received, f.duplicates, f.in_order), (3, 2, 3));
+    }
+
+    #[test]
+    fn window_forgets_what_is_below_the_lowest_outstanding_number() {
+        let mut w = SeqWindow::default();
+        for s in (0..500).rev() {
+            assert!(w.insert(s));
+        }
+        assert_eq!((w.base, w.bits.len()), (500, 0));
+        assert!(!w.insert(3));
+        assert!(w.insert(700));
+        assert!(w.contains(700) && !w.contains(699) && w.contains(499));
+        // Memory follows the gap, not the packets delivered.
+        let mut rx = Receiver::new(&[1_000_000]);
+        for s in 0..100_000 {
+            rx.deliver(SimTime::ZERO, &packet(0, s));
+        }
+        assert!(rx.flows()[0].resolved.bits.is_empty() && rx.flows()[0].highs.len() <= 2);
+    }
+
+    #[test]
+    fn lost_packets_complete_a_flow() {
+        let mut rx = Receiver::new(&[3]);
+        rx.deliver(SimTime::ZERO, &packet(0, 0));
+        rx.lost(&packet(0, 1));
+        assert!(!rx.flows()[0].complete());
+        rx.deliver(SimTime::ZERO, &packet(0, 2));
+        assert!(rx.flows()[0].complete());
+        assert_eq!((rx.lost, rx.flows()[0].lost), (1, 1));
+    }
+
+    #[test]
+    fn delay_histogram_records_sender_to_receiver_time() {
+        let mut rx = Receiver::new(&[2]);
+        rx.deliver(SimTime(1_000_000), &packet(0, 0));
+        rx.deliver(SimTime(3_000_000), &packet(0, 1));
+        assert_eq!(rx.delay_ns.len(), 2);
+        assert!((rx.delay_ns.max() as f64 - 3e6).abs() / 3e6 < 1e-3);
+    }
+
+    #[test]
+    fn resequencer_restores_bond_order_and_skips_lost_packets() {
+        let mut r = Resequencer::default();
+        let order = |v: Vec<Packet>| v.iter().map(|p| p.bond_seq).collect::<Vec<_>>();
+        assert_eq!(order(r.arrive(packet(0, 1))), Vec::<u64>::new());
+        assert_eq!(order(r.arrive(packet(0, 3))), Vec::<u64>::new());
+        assert_eq!(order(r.arrive(packet(0, 0))), [0, 1]);
+        assert_eq!(order(r.skip(2)), [3]);
+        assert_eq!(order(r.arrive(packet(0, 4))), [4]);
+        assert_eq!(r.max_held, 3);
     }
 }

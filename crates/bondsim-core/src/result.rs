@@ -2,6 +2,10 @@
 
 use serde::Serialize;
 
+use crate::link::Link;
+use crate::scenario::Scenario;
+use crate::sim::World;
+
 /// Everything a run reports.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -24,28 +28,83 @@ pub struct Summary {
     pub seed: u64,
     /// Number of links.
     pub link_count: usize,
-    /// Number of requests.
+    /// Number of requests (flows).
     pub requests: u32,
     /// Packets the sender handed to the bond.
     pub packets: u64,
-    /// Packets that reached a client.
+    /// Distinct packets that reached a client.
     pub delivered: u64,
-    /// Packets the bond had no usable link for.
+    /// Packets lost on the way (every copy dropped).
     pub dropped: u64,
-    /// Delivered packets that were in order (thesis rule).
+    /// Extra copies received (broadcast).
+    pub duplicates: u64,
+    /// Packets still on their way when the run stopped (`stop_s`).
+    pub undelivered: u64,
+    /// Delivered packets in order (thesis rule).
     pub in_order: u64,
-    /// Delivered packets that were out of order.
+    /// Delivered packets out of order (thesis rule = RFC 4737 reordered).
     pub out_of_order: u64,
-    /// `out_of_order / delivered`.
+    /// `out_of_order / delivered`: the thesis's share, and RFC 4737's reordered ratio.
     pub ooo_fraction: f64,
+    /// Mean RFC 4737 reordering extent of the reordered packets.
+    pub reorder_extent_mean: f64,
+    /// Largest RFC 4737 reordering extent.
+    pub reorder_extent_max: u64,
+    /// RFC 5236 reorder density: share of packets at each displacement.
+    pub reorder_density: Vec<DensityBin>,
+    /// Copies dropped because a transmit queue was full.
+    pub drops_queue_full: u64,
+    /// Copies dropped because their link had lost its carrier.
+    pub drops_link_down: u64,
+    /// Packets dropped because the bond had no usable link.
+    pub drops_no_link: u64,
     /// Time of the last delivery, seconds.
     pub makespan_s: f64,
+    /// Time the rates below are taken over: `stop_s` if the run was stopped, else the makespan.
+    pub duration_s: f64,
+    /// Sum of the links' nominal speeds, bits/s.
+    pub capacity_bps: f64,
+    /// Bits the links put on the wire (frame overhead included) per second.
+    pub throughput_bps: f64,
+    /// Distinct payload bits delivered per second.
+    pub goodput_bps: f64,
+    /// `throughput_bps / capacity_bps`.
+    pub utilisation: f64,
+    /// Jain's fairness index of the links' loads (wire bits over capacity); 1 = perfectly even.
+    pub jain_index: f64,
+    /// Largest link load over the mean link load.
+    pub max_mean_ratio: f64,
+    /// Delivery delay (sender to client), microseconds.
+    pub delay_mean_us: f64,
+    /// Median delivery delay, microseconds.
+    pub delay_p50_us: f64,
+    /// 90th percentile delivery delay, microseconds.
+    pub delay_p90_us: f64,
+    /// 99th percentile delivery delay, microseconds.
+    pub delay_p99_us: f64,
+    /// 99.9th percentile delivery delay, microseconds.
+    pub delay_p999_us: f64,
+    /// Largest delivery delay, microseconds.
+    pub delay_max_us: f64,
+    /// Requests whose every packet arrived or was lost.
+    pub flows_complete: u32,
+    /// Most packets a resequencing receiver held at once (schedulers that resequence).
+    pub reseq_max_held: Option<u64>,
     /// Events the engine processed.
     pub events: u64,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
     pub wall_s: f64,
     /// Per-link packet counts.
     pub links: Vec<LinkSummary>,
+}
+
+/// One displacement of the reorder density.
+#[derive(Debug, Clone, Serialize)]
+pub struct DensityBin {
+    /// Displacement (positive: arrived late).
+    pub displacement: i64,
+    /// Share of packets with it.
+    pub fraction: f64,
 }
 
 /// A link's line in the summary.
@@ -70,16 +129,28 @@ pub struct RequestTable {
     pub file_bytes: Vec<u64>,
     /// Packets the file was cut into.
     pub packets: Vec<u32>,
-    /// Packets delivered.
+    /// Distinct packets delivered.
     pub received: Vec<u32>,
     /// Packets delivered in order.
     pub in_order: Vec<u32>,
     /// Packets delivered out of order.
     pub out_of_order: Vec<u32>,
+    /// Extra copies received.
+    pub duplicates: Vec<u32>,
+    /// Packets lost.
+    pub lost: Vec<u32>,
+    /// Largest RFC 4737 reordering extent.
+    pub max_extent: Vec<u64>,
     /// Arrival at the server, seconds.
     pub arrival_s: Vec<f64>,
     /// Last delivery, seconds (null if nothing was delivered).
     pub finish_s: Vec<Option<f64>>,
+    /// Times consecutive packets of the flow took different links (0: one path).
+    pub link_switches: Vec<u32>,
+    /// The link the flow's last packet took (null for broadcast or dropped-only flows).
+    pub last_link: Vec<Option<u32>>,
+    /// The link the client's traffic to the server arrives on, where the mode decides it.
+    pub rx_link: Vec<Option<usize>>,
 }
 
 /// Per-link results, one column per field.
@@ -89,21 +160,179 @@ pub struct LinkTable {
     pub link: Vec<usize>,
     /// Link name.
     pub name: Vec<String>,
+    /// `paced` or `rate`.
+    pub kind: Vec<&'static str>,
+    /// Nominal speed, bits/s.
+    pub capacity_bps: Vec<f64>,
     /// Packets sent.
     pub packets_sent: Vec<u64>,
     /// Payload bytes sent.
     pub bytes_sent: Vec<u64>,
-    /// Send opportunities (paced links: wake-ups).
-    pub polls: Vec<u64>,
-    /// Share of send opportunities used.
+    /// Bytes on the wire, frame overhead included (paced links: payload).
+    pub wire_bytes: Vec<u64>,
+    /// Time spent sending, seconds (rate links).
+    pub busy_s: Vec<f64>,
+    /// Share of the run the link was busy (paced links: share of wake-ups that sent).
     pub utilisation: Vec<f64>,
     /// Longest transmit queue, packets.
     pub max_queue_pkts: Vec<u32>,
+    /// Packets dropped with a full queue.
+    pub drops_queue_full: Vec<u64>,
+    /// Packets dropped for lack of carrier.
+    pub drops_link_down: Vec<u64>,
+    /// Carrier losses.
+    pub failures: Vec<u64>,
+    /// Wake-ups (paced links).
+    pub polls: Vec<u64>,
 }
 
 impl RunResult {
     /// The result as JSON (tables as `{column: [values]}`).
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("results always serialise")
+    }
+}
+
+/// Jain's fairness index of `x`: `(Σx)² / (n Σx²)`, 1 when all are equal (or all zero).
+pub fn jain_index(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    let squares: f64 = x.iter().map(|v| v * v).sum();
+    if squares == 0.0 {
+        1.0
+    } else {
+        sum * sum / (x.len() as f64 * squares)
+    }
+}
+
+/// Builds the result of a finished world.
+pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult {
+    let rx = &world.receiver;
+    let makespan_s = rx.last_delivery.as_secs_f64();
+    let duration_s = world.stopped_at.map_or(makespan_s, |t| t.as_secs_f64());
+    let per_s = |x: f64| if duration_s > 0.0 { x / duration_s } else { 0.0 };
+
+    let mut requests = RequestTable::default();
+    for (r, flow) in world.requests.iter().zip(rx.flows()) {
+        requests.request.push(r.id);
+        requests.client.push(r.client);
+        requests.file_bytes.push(r.file_bytes);
+        requests.packets.push(flow.packets());
+        requests.received.push(flow.received);
+        requests.in_order.push(flow.in_order);
+        requests.out_of_order.push(flow.out_of_order());
+        requests.duplicates.push(flow.duplicates);
+        requests.lost.push(flow.lost);
+        requests.max_extent.push(flow.max_extent);
+        requests.arrival_s.push(r.arrival.as_secs_f64());
+        requests.finish_s.push(flow.first_at.map(|_| flow.last_at.as_secs_f64()));
+    }
+    requests.link_switches = world.paths.iter().map(|p| p.1).collect();
+    requests.last_link = world.paths.iter().map(|p| (p.0 != u32::MAX).then_some(p.0)).collect();
+    requests.rx_link = world.rx_links.clone();
+
+    let mut links = LinkTable::default();
+    let mut loads = Vec::new();
+    let mut wire_bits = 0.0;
+    let (mut queue_full, mut link_down) = (0, 0);
+    for (id, (link, name)) in world.links.iter().zip(&world.link_names).enumerate() {
+        let s = link.stats();
+        let capacity = link.capacity_bps();
+        links.link.push(id);
+        links.name.push(name.clone());
+        links.kind.push(if matches!(link, Link::Paced(_)) { "paced" } else { "rate" });
+        links.capacity_bps.push(capacity);
+        links.packets_sent.push(s.packets_sent);
+        links.bytes_sent.push(s.bytes_sent);
+        let wire = if matches!(link, Link::Paced(_)) { s.bytes_sent } else { s.wire_bytes };
+        links.wire_bytes.push(wire);
+        links.busy_s.push(s.busy_ns as f64 / 1e9);
+        links.utilisation.push(match link {
+            Link::Paced(_) if s.polls > 0 => s.packets_sent as f64 / s.polls as f64,
+            Link::Paced(_) => 0.0,
+            Link::Rate(_) => per_s(s.busy_ns as f64 / 1e9).min(1.0),
+        });
+        links.max_queue_pkts.push(s.max_queue_pkts);
+        links.drops_queue_full.push(s.drops_queue_full);
+        links.drops_link_down.push(s.drops_link_down);
+        links.failures.push(s.failures);
+        links.polls.push(s.polls);
+        wire_bits += wire as f64 * 8.0;
+        loads.push(wire as f64 * 8.0 / capacity);
+        queue_full += s.drops_queue_full;
+        link_down += s.drops_link_down;
+    }
+    let capacity_bps: f64 = links.capacity_bps.iter().sum();
+    let mean_load = loads.iter().sum::<f64>() / loads.len() as f64;
+    let max_load = loads.iter().cloned().fold(0.0, f64::max);
+
+    let delay = &rx.delay_ns;
+    let us = |ns: u64| ns as f64 / 1e3;
+    let quantile = |q: f64| if delay.is_empty() { 0.0 } else { us(delay.value_at_quantile(q)) };
+    let reordered = rx.delivered - rx.in_order;
+    let sum_extent: u64 = rx.flows().iter().map(|f| f.sum_extent).sum();
+    let density = rx.total_density();
+
+    let summary = Summary {
+        scenario: scenario.name.clone(),
+        scheduler: world.scheduler_label.clone(),
+        seed: scenario.seed,
+        link_count: world.links.len(),
+        requests: scenario.workload.requests,
+        packets: world.sent,
+        delivered: rx.delivered,
+        dropped: rx.lost,
+        duplicates: rx.duplicates,
+        undelivered: world.sent - rx.delivered - rx.lost,
+        in_order: rx.in_order,
+        out_of_order: reordered,
+        ooo_fraction: if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 },
+        reorder_extent_mean: if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 },
+        reorder_extent_max: rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0),
+        reorder_density: density
+            .fractions()
+            .into_iter()
+            .map(|(displacement, fraction)| DensityBin { displacement, fraction })
+            .collect(),
+        drops_queue_full: queue_full,
+        drops_link_down: link_down,
+        drops_no_link: world.drops_no_link,
+        makespan_s,
+        duration_s,
+        capacity_bps,
+        throughput_bps: per_s(wire_bits),
+        goodput_bps: per_s(rx.payload_bytes as f64 * 8.0),
+        utilisation: if capacity_bps > 0.0 { per_s(wire_bits) / capacity_bps } else { 0.0 },
+        jain_index: jain_index(&loads),
+        max_mean_ratio: if mean_load > 0.0 { max_load / mean_load } else { 1.0 },
+        delay_mean_us: if delay.is_empty() { 0.0 } else { delay.mean() / 1e3 },
+        delay_p50_us: quantile(0.5),
+        delay_p90_us: quantile(0.9),
+        delay_p99_us: quantile(0.99),
+        delay_p999_us: quantile(0.999),
+        delay_max_us: us(delay.max()),
+        flows_complete: rx.flows().iter().filter(|f| f.complete()).count() as u32,
+        reseq_max_held: world.resequencer().map(|r| r.max_held as u64),
+        events: world.events_processed(),
+        wall_s,
+        links: links
+            .link
+            .iter()
+            .zip(&links.name)
+            .zip(&links.packets_sent)
+            .map(|((&link, name), &packets_sent)| LinkSummary { link, name: name.clone(), packets_sent })
+            .collect(),
+    };
+    RunResult { summary, requests, links }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jain_index;
+
+    #[test]
+    fn jain_index_is_one_when_even_and_one_over_n_when_all_on_one() {
+        assert_eq!(jain_index(&[3.0, 3.0, 3.0]), 1.0);
+        assert!((jain_index(&[1.0, 0.0, 0.0, 0.0]) - 0.25).abs() < 1e-12);
+        assert_eq!(jain_index(&[0.0, 0.0]), 1.0);
     }
 }

@@ -11,7 +11,6 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::time::SimTime;
 
 /// One simulation run: what is requested, how it is sent, over which bond.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -23,12 +22,19 @@ pub struct Scenario {
     /// Seed of every random stream of the run.
     #[serde(default = "default_seed")]
     pub seed: u64,
+    /// End the run at this time, seconds, even if work remains (default: when all is delivered).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_s: Option<f64>,
     /// The requests clients make.
     pub workload: Workload,
     /// How the server turns requests into packets.
     #[serde(default)]
     pub sender: Sender,
-    /// The bond: its mode (scheduler) and that mode's options.
+    /// Addresses and headers the packets carry (what the hash policies read).
+    #[serde(default)]
+    pub network: Network,
+    /// The bond: its mode (scheduler), link monitor and the mode's options.
     pub bond: Bond,
     /// The bonded links, in order (link ids are positions after `count` expansion).
     pub links: Vec<LinkSpec>,
@@ -47,6 +53,9 @@ pub struct Workload {
     pub clients: u32,
     /// Total number of requests.
     pub requests: u32,
+    /// Request `i` comes from client `i % clients` instead of a random one.
+    #[serde(default)]
+    pub clients_in_turn: bool,
     /// When requests arrive.
     #[serde(default)]
     pub arrivals: Arrivals,
@@ -109,102 +118,215 @@ pub enum Popularity {
     Uniform,
 }
 
-/// The server side that turns requests into packets.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+/// The server side that turns requests into packets. Fields that belong to
+/// another `kind` are errors; unset fields of this kind get their defaults.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
 pub struct Sender {
-    /// `paced`: the thesis scheduler loop.
-    #[serde(default)]
+    /// `paced` (the thesis loop), `window` (each flow keeps a window of packets
+    /// in flight, released on delivery: a bulk transfer) or `cbr` (each flow
+    /// sends at a constant rate, like an iperf UDP stream).
     pub kind: SenderKind,
-    /// Period of the scheduler loop, milliseconds (appendix: 0.020 s).
-    #[serde(default = "default_tick_ms")]
-    pub tick_ms: f64,
-    /// Packets taken per tick, one per queued request in turn (appendix: 4).
-    #[serde(default = "default_packets_per_tick")]
-    pub packets_per_tick: u32,
-    /// Payload bytes per packet (appendix: 1024). A file of S bytes is
-    /// `S / chunk_bytes + 1` packets; the last one is short, possibly empty.
-    #[serde(default = "default_chunk_bytes")]
-    pub chunk_bytes: u32,
-}
-
-impl Default for Sender {
-    fn default() -> Self {
-        Sender {
-            kind: SenderKind::Paced,
-            tick_ms: default_tick_ms(),
-            packets_per_tick: default_packets_per_tick(),
-            chunk_bytes: default_chunk_bytes(),
-        }
-    }
-}
-
-fn default_tick_ms() -> f64 {
-    20.0
-}
-fn default_packets_per_tick() -> u32 {
-    4
-}
-fn default_chunk_bytes() -> u32 {
-    1024
+    /// Payload bytes per packet (default 1024).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chunk_bytes: Option<u32>,
+    /// paced: period of the loop, milliseconds (appendix: 20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tick_ms: Option<f64>,
+    /// paced: packets taken per tick, one per queued request in turn (appendix: 4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packets_per_tick: Option<u32>,
+    /// window/cbr: application write size, bytes: each write is cut into packets
+    /// of at most `chunk_bytes` and never merged with the next (default: the whole file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
+    /// window: packets a flow may have sent but not yet delivered (default 64).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window_pkts: Option<u32>,
+    /// window: time for a delivery to free its window slot, microseconds (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ack_delay_us: Option<f64>,
+    /// cbr: payload rate of each flow, Mbit/s (required).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
 }
 
 /// Which sender model runs.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
 pub enum SenderKind {
-    /// The thesis model: a periodic loop hands packets to the bond.
+    /// The thesis model: a periodic loop hands packets to the bond; a file of S
+    /// bytes is `S / chunk + 1` packets (the last short, possibly empty).
     #[default]
     Paced,
+    /// Bulk transfer: each flow keeps `window_pkts` packets in flight.
+    Window,
+    /// Constant bit rate per flow.
+    Cbr,
+}
+
+/// The transport protocol of the flows (it sets the ports' meaning and header size).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Protocol {
+    /// TCP over IPv4: 40 header bytes.
+    #[default]
+    Tcp,
+    /// UDP over IPv4: 28 header bytes.
+    Udp,
+}
+
+/// Addresses: the server (sender) and its clients, as the hash policies see them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Network {
+    /// Transport protocol.
+    pub protocol: Protocol,
+    /// IPv4 + transport header bytes per packet (default: 40 for tcp, 28 for udp).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header_bytes: Option<u32>,
+    /// The bond's MAC address (source of every frame).
+    pub server_mac: String,
+    /// The server's IPv4 address.
+    pub server_ip: String,
+    /// The server's port (source port of every flow).
+    pub server_port: u16,
+    /// Client MAC addresses by client number; clients beyond the list get
+    /// random locally administered ones from the seed.
+    pub client_macs: Vec<String>,
+    /// Client IPv4 addresses by client number; clients beyond the list get 10.1.x.y in turn.
+    pub client_ips: Vec<String>,
+    /// Clients behind a router: every frame goes to this MAC.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router_mac: Option<String>,
+    /// 802.1Q VLAN id of every frame (adds 4 bytes per frame).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vlan: Option<u16>,
+}
+
+impl Default for Network {
+    fn default() -> Self {
+        Network {
+            protocol: Protocol::Tcp,
+            header_bytes: None,
+            server_mac: "00:15:17:b0:26:ad".into(),
+            server_ip: "10.0.0.1".into(),
+            server_port: 8000,
+            client_macs: Vec::new(),
+            client_ips: Vec::new(),
+            router_mac: None,
+            vlan: None,
+        }
+    }
 }
 
 /// The bond: `mode` names a registered scheduler (`bondsim schedulers`), with
-/// parameters either in brackets (`"flowlet[gap_us=500]"`) or as keys here.
+/// parameters either in brackets (`"flowlet[gap_us=500]"`) or as keys here;
+/// `miimon`, `updelay` and `downdelay` configure the link monitor of every mode.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Bond {
     /// Scheduler name, optionally with `[key=value,...]` parameters.
     pub mode: String,
+    /// Link monitor period, milliseconds (Linux default 100; 0 = no monitoring:
+    /// the bond never notices a failure).
+    #[serde(default = "default_miimon")]
+    pub miimon: f64,
+    /// Time a link must be back before the bond uses it, ms (rounded down to a multiple of miimon).
+    #[serde(default)]
+    pub updelay: f64,
+    /// Time a link must be gone before the bond stops using it, ms (rounded down to a multiple of miimon).
+    #[serde(default)]
+    pub downdelay: f64,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
 }
 
-/// One bonded link (or `count` identical ones).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    /// Number of identical links this entry stands for.
-    #[serde(default = "default_count")]
-    pub count: u32,
-    /// Label used in outputs (default `linkN`).
-    #[serde(default)]
-    pub name: Option<String>,
-    /// Time between the link's sends, milliseconds (thesis: 20; its slow interface 82).
-    #[serde(default = "default_period_ms")]
-    pub period_ms: f64,
-    /// Uniform slowdown: every period is multiplied by this (2 = half speed).
-    #[serde(default = "default_slowdown")]
-    pub slowdown: f64,
-    /// Extra slowdowns over time windows.
-    #[serde(default)]
-    pub slow_windows: Vec<SlowWindow>,
-    /// Intermittent on/off slowdowns.
-    #[serde(default)]
-    pub intermittent: Option<Intermittent>,
-    /// Replayed send timing: seconds between successive sends (one per
-    /// send, cycling). The front fills it from `trace_file`.
-    #[serde(default)]
-    pub trace_intervals_s: Option<Vec<f64>>,
+fn default_miimon() -> f64 {
+    100.0
 }
 
-fn default_count() -> u32 {
-    1
+/// One bonded link (or `count` identical ones). A link with `rate_mbps` is a
+/// rate link (bit rate, transmit queue, wire); otherwise it is the thesis's
+/// paced interface (one send per `period_ms`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Number of identical links this entry stands for.
+    pub count: u32,
+    /// Label used in outputs (default `linkN`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// paced: time between sends, ms (default 20; the thesis's slow interface: 82).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period_ms: Option<f64>,
+    /// paced: replayed send timing, seconds between successive sends (one per
+    /// send, cycling). The front fills it from `trace_file`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_intervals_s: Option<Vec<f64>>,
+    /// rate: bit rate, Mbit/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_mbps: Option<f64>,
+    /// rate: bytes added to each frame on the wire: preamble 8 + Ethernet header 14 + FCS 4 + gap 12 = 38.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overhead_bytes: Option<u32>,
+    /// rate: largest IP packet, bytes (default 1500); packets never exceed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mtu: Option<u32>,
+    /// rate: propagation delay, microseconds (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_us: Option<f64>,
+    /// rate: fixed cost per frame (NIC/driver), microseconds (default 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_packet_us: Option<f64>,
+    /// rate: random extra delay per packet; a link never reorders its own packets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Jitter>,
+    /// rate: transmit queue length, packets (drop-tail; Linux default 1000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub txqueuelen: Option<u32>,
+    /// Uniform slowdown: send times are multiplied by this (2 = half speed).
+    pub slowdown: f64,
+    /// Extra slowdowns over time windows.
+    pub slow_windows: Vec<SlowWindow>,
+    /// Intermittent on/off slowdowns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intermittent: Option<Intermittent>,
+    /// Carrier lost at `down_s`, back at `up_s` (never, if absent).
+    pub failures: Vec<Failure>,
+    /// Carrier lost and restored at random: exponential up and down times.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_failures: Option<RandomFailures>,
 }
-fn default_period_ms() -> f64 {
-    20.0
+
+impl Default for LinkSpec {
+    fn default() -> Self {
+        LinkSpec {
+            count: 1,
+            name: None,
+            period_ms: None,
+            trace_intervals_s: None,
+            rate_mbps: None,
+            overhead_bytes: None,
+            mtu: None,
+            delay_us: None,
+            per_packet_us: None,
+            jitter: None,
+            txqueuelen: None,
+            slowdown: 1.0,
+            slow_windows: Vec::new(),
+            intermittent: None,
+            failures: Vec::new(),
+            random_failures: None,
+        }
+    }
 }
-fn default_slowdown() -> f64 {
-    1.0
+
+impl LinkSpec {
+    /// True for a rate link, false for a paced (thesis) one.
+    pub fn is_rate(&self) -> bool {
+        self.rate_mbps.is_some()
+    }
 }
 
 /// A slowdown factor applied from `start_s` (inclusive) to `end_s` (exclusive).
@@ -215,7 +337,7 @@ pub struct SlowWindow {
     pub start_s: f64,
     /// Window end, seconds.
     pub end_s: f64,
-    /// Factor on the period during the window.
+    /// Factor on send times during the window.
     pub slowdown: f64,
 }
 
@@ -227,18 +349,53 @@ pub struct Intermittent {
     pub slow_s: f64,
     /// Length of each normal phase (mean length if `random`), seconds.
     pub normal_s: f64,
-    /// Factor on the period during slow phases.
+    /// Factor on send times during slow phases.
     pub slowdown: f64,
     /// Draw phase lengths from exponential distributions with these means.
     #[serde(default)]
     pub random: bool,
 }
 
+/// Random extra delay per packet on a rate link.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Jitter {
+    /// Uniform in `[0, max_us]`.
+    Uniform { max_us: f64 },
+    /// Exponential with mean `mean_us`.
+    Exponential { mean_us: f64 },
+    /// Normal with standard deviation `sd_us`, folded at zero (|N(0, sd)|).
+    Normal { sd_us: f64 },
+}
+
+/// One loss of carrier.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Failure {
+    /// When the carrier goes, seconds.
+    pub down_s: f64,
+    /// When it comes back, seconds (never, if absent).
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub up_s: Option<f64>,
+}
+
+/// A link that fails and recovers at random.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RandomFailures {
+    /// Mean time between failures (time up), seconds.
+    pub mtbf_s: f64,
+    /// Mean time to repair (time down), seconds.
+    pub mttr_s: f64,
+}
+
 impl Scenario {
-    /// Parses and checks a scenario given as JSON text.
+    /// Parses and checks a scenario given as JSON text; unset fields of the
+    /// chosen kinds get their defaults (so the result prints every value in force).
     pub fn from_json(text: &str) -> Result<Scenario> {
         let de = &mut serde_json::Deserializer::from_str(text);
-        let scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|err| {
+        let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|err| {
             let path = dotted(err.path());
             let message = err.into_inner().to_string();
             // serde_json appends " at line L column C": positions in generated JSON mean nothing to a user.
@@ -248,6 +405,7 @@ impl Scenario {
             };
             Error::scenario(path, message)
         })?;
+        scenario.normalize()?;
         scenario.validate()?;
         Ok(scenario)
     }
@@ -257,8 +415,102 @@ impl Scenario {
         serde_json::to_string(self).expect("a scenario always serialises")
     }
 
+    /// Fills the defaults of the chosen sender and link kinds; rejects fields of another kind.
+    fn normalize(&mut self) -> Result<()> {
+        let s = &mut self.sender;
+        let kind = s.kind;
+        let name = match kind {
+            SenderKind::Paced => "paced",
+            SenderKind::Window => "window",
+            SenderKind::Cbr => "cbr",
+        };
+        let only = |set: bool, field: &str, kinds: &str| -> Result<()> {
+            if set {
+                Err(Error::scenario(format!("sender.{field}"), format!("only for kind = {kinds}, not \"{name}\"")))
+            } else {
+                Ok(())
+            }
+        };
+        s.chunk_bytes.get_or_insert(1024);
+        match kind {
+            SenderKind::Paced => {
+                s.tick_ms.get_or_insert(20.0);
+                s.packets_per_tick.get_or_insert(4);
+            }
+            SenderKind::Window => {
+                s.window_pkts.get_or_insert(64);
+                s.ack_delay_us.get_or_insert(0.0);
+            }
+            SenderKind::Cbr => {
+                if s.rate_mbps.is_none() {
+                    return Err(Error::scenario(
+                        "sender.rate_mbps",
+                        "kind = \"cbr\" needs rate_mbps (Mbit/s per flow)",
+                    ));
+                }
+            }
+        }
+        let paced = kind == SenderKind::Paced;
+        only(!paced && s.tick_ms.is_some(), "tick_ms", "\"paced\"")?;
+        only(!paced && s.packets_per_tick.is_some(), "packets_per_tick", "\"paced\"")?;
+        only(paced && s.message_bytes.is_some(), "message_bytes", "\"window\" or \"cbr\"")?;
+        only(kind != SenderKind::Window && s.window_pkts.is_some(), "window_pkts", "\"window\"")?;
+        only(kind != SenderKind::Window && s.ack_delay_us.is_some(), "ack_delay_us", "\"window\"")?;
+        only(kind != SenderKind::Cbr && s.rate_mbps.is_some(), "rate_mbps", "\"cbr\"")?;
+
+        let n = &mut self.network;
+        n.header_bytes.get_or_insert(match n.protocol {
+            Protocol::Tcp => 40,
+            Protocol::Udp => 28,
+        });
+
+        for (i, link) in self.links.iter_mut().enumerate() {
+            let wrong = |set: bool, field: &str, kind: &str| -> Result<()> {
+                if set {
+                    let why = if kind == "rate" {
+                        "is a rate-link field: give the link rate_mbps, or remove it"
+                    } else {
+                        "is a paced-link field, and this link has rate_mbps"
+                    };
+                    Err(Error::scenario(format!("links.{i}.{field}"), why))
+                } else {
+                    Ok(())
+                }
+            };
+            if link.is_rate() {
+                wrong(link.period_ms.is_some(), "period_ms", "paced")?;
+                wrong(link.trace_intervals_s.is_some(), "trace_intervals_s", "paced")?;
+                link.overhead_bytes.get_or_insert(38);
+                link.mtu.get_or_insert(1500);
+                link.delay_us.get_or_insert(0.0);
+                link.per_packet_us.get_or_insert(0.0);
+                link.txqueuelen.get_or_insert(1000);
+            } else {
+                wrong(link.overhead_bytes.is_some(), "overhead_bytes", "rate")?;
+                wrong(link.mtu.is_some(), "mtu", "rate")?;
+                wrong(link.delay_us.is_some(), "delay_us", "rate")?;
+                wrong(link.per_packet_us.is_some(), "per_packet_us", "rate")?;
+                wrong(link.jitter.is_some(), "jitter", "rate")?;
+                wrong(link.txqueuelen.is_some(), "txqueuelen", "rate")?;
+                link.period_ms.get_or_insert(20.0);
+            }
+        }
+        Ok(())
+    }
+
     /// Checks values that types alone cannot (positive periods, ranges, names).
     pub fn validate(&self) -> Result<()> {
+        if let Some(stop) = self.stop_s {
+            duration("stop_s", stop, 1.0, false)?;
+        }
+        self.validate_workload()?;
+        self.validate_sender()?;
+        self.validate_network()?;
+        self.validate_links()?;
+        self.validate_bond()
+    }
+
+    fn validate_workload(&self) -> Result<()> {
         let w = &self.workload;
         at_least("workload.clients", u64::from(w.clients), 1)?;
         at_least("workload.requests", u64::from(w.requests), 1)?;
@@ -297,30 +549,117 @@ impl Scenario {
                 }
             }
         }
+        Ok(())
+    }
 
+    fn validate_sender(&self) -> Result<()> {
         let s = &self.sender;
-        duration("sender.tick_ms", s.tick_ms, 1e-3, false)?;
-        at_least("sender.packets_per_tick", u64::from(s.packets_per_tick), 1)?;
-        at_least("sender.chunk_bytes", u64::from(s.chunk_bytes), 1)?;
-
-        let max_packets = crate::workload::max_file_bytes(&w.file_size) / u64::from(s.chunk_bytes) + 1;
-        if max_packets > u64::from(u32::MAX) {
+        let chunk = self.chunk_bytes();
+        at_least("sender.chunk_bytes", u64::from(chunk), 1)?;
+        if let Some(tick) = s.tick_ms {
+            duration("sender.tick_ms", tick, 1e-3, false)?;
+        }
+        if let Some(per_tick) = s.packets_per_tick {
+            at_least("sender.packets_per_tick", u64::from(per_tick), 1)?;
+        }
+        if let Some(message) = s.message_bytes {
+            at_least("sender.message_bytes", u64::from(message), 1)?;
+        }
+        if let Some(window) = s.window_pkts {
+            at_least("sender.window_pkts", u64::from(window), 1)?;
+        }
+        if let Some(ack) = s.ack_delay_us {
+            duration("sender.ack_delay_us", ack, 1e-6, true)?;
+        }
+        if let Some(rate) = s.rate_mbps {
+            rate_mbps("sender.rate_mbps", rate)?;
+        }
+        let packets = crate::sender::packets_for(self, crate::workload::max_file_bytes(&self.workload.file_size));
+        if packets > u64::from(u32::MAX) {
             return Err(Error::scenario(
                 "workload.file_size",
-                format!(
-                    "a file may be cut into at most {} packets of sender.chunk_bytes, this one needs {max_packets}",
-                    u32::MAX
-                ),
+                format!("a file may be cut into at most {} packets, the largest here needs {packets}", u32::MAX),
             ));
         }
+        Ok(())
+    }
 
+    fn validate_network(&self) -> Result<()> {
+        let n = &self.network;
+        crate::network::parse_mac("network.server_mac", &n.server_mac)?;
+        crate::network::parse_ip("network.server_ip", &n.server_ip)?;
+        for (i, mac) in n.client_macs.iter().enumerate() {
+            crate::network::parse_mac(&format!("network.client_macs.{i}"), mac)?;
+        }
+        for (i, ip) in n.client_ips.iter().enumerate() {
+            crate::network::parse_ip(&format!("network.client_ips.{i}"), ip)?;
+        }
+        if let Some(mac) = &n.router_mac {
+            crate::network::parse_mac("network.router_mac", mac)?;
+        }
+        if let Some(vlan) = n.vlan {
+            if !(1..=4094).contains(&vlan) {
+                return Err(Error::scenario("network.vlan", format!("a VLAN id is 1 to 4094, got {vlan}")));
+            }
+        }
+        let header = n.header_bytes.unwrap_or(0);
+        if header > 1000 {
+            return Err(Error::scenario("network.header_bytes", format!("must be at most 1000, got {header}")));
+        }
+        Ok(())
+    }
+
+    fn validate_links(&self) -> Result<()> {
         if self.links.is_empty() {
             return Err(Error::scenario("links", "a bond needs at least one link"));
         }
+        let packet = u64::from(self.chunk_bytes()) + u64::from(self.l3_header_bytes());
         for (i, link) in self.links.iter().enumerate() {
             let p = |field: &str| format!("links.{i}.{field}");
             at_least(&p("count"), u64::from(link.count), 1)?;
-            duration(&p("period_ms"), link.period_ms, 1e-3, false)?;
+            if let Some(period) = link.period_ms {
+                duration(&p("period_ms"), period, 1e-3, false)?;
+            }
+            if let Some(rate) = link.rate_mbps {
+                rate_mbps(&p("rate_mbps"), rate)?;
+            }
+            if let Some(overhead) = link.overhead_bytes {
+                if overhead > 10_000 {
+                    return Err(Error::scenario(p("overhead_bytes"), format!("must be at most 10000, got {overhead}")));
+                }
+            }
+            if let Some(mtu) = link.mtu {
+                if !(68..=65535).contains(&mtu) {
+                    return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {mtu}")));
+                }
+                if packet > u64::from(mtu) {
+                    return Err(Error::scenario(
+                        "sender.chunk_bytes",
+                        format!(
+                            "{} payload + {} header bytes exceed links.{i}.mtu ({mtu}); fragmentation is not modelled",
+                            self.chunk_bytes(),
+                            self.l3_header_bytes()
+                        ),
+                    ));
+                }
+            }
+            if let Some(delay) = link.delay_us {
+                duration(&p("delay_us"), delay, 1e-6, true)?;
+            }
+            if let Some(cost) = link.per_packet_us {
+                duration(&p("per_packet_us"), cost, 1e-6, true)?;
+            }
+            if let Some(jitter) = &link.jitter {
+                let (field, value) = match jitter {
+                    Jitter::Uniform { max_us } => ("max_us", *max_us),
+                    Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
+                    Jitter::Normal { sd_us } => ("sd_us", *sd_us),
+                };
+                duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
+            }
+            if let Some(queue) = link.txqueuelen {
+                at_least(&p("txqueuelen"), u64::from(queue), 1)?;
+            }
             factor(&p("slowdown"), link.slowdown)?;
             for (k, win) in link.slow_windows.iter().enumerate() {
                 let q = |field: &str| format!("links.{i}.slow_windows.{k}.{field}");
@@ -347,12 +686,64 @@ impl Scenario {
                     duration(&format!("links.{i}.trace_intervals_s.{k}"), v, 1.0, false)?;
                 }
             }
+            let mut back_up_at = 0.0_f64;
+            for (k, failure) in link.failures.iter().enumerate() {
+                let q = |field: &str| format!("links.{i}.failures.{k}.{field}");
+                duration(&q("down_s"), failure.down_s, 1.0, true)?;
+                if failure.down_s < back_up_at {
+                    return Err(Error::scenario(
+                        q("down_s"),
+                        format!(
+                            "failures must be in time order: this one starts before the last ended ({back_up_at} s)"
+                        ),
+                    ));
+                }
+                match failure.up_s {
+                    Some(up) => {
+                        duration(&q("up_s"), up, 1.0, false)?;
+                        if up <= failure.down_s {
+                            return Err(Error::scenario(q("up_s"), format!("must be > down_s ({})", failure.down_s)));
+                        }
+                        back_up_at = up;
+                    }
+                    None if k + 1 < link.failures.len() => {
+                        return Err(Error::scenario(q("up_s"), "only the last failure may last for ever"));
+                    }
+                    None => {}
+                }
+            }
+            if let Some(random) = &link.random_failures {
+                duration(&p("random_failures.mtbf_s"), random.mtbf_s, 1.0, false)?;
+                duration(&p("random_failures.mttr_s"), random.mttr_s, 1.0, false)?;
+                if !link.failures.is_empty() {
+                    return Err(Error::scenario(p("random_failures"), "give failures or random_failures, not both"));
+                }
+            }
         }
         let links: u64 = self.links.iter().map(|l| u64::from(l.count)).sum();
         if links > 4096 {
             return Err(Error::scenario("links", format!("at most 4096 links in a bond, got {links}")));
         }
-        crate::bond::registry::resolve(&self.bond, links as usize)?;
+        Ok(())
+    }
+
+    fn validate_bond(&self) -> Result<()> {
+        let b = &self.bond;
+        duration("bond.miimon", b.miimon, 1e-3, true)?;
+        duration("bond.updelay", b.updelay, 1e-3, true)?;
+        duration("bond.downdelay", b.downdelay, 1e-3, true)?;
+        if b.miimon == 0.0 {
+            for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay)] {
+                if value > 0.0 {
+                    return Err(Error::scenario(
+                        format!("bond.{field}"),
+                        "needs the link monitor: set bond.miimon > 0",
+                    ));
+                }
+            }
+        }
+        let resolved = crate::bond::registry::resolve(&self.bond)?;
+        resolved.build(&crate::bond::BuildContext::new(self))?;
         Ok(())
     }
 
@@ -361,9 +752,19 @@ impl Scenario {
         self.links.iter().map(|l| l.count as usize).sum()
     }
 
-    /// The scheduler tick of the paced sender.
-    pub fn tick(&self) -> SimTime {
-        SimTime::from_millis_f64(self.sender.tick_ms)
+    /// Payload bytes per packet.
+    pub fn chunk_bytes(&self) -> u32 {
+        self.sender.chunk_bytes.unwrap_or(1024)
+    }
+
+    /// IPv4 + transport header bytes per packet, plus the VLAN tag if any.
+    pub fn l3_header_bytes(&self) -> u32 {
+        self.network.header_bytes.unwrap_or(40) + if self.network.vlan.is_some() { 4 } else { 0 }
+    }
+
+    /// Every link spec, once per link (after `count` expansion), with its id.
+    pub fn each_link(&self) -> impl Iterator<Item = (usize, &LinkSpec)> {
+        self.links.iter().flat_map(|spec| std::iter::repeat_n(spec, spec.count as usize)).enumerate()
     }
 }
 
@@ -392,6 +793,15 @@ pub(crate) fn positive(path: &str, value: f64) -> Result<()> {
         Ok(())
     } else {
         Err(Error::scenario(path, format!("must be a number > 0, got {value}")))
+    }
+}
+
+/// `value` must be a link or flow rate in Mbit/s: (0, 10^7] (up to 10 Tbit/s).
+pub(crate) fn rate_mbps(path: &str, value: f64) -> Result<()> {
+    if value.is_finite() && value > 0.0 && value <= 1e7 {
+        Ok(())
+    } else {
+        Err(Error::scenario(path, format!("must be a rate in Mbit/s, > 0 and at most 1e7, got {value}")))
     }
 }
 
@@ -448,11 +858,15 @@ mod tests {
     fn defaults_fill_in() {
         let s = Scenario::from_json(&base().to_string()).unwrap();
         assert_eq!(s.seed, 1);
-        assert_eq!(s.sender, Sender::default());
+        assert_eq!((s.chunk_bytes(), s.sender.tick_ms, s.sender.packets_per_tick), (1024, Some(20.0), Some(4)));
+        assert_eq!(s.sender.window_pkts, None);
         assert_eq!(s.workload.clients, 10);
         assert_eq!(s.workload.arrivals, Arrivals::AtStart);
         assert_eq!(s.link_count(), 4);
-        assert_eq!(s.links[1].period_ms, 82.0);
+        assert_eq!(s.links[1].period_ms, Some(82.0));
+        assert_eq!(s.links[0].period_ms, Some(20.0));
+        assert_eq!(s.bond.miimon, 100.0);
+        assert_eq!(s.network.header_bytes, Some(40));
     }
 
     #[test]

@@ -2,26 +2,33 @@
 //!
 //! ```text
 //!  requests ──▶ sender ──▶ scheduler ──▶ link 0 ─┐
-//!  (workload)   (ticks)    (bond)        link 1 ─┼──▶ receiver (per-flow order)
-//!                                        link … ─┘
+//!  (workload)   paced/     (bond)        link 1 ─┼──▶ receiver (per-flow order,
+//!               window/cbr   ▲           link … ─┘    delay, reordering metrics)
+//!                            └── monitor (miimon) ◀── carrier failures
 //! ```
 //!
 //! Start-up mirrors `bondingSimulator.py`: at time zero the first requests
 //! arrive, every link wakes once, then the scheduler ticks; afterwards equal
 //! times keep that order because the engine runs equal-time events FIFO.
 
+use std::collections::HashMap;
 use std::time::Instant;
 
+use rand_distr::{Distribution, Exp};
+
+use crate::bond::monitor::Monitor;
 use crate::bond::registry::{self, BuildContext};
 use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::link::PacedLink;
+use crate::link::{link_name, DropCause, Enqueued, Link};
+use crate::network::{self, FlowHeaders};
 use crate::packet::Packet;
-use crate::receiver::Receiver;
-use crate::result::{LinkSummary, LinkTable, RequestTable, RunResult, Summary};
-use crate::scenario::Scenario;
-use crate::sender::PacedSender;
+use crate::receiver::{Receiver, Resequencer};
+use crate::result::{self, RunResult};
+use crate::rng::{self, Rng};
+use crate::scenario::{RandomFailures, Scenario, SenderKind};
+use crate::sender::{CbrSender, Cutter, PacedSender, WindowSender};
 use crate::time::SimTime;
 use crate::workload::{self, Request};
 
@@ -31,7 +38,7 @@ const PROGRESS_EVERY: u64 = 1 << 18;
 /// Where a run stands, for progress bars.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
-    /// Packets delivered or dropped so far.
+    /// Packets delivered or lost so far.
     pub done_packets: u64,
     /// Packets the whole run will send.
     pub total_packets: u64,
@@ -43,12 +50,44 @@ pub struct Progress {
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// Requests `first..first + count` reach the request queue.
+    /// Requests `first..first + count` reach the server.
     Arrive { first: u32, count: u32 },
-    /// The sender's periodic loop.
+    /// The paced sender's loop.
     Tick,
-    /// A link wakes up to send.
+    /// A paced link wakes up to send.
     Poll(u32),
+    /// A rate link finished putting its head packet on the wire.
+    TxDone { link: u32, epoch: u32 },
+    /// A packet reaches the receiver over `link`.
+    Deliver { link: u32, epoch: u32, packet: Packet },
+    /// A constant-rate flow sends its next packet.
+    Wake(u32),
+    /// A window slot of this flow is free again (after the ack delay).
+    Ack(u32),
+    /// A link's carrier goes (`up = false`) or comes back.
+    Carrier { link: u32, up: bool },
+    /// The monitor commits its verdict on a link.
+    Commit { link: u32, generation: u64 },
+    /// The scheduler's periodic work.
+    SchedulerTick,
+    /// `stop_s` is reached.
+    Stop,
+}
+
+enum SenderState {
+    Paced { sender: PacedSender, tick: SimTime },
+    Window(WindowSender),
+    Cbr(CbrSender),
+}
+
+impl SenderState {
+    fn is_idle(&self) -> bool {
+        match self {
+            SenderState::Paced { sender, .. } => sender.is_idle(),
+            SenderState::Window(s) => s.is_idle(),
+            SenderState::Cbr(s) => s.is_idle(),
+        }
+    }
 }
 
 /// Runs `scenario` to completion.
@@ -60,54 +99,97 @@ pub fn run(scenario: &Scenario) -> Result<RunResult> {
 pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<RunResult> {
     scenario.validate()?;
     let started = Instant::now();
-    let mut world = World::build(scenario);
+    let mut world = World::build(scenario)?;
     world.run(progress)?;
     Ok(world.finish(scenario, started.elapsed().as_secs_f64()))
 }
 
-struct World {
+/// Per-copy bookkeeping of a packet sent on several links (broadcast).
+#[derive(Debug, Clone, Copy)]
+struct Copies {
+    left: u32,
+    delivered: bool,
+}
+
+/// Everything one run holds.
+pub(crate) struct World {
     events: EventQueue<Event>,
-    requests: Vec<Request>,
+    pub(crate) requests: Vec<Request>,
+    pub(crate) headers: Vec<FlowHeaders>,
+    pub(crate) rx_links: Vec<Option<usize>>,
+    /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
+    pub(crate) paths: Vec<(u32, u32)>,
     arrived: u32,
-    tick: SimTime,
-    sender: PacedSender,
-    scheduler: Box<dyn Scheduler>,
-    scheduler_label: String,
-    links: Vec<PacedLink>,
-    link_names: Vec<String>,
+    sender: SenderState,
+    l3_header: u32,
+    pub(crate) scheduler: Box<dyn Scheduler>,
+    pub(crate) scheduler_label: String,
+    pub(crate) links: Vec<Link>,
+    pub(crate) link_names: Vec<String>,
     views: Vec<LinkView>,
-    receiver: Receiver,
-    total_packets: u64,
-    sent: u64,
-    dropped: u64,
+    monitor: Monitor,
+    failure_rngs: Vec<Option<(RandomFailures, Rng)>>,
+    pub(crate) receiver: Receiver,
+    resequencer: Option<Resequencer>,
+    copies: HashMap<u64, Copies>,
+    pub(crate) total_packets: u64,
+    pub(crate) sent: u64,
+    next_bond_seq: u64,
     in_flight: u64,
+    pub(crate) drops_no_link: u64,
+    pub(crate) stopped_at: Option<SimTime>,
 }
 
 impl World {
-    fn build(scenario: &Scenario) -> World {
+    fn build(scenario: &Scenario) -> Result<World> {
         let seed = scenario.seed;
-        let chunk = scenario.sender.chunk_bytes;
+        let cutter = Cutter::for_scenario(scenario);
         let requests = workload::generate(&scenario.workload, seed);
-        let total_packets = requests.iter().map(|r| PacedSender::packets_for(r.file_bytes, chunk)).sum();
+        let clients = network::Clients::new(&scenario.network, scenario.workload.clients, seed);
+        let headers = network::flow_headers(&scenario.network, &clients, &requests, seed);
+        let packets_per_flow: Vec<u32> = requests.iter().map(|r| cutter.packets(r.file_bytes) as u32).collect();
+        let total_packets = packets_per_flow.iter().map(|&p| u64::from(p)).sum();
 
         let mut links = Vec::new();
         let mut link_names = Vec::new();
-        for spec in &scenario.links {
-            for _ in 0..spec.count {
-                let id = links.len();
-                links.push(PacedLink::new(spec, seed, id, chunk));
-                link_names.push(match (&spec.name, spec.count) {
-                    (Some(name), 1) => name.clone(),
-                    (Some(name), _) => format!("{name}{id}"),
-                    (None, _) => format!("link{id}"),
-                });
-            }
-        }
-        let views = links.iter().map(|l| l.view(SimTime::ZERO)).collect();
-        let resolved = registry::resolve(&scenario.bond, links.len()).expect("validated scenario");
-        let scheduler = resolved.build(&BuildContext { links: links.len(), seed });
-
+        let mut failure_rngs = Vec::new();
         let mut events = EventQueue::new();
+        // Scheduled failures first: at equal times a carrier change precedes everything else.
+        for (id, spec) in scenario.each_link() {
+            links.push(Link::new(scenario, spec, id));
+            link_names.push(link_name(spec, id));
+            for failure in &spec.failures {
+                events.schedule(SimTime::from_secs_f64(failure.down_s), Event::Carrier { link: id as u32, up: false });
+                if let Some(up) = failure.up_s {
+                    events.schedule(SimTime::from_secs_f64(up), Event::Carrier { link: id as u32, up: true });
+                }
+            }
+            failure_rngs.push(
+                spec.random_failures.clone().map(|r| (r, rng::stream(seed, &format!("links.{id}.random_failures")))),
+            );
+        }
+        let monitor = Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, links.len());
+        let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
+        let resolved = registry::resolve(&scenario.bond)?;
+        let scheduler = resolved.build(&BuildContext::new(scenario))?;
+        let resequencer = scheduler.resequences().then(Resequencer::default);
+
+        let sender = match scenario.sender.kind {
+            SenderKind::Paced => SenderState::Paced {
+                sender: PacedSender::new(scenario.sender.packets_per_tick.unwrap_or(4), cutter),
+                tick: SimTime::from_millis_f64(scenario.sender.tick_ms.unwrap_or(20.0)),
+            },
+            SenderKind::Window => SenderState::Window(WindowSender::new(
+                scenario.sender.window_pkts.unwrap_or(64),
+                SimTime::from_micros_f64(scenario.sender.ack_delay_us.unwrap_or(0.0)),
+                cutter,
+                requests.len(),
+            )),
+            SenderKind::Cbr => {
+                SenderState::Cbr(CbrSender::new(scenario.sender.rate_mbps.expect("validated"), cutter, requests.len()))
+            }
+        };
+
         // Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
         let mut first = 0;
         while first < requests.len() {
@@ -116,28 +198,51 @@ impl World {
             events.schedule(at, Event::Arrive { first: first as u32, count: count as u32 });
             first += count;
         }
-        for id in 0..links.len() {
-            events.schedule(SimTime::ZERO, Event::Poll(id as u32));
+        for (id, link) in links.iter().enumerate() {
+            if matches!(link, Link::Paced(_)) {
+                events.schedule(SimTime::ZERO, Event::Poll(id as u32));
+            }
         }
-        events.schedule(SimTime::ZERO, Event::Tick);
+        if matches!(sender, SenderState::Paced { .. }) {
+            events.schedule(SimTime::ZERO, Event::Tick);
+        }
+        if let Some(every) = scheduler.tick_interval() {
+            events.schedule(every, Event::SchedulerTick);
+        }
+        if let Some(stop) = scenario.stop_s {
+            events.schedule(SimTime::from_secs_f64(stop), Event::Stop);
+        }
 
-        World {
+        let mut world = World {
             events,
+            rx_links: vec![None; requests.len()],
+            paths: vec![(u32::MAX, 0); requests.len()],
+            receiver: Receiver::new(&packets_per_flow),
             requests,
+            headers,
             arrived: 0,
-            tick: scenario.tick(),
-            sender: PacedSender::new(scenario.sender.packets_per_tick, chunk),
+            sender,
+            l3_header: scenario.l3_header_bytes(),
             scheduler,
             scheduler_label: resolved.label(),
             links,
             link_names,
             views,
-            receiver: Receiver::new(scenario.workload.requests as usize),
+            monitor,
+            failure_rngs,
+            resequencer,
+            copies: HashMap::new(),
             total_packets,
             sent: 0,
-            dropped: 0,
+            next_bond_seq: 0,
             in_flight: 0,
+            drops_no_link: 0,
+            stopped_at: None,
+        };
+        for id in 0..world.links.len() {
+            world.schedule_random_failure(id, SimTime::ZERO, true);
         }
+        Ok(world)
     }
 
     fn is_done(&self) -> bool {
@@ -147,14 +252,20 @@ impl World {
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
         while let Some((now, event)) = self.events.pop() {
             match event {
-                Event::Arrive { first, count } => {
-                    for r in &self.requests[first as usize..(first + count) as usize] {
-                        self.sender.admit(r.id, r.file_bytes);
-                    }
-                    self.arrived += count;
-                }
+                Event::Arrive { first, count } => self.arrive(now, first, count),
                 Event::Tick => self.tick(now),
                 Event::Poll(id) => self.poll(now, id as usize),
+                Event::TxDone { link, epoch } => self.tx_done(now, link as usize, epoch),
+                Event::Deliver { link, epoch, packet } => self.deliver(now, link as usize, epoch, packet),
+                Event::Wake(flow) => self.wake(now, flow),
+                Event::Ack(flow) => self.ack(now, flow),
+                Event::Carrier { link, up } => self.carrier(now, link as usize, up),
+                Event::Commit { link, generation } => self.commit(now, link as usize, generation),
+                Event::SchedulerTick => self.scheduler_tick(now),
+                Event::Stop => {
+                    self.stopped_at = Some(now);
+                    break;
+                }
             }
             if self.is_done() {
                 break;
@@ -168,110 +279,295 @@ impl World {
 
     fn progress(&self) -> Progress {
         Progress {
-            done_packets: self.receiver.delivered + self.dropped,
+            done_packets: self.receiver.delivered + self.receiver.lost,
             total_packets: self.total_packets,
             now: self.events.now(),
             events: self.events.processed(),
         }
     }
 
-    fn tick(&mut self, now: SimTime) {
-        let World { sender, scheduler, links, views, requests, sent, dropped, in_flight, .. } = self;
-        sender.tick(now, |packet| {
-            *sent += 1;
-            let info = PacketInfo {
-                flow: packet.flow,
-                seq: packet.seq,
-                bytes: packet.bytes,
-                client: requests[packet.flow as usize].client,
-            };
-            match scheduler.pick(&info, &BondView { now, links: views }) {
-                Pick::Link(id) => {
-                    enqueue(&mut links[id], &mut views[id], now, packet);
-                    *in_flight += 1;
+    pub(crate) fn events_processed(&self) -> u64 {
+        self.events.processed()
+    }
+
+    fn refresh_view(&mut self, id: usize, now: SimTime) {
+        self.views[id] = self.links[id].view(now, self.monitor.is_up(id));
+    }
+
+    fn arrive(&mut self, now: SimTime, first: u32, count: u32) {
+        for flow in first..first + count {
+            let r = &self.requests[flow as usize];
+            let file = r.file_bytes;
+            self.rx_links[flow as usize] =
+                self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
+            match &mut self.sender {
+                SenderState::Paced { sender, .. } => sender.admit(flow, file),
+                SenderState::Window(s) => {
+                    s.admit(flow, file);
+                    self.pump_window(now, flow);
                 }
-                Pick::All => {
-                    for id in 0..links.len() {
-                        if views[id].up {
-                            enqueue(&mut links[id], &mut views[id], now, packet);
-                            *in_flight += 1;
-                        }
-                    }
+                SenderState::Cbr(s) => {
+                    s.admit(flow, file);
+                    self.wake(now, flow);
                 }
-                Pick::Drop => *dropped += 1,
             }
-        });
-        if !(self.sender.is_idle() && self.arrived as usize == self.requests.len()) {
-            self.events.schedule(now + self.tick, Event::Tick);
         }
+        self.arrived += count;
+    }
+
+    fn tick(&mut self, now: SimTime) {
+        let SenderState::Paced { sender, tick } = &mut self.sender else { return };
+        let tick = *tick;
+        let mut batch = Vec::with_capacity(8);
+        sender.tick(now, |packet| batch.push(packet));
+        let again = !(sender.is_idle() && self.arrived as usize == self.requests.len());
+        for packet in batch {
+            self.dispatch(now, packet);
+        }
+        if again {
+            self.events.schedule(now + tick, Event::Tick);
+        }
+    }
+
+    fn pump_window(&mut self, now: SimTime, flow: u32) {
+        loop {
+            let SenderState::Window(s) = &mut self.sender else { return };
+            let Some(packet) = s.next_packet(flow, now) else { return };
+            self.dispatch(now, packet);
+        }
+    }
+
+    fn wake(&mut self, now: SimTime, flow: u32) {
+        let SenderState::Cbr(s) = &mut self.sender else { return };
+        let (packet, next) = s.next_packet(flow, now);
+        if let Some(at) = next {
+            self.events.schedule(at, Event::Wake(flow));
+        }
+        self.dispatch(now, packet);
+    }
+
+    fn ack(&mut self, now: SimTime, flow: u32) {
+        if let SenderState::Window(s) = &mut self.sender {
+            s.release(flow);
+            self.pump_window(now, flow);
+        }
+    }
+
+    /// A packet of `flow` is resolved (first delivery, or lost for good): free its window slot.
+    fn resolved(&mut self, now: SimTime, flow: u32) {
+        if let SenderState::Window(s) = &mut self.sender {
+            let delay = s.ack_delay();
+            if delay == SimTime::ZERO {
+                s.release(flow);
+                self.pump_window(now, flow);
+            } else {
+                self.events.schedule(now + delay, Event::Ack(flow));
+            }
+        }
+    }
+
+    /// Hands a packet from the sender to the bond.
+    fn dispatch(&mut self, now: SimTime, mut packet: Packet) {
+        self.sent += 1;
+        packet.bond_seq = self.next_bond_seq;
+        self.next_bond_seq += 1;
+        let flow = packet.flow as usize;
+        let info = PacketInfo {
+            flow: packet.flow,
+            seq: packet.seq,
+            bytes: packet.bytes,
+            l3_bytes: packet.bytes + self.l3_header,
+            client: self.requests[flow].client,
+            headers: &self.headers[flow],
+        };
+        match self.scheduler.pick(&info, &BondView { now, links: &self.views }) {
+            Pick::Link(id) => {
+                let path = &mut self.paths[flow];
+                if path.0 != id as u32 {
+                    path.1 += u32::from(path.0 != u32::MAX);
+                    path.0 = id as u32;
+                }
+                self.enqueue(now, id, packet);
+            }
+            Pick::All => {
+                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.views[id].up).collect();
+                if targets.is_empty() {
+                    self.lose(now, packet, DropCause::NoLink);
+                    return;
+                }
+                if targets.len() > 1 {
+                    self.copies.insert(packet.bond_seq, Copies { left: targets.len() as u32, delivered: false });
+                }
+                for id in targets {
+                    self.enqueue(now, id, packet);
+                }
+            }
+            Pick::Drop => self.lose(now, packet, DropCause::NoLink),
+        }
+    }
+
+    fn enqueue(&mut self, now: SimTime, id: usize, packet: Packet) {
+        self.in_flight += 1;
+        match self.links[id].enqueue(now, packet) {
+            Enqueued::Started(done) => {
+                let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
+                let epoch = link.epoch();
+                self.events.schedule(done, Event::TxDone { link: id as u32, epoch });
+            }
+            Enqueued::Waiting => {}
+            Enqueued::Dropped(cause) => {
+                self.in_flight -= 1;
+                self.copy_lost(now, packet, cause);
+            }
+        }
+        self.refresh_view(id, now);
     }
 
     fn poll(&mut self, now: SimTime, id: usize) {
-        let (sent, next) = self.links[id].poll(now);
-        if let Some(packet) = sent {
-            self.receiver.deliver(now, packet.flow, packet.seq);
-            self.in_flight -= 1;
-        }
-        self.views[id] = self.links[id].view(now);
+        let Link::Paced(link) = &mut self.links[id] else { return };
+        let (sent, next) = link.poll(now);
         self.events.schedule(next, Event::Poll(id as u32));
+        self.refresh_view(id, now);
+        if let Some(packet) = sent {
+            self.in_flight -= 1;
+            self.arrived_at_receiver(now, packet);
+        }
+    }
+
+    fn tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
+        let Link::Rate(link) = &mut self.links[id] else { return };
+        if link.epoch() != epoch {
+            return; // the carrier went while this packet was being sent
+        }
+        let (packet, arrival, next) = link.tx_done(now);
+        if let Some(done) = next {
+            self.events.schedule(done, Event::TxDone { link: id as u32, epoch });
+        }
+        // Packets reaching the receiver at one instant are taken in the order the bond sent them.
+        let rank = packet.bond_seq << 12 | id as u64;
+        self.events.schedule_ranked(arrival, rank, Event::Deliver { link: id as u32, epoch, packet });
+        self.refresh_view(id, now);
+    }
+
+    fn deliver(&mut self, now: SimTime, id: usize, epoch: u32, packet: Packet) {
+        self.in_flight -= 1;
+        let Link::Rate(link) = &mut self.links[id] else { return };
+        if link.epoch() != epoch {
+            link.lost_on_wire();
+            self.copy_lost(now, packet, DropCause::LinkDown);
+            return;
+        }
+        self.arrived_at_receiver(now, packet);
+    }
+
+    /// A copy of `packet` reached the receiver side at `now`.
+    fn arrived_at_receiver(&mut self, now: SimTime, packet: Packet) {
+        if let Some(c) = self.copies.get_mut(&packet.bond_seq) {
+            c.left -= 1;
+            let first = !c.delivered;
+            c.delivered = true;
+            if c.left == 0 {
+                self.copies.remove(&packet.bond_seq);
+            }
+            if !first {
+                self.receiver.duplicate(packet.flow);
+                return;
+            }
+        }
+        self.hand_to_receiver(now, packet);
+        self.resolved(now, packet.flow);
+    }
+
+    fn hand_to_receiver(&mut self, now: SimTime, packet: Packet) {
+        match &mut self.resequencer {
+            None => {
+                self.receiver.deliver(now, &packet);
+            }
+            Some(reseq) => {
+                for p in reseq.arrive(packet) {
+                    self.receiver.deliver(now, &p);
+                }
+            }
+        }
+    }
+
+    /// A copy of `packet` was dropped; the packet is lost once no copy is left.
+    fn copy_lost(&mut self, now: SimTime, packet: Packet, cause: DropCause) {
+        if let Some(c) = self.copies.get_mut(&packet.bond_seq) {
+            c.left -= 1;
+            let (left, delivered) = (c.left, c.delivered);
+            if left == 0 {
+                self.copies.remove(&packet.bond_seq);
+            }
+            if left > 0 || delivered {
+                return;
+            }
+        }
+        self.lose(now, packet, cause);
+    }
+
+    /// `packet` will never arrive.
+    fn lose(&mut self, now: SimTime, packet: Packet, cause: DropCause) {
+        if cause == DropCause::NoLink {
+            self.drops_no_link += 1;
+        }
+        self.receiver.lost(&packet);
+        if let Some(reseq) = &mut self.resequencer {
+            for p in reseq.skip(packet.bond_seq) {
+                self.receiver.deliver(now, &p);
+            }
+        }
+        self.resolved(now, packet.flow);
+    }
+
+    fn schedule_random_failure(&mut self, id: usize, now: SimTime, up_now: bool) {
+        let Some((spec, rng)) = &mut self.failure_rngs[id] else { return };
+        let mean = if up_now { spec.mtbf_s } else { spec.mttr_s };
+        let after = Exp::new(1.0 / mean).expect("validated mean > 0").sample(rng);
+        let at = now + SimTime::from_secs_f64(after).max(SimTime(1));
+        self.events.schedule(at, Event::Carrier { link: id as u32, up: !up_now });
+    }
+
+    fn carrier(&mut self, now: SimTime, id: usize, up: bool) {
+        if self.links[id].carrier() == up {
+            return;
+        }
+        if up {
+            self.links[id].carrier_up();
+        } else {
+            for packet in self.links[id].carrier_down(now) {
+                self.in_flight -= 1;
+                self.copy_lost(now, packet, DropCause::LinkDown);
+            }
+        }
+        let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
+        if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
+            self.events.schedule(commit.at, Event::Commit { link: id as u32, generation: commit.generation });
+        }
+        self.schedule_random_failure(id, now, up);
+        self.refresh_view(id, now);
+    }
+
+    fn commit(&mut self, now: SimTime, id: usize, generation: u64) {
+        let carrier = self.links[id].carrier();
+        if self.monitor.commit(id, generation, carrier) {
+            self.refresh_view(id, now);
+            self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+        }
+    }
+
+    fn scheduler_tick(&mut self, now: SimTime) {
+        self.scheduler.on_tick(&BondView { now, links: &self.views });
+        if let Some(every) = self.scheduler.tick_interval() {
+            self.events.schedule(now + every, Event::SchedulerTick);
+        }
     }
 
     fn finish(self, scenario: &Scenario, wall_s: f64) -> RunResult {
-        let rx = &self.receiver;
-        let chunk = scenario.sender.chunk_bytes;
-        let mut requests = RequestTable::default();
-        for (r, flow) in self.requests.iter().zip(rx.flows()) {
-            requests.request.push(r.id);
-            requests.client.push(r.client);
-            requests.file_bytes.push(r.file_bytes);
-            requests.packets.push(PacedSender::packets_for(r.file_bytes, chunk) as u32);
-            requests.received.push(flow.received);
-            requests.in_order.push(flow.in_order);
-            requests.out_of_order.push(flow.out_of_order());
-            requests.arrival_s.push(r.arrival.as_secs_f64());
-            requests.finish_s.push(flow.first_at.map(|_| flow.last_at.as_secs_f64()));
-        }
-        let mut links = LinkTable::default();
-        for (id, (link, name)) in self.links.iter().zip(&self.link_names).enumerate() {
-            let s = &link.stats;
-            links.link.push(id);
-            links.name.push(name.clone());
-            links.packets_sent.push(s.packets_sent);
-            links.bytes_sent.push(s.bytes_sent);
-            links.polls.push(s.polls);
-            links.utilisation.push(if s.polls == 0 { 0.0 } else { s.packets_sent as f64 / s.polls as f64 });
-            links.max_queue_pkts.push(s.max_queue_pkts);
-        }
-        let delivered = rx.delivered;
-        let summary = Summary {
-            scenario: scenario.name.clone(),
-            scheduler: self.scheduler_label,
-            seed: scenario.seed,
-            link_count: self.links.len(),
-            requests: scenario.workload.requests,
-            packets: self.sent,
-            delivered,
-            dropped: self.dropped,
-            in_order: rx.in_order,
-            out_of_order: delivered - rx.in_order,
-            ooo_fraction: if delivered == 0 { 0.0 } else { (delivered - rx.in_order) as f64 / delivered as f64 },
-            makespan_s: rx.last_delivery.as_secs_f64(),
-            events: self.events.processed(),
-            wall_s,
-            links: links
-                .link
-                .iter()
-                .zip(&links.name)
-                .zip(&links.packets_sent)
-                .map(|((&link, name), &packets_sent)| LinkSummary { link, name: name.clone(), packets_sent })
-                .collect(),
-        };
-        RunResult { summary, requests, links }
+        result::build(self, scenario, wall_s)
     }
-}
 
-/// Queues `packet` on a link and refreshes the bond's view of it.
-fn enqueue(link: &mut PacedLink, view: &mut LinkView, now: SimTime, packet: Packet) {
-    link.enqueue(packet);
-    *view = link.view(now);
+    pub(crate) fn resequencer(&self) -> Option<&Resequencer> {
+        self.resequencer.as_ref()
+    }
 }

@@ -5,6 +5,7 @@
 use super::registry::{BuildContext, SchedulerInfo};
 use super::{BondView, PacketInfo, Pick, Scheduler};
 use crate::bond::params::Params;
+use crate::error::Result;
 
 /// Registry entry.
 pub const INFO: SchedulerInfo = SchedulerInfo {
@@ -15,8 +16,8 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     build,
 };
 
-fn build(_params: &Params, _ctx: &BuildContext) -> Box<dyn Scheduler> {
-    Box::new(LoadBased)
+fn build(_params: &Params, _ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    Ok(Box::new(LoadBased))
 }
 
 /// The stateless load-based scheduler.
@@ -37,13 +38,13 @@ impl Scheduler for LoadBased {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bond::test_support::links;
-    use crate::bond::{BondView, PacketInfo};
+    use crate::bond::test_support::{headers, links, packet};
+    use crate::bond::BondView;
     use crate::time::SimTime;
 
     fn pick(view: &[crate::bond::LinkView]) -> Pick {
-        let packet = PacketInfo { flow: 0, seq: 0, bytes: 1024, client: 0 };
-        LoadBased.pick(&packet, &BondView { now: SimTime::ZERO, links: view })
+        let h = headers(1, 1);
+        LoadBased.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: view })
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! Adding a scheduler is one file and one line in `registry::ALL`:
 //!
 //! ```
-//! use bondsim_core::bond::{BondView, PacketInfo, Pick, Scheduler, SchedulerInfo, ParamSpec, ParamKind};
+//! use bondsim_core::bond::{BondView, PacketInfo, Pick, Scheduler, SchedulerInfo};
 //!
 //! /// Sends everything on the link with the fewest queued bytes.
 //! struct FewestBytes;
@@ -25,39 +25,92 @@
 //!     aliases: &[],
 //!     summary: "link with the fewest queued bytes",
 //!     params: &[],
-//!     build: |_params, _ctx| Box::new(FewestBytes),
+//!     build: |_params, _ctx| Ok(Box::new(FewestBytes)),
 //! };
 //! # let _ = INFO;
 //! ```
 
+pub mod active_backup;
+pub mod alb;
+pub mod balance_xor;
+pub mod broadcast;
+pub mod drr_stripe;
+pub mod earliest_finish;
+pub mod flowlet;
+pub mod hash;
+pub mod lacp;
+pub mod least_queue;
 pub mod load_based;
+pub mod monitor;
+pub mod n_to_one;
+pub mod null;
+pub mod ovs;
 pub mod params;
+pub mod power_of_two;
 pub mod registry;
 pub mod round_robin;
+pub mod teamd;
+pub mod tlb;
 
 pub use params::{ParamKind, ParamSpec, ParamValue, Params};
-pub use registry::{BuildContext, SchedulerInfo};
+pub use registry::{BuildContext, LinkInfo, SchedulerInfo};
 
+use crate::network::FlowHeaders;
 use crate::time::SimTime;
 
 /// Position of a link in the bond (0-based, after `count` expansion).
 pub type LinkId = usize;
+
+/// Smallest IP packet an Ethernet frame carries (shorter ones are padded).
+pub const MIN_ETHERNET_PAYLOAD: u32 = 46;
 
 /// What the bond knows of one link when it decides.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkView {
     /// Up as the bond's link monitor last saw it.
     pub up: bool,
-    /// Packets waiting in the link's transmit queue.
+    /// Packets waiting in (or being sent from) the link's transmit queue.
     pub queue_len_pkts: u32,
-    /// Bytes waiting in the link's transmit queue.
+    /// Bytes (IP packets) waiting in the link's transmit queue.
     pub queue_bytes: u64,
-    /// Current sending rate, bits per second (paced links: payload bits per period).
+    /// Nominal speed, bits per second (paced links: payload bits per period).
     pub rate_bps: f64,
+    /// Bytes each frame adds on the wire (rate links; 0 for paced links).
+    pub overhead_bytes: u32,
+    /// Fixed time per packet: the period of a paced link, the per-frame cost of a rate link.
+    pub per_packet: SimTime,
+    /// True for the thesis's paced interface (one send per period, whatever the size).
+    pub paced: bool,
     /// When the link will have sent everything it holds (now, if idle).
     pub idle_at: SimTime,
-    /// One-way delay from the link to the receiver.
+    /// One-way propagation delay to the receiver.
     pub delay: SimTime,
+}
+
+impl LinkView {
+    /// Speed in Mbit/s as the kernel's `slave->speed` holds it.
+    pub fn speed_mbps(&self) -> u32 {
+        (self.rate_bps / 1e6).round() as u32
+    }
+
+    /// Bytes on the wire for an IP packet of `l3_bytes`.
+    pub fn wire_bytes(&self, l3_bytes: u32) -> u64 {
+        u64::from(l3_bytes.max(MIN_ETHERNET_PAYLOAD)) + u64::from(self.overhead_bytes)
+    }
+
+    /// Time to put an IP packet of `l3_bytes` on the wire at nominal speed.
+    pub fn tx_time(&self, l3_bytes: u32) -> SimTime {
+        if self.paced {
+            self.per_packet
+        } else {
+            self.per_packet + SimTime::from_secs_f64(self.wire_bytes(l3_bytes) as f64 * 8.0 / self.rate_bps)
+        }
+    }
+
+    /// When a packet of `l3_bytes` queued now would reach the receiver, if nothing changes.
+    pub fn arrival_if_sent(&self, now: SimTime, l3_bytes: u32) -> SimTime {
+        self.idle_at.max(now) + self.tx_time(l3_bytes) + self.delay
+    }
 }
 
 /// The bond's view of all its links at the moment of a decision.
@@ -81,23 +134,47 @@ impl BondView<'_> {
         let n = self.links.len();
         (0..n).map(|k| (start + k) % n).find(|&id| self.links[id].up)
     }
+
+    /// Ids of the usable links, in id order (the kernel's `usable_slaves` array).
+    pub fn usable_ids(&self) -> Vec<LinkId> {
+        self.usable().collect()
+    }
+
+    /// The usable link with the highest speed; ties go to the lowest id.
+    pub fn fastest_usable(&self) -> Option<LinkId> {
+        self.usable().fold(None, |best: Option<LinkId>, id| match best {
+            Some(b) if self.links[b].rate_bps >= self.links[id].rate_bps => Some(b),
+            _ => Some(id),
+        })
+    }
 }
 
 /// The packet a scheduler is asked to place.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PacketInfo {
+#[derive(Debug, Clone, Copy)]
+pub struct PacketInfo<'a> {
     /// The flow (request) the packet belongs to.
     pub flow: u32,
     /// Position of the packet in its flow, from 0.
     pub seq: u32,
     /// Payload bytes.
     pub bytes: u32,
+    /// IP packet bytes (payload + IP and transport headers, + 4 with a VLAN tag).
+    pub l3_bytes: u32,
     /// The client the flow goes to.
     pub client: u32,
+    /// The flow's header fields (what hash policies read).
+    pub headers: &'a FlowHeaders,
+}
+
+impl PacketInfo<'_> {
+    /// Frame length as the kernel's `skb->len` at the bond (IP packet + 14-byte Ethernet header).
+    pub fn frame_bytes(&self) -> u32 {
+        self.l3_bytes + 14
+    }
 }
 
 /// A scheduler's decision for one packet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pick {
     /// Send on this link.
     Link(LinkId),
@@ -108,33 +185,105 @@ pub enum Pick {
 }
 
 /// A bonding mode or packet scheduler: picks the link(s) for each packet.
+///
+/// Only [`Scheduler::pick`] is required; the hooks let a scheduler keep state
+/// up to date (rebalancing timers, failover) without touching the event queue.
 pub trait Scheduler: Send {
     /// Chooses where `packet` goes, given the bond's view of its links.
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick;
+
+    /// How often [`Scheduler::on_tick`] should run (never, by default).
+    fn tick_interval(&self) -> Option<SimTime> {
+        None
+    }
+
+    /// Periodic work (e.g. rebalancing), every [`Scheduler::tick_interval`].
+    fn on_tick(&mut self, _bond: &BondView) {}
+
+    /// The link monitor changed its verdict on `link` (`bond.links[link].up`).
+    fn on_link_change(&mut self, _link: LinkId, _bond: &BondView) {}
+
+    /// True if the receiver puts packets back in the order the bond sent them
+    /// (a resequencing buffer, as striping protocols do).
+    fn resequences(&self) -> bool {
+        false
+    }
+
+    /// The link the client of a new flow (`headers`, seen from the server) sends
+    /// to the server on, where the mode decides it (active-backup and
+    /// balance-tlb: the active link; balance-alb: its receive load balancing).
+    fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
+        None
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
+    use crate::network::{FlowHeaders, ETH_P_IP};
 
-    /// `n` idle, up links.
+    /// `n` idle, up links of 1 Gbit/s.
     pub fn links(n: usize) -> Vec<LinkView> {
         let idle = LinkView {
             up: true,
             queue_len_pkts: 0,
             queue_bytes: 0,
             rate_bps: 1e9,
+            overhead_bytes: 38,
+            per_packet: SimTime::ZERO,
+            paced: false,
             idle_at: SimTime::ZERO,
             delay: SimTime::ZERO,
         };
         vec![idle; n]
     }
 
+    /// Headers of a flow to client `client` with destination port `port`.
+    pub fn headers(client: u8, port: u16) -> FlowHeaders {
+        FlowHeaders {
+            src_mac: [0, 0x15, 0x17, 0xb0, 0x26, 0xad],
+            dst_mac: [2, 0, 0, 0, 0, client],
+            src_ip: [10, 0, 0, 1],
+            dst_ip: [10, 1, 0, client],
+            src_port: 8000,
+            dst_port: port,
+            ip_proto: 6,
+            vlan: None,
+            ethertype: ETH_P_IP,
+        }
+    }
+
+    /// A 1024-byte packet `seq` of flow `flow` with headers `h`.
+    pub fn packet(flow: u32, seq: u32, h: &FlowHeaders) -> PacketInfo<'_> {
+        PacketInfo { flow, seq, bytes: 1024, l3_bytes: 1064, client: u32::from(h.dst_mac[5]), headers: h }
+    }
+
+    /// A scheduler built from `mode` (with brackets) for links like `view`'s.
+    pub fn build(mode: &str, view: &[LinkView]) -> Box<dyn Scheduler> {
+        let bond = crate::scenario::Bond {
+            mode: mode.into(),
+            miimon: 100.0,
+            updelay: 0.0,
+            downdelay: 0.0,
+            options: Default::default(),
+        };
+        let ctx = BuildContext {
+            links: view
+                .iter()
+                .enumerate()
+                .map(|(i, l)| LinkInfo { name: format!("link{i}"), rate_bps: l.rate_bps })
+                .collect(),
+            seed: 1,
+        };
+        registry::resolve(&bond).unwrap().build(&ctx).unwrap()
+    }
+
     /// The links `scheduler` picks for `count` packets of one flow, queues unchanged.
     pub fn picks(scheduler: &mut dyn Scheduler, view: &[LinkView], count: u32) -> Vec<LinkId> {
+        let h = headers(1, 40000);
         let bond = BondView { now: SimTime::ZERO, links: view };
         (0..count)
-            .map(|seq| match scheduler.pick(&PacketInfo { flow: 0, seq, bytes: 1024, client: 0 }, &bond) {
+            .map(|seq| match scheduler.pick(&packet(0, seq, &h), &bond) {
                 Pick::Link(id) => id,
                 other => panic!("expected a link, got {other:?}"),
             })

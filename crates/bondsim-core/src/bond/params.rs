@@ -17,6 +17,10 @@ pub enum ParamKind {
     Bool,
     /// One of these names.
     Choice(&'static [&'static str]),
+    /// Any text (e.g. a link name); the empty text means "none".
+    Text,
+    /// A set of these names, written `a+b` (or a list of names in TOML).
+    List(&'static [&'static str]),
 }
 
 /// One declared parameter of a scheduler.
@@ -43,6 +47,10 @@ pub enum ParamValue {
     Bool(bool),
     /// One of the choices.
     Choice(&'static str),
+    /// Free text.
+    Text(String),
+    /// Names from the allowed set, in the order given.
+    List(Vec<&'static str>),
 }
 
 impl fmt::Display for ParamValue {
@@ -52,6 +60,8 @@ impl fmt::Display for ParamValue {
             ParamValue::Float(v) => write!(f, "{v}"),
             ParamValue::Bool(v) => write!(f, "{v}"),
             ParamValue::Choice(v) => write!(f, "{v}"),
+            ParamValue::Text(v) => write!(f, "{v}"),
+            ParamValue::List(v) => write!(f, "{}", v.join("+")),
         }
     }
 }
@@ -64,6 +74,8 @@ impl ParamKind {
             ParamKind::Float { min, max } => format!("a number from {min} to {max}"),
             ParamKind::Bool => "true or false".into(),
             ParamKind::Choice(names) => format!("one of {}", names.join(", ")),
+            ParamKind::Text => "text (no `,` `[` `]`)".into(),
+            ParamKind::List(names) => format!("names joined by + from {}", names.join(", ")),
         }
     }
 
@@ -74,6 +86,19 @@ impl ParamKind {
             ParamKind::Float { .. } => ParamValue::Float(text.parse().ok()?),
             ParamKind::Bool => ParamValue::Bool(text.parse().ok()?),
             ParamKind::Choice(names) => ParamValue::Choice(names.iter().find(|n| **n == text)?),
+            ParamKind::Text => {
+                if text.contains([',', '[', ']']) {
+                    return None;
+                }
+                ParamValue::Text(text.to_string())
+            }
+            ParamKind::List(names) => ParamValue::List(
+                text.split('+')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| names.iter().find(|n| **n == t).copied())
+                    .collect::<Option<Vec<_>>>()?,
+            ),
         };
         self.check(value)
     }
@@ -88,6 +113,13 @@ impl ParamKind {
                 let text = value.as_str()?;
                 ParamValue::Choice(names.iter().find(|n| **n == text)?)
             }
+            ParamKind::Text | ParamKind::List(_) => match value {
+                serde_json::Value::Array(items) => {
+                    let texts = items.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>()?;
+                    return self.parse_text(&texts.join("+"));
+                }
+                other => return self.parse_text(other.as_str()?),
+            },
         };
         self.check(value)
     }
@@ -198,6 +230,22 @@ impl Params {
         }
     }
 
+    /// Text parameter `name`.
+    pub fn text(&self, name: &str) -> &str {
+        match &self.values[self.index(name)] {
+            ParamValue::Text(v) => v,
+            other => panic!("{name} is not text: {other:?}"),
+        }
+    }
+
+    /// List parameter `name`.
+    pub fn list(&self, name: &str) -> &[&'static str] {
+        match &self.values[self.index(name)] {
+            ParamValue::List(v) => v,
+            other => panic!("{name} is not a list: {other:?}"),
+        }
+    }
+
     /// `key=value` for every parameter that differs from its default.
     pub fn non_default(&self) -> Vec<String> {
         let defaults = Params::defaults(self.specs);
@@ -219,16 +267,25 @@ mod tests {
         ParamSpec { name: "n", kind: ParamKind::Int { min: 0, max: 10 }, default: "1", help: "" },
         ParamSpec { name: "x", kind: ParamKind::Float { min: 0.0, max: 1.0 }, default: "0.5", help: "" },
         ParamSpec { name: "p", kind: ParamKind::Choice(&["a", "b"]), default: "a", help: "" },
+        ParamSpec { name: "l", kind: ParamKind::List(&["a", "b"]), default: "a", help: "" },
+        ParamSpec { name: "who", kind: ParamKind::Text, default: "", help: "" },
     ];
 
     #[test]
     fn text_and_json_forms_agree_and_are_checked() {
         let mut p = Params::defaults(SPECS);
         assert_eq!((p.int("n"), p.float("x"), p.choice("p")), (1, 0.5, "a"));
+        assert_eq!(p.list("l"), ["a"]);
+        p.set_json("bond.l", "l", &serde_json::json!(["b", "a"]), "t").unwrap();
+        assert_eq!(p.list("l"), ["b", "a"]);
+        p.set_text("bond.mode", "l", "a", "t").unwrap();
+        assert!(p.set_text("bond.mode", "l", "a+z", "t").is_err());
+        p.set_text("bond.mode", "who", "eth1", "t").unwrap();
+        assert_eq!(p.text("who"), "eth1");
         p.set_text("bond.mode", "n", "3", "t").unwrap();
         p.set_json("bond.x", "x", &serde_json::json!(0.25), "t").unwrap();
         p.set_json("bond.p", "p", &serde_json::json!("b"), "t").unwrap();
-        assert_eq!(p.non_default(), ["n=3", "x=0.25", "p=b"]);
+        assert_eq!(p.non_default(), ["n=3", "x=0.25", "p=b", "who=eth1"]);
         assert!(p.set_text("bond.mode", "n", "11", "t").unwrap_err().to_string().contains("from 0 to 10"));
         assert!(p
             .set_json("bond.p", "p", &serde_json::json!("c"), "t")
@@ -236,6 +293,6 @@ mod tests {
             .to_string()
             .contains("one of a, b"));
         let err = p.set_text("bond.mode", "zz", "1", "t").unwrap_err().to_string();
-        assert!(err.contains("allowed: n, x, p"), "{err}");
+        assert!(err.contains("allowed: n, x, p, l, who"), "{err}");
     }
 }

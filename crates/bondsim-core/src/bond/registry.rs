@@ -1,21 +1,63 @@
 //! The registry: every scheduler by name, with its parameters and constructor.
 
 use super::params::{ParamSpec, Params};
-use super::{load_based, round_robin, Scheduler};
+use super::{
+    active_backup, alb, balance_xor, broadcast, drr_stripe, earliest_finish, flowlet, lacp, least_queue, load_based,
+    n_to_one, null, ovs, power_of_two, round_robin, teamd, tlb, Scheduler,
+};
 use crate::error::{Error, Result};
 use crate::rng;
-use crate::scenario::Bond;
+use crate::scenario::{Bond, Scenario};
+
+/// What a scheduler knows of a link when it is built.
+#[derive(Debug, Clone)]
+pub struct LinkInfo {
+    /// The link's name (`primary` and similar options refer to it).
+    pub name: String,
+    /// Nominal speed, bits per second.
+    pub rate_bps: f64,
+}
 
 /// What a scheduler's constructor may use.
 #[derive(Debug, Clone)]
 pub struct BuildContext {
-    /// Number of links in the bond.
-    pub links: usize,
+    /// The bond's links, by id.
+    pub links: Vec<LinkInfo>,
     /// The scenario seed (derive streams with [`BuildContext::rng`]).
     pub seed: u64,
 }
 
 impl BuildContext {
+    /// The context of `scenario`'s bond.
+    pub fn new(scenario: &Scenario) -> BuildContext {
+        let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
+        let links = scenario
+            .each_link()
+            .map(|(id, spec)| LinkInfo {
+                name: crate::link::link_name(spec, id),
+                rate_bps: match (spec.rate_mbps, spec.period_ms) {
+                    (Some(mbps), _) => mbps * 1e6,
+                    (None, period) => chunk_bits / (period.unwrap_or(20.0) / 1e3),
+                },
+            })
+            .collect();
+        BuildContext { links, seed: scenario.seed }
+    }
+
+    /// The fastest link (the lowest id among equals).
+    pub fn fastest(&self) -> usize {
+        (0..self.links.len())
+            .fold(0, |best, id| if self.links[id].rate_bps > self.links[best].rate_bps { id } else { best })
+    }
+
+    /// The id of the link called `name`; `path` names the option in errors.
+    pub fn link_named(&self, path: &str, name: &str) -> Result<usize> {
+        self.links.iter().position(|l| l.name == name).ok_or_else(|| {
+            let names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
+            Error::scenario(path, format!("no link is called `{name}`; links: {}", names.join(", ")))
+        })
+    }
+
     /// The scheduler's own random stream.
     pub fn rng(&self) -> rng::Rng {
         rng::stream(self.seed, "bond.scheduler")
@@ -33,12 +75,39 @@ pub struct SchedulerInfo {
     pub summary: &'static str,
     /// Declared parameters with defaults and help.
     pub params: &'static [ParamSpec],
-    /// Builds an instance.
-    pub build: fn(&Params, &BuildContext) -> Box<dyn Scheduler>,
+    /// Builds an instance (or says which option does not fit the bond).
+    pub build: fn(&Params, &BuildContext) -> Result<Box<dyn Scheduler>>,
 }
 
 /// Every registered scheduler, in the order `bondsim schedulers` lists them.
-pub const ALL: &[SchedulerInfo] = &[round_robin::INFO, load_based::INFO];
+pub const ALL: &[SchedulerInfo] = &[
+    // Linux bonding modes 0-6.
+    round_robin::INFO,
+    active_backup::INFO,
+    balance_xor::INFO,
+    broadcast::INFO,
+    lacp::INFO,
+    tlb::INFO,
+    alb::INFO,
+    // teamd runners and Open vSwitch bonds.
+    teamd::RANDOM,
+    teamd::ROUNDROBIN,
+    teamd::LOADBALANCE,
+    ovs::SLB,
+    ovs::TCP,
+    // The thesis and seed 002.
+    load_based::INFO,
+    null::INFO,
+    n_to_one::INFO,
+    n_to_one::PRIMARY_INFO,
+    least_queue::INFO,
+    least_queue::CUTOFF_INFO,
+    // Schedulers that aim to beat them.
+    earliest_finish::INFO,
+    flowlet::INFO,
+    power_of_two::INFO,
+    drr_stripe::INFO,
+];
 
 /// The scheduler called `name` (canonical name or alias).
 pub fn lookup(name: &str) -> Option<&'static SchedulerInfo> {
@@ -72,13 +141,13 @@ impl Resolved {
     }
 
     /// Builds the scheduler.
-    pub fn build(&self, ctx: &BuildContext) -> Box<dyn Scheduler> {
+    pub fn build(&self, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
         (self.info.build)(&self.params, ctx)
     }
 }
 
 /// Resolves `bond.mode` (with bracket parameters) and the bond table's other keys.
-pub fn resolve(bond: &Bond, _links: usize) -> Result<Resolved> {
+pub fn resolve(bond: &Bond) -> Result<Resolved> {
     let (name, bracket) = split_mode(&bond.mode)?;
     let info = lookup(name).ok_or_else(|| {
         let names: Vec<&str> = ALL.iter().map(|s| s.name).collect();
@@ -127,22 +196,22 @@ mod tests {
 
     fn bond(mode: &str, options: serde_json::Value) -> Bond {
         let options: BTreeMap<String, serde_json::Value> = serde_json::from_value(options).unwrap();
-        Bond { mode: mode.into(), options }
+        Bond { mode: mode.into(), miimon: 100.0, updelay: 0.0, downdelay: 0.0, options }
     }
 
     #[test]
     fn names_and_aliases_resolve() {
-        assert_eq!(resolve(&bond("rr", serde_json::json!({})), 4).unwrap().label(), "balance-rr");
-        assert_eq!(resolve(&bond("lb", serde_json::json!({})), 4).unwrap().label(), "lb");
+        assert_eq!(resolve(&bond("rr", serde_json::json!({}))).unwrap().label(), "balance-rr");
+        assert_eq!(resolve(&bond("lb", serde_json::json!({}))).unwrap().label(), "lb");
     }
 
     #[test]
     fn bracket_and_table_parameters_round_trip() {
-        let r = resolve(&bond("balance-rr[packets_per_slave=3]", serde_json::json!({})), 4).unwrap();
+        let r = resolve(&bond("balance-rr[packets_per_slave=3]", serde_json::json!({}))).unwrap();
         assert_eq!(r.label(), "balance-rr[packets_per_slave=3]");
-        let again = resolve(&bond(&r.label(), serde_json::json!({})), 4).unwrap();
+        let again = resolve(&bond(&r.label(), serde_json::json!({}))).unwrap();
         assert_eq!(again.params, r.params);
-        let table = resolve(&bond("balance-rr", serde_json::json!({"packets_per_slave": 3})), 4).unwrap();
+        let table = resolve(&bond("balance-rr", serde_json::json!({"packets_per_slave": 3}))).unwrap();
         assert_eq!(table.params, r.params);
     }
 
@@ -162,15 +231,15 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let e = resolve(&bond("nope", serde_json::json!({})), 4).unwrap_err();
+        let e = resolve(&bond("nope", serde_json::json!({}))).unwrap_err();
         assert!(e.to_string().starts_with("bond.mode: unknown scheduler `nope`; registered: balance-rr"), "{e}");
-        let e = resolve(&bond("rr", serde_json::json!({"packets_per_slave": -1})), 4).unwrap_err();
+        let e = resolve(&bond("rr", serde_json::json!({"packets_per_slave": -1}))).unwrap_err();
         assert!(e.to_string().starts_with("bond.packets_per_slave: must be an integer from 0 to 65535"), "{e}");
-        let e = resolve(&bond("rr", serde_json::json!({"gap": 1})), 4).unwrap_err();
+        let e = resolve(&bond("rr", serde_json::json!({"gap": 1}))).unwrap_err();
         assert!(e.to_string().contains("`gap` is not a parameter of balance-rr"), "{e}");
-        let e = resolve(&bond("rr[packets_per_slave=2", serde_json::json!({})), 4).unwrap_err();
+        let e = resolve(&bond("rr[packets_per_slave=2", serde_json::json!({}))).unwrap_err();
         assert!(e.to_string().contains("must end with `]`"), "{e}");
-        let e = resolve(&bond("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2})), 4).unwrap_err();
+        let e = resolve(&bond("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2}))).unwrap_err();
         assert!(e.to_string().contains("both here and in bond.mode"), "{e}");
     }
 }

@@ -16,12 +16,13 @@ use rand::RngExt;
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
 use super::{BondView, PacketInfo, Pick, Scheduler};
+use crate::error::Result;
 use crate::rng::Rng;
 
 /// Registry entry.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "balance-rr",
-    aliases: &["rr"],
+    aliases: &["rr", "0"],
     summary: "Linux balance-rr: one global pointer stripes packets over the links in turn",
     params: &[ParamSpec {
         name: "packets_per_slave",
@@ -32,8 +33,8 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
     build,
 };
 
-fn build(params: &Params, ctx: &BuildContext) -> Box<dyn Scheduler> {
-    Box::new(RoundRobin { counter: 0, packets_per_slave: params.int("packets_per_slave") as u32, rng: ctx.rng() })
+fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    Ok(Box::new(RoundRobin { counter: 0, packets_per_slave: params.int("packets_per_slave") as u32, rng: ctx.rng() }))
 }
 
 /// State of `balance-rr`.
@@ -57,20 +58,16 @@ impl Scheduler for RoundRobin {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::bond::test_support::{links, picks};
+    use crate::bond::test_support::{build, links, picks};
 
     #[test]
     fn stripes_in_turn_from_link_zero() {
-        let mut rr = build(&Params::defaults(INFO.params), &BuildContext { links: 4, seed: 1 });
-        assert_eq!(picks(rr.as_mut(), &links(4), 9), [0, 1, 2, 3, 0, 1, 2, 3, 0]);
+        assert_eq!(picks(build("rr", &links(4)).as_mut(), &links(4), 9), [0, 1, 2, 3, 0, 1, 2, 3, 0]);
     }
 
     #[test]
     fn packets_per_slave_groups_packets() {
-        let mut p = Params::defaults(INFO.params);
-        p.set_text("bond.mode", "packets_per_slave", "3", "balance-rr").unwrap();
-        let mut rr = build(&p, &BuildContext { links: 2, seed: 1 });
+        let mut rr = build("balance-rr[packets_per_slave=3]", &links(2));
         assert_eq!(picks(rr.as_mut(), &links(2), 8), [0, 0, 0, 1, 1, 1, 0, 0]);
     }
 
@@ -78,18 +75,20 @@ mod tests {
     fn down_link_share_goes_to_next_usable_link() {
         let mut view = links(3);
         view[1].up = false;
-        let mut rr = build(&Params::defaults(INFO.params), &BuildContext { links: 3, seed: 1 });
         // ids 0,1,2 map to links 0,2,2: the kernel's walk, not a re-striping over the up links.
-        assert_eq!(picks(rr.as_mut(), &view, 6), [0, 2, 2, 0, 2, 2]);
+        assert_eq!(picks(build("rr", &view).as_mut(), &view, 6), [0, 2, 2, 0, 2, 2]);
+        view.iter_mut().for_each(|l| l.up = false);
+        let h = crate::bond::test_support::headers(1, 1);
+        let bond = crate::bond::BondView { now: crate::time::SimTime::ZERO, links: &view };
+        let pick = build("rr", &view).pick(&crate::bond::test_support::packet(0, 0, &h), &bond);
+        assert_eq!(pick, crate::bond::Pick::Drop);
     }
 
     #[test]
-    fn random_mode_is_seeded() {
-        let mut p = Params::defaults(INFO.params);
-        p.set_text("bond.mode", "packets_per_slave", "0", "balance-rr").unwrap();
-        let run = |seed| picks(build(&p, &BuildContext { links: 4, seed }).as_mut(), &links(4), 64);
-        assert_eq!(run(5), run(5));
-        assert_ne!(run(5), run(6));
-        assert!((0..4).all(|l| run(5).contains(&l)));
+    fn random_mode_is_seeded_and_covers_every_link() {
+        let run = || picks(build("rr[packets_per_slave=0]", &links(4)).as_mut(), &links(4), 64);
+        assert_eq!(run(), run());
+        assert!((0..4).all(|l| run().contains(&l)));
+        assert_ne!(run(), picks(build("rr", &links(4)).as_mut(), &links(4), 64));
     }
 }

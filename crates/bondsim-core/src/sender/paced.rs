@@ -7,6 +7,7 @@
 //! request that slides into its slot is skipped this round — the appendix
 //! does the same. A file of S bytes is `S / chunk + 1` packets.
 
+use super::Cutter;
 use crate::packet::Packet;
 use crate::time::SimTime;
 
@@ -15,34 +16,28 @@ struct Active {
     flow: u32,
     next_seq: u32,
     packets: u32,
-    last_bytes: u32,
+    file_bytes: u64,
 }
 
 /// The paced sender's request queue and round-robin position.
 #[derive(Debug, Clone)]
 pub struct PacedSender {
     packets_per_tick: u32,
-    chunk_bytes: u32,
+    cutter: Cutter,
     queue: Vec<Active>,
     next_req: usize,
 }
 
 impl PacedSender {
-    /// A sender taking `packets_per_tick` chunks of `chunk_bytes` per tick.
-    pub fn new(packets_per_tick: u32, chunk_bytes: u32) -> PacedSender {
-        PacedSender { packets_per_tick, chunk_bytes, queue: Vec::new(), next_req: 0 }
-    }
-
-    /// Packets a file of `file_bytes` is cut into: `S / chunk + 1`.
-    pub fn packets_for(file_bytes: u64, chunk_bytes: u32) -> u64 {
-        file_bytes / u64::from(chunk_bytes) + 1
+    /// A sender taking `packets_per_tick` packets per tick, cut by `cutter`.
+    pub fn new(packets_per_tick: u32, cutter: Cutter) -> PacedSender {
+        PacedSender { packets_per_tick, cutter, queue: Vec::new(), next_req: 0 }
     }
 
     /// Appends request `flow` for a file of `file_bytes` to the request queue.
     pub fn admit(&mut self, flow: u32, file_bytes: u64) {
-        let packets = Self::packets_for(file_bytes, self.chunk_bytes) as u32;
-        let last_bytes = (file_bytes % u64::from(self.chunk_bytes)) as u32;
-        self.queue.push(Active { flow, next_seq: 0, packets, last_bytes });
+        let packets = self.cutter.packets(file_bytes) as u32;
+        self.queue.push(Active { flow, next_seq: 0, packets, file_bytes });
     }
 
     /// True when no request is waiting.
@@ -58,8 +53,8 @@ impl PacedSender {
             }
             let req = &mut self.queue[self.next_req];
             let last = req.next_seq + 1 == req.packets;
-            let bytes = if last { req.last_bytes } else { self.chunk_bytes };
-            emit(Packet { flow: req.flow, seq: req.next_seq, bytes, born: now });
+            let bytes = self.cutter.packet_bytes(req.file_bytes, u64::from(req.next_seq));
+            emit(Packet { flow: req.flow, seq: req.next_seq, bytes, born: now, bond_seq: 0 });
             req.next_seq += 1;
             if last {
                 self.queue.remove(self.next_req);
@@ -76,6 +71,16 @@ impl PacedSender {
 mod tests {
     use super::*;
 
+    fn thesis(chunk: u32) -> Cutter {
+        let s = crate::Scenario::from_json(
+            &serde_json::json!({"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}},
+                "sender": {"chunk_bytes": chunk}, "bond": {"mode": "rr"}, "links": [{}]})
+            .to_string(),
+        )
+        .unwrap();
+        Cutter::for_scenario(&s)
+    }
+
     fn drain(sender: &mut PacedSender, ticks: usize) -> Vec<Vec<(u32, u32, u32)>> {
         (0..ticks)
             .map(|_| {
@@ -87,16 +92,8 @@ mod tests {
     }
 
     #[test]
-    fn packets_per_file_rule() {
-        assert_eq!(PacedSender::packets_for(102_400, 1024), 101);
-        assert_eq!(PacedSender::packets_for(716_800, 1024), 701); // the thesis's class3_6 log line
-        assert_eq!(PacedSender::packets_for(1023, 1024), 1);
-        assert_eq!(PacedSender::packets_for(0, 1024), 1);
-    }
-
-    #[test]
     fn one_packet_per_request_in_turn_with_short_last_chunk() {
-        let mut s = PacedSender::new(4, 1000);
+        let mut s = PacedSender::new(4, thesis(1000));
         s.admit(0, 2500); // 3 packets: 1000, 1000, 500
         s.admit(1, 1000); // 2 packets: 1000, 0
         let ticks = drain(&mut s, 2);
@@ -107,7 +104,7 @@ mod tests {
 
     #[test]
     fn finished_request_makes_its_successor_wait_a_turn_as_in_the_appendix() {
-        let mut s = PacedSender::new(3, 10);
+        let mut s = PacedSender::new(3, thesis(10));
         s.admit(0, 0); // 1 packet
         s.admit(1, 10); // 2 packets
         s.admit(2, 10); // 2 packets

@@ -1,0 +1,158 @@
+//! `balance-alb`: balance-tlb's transmit balancing (buckets by the XOR of the
+//! destination IP's bytes) plus receive load balancing (`bond_alb.c`, RLB).
+//!
+//! Receive balancing: the bond answers each client's ARP with the MAC of a
+//! link chosen round-robin among the fastest usable links
+//! (`__rlb_next_rx_slave`), so that client's traffic to the server arrives on
+//! that link. The client table has 256 entries indexed by the XOR of the
+//! client IP's bytes; a client whose entry is taken by another IP replaces it,
+//! and the previous client falls back to the active link. When a link fails
+//! its clients are reassigned; when one comes back all are reshuffled.
+
+use super::active_backup::{PRIMARY, PRIMARY_RESELECT};
+use super::params::Params;
+use super::registry::{BuildContext, SchedulerInfo};
+use super::tlb::{BucketOf, Tlb, REBALANCE, TLB_DYNAMIC_LB};
+use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use crate::error::Result;
+use crate::network::FlowHeaders;
+use crate::time::SimTime;
+
+/// Registry entry.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "balance-alb",
+    aliases: &["alb", "6"],
+    summary: "Linux balance-alb: balance-tlb plus receive balancing by ARP (clients spread over links)",
+    params: &[super::balance_xor::XMIT_HASH_POLICY, TLB_DYNAMIC_LB, REBALANCE, PRIMARY, PRIMARY_RESELECT],
+    build,
+};
+
+/// Entries of the client table (`RLB_HASH_TABLE_SIZE`).
+const RLB_ENTRIES: usize = 256;
+
+fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    Ok(Box::new(Alb {
+        tlb: Tlb::new(params, ctx, BucketOf::DestinationIp)?,
+        clients: vec![None; RLB_ENTRIES],
+        last_rx: None,
+    }))
+}
+
+/// State of `balance-alb`.
+pub struct Alb {
+    tlb: Tlb,
+    /// Per entry: (client IP, its receive link).
+    clients: Vec<Option<([u8; 4], LinkId)>>,
+    last_rx: Option<LinkId>,
+}
+
+impl Alb {
+    /// `__rlb_next_rx_slave`: round-robin after the last link handed out, preferring the fastest.
+    fn next_rx_link(&mut self, bond: &BondView) -> Option<LinkId> {
+        let mut before: Option<LinkId> = None;
+        let mut after: Option<LinkId> = None;
+        let mut found = false;
+        for id in bond.usable() {
+            let speed = bond.links[id].rate_bps;
+            if !found {
+                if before.is_none_or(|b| bond.links[b].rate_bps < speed) {
+                    before = Some(id);
+                }
+            } else if after.is_none_or(|a| bond.links[a].rate_bps < speed) {
+                after = Some(id);
+            }
+            if Some(id) == self.last_rx {
+                found = true;
+            }
+        }
+        let pick = match (after, before) {
+            (Some(a), Some(b)) if bond.links[a].rate_bps < bond.links[b].rate_bps => Some(b),
+            (Some(a), _) => Some(a),
+            (None, b) => b,
+        };
+        if pick.is_some() {
+            self.last_rx = pick;
+        }
+        pick
+    }
+}
+
+impl Scheduler for Alb {
+    fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
+        self.tlb.pick(packet, bond)
+    }
+
+    fn tick_interval(&self) -> Option<SimTime> {
+        self.tlb.tick_interval()
+    }
+
+    fn on_tick(&mut self, bond: &BondView) {
+        self.tlb.on_tick(bond);
+    }
+
+    fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
+        self.tlb.on_link_change(link, bond);
+        let up = bond.links[link].up;
+        for i in 0..RLB_ENTRIES {
+            let Some((ip, rx)) = self.clients[i] else { continue };
+            // Link back: reshuffle every client; link gone: move only its clients.
+            if up || rx == link {
+                let new = self.next_rx_link(bond).or(self.tlb.active.active);
+                self.clients[i] = new.map(|l| (ip, l));
+            }
+        }
+    }
+
+    fn rx_link(&mut self, headers: &FlowHeaders, bond: &BondView) -> Option<LinkId> {
+        let ip = headers.dst_ip;
+        let index = usize::from(ip.iter().fold(0u8, |x, b| x ^ b));
+        match self.clients[index] {
+            Some((known, link)) if known == ip => Some(link),
+            _ => {
+                // A new client, or one replacing another in the same entry.
+                let link = self.next_rx_link(bond)?;
+                self.clients[index] = Some((ip, link));
+                Some(link)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bond::test_support::{build, headers, links};
+    use crate::bond::{BondView, LinkView, Scheduler};
+    use crate::time::SimTime;
+
+    fn rx(s: &mut dyn Scheduler, view: &[LinkView], client: u8) -> Option<usize> {
+        s.rx_link(&headers(client, 40000), &BondView { now: SimTime::ZERO, links: view })
+    }
+
+    #[test]
+    fn clients_are_spread_round_robin_over_the_fastest_links() {
+        let mut view = links(3);
+        view[2].rate_bps = 100e6;
+        let mut alb = build("balance-alb", &view);
+        let got: Vec<_> = (1..=5).map(|c| rx(alb.as_mut(), &view, c)).collect();
+        assert_eq!(got, [Some(0), Some(1), Some(0), Some(1), Some(0)], "the slow link gets none");
+        assert_eq!(rx(alb.as_mut(), &view, 2), Some(1), "a known client keeps its link");
+    }
+
+    #[test]
+    fn tlb_receives_on_the_active_link_only() {
+        let view = links(3);
+        let mut tlb = build("balance-tlb", &view);
+        assert!((1..=5).all(|c| rx(tlb.as_mut(), &view, c) == Some(0)));
+    }
+
+    #[test]
+    fn failed_links_clients_move() {
+        let mut view = links(2);
+        let mut alb = build("alb", &view);
+        assert_eq!(rx(alb.as_mut(), &view, 1), Some(0));
+        assert_eq!(rx(alb.as_mut(), &view, 2), Some(1));
+        view[1].up = false;
+        alb.on_link_change(1, &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(rx(alb.as_mut(), &view, 2), Some(0));
+    }
+}

@@ -1,0 +1,215 @@
+//! `802.3ad`: dynamic link aggregation (`bond_3ad.c`, `bond_update_slave_arr`).
+//!
+//! Links of equal speed form an aggregator (their LACP keys match; the switch
+//! is one partner). The active aggregator is chosen by `ad_select`: `stable`
+//! and `bandwidth` take the largest bandwidth (active links × speed), `count`
+//! the most active links; `stable` keeps the current one while it has an
+//! active link. Flows go to `usable[xmit_hash % count]` over the active
+//! aggregator's links that are up and distributing, re-mapped by plain
+//! modulo when that set changes. A link that comes back rejoins after LACP's
+//! 2 s aggregate wait (`AD_AGGREGATE_WAIT_TIME`). With fewer than `min_links`
+//! active links the bond's carrier is off: every packet is dropped.
+
+use super::hash::{linux_xmit_hash, HashPolicy};
+use super::params::{ParamKind, ParamSpec, Params};
+use super::registry::{BuildContext, SchedulerInfo};
+use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use crate::error::Result;
+use crate::time::SimTime;
+
+/// Registry entry.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "802.3ad",
+    aliases: &["lacp", "4"],
+    summary: "Linux 802.3ad (LACP): hash over the active aggregator's links (ad_select, min_links)",
+    params: &[
+        super::balance_xor::XMIT_HASH_POLICY,
+        ParamSpec {
+            name: "ad_select",
+            kind: ParamKind::Choice(&["stable", "bandwidth", "count"]),
+            default: "stable",
+            help: "how the active aggregator is chosen",
+        },
+        ParamSpec {
+            name: "min_links",
+            kind: ParamKind::Int { min: 0, max: 4096 },
+            default: "0",
+            help: "fewest active links for the bond to carry traffic (0 and 1 are the same)",
+        },
+    ],
+    build,
+};
+
+/// LACP's wait before a (re)joining link distributes traffic (`AD_AGGREGATE_WAIT_TIME`).
+pub const AGGREGATE_WAIT: SimTime = SimTime(2_000_000_000);
+
+fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    // Aggregator = the links of one speed; its id is its first link.
+    let aggregator =
+        ctx.links.iter().map(|l| ctx.links.iter().position(|m| m.rate_bps == l.rate_bps).expect("itself")).collect();
+    let mut lacp = Lacp {
+        policy: HashPolicy::from_name(params.choice("xmit_hash_policy")),
+        select: params.choice("ad_select"),
+        min_links: params.int("min_links") as usize,
+        aggregator,
+        ready_at: vec![SimTime::ZERO; ctx.links.len()],
+        up: vec![true; ctx.links.len()],
+        rate: ctx.links.iter().map(|l| l.rate_bps).collect(),
+        active: None,
+        usable: Vec::new(),
+        carrier: true,
+        refresh_at: None,
+    };
+    lacp.refresh(SimTime::ZERO);
+    Ok(Box::new(lacp))
+}
+
+/// State of `802.3ad`.
+pub struct Lacp {
+    policy: HashPolicy,
+    select: &'static str,
+    min_links: usize,
+    aggregator: Vec<usize>,
+    ready_at: Vec<SimTime>,
+    up: Vec<bool>,
+    rate: Vec<f64>,
+    active: Option<usize>,
+    usable: Vec<LinkId>,
+    carrier: bool,
+    refresh_at: Option<SimTime>,
+}
+
+impl Lacp {
+    /// Active links (up, whether or not yet distributing) of aggregator `agg`.
+    fn active_ports(&self, agg: usize) -> usize {
+        (0..self.up.len()).filter(|&l| self.aggregator[l] == agg && self.up[l]).count()
+    }
+
+    fn choose_aggregator(&self) -> Option<usize> {
+        let mut aggs: Vec<usize> = self.aggregator.clone();
+        aggs.dedup();
+        aggs.sort_unstable();
+        aggs.dedup();
+        let score = |agg: usize| {
+            let ports = self.active_ports(agg);
+            let bandwidth = ports as f64 * self.rate[agg];
+            (ports, bandwidth)
+        };
+        if self.select == "stable" {
+            if let Some(current) = self.active {
+                if self.active_ports(current) > 0 {
+                    return Some(current);
+                }
+            }
+        }
+        // Ties keep the earlier best: the current aggregator, then the lowest id.
+        let mut best = self.active.filter(|&a| self.active_ports(a) > 0);
+        for agg in aggs {
+            let (ports, bandwidth) = score(agg);
+            if ports == 0 {
+                continue;
+            }
+            best = match best {
+                None => Some(agg),
+                Some(b) => {
+                    let (b_ports, b_bandwidth) = score(b);
+                    let better = match self.select {
+                        "count" => ports > b_ports || (ports == b_ports && bandwidth > b_bandwidth),
+                        _ => bandwidth > b_bandwidth,
+                    };
+                    Some(if better { agg } else { b })
+                }
+            };
+        }
+        best
+    }
+
+    /// Rebuilds the usable array at `now` (`bond_update_slave_arr`).
+    fn refresh(&mut self, now: SimTime) {
+        self.active = self.choose_aggregator();
+        self.refresh_at = None;
+        self.usable.clear();
+        let Some(agg) = self.active else {
+            self.carrier = false;
+            return;
+        };
+        for l in 0..self.up.len() {
+            if self.aggregator[l] != agg || !self.up[l] {
+                continue;
+            }
+            if self.ready_at[l] <= now {
+                self.usable.push(l);
+            } else {
+                self.refresh_at = Some(self.refresh_at.map_or(self.ready_at[l], |t: SimTime| t.min(self.ready_at[l])));
+            }
+        }
+        self.carrier = self.active_ports(agg) >= self.min_links.max(1);
+    }
+}
+
+impl Scheduler for Lacp {
+    fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
+        if self.refresh_at.is_some_and(|t| bond.now >= t) {
+            self.refresh(bond.now);
+        }
+        if !self.carrier || self.usable.is_empty() {
+            return Pick::Drop;
+        }
+        let hash = linux_xmit_hash(self.policy, packet.headers);
+        Pick::Link(self.usable[hash as usize % self.usable.len()])
+    }
+
+    fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
+        self.up[link] = bond.links[link].up;
+        if self.up[link] {
+            self.ready_at[link] = bond.now + AGGREGATE_WAIT;
+        }
+        self.refresh(bond.now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::bond::test_support::{build, headers, links, packet};
+    use crate::bond::{BondView, LinkView, Pick, Scheduler};
+    use crate::time::SimTime;
+
+    fn pick(s: &mut dyn Scheduler, view: &[LinkView], now: SimTime, port: u16) -> Pick {
+        let h = headers(3, port);
+        s.pick(&packet(0, 0, &h), &BondView { now, links: view })
+    }
+
+    fn change(s: &mut dyn Scheduler, view: &mut [LinkView], now: SimTime, link: usize, up: bool) {
+        view[link].up = up;
+        s.on_link_change(link, &BondView { now, links: view });
+    }
+
+    #[test]
+    fn uses_only_the_largest_aggregator() {
+        let mut view = links(3);
+        view[2].rate_bps = 100e6; // a Fast Ethernet link forms its own aggregator
+        let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
+        let used: std::collections::HashSet<_> =
+            (0..200).map(|p| pick(lacp.as_mut(), &view, SimTime::ZERO, 30000 + p)).collect();
+        assert_eq!(used, [Pick::Link(0), Pick::Link(1)].into_iter().collect());
+    }
+
+    #[test]
+    fn rejoining_link_waits_for_lacp_and_min_links_turns_carrier_off() {
+        let mut view = links(2);
+        let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4,min_links=2]", &view);
+        assert!(matches!(pick(lacp.as_mut(), &view, SimTime::ZERO, 40000), Pick::Link(_)));
+        change(lacp.as_mut(), &mut view, SimTime(10), 1, false);
+        assert_eq!(pick(lacp.as_mut(), &view, SimTime(11), 40000), Pick::Drop, "below min_links");
+        let back = SimTime(1_000_000_000);
+        change(lacp.as_mut(), &mut view, back, 1, true);
+        // Carrier is back (2 active ports), but link 1 is not distributing yet.
+        let during: std::collections::HashSet<_> =
+            (0..100).map(|p| pick(lacp.as_mut(), &view, back, 30000 + p)).collect();
+        assert_eq!(during, [Pick::Link(0)].into_iter().collect());
+        let after = back + super::AGGREGATE_WAIT;
+        let later: std::collections::HashSet<_> =
+            (0..100).map(|p| pick(lacp.as_mut(), &view, after, 30000 + p)).collect();
+        assert_eq!(later.len(), 2);
+    }
+}

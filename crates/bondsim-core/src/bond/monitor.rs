@@ -1,0 +1,136 @@
+//! The bond's link monitor (`miimon`, `updelay`, `downdelay`), as
+//! `bond_miimon_inspect`/`bond_miimon_commit` run it.
+//!
+//! The monitor checks every link's carrier every `miimon`; a change seen at a
+//! check is committed `downdelay` (or `updelay`) later, both rounded down to
+//! whole checks as the kernel stores them; if the carrier is back by the
+//! commit, nothing changes. `updelay` is skipped when no link is usable (the
+//! kernel's `ignore_updelay`). With `miimon = 0` the bond never notices a
+//! failure. The checks are computed, not simulated one by one, so a short
+//! `miimon` costs nothing.
+
+use crate::time::SimTime;
+
+/// A verdict change to apply at `at` unless superseded (`generation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Commit {
+    /// When the monitor commits the change.
+    pub at: SimTime,
+    /// Identifies the change; a later carrier change voids it.
+    pub generation: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct LinkState {
+    verdict_up: bool,
+    generation: u64,
+}
+
+/// The monitor of every link of the bond.
+#[derive(Debug, Clone)]
+pub struct Monitor {
+    period: SimTime,
+    up_checks: u64,
+    down_checks: u64,
+    links: Vec<LinkState>,
+}
+
+impl Monitor {
+    /// A monitor checking every `miimon_ms` (0 = never) for `links` links, all up.
+    pub fn new(miimon_ms: f64, updelay_ms: f64, downdelay_ms: f64, links: usize) -> Monitor {
+        let checks = |delay_ms: f64| if miimon_ms > 0.0 { (delay_ms / miimon_ms).floor() as u64 } else { 0 };
+        Monitor {
+            period: SimTime::from_millis_f64(miimon_ms),
+            up_checks: checks(updelay_ms),
+            down_checks: checks(downdelay_ms),
+            links: vec![LinkState { verdict_up: true, generation: 0 }; links],
+        }
+    }
+
+    /// Whether the bond believes `link` is up.
+    pub fn is_up(&self, link: usize) -> bool {
+        self.links[link].verdict_up
+    }
+
+    /// The carrier of `link` changed at `now`; returns the commit to schedule, if any.
+    /// `any_usable` says whether the bond has a usable link now (for `ignore_updelay`).
+    pub fn carrier_changed(&mut self, link: usize, now: SimTime, carrier_up: bool, any_usable: bool) -> Option<Commit> {
+        let state = &mut self.links[link];
+        state.generation += 1;
+        if self.period == SimTime::ZERO || state.verdict_up == carrier_up {
+            return None;
+        }
+        let period = self.period.0;
+        let seen = now.0.div_ceil(period) * period;
+        let checks = match (carrier_up, any_usable) {
+            (false, _) => self.down_checks,
+            (true, true) => self.up_checks,
+            (true, false) => 0,
+        };
+        Some(Commit { at: SimTime(seen + checks * period), generation: state.generation })
+    }
+
+    /// Applies `commit` for `link` if it still stands and the carrier still
+    /// agrees; returns true if the verdict changed.
+    pub fn commit(&mut self, link: usize, generation: u64, carrier_up: bool) -> bool {
+        let state = &mut self.links[link];
+        if state.generation != generation || state.verdict_up == carrier_up {
+            return false;
+        }
+        state.verdict_up = carrier_up;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
+    #[test]
+    fn failure_is_committed_at_the_next_check_plus_downdelay() {
+        let mut m = Monitor::new(100.0, 0.0, 200.0, 2);
+        let c = m.carrier_changed(0, ms(1050), false, true).unwrap();
+        assert_eq!(c.at, ms(1300)); // seen at 1100, committed two checks later
+        assert!(m.is_up(0));
+        assert!(m.commit(0, c.generation, false));
+        assert!(!m.is_up(0));
+    }
+
+    #[test]
+    fn delays_round_down_to_whole_checks() {
+        let mut m = Monitor::new(100.0, 250.0, 0.0, 1);
+        let down = m.carrier_changed(0, ms(100), false, true).unwrap();
+        assert_eq!(down.at, ms(100)); // a check at the very moment sees it
+        m.commit(0, down.generation, false);
+        let up = m.carrier_changed(0, ms(430), true, true).unwrap();
+        assert_eq!(up.at, ms(700)); // seen at 500, updelay 250 ms = 2 checks
+    }
+
+    #[test]
+    fn carrier_back_before_the_commit_cancels_it() {
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(150), true, true), None);
+        assert!(!m.commit(0, c.generation, false));
+        assert!(m.is_up(0));
+    }
+
+    #[test]
+    fn updelay_is_skipped_when_nothing_is_usable() {
+        let mut m = Monitor::new(10.0, 1000.0, 0.0, 1);
+        let c = m.carrier_changed(0, ms(0), false, true).unwrap();
+        m.commit(0, c.generation, false);
+        assert_eq!(m.carrier_changed(0, ms(55), true, false).unwrap().at, ms(60));
+    }
+
+    #[test]
+    fn miimon_zero_never_notices() {
+        let mut m = Monitor::new(0.0, 0.0, 0.0, 1);
+        assert_eq!(m.carrier_changed(0, ms(5), false, true), None);
+        assert!(m.is_up(0));
+    }
+}

@@ -1,0 +1,235 @@
+//! `balance-tlb`: adaptive transmit load balancing (`bond_alb.c`, TLB part).
+//!
+//! 256 buckets; a packet's bucket is `xmit_hash & 0xff` (balance-alb: the XOR
+//! of the destination IP's bytes). A bucket without a link is given the link
+//! with the most spare capacity, `gap = (speed_Mbps << 20) - (load << 3)` —
+//! computed, as the kernel does, in 32 bits before widening, so speeds of
+//! 4096 Mbit/s and more wrap — and that link's load grows by the bucket's
+//! load history. Every 10 s (`BOND_TLB_REBALANCE_INTERVAL`) every bucket is
+//! released and its history set to `1 + bytes sent / 10 s`, so flows are
+//! re-placed greedily by their recent rate. A link that fails loses its
+//! buckets. With `tlb_dynamic_lb = 0` there is no rebalancing: flows go to
+//! `usable[xmit_hash % count]`. The bond receives on the active link only.
+
+use super::active_backup::{ActiveLink, PRIMARY, PRIMARY_RESELECT};
+use super::hash::{linux_xmit_hash, HashPolicy};
+use super::params::{ParamKind, ParamSpec, Params};
+use super::registry::{BuildContext, SchedulerInfo};
+use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use crate::error::Result;
+use crate::network::FlowHeaders;
+use crate::time::SimTime;
+
+/// Registry entry.
+pub const INFO: SchedulerInfo = SchedulerInfo {
+    name: "balance-tlb",
+    aliases: &["tlb", "5"],
+    summary: "Linux balance-tlb: 256 hash buckets placed on the least-loaded link, rebalanced every 10 s",
+    params: &[super::balance_xor::XMIT_HASH_POLICY, TLB_DYNAMIC_LB, REBALANCE, PRIMARY, PRIMARY_RESELECT],
+    build,
+};
+
+/// `tlb_dynamic_lb`: rebalance by load (1) or hash only (0).
+pub const TLB_DYNAMIC_LB: ParamSpec = ParamSpec {
+    name: "tlb_dynamic_lb",
+    kind: ParamKind::Int { min: 0, max: 1 },
+    default: "1",
+    help: "1: place buckets by load and rebalance; 0: usable[hash % count], no rebalancing",
+};
+
+/// The rebalance interval (a kernel constant, exposed for experiments).
+pub const REBALANCE: ParamSpec = ParamSpec {
+    name: "rebalance_interval_s",
+    kind: ParamKind::Float { min: 0.1, max: 3600.0 },
+    default: "10",
+    help: "seconds between rebalances (the kernel's BOND_TLB_REBALANCE_INTERVAL)",
+};
+
+/// Number of transmit buckets (`TLB_HASH_TABLE_SIZE`).
+pub const BUCKETS: usize = 256;
+
+fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    Ok(Box::new(Tlb::new(params, ctx, BucketOf::XmitHash(HashPolicy::from_name(params.choice("xmit_hash_policy"))))?))
+}
+
+/// How a packet's bucket is found.
+#[derive(Debug, Clone, Copy)]
+pub enum BucketOf {
+    /// `bond_xmit_hash & 0xff` (balance-tlb).
+    XmitHash(HashPolicy),
+    /// XOR of the destination IP's bytes (balance-alb's `_simple_hash`).
+    DestinationIp,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Bucket {
+    link: Option<LinkId>,
+    tx_bytes: u64,
+    load_history: u64,
+}
+
+/// The transmit side of balance-tlb and balance-alb.
+pub struct Tlb {
+    bucket_of: BucketOf,
+    dynamic: bool,
+    interval: SimTime,
+    buckets: Vec<Bucket>,
+    load: Vec<u64>,
+    usable: Vec<LinkId>,
+    /// The active link (receives; takes non-balanced traffic).
+    pub active: ActiveLink,
+}
+
+impl Tlb {
+    /// From the mode's parameters.
+    pub fn new(params: &Params, ctx: &BuildContext, bucket_of: BucketOf) -> Result<Tlb> {
+        Ok(Tlb {
+            bucket_of,
+            dynamic: params.int("tlb_dynamic_lb") == 1,
+            interval: SimTime::from_secs_f64(params.float("rebalance_interval_s")),
+            buckets: vec![Bucket::default(); BUCKETS],
+            load: vec![0; ctx.links.len()],
+            usable: (0..ctx.links.len()).collect(),
+            active: ActiveLink::new(params, ctx)?,
+        })
+    }
+
+    /// The kernel's `compute_gap`, wrapping in 32 bits as it does.
+    fn gap(speed_mbps: u32, load: u64) -> i64 {
+        i64::from(speed_mbps.wrapping_shl(20)) - i64::from((load as u32).wrapping_shl(3))
+    }
+
+    fn least_loaded(&self, bond: &BondView) -> Option<LinkId> {
+        let mut best: Option<(i64, LinkId)> = None;
+        for id in bond.usable() {
+            let gap = Self::gap(bond.links[id].speed_mbps(), self.load[id]);
+            if best.is_none_or(|(g, _)| g < gap) {
+                best = Some((gap, id));
+            }
+        }
+        best.map(|(_, id)| id)
+    }
+
+    fn clear_link(&mut self, link: LinkId) {
+        for b in self.buckets.iter_mut().filter(|b| b.link == Some(link)) {
+            b.link = None;
+            b.tx_bytes = 0;
+        }
+        self.load[link] = 0;
+    }
+
+    fn rebalance(&mut self) {
+        let seconds = self.interval.as_secs_f64();
+        for b in self.buckets.iter_mut().filter(|b| b.link.is_some()) {
+            b.load_history = 1 + (b.tx_bytes as f64 / seconds) as u64;
+            b.tx_bytes = 0;
+            b.link = None;
+        }
+        self.load.iter_mut().for_each(|l| *l = 0);
+    }
+}
+
+impl Scheduler for Tlb {
+    fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
+        let hash = match self.bucket_of {
+            BucketOf::XmitHash(policy) => linux_xmit_hash(policy, packet.headers),
+            BucketOf::DestinationIp => u32::from(packet.headers.dst_ip.iter().fold(0u8, |x, b| x ^ b)),
+        };
+        if !self.dynamic {
+            return if self.usable.is_empty() {
+                Pick::Drop
+            } else {
+                Pick::Link(self.usable[hash as usize % self.usable.len()])
+            };
+        }
+        let index = (hash & 0xff) as usize;
+        let link = match self.buckets[index].link {
+            Some(link) => link,
+            None => {
+                let Some(link) = self.least_loaded(bond) else { return Pick::Drop };
+                self.buckets[index].link = Some(link);
+                self.load[link] += self.buckets[index].load_history;
+                link
+            }
+        };
+        if !bond.links[link].up {
+            // bond_do_alb_xmit: a bucket on a link that cannot send is cleared and the packet dropped.
+            self.clear_link(link);
+            return Pick::Drop;
+        }
+        self.buckets[index].tx_bytes += u64::from(packet.frame_bytes());
+        Pick::Link(link)
+    }
+
+    fn tick_interval(&self) -> Option<SimTime> {
+        self.dynamic.then_some(self.interval)
+    }
+
+    fn on_tick(&mut self, _bond: &BondView) {
+        self.rebalance();
+    }
+
+    fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
+        self.usable = bond.usable_ids();
+        self.active.on_link_change(link, bond);
+        if bond.links[link].up {
+            self.rebalance(); // the kernel orders a rebalance at its next 100 ms tick
+        } else {
+            self.clear_link(link);
+        }
+    }
+
+    fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
+        self.active.active
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tlb;
+    use crate::bond::test_support::{build, headers, links, packet};
+    use crate::bond::{BondView, LinkView, Pick, Scheduler};
+    use crate::time::SimTime;
+
+    fn send(s: &mut dyn Scheduler, view: &[LinkView], client: u8) -> Pick {
+        let h = headers(client, 40000);
+        s.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: view })
+    }
+
+    #[test]
+    fn gap_wraps_in_32_bits_as_the_kernel_does() {
+        assert_eq!(Tlb::gap(1000, 0), 1000 << 20);
+        assert_eq!(Tlb::gap(25_000, 0), 444_596_224); // less than a 1 Gbit/s link's 1_048_576_000
+        assert_eq!(Tlb::gap(1000, 1000), (1000 << 20) - 8000);
+    }
+
+    #[test]
+    fn new_buckets_go_to_the_link_with_most_spare_capacity_after_a_rebalance() {
+        let view = links(2);
+        let mut tlb = build("balance-tlb", &view);
+        // Before any rebalance every bucket's history is 0: all land on link 0.
+        assert!((1..20).all(|c| send(tlb.as_mut(), &view, c) == Pick::Link(0)));
+        // Client 1 sends a lot, then a rebalance spreads by recent load.
+        for _ in 0..10_000 {
+            send(tlb.as_mut(), &view, 1);
+        }
+        tlb.on_tick(&BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1), "the heavy bucket's load pushes others away");
+    }
+
+    #[test]
+    fn failed_links_buckets_move_and_static_mode_hashes() {
+        let mut view = links(2);
+        let mut tlb = build("balance-tlb", &view);
+        assert_eq!(send(tlb.as_mut(), &view, 5), Pick::Link(0));
+        view[0].up = false;
+        tlb.on_link_change(0, &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(send(tlb.as_mut(), &view, 5), Pick::Link(1));
+        let view = links(3);
+        let mut fixed = build("balance-tlb[tlb_dynamic_lb=0,xmit_hash_policy=layer2+3]", &view);
+        assert_eq!(fixed.tick_interval(), None);
+        let used: std::collections::HashSet<_> = (1..60).map(|c| send(fixed.as_mut(), &view, c)).collect();
+        assert_eq!(used.len(), 3);
+    }
+}

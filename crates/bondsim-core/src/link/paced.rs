@@ -1,0 +1,167 @@
+//! The thesis's interface: one send opportunity per (slowed) period.
+
+use std::collections::VecDeque;
+
+use super::{DropCause, Enqueued, LinkStats, Slowdown};
+use crate::bond::LinkView;
+use crate::packet::Packet;
+use crate::scenario::{LinkSpec, Scenario};
+use crate::time::SimTime;
+
+/// The thesis's interface (`interface.py`'s `process_pending`).
+#[derive(Debug, Clone)]
+pub struct PacedLink {
+    period: SimTime,
+    slowdown: Slowdown,
+    trace: Vec<SimTime>,
+    trace_pos: usize,
+    payload_bits: f64,
+    queue: VecDeque<Packet>,
+    queue_bytes: u64,
+    next_poll: SimTime,
+    pub(super) carrier: bool,
+    /// What the link did so far.
+    pub stats: LinkStats,
+}
+
+impl PacedLink {
+    /// Link `id` of `scenario`, described by `spec`.
+    pub fn new(scenario: &Scenario, spec: &LinkSpec, id: usize) -> PacedLink {
+        PacedLink {
+            period: SimTime::from_millis_f64(spec.period_ms.unwrap_or(20.0)),
+            slowdown: Slowdown::new(spec, scenario.seed, id),
+            trace: spec.trace_intervals_s.iter().flatten().map(|&s| SimTime::from_secs_f64(s)).collect(),
+            trace_pos: 0,
+            payload_bits: f64::from(scenario.chunk_bytes()) * 8.0,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            next_poll: SimTime::ZERO,
+            carrier: true,
+            stats: LinkStats::default(),
+        }
+    }
+
+    /// Puts `packet` at the tail of the transmit queue.
+    pub fn enqueue(&mut self, packet: Packet) -> Enqueued {
+        if !self.carrier {
+            self.stats.record_drop(DropCause::LinkDown);
+            return Enqueued::Dropped(DropCause::LinkDown);
+        }
+        self.queue_bytes += u64::from(packet.bytes);
+        self.queue.push_back(packet);
+        self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
+        Enqueued::Waiting
+    }
+
+    /// Wakes the link at `now`: sends the head packet, if any, and returns it
+    /// with the time of the next wake-up.
+    pub fn poll(&mut self, now: SimTime) -> (Option<Packet>, SimTime) {
+        self.stats.polls += 1;
+        let sent = if self.carrier { self.queue.pop_front() } else { None };
+        let interval = if self.trace.is_empty() { self.period } else { self.trace[self.trace_pos] };
+        if let Some(packet) = &sent {
+            self.queue_bytes -= u64::from(packet.bytes);
+            self.stats.packets_sent += 1;
+            self.stats.bytes_sent += u64::from(packet.bytes);
+            if !self.trace.is_empty() {
+                // One trace entry per send; an idle wake-up does not consume one.
+                self.trace_pos = (self.trace_pos + 1) % self.trace.len();
+            }
+        }
+        self.next_poll = now + self.slowdown.stretch(now, interval);
+        (sent, self.next_poll)
+    }
+
+    /// The carrier goes: everything queued is lost.
+    pub fn carrier_down(&mut self) -> Vec<Packet> {
+        self.carrier = false;
+        self.stats.failures += 1;
+        self.queue_bytes = 0;
+        let lost: Vec<Packet> = self.queue.drain(..).collect();
+        self.stats.drops_link_down += lost.len() as u64;
+        lost
+    }
+
+    /// Payload bits per period.
+    pub fn capacity_bps(&self) -> f64 {
+        self.payload_bits / self.period.as_secs_f64()
+    }
+
+    /// The bond's view of this link at `now`.
+    pub fn view(&self, now: SimTime, up: bool) -> LinkView {
+        let waiting = self.queue.len() as u64;
+        LinkView {
+            up,
+            queue_len_pkts: self.queue.len() as u32,
+            queue_bytes: self.queue_bytes,
+            rate_bps: self.capacity_bps(),
+            overhead_bytes: 0,
+            per_packet: self.period,
+            paced: true,
+            idle_at: if waiting == 0 { now } else { self.next_poll + SimTime(self.period.0 * (waiting - 1)) },
+            // A paced link hands the packet to its client the moment it sends.
+            delay: SimTime::ZERO,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(links: serde_json::Value) -> Scenario {
+        Scenario::from_json(
+            &serde_json::json!({
+                "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}},
+                "bond": {"mode": "rr"}, "links": links})
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn packet(seq: u32) -> Packet {
+        Packet { flow: 0, seq, bytes: 1024, born: SimTime::ZERO, bond_seq: u64::from(seq) }
+    }
+
+    #[test]
+    fn sends_one_packet_per_period() {
+        let s = scenario(serde_json::json!([{}]));
+        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        link.enqueue(packet(0));
+        link.enqueue(packet(1));
+        let (p, next) = link.poll(SimTime::ZERO);
+        assert_eq!((p.map(|p| p.seq), next), (Some(0), SimTime::from_millis_f64(20.0)));
+        let (p, next) = link.poll(next);
+        assert_eq!((p.map(|p| p.seq), next), (Some(1), SimTime::from_millis_f64(40.0)));
+        let (p, _) = link.poll(next);
+        assert_eq!(p, None);
+        assert_eq!((link.stats.packets_sent, link.stats.polls, link.stats.max_queue_pkts), (2, 3, 2));
+    }
+
+    #[test]
+    fn trace_sets_the_time_between_sends() {
+        let s = scenario(serde_json::json!([{"trace_intervals_s": [0.001, 0.005]}]));
+        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        // Idle: the pending interval is reused, not consumed.
+        assert_eq!(link.poll(SimTime::ZERO).1, SimTime::from_millis_f64(1.0));
+        for seq in 0..3 {
+            link.enqueue(packet(seq));
+        }
+        let t1 = link.poll(SimTime::from_millis_f64(1.0)).1;
+        let t2 = link.poll(t1).1;
+        let t3 = link.poll(t2).1;
+        assert_eq!([t1, t2, t3].map(|t| t.as_nanos()), [2_000_000, 7_000_000, 8_000_000]);
+    }
+
+    #[test]
+    fn losing_carrier_drops_the_queue_and_refuses_packets() {
+        let s = scenario(serde_json::json!([{}]));
+        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        link.enqueue(packet(0));
+        link.enqueue(packet(1));
+        assert_eq!(link.carrier_down().len(), 2);
+        assert_eq!(link.enqueue(packet(2)), Enqueued::Dropped(DropCause::LinkDown));
+        assert_eq!(link.poll(SimTime::ZERO).0, None);
+        assert_eq!((link.stats.drops_link_down, link.stats.failures), (3, 1));
+    }
+}

@@ -1,0 +1,172 @@
+//! Addresses and headers: what each flow's packets carry, as the hash policies read them.
+//!
+//! Every flow (request) goes from the server to one client: source MAC, IP
+//! and port are the server's; destination MAC and IP the client's (or the
+//! router's MAC); the destination port is an ephemeral port drawn from the
+//! seed in Linux's default range 32768–60999. IPv4 only.
+
+use std::net::Ipv4Addr;
+
+use rand::RngExt;
+
+use crate::error::{Error, Result};
+use crate::rng;
+use crate::scenario::{Network, Protocol};
+use crate::workload::Request;
+
+/// A MAC address.
+pub type Mac = [u8; 6];
+
+/// Linux's default ephemeral port range (`net.ipv4.ip_local_port_range`).
+pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 32768..=60999;
+
+/// EtherType of IPv4.
+pub const ETH_P_IP: u16 = 0x0800;
+
+/// The header fields of one flow's packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FlowHeaders {
+    /// Source MAC (the bond's).
+    pub src_mac: Mac,
+    /// Destination MAC (the client's, or its router's).
+    pub dst_mac: Mac,
+    /// Source IPv4 address, network byte order.
+    pub src_ip: [u8; 4],
+    /// Destination IPv4 address, network byte order.
+    pub dst_ip: [u8; 4],
+    /// Source (server) port.
+    pub src_port: u16,
+    /// Destination (client, ephemeral) port.
+    pub dst_port: u16,
+    /// IP protocol number (6 TCP, 17 UDP).
+    pub ip_proto: u8,
+    /// 802.1Q VLAN id, if tagged.
+    pub vlan: Option<u16>,
+    /// EtherType of the payload.
+    pub ethertype: u16,
+}
+
+/// Parses `aa:bb:cc:dd:ee:ff` (or with `-`); `path` names the field in errors.
+pub fn parse_mac(path: &str, text: &str) -> Result<Mac> {
+    let parts: Vec<&str> = text.split([':', '-']).collect();
+    let bad = || Error::scenario(path, format!("`{text}` is not a MAC address (form aa:bb:cc:dd:ee:ff)"));
+    if parts.len() != 6 {
+        return Err(bad());
+    }
+    let mut mac = [0u8; 6];
+    for (byte, part) in mac.iter_mut().zip(parts) {
+        if part.len() != 2 {
+            return Err(bad());
+        }
+        *byte = u8::from_str_radix(part, 16).map_err(|_| bad())?;
+    }
+    Ok(mac)
+}
+
+/// Parses a dotted IPv4 address; `path` names the field in errors.
+pub fn parse_ip(path: &str, text: &str) -> Result<[u8; 4]> {
+    text.parse::<Ipv4Addr>()
+        .map(|ip| ip.octets())
+        .map_err(|_| Error::scenario(path, format!("`{text}` is not an IPv4 address (form 10.0.0.1)")))
+}
+
+/// Formats a MAC address.
+pub fn format_mac(mac: &Mac) -> String {
+    mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+/// The MAC and IP of every client.
+#[derive(Debug, Clone)]
+pub struct Clients {
+    /// MAC by client number.
+    pub macs: Vec<Mac>,
+    /// IPv4 address by client number.
+    pub ips: Vec<[u8; 4]>,
+}
+
+impl Clients {
+    /// `count` clients: the configured addresses first, then generated ones.
+    pub fn new(network: &Network, count: u32, seed: u64) -> Clients {
+        let mut mac_rng = rng::stream(seed, "network.client_macs");
+        let macs = (0..count as usize)
+            .map(|i| match network.client_macs.get(i) {
+                Some(text) => parse_mac("network.client_macs", text).expect("validated"),
+                None => {
+                    // Locally administered, unicast: 02:xx:xx:xx:xx:xx.
+                    let mut mac = [0x02, 0, 0, 0, 0, 0];
+                    mac_rng.fill(&mut mac[1..]);
+                    mac
+                }
+            })
+            .collect();
+        let ips = (0..count as usize)
+            .map(|i| match network.client_ips.get(i) {
+                Some(text) => parse_ip("network.client_ips", text).expect("validated"),
+                None => {
+                    let host = (i + 1) as u32;
+                    [10, 1, (host >> 8) as u8, host as u8]
+                }
+            })
+            .collect();
+        Clients { macs, ips }
+    }
+}
+
+/// The headers of every flow, indexed by flow (request) id.
+pub fn flow_headers(network: &Network, clients: &Clients, requests: &[Request], seed: u64) -> Vec<FlowHeaders> {
+    let server_mac = parse_mac("network.server_mac", &network.server_mac).expect("validated");
+    let server_ip = parse_ip("network.server_ip", &network.server_ip).expect("validated");
+    let router = network.router_mac.as_deref().map(|m| parse_mac("network.router_mac", m).expect("validated"));
+    let mut ports = rng::stream(seed, "network.ports");
+    let ip_proto = match network.protocol {
+        Protocol::Tcp => 6,
+        Protocol::Udp => 17,
+    };
+    requests
+        .iter()
+        .map(|r| {
+            let client = r.client as usize;
+            FlowHeaders {
+                src_mac: server_mac,
+                dst_mac: router.unwrap_or(clients.macs[client]),
+                src_ip: server_ip,
+                dst_ip: clients.ips[client],
+                src_port: network.server_port,
+                dst_port: ports.random_range(EPHEMERAL_PORTS),
+                ip_proto,
+                vlan: network.vlan,
+                ethertype: ETH_P_IP,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_addresses() {
+        assert_eq!(parse_mac("m", "00:15:17:b0:26:AD").unwrap(), [0, 0x15, 0x17, 0xb0, 0x26, 0xad]);
+        assert_eq!(parse_mac("m", "00-15-17-b0-26-ad").unwrap()[5], 0xad);
+        for bad in ["00:15:17:b0:26", "0:15:17:b0:26:ad", "zz:15:17:b0:26:ad", ""] {
+            let err = parse_mac("network.client_macs.0", bad).unwrap_err().to_string();
+            assert!(err.starts_with("network.client_macs.0: "), "{err}");
+        }
+        assert_eq!(parse_ip("i", "10.0.0.2").unwrap(), [10, 0, 0, 2]);
+        assert!(parse_ip("i", "10.0.0.256").is_err());
+        assert_eq!(format_mac(&[0, 0x15, 0x17, 0xb0, 0x26, 0xad]), "00:15:17:b0:26:ad");
+    }
+
+    #[test]
+    fn configured_addresses_first_then_generated_ones() {
+        let network = Network { client_macs: vec!["00:00:00:00:00:07".into()], ..Network::default() };
+        let clients = Clients::new(&network, 300, 5);
+        assert_eq!(clients.macs[0], [0, 0, 0, 0, 0, 7]);
+        assert!(clients.macs[1..].iter().all(|m| m[0] == 0x02));
+        assert_eq!(clients.ips[0], [10, 1, 0, 1]);
+        assert_eq!(clients.ips[299], [10, 1, 1, 44]);
+        assert_eq!(Clients::new(&network, 300, 5).macs, clients.macs);
+        assert_ne!(Clients::new(&network, 300, 6).macs, clients.macs);
+    }
+}

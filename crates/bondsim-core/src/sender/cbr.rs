@@ -1,0 +1,81 @@
+//! Constant bit rate: each flow sends a packet, then waits for the time its
+//! payload takes at `rate_mbps`, whatever happens to its packets (an iperf
+//! UDP stream).
+
+use super::Cutter;
+use crate::packet::Packet;
+use crate::time::SimTime;
+
+#[derive(Debug, Clone, Default)]
+struct FlowTx {
+    file_bytes: u64,
+    packets: u32,
+    next_seq: u32,
+}
+
+/// State of every flow's stream.
+#[derive(Debug, Clone)]
+pub struct CbrSender {
+    rate_bps: f64,
+    cutter: Cutter,
+    flows: Vec<FlowTx>,
+    unsent_flows: usize,
+}
+
+impl CbrSender {
+    /// A sender of `rate_mbps` per flow, for `flows` flows.
+    pub fn new(rate_mbps: f64, cutter: Cutter, flows: usize) -> CbrSender {
+        CbrSender { rate_bps: rate_mbps * 1e6, cutter, flows: vec![FlowTx::default(); flows], unsent_flows: 0 }
+    }
+
+    /// Flow `flow` starts, for a file of `file_bytes`.
+    pub fn admit(&mut self, flow: u32, file_bytes: u64) {
+        let packets = self.cutter.packets(file_bytes) as u32;
+        self.flows[flow as usize] = FlowTx { file_bytes, packets, next_seq: 0 };
+        self.unsent_flows += 1;
+    }
+
+    /// The next packet of `flow`, born at `now`, and when the one after it is due.
+    pub fn next_packet(&mut self, flow: u32, now: SimTime) -> (Packet, Option<SimTime>) {
+        let f = &mut self.flows[flow as usize];
+        let seq = f.next_seq;
+        let bytes = self.cutter.packet_bytes(f.file_bytes, u64::from(seq));
+        f.next_seq += 1;
+        let next = if f.next_seq < f.packets {
+            Some(now + SimTime::from_secs_f64(f64::from(bytes.max(1)) * 8.0 / self.rate_bps))
+        } else {
+            self.unsent_flows -= 1;
+            None
+        };
+        (Packet { flow, seq, bytes, born: now, bond_seq: 0 }, next)
+    }
+
+    /// True when every admitted flow has sent all its packets.
+    pub fn is_idle(&self) -> bool {
+        self.unsent_flows == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packets_are_spaced_by_their_time_at_the_rate() {
+        let s = crate::Scenario::from_json(
+            &serde_json::json!({"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}},
+                "sender": {"kind": "cbr", "rate_mbps": 8.0, "chunk_bytes": 1000}, "bond": {"mode": "rr"}, "links": [{}]})
+            .to_string(),
+        )
+        .unwrap();
+        let mut c = CbrSender::new(8.0, Cutter::for_scenario(&s), 1);
+        c.admit(0, 2500);
+        let (p, next) = c.next_packet(0, SimTime::ZERO);
+        assert_eq!((p.seq, next), (0, Some(SimTime(1_000_000)))); // 8000 bits at 8 Mbit/s
+        let (_, next) = c.next_packet(0, SimTime(1_000_000));
+        assert_eq!(next, Some(SimTime(2_000_000)));
+        let (p, next) = c.next_packet(0, SimTime(2_000_000));
+        assert_eq!((p.bytes, next), (500, None));
+        assert!(c.is_idle());
+    }
+}

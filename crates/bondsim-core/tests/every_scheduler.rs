@@ -1,0 +1,79 @@
+//! Invariants every registered scheduler must keep, run end to end:
+//! nothing lost or invented, determinism, failover that loses only what the
+//! failed link held.
+
+use bondsim_core::bond::registry::ALL;
+use bondsim_core::{run, RunResult, Scenario};
+
+fn scenario(mode: &str, extra_link: serde_json::Value) -> Scenario {
+    let mut links = vec![
+        serde_json::json!({"rate_mbps": 1000.0, "delay_us": 20.0}),
+        serde_json::json!({"rate_mbps": 1000.0, "delay_us": 20.0}),
+        serde_json::json!({"rate_mbps": 100.0, "delay_us": 20.0}),
+    ];
+    for (key, value) in extra_link.as_object().unwrap() {
+        links[1][key] = value.clone();
+    }
+    Scenario::from_json(
+        &serde_json::json!({
+            "seed": 3,
+            "workload": {"requests": 24, "clients": 8, "file_size": {"kind": "fixed", "bytes": 300_000},
+                         "arrivals": {"kind": "poisson", "rate_per_s": 200.0}},
+            "sender": {"kind": "window", "window_pkts": 16, "chunk_bytes": 1448},
+            "bond": {"mode": mode, "miimon": 10.0},
+            "links": links,
+        })
+        .to_string(),
+    )
+    .unwrap_or_else(|e| panic!("{mode}: {e}"))
+}
+
+fn strip_wall(mut r: RunResult) -> String {
+    r.summary.wall_s = 0.0;
+    r.to_json()
+}
+
+#[test]
+fn every_scheduler_delivers_everything_once_without_faults() {
+    for info in ALL {
+        let r = run(&scenario(info.name, serde_json::json!({}))).unwrap();
+        let s = &r.summary;
+        assert_eq!(s.packets, 24 * 208, "{}", info.name);
+        assert_eq!(s.delivered + s.dropped + s.undelivered, s.packets, "{}: conservation", info.name);
+        assert_eq!(s.dropped, 0, "{}: no faults, big queues, nothing dropped", info.name);
+        assert_eq!(s.flows_complete, 24, "{}", info.name);
+        let sent: u64 = r.links.packets_sent.iter().sum();
+        let copies = if info.name == "broadcast" { 3 } else { 1 };
+        // Every copy was sent or dropped by a full queue (broadcast overflows the slow link).
+        assert_eq!(sent + s.drops_queue_full, s.packets * copies, "{}: every copy accounted for", info.name);
+        assert_eq!(s.duplicates, sent - s.delivered, "{}", info.name);
+        if copies == 1 {
+            assert_eq!(s.drops_queue_full, 0, "{}", info.name);
+        }
+        assert!(s.goodput_bps > 0.0 && s.utilisation <= 1.0 + 1e-9, "{}", info.name);
+    }
+}
+
+#[test]
+fn every_scheduler_is_deterministic() {
+    for info in ALL {
+        let sc = scenario(info.name, serde_json::json!({"jitter": {"kind": "exponential", "mean_us": 30.0}}));
+        assert_eq!(strip_wall(run(&sc).unwrap()), strip_wall(run(&sc).unwrap()), "{}", info.name);
+    }
+}
+
+#[test]
+fn every_scheduler_survives_a_link_failure() {
+    for info in ALL {
+        let sc = scenario(info.name, serde_json::json!({"failures": [{"down_s": 0.01, "up_s": 0.05}]}));
+        let r = run(&sc).unwrap();
+        let s = &r.summary;
+        assert_eq!(s.delivered + s.dropped + s.undelivered, s.packets, "{}", info.name);
+        assert_eq!(s.flows_complete, 24, "{}: every flow ends (delivered or lost)", info.name);
+        // Only packets sent on the failed link (or with no usable link) can be lost.
+        let lost_elsewhere: u64 =
+            r.links.drops_link_down.iter().enumerate().filter(|(l, _)| *l != 1).map(|(_, d)| d).sum();
+        assert_eq!(lost_elsewhere, 0, "{}", info.name);
+        assert!(r.links.failures[1] == 1, "{}", info.name);
+    }
+}
