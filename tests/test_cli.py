@@ -90,7 +90,7 @@ def test_every_command_has_help_with_an_example(cli):
 def test_schedulers_lists_registry(cli):
     proc = cli("schedulers", "--json")
     entries = {e["name"]: e for e in json.loads(proc.stdout)}
-    assert entries["balance-rr"]["aliases"] == ["rr"]
+    assert entries["balance-rr"]["aliases"] == ["rr", "0"]
     assert entries["balance-rr"]["params"][0]["name"] == "packets_per_slave"
     assert "lb" in entries
     table = cli("schedulers").stdout
