@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
-import bondsim
 import pandas as pd
 import pytest
+
+import bondsim
 from bondsim.stats import format_process_table, process_table
 
 VARIED = [

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import bondsim
 import pytest
+
+import bondsim
 from bondsim import ScenarioError
 from bondsim.scenario import apply_overrides, load, parse_value
 
@@ -29,7 +30,7 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ("sender.chunk_bytes=0", "sender.chunk_bytes", "must be >= 1"),
         ("bond.mode=fastest", "bond.mode", "unknown scheduler `fastest`; registered: balance-rr"),
         ("bond.packets_per_slave=2", "bond.packets_per_slave", None),  # valid: checked below
-        ("bond.gap_us=5", "bond.gap_us", "`gap_us` is not a parameter of balance-rr; allowed: packets_per_slave"),
+        ("bond.gapp_us=5", "bond.gapp_us", "`gapp_us` is not a parameter of balance-rr; allowed: packets_per_slave"),
         ("bond.packets_per_slave=70000", "bond.packets_per_slave", "must be an integer from 0 to 65535"),
         ('workload.file_size={kind = "zipf"}', "workload.file_size.kind", "unknown variant `zipf`"),
         ('workload.file_size={kind = "fixed"}', "workload.file_size", "missing field `bytes`"),

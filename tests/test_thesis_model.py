@@ -8,9 +8,10 @@ equal-length queues.
 
 from __future__ import annotations
 
-import bondsim
 import pytest
 import simpy_model
+
+import bondsim
 from bondsim.reproduce.thesis import lb_slow_share
 
 SLOW_PERIOD_S = 0.082

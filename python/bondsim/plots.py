@@ -22,6 +22,7 @@ def compare(
     xlabel: str,
     ylabel: str,
     reference: dict[str, tuple[list[float], list[float]]] | None = None,
+    logx: bool = False,
 ) -> Path:
     """One line per value of ``by`` (e.g. scheduler), ``y`` against ``x``; optional dashed reference lines."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
@@ -30,11 +31,87 @@ def compare(
         ax.plot(group[x], group[y], marker="o", markersize=3.5, linewidth=1.4, label=str(label))
     for label, (xs, ys) in (reference or {}).items():
         ax.plot(xs, ys, linestyle="--", linewidth=1.0, color="grey", label=label)
+    if logx:
+        ax.set_xscale("log")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def bars(
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    by: str,
+    path: str | Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    reference: dict[str, list[float]] | None = None,
+) -> Path:
+    """Grouped bars: one group per value of ``x``, one bar per value of ``by``; optional reference markers."""
+    import numpy as np
+
+    groups = list(dict.fromkeys(data[x]))
+    series = list(dict.fromkeys(data[by]))
+    width = 0.8 / (len(series) + len(reference or {}))
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    positions = np.arange(len(groups))
+    for i, name in enumerate(series):
+        rows = data[data[by] == name].set_index(x).reindex(groups)
+        ax.bar(positions + i * width, rows[y].fillna(0), width, label=str(name))
+    for j, (label, values) in enumerate((reference or {}).items()):
+        ax.bar(positions + (len(series) + j) * width, values, width, label=label, color="grey", alpha=0.5)
+    ax.set_xticks(positions + width * (len(series) + len(reference or {}) - 1) / 2)
+    ax.set_xticklabels([str(g) for g in groups])
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, axis="y", alpha=0.3)
     ax.legend()
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def scatter(
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    label: str,
+    by: str,
+    path: str | Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    logy: bool = False,
+) -> Path:
+    """One panel per value of ``by``: points ``(x, y)`` annotated with ``label``."""
+    panels = list(dict.fromkeys(data[by]))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 4.2), dpi=120, squeeze=False)
+    for ax, panel in zip(axes[0], panels, strict=True):
+        rows = data[data[by] == panel]
+        ax.scatter(rows[x], rows[y], s=14)
+        for _, row in rows.iterrows():
+            ax.annotate(str(row[label]), (row[x], row[y]), fontsize=6, xytext=(2, 2), textcoords="offset points")
+        ax.set_title(str(panel))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        if logy:
+            ax.set_yscale("symlog", linthresh=1e-4)
+        ax.grid(True, alpha=0.3)
+    fig.suptitle(title)
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path)

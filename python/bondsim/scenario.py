@@ -133,6 +133,17 @@ def find(name: str | Path) -> Path:
     return shipped if shipped.exists() else path
 
 
+def load_toml(path: str | Path) -> dict:
+    """The raw document of a scenario file (no overrides, no checks)."""
+    path = Path(path)
+    try:
+        return tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise _error("", f"cannot read scenario {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _error("", f"{path} is not valid TOML: {exc}") from None
+
+
 def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
     """Loads a scenario (TOML path, shipped name like ``thesis``, or dict), applies
     overrides, checks it; returns it with every default filled in."""
@@ -140,14 +151,7 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
         doc, base = dict(source), Path.cwd()
     else:
         path = find(source)
-        try:
-            text = path.read_text()
-        except OSError as exc:
-            raise _error("", f"cannot read scenario {path}: {exc.strerror}") from None
-        try:
-            doc = tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise _error("", f"{path} is not valid TOML: {exc}") from None
+        doc = load_toml(path)
         base = path.parent
     doc = resolve_files(apply_overrides(doc, overrides), base)
     return check(doc)

@@ -41,6 +41,10 @@ impl SeqWindow {
 
     /// Marks `seq` resolved; returns false if it already was.
     fn insert(&mut self, seq: u32) -> bool {
+        if seq == self.base && self.bits.is_empty() {
+            self.base += 1; // the common case: the next number, no gap
+            return true;
+        }
         if self.contains(seq) {
             return false;
         }
@@ -179,7 +183,12 @@ impl Receiver {
         if in_order {
             rx.in_order += 1;
             rx.next_exp = seq + 1;
-            rx.highs.push_back((seq, position));
+            // Only needed while a gap is open: with none, nothing later can be reordered.
+            if !rx.resolved.bits.is_empty() {
+                rx.highs.push_back((seq, position));
+            } else if !rx.highs.is_empty() {
+                rx.highs.clear();
+            }
             self.in_order += 1;
         } else {
             // RFC 4737 extent: distance back to the first arrival with a higher number.

@@ -58,8 +58,8 @@ enum Event {
     Poll(u32),
     /// A rate link finished putting its head packet on the wire.
     TxDone { link: u32, epoch: u32 },
-    /// A packet reaches the receiver over `link`.
-    Deliver { link: u32, epoch: u32, packet: Packet },
+    /// The oldest packet on `link`'s wire reaches the receiver.
+    Deliver { link: u32, epoch: u32 },
     /// A constant-rate flow sends its next packet.
     Wake(u32),
     /// A window slot of this flow is free again (after the ack delay).
@@ -67,7 +67,7 @@ enum Event {
     /// A link's carrier goes (`up = false`) or comes back.
     Carrier { link: u32, up: bool },
     /// The monitor commits its verdict on a link.
-    Commit { link: u32, generation: u64 },
+    Commit { link: u32, generation: u32 },
     /// The scheduler's periodic work.
     SchedulerTick,
     /// `stop_s` is reached.
@@ -132,6 +132,8 @@ pub(crate) struct World {
     pub(crate) receiver: Receiver,
     resequencer: Option<Resequencer>,
     copies: HashMap<u64, Copies>,
+    /// Scratch space for the packets of one paced tick.
+    batch: Vec<Packet>,
     pub(crate) total_packets: u64,
     pub(crate) sent: u64,
     next_bond_seq: u64,
@@ -232,6 +234,7 @@ impl World {
             failure_rngs,
             resequencer,
             copies: HashMap::new(),
+            batch: Vec::new(),
             total_packets,
             sent: 0,
             next_bond_seq: 0,
@@ -256,7 +259,7 @@ impl World {
                 Event::Tick => self.tick(now),
                 Event::Poll(id) => self.poll(now, id as usize),
                 Event::TxDone { link, epoch } => self.tx_done(now, link as usize, epoch),
-                Event::Deliver { link, epoch, packet } => self.deliver(now, link as usize, epoch, packet),
+                Event::Deliver { link, epoch } => self.deliver(now, link as usize, epoch),
                 Event::Wake(flow) => self.wake(now, flow),
                 Event::Ack(flow) => self.ack(now, flow),
                 Event::Carrier { link, up } => self.carrier(now, link as usize, up),
@@ -291,7 +294,7 @@ impl World {
     }
 
     fn refresh_view(&mut self, id: usize, now: SimTime) {
-        self.views[id] = self.links[id].view(now, self.monitor.is_up(id));
+        self.links[id].refresh_view(now, &mut self.views[id]);
     }
 
     fn arrive(&mut self, now: SimTime, first: u32, count: u32) {
@@ -318,12 +321,13 @@ impl World {
     fn tick(&mut self, now: SimTime) {
         let SenderState::Paced { sender, tick } = &mut self.sender else { return };
         let tick = *tick;
-        let mut batch = Vec::with_capacity(8);
+        let mut batch = std::mem::take(&mut self.batch);
         sender.tick(now, |packet| batch.push(packet));
         let again = !(sender.is_idle() && self.arrived as usize == self.requests.len());
-        for packet in batch {
+        for packet in batch.drain(..) {
             self.dispatch(now, packet);
         }
+        self.batch = batch;
         if again {
             self.events.schedule(now + tick, Event::Tick);
         }
@@ -445,24 +449,23 @@ impl World {
         }
         // Packets reaching the receiver at one instant are taken in the order the bond sent them.
         let rank = packet.bond_seq << 12 | id as u64;
-        self.events.schedule_ranked(arrival, rank, Event::Deliver { link: id as u32, epoch, packet });
+        self.events.schedule_ranked(arrival, rank, Event::Deliver { link: id as u32, epoch });
         self.refresh_view(id, now);
     }
 
-    fn deliver(&mut self, now: SimTime, id: usize, epoch: u32, packet: Packet) {
-        self.in_flight -= 1;
+    fn deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Link::Rate(link) = &mut self.links[id] else { return };
         if link.epoch() != epoch {
-            link.lost_on_wire();
-            self.copy_lost(now, packet, DropCause::LinkDown);
-            return;
+            return; // lost with the carrier, counted then
         }
+        let packet = link.arrive();
+        self.in_flight -= 1;
         self.arrived_at_receiver(now, packet);
     }
 
     /// A copy of `packet` reached the receiver side at `now`.
     fn arrived_at_receiver(&mut self, now: SimTime, packet: Packet) {
-        if let Some(c) = self.copies.get_mut(&packet.bond_seq) {
+        if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
             let first = !c.delivered;
             c.delivered = true;
@@ -493,7 +496,7 @@ impl World {
 
     /// A copy of `packet` was dropped; the packet is lost once no copy is left.
     fn copy_lost(&mut self, now: SimTime, packet: Packet, cause: DropCause) {
-        if let Some(c) = self.copies.get_mut(&packet.bond_seq) {
+        if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
             let (left, delivered) = (c.left, c.delivered);
             if left == 0 {
@@ -548,9 +551,10 @@ impl World {
         self.refresh_view(id, now);
     }
 
-    fn commit(&mut self, now: SimTime, id: usize, generation: u64) {
+    fn commit(&mut self, now: SimTime, id: usize, generation: u32) {
         let carrier = self.links[id].carrier();
         if self.monitor.commit(id, generation, carrier) {
+            self.views[id].up = carrier;
             self.refresh_view(id, now);
             self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
         }

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots, stats
-from bondsim.scenario import apply_overrides, find
+from bondsim.scenario import apply_overrides, find, load_toml
 from bondsim.sweep import run_many, summaries
 
 SCHEDULERS = ("rr", "lb")
@@ -28,9 +28,7 @@ FIG11_REQUESTS = 500
 
 
 def _base() -> dict:
-    import tomllib
-
-    return tomllib.loads(find("thesis").read_text())
+    return load_toml(find("thesis"))
 
 
 def _grid(base: dict, loads, extra: list[str]) -> tuple[list[dict], list[dict]]:

@@ -9,17 +9,31 @@
 //! can arrive before it (packets arriving at the same instant are taken in
 //! sending order). Jitter, slowdowns and failures break the prediction; ties
 //! go to the lower link id.
+//!
+//! `guard_us` trades rate for robustness: a packet may leave its flow's
+//! previous link only for one where it would arrive at least that long after
+//! the previous packet, so jitter smaller than the guard cannot swap them (a
+//! link never reorders its own packets).
 
+use super::params::{ParamKind, ParamSpec};
 use super::registry::SchedulerInfo;
 use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use crate::time::SimTime;
 
 /// Registry entry.
 pub const INFO: SchedulerInfo = SchedulerInfo {
     name: "earliest-finish",
     aliases: &["eft"],
     summary: "bondsim: the link where the packet would arrive earliest (queue, rate, delay)",
-    params: &[],
-    build: |_params, _ctx| Ok(Box::new(EarliestFinish)),
+    params: &[ParamSpec {
+        name: "guard_us",
+        kind: ParamKind::Float { min: 0.0, max: 1e9 },
+        default: "0",
+        help: "least gap between a flow's consecutive predicted arrivals, microseconds",
+    }],
+    build: |params, _ctx| {
+        Ok(Box::new(EarliestFinish { guard: SimTime::from_micros_f64(params.float("guard_us")), due: Vec::new() }))
+    },
 };
 
 /// The usable link where a packet of `l3_bytes` sent now would arrive first.
@@ -27,18 +41,40 @@ pub fn earliest_arrival(bond: &BondView, l3_bytes: u32) -> Option<LinkId> {
     bond.usable().min_by_key(|&id| (bond.links[id].arrival_if_sent(bond.now, l3_bytes), id))
 }
 
-/// The stateless earliest-finish scheduler.
-pub struct EarliestFinish;
+/// earliest-finish: with a guard, when and where each flow's last packet is due.
+pub struct EarliestFinish {
+    guard: SimTime,
+    due: Vec<Option<(SimTime, LinkId)>>,
+}
 
 impl Scheduler for EarliestFinish {
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
-        earliest_arrival(bond, packet.l3_bytes).map_or(Pick::Drop, Pick::Link)
+        if self.guard == SimTime::ZERO {
+            return earliest_arrival(bond, packet.l3_bytes).map_or(Pick::Drop, Pick::Link);
+        }
+        let flow = packet.flow as usize;
+        if self.due.len() <= flow {
+            self.due.resize(flow + 1, None);
+        }
+        let arrival = |id: LinkId| (bond.links[id].arrival_if_sent(bond.now, packet.l3_bytes), id);
+        let best = match self.due[flow] {
+            None => bond.usable().map(arrival).min(),
+            Some((due, previous)) => {
+                let floor = due + self.guard;
+                let safe = |&(t, id): &(SimTime, LinkId)| id == previous || t >= floor;
+                bond.usable().map(arrival).filter(safe).min().or_else(|| bond.usable().map(arrival).max())
+            }
+        };
+        let Some((t, id)) = best else { return Pick::Drop };
+        self.due[flow] = Some((t, id));
+        Pick::Link(id)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
+    use crate::bond::test_support::{build, headers, links, packet, picks};
+    use crate::bond::{BondView, Pick};
     use crate::time::SimTime;
 
     #[test]
@@ -52,5 +88,22 @@ mod tests {
         // ...unless the slow link is far away.
         view[1].delay = SimTime(500_000);
         assert_eq!(picks(build("earliest-finish", &view).as_mut(), &view, 1), [0]);
+    }
+
+    #[test]
+    fn guard_keeps_consecutive_arrivals_apart() {
+        // Two equal idle links: the first packet arrives at 8.816 us on link 0; on link 1 the second would
+        // arrive at that same instant, so a 5 us guard keeps it behind the first on link 0 (17.632 us).
+        let mut view = links(2);
+        let mut eft = build("earliest-finish[guard_us=5]", &view);
+        let h = headers(1, 1);
+        let first = eft.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(first, Pick::Link(0));
+        view[0].idle_at = SimTime(8_816);
+        let second = eft.pick(&packet(0, 1, &h), &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(second, Pick::Link(0), "link 1 would arrive at the same instant");
+        // Without a guard the second packet takes the idle link.
+        let mut plain = build("earliest-finish", &view);
+        assert_eq!(plain.pick(&packet(0, 1, &h), &BondView { now: SimTime::ZERO, links: &view }), Pick::Link(1));
     }
 }

@@ -17,13 +17,13 @@ pub struct Commit {
     /// When the monitor commits the change.
     pub at: SimTime,
     /// Identifies the change; a later carrier change voids it.
-    pub generation: u64,
+    pub generation: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct LinkState {
     verdict_up: bool,
-    generation: u64,
+    generation: u32,
 }
 
 /// The monitor of every link of the bond.
@@ -56,7 +56,7 @@ impl Monitor {
     /// `any_usable` says whether the bond has a usable link now (for `ignore_updelay`).
     pub fn carrier_changed(&mut self, link: usize, now: SimTime, carrier_up: bool, any_usable: bool) -> Option<Commit> {
         let state = &mut self.links[link];
-        state.generation += 1;
+        state.generation = state.generation.wrapping_add(1);
         if self.period == SimTime::ZERO || state.verdict_up == carrier_up {
             return None;
         }
@@ -72,7 +72,7 @@ impl Monitor {
 
     /// Applies `commit` for `link` if it still stands and the carrier still
     /// agrees; returns true if the verdict changed.
-    pub fn commit(&mut self, link: usize, generation: u64, carrier_up: bool) -> bool {
+    pub fn commit(&mut self, link: usize, generation: u32, carrier_up: bool) -> bool {
         let state = &mut self.links[link];
         if state.generation != generation || state.verdict_up == carrier_up {
             return false;

@@ -147,6 +147,10 @@ impl Resolved {
 }
 
 /// Resolves `bond.mode` (with bracket parameters) and the bond table's other keys.
+///
+/// Bracket parameters must belong to the mode. Keys in the table may also be
+/// another mode's parameters, which this mode ignores (as Linux accepts every
+/// bond option in every mode); keys no scheduler declares are errors.
 pub fn resolve(bond: &Bond) -> Result<Resolved> {
     let (name, bracket) = split_mode(&bond.mode)?;
     let info = lookup(name).ok_or_else(|| {
@@ -169,7 +173,12 @@ pub fn resolve(bond: &Bond) -> Result<Resolved> {
         if seen.contains(key) {
             return Err(Error::scenario(path, format!("`{key}` is set both here and in bond.mode's brackets")));
         }
-        params.set_json(&path, key, value, info.name)?;
+        // Like Linux's bond options, a key another mode uses (xmit_hash_policy under balance-rr, say)
+        // is accepted and ignored, so one table can serve a sweep over modes; a key no mode knows is an error.
+        let used_elsewhere = ALL.iter().any(|s| s.params.iter().any(|p| p.name == key));
+        if info.params.iter().any(|p| p.name == key) || !used_elsewhere {
+            params.set_json(&path, key, value, info.name)?;
+        }
     }
     Ok(Resolved { info, params })
 }
@@ -216,6 +225,14 @@ mod tests {
     }
 
     #[test]
+    fn other_modes_table_keys_are_ignored_like_linux_bond_options() {
+        let r = resolve(&bond("rr", serde_json::json!({"xmit_hash_policy": "layer3+4", "gap_us": 5}))).unwrap();
+        assert_eq!(r.label(), "balance-rr");
+        let x = resolve(&bond("xor", serde_json::json!({"xmit_hash_policy": "layer3+4"}))).unwrap();
+        assert_eq!(x.label(), "balance-xor[xmit_hash_policy=layer3+4]");
+    }
+
+    #[test]
     fn every_registered_scheduler_has_parseable_defaults_and_unique_names() {
         let mut names = Vec::new();
         for info in ALL {
@@ -237,6 +254,8 @@ mod tests {
         assert!(e.to_string().starts_with("bond.packets_per_slave: must be an integer from 0 to 65535"), "{e}");
         let e = resolve(&bond("rr", serde_json::json!({"gap": 1}))).unwrap_err();
         assert!(e.to_string().contains("`gap` is not a parameter of balance-rr"), "{e}");
+        let e = resolve(&bond("rr[xmit_hash_policy=layer2]", serde_json::json!({}))).unwrap_err();
+        assert!(e.to_string().contains("`xmit_hash_policy` is not a parameter of balance-rr"), "{e}");
         let e = resolve(&bond("rr[packets_per_slave=2", serde_json::json!({}))).unwrap_err();
         assert!(e.to_string().contains("must end with `]`"), "{e}");
         let e = resolve(&bond("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2}))).unwrap_err();

@@ -147,6 +147,14 @@ impl Link {
         }
     }
 
+    /// Refreshes the queue and idle time in `view` (the rest does not change).
+    pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
+        match self {
+            Link::Paced(l) => l.refresh_view(now, view),
+            Link::Rate(l) => l.refresh_view(now, view),
+        }
+    }
+
     /// Counters so far.
     pub fn stats(&self) -> &LinkStats {
         match self {

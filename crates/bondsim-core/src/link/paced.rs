@@ -87,9 +87,22 @@ impl PacedLink {
         self.payload_bits / self.period.as_secs_f64()
     }
 
+    fn idle_at(&self, now: SimTime) -> SimTime {
+        match self.queue.len() as u64 {
+            0 => now,
+            waiting => self.next_poll + SimTime(self.period.0 * (waiting - 1)),
+        }
+    }
+
+    /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
+    pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
+        view.queue_len_pkts = self.queue.len() as u32;
+        view.queue_bytes = self.queue_bytes;
+        view.idle_at = self.idle_at(now);
+    }
+
     /// The bond's view of this link at `now`.
     pub fn view(&self, now: SimTime, up: bool) -> LinkView {
-        let waiting = self.queue.len() as u64;
         LinkView {
             up,
             queue_len_pkts: self.queue.len() as u32,
@@ -98,7 +111,7 @@ impl PacedLink {
             overhead_bytes: 0,
             per_packet: self.period,
             paced: true,
-            idle_at: if waiting == 0 { now } else { self.next_poll + SimTime(self.period.0 * (waiting - 1)) },
+            idle_at: self.idle_at(now),
             // A paced link hands the packet to its client the moment it sends.
             delay: SimTime::ZERO,
         }

@@ -51,6 +51,8 @@ pub struct RateLink {
     slowdown: Slowdown,
     queue: VecDeque<Packet>,
     queue_bytes: u64,
+    /// Packets on the wire, in arrival order.
+    transit: VecDeque<Packet>,
     sending: bool,
     backlog_end: SimTime,
     last_arrival: SimTime,
@@ -77,6 +79,7 @@ impl RateLink {
             slowdown: Slowdown::new(spec, scenario.seed, id),
             queue: VecDeque::new(),
             queue_bytes: 0,
+            transit: VecDeque::new(),
             sending: false,
             backlog_end: SimTime::ZERO,
             last_arrival: SimTime::ZERO,
@@ -134,8 +137,9 @@ impl RateLink {
         Enqueued::Dropped(cause)
     }
 
-    /// The head packet is on the wire at `now`: returns it, when it reaches the
-    /// receiver, and when the next packet (if any) will be on the wire.
+    /// The head packet is on the wire at `now`: returns it (it stays in transit
+    /// until [`RateLink::arrive`]), when it reaches the receiver, and when the
+    /// next packet (if any) will be on the wire.
     pub fn tx_done(&mut self, now: SimTime) -> (Packet, SimTime, Option<SimTime>) {
         let packet = self.queue.pop_front().expect("a packet was being sent");
         self.sending = false;
@@ -150,12 +154,18 @@ impl RateLink {
         // The wire keeps the link's own packets in order, whatever the jitter.
         let arrival = (now + self.delay + jitter).max(self.last_arrival);
         self.last_arrival = arrival;
+        self.transit.push_back(packet);
         let next = (!self.queue.is_empty()).then(|| self.start(now));
         (packet, arrival, next)
     }
 
-    /// The carrier goes at `now`: what is queued or being sent is lost (and what
-    /// is on the wire: the caller voids it by the epoch).
+    /// The oldest packet on the wire reaches the receiver.
+    pub fn arrive(&mut self) -> Packet {
+        self.transit.pop_front().expect("a packet was on the wire")
+    }
+
+    /// The carrier goes at `now`: what is queued, being sent or on the wire is
+    /// lost (events of the old epoch are void).
     pub fn carrier_down(&mut self, now: SimTime) -> Vec<Packet> {
         self.carrier = false;
         self.epoch = self.epoch.wrapping_add(1);
@@ -163,14 +173,16 @@ impl RateLink {
         self.sending = false;
         self.queue_bytes = 0;
         self.backlog_end = now;
-        let lost: Vec<Packet> = self.queue.drain(..).collect();
+        let lost: Vec<Packet> = self.transit.drain(..).chain(self.queue.drain(..)).collect();
         self.stats.drops_link_down += lost.len() as u64;
         lost
     }
 
-    /// Counts a packet lost on the wire when the carrier went.
-    pub fn lost_on_wire(&mut self) {
-        self.stats.drops_link_down += 1;
+    /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
+    pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
+        view.queue_len_pkts = self.queue.len() as u32;
+        view.queue_bytes = self.queue_bytes;
+        view.idle_at = self.backlog_end.max(now);
     }
 
     /// The bond's view of this link at `now`.
@@ -222,6 +234,7 @@ mod tests {
         let (p, arrival, next) = l.tx_done(done);
         assert_eq!((p.seq, arrival, next), (0, SimTime(133_040), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);
+        assert_eq!(l.arrive().seq, 0);
     }
 
     #[test]
@@ -258,11 +271,13 @@ mod tests {
     }
 
     #[test]
-    fn carrier_loss_empties_the_queue_and_bumps_the_epoch() {
-        let mut l = link(serde_json::json!({}));
-        l.enqueue(SimTime::ZERO, packet(0, 1460));
+    fn carrier_loss_empties_queue_and_wire_and_bumps_the_epoch() {
+        let mut l = link(serde_json::json!({"delay_us": 1000.0}));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
         l.enqueue(SimTime::ZERO, packet(1, 1460));
-        assert_eq!(l.carrier_down(SimTime(5)).len(), 2);
+        l.tx_done(done); // packet 0 is on the wire, packet 1 being sent
+        let lost: Vec<u32> = l.carrier_down(done + SimTime(5)).iter().map(|p| p.seq).collect();
+        assert_eq!(lost, [0, 1]);
         assert_eq!(l.epoch(), 1);
         assert_eq!(l.enqueue(SimTime(6), packet(2, 1460)), Enqueued::Dropped(DropCause::LinkDown));
         assert_eq!(l.stats.drops_link_down, 3);

@@ -1,0 +1,146 @@
+"""Seed 002 (Andresen & Hanenkamp): a Gigabit link bonded with a Fast
+Ethernet one; throughput per scheduler against message size, 1 B to 64 KB.
+
+One bulk transfer (netperf's TCP_STREAM) writes messages of a given size;
+each message is sent as its own packets (no coalescing, as with
+TCP_NODELAY), so small messages pay the full per-frame cost. The paper's
+small-message figures are bound by per-packet host cost, which bondsim
+models as a per-frame cost on each link, calibrated from the paper's own
+Table 1: at 8-byte messages the two links alone sum to 29.6 Mbit/s, Fast
+Ethernet's share of which is its wire limit, so the Gigabit link's per-frame
+cost is what leaves the rest.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bondsim import plots
+from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.sweep import run_many
+
+MESSAGE_BYTES = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 1448, 4096, 16384, 65536)
+SCHEDULERS = ("null", "balance-rr", "n-to-1", "least-queue", "n-to-1-primary", "cutoff-least-queue", "earliest-finish")
+#: Seed 002, Table 1: at 8-byte messages, Fast Ethernet alone + Gigabit alone = 29.6 Mbit/s; RR = 46.3.
+PAPER_SUM_8B_MBPS = 29.6
+PAPER_RR = {
+    1: 4.4,
+    8: 46.3,
+    16: 84.6,
+    24: 117.0,
+    32: 143.8,
+    40: 147.0,
+    48: 140.0,
+    56: 149.2,
+    64: 144.1,
+    72: 149.7,
+    80: 141.3,
+}
+DURATION_S = 0.2
+
+
+def wire_time_s(payload: int, rate_mbps: float, header: int = 40, overhead: int = 38) -> float:
+    """Seconds a packet of `payload` bytes occupies a link (padded to Ethernet's 46-byte minimum)."""
+    return (max(payload + header, 46) + overhead) * 8 / (rate_mbps * 1e6)
+
+
+def calibrated_per_packet_us() -> float:
+    """Per-frame cost that makes Gigabit + Fast Ethernet carry the paper's 29.6 Mbit/s at 8-byte messages."""
+    fe_mbps = 8 * 8 / wire_time_s(8, 100) / 1e6  # Fast Ethernet is wire-bound at this size
+    ge_mbps = PAPER_SUM_8B_MBPS - fe_mbps
+    per_packet_us = 8 * 8 / ge_mbps  # bits per packet / Mbit/s = microseconds per packet
+    return per_packet_us - wire_time_s(8, 1000) * 1e6
+
+
+def sweep(*, progress: bool = True) -> pd.DataFrame:
+    """Goodput of every scheduler at every message size."""
+    base = load_toml(find("hetero"))
+    cost = calibrated_per_packet_us()
+    common = [
+        "workload.requests=1",
+        "workload.clients=1",
+        f"stop_s={DURATION_S}",
+        f"links.0.per_packet_us={cost}",
+        f"links.1.per_packet_us={cost}",
+    ]
+    docs, labels = [], []
+    for size in MESSAGE_BYTES:
+        for mode in SCHEDULERS:
+            file_bytes = size * 2_000_000  # far more than the run can send
+            docs.append(
+                apply_overrides(
+                    base,
+                    [
+                        *common,
+                        f"bond.mode={mode}",
+                        f"sender.message_bytes={size}",
+                        f'workload.file_size={{kind = "fixed", bytes = {file_bytes}}}',
+                    ],
+                )
+            )
+            labels.append({"message_bytes": size, "mode": mode})
+    rows = []
+    for label, result in zip(labels, run_many(docs, progress=progress), strict=True):
+        s = result.summary
+        rows.append({**label, "goodput_mbps": s["goodput_bps"] / 1e6, "ooo_fraction": s["ooo_fraction"]})
+    return pd.DataFrame(rows)
+
+
+def reproduce(out: str | Path, *, progress: bool = True) -> Path:
+    """Writes the throughput curves (CSV + PNG) and ``summary.md``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = sweep(progress=progress)
+    table.to_csv(out / "hetero_throughput.csv", index=False)
+    plots.compare(
+        table,
+        "message_bytes",
+        "goodput_mbps",
+        "mode",
+        out / "hetero_throughput.png",
+        title="Gigabit + Fast Ethernet: throughput vs message size",
+        xlabel="message size (bytes)",
+        ylabel="goodput (Mbit/s)",
+        logx=True,
+        reference={"paper: Round-Robin": (list(PAPER_RR), list(PAPER_RR.values()))},
+    )
+    pivot = table.pivot(index="message_bytes", columns="mode", values="goodput_mbps")[list(SCHEDULERS)]
+    lines = ["| message bytes | " + " | ".join(SCHEDULERS) + " |", "| ---: |" + " ---: |" * len(SCHEDULERS)]
+    for size, row in pivot.iterrows():
+        lines.append(f"| {size} | " + " | ".join(f"{v:.1f}" for v in row) + " |")
+    big = pivot.loc[MESSAGE_BYTES[-1]]
+    best_big = big.idxmax()
+    small = pivot.loc[8]
+    summary = out / "summary.md"
+    summary.write_text(
+        f"""# Seed 002: heterogeneous bonding, throughput vs message size
+
+Gigabit + Fast Ethernet (`scenarios/hetero.toml`), one bulk transfer for
+{DURATION_S} s per point, each message sent as its own packets of at most 1448
+bytes. Per-frame cost {calibrated_per_packet_us():.2f} µs on each link, calibrated
+so that the two links alone carry the paper's {PAPER_SUM_8B_MBPS} Mbit/s at 8-byte
+messages. Goodput in Mbit/s:
+
+"""
+        + "\n".join(lines)
+        + f"""
+
+| | paper | bondsim |
+| --- | --- | --- |
+| large messages | "no routing algorithm ... has demonstrated notable improvement over gigabit alone" | at {MESSAGE_BYTES[-1]} B the best is {best_big} with {big.max():.0f} Mbit/s against null (Gigabit alone) {big["null"]:.0f} |
+| Round-Robin | superior below 64 B (46.3 Mbit/s at 8 B), overtaken by Gigabit at 64 B | {small["balance-rr"]:.1f} Mbit/s at 8 B against null's {small["null"]:.1f}; at large sizes it is held to twice Fast Ethernet's rate ({big["balance-rr"]:.0f}) |
+| N:1, Least-Queue | no figures given | n-to-1 {big["n-to-1"]:.0f}, least-queue {big["least-queue"]:.0f} Mbit/s at {MESSAGE_BYTES[-1]} B |
+
+Where we differ: the paper's Round-Robin beats the sum of both links at small
+messages (46.3 > 29.6 Mbit/s at 8 B), which no per-link model can produce;
+it points at host effects (interrupt coalescing, CPU parallelism across two
+NICs) that bondsim does not model. Strict alternation also caps
+Round-Robin at twice the slow link's rate for large messages, which the paper's
+statement that nothing beat Gigabit alone agrees with. A bond can beat
+Gigabit alone only by sending the Fast Ethernet link its ~{100 / 1100:.0%} share:
+ratio, queue and earliest-finish scheduling do.
+"""
+    )
+    return summary
