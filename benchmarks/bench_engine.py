@@ -1,8 +1,9 @@
-"""Engine speed and memory: bondsim's paced model beside the same model in SimPy.
+"""Engine speed and memory: the paced (thesis) model beside the same model in
+SimPy, and the rate-based link model.
 
     .venv/bin/python benchmarks/bench_engine.py [--sizes 1e5,1e6,1e7] [--simpy-packets 1e5]
 
-Each bondsim run is its own process (``cargo bench --bench paced``), so peak
+Each bondsim run is its own process (``cargo bench --bench engine``), so peak
 resident memory is per run. The SimPy model (``simpy_model.py``) runs the same
 system in this process; the two are compared as a ratio in the same sitting,
 because absolute times drift on a shared machine. Writes
@@ -29,7 +30,7 @@ import simpy_model  # noqa: E402
 def bench_binary() -> Path:
     """Builds the Rust bench binary (release) and returns its path."""
     out = subprocess.run(
-        ["cargo", "bench", "--no-run", "-p", "bondsim-core", "--bench", "paced", "--message-format=json"],
+        ["cargo", "bench", "--no-run", "-p", "bondsim-core", "--bench", "engine", "--message-format=json"],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -37,10 +38,10 @@ def bench_binary() -> Path:
     ).stdout
     for line in out.splitlines():
         msg = json.loads(line)
-        artifact = msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "paced"
+        artifact = msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "engine"
         if artifact and msg.get("executable"):
             return Path(msg["executable"])
-    raise RuntimeError("cargo did not report the paced bench executable")
+    raise RuntimeError("cargo did not report the engine bench executable")
 
 
 def run_rust(binary: Path, packets: int, shape: str, mode: str, repeat: int) -> dict:
@@ -75,7 +76,7 @@ def main() -> None:
 
     binary = bench_binary()
     rows = []
-    for shape, mode in (("balanced", "rr"), ("thesis", "lb")):
+    for shape, mode in (("balanced", "rr"), ("thesis", "lb"), ("rate", "balance-rr"), ("rate", "earliest-finish")):
         for packets in sizes:
             r = run_rust(binary, packets, shape, mode, args.repeat)
             rows.append(r)
@@ -117,7 +118,7 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     (out / "engine.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [
-        "# Engine benchmark (paced model)",
+        "# Engine benchmark",
         "",
         f"{results['date']}, {results['machine']}, one core. Command: `.venv/bin/python benchmarks/bench_engine.py`.",
         "",

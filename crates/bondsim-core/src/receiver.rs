@@ -8,7 +8,8 @@
 //! * RFC 4737 reordering extent: for a reordered packet at arrival position
 //!   `i`, `e = i - j` where `j` is the earliest arrival with a higher sequence
 //!   number.
-//! * RFC 5236 reorder density: see [`crate::reorder_density`].
+//! * RFC 5236 reorder density: displacement = receive index − expected index,
+//!   lost packets counted out (see [`crate::reorder_density`]).
 //! * Delivery delay (sender to receiver), as a histogram (HdrHistogram).
 //!
 //! State is per flow and bounded by the reordering window, never per packet:
@@ -106,7 +107,10 @@ pub struct FlowRx {
     pub first_at: Option<SimTime>,
     /// Time of the latest delivery.
     pub last_at: SimTime,
-    density: ReorderDensity,
+    /// Lost packets numbered below the lowest unresolved number.
+    lost_below_base: u32,
+    /// Lost packets numbered above it, ascending.
+    lost_pending: Vec<u32>,
 }
 
 impl FlowRx {
@@ -146,6 +150,26 @@ pub struct Receiver {
     pub delay_ns: Histogram<u64>,
     /// RFC 5236 displacement counts over all flows.
     pub density: ReorderDensity,
+}
+
+impl FlowRx {
+    /// Lost packets numbered below `seq`.
+    fn lost_below(&self, seq: u32) -> u32 {
+        if self.lost_pending.is_empty() {
+            return self.lost_below_base;
+        }
+        self.lost_below_base + self.lost_pending.partition_point(|&l| l < seq) as u32
+    }
+
+    /// Folds losses the window has moved past into the count.
+    fn settle_losses(&mut self) {
+        let base = self.resolved.base;
+        let settled = self.lost_pending.partition_point(|&l| l < base);
+        if settled > 0 {
+            self.lost_below_base += settled as u32;
+            self.lost_pending.drain(..settled);
+        }
+    }
 }
 
 impl Receiver {
@@ -201,7 +225,9 @@ impl Receiver {
         while rx.highs.len() > 1 && rx.highs[0].0 < base {
             rx.highs.pop_front();
         }
-        rx.density.arrive(seq);
+        let expected = i64::from(seq) - i64::from(rx.lost_below(seq));
+        self.density.record(position as i64 - expected);
+        rx.settle_losses();
         self.delivered += 1;
         self.payload_bytes += u64::from(packet.bytes);
         self.last_delivery = now;
@@ -216,7 +242,9 @@ impl Receiver {
         if rx.resolved.insert(packet.seq) {
             rx.lost += 1;
             self.lost += 1;
-            rx.density.lose(packet.seq);
+            let at = rx.lost_pending.partition_point(|&l| l < packet.seq);
+            rx.lost_pending.insert(at, packet.seq);
+            rx.settle_losses();
         }
     }
 
@@ -229,15 +257,6 @@ impl Receiver {
     /// Per-flow state, indexed by flow id.
     pub fn flows(&self) -> &[FlowRx] {
         &self.flows
-    }
-
-    /// Reorder density summed over every flow (each flow's tail flushed).
-    pub fn total_density(&self) -> ReorderDensity {
-        let mut total = self.density.clone();
-        for flow in &self.flows {
-            total.add(&flow.density.flushed());
-        }
-        total
     }
 }
 
@@ -350,6 +369,20 @@ mod tests {
             rx.deliver(SimTime::ZERO, &packet(0, s));
         }
         assert!(rx.flows()[0].resolved.bits.is_empty() && rx.flows()[0].highs.len() <= 2);
+    }
+
+    #[test]
+    fn reorder_density_counts_displacements_with_losses_counted_out() {
+        // RFC 5236 style example: sent 0..6, 2 lost, arrival 0 1 4 3 5: expected indices 0 1 _ 2 3 4.
+        let mut rx = Receiver::new(&[6]);
+        rx.deliver(SimTime::ZERO, &packet(0, 0));
+        rx.deliver(SimTime::ZERO, &packet(0, 1));
+        rx.lost(&packet(0, 2));
+        for s in [4, 3, 5] {
+            rx.deliver(SimTime::ZERO, &packet(0, s));
+        }
+        // RI: 0 1 2 3 4; E: 0 1 3 2 4 -> D: 0 0 -1 1 0.
+        assert_eq!(rx.density.fractions(), [(-1, 0.2), (0, 0.6), (1, 0.2)]);
     }
 
     #[test]

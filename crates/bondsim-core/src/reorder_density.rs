@@ -1,48 +1,62 @@
-//! RFC 5236 reorder density (RD): the distribution of packet displacements.
+//! Reorder density (RD, RFC 5236): the distribution of packets' displacement
+//! from their original position, normalised by the number of packets.
 //!
-//! Provisional: displacement = receive index − sequence number, a lost packet
-//! taking its receive index when it is declared lost.
+//! A packet's displacement is `D = RI − E`: its receive index (position among
+//! its flow's distinct arrivals, from 0) minus its expected index (its
+//! position in the flow as sent, from 0, not counting packets that were
+//! lost). `D > 0` is a late packet, `D < 0` an early one. RFC 5236 infers
+//! losses with its displacement threshold DT; a simulator knows them, so
+//! bondsim counts lost packets out exactly and uses DT only to bound the
+//! histogram: displacements beyond ±DT are counted at ±(DT + 1).
 
-use std::collections::BTreeMap;
+/// Displacement threshold: the histogram spans −DT..=DT, plus one bin each side for beyond.
+pub const DT: i64 = 16;
 
-/// Displacement threshold DT: displacements beyond ±DT are counted at ±(DT+1).
-pub const DT: i64 = 8;
+const BINS: usize = (2 * DT + 3) as usize;
 
-/// Counts of displacements, one flow or summed over flows.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// Counts of displacements over every flow.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ReorderDensity {
-    receive_index: i64,
-    counts: BTreeMap<i64, u64>,
+    counts: [u64; BINS],
+}
+
+impl Default for ReorderDensity {
+    fn default() -> Self {
+        ReorderDensity { counts: [0; BINS] }
+    }
 }
 
 impl ReorderDensity {
-    /// Packet `seq` arrived.
-    pub fn arrive(&mut self, seq: u32) {
-        let d = (self.receive_index - i64::from(seq)).clamp(-DT - 1, DT + 1);
-        *self.counts.entry(d).or_default() += 1;
-        self.receive_index += 1;
+    /// Records one packet's displacement.
+    pub fn record(&mut self, displacement: i64) {
+        let clamped = displacement.clamp(-DT - 1, DT + 1);
+        self.counts[(clamped + DT + 1) as usize] += 1;
     }
 
-    /// Packet `seq` is lost.
-    pub fn lose(&mut self, _seq: u32) {
-        self.receive_index += 1;
-    }
-
-    /// The counts with nothing left pending.
-    pub fn flushed(&self) -> ReorderDensity {
-        self.clone()
-    }
-
-    /// Adds `other`'s counts.
-    pub fn add(&mut self, other: &ReorderDensity) {
-        for (&d, &n) in &other.counts {
-            *self.counts.entry(d).or_default() += n;
-        }
-    }
-
-    /// (displacement, share) for every displacement seen, in order.
+    /// (displacement, share of packets) for every displacement seen, in order;
+    /// ±(DT + 1) stand for "beyond the threshold".
     pub fn fractions(&self) -> Vec<(i64, f64)> {
-        let total: u64 = self.counts.values().sum();
-        self.counts.iter().map(|(&d, &n)| (d, n as f64 / total as f64)).collect()
+        let total: u64 = self.counts.iter().sum();
+        (0..BINS)
+            .filter(|&i| self.counts[i] > 0)
+            .map(|i| (i as i64 - DT - 1, self.counts[i] as f64 / total as f64))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_sum_to_one_and_far_displacements_share_an_end_bin() {
+        let mut rd = ReorderDensity::default();
+        for d in [0, 0, 0, 1, -1, 40, -40] {
+            rd.record(d);
+        }
+        let f = rd.fractions();
+        assert_eq!(f.iter().map(|(d, _)| *d).collect::<Vec<_>>(), [-DT - 1, -1, 0, 1, DT + 1]);
+        assert!((f.iter().map(|(_, x)| x).sum::<f64>() - 1.0).abs() < 1e-12);
+        assert!((f[2].1 - 3.0 / 7.0).abs() < 1e-12);
     }
 }

@@ -50,7 +50,8 @@ pub struct Summary {
     pub reorder_extent_mean: f64,
     /// Largest RFC 4737 reordering extent.
     pub reorder_extent_max: u64,
-    /// RFC 5236 reorder density: share of packets at each displacement.
+    /// RFC 5236 reorder density: share of packets at each displacement
+    /// (receive index − expected index; ±17 = beyond the threshold of 16).
     pub reorder_density: Vec<DensityBin>,
     /// Copies dropped because a transmit queue was full.
     pub drops_queue_full: u64,
@@ -270,7 +271,6 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
     let quantile = |q: f64| if delay.is_empty() { 0.0 } else { us(delay.value_at_quantile(q)) };
     let reordered = rx.delivered - rx.in_order;
     let sum_extent: u64 = rx.flows().iter().map(|f| f.sum_extent).sum();
-    let density = rx.total_density();
 
     let summary = Summary {
         scenario: scenario.name.clone(),
@@ -288,7 +288,8 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
         ooo_fraction: if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 },
         reorder_extent_mean: if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 },
         reorder_extent_max: rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0),
-        reorder_density: density
+        reorder_density: rx
+            .density
             .fractions()
             .into_iter()
             .map(|(displacement, fraction)| DensityBin { displacement, fraction })

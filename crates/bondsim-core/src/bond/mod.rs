@@ -131,8 +131,11 @@ impl BondView<'_> {
     /// The first usable link at or after `start`, wrapping around (the kernel's
     /// `bond_get_slave_by_id` walk).
     pub fn first_usable_from(&self, start: LinkId) -> Option<LinkId> {
+        if self.links[start].up {
+            return Some(start);
+        }
         let n = self.links.len();
-        (0..n).map(|k| (start + k) % n).find(|&id| self.links[id].up)
+        (start + 1..n).chain(0..start).find(|&id| self.links[id].up)
     }
 
     /// Ids of the usable links, in id order (the kernel's `usable_slaves` array).

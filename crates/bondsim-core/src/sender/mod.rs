@@ -59,10 +59,11 @@ impl Cutter {
     }
 
     /// Payload bytes of packet `k` of a file of `file` bytes.
+    #[inline]
     pub fn packet_bytes(&self, file: u64, k: u64) -> u32 {
         if self.thesis {
-            let last = file / self.chunk;
-            return if k < last { self.chunk as u32 } else { (file % self.chunk) as u32 };
+            // Full chunks while they fit: no division on this path.
+            return if (k + 1) * self.chunk <= file { self.chunk as u32 } else { (file - k * self.chunk) as u32 };
         }
         let m = self.message.unwrap_or(file).max(1);
         let per = self.per_message(m);

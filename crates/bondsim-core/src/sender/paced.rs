@@ -19,6 +19,12 @@ struct Active {
     file_bytes: u64,
 }
 
+impl Active {
+    fn bytes_of(&self, cutter: &Cutter, seq: u32) -> u32 {
+        cutter.packet_bytes(self.file_bytes, u64::from(seq))
+    }
+}
+
 /// The paced sender's request queue and round-robin position.
 #[derive(Debug, Clone)]
 pub struct PacedSender {
@@ -53,7 +59,7 @@ impl PacedSender {
             }
             let req = &mut self.queue[self.next_req];
             let last = req.next_seq + 1 == req.packets;
-            let bytes = self.cutter.packet_bytes(req.file_bytes, u64::from(req.next_seq));
+            let bytes = req.bytes_of(&self.cutter, req.next_seq);
             emit(Packet { flow: req.flow, seq: req.next_seq, bytes, born: now, bond_seq: 0 });
             req.next_seq += 1;
             if last {
