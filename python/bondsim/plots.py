@@ -11,6 +11,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 
+def _save(fig, path: str | Path) -> Path:
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
 def compare(
     data: pd.DataFrame,
     x: str,
@@ -38,11 +46,7 @@ def compare(
     ax.set_ylabel(ylabel)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def bars(
@@ -77,11 +81,7 @@ def bars(
     ax.set_ylabel(ylabel)
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
 
 
 def scatter(
@@ -112,8 +112,4 @@ def scatter(
             ax.set_yscale("symlog", linthresh=1e-4)
         ax.grid(True, alpha=0.3)
     fig.suptitle(title)
-    fig.tight_layout()
-    path = Path(path)
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return _save(fig, path)
