@@ -372,6 +372,18 @@ mod tests {
     }
 
     #[test]
+    fn reorder_density_matches_the_published_example() {
+        // Arrivals 1 6 7 2 3 4 5 8 (here from 0): displacements 0 -4 -4 2 2 2 2 0.
+        let rx = receive(&[0, 5, 6, 1, 2, 3, 4, 7]);
+        assert_eq!(rx.density.fractions(), [(-4, 0.25), (0, 0.25), (2, 0.5)]);
+        // 1 3 4 5 6 2: 0 -1 -1 -1 -1 +4, and the displacements sum to zero without loss.
+        let rx = receive(&[0, 2, 3, 4, 5, 1]);
+        let f = rx.density.fractions();
+        assert_eq!(f.iter().map(|(d, _)| *d).collect::<Vec<_>>(), [-1, 0, 4]);
+        assert!(f.iter().map(|(d, x)| *d as f64 * x).sum::<f64>().abs() < 1e-12);
+    }
+
+    #[test]
     fn reorder_density_counts_displacements_with_losses_counted_out() {
         // RFC 5236 style example: sent 0..6, 2 lost, arrival 0 1 4 3 5: expected indices 0 1 _ 2 3 4.
         let mut rx = Receiver::new(&[6]);

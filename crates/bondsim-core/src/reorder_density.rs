@@ -1,13 +1,14 @@
 //! Reorder density (RD, RFC 5236): the distribution of packets' displacement
 //! from their original position, normalised by the number of packets.
 //!
-//! A packet's displacement is `D = RI − E`: its receive index (position among
-//! its flow's distinct arrivals, from 0) minus its expected index (its
-//! position in the flow as sent, from 0, not counting packets that were
-//! lost). `D > 0` is a late packet, `D < 0` an early one. RFC 5236 infers
-//! losses with its displacement threshold DT; a simulator knows them, so
-//! bondsim counts lost packets out exactly and uses DT only to bound the
-//! histogram: displacements beyond ±DT are counted at ±(DT + 1).
+//! As in the RFC authors' algorithm (`D = RI - S`), a packet's displacement
+//! is its receive position minus its position in the flow as sent, neither
+//! counting lost packets: `D < 0` is an early packet, `D > 0` a late one
+//! (arrivals 1 6 7 2 3 4 5 8 give 0 −4 −4 2 2 2 2 0). The RFC infers losses
+//! from its displacement threshold DT and discards displacements beyond it;
+//! a simulator knows which packets were lost, so bondsim counts them out
+//! exactly and keeps every packet, counting displacements beyond ±DT at
+//! ±(DT + 1) so the tails stay visible.
 
 /// Displacement threshold: the histogram spans −DT..=DT, plus one bin each side for beyond.
 pub const DT: i64 = 16;
