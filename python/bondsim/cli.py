@@ -22,6 +22,8 @@ EPILOG_MAIN = """\
 examples:
   bondsim run scenarios/thesis.toml --out out/rr
   bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json
+  bondsim sweep scenarios/thesis_load.sweep.toml
+  bondsim runs list --sweep thesis_load
   bondsim reproduce thesis --out out/thesis
   bondsim schedulers
 """
@@ -29,6 +31,36 @@ examples:
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     pass
+
+
+def add_overrides(p: argparse.ArgumentParser, what: str = "the scenario") -> None:
+    """``--set PATH=VALUE``, repeatable."""
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help=f"override a field of {what} by its dotted path (lists by index), e.g. links.1.period_ms=40; repeatable",
+    )
+
+
+def add_execution_options(p: argparse.ArgumentParser, db_default: Path | None) -> None:
+    """``--workers``, ``--dask`` and ``--db``: where runs execute and land."""
+    p.add_argument(
+        "--workers", type=int, help="local threads, or --dask local's worker processes (default: every core)"
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file (*.json), "
+        "or `local` for a LocalCluster on this machine",
+    )
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=db_default,
+        help=f"results database (DuckDB file); runs already in it are not run again (default {db_default or 'none'})",
+    )
 
 
 def _summary_table(summary: dict) -> Table:
@@ -119,9 +151,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.reproduce import PAPERS
+    from bondsim.sweep import session
 
     module = PAPERS[args.paper]
-    summary = module.reproduce(args.out, progress=not args.quiet)
+    with session(workers=args.workers, dask=args.dask, db=args.db):
+        summary = module.reproduce(args.out, progress=not args.quiet)
     if not args.quiet:
         console.print(f"wrote figures (CSV + PNG) and {summary}")
         console.print(summary.read_text(), markup=False, highlight=False)
@@ -159,6 +193,7 @@ def cmd_scenario_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bondsim import cli_sweep
     from bondsim.reproduce import PAPERS
 
     parser = argparse.ArgumentParser(
@@ -171,15 +206,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bondsim {_core.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def overrides(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="PATH=VALUE",
-            help="override a scenario field by its dotted path (lists by index), e.g. links.1.period_ms=40; repeatable",
-        )
-
     p = sub.add_parser(
         "run",
         help="run one scenario",
@@ -191,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv")
-    overrides(p)
+    add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_run)
@@ -200,12 +226,14 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce",
         help="reproduce a paper's figures",
         formatter_class=_Formatter,
-        description="Re-run a seed paper's experiments and write CSV + PNG figures and a markdown "
-        "summary comparing them with what the paper reported.",
-        epilog="example:\n  bondsim reproduce thesis --out out/thesis",
+        description="Re-run a seed paper's experiments (as sweeps, on every core or a Dask cluster) and write "
+        "CSV + PNG figures and a markdown summary comparing them with what the paper reported.",
+        epilog="examples:\n  bondsim reproduce thesis --out out/thesis\n"
+        "  bondsim reproduce thesis --out out/thesis --dask local --db results.duckdb",
     )
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
     p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")
+    add_execution_options(p, db_default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary on the terminal")
     p.set_defaults(func=cmd_reproduce)
 
@@ -218,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_schedulers)
+
+    cli_sweep.add_parsers(sub)
 
     p = sub.add_parser(
         "scenario",
@@ -235,7 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  bondsim scenario check scenarios/thesis.toml --set links.1.period_ms=40 --json",
     )
     c.add_argument("scenario", help="scenario TOML file or shipped name")
-    overrides(c)
+    add_overrides(c)
     c.add_argument("--json", action="store_true", help="print the checked scenario, defaults filled in, as JSON")
     c.add_argument("--quiet", action="store_true", help="print nothing but errors")
     c.set_defaults(func=cmd_scenario_check)
