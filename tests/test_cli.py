@@ -73,7 +73,7 @@ def test_argument_errors_exit_2(cli):
     assert proc.returncode == 2 and "usage:" in proc.stderr
 
 
-def test_every_command_has_help_with_an_example(cli):
+def test_every_command_has_help_with_an_example(main):
     for args in (
         ["--help"],
         ["run", "--help"],
@@ -81,8 +81,15 @@ def test_every_command_has_help_with_an_example(cli):
         ["schedulers", "--help"],
         ["scenario", "--help"],
         ["scenario", "check", "--help"],
+        ["sweep", "--help"],
+        ["runs", "--help"],
+        ["runs", "list", "--help"],
+        ["runs", "sweeps", "--help"],
+        ["runs", "show", "--help"],
+        ["runs", "compare", "--help"],
+        ["runs", "export", "--help"],
     ):
-        proc = cli(*args)
+        proc = main(*args)
         assert proc.returncode == 0
         assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1]
 

@@ -26,6 +26,7 @@ import queue
 import sys
 import threading
 import time
+import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -191,9 +192,9 @@ class Runner:
                 )
                 self._client = distributed.Client(self._cluster)
             elif isinstance(target, str | Path) and str(target).endswith(".json"):
-                self._client = distributed.Client(scheduler_file=str(target), timeout="20s")
+                self._client = distributed.Client(scheduler_file=str(target))
             else:
-                self._client = distributed.Client(target, timeout="20s")
+                self._client = distributed.Client(target)
         except (OSError, TimeoutError, ValueError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise BondsimError(f"--dask: cannot reach a Dask scheduler at {target}: {reason}") from None
@@ -393,3 +394,13 @@ def sweep(
     with _runner(workers, dask, db) as runner:
         outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
     return sweep_table(plan, outcomes)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``bondsim.sweep(...)`` run a sweep while ``bondsim.sweep.run_many`` and friends stay reachable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
