@@ -21,13 +21,17 @@ checked scenario with its seed, so re-running a sweep skips what is stored.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import numpy as np
 import pandas as pd
 
 from bondsim._core import BondsimError, __version__
@@ -76,9 +80,12 @@ def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pd.D
     tables = [output.get(kind) or {} for output in outputs]
     sizes = [len(next(iter(t.values()), ())) for t in tables]
     columns = dict.fromkeys(c for t in tables for c in t)
-    data = {"run_id": [run_id for run_id, n in zip(run_ids, sizes, strict=True) for _ in range(n)]}
+    data = {"run_id": np.repeat(np.asarray(run_ids, dtype=np.int64), sizes)}
     for column in columns:
-        data[column] = [v for t, n in zip(tables, sizes, strict=True) for v in t.get(column, [None] * n)]
+        values = list(chain.from_iterable(t.get(column, repeat(None, n)) for t, n in zip(tables, sizes, strict=True)))
+        numbers = np.asarray(values)
+        # numpy reads plain numbers many times faster than pandas; pandas takes the rest (text, nulls)
+        data[column] = numbers if numbers.dtype.kind in "biuf" else pd.Series(values)
     return pd.DataFrame(data)
 
 
@@ -108,8 +115,6 @@ class Store:
     """A results database (DuckDB file); use as a context manager or call :meth:`close`."""
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False):
-        import duckdb
-
         self.path = Path(path)
         if read_only and not self.path.exists():
             raise BondsimError(f"{self.path}: no results database here (run a sweep first, or pass --db)")
@@ -122,6 +127,7 @@ class Store:
             self.con.execute(_SCHEMA)
         self._columns: dict[str, dict[str, str]] = {}
         self._seen_shapes: set[tuple] = set()
+        self._next_run_id: int | None = None  # this process alone writes, so it counts the ids
 
     def __enter__(self) -> Store:
         return self
@@ -169,15 +175,17 @@ class Store:
             names = ", ".join(_ident(c) for c in frame.columns if c in have)
             self.con.execute(f"INSERT INTO {_ident(table)} ({names}) SELECT {names} FROM incoming")
         finally:
-            self.con.unregister("incoming")
+            with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses even this
+                self.con.unregister("incoming")
 
     def add(self, runs: Sequence[tuple[str, dict, dict]]) -> list[int]:
         """Stores ``(scenario_hash, scenario, output)`` triples in one transaction, ``output`` being the
         core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``); returns their run ids."""
         if not runs:
             return []
-        first = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
-        ids = list(range(first, first + len(runs)))
+        if self._next_run_id is None:
+            self._next_run_id = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+        ids = list(range(self._next_run_id, self._next_run_id + len(runs)))
         rows = []
         for run_id, (key, scenario, output) in zip(ids, runs, strict=True):
             figures = {k: v for k, v in scalar_figures(output["summary"]).items() if k not in RUN_COLUMNS}
@@ -194,18 +202,25 @@ class Store:
                 }
             )
         kinds = dict.fromkeys(k for _, _, output in runs for k, v in output.items() if k != "summary" and v)
-        self.con.begin()
-        try:
+        with self._transaction():
             self._append("runs", pd.DataFrame(rows))
             for kind in kinds:
                 self._append(kind, _stacked(kind, ids, [output for _, _, output in runs]))
+        self._next_run_id += len(runs)
+        return ids
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Commits what the block writes, or nothing of it."""
+        self.con.begin()
+        try:
+            yield
             self.con.commit()
         except BaseException:
             self.con.rollback()
             self._columns.clear()
             self._seen_shapes.clear()
             raise
-        return ids
 
     def add_sweep(self, name: str, spec: dict, points: Sequence[tuple[int, str, int, dict]]) -> int:
         """Records a sweep and its grid ``(point, scenario_hash, seed, labels)``; the same grid under the
@@ -227,13 +242,12 @@ class Store:
                 "labels": [json.dumps(p[3], default=str) for p in points],
             }
         )
-        self.con.begin()
-        self.con.execute(
-            "INSERT INTO sweeps (sweep_id, name, grid_hash, spec) VALUES (?, ?, ?, ?)",
-            [sweep_id, name, grid_hash, json.dumps(spec, default=str)],
-        )
-        self._append("sweep_points", frame)
-        self.con.commit()
+        with self._transaction():
+            self.con.execute(
+                "INSERT INTO sweeps (sweep_id, name, grid_hash, spec) VALUES (?, ?, ?, ?)",
+                [sweep_id, name, grid_hash, json.dumps(spec, default=str)],
+            )
+            self._append("sweep_points", frame)
         return sweep_id
 
     # -- reading -----------------------------------------------------------------------------------

@@ -42,6 +42,11 @@ from bondsim.grid import Point, Sweep, load_sweep
 from bondsim.scenario import check, scenario_hash
 from bondsim.store import Store, scalar_figures
 
+#: Runs that finish within this many seconds of the last commit share the next one (one transaction
+#: costs milliseconds); a run finishing later is committed at once. A killed sweep loses at most the
+#: runs in flight and those finished in the last quarter second.
+FLUSH_EVERY_S = 0.25
+
 
 def _run_json(text: str) -> str:
     """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out."""
@@ -232,8 +237,9 @@ class Runner:
     ) -> dict[str, Outcome]:
         """Runs every point not already stored; returns an outcome per scenario hash.
 
-        With a database, the grid is recorded under ``name`` (if given) and each batch of completed
-        runs is committed as it arrives. ``keep_results=False`` keeps only summaries in memory.
+        With a database, the grid is recorded under ``name`` (if given) and completed runs are
+        committed as they arrive (see :data:`FLUSH_EVERY_S`). ``keep_results=False`` keeps only
+        summaries in memory.
         """
         self._cancel.clear()
         first = {p.key: p for p in reversed(points)}  # the first point of each scenario
@@ -258,30 +264,36 @@ class Runner:
         done: queue.Queue = queue.Queue()
         partial: dict[str, float] = {}
         futures = {p.key: self._submit(p, done, partial) for p in todo}
+        pending: dict[str, str] = {}  # finished, not yet stored: scenario hash -> result JSON
+        flushed = time.monotonic()
+
+        def flush() -> None:
+            outputs = {key: json.loads(text) for key, text in pending.items()}
+            ids = (
+                store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
+                if store is not None
+                else [None] * len(outputs)
+            )
+            for (key, output), run_id in zip(outputs.items(), ids, strict=True):
+                result = RunResult.from_json(first[key].scenario, pending[key]) if keep_results else None
+                outcomes[key] = Outcome(result, output["summary"], run_id, True)
+            bar.update(bar.done + len(pending), sum(partial.values()))
+            pending.clear()
+
         try:
-            while futures:
+            while futures or pending:
+                wait = FLUSH_EVERY_S - (time.monotonic() - flushed) if pending else 0.2
                 try:
-                    batch = [done.get(timeout=0.2)]
-                except queue.Empty:
-                    bar.update(bar.done, sum(partial.values()))
-                    continue
-                while not done.empty():
-                    batch.append(done.get_nowait())
-                texts = {}
-                for key, future in batch:
-                    texts[key] = future.result()
+                    key, future = done.get(timeout=max(wait, 0.0))
+                    pending[key] = future.result()
                     del futures[key]
                     partial.pop(key, None)
-                outputs = {key: json.loads(text) for key, text in texts.items()}
-                ids = (
-                    store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
-                    if store is not None
-                    else [None] * len(outputs)
-                )
-                for (key, output), run_id in zip(outputs.items(), ids, strict=True):
-                    result = RunResult.from_json(first[key].scenario, texts[key]) if keep_results else None
-                    outcomes[key] = Outcome(result, output["summary"], run_id, True)
-                bar.update(bar.done + len(batch), sum(partial.values()))
+                except queue.Empty:
+                    if not pending:
+                        bar.update(bar.done, sum(partial.values()))
+                if pending and (not futures or time.monotonic() - flushed >= FLUSH_EVERY_S):
+                    flush()
+                    flushed = time.monotonic()
         except BaseException:
             self._cancel.set()
             for future in futures.values():
