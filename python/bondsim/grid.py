@@ -277,9 +277,8 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
         except tomllib.TOMLDecodeError as exc:
             raise _error("", f"{path} is not valid TOML: {exc}") from None
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
-        spec["file"] = str(path)
     for key in spec:
-        if key not in (*SWEEP_KEYS, "file"):
+        if key not in SWEEP_KEYS:
             raise _error(key, f"unknown key in a sweep file, expected one of {', '.join(SWEEP_KEYS)}")
     name = spec.get("name", default_name)
     if not isinstance(name, str) or not name:
@@ -313,5 +312,6 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
             err.path = exc.path
             raise err from None
         points.append(Point(index=index, labels=labels, scenario=doc, key=scenario_hash(doc)))
-    spec["overrides"] = list(overrides)
+    # what the database records: the sweep as written, where it came from, the overrides
+    spec |= {"file": None if isinstance(source, Mapping) else str(source), "overrides": list(overrides)}
     return Sweep(name=name, spec=spec, axes=axes, seeds=seeds, points=points)

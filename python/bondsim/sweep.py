@@ -19,6 +19,7 @@ scenario, its results are the same.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import json
 import os
@@ -28,7 +29,6 @@ import threading
 import time
 import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -298,6 +298,9 @@ class Runner:
             self._cancel.set()
             for future in futures.values():
                 future.cancel()
+            if pending:  # stopped (Ctrl-C, a failed run): keep what did finish
+                with contextlib.suppress(Exception):
+                    flush()
             raise
         finally:
             bar.close()
@@ -307,7 +310,7 @@ class Runner:
 _session: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("bondsim_session", default=None)
 
 
-@contextmanager
+@contextlib.contextmanager
 def session(*, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None) -> Iterator[Runner]:
     """A block in which every :func:`run_many` and :func:`sweep` that names no executor or database of its
     own shares this one (see :class:`Runner` for the arguments)::
@@ -323,7 +326,7 @@ def session(*, workers: int | None = None, dask: Any = None, db: str | Path | St
             _session.reset(token)
 
 
-@contextmanager
+@contextlib.contextmanager
 def _runner(workers: int | None, dask: Any, db: Any) -> Iterator[Runner]:
     current = _session.get()
     if current is not None and workers is None and dask is None and db is None:
