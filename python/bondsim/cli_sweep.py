@@ -295,13 +295,19 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     db = argparse.ArgumentParser(add_help=False)
     db.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
 
-    a = actions.add_parser(
+    def action(name: str, func, summary: str, description: str, epilog: str) -> argparse.ArgumentParser:
+        parser = actions.add_parser(
+            name, parents=[db], help=summary, description=description, epilog=epilog, formatter_class=_Formatter
+        )
+        parser.set_defaults(func=func)
+        return parser
+
+    a = action(
         "list",
-        parents=[db],
-        help="one line per run",
-        formatter_class=_Formatter,
-        description="One line per stored run; with --sweep, that sweep's runs in grid order with the swept values.",
-        epilog="examples:\n  bondsim runs list --limit 20\n"
+        cmd_runs_list,
+        "one line per run",
+        "One line per stored run; with --sweep, that sweep's runs in grid order with the swept values.",
+        "examples:\n  bondsim runs list --limit 20\n"
         "  bondsim runs list --sweep thesis_load --columns workload.requests,bond.mode,seed,ooo_fraction --json",
     )
     a.add_argument("--sweep", help="only the runs of this sweep (its name), with the swept values")
@@ -310,55 +316,45 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     a.add_argument("--limit", type=int, default=50, help="show the last N runs (default 50; 0: all)")
     a.add_argument("--json", action="store_true", help="print every run as JSON records")
-    a.set_defaults(func=cmd_runs_list)
 
-    a = actions.add_parser(
+    a = action(
         "sweeps",
-        parents=[db],
-        help="one line per sweep",
-        formatter_class=_Formatter,
-        description="One line per recorded sweep: its grid size and how much of it is stored.",
-        epilog="example:\n  bondsim runs sweeps --db results.duckdb",
+        cmd_runs_sweeps,
+        "one line per sweep",
+        "One line per recorded sweep: its grid size and how much of it is stored.",
+        "example:\n  bondsim runs sweeps --db results.duckdb",
     )
     a.add_argument("--json", action="store_true", help="print as JSON records")
-    a.set_defaults(func=cmd_runs_sweeps)
 
-    a = actions.add_parser(
+    a = action(
         "show",
-        parents=[db],
-        help="one run: every figure and its links",
-        formatter_class=_Formatter,
-        description="Every summary figure and the per-link table of one run; --json adds its scenario.",
-        epilog="examples:\n  bondsim runs show 12\n  bondsim runs show 3fa9c2 --json",
+        cmd_runs_show,
+        "one run: every figure and its links",
+        "Every summary figure and the per-link table of one run; --json adds its scenario.",
+        "examples:\n  bondsim runs show 12\n  bondsim runs show 3fa9c2 --json",
     )
     a.add_argument("run", help="run id, or a prefix (4+ characters) of its scenario hash")
     a.add_argument("--json", action="store_true", help="print the run (scenario, summary, hash, version) as JSON")
-    a.set_defaults(func=cmd_runs_show)
 
-    a = actions.add_parser(
+    a = action(
         "compare",
-        parents=[db],
-        help="runs side by side",
-        formatter_class=_Formatter,
-        description="Runs side by side: the scenario fields that differ, then every summary figure.",
-        epilog="example:\n  bondsim runs compare 12 13 14",
+        cmd_runs_compare,
+        "runs side by side",
+        "Runs side by side: the scenario fields that differ, then every summary figure.",
+        "example:\n  bondsim runs compare 12 13 14",
     )
     a.add_argument("runs", nargs="+", help="two or more run ids or scenario hash prefixes")
     a.add_argument("--json", action="store_true", help="print as JSON")
-    a.set_defaults(func=cmd_runs_compare)
 
-    a = actions.add_parser(
+    a = action(
         "export",
-        parents=[db],
-        help="write runs and their tables to Parquet or CSV",
-        formatter_class=_Formatter,
-        description="Write runs.<format> (one row per run; with --sweep, the swept values too), "
+        cmd_runs_export,
+        "write runs and their tables to Parquet or CSV",
+        "Write runs.<format> (one row per run; with --sweep, the swept values too), "
         "links.<format> and requests.<format> (and any other per-run table) into a directory.",
-        epilog="examples:\n  bondsim runs export out/all\n"
-        "  bondsim runs export out/load --sweep thesis_load --format csv",
+        "examples:\n  bondsim runs export out/all\n  bondsim runs export out/load --sweep thesis_load --format csv",
     )
     a.add_argument("out", type=Path, help="directory to write into")
     a.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="file format (default parquet)")
     a.add_argument("--sweep", help="only the runs of this sweep")
     a.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    a.set_defaults(func=cmd_runs_export)

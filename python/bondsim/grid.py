@@ -220,6 +220,15 @@ def _seeds(spec: Mapping, base_seed: int) -> list[int]:
     return [base_seed]
 
 
+def _read_toml(path: Path, where: str, what: str) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise _error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _error(where, f"{path} is not valid TOML: {exc}") from None
+
+
 def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, Path]:
     """The checked base scenario (with ``set`` and ``overrides``) and the folder its file references start from."""
     raw = spec.get("base")
@@ -227,13 +236,7 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
         doc, base_dir = dict(raw), where
     elif isinstance(raw, str) and raw:
         path = where / raw if (where / raw).exists() else find(raw)
-        try:
-            doc = tomllib.loads(path.read_text())
-        except OSError as exc:
-            raise _error("base", f"cannot read scenario {path}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise _error("base", f"{path} is not valid TOML: {exc}") from None
-        base_dir = path.parent
+        doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
     else:
         raise _error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
     try:
@@ -270,12 +273,7 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
         spec, where, default_name = _normalised(source), Path.cwd(), "sweep"
     else:
         path = Path(source)
-        try:
-            spec = tomllib.loads(path.read_text())
-        except OSError as exc:
-            raise _error("", f"cannot read sweep file {path}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise _error("", f"{path} is not valid TOML: {exc}") from None
+        spec = _read_toml(path, "", "sweep file")
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
     for key in spec:
         if key not in SWEEP_KEYS:
