@@ -263,13 +263,13 @@ class Store:
     def summaries(self, run_ids: Sequence[int]) -> dict[int, dict]:
         """The stored runs' summaries, by run id."""
         rows = self.con.execute(
-            "SELECT run_id, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [list(run_ids)]
+            "SELECT run_id, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [[int(i) for i in run_ids]]
         ).fetchall()
         return {run_id: json.loads(text) for run_id, text in rows}
 
     def record(self, run_id: int) -> dict:
         """A stored run's own columns, with its scenario and summary as dicts."""
-        cursor = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", [run_id])
+        cursor = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", [int(run_id)])
         record = dict(zip(RUN_COLUMNS, cursor.fetchone(), strict=True))
         record["scenario"], record["summary"] = json.loads(record["scenario"]), json.loads(record["summary"])
         record["created_at"] = str(record["created_at"])
@@ -277,7 +277,7 @@ class Store:
 
     def load(self, run_ids: Sequence[int]) -> dict[int, RunResult]:
         """The stored runs as results (summary, scenario and every table), by run id."""
-        ids = list(run_ids)
+        ids = [int(i) for i in run_ids]  # numpy integers too, e.g. a runs() column
         rows = self.con.execute(
             "SELECT run_id, scenario, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [ids]
         ).fetchall()
