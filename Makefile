@@ -41,6 +41,7 @@ lint: setup
 
 bench: build
 	$(BIN)/python benchmarks/bench_engine.py
+	$(BIN)/python benchmarks/bench_sweep.py
 
 clean:
 	rm -rf $(VENV) target $(OUT)

@@ -26,5 +26,21 @@ def cli():
 
 
 @pytest.fixture
+def main(capsys):
+    """Runs ``bondsim ARGS`` in this process (no interpreter start-up); returns what ``cli`` returns."""
+    from bondsim.cli import main as bondsim_main
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        try:
+            code = bondsim_main(list(args))
+        except SystemExit as exc:  # argparse's --help and usage errors
+            code = exc.code
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), code, out, err)
+
+    return run
+
+
+@pytest.fixture
 def thesis_toml() -> Path:
     return SCENARIOS / "thesis.toml"

@@ -73,7 +73,7 @@ def test_argument_errors_exit_2(cli):
     assert proc.returncode == 2 and "usage:" in proc.stderr
 
 
-def test_every_command_has_help_with_an_example(cli):
+def test_every_command_has_help_with_an_example(main):
     for args in (
         ["--help"],
         ["run", "--help"],
@@ -81,8 +81,15 @@ def test_every_command_has_help_with_an_example(cli):
         ["schedulers", "--help"],
         ["scenario", "--help"],
         ["scenario", "check", "--help"],
+        ["sweep", "--help"],
+        ["runs", "--help"],
+        ["runs", "list", "--help"],
+        ["runs", "sweeps", "--help"],
+        ["runs", "show", "--help"],
+        ["runs", "compare", "--help"],
+        ["runs", "export", "--help"],
     ):
-        proc = cli(*args)
+        proc = main(*args)
         assert proc.returncode == 0
         assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1]
 
@@ -94,7 +101,14 @@ def test_schedulers_lists_registry(cli):
     assert entries["balance-rr"]["params"][0]["name"] == "packets_per_slave"
     assert "lb" in entries
     table = cli("schedulers").stdout
-    assert "balance-rr" in table and "packets_per_slave" in table
+    assert all(name in table for name in entries)
+    assert "usable[" in table, "summaries are printed as text, not rich markup"
+    detail = cli("schedulers", "xor")
+    assert detail.returncode == 0 and "xmit_hash_policy" in detail.stdout and "layer3+4" in detail.stdout
+    one = json.loads(cli("schedulers", "flowlet", "--json").stdout)
+    assert one["name"] == "flowlet" and one["params"][0]["name"] == "gap_us"
+    missing = cli("schedulers", "nope")
+    assert missing.returncode == 2 and missing.stderr.startswith("error: nope: no such scheduler")
 
 
 def test_scenario_check_prints_defaults(cli):

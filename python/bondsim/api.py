@@ -31,8 +31,8 @@ class RunResult:
         return cls(
             scenario=scenario,
             summary=raw["summary"],
-            requests=pd.DataFrame(raw["requests"]),
-            links=pd.DataFrame(raw["links"]),
+            requests=_table(raw["requests"]),
+            links=_table(raw["links"]),
         )
 
     def write(self, out: str | Path) -> Path:
@@ -44,6 +44,15 @@ class RunResult:
         self.requests.to_csv(out / "requests.csv", index=False)
         self.links.to_csv(out / "links.csv", index=False)
         return out
+
+
+def _table(columns: dict[str, list]) -> pd.DataFrame:
+    """A table from ``{column: values}``; a column of nothing but nulls is numeric (NaN), as stored."""
+    frame = pd.DataFrame(columns)
+    for name in frame.columns:
+        if frame[name].dtype == object and frame[name].isna().all():
+            frame[name] = frame[name].astype(float)
+    return frame
 
 
 def run(

@@ -22,6 +22,8 @@ EPILOG_MAIN = """\
 examples:
   bondsim run scenarios/thesis.toml --out out/rr
   bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json
+  bondsim sweep scenarios/thesis_load.sweep.toml
+  bondsim runs list --sweep thesis_load
   bondsim reproduce thesis --out out/thesis
   bondsim schedulers
 """
@@ -29,6 +31,36 @@ examples:
 
 class _Formatter(argparse.RawDescriptionHelpFormatter):
     pass
+
+
+def add_overrides(p: argparse.ArgumentParser, what: str = "the scenario") -> None:
+    """``--set PATH=VALUE``, repeatable."""
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="PATH=VALUE",
+        help=f"override a field of {what} by its dotted path (lists by index), e.g. links.1.period_ms=40; repeatable",
+    )
+
+
+def add_execution_options(p: argparse.ArgumentParser, db_default: Path | None) -> None:
+    """``--workers``, ``--dask`` and ``--db``: where runs execute and land."""
+    p.add_argument(
+        "--workers", type=int, help="local threads, or --dask local's worker processes (default: every core)"
+    )
+    p.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tcp://host:8786), a scheduler file (*.json), "
+        "or `local` for a LocalCluster on this machine",
+    )
+    p.add_argument(
+        "--db",
+        type=Path,
+        default=db_default,
+        help=f"results database (DuckDB file); runs already in it are not run again (default {db_default or 'none'})",
+    )
 
 
 def _summary_table(summary: dict) -> Table:
@@ -119,9 +151,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.reproduce import PAPERS
+    from bondsim.sweep import session
 
     module = PAPERS[args.paper]
-    summary = module.reproduce(args.out, progress=not args.quiet)
+    with session(workers=args.workers, dask=args.dask, db=args.db):
+        summary = module.reproduce(args.out, progress=not args.quiet)
     if not args.quiet:
         console.print(f"wrote figures (CSV + PNG) and {summary}")
         console.print(summary.read_text(), markup=False, highlight=False)
@@ -129,18 +163,37 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
+    from rich.text import Text
+
     entries = json.loads(_core.schedulers())
+    if args.name:
+        wanted = [e for e in entries if args.name in (e["name"], *e["aliases"])]
+        if not wanted:
+            names = ", ".join(e["name"] for e in entries)
+            raise BondsimError(f"{args.name}: no such scheduler; registered: {names}")
+        entries = wanted
     if args.json:
-        print(json.dumps(entries, indent=2))
+        print(json.dumps(entries if not args.name else entries[0], indent=2))
         return 0
-    table = Table(title="registered schedulers (bond.mode)")
-    table.add_column("name", style="bold")
+    if args.name:
+        entry = entries[0]
+        aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
+        console.print(Text(f"{entry['name']}{aliases}: {entry['summary']}", style="bold"))
+        table = Table(title=Text("parameters (keys of [bond], or name[key=value,...])"))
+        for column in ("name", "default", "allowed", "meaning"):
+            table.add_column(column, overflow="fold")
+        for p in entry["params"]:
+            table.add_row(*(Text(str(x)) for x in (p["name"], p["default"], p["allowed"], p["help"])))
+        console.print(table if entry["params"] else "no parameters")
+        return 0
+    table = Table(title="registered schedulers (bond.mode); details: bondsim schedulers NAME")
+    table.add_column("name", style="bold", no_wrap=True)
     table.add_column("aliases")
     table.add_column("description")
-    table.add_column("parameters (default; allowed)")
+    table.add_column("parameters")
     for entry in entries:
-        params = "\n".join(f"{p['name']}={p['default']}: {p['help']} ({p['allowed']})" for p in entry["params"])
-        table.add_row(entry["name"], ", ".join(entry["aliases"]), entry["summary"], params or "-")
+        params = ", ".join(p["name"] for p in entry["params"]) or "-"
+        table.add_row(*(Text(x) for x in (entry["name"], ", ".join(entry["aliases"]), entry["summary"], params)))
     console.print(table)
     return 0
 
@@ -159,6 +212,7 @@ def cmd_scenario_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from bondsim import cli_sweep
     from bondsim.reproduce import PAPERS
 
     parser = argparse.ArgumentParser(
@@ -171,15 +225,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"bondsim {_core.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def overrides(p: argparse.ArgumentParser) -> None:
-        p.add_argument(
-            "--set",
-            action="append",
-            default=[],
-            metavar="PATH=VALUE",
-            help="override a scenario field by its dotted path (lists by index), e.g. links.1.period_ms=40; repeatable",
-        )
-
     p = sub.add_parser(
         "run",
         help="run one scenario",
@@ -191,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv")
-    overrides(p)
+    add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_run)
@@ -200,12 +245,14 @@ def build_parser() -> argparse.ArgumentParser:
         "reproduce",
         help="reproduce a paper's figures",
         formatter_class=_Formatter,
-        description="Re-run a seed paper's experiments and write CSV + PNG figures and a markdown "
-        "summary comparing them with what the paper reported.",
-        epilog="example:\n  bondsim reproduce thesis --out out/thesis",
+        description="Re-run a seed paper's experiments (as sweeps, on every core or a Dask cluster) and write "
+        "CSV + PNG figures and a markdown summary comparing them with what the paper reported.",
+        epilog="examples:\n  bondsim reproduce thesis --out out/thesis\n"
+        "  bondsim reproduce thesis --out out/thesis --dask local --db results.duckdb",
     )
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
     p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")
+    add_execution_options(p, db_default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary on the terminal")
     p.set_defaults(func=cmd_reproduce)
 
@@ -213,11 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
         "schedulers",
         help="list the bonding modes and schedulers",
         formatter_class=_Formatter,
-        description="List every registered scheduler (the values of bond.mode) with its parameters.",
-        epilog="example:\n  bondsim schedulers\n  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'",
+        description="List every registered scheduler (the values of bond.mode), or one with its parameters.",
+        epilog="examples:\n  bondsim schedulers\n  bondsim schedulers earliest-finish\n"
+        "  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'",
     )
+    p.add_argument("name", nargs="?", help="one scheduler (name or alias) to show in detail")
     p.add_argument("--json", action="store_true", help="print as JSON")
     p.set_defaults(func=cmd_schedulers)
+
+    cli_sweep.add_parsers(sub)
 
     p = sub.add_parser(
         "scenario",
@@ -235,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  bondsim scenario check scenarios/thesis.toml --set links.1.period_ms=40 --json",
     )
     c.add_argument("scenario", help="scenario TOML file or shipped name")
-    overrides(c)
+    add_overrides(c)
     c.add_argument("--json", action="store_true", help="print the checked scenario, defaults filled in, as JSON")
     c.add_argument("--quiet", action="store_true", help="print nothing but errors")
     c.set_defaults(func=cmd_scenario_check)

@@ -1,34 +1,421 @@
-"""Running many scenarios: a grid of scenario dicts in, one row per run out."""
+"""Running many scenarios: on local cores or a Dask cluster, optionally stored in a results database.
+
+Three ways in, one machinery (:class:`Runner`):
+
+* :func:`run_many` — scenario dicts in, :class:`~bondsim.api.RunResult` list out, in input order.
+  Every reproduction runs its experiments through it.
+* :func:`sweep` — a sweep file (or dict, see :mod:`bondsim.grid`) in, a DataFrame out: one row per
+  run in grid order with the swept values and every scalar summary figure.
+* :func:`session` — a block in which every ``run_many`` / ``sweep`` shares one pool, Dask cluster
+  and database (``bondsim reproduce --dask local --db results.duckdb`` uses it).
+
+Every scenario is checked before any run starts. Runs execute on a local thread pool (the core
+releases the GIL, so threads use every core and cost no process start or pickling) or on Dask's
+distributed scheduler; either way results come back to this process, which alone writes the
+database, one transaction per batch of completed runs. A run already stored (same scenario hash,
+same bondsim version) is not run again; the core is deterministic, so whichever executor ran a
+scenario, its results are the same.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import contextlib
+import contextvars
+import json
+import os
+import queue
+import sys
+import threading
+import time
+import types
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
-from bondsim.api import RunResult, run_checked
-from bondsim.scenario import check
+from bondsim import _core
+from bondsim._core import BondsimError
+from bondsim.api import RunResult
+from bondsim.grid import Point, Sweep, load_sweep
+from bondsim.scenario import check, scenario_hash
+from bondsim.store import Store, scalar_figures
+
+#: Runs that finish within this many seconds of the last commit share the next one (one transaction
+#: costs milliseconds); a run finishing later is committed at once. A killed sweep loses at most the
+#: runs in flight and those finished in the last quarter second.
+FLUSH_EVERY_S = 0.25
 
 
-def run_many(docs: Sequence[dict], *, progress: bool = True) -> list[RunResult]:
-    """Runs every scenario dict in order; shows a progress bar unless ``progress`` is false."""
-    from rich.progress import Progress
-
-    checked = [check(d) for d in docs]  # every scenario is checked before any runs
-    results = []
-    with Progress(disable=not progress, transient=True) as bar:
-        task = bar.add_task("running", total=len(checked))
-        for doc in checked:
-            results.append(run_checked(doc))
-            bar.advance(task)
-    return results
+def _run_json(text: str) -> str:
+    """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out."""
+    return _core.run(text, None)
 
 
-def summaries(results: Iterable[RunResult], labels: Iterable[dict]) -> pd.DataFrame:
+class _Cancelled(Exception):
+    """Stops a local run at its next progress report."""
+
+
+def local_cores() -> int:
+    """The cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class Outcome:
+    """A finished run: its result (None when only its summary was kept), summary, database id, and
+    whether it ran now (else it was already stored)."""
+
+    result: RunResult | None
+    summary: dict
+    run_id: int | None
+    fresh: bool
+
+
+class _Bar:
+    """The sweep's progress bar with ETA on a terminal; a line every few seconds in a log; nothing if quiet."""
+
+    def __init__(self, label: str, total: int, enabled: bool, note: str = ""):
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        self.label, self.total, self.note = label, total, note
+        self.log = enabled and not console.is_terminal
+        self.last_line = 0.0
+        self.done = 0
+        self.progress = None
+        if enabled and console.is_terminal and total:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("runs"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=console,
+                transient=True,
+            )
+            self.progress.start()
+            self.task = self.progress.add_task(f"{label}{note}", total=total)
+
+    def update(self, done: int, partial: float = 0.0) -> None:
+        """``done`` runs finished (and stored); ``partial`` more in fractions of runs in flight."""
+        self.done = done
+        if self.progress is not None:
+            self.progress.update(self.task, completed=min(done + partial, self.total))
+        elif self.log and done and (time.monotonic() - self.last_line > 2.0 or done == self.total):
+            self.last_line = time.monotonic()
+            print(f"{self.label}: {done}/{self.total} runs done{self.note}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+
+class Runner:
+    """Where runs execute and land.
+
+    ``workers``: local threads, or the LocalCluster's worker processes (default: every core).
+    ``dask``: None (local threads), ``"local"`` (a Dask LocalCluster), a scheduler address
+    (``tcp://host:8786``), a scheduler file (``*.json``), or a ``distributed.Client`` or cluster
+    object (e.g. dask-jobqueue's ``SLURMCluster``).
+    ``db``: a results database path or :class:`~bondsim.store.Store`; None keeps results in memory.
+    The pool, cluster and database open on first use and close with the runner.
+    """
+
+    def __init__(self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None):
+        if workers is not None and workers < 1:
+            raise BondsimError(f"--workers: must be 1 or more, got {workers}")
+        self.workers = workers or local_cores()
+        self.dask = dask
+        self.db = db
+        self._store: Store | None = db if isinstance(db, Store) else None
+        self._pool = None
+        self._client = None
+        self._own_client = False
+        self._cluster = None
+        self._cancel = threading.Event()
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stops the pool or cluster (cancelling runs in flight) and closes the database."""
+        self._cancel.set()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._client is not None and self._own_client:
+            self._client.close()
+        self._client = None
+        if self._cluster is not None:
+            self._cluster.close()
+            self._cluster = None
+        if self._store is not None and not isinstance(self.db, Store):
+            self._store.close()
+        self._store = None
+
+    @property
+    def store(self) -> Store | None:
+        """The results database, opened on first use (None without ``db``)."""
+        if self._store is None and self.db is not None:
+            self._store = Store(self.db)
+        return self._store
+
+    def _dask_client(self):
+        if self._client is not None:
+            return self._client
+        try:
+            import distributed
+        except ImportError:
+            raise BondsimError("--dask: needs dask.distributed (pip install 'dask[distributed]')") from None
+        target = self.dask
+        try:
+            if isinstance(target, distributed.Client):
+                self._client = target
+                return target
+            if target == "local":
+                self._cluster = distributed.LocalCluster(
+                    n_workers=self.workers, threads_per_worker=1, processes=True, dashboard_address=":0"
+                )
+                self._client = distributed.Client(self._cluster)
+            elif isinstance(target, str | Path) and str(target).endswith(".json"):
+                self._client = distributed.Client(scheduler_file=str(target))
+            else:
+                self._client = distributed.Client(target)
+        except (OSError, TimeoutError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise BondsimError(f"--dask: cannot reach a Dask scheduler at {target}: {reason}") from None
+        self._own_client = True
+        return self._client
+
+    def _submit(self, point: Point, done: queue.Queue, partial: dict[str, float]):
+        text = json.dumps(point.scenario)
+        if self.dask is None:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="bondsim-run")
+            cancel = self._cancel
+
+            def progress(done_packets: int, total_packets: int, _sim_s: float) -> None:
+                if cancel.is_set():
+                    raise _Cancelled
+                partial[point.key] = done_packets / total_packets if total_packets else 0.0
+
+            future = self._pool.submit(_core.run, text, progress)
+        else:
+            future = self._dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
+        future.add_done_callback(lambda f: done.put((point.key, f)))
+        return future
+
+    def execute(
+        self,
+        points: Sequence[Point],
+        *,
+        name: str | None = None,
+        spec: Mapping | None = None,
+        progress: bool = True,
+        keep_results: bool = True,
+    ) -> dict[str, Outcome]:
+        """Runs every point not already stored; returns an outcome per scenario hash.
+
+        With a database, the grid is recorded under ``name`` (if given) and completed runs are
+        committed as they arrive (see :data:`FLUSH_EVERY_S`). ``keep_results=False`` keeps only
+        summaries in memory.
+        """
+        self._cancel.clear()
+        first = {p.key: p for p in reversed(points)}  # the first point of each scenario
+        keys = list(dict.fromkeys(p.key for p in points))
+        outcomes: dict[str, Outcome] = {}
+        store = self.store
+        if store is not None:
+            if name:
+                store.add_sweep(
+                    name, dict(spec or {}), [(p.index, p.key, p.scenario["seed"], p.labels) for p in points]
+                )
+            stored = store.stored(keys)
+            if keep_results:
+                loaded = store.load(list(stored.values()))
+                outcomes = {k: Outcome(loaded[i], loaded[i].summary, i, False) for k, i in stored.items()}
+            else:
+                known = store.summaries(list(stored.values()))
+                outcomes = {k: Outcome(None, known[i], i, False) for k, i in stored.items()}
+        todo = [first[k] for k in keys if k not in outcomes]
+        note = f" ({len(outcomes)} already stored)" if outcomes else ""
+        bar = _Bar(name or "runs", len(todo), progress, note)
+        done: queue.Queue = queue.Queue()
+        partial: dict[str, float] = {}
+        futures = {p.key: self._submit(p, done, partial) for p in todo}
+        pending: dict[str, str] = {}  # finished, not yet stored: scenario hash -> result JSON
+        flushed = time.monotonic()
+
+        def flush() -> None:
+            outputs = {key: json.loads(text) for key, text in pending.items()}
+            ids = (
+                store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
+                if store is not None
+                else [None] * len(outputs)
+            )
+            for (key, output), run_id in zip(outputs.items(), ids, strict=True):
+                result = RunResult.from_json(first[key].scenario, pending[key]) if keep_results else None
+                outcomes[key] = Outcome(result, output["summary"], run_id, True)
+            bar.update(bar.done + len(pending), sum(partial.values()))
+            pending.clear()
+
+        try:
+            while futures or pending:
+                wait = FLUSH_EVERY_S - (time.monotonic() - flushed) if pending else 0.2
+                try:
+                    key, future = done.get(timeout=max(wait, 0.0))
+                    pending[key] = future.result()
+                    del futures[key]
+                    partial.pop(key, None)
+                except queue.Empty:
+                    if not pending:
+                        bar.update(bar.done, sum(partial.values()))
+                if pending and (not futures or time.monotonic() - flushed >= FLUSH_EVERY_S):
+                    flush()
+                    flushed = time.monotonic()
+        except BaseException:
+            self._cancel.set()
+            for future in futures.values():
+                future.cancel()
+            if pending:  # stopped (Ctrl-C, a failed run): keep what did finish
+                with contextlib.suppress(Exception):
+                    flush()
+            raise
+        finally:
+            bar.close()
+        return outcomes
+
+
+_session: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("bondsim_session", default=None)
+
+
+@contextlib.contextmanager
+def session(*, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None) -> Iterator[Runner]:
+    """A block in which every :func:`run_many` and :func:`sweep` that names no executor or database of its
+    own shares this one (see :class:`Runner` for the arguments)::
+
+        with bondsim.sweep.session(dask="local", db="results.duckdb"):
+            bondsim.reproduce.thesis.reproduce("out/thesis")
+    """
+    with Runner(workers=workers, dask=dask, db=db) as runner:
+        token = _session.set(runner)
+        try:
+            yield runner
+        finally:
+            _session.reset(token)
+
+
+@contextlib.contextmanager
+def _runner(workers: int | None, dask: Any, db: Any) -> Iterator[Runner]:
+    current = _session.get()
+    if current is not None and workers is None and dask is None and db is None:
+        yield current
+    else:
+        with Runner(workers=workers, dask=dask, db=db) as runner:
+            yield runner
+
+
+def run_many(
+    docs: Sequence[Mapping],
+    *,
+    labels: Sequence[Mapping] | None = None,
+    name: str | None = None,
+    progress: bool = True,
+    workers: int | None = None,
+    dask: Any = None,
+    db: str | Path | Store | None = None,
+) -> list[RunResult]:
+    """Runs every scenario dict in parallel; returns the results in the order of ``docs``.
+
+    Every scenario is checked before any run starts. ``labels`` (one dict per scenario) and ``name``
+    record the runs as a sweep in the database; ``workers``, ``dask`` and ``db`` as for
+    :class:`Runner` (default: the current :func:`session`'s, else every local core, no database).
+    """
+    docs = list(docs)
+    labels = [dict(label) for label in labels] if labels is not None else [{} for _ in docs]
+    if len(labels) != len(docs):
+        raise ValueError(f"run_many: {len(docs)} scenarios but {len(labels)} labels")
+    points = []
+    for index, (doc, label) in enumerate(zip(docs, labels, strict=True)):
+        checked = check(doc)
+        points.append(Point(index=index, labels=label, scenario=checked, key=scenario_hash(checked)))
+    with _runner(workers, dask, db) as runner:
+        outcomes = runner.execute(points, name=name, spec={"labels": labels} if name else None, progress=progress)
+    return [outcomes[p.key].result for p in points]
+
+
+def summaries(results: Iterable[RunResult], labels: Iterable[Mapping]) -> pd.DataFrame:
     """One row per run: its labels (the swept values) beside its summary figures."""
     rows = []
     for result, label in zip(results, labels, strict=True):
-        row = dict(label)
-        row.update({k: v for k, v in result.summary.items() if not isinstance(v, list | dict)})
+        rows.append({**label, **scalar_figures(result.summary)})
+    return pd.DataFrame(rows)
+
+
+def sweep_table(plan: Sweep, outcomes: Mapping[str, Outcome]) -> pd.DataFrame:
+    """One row per point of ``plan`` in grid order: point, swept values, seed, scenario hash, run id
+    (when stored) and every scalar summary figure."""
+    rows = []
+    for p in plan.points:
+        outcome = outcomes[p.key]
+        row: dict[str, Any] = {"point": p.index, **p.labels, "scenario_hash": p.key}
+        if outcome.run_id is not None:
+            row["run_id"] = outcome.run_id
+        for key, value in scalar_figures(outcome.summary).items():
+            row.setdefault(key, value)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def sweep(
+    spec: str | Path | Mapping | Sweep,
+    overrides: Iterable[str] = (),
+    *,
+    progress: bool = True,
+    workers: int | None = None,
+    dask: Any = None,
+    db: str | Path | Store | None = None,
+) -> pd.DataFrame:
+    """Runs a sweep (a ``*.sweep.toml`` file, a dict in its layout, where ``axes`` may also be
+    ``{path: values}``, or a loaded :class:`~bondsim.grid.Sweep`); returns one row per run in grid order.
+
+    >>> bondsim.sweep({"base": "thesis", "axes": {"bond.mode": ["rr", "lb"]}, "replications": 2})  # doctest: +SKIP
+
+    ``overrides`` (``path=value``) change the base scenario; ``workers``, ``dask`` and ``db`` as for
+    :class:`Runner`. With ``db``, runs already stored are not run again.
+    """
+    plan = spec if isinstance(spec, Sweep) else load_sweep(spec, overrides)
+    with _runner(workers, dask, db) as runner:
+        outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
+    return sweep_table(plan, outcomes)
+
+
+class _CallableModule(types.ModuleType):
+    """Lets ``bondsim.sweep(...)`` run a sweep while ``bondsim.sweep.run_many`` and friends stay reachable."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
+        return sweep(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -32,8 +32,10 @@ def deterministic(*, progress: bool = True) -> pd.DataFrame:
     """Every contender on the jitter-free heterogeneous bond."""
     base = load_toml(find("hetero"))
     docs = [apply_overrides(base, [f"bond.mode={m}"]) for m in CONTENDERS]
+    labels = [{"mode": m} for m in CONTENDERS]
     rows = []
-    for mode, r in zip(CONTENDERS, run_many(docs, progress=progress), strict=True):
+    results = run_many(docs, labels=labels, name="earliest-finish/deterministic", progress=progress)
+    for mode, r in zip(CONTENDERS, results, strict=True):
         s = r.summary
         rows.append(
             {
@@ -60,7 +62,9 @@ def jitter_sweep(*, progress: bool = True) -> pd.DataFrame:
             docs.append(apply_overrides(base, [*extra, f"bond.mode={spec}"]))
             labels.append({"jitter_us": jitter, "mode": mode})
     rows = []
-    for label, r in zip(labels, run_many(docs, progress=progress), strict=True):
+    for label, r in zip(
+        labels, run_many(docs, labels=labels, name="earliest-finish/jitter", progress=progress), strict=True
+    ):
         rows.append(
             {
                 **label,

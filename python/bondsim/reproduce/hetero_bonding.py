@@ -82,7 +82,9 @@ def sweep(*, progress: bool = True) -> pd.DataFrame:
             )
             labels.append({"message_bytes": size, "mode": mode})
     rows = []
-    for label, result in zip(labels, run_many(docs, progress=progress), strict=True):
+    for label, result in zip(
+        labels, run_many(docs, labels=labels, name="hetero-bonding", progress=progress), strict=True
+    ):
         s = result.summary
         rows.append({**label, "goodput_mbps": s["goodput_bps"] / 1e6, "ooo_fraction": s["ooo_fraction"]})
     return pd.DataFrame(rows)

@@ -35,7 +35,9 @@ def flows_on_link0(flows: int, *, progress: bool = True) -> list[int]:
     """Flows that took link 0, one count per seed."""
     base = load_toml(find("lacp_flows"))
     docs = [apply_overrides(base, [f"workload.requests={flows}", f"seed={s}"]) for s in range(1, RUNS + 1)]
-    return [int((r.requests["last_link"] == 0).sum()) for r in run_many(docs, progress=progress)]
+    labels = [{"flows": flows, "seed": s} for s in range(1, RUNS + 1)]
+    results = run_many(docs, labels=labels, name=f"lacp-hashing/{flows}-flows", progress=progress)
+    return [int((r.requests["last_link"] == 0).sum()) for r in results]
 
 
 def reproduce(out: str | Path, *, progress: bool = True) -> Path:

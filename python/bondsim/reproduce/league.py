@@ -45,7 +45,7 @@ def run_league(*, progress: bool = True) -> pd.DataFrame:
             docs.append(apply_overrides(base, [*overrides, f"bond.mode={mode}"]))
             labels.append({"scenario": scenario, "mode": mode})
     rows = []
-    for label, result in zip(labels, run_many(docs, progress=progress), strict=True):
+    for label, result in zip(labels, run_many(docs, labels=labels, name="league", progress=progress), strict=True):
         s = result.summary
         rows.append(
             {

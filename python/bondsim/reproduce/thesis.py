@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots, stats
-from bondsim.scenario import apply_overrides, find, load_toml
-from bondsim.sweep import run_many, summaries
+from bondsim.scenario import apply_overrides, find, load_toml, parse_value
+from bondsim.sweep import run_many, sweep
 
 SCHEDULERS = ("rr", "lb")
 LOADS = tuple(range(5, 101, 5))
@@ -31,19 +31,13 @@ def _base() -> dict:
     return load_toml(find("thesis"))
 
 
-def _grid(base: dict, loads, extra: list[str]) -> tuple[list[dict], list[dict]]:
-    docs, labels = [], []
-    for requests in loads:
-        for mode in SCHEDULERS:
-            docs.append(apply_overrides(base, [*extra, f"workload.requests={requests}", f"bond.mode={mode}"]))
-            labels.append({"requests": requests, "mode": mode})
-    return docs, labels
-
-
-def load_sweep(extra: list[str], *, loads=LOADS, progress: bool = True) -> pd.DataFrame:
-    """Runs rr and lb for every load of ``loads``; one row per run."""
-    docs, labels = _grid(_base(), loads, extra)
-    table = summaries(run_many(docs, progress=progress), labels)
+def load_sweep(name: str, changes: dict, *, loads=LOADS, progress: bool = True) -> pd.DataFrame:
+    """Sweeps rr and lb over every load of ``loads`` on the thesis scenario with ``changes``; one row per run."""
+    axes = [
+        {"path": "workload.requests", "name": "requests", "values": list(loads)},
+        {"path": "bond.mode", "name": "mode", "values": list(SCHEDULERS)},
+    ]
+    table = sweep({"name": f"thesis/{name}", "base": "thesis", "set": changes, "axes": axes}, progress=progress)
     table["ooo_per_request"] = table["out_of_order"] / table["requests"]
     return table
 
@@ -53,7 +47,9 @@ def size_curve(*, progress: bool = True) -> pd.DataFrame:
     extra = [f"workload.file_size={VARIED_SIZES}", f"workload.requests={FIG11_REQUESTS}", "links.3.period_ms=82"]
     docs = [apply_overrides(_base(), [*extra, f"bond.mode={mode}"]) for mode in SCHEDULERS]
     frames = []
-    for mode, result in zip(SCHEDULERS, run_many(docs, progress=progress), strict=True):
+    labels = [{"mode": mode} for mode in SCHEDULERS]
+    results = run_many(docs, labels=labels, name="thesis/fig11", progress=progress)
+    for mode, result in zip(SCHEDULERS, results, strict=True):
         table = stats.process_table(result.requests)
         table["file_kb"] = table["packets"] - 1  # S // 1024 + 1 packets of 1 KB
         table["mode"] = mode
@@ -92,8 +88,8 @@ def reproduce(out: str | Path, *, progress: bool = True) -> Path:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 
-    fig9 = load_sweep([], progress=progress)
-    fig10 = load_sweep([f"workload.file_size={VARIED_SIZES}"], progress=progress)
+    fig9 = load_sweep("fig9", {}, progress=progress)
+    fig10 = load_sweep("fig10", {"workload.file_size": parse_value(VARIED_SIZES)}, progress=progress)
     fig11 = size_curve(progress=progress)
     fig9.to_csv(out / "fig9_fixed_100kb.csv", index=False)
     fig10.to_csv(out / "fig10_varied_sizes.csv", index=False)

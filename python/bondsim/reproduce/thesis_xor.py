@@ -45,7 +45,10 @@ def reproduce(out: str | Path, *, progress: bool = True) -> Path:
     docs = [apply_overrides(base, [f"bond.xmit_hash_policy={p}"]) for p in POLICIES]
     rows = []
     goodput = {}
-    for policy, result in zip(POLICIES, run_many(docs, progress=progress), strict=True):
+    labels = [{"policy": p} for p in POLICIES]
+    for policy, result in zip(
+        POLICIES, run_many(docs, labels=labels, name="thesis-xor/policies", progress=progress), strict=True
+    ):
         goodput[policy] = result.summary["goodput_bps"]
         for link in result.links.itertuples():
             rows.append({"policy": policy, "link": link.name, "mbytes_sent": link.bytes_sent / 1e6})
@@ -64,7 +67,9 @@ def reproduce(out: str | Path, *, progress: bool = True) -> Path:
 
     random_macs = apply_overrides(base, ["network.client_macs=[]", "bond.xmit_hash_policy=layer2"])
     seeds = [apply_overrides(random_macs, [f"seed={s}"]) for s in range(1, SEEDS + 1)]
-    used = [int((r.links["packets_sent"] > 0).sum()) for r in run_many(seeds, progress=progress)]
+    seed_labels = [{"seed": s} for s in range(1, SEEDS + 1)]
+    runs = run_many(seeds, labels=seed_labels, name="thesis-xor/random-macs", progress=progress)
+    used = [int((r.links["packets_sent"] > 0).sum()) for r in runs]
     exact = links_used_probability()
     dist = pd.DataFrame(
         {

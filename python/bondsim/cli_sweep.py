@@ -1,0 +1,363 @@
+"""The ``bondsim sweep`` and ``bondsim runs`` commands: parameter sweeps and the results database."""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import math
+import numbers
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from rich.table import Table
+
+from bondsim._core import BondsimError
+from bondsim.cli import _Formatter, add_execution_options, add_overrides, console
+from bondsim.store import DEFAULT_DB, Store
+
+#: What ``runs list`` shows unless told ``--columns``.
+LIST_COLUMNS = ("run_id", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "wall_s")
+#: What ``sweep`` averages per grid point unless told ``--metrics``.
+SWEEP_METRICS = "ooo_fraction,makespan_s"
+
+
+def _cell(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
+    if isinstance(value, numbers.Real):
+        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    if isinstance(value, datetime.datetime):
+        return value.strftime("%Y-%m-%d %H:%M:%S")
+    return str(value)
+
+
+def frame_table(frame: pd.DataFrame, title: str | None = None) -> Table:
+    """A DataFrame as a readable table: integers with separators, 4 significant digits, ``-`` for none."""
+    table = Table(title=title, min_width=len(title) if title else None)
+    rows = [[_cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)]
+    for i, (column, kind) in enumerate(frame.dtypes.items()):
+        widest = max((len(r[i]) for r in rows), default=1)
+        if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind):
+            # numbers are never folded or cut: the column is as wide as its widest number
+            table.add_column(str(column), justify="right", no_wrap=True, min_width=widest)
+        else:
+            table.add_column(str(column), overflow="fold", min_width=min(max(widest, len(str(column))), 16))
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def show(table: Table) -> None:
+    """Prints ``table`` whole: wider than the console rather than cut."""
+    from rich.measure import Measurement
+
+    console.print(table, width=max(console.width, Measurement.get(console, console.options, table).minimum), crop=False)
+
+
+def _columns(asked: str, available: list[str], option: str) -> list[str]:
+    names = [c.strip() for c in asked.split(",") if c.strip()]
+    for name in names:
+        if name not in available:
+            raise BondsimError(f"{option}: no column `{name}` (have: {', '.join(available)})")
+    return names
+
+
+def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    """Swept values that are tables or lists, as JSON text (so they can be grouped and shown)."""
+    frame = frame.copy()
+    for column in columns:
+        frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
+    return frame
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bondsim.grid import load_sweep
+    from bondsim.sweep import Runner, sweep_table
+
+    plan = load_sweep(args.sweep, args.set)
+    axes = [a.name for a in plan.axes]
+    if args.dry_run:
+        frame = _hashable(
+            pd.DataFrame([{"point": p.index, **p.labels, "scenario_hash": p.key} for p in plan.points]), axes
+        )
+        if args.json:
+            print(frame.to_json(orient="records"))
+        elif not args.quiet:
+            show(frame_table(frame, title=f"sweep {plan.name}: the grid"))
+            distinct = len({p.key for p in plan.points})
+            console.print(f"{len(plan.points)} runs ({distinct} distinct scenarios), every one checked; nothing run")
+        return 0
+
+    with Runner(workers=args.workers, dask=args.dask, db=args.db) as runner:
+        outcomes = runner.execute(
+            plan.points, name=plan.name, spec=plan.spec, progress=not args.quiet, keep_results=False
+        )
+    table = sweep_table(plan, outcomes)
+    if args.json:
+        print(table.to_json(orient="records"))
+        return 0
+    metrics = _columns(args.metrics, [c for c in table.columns if c not in ("point", "scenario_hash")], "--metrics")
+    if args.quiet:
+        return 0
+    shown = _hashable(table, axes)
+    if axes:
+        grouped = shown.groupby(axes, sort=False, dropna=False)
+        means = grouped[metrics].mean().reset_index()
+        means.insert(len(axes), "runs", grouped.size().to_numpy())
+    else:
+        means = pd.DataFrame([{"runs": len(shown), **shown[metrics].mean().to_dict()}])
+    show(frame_table(means, title=f"sweep {plan.name}: mean over {len(plan.seeds)} seed(s) per point"))
+    fresh = sum(o.fresh for o in outcomes.values())
+    console.print(
+        f"{len(table)} runs: {fresh} run now, {len(outcomes) - fresh} already stored, in {args.db}. "
+        f"More: bondsim runs list --sweep {plan.name} --db {args.db}"
+    )
+    return 0
+
+
+def cmd_runs_list(args: argparse.Namespace) -> int:
+    with Store(args.db, read_only=True) as store:
+        frame = store.runs(args.sweep)
+    if args.columns:
+        columns = _columns(args.columns, list(frame.columns), "--columns")
+    else:
+        labels = list(frame.columns[: list(frame.columns).index("run_id")])
+        columns = labels + [c for c in LIST_COLUMNS if c in frame.columns and c not in labels]
+    frame = frame[columns]
+    if args.json:
+        print(frame.to_json(orient="records", date_format="iso"))
+        return 0
+    shown = frame.tail(args.limit) if args.limit else frame
+    title = f"runs of sweep {args.sweep}" if args.sweep else f"runs in {args.db}"
+    show(frame_table(shown, title=title))
+    if len(shown) < len(frame):
+        console.print(f"the last {len(shown)} of {len(frame)} runs; --limit 0 shows all")
+    return 0
+
+
+def cmd_runs_sweeps(args: argparse.Namespace) -> int:
+    with Store(args.db, read_only=True) as store:
+        frame = store.sweeps()
+    if args.json:
+        print(frame.to_json(orient="records", date_format="iso"))
+    else:
+        show(frame_table(frame, title=f"sweeps in {args.db}"))
+    return 0
+
+
+def cmd_runs_show(args: argparse.Namespace) -> int:
+    with Store(args.db, read_only=True) as store:
+        run_id = store.resolve(args.run)
+        record = store.record(run_id)
+        result = store.load([run_id])[run_id]
+    if args.json:
+        print(json.dumps(record, indent=2))
+        return 0
+    summary = record["summary"]
+    figures = pd.DataFrame(
+        [(k, v) for k, v in summary.items() if not isinstance(v, list | dict)], columns=["figure", "value"]
+    )
+    title = (
+        f"run {run_id}: {record['name']} — {summary.get('scheduler', '?')}, seed {record['seed']} "
+        f"(scenario {record['scenario_hash']}, bondsim {record['version']}, {record['created_at'][:19]})"
+    )
+    console.print(title)
+    show(frame_table(figures.astype({"value": object})))
+    if not result.links.empty:
+        # one column per link, one row per figure: stays readable however many figures a link has
+        links = result.links.set_index("name").drop(columns=["link"], errors="ignore")
+        per_link = links.T.astype(object).rename_axis("figure").reset_index()
+        show(frame_table(per_link, title="links"))
+    console.print(f"the scenario and every figure: bondsim runs show {run_id} --json; tables: bondsim runs export")
+    return 0
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Dotted path -> leaf value (list items by index), as ``--set`` names fields."""
+    if isinstance(value, dict) and value:
+        return {k: v for key, item in value.items() for k, v in _flatten(item, f"{prefix}{key}.").items()}
+    if isinstance(value, list) and value:
+        return {k: v for i, item in enumerate(value) for k, v in _flatten(item, f"{prefix}{i}.").items()}
+    return {prefix.rstrip("."): value}
+
+
+def cmd_runs_compare(args: argparse.Namespace) -> int:
+    if len(args.runs) < 2:
+        raise BondsimError("runs compare: give two runs or more")
+    with Store(args.db, read_only=True) as store:
+        records = [store.record(store.resolve(ref)) for ref in args.runs]
+    heads = [f"run {r['run_id']}" for r in records]
+    rows = []
+    scenarios = [_flatten(r["scenario"]) for r in records]
+    for path in dict.fromkeys(k for s in scenarios for k in s):
+        values = [s.get(path) for s in scenarios]
+        if len({json.dumps(v) for v in values}) > 1:
+            rows.append((f"scenario {path}", values))
+    summaries = [r["summary"] for r in records]
+    for key in dict.fromkeys(k for s in summaries for k, v in s.items() if not isinstance(v, list | dict)):
+        rows.append((key, [s.get(key) for s in summaries]))
+    if args.json:
+        print(json.dumps({name: dict(zip(heads, values, strict=True)) for name, values in rows}, indent=2))
+        return 0
+    table = Table(title="runs compared (scenario fields that differ, then every figure; differences in bold)")
+    table.add_column("")
+    for head in heads:
+        table.add_column(head, justify="right")
+    for name, values in rows:
+        differ = len({json.dumps(v) for v in values}) > 1
+        style = "bold" if differ and name != "wall_s" else None
+        table.add_row(name, *(_cell(v) for v in values), style=style)
+    show(table)
+    return 0
+
+
+def cmd_runs_export(args: argparse.Namespace) -> int:
+    with Store(args.db, read_only=True) as store:
+        written = store.export(args.out, args.format, args.sweep)
+    if not args.quiet:
+        console.print(f"wrote {', '.join(str(p) for p in written)}")
+    return 0
+
+
+SWEEP_EPILOG = """\
+examples:
+  bondsim sweep scenarios/thesis_load.sweep.toml                  # every core, results in bondsim.duckdb
+  bondsim sweep scenarios/thesis_load.sweep.toml --dry-run        # check and show the grid, run nothing
+  bondsim sweep scenarios/thesis_load.sweep.toml --dask local --workers 2
+  bondsim sweep scenarios/thesis_load.sweep.toml --dask tcp://scheduler:8786 --db results.duckdb
+  bondsim sweep scenarios/thesis_load.sweep.toml --set links.1.period_ms=40 --metrics ooo_fraction,dropped
+
+A sweep file names a base scenario, axes (any field by its dotted path: values = [...],
+range = {start, stop, step} with stop included, or logrange = {start, stop, num}) and
+replications = N (seeds base.seed ... base.seed+N-1) or seeds = [...]:
+
+  base = "thesis"
+  replications = 3
+  [[axes]]
+  path = "workload.requests"
+  range = { start = 10, stop = 100, step = 10 }
+  [[axes]]
+  path = "bond.mode"
+  values = ["rr", "lb"]
+
+Runs already in the database (same scenario and seed, same bondsim version) are not run
+again, so a sweep stopped halfway resumes where it stopped.
+"""
+
+RUNS_EPILOG = """\
+examples:
+  bondsim runs list                                    # every run in bondsim.duckdb
+  bondsim runs list --sweep thesis_load --columns requests,bond.mode,seed,ooo_fraction
+  bondsim runs sweeps
+  bondsim runs show 12                                 # by run id or scenario hash prefix
+  bondsim runs compare 12 13
+  bondsim runs export out/runs --format parquet --sweep thesis_load
+"""
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """Adds ``sweep`` and ``runs`` to the ``bondsim`` command."""
+    p = sub.add_parser(
+        "sweep",
+        help="run a parameter sweep (grid × seeds) into the results database",
+        formatter_class=_Formatter,
+        description="Expand a sweep file into its grid, check every scenario, run those not yet stored "
+        "(in parallel, locally or on Dask) and store each run in the results database as it completes. "
+        "Prints the mean of --metrics per grid point.",
+        epilog=SWEEP_EPILOG,
+    )
+    p.add_argument("sweep", type=Path, help="sweep file (TOML), e.g. scenarios/thesis_load.sweep.toml")
+    add_overrides(p, "the base scenario")
+    add_execution_options(p, db_default=DEFAULT_DB)
+    p.add_argument(
+        "--metrics",
+        default=SWEEP_METRICS,
+        help=f"summary figures to average per grid point, comma-separated (default {SWEEP_METRICS})",
+    )
+    p.add_argument("--dry-run", action="store_true", help="check the sweep and show its grid; run nothing")
+    p.add_argument("--json", action="store_true", help="print one JSON record per run on stdout")
+    p.add_argument("--quiet", action="store_true", help="no progress bar or table; errors only")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "runs",
+        help="list, show, compare and export stored runs",
+        formatter_class=_Formatter,
+        description="Look at the results database that bondsim sweep (and reproduce --db) fill.",
+        epilog=RUNS_EPILOG,
+    )
+    actions = p.add_subparsers(dest="runs_command", required=True, metavar="ACTION")
+    db = argparse.ArgumentParser(add_help=False)
+    db.add_argument("--db", type=Path, default=DEFAULT_DB, help=f"results database (default {DEFAULT_DB})")
+
+    def action(name: str, func, summary: str, description: str, epilog: str) -> argparse.ArgumentParser:
+        parser = actions.add_parser(
+            name, parents=[db], help=summary, description=description, epilog=epilog, formatter_class=_Formatter
+        )
+        parser.set_defaults(func=func)
+        return parser
+
+    a = action(
+        "list",
+        cmd_runs_list,
+        "one line per run",
+        "One line per stored run; with --sweep, that sweep's runs in grid order with the swept values.",
+        "examples:\n  bondsim runs list --limit 20\n"
+        "  bondsim runs list --sweep thesis_load --columns workload.requests,bond.mode,seed,ooo_fraction --json",
+    )
+    a.add_argument("--sweep", help="only the runs of this sweep (its name), with the swept values")
+    a.add_argument(
+        "--columns", help="columns to show, comma-separated (default: swept values, " + ", ".join(LIST_COLUMNS) + ")"
+    )
+    a.add_argument("--limit", type=int, default=50, help="show the last N runs (default 50; 0: all)")
+    a.add_argument("--json", action="store_true", help="print every run as JSON records")
+
+    a = action(
+        "sweeps",
+        cmd_runs_sweeps,
+        "one line per sweep",
+        "One line per recorded sweep: its grid size and how much of it is stored.",
+        "example:\n  bondsim runs sweeps --db results.duckdb",
+    )
+    a.add_argument("--json", action="store_true", help="print as JSON records")
+
+    a = action(
+        "show",
+        cmd_runs_show,
+        "one run: every figure and its links",
+        "Every summary figure and the per-link table of one run; --json adds its scenario.",
+        "examples:\n  bondsim runs show 12\n  bondsim runs show 3fa9c2 --json",
+    )
+    a.add_argument("run", help="run id, or a prefix (4+ characters) of its scenario hash")
+    a.add_argument("--json", action="store_true", help="print the run (scenario, summary, hash, version) as JSON")
+
+    a = action(
+        "compare",
+        cmd_runs_compare,
+        "runs side by side",
+        "Runs side by side: the scenario fields that differ, then every summary figure.",
+        "example:\n  bondsim runs compare 12 13 14",
+    )
+    a.add_argument("runs", nargs="+", help="two or more run ids or scenario hash prefixes")
+    a.add_argument("--json", action="store_true", help="print as JSON")
+
+    a = action(
+        "export",
+        cmd_runs_export,
+        "write runs and their tables to Parquet or CSV",
+        "Write runs.<format> (one row per run; with --sweep, the swept values too), "
+        "links.<format> and requests.<format> (and any other per-run table) into a directory.",
+        "examples:\n  bondsim runs export out/all\n  bondsim runs export out/load --sweep thesis_load --format csv",
+    )
+    a.add_argument("out", type=Path, help="directory to write into")
+    a.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="file format (default parquet)")
+    a.add_argument("--sweep", help="only the runs of this sweep")
+    a.add_argument("--quiet", action="store_true", help="print nothing but errors")

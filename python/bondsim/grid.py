@@ -1,0 +1,315 @@
+"""Sweep files: a base scenario, axes and replications, expanded into a checked grid of scenarios.
+
+A sweep file (``scenarios/*.sweep.toml``)::
+
+    name = "thesis_load"            # optional; default: the file's name without .sweep.toml
+    base = "thesis"                 # scenario file (relative to this one), shipped name, or an inline table
+    replications = 3                # seeds base.seed, base.seed + 1, ...; or seeds = [1, 7, 42]
+
+    [set]                           # fixed changes to the base, by dotted path
+    "links.1.period_ms" = 82
+
+    [[axes]]
+    path = "workload.requests"      # any scenario field by its dotted path (list items by index)
+    range = { start = 10, stop = 100, step = 10 }       # stop included
+
+    [[axes]]
+    path = "bond.mode"
+    values = ["rr", "lb"]
+
+    [[axes]]
+    path = "workload.file_size.bytes"
+    name = "file_bytes"             # its column in results (default: the path)
+    logrange = { start = 1024, stop = 1048576, num = 11 }  # integers if start and stop are
+
+The grid is every combination of axis values, first axis slowest, with the
+seed fastest. Every point is checked against the schema before anything runs;
+an error names the sweep file's key (``axes.1.values.2: ...``) and the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+import numbers
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tomllib
+
+from bondsim._core import ScenarioError
+from bondsim.scenario import _error, apply_overrides, check, find, resolve_files, scenario_hash, set_path
+
+SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds")
+AXIS_KEYS = ("path", "name", "values", "range", "logrange")
+#: Columns every sweep result has; an axis may not take these names.
+RESERVED = ("point", "seed", "scenario_hash", "run_id")
+MAX_AXIS_VALUES = 1_000_000
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One swept field: its dotted path, its column name, its values."""
+
+    path: str
+    name: str
+    values: tuple
+
+
+@dataclass(frozen=True)
+class Point:
+    """One scenario of a grid: where it stands (``labels``: axis name -> value, and the seed)."""
+
+    index: int
+    labels: dict
+    scenario: dict
+    key: str  # the checked scenario's hash
+
+
+@dataclass
+class Sweep:
+    """A sweep file, read and expanded: every point checked."""
+
+    name: str
+    spec: dict
+    axes: list[Axis]
+    seeds: list[int]
+    points: list[Point]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _number(value: Any, where: str) -> float | int:
+    if not _is_number(value) or not math.isfinite(value):
+        raise _error(where, f"must be a number, got {value!r}")
+    return value
+
+
+def _tidy(value: float) -> float:
+    """``0.30000000000000004`` -> ``0.3``: 12 significant digits."""
+    return float(f"{value:.12g}")
+
+
+def _table(raw: Any, where: str, keys: tuple[str, ...], shape: str) -> Mapping:
+    if not isinstance(raw, Mapping):
+        raise _error(where, f"must be a table {shape}")
+    for key in raw:
+        if key not in keys:
+            raise _error(f"{where}.{key}", f"unknown key, expected one of {', '.join(keys)}")
+    for key in keys:
+        if key not in raw:
+            raise _error(where, f"must be a table {shape}; `{key}` is missing")
+    return raw
+
+
+def _linear(raw: Any, where: str) -> list:
+    spec = _table(raw, where, ("start", "stop", "step"), "{start, stop, step} (stop included)")
+    start, stop, step = (_number(spec[k], f"{where}.{k}") for k in ("start", "stop", "step"))
+    if step == 0 or (stop - start) / step < 0:
+        raise _error(f"{where}.step", f"must be non-zero and lead from start ({start}) to stop ({stop})")
+    count = math.floor((stop - start) / step + 1e-9) + 1
+    if count > MAX_AXIS_VALUES:
+        raise _error(where, f"gives {count:,} values; at most {MAX_AXIS_VALUES:,}")
+    integers = all(isinstance(v, int) for v in (start, step))
+    return [start + i * step if integers else _tidy(start + i * step) for i in range(count)]
+
+
+def _log(raw: Any, where: str) -> list:
+    spec = _table(raw, where, ("start", "stop", "num"), "{start, stop, num} (both ends included)")
+    start, stop = (_number(spec[k], f"{where}.{k}") for k in ("start", "stop"))
+    num = spec["num"]
+    if not isinstance(num, int) or isinstance(num, bool) or not 1 <= num <= MAX_AXIS_VALUES:
+        raise _error(f"{where}.num", f"must be a whole number of values, 1 to {MAX_AXIS_VALUES:,}; got {num!r}")
+    if start <= 0 or stop <= 0:
+        raise _error(where, f"a log range needs start and stop above 0, got {start} and {stop}")
+    raw_values = [start * (stop / start) ** (i / (num - 1)) if num > 1 else start for i in range(num)]
+    if isinstance(start, int) and isinstance(stop, int):
+        return list(dict.fromkeys(round(v) for v in raw_values))
+    return [_tidy(v) for v in raw_values]
+
+
+def _listed(raw: Any, where: str) -> list:
+    if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Iterable):
+        raise _error(where, f"must be a list of values, e.g. [10, 20, 40]; got {raw!r}")
+    return list(raw)
+
+
+def _has_field(doc: Any, path: str) -> bool:
+    for key in path.split("."):
+        if isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
+            doc = doc[int(key)]
+        elif isinstance(doc, dict) and key in doc:
+            doc = doc[key]
+        else:
+            return False
+    return True
+
+
+def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict:
+    """The checked scenario ``doc`` with ``changes`` (path, value) applied."""
+    doc = copy.deepcopy(doc)
+    for path, value in changes:
+        set_path(doc, path, value)
+    return check(resolve_files(doc, base_dir))
+
+
+def _axis(i: int, raw: Any, base: dict, base_dir: Path) -> Axis:
+    where = f"axes.{i}"
+    if not isinstance(raw, Mapping):
+        raise _error(where, "an axis is a table: path and one of values, range, logrange")
+    for key in raw:
+        if key not in AXIS_KEYS:
+            raise _error(f"{where}.{key}", f"unknown key in an axis, expected one of {', '.join(AXIS_KEYS)}")
+    path = raw.get("path")
+    if not isinstance(path, str) or not path:
+        raise _error(
+            f"{where}.path", "an axis needs a path: a scenario field by its dotted path, e.g. workload.requests"
+        )
+    if path == "seed":
+        raise _error(f"{where}.path", "the seed is swept by replications = N or seeds = [...], not by an axis")
+    kinds = [k for k in ("values", "range", "logrange") if k in raw]
+    if len(kinds) != 1:
+        raise _error(where, f"give exactly one of values, range, logrange (got {', '.join(kinds) or 'none'})")
+    kind = kinds[0]
+    values = {"values": _listed, "range": _linear, "logrange": _log}[kind](raw[kind], f"{where}.{kind}")
+    if not values:
+        raise _error(f"{where}.{kind}", "an axis needs at least one value")
+    name = raw.get("name", path)
+    if not isinstance(name, str) or not name:
+        raise _error(f"{where}.name", f"must be a non-empty string, got {name!r}")
+    if name in RESERVED:
+        raise _error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
+
+    if not _has_field(base, path):
+        try:
+            _with(base, [(path, values[0])], base_dir)
+        except ScenarioError as exc:
+            raise _error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
+    for j, value in enumerate(values):
+        try:
+            _with(base, [(path, value)], base_dir)
+        except ScenarioError as exc:
+            at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
+            raise _error(at, f"{path} = {value!r}: {exc}") from None
+    return Axis(path=path, name=name, values=tuple(values))
+
+
+def _seeds(spec: Mapping, base_seed: int) -> list[int]:
+    if "replications" in spec and "seeds" in spec:
+        raise _error("seeds", "give replications = N or seeds = [...], not both")
+    if "replications" in spec:
+        count = spec["replications"]
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise _error("replications", f"must be a whole number of runs, 1 or more; got {count!r}")
+        return [base_seed + i for i in range(count)]
+    if "seeds" in spec:
+        seeds = _listed(spec["seeds"], "seeds")
+        if not seeds:
+            raise _error("seeds", "needs at least one seed")
+        for j, seed in enumerate(seeds):
+            if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+                raise _error(f"seeds.{j}", f"a seed is a whole number from 0 to 2^64-1, got {seed!r}")
+        if len(set(seeds)) != len(seeds):
+            raise _error("seeds", "lists a seed twice")
+        return seeds
+    return [base_seed]
+
+
+def _read_toml(path: Path, where: str, what: str) -> dict:
+    try:
+        return tomllib.loads(path.read_text())
+    except OSError as exc:
+        raise _error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _error(where, f"{path} is not valid TOML: {exc}") from None
+
+
+def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, Path]:
+    """The checked base scenario (with ``set`` and ``overrides``) and the folder its file references start from."""
+    raw = spec.get("base")
+    if isinstance(raw, Mapping):
+        doc, base_dir = dict(raw), where
+    elif isinstance(raw, str) and raw:
+        path = where / raw if (where / raw).exists() else find(raw)
+        doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
+    else:
+        raise _error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
+    try:
+        base = check(resolve_files(doc, base_dir))
+    except ScenarioError as exc:
+        raise _error("base", str(exc)) from None
+    changes = spec.get("set", {})
+    if not isinstance(changes, Mapping):
+        raise _error("set", 'must be a table of dotted paths and values, e.g. "links.1.period_ms" = 82')
+    try:
+        base = _with(base, changes.items(), base_dir)
+    except ScenarioError as exc:
+        raise _error("set", str(exc)) from None
+    return check(resolve_files(apply_overrides(base, overrides), base_dir)), base_dir
+
+
+def _normalised(spec: Mapping) -> dict:
+    """``spec`` with Python conveniences turned into the file's layout: ``axes`` as {path: values}."""
+    spec = dict(spec)
+    if isinstance(spec.get("axes"), Mapping):
+        spec["axes"] = [
+            {"path": path, "values": _listed(values, f"axes.{path}")} for path, values in spec["axes"].items()
+        ]
+    return spec
+
+
+def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Sweep:
+    """Reads a sweep (TOML file, or a dict in the same layout) and expands it into checked points.
+
+    ``overrides`` (``path=value``) change the base scenario, like ``bondsim run --set``.
+    In a dict, ``axes`` may also be ``{path: values}``.
+    """
+    if isinstance(source, Mapping):
+        spec, where, default_name = _normalised(source), Path.cwd(), "sweep"
+    else:
+        path = Path(source)
+        spec = _read_toml(path, "", "sweep file")
+        where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
+    for key in spec:
+        if key not in SWEEP_KEYS:
+            raise _error(key, f"unknown key in a sweep file, expected one of {', '.join(SWEEP_KEYS)}")
+    name = spec.get("name", default_name)
+    if not isinstance(name, str) or not name:
+        raise _error("name", f"must be a non-empty string, got {name!r}")
+
+    base, base_dir = _base(spec, where, overrides)
+    raw_axes = spec.get("axes", [])
+    if not isinstance(raw_axes, list):
+        raise _error("axes", "must be a list of axes: [[axes]] tables with path and values, range or logrange")
+    axes: list[Axis] = []
+    for i, raw in enumerate(raw_axes):
+        axis = _axis(i, raw, base, base_dir)
+        for j, other in enumerate(axes):
+            if axis.path == other.path:
+                raise _error(f"axes.{i}.path", f"{axis.path} is already swept by axes.{j}")
+            if axis.name == other.name:
+                raise _error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
+        axes.append(axis)
+    seeds = _seeds(spec, base["seed"])
+
+    points = []
+    for index, combo in enumerate(itertools.product(*(a.values for a in axes), seeds)):
+        *values, seed = combo
+        changes = [*((a.path, v) for a, v in zip(axes, values, strict=True)), ("seed", seed)]
+        labels = {a.name: v for a, v in zip(axes, values, strict=True)} | {"seed": seed}
+        try:
+            doc = _with(base, changes, base_dir)
+        except ScenarioError as exc:
+            where_text = ", ".join(f"{k}={v}" for k, v in labels.items())
+            err = _error("", f"sweep point {index} ({where_text}): {exc}")
+            err.path = exc.path
+            raise err from None
+        points.append(Point(index=index, labels=labels, scenario=doc, key=scenario_hash(doc)))
+    # what the database records: the sweep as written, where it came from, the overrides
+    spec |= {"file": None if isinstance(source, Mapping) else str(source), "overrides": list(overrides)}
+    return Sweep(name=name, spec=spec, axes=axes, seeds=seeds, points=points)

@@ -1,0 +1,399 @@
+"""The results database: every run, its per-link and per-request tables, and the sweeps, in one DuckDB file.
+
+Only the process coordinating a sweep writes (workers hand their results back
+to it), one transaction per batch of completed runs, so a killed sweep loses
+at most the runs still in flight. Tables:
+
+* ``runs``: one row per run. Fixed columns ``run_id``, ``scenario_hash``,
+  ``name``, ``seed``, ``version``, ``created_at``, ``scenario`` (JSON, the
+  checked scenario) and ``summary`` (JSON, everything the core reported), then
+  one typed column per scalar summary figure (``ooo_fraction``, ...), added
+  the first time the core reports it.
+* one table per table of a result (``links``, ``requests``, ...): ``run_id``
+  and the core's columns, again added as they appear.
+* ``sweeps`` (``sweep_id``, ``name``, ``spec`` JSON, ``grid_hash``,
+  ``created_at``) and ``sweep_points`` (``sweep_id``, ``point``,
+  ``scenario_hash``, ``seed``, ``labels`` JSON: the swept values).
+
+A run is stored once per (scenario hash, bondsim version): the hash covers the
+checked scenario with its seed, so re-running a sweep skips what is stored.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain, repeat
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import numpy as np
+import pandas as pd
+
+from bondsim._core import BondsimError, __version__
+from bondsim.api import RunResult
+
+#: The database a command uses when not given ``--db``.
+DEFAULT_DB = Path("bondsim.duckdb")
+
+#: The runs table's own columns; summary figures of the same name live only in ``summary``.
+RUN_COLUMNS = ("run_id", "scenario_hash", "name", "seed", "version", "created_at", "scenario", "summary")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    run_id BIGINT PRIMARY KEY,
+    scenario_hash VARCHAR NOT NULL,
+    name VARCHAR,
+    seed UBIGINT,
+    version VARCHAR NOT NULL,
+    created_at TIMESTAMP DEFAULT current_timestamp,
+    scenario JSON,
+    summary JSON,
+    UNIQUE (scenario_hash, version)
+);
+CREATE TABLE IF NOT EXISTS sweeps (
+    sweep_id BIGINT PRIMARY KEY,
+    name VARCHAR NOT NULL,
+    grid_hash VARCHAR NOT NULL,
+    spec JSON,
+    created_at TIMESTAMP DEFAULT current_timestamp
+);
+CREATE TABLE IF NOT EXISTS sweep_points (
+    sweep_id BIGINT NOT NULL,
+    point BIGINT NOT NULL,
+    scenario_hash VARCHAR NOT NULL,
+    seed UBIGINT,
+    labels JSON,
+    PRIMARY KEY (sweep_id, point)
+);
+"""
+
+_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+
+def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pd.DataFrame:
+    """One table of several runs' outputs, stacked, with their run ids (a column a run lacks is null)."""
+    tables = [output.get(kind) or {} for output in outputs]
+    sizes = [len(next(iter(t.values()), ())) for t in tables]
+    columns = dict.fromkeys(c for t in tables for c in t)
+    data = {"run_id": np.repeat(np.asarray(run_ids, dtype=np.int64), sizes)}
+    for column in columns:
+        values = list(chain.from_iterable(t.get(column, repeat(None, n)) for t, n in zip(tables, sizes, strict=True)))
+        numbers = np.asarray(values)
+        # numpy reads plain numbers many times faster than pandas; pandas takes the rest (text, nulls)
+        data[column] = numbers if numbers.dtype.kind in "biuf" else pd.Series(values)
+    return pd.DataFrame(data)
+
+
+def scalar_figures(summary: dict) -> dict[str, Any]:
+    """The summary's scalar figures (not its nested per-link lists)."""
+    return {k: v for k, v in summary.items() if not isinstance(v, list | dict)}
+
+
+def _widened(old: str, new: str) -> str | None:
+    """The type a column of type ``old`` must become to hold values of type ``new`` (None: it holds them)."""
+    if old == new or new == '"NULL"':
+        return None
+    if new == "VARCHAR":
+        return "VARCHAR" if old in (*_INTEGERS, "DOUBLE", "FLOAT", "BOOLEAN") else None
+    if old in _INTEGERS and new in ("DOUBLE", "FLOAT"):
+        return "DOUBLE"
+    if old in _INTEGERS and new in _INTEGERS and _INTEGERS.index(new) > _INTEGERS.index(old):
+        return new
+    return None
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Store:
+    """A results database (DuckDB file); use as a context manager or call :meth:`close`."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False):
+        self.path = Path(path)
+        if read_only and not self.path.exists():
+            raise BondsimError(f"{self.path}: no results database here (run a sweep first, or pass --db)")
+        try:
+            self.con = duckdb.connect(str(self.path), read_only=read_only)
+        except duckdb.IOException as exc:
+            reason = str(exc).splitlines()[0]
+            raise BondsimError(f"{self.path}: cannot open the results database ({reason})") from None
+        if not read_only:
+            self.con.execute(_SCHEMA)
+        self._columns: dict[str, dict[str, str]] = {}
+        self._seen_shapes: set[tuple] = set()
+        self._next_run_id: int | None = None  # this process alone writes, so it counts the ids
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.con.close()
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def columns(self, table: str) -> dict[str, str]:
+        """Column name -> DuckDB type of ``table`` (empty if it does not exist)."""
+        if table not in self._columns:
+            rows = self.con.execute(
+                "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+                "ORDER BY ordinal_position",
+                [table],
+            ).fetchall()
+            self._columns[table] = dict(rows)
+        return self._columns[table]
+
+    def _append(self, table: str, frame: pd.DataFrame) -> None:
+        """Inserts ``frame`` into ``table``, creating the table or adding and widening columns first."""
+        self.con.register("incoming", frame)
+        try:
+            shape = (table, tuple(frame.columns), tuple(str(t) for t in frame.dtypes))
+            if shape not in self._seen_shapes:
+                incoming = {row[0]: row[1] for row in self.con.execute("DESCRIBE SELECT * FROM incoming").fetchall()}
+                have = self.columns(table)
+
+                # An all-null column (a figure no run of this mode has) starts as DOUBLE; a later
+                # typed value widens it if need be.
+                def new_type(kind: str) -> str:
+                    return "DOUBLE" if kind == '"NULL"' else kind
+
+                if not have:
+                    defs = ", ".join(f"{_ident(c)} {new_type(t)}" for c, t in incoming.items())
+                    self.con.execute(f"CREATE TABLE {_ident(table)} ({defs})")
+                else:
+                    for column, kind in incoming.items():
+                        if column not in have:
+                            self.con.execute(
+                                f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {new_type(kind)}"
+                            )
+                        elif column in have and (wider := _widened(have[column], kind)):
+                            self.con.execute(f"ALTER TABLE {_ident(table)} ALTER {_ident(column)} TYPE {wider}")
+                self._columns.pop(table, None)
+                self._seen_shapes.add(shape)
+            have = self.columns(table)
+            names = ", ".join(_ident(c) for c in frame.columns if c in have)
+            self.con.execute(f"INSERT INTO {_ident(table)} ({names}) SELECT {names} FROM incoming")
+        finally:
+            with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses even this
+                self.con.unregister("incoming")
+
+    def add(self, runs: Sequence[tuple[str, dict, dict]]) -> list[int]:
+        """Stores ``(scenario_hash, scenario, output)`` triples in one transaction, ``output`` being the
+        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``); returns their run ids."""
+        if not runs:
+            return []
+        if self._next_run_id is None:
+            self._next_run_id = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+        ids = list(range(self._next_run_id, self._next_run_id + len(runs)))
+        rows = []
+        for run_id, (key, scenario, output) in zip(ids, runs, strict=True):
+            figures = {k: v for k, v in scalar_figures(output["summary"]).items() if k not in RUN_COLUMNS}
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "scenario_hash": key,
+                    "name": scenario.get("name"),
+                    "seed": scenario.get("seed"),
+                    "version": __version__,
+                    "scenario": json.dumps(scenario),
+                    "summary": json.dumps(output["summary"]),
+                    **figures,
+                }
+            )
+        kinds = dict.fromkeys(k for _, _, output in runs for k, v in output.items() if k != "summary" and v)
+        with self._transaction():
+            self._append("runs", pd.DataFrame(rows))
+            for kind in kinds:
+                self._append(kind, _stacked(kind, ids, [output for _, _, output in runs]))
+        self._next_run_id += len(runs)
+        return ids
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """Commits what the block writes, or nothing of it."""
+        self.con.begin()
+        try:
+            yield
+            self.con.commit()
+        except BaseException:
+            self.con.rollback()
+            self._columns.clear()
+            self._seen_shapes.clear()
+            raise
+
+    def add_sweep(self, name: str, spec: dict, points: Sequence[tuple[int, str, int, dict]]) -> int:
+        """Records a sweep and its grid ``(point, scenario_hash, seed, labels)``; the same grid under the
+        same name is recorded once. Returns its sweep id."""
+        grid = json.dumps([[h, labels] for _, h, _, labels in points], sort_keys=True, default=str)
+        grid_hash = hashlib.sha256(grid.encode()).hexdigest()[:16]
+        found = self.con.execute(
+            "SELECT sweep_id FROM sweeps WHERE name = ? AND grid_hash = ?", [name, grid_hash]
+        ).fetchone()
+        if found:
+            return found[0]
+        sweep_id = self.con.execute("SELECT coalesce(max(sweep_id), 0) + 1 FROM sweeps").fetchone()[0]
+        frame = pd.DataFrame(
+            {
+                "sweep_id": sweep_id,
+                "point": [p[0] for p in points],
+                "scenario_hash": [p[1] for p in points],
+                "seed": [p[2] for p in points],
+                "labels": [json.dumps(p[3], default=str) for p in points],
+            }
+        )
+        with self._transaction():
+            self.con.execute(
+                "INSERT INTO sweeps (sweep_id, name, grid_hash, spec) VALUES (?, ?, ?, ?)",
+                [sweep_id, name, grid_hash, json.dumps(spec, default=str)],
+            )
+            self._append("sweep_points", frame)
+        return sweep_id
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def stored(self, hashes: Iterable[str]) -> dict[str, int]:
+        """Scenario hash -> run id of the runs of this bondsim version already stored."""
+        rows = self.con.execute(
+            "SELECT scenario_hash, run_id FROM runs WHERE version = ? AND scenario_hash IN (SELECT unnest(?))",
+            [__version__, list(hashes)],
+        ).fetchall()
+        return dict(rows)
+
+    def summaries(self, run_ids: Sequence[int]) -> dict[int, dict]:
+        """The stored runs' summaries, by run id."""
+        rows = self.con.execute(
+            "SELECT run_id, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [[int(i) for i in run_ids]]
+        ).fetchall()
+        return {run_id: json.loads(text) for run_id, text in rows}
+
+    def record(self, run_id: int) -> dict:
+        """A stored run's own columns, with its scenario and summary as dicts."""
+        cursor = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", [int(run_id)])
+        record = dict(zip(RUN_COLUMNS, cursor.fetchone(), strict=True))
+        record["scenario"], record["summary"] = json.loads(record["scenario"]), json.loads(record["summary"])
+        record["created_at"] = str(record["created_at"])
+        return record
+
+    def load(self, run_ids: Sequence[int]) -> dict[int, RunResult]:
+        """The stored runs as results (summary, scenario and every table), by run id."""
+        ids = [int(i) for i in run_ids]  # numpy integers too, e.g. a runs() column
+        rows = self.con.execute(
+            "SELECT run_id, scenario, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [ids]
+        ).fetchall()
+        tables: dict[str, dict[int, pd.DataFrame]] = {}
+        for kind in self.table_kinds():
+            frame = self.con.execute(
+                f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid", [ids]
+            ).df()
+            tables[kind] = {
+                int(run_id): part.drop(columns="run_id").reset_index(drop=True)
+                for run_id, part in frame.groupby("run_id", sort=False)
+            }
+        accepted = {f.name for f in dataclasses.fields(RunResult)}
+        empty = pd.DataFrame()
+        return {
+            run_id: RunResult(
+                scenario=json.loads(scenario),
+                summary=json.loads(summary),
+                **{kind: by_run.get(run_id, empty) for kind, by_run in tables.items() if kind in accepted},
+            )
+            for run_id, scenario, summary in rows
+        }
+
+    def table_kinds(self) -> list[str]:
+        """The per-run tables in the database (``links``, ``requests``, ...)."""
+        return [
+            t
+            for t in self.con.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
+                "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points') ORDER BY table_name"
+            )
+            .fetchnumpy()["table_name"]
+            .tolist()
+        ]
+
+    def sweep_id(self, name: str) -> int:
+        """The latest sweep of that name."""
+        found = self.con.execute("SELECT max(sweep_id) FROM sweeps WHERE name = ?", [name]).fetchone()[0]
+        if found is None:
+            names = [r[0] for r in self.con.execute("SELECT DISTINCT name FROM sweeps ORDER BY name").fetchall()]
+            raise BondsimError(f"--sweep: no sweep named `{name}` in {self.path} (have: {', '.join(names) or 'none'})")
+        return found
+
+    def sweeps(self) -> pd.DataFrame:
+        """One row per sweep: its name, points, and how many of them are stored."""
+        return self.con.execute(
+            """
+            SELECT s.sweep_id, s.name, count(p.point) AS points, count(r.run_id) AS stored, s.created_at
+            FROM sweeps s JOIN sweep_points p USING (sweep_id)
+            LEFT JOIN runs r ON r.scenario_hash = p.scenario_hash AND r.version = ?
+            GROUP BY ALL ORDER BY s.sweep_id
+            """,
+            [__version__],
+        ).df()
+
+    def runs(self, sweep: str | None = None) -> pd.DataFrame:
+        """The runs table without its JSON columns; with ``sweep``, that sweep's stored runs in grid order
+        with the swept values as columns."""
+        if sweep is None:
+            return self.con.execute("SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id").df()
+        frame = self.con.execute(
+            """
+            SELECT p.point, p.labels, r.* EXCLUDE (scenario, summary)
+            FROM sweep_points p JOIN runs r ON r.scenario_hash = p.scenario_hash AND r.version = ?
+            WHERE p.sweep_id = ? ORDER BY p.point
+            """,
+            [__version__, self.sweep_id(sweep)],
+        ).df()
+        labels = pd.DataFrame([json.loads(text) for text in frame.pop("labels")], index=frame.index)
+        labels = labels.drop(columns=[c for c in labels.columns if c in RUN_COLUMNS])
+        figures = frame.drop(columns=["point", *(c for c in labels.columns if c in frame.columns)])
+        return pd.concat([frame[["point"]], labels, figures], axis=1)
+
+    def resolve(self, ref: str) -> int:
+        """A run id from a run id or a scenario hash prefix."""
+        if ref.isdigit() and self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [int(ref)]).fetchone():
+            return int(ref)
+        found = self.con.execute(
+            "SELECT run_id FROM runs WHERE scenario_hash LIKE ? ORDER BY run_id", [ref.lower() + "%"]
+        ).fetchall()
+        if len(ref) >= 4 and len(found) == 1:
+            return found[0][0]
+        if len(found) > 1 and len(ref) >= 4:
+            ids = ", ".join(str(r[0]) for r in found)
+            raise BondsimError(f"{ref}: several runs have a scenario hash starting so (run ids {ids}); give more")
+        raise BondsimError(f"{ref}: no run with that id or scenario hash (prefix of 4+ characters) in {self.path}")
+
+    def export(self, out: Path, fmt: str, sweep: str | None = None) -> list[Path]:
+        """Writes ``runs`` (with swept values if ``sweep``) and every per-run table to ``out`` as
+        Parquet or CSV; returns the files written."""
+        out.mkdir(parents=True, exist_ok=True)
+        options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
+        runs = self.runs(sweep)
+        self.con.register("selected", runs[["run_id"]])
+        written = []
+        try:
+            self.con.register("runs_out", runs)
+            queries = {"runs": "SELECT * FROM runs_out"}
+            for kind in self.table_kinds():
+                queries[kind] = (
+                    f"SELECT t.* FROM {_ident(kind)} t SEMI JOIN selected s ON t.run_id = s.run_id "
+                    "ORDER BY t.run_id, t.rowid"
+                )
+            for kind, query in queries.items():
+                path = out / f"{kind}.{fmt}"
+                target = path.as_posix().replace("'", "''")
+                self.con.execute(f"COPY ({query}) TO '{target}' ({options})")
+                written.append(path)
+        finally:
+            self.con.unregister("selected")
+            self.con.unregister("runs_out")
+        return written

@@ -1,0 +1,69 @@
+"""The results database keeps up with a core that reports more figures and columns than it did."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import duckdb
+
+import bondsim
+from bondsim import _core
+from bondsim.scenario import scenario_hash
+from bondsim.store import Store
+
+
+def core_output(doc: dict) -> dict:
+    return json.loads(_core.run(json.dumps(doc), None))
+
+
+def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
+    old_doc = bondsim.load("thesis", ["workload.requests=5"])
+    new_doc = bondsim.load("thesis", ["workload.requests=6"])
+    old = core_output(old_doc)
+    # what a later core might add: a figure, a per-link column, a per-flow table, a count that became a mean
+    new = copy.deepcopy(core_output(new_doc))
+    new["summary"]["future_figure_bps"] = 1.5e6
+    new["summary"]["dropped"] = 0.5
+    new["links"]["jain_share"] = [0.25] * len(new["links"]["link"])
+    new["flows"] = {"flow": [0, 1], "reorder_extent": [1, 3]}
+
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        old_id, new_id = store.add([(scenario_hash(old_doc), old_doc, old)]) + store.add(
+            [(scenario_hash(new_doc), new_doc, new)]
+        )
+        assert store.columns("runs")["future_figure_bps"] == "DOUBLE"
+        assert store.columns("runs")["dropped"] == "DOUBLE"  # widened from an integer column
+        runs = store.runs().set_index("run_id")
+        assert math.isnan(runs.loc[old_id, "future_figure_bps"]) and runs.loc[new_id, "future_figure_bps"] == 1.5e6
+        assert runs.loc[old_id, "dropped"] == old["summary"]["dropped"] and runs.loc[new_id, "dropped"] == 0.5
+        loaded = store.load(store.runs()["run_id"])  # ids straight from a table
+        assert loaded[new_id].links["jain_share"].tolist() == new["links"]["jain_share"]
+        assert loaded[old_id].links["jain_share"].isna().all()
+        assert loaded[old_id].summary == old["summary"]  # the JSON keeps every figure as reported
+        assert store.stored([scenario_hash(old_doc), scenario_hash(new_doc), "f" * 16]) == {
+            scenario_hash(old_doc): old_id,
+            scenario_hash(new_doc): new_id,
+        }
+        written = store.export(tmp_path / "out", "parquet")
+    assert sorted(p.name for p in written) == ["flows.parquet", "links.parquet", "requests.parquet", "runs.parquet"]
+    with duckdb.connect() as con:
+        flows = con.execute(f"SELECT * FROM read_parquet('{tmp_path / 'out' / 'flows.parquet'}')").fetchall()
+    assert flows == [(new_id, 0, 1), (new_id, 1, 3)]
+
+
+def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
+    doc = bondsim.load("thesis", ["workload.requests=5"])
+    output = core_output(doc)
+    with Store(tmp_path / "runs.duckdb") as store:
+        store.add([(scenario_hash(doc), doc, output)])
+        try:
+            store.add([(scenario_hash(doc), doc, output)])
+        except duckdb.ConstraintException:
+            pass
+        else:
+            raise AssertionError("a second copy of the same run was stored")
+        assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
+        assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == len(output["links"]["link"])

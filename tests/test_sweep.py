@@ -1,0 +1,181 @@
+"""Sweeps: sweep files, their grid, running them locally and on Dask, in grid order, from Python."""
+
+from __future__ import annotations
+
+import itertools
+
+import duckdb
+import pandas as pd
+import pytest
+from conftest import SCENARIOS
+
+import bondsim
+from bondsim.grid import load_sweep
+from bondsim.scenario import apply_overrides, scenario_hash, set_path
+from bondsim.sweep import run_many, session
+
+#: Poisson arrivals and SPECweb99 file sizes: every seed is a different random run.
+RANDOM_BASE = {
+    "workload.requests": 12,
+    "workload.arrivals": {"kind": "poisson", "rate_per_s": 20.0},
+    "workload.file_size": {"kind": "zipfset"},
+}
+
+
+def small_sweep(**extra) -> dict:
+    return {
+        "name": "small",
+        "base": "thesis",
+        "set": RANDOM_BASE,
+        "axes": [{"path": "bond.mode", "name": "mode", "values": ["rr", "lb"]}],
+        "replications": 3,
+        **extra,
+    }
+
+
+def test_shipped_sweep_file_expands_to_its_grid():
+    plan = load_sweep(SCENARIOS / "thesis_load.sweep.toml")
+    loads, modes, seeds = list(range(10, 101, 10)), ["rr", "lb"], [1, 2, 3]
+    assert plan.name == "thesis_load"
+    assert [p.index for p in plan.points] == list(range(len(loads) * len(modes) * len(seeds)))
+    # first axis slowest, seed fastest
+    expected = [{"requests": n, "mode": m, "seed": s} for n, m, s in itertools.product(loads, modes, seeds)]
+    assert [p.labels for p in plan.points] == expected
+    for p in plan.points:
+        assert p.scenario["workload"]["requests"] == p.labels["requests"]
+        assert p.scenario["bond"]["mode"] == p.labels["mode"]
+        assert p.scenario["seed"] == p.labels["seed"]
+        assert p.scenario["workload"]["arrivals"]["kind"] == "poisson"  # from [set]
+        assert p.key == scenario_hash(p.scenario)
+    assert len({p.key for p in plan.points}) == len(plan.points)
+
+
+def test_ranges_log_ranges_and_seed_lists():
+    plan = load_sweep(
+        {
+            "base": "thesis",
+            "axes": [
+                {"path": "links.1.period_ms", "range": {"start": 20, "stop": 21, "step": 0.25}},
+                {"path": "workload.file_size.bytes", "logrange": {"start": 1024, "stop": 1048576, "num": 11}},
+            ],
+            "seeds": [7, 42],
+        }
+    )
+    periods, sizes = plan.axes[0].values, plan.axes[1].values
+    assert periods == (20, 20.25, 20.5, 20.75, 21)
+    assert sizes == tuple(2**k for k in range(10, 21))  # 1 KiB to 1 MiB, a doubling per step
+    assert plan.seeds == [7, 42]
+    assert len(plan.points) == len(periods) * len(sizes) * 2
+    assert {p.scenario["seed"] for p in plan.points} == {7, 42}
+
+
+def test_replications_count_from_the_base_seed():
+    plan = load_sweep({"base": "thesis", "set": {"seed": 10}, "replications": 3})
+    assert plan.seeds == [10, 11, 12] and [p.labels for p in plan.points] == [{"seed": s} for s in (10, 11, 12)]
+
+
+def test_python_sweep_returns_one_row_per_run_in_grid_order():
+    table = bondsim.sweep(
+        {"base": "thesis", "set": RANDOM_BASE, "axes": {"bond.mode": ["rr", "lb"]}, "replications": 2}, progress=False
+    )
+    assert list(table["bond.mode"]) == ["rr", "rr", "lb", "lb"]
+    assert list(table["seed"]) == [1, 2, 1, 2]
+    assert list(table["point"]) == [0, 1, 2, 3]
+    # each row holds what bondsim.run gives for that point
+    for row in table.to_dict("records"):
+        doc = bondsim.load("thesis")
+        for path, value in {**RANDOM_BASE, "bond.mode": row["bond.mode"], "seed": row["seed"]}.items():
+            set_path(doc, path, value)
+        alone = bondsim.run(doc)
+        assert row["scenario_hash"] == scenario_hash(alone.scenario)
+        for figure in ("packets", "out_of_order", "makespan_s", "events"):
+            assert row[figure] == alone.summary[figure]
+    assert table.loc[0, "out_of_order"] != table.loc[1, "out_of_order"]  # seeds give different runs
+
+
+def test_run_many_keeps_input_order_whatever_finishes_first(tmp_path):
+    base = bondsim.load("thesis")
+    # the big run first: on two workers the small ones finish before it
+    loads = [3000, 5, 400, 10, 1500, 20]
+    docs = [apply_overrides(base, [f"workload.requests={n}", "bond.mode=lb"]) for n in loads]
+    results = run_many(docs, workers=2, progress=False)
+    assert [r.summary["requests"] for r in results] == loads
+    for doc, result in zip(docs, results, strict=True):
+        alone = bondsim.run(doc)
+        pd.testing.assert_frame_equal(result.requests, alone.requests)
+        pd.testing.assert_frame_equal(result.links, alone.links)
+
+    # stored, then read back instead of run again: the same results
+    db = tmp_path / "runs.duckdb"
+    first = run_many(docs, db=db, progress=False)
+    again = run_many(docs, db=db, progress=False)
+    for a, b in zip(first, again, strict=True):
+        assert a.summary == b.summary and a.scenario == b.scenario
+        pd.testing.assert_frame_equal(a.requests, b.requests)
+        pd.testing.assert_frame_equal(a.links, b.links)
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == len(loads)
+
+
+def test_run_many_checks_every_scenario_before_running(tmp_path):
+    base = bondsim.load("thesis")
+    docs = [apply_overrides(base, ["workload.requests=5"]), apply_overrides(base, ["links.0.period_ms=0"])]
+    with pytest.raises(bondsim.ScenarioError, match=r"links\.0\.period_ms"):
+        run_many(docs, db=tmp_path / "runs.duckdb", progress=False)
+    assert not (tmp_path / "runs.duckdb").exists()  # nothing ran, nothing was opened
+
+
+def _stored(db) -> dict[str, pd.DataFrame]:
+    """Every stored table, keyed by scenario hash rather than run id (ids follow completion order)."""
+    with duckdb.connect(str(db), read_only=True) as con:
+        return {
+            "runs": con.execute(
+                "SELECT * EXCLUDE (run_id, created_at, wall_s, summary) FROM runs ORDER BY scenario_hash"
+            ).df(),
+            **{
+                kind: con.execute(
+                    f"SELECT r.scenario_hash, t.* EXCLUDE (run_id) FROM {kind} t JOIN runs r USING (run_id) "
+                    "ORDER BY r.scenario_hash, t.rowid"
+                ).df()
+                for kind in ("links", "requests")
+            },
+        }
+
+
+def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
+    spec = small_sweep()
+    local = bondsim.sweep(spec, workers=2, db=tmp_path / "local.duckdb", progress=False)
+    on_dask = bondsim.sweep(spec, dask="local", workers=2, db=tmp_path / "dask.duckdb", progress=False)
+    assert len(local) == 2 * 3
+    pd.testing.assert_frame_equal(local.drop(columns=["wall_s", "run_id"]), on_dask.drop(columns=["wall_s", "run_id"]))
+    stored_local, stored_dask = _stored(tmp_path / "local.duckdb"), _stored(tmp_path / "dask.duckdb")
+    for kind, frame in stored_local.items():
+        assert len(frame) > 0
+        pd.testing.assert_frame_equal(frame, stored_dask[kind])
+
+
+def test_session_shares_one_runner_and_database(tmp_path):
+    db = tmp_path / "session.duckdb"
+    with session(workers=2, db=db) as runner:
+        bondsim.sweep(small_sweep(name="a"), progress=False)
+        bondsim.sweep(small_sweep(name="b", replications=4), progress=False)  # 6 of its 8 runs are stored
+        assert runner.store is not None
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM runs").fetchone()[0] == 2 * 4
+        assert con.execute("SELECT list(name ORDER BY sweep_id) FROM sweeps").fetchone()[0] == ["a", "b"]
+
+
+def test_reproduction_runs_through_the_sweep_path(cli, tmp_path):
+    db = tmp_path / "thesis.duckdb"
+    first, second = tmp_path / "first", tmp_path / "second"
+    assert cli("reproduce", "thesis", "--out", str(first), "--db", str(db), "--quiet").returncode == 0
+    with duckdb.connect(str(db), read_only=True) as con:
+        sweeps = con.execute("SELECT list(name ORDER BY sweep_id) FROM sweeps").fetchone()[0]
+        runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert sweeps == ["thesis/fig9", "thesis/fig10", "thesis/fig11"]
+    thesis_loads = len(range(5, 101, 5))
+    assert runs == 2 * thesis_loads * 2 + 2
+    # again: every run comes from the database, and the figures are the same to the byte
+    assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet").returncode == 0
+    for name in ("fig9_fixed_100kb.csv", "fig10_varied_sizes.csv", "fig11_p_outorder.csv", "summary.md"):
+        assert (first / name).read_bytes() == (second / name).read_bytes()

@@ -1,0 +1,277 @@
+"""``bondsim sweep`` and ``bondsim runs`` as a user types them: bad files, resuming, the results database."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import duckdb
+import pytest
+from conftest import ROOT, SCENARIOS
+
+from bondsim.scenario import scenario_hash
+
+SMALL = """\
+name = "small"
+base = "thesis"
+replications = 2
+
+[set]
+"workload.arrivals" = { kind = "poisson", rate_per_s = 20.0 }
+
+[[axes]]
+path = "workload.requests"
+values = [5, 10]
+
+[[axes]]
+path = "bond.mode"
+name = "mode"
+values = ["rr", "lb"]
+"""
+SMALL_RUNS = 2 * 2 * 2
+
+
+def write_sweep(tmp_path, text: str, name: str = "s.sweep.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def query(db, sql: str):
+    with duckdb.connect(str(db), read_only=True) as con:
+        return con.execute(sql).fetchall()
+
+
+BAD_SWEEPS = [
+    (
+        'base = "thesis"\n[[axes]]\npath = "links.9.period_ms"\nvalues = [40]\n',
+        "axes.0.path: links.9.period_ms is not a field of the base scenario",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "links.1.perod_ms"\nvalues = [40]\n',
+        "axes.0.path: links.1.perod_ms is not a field of the base scenario",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nvalues = []\n',
+        "axes.0.values: an axis needs at least one value",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr"]\n[[axes]]\npath = "workload.requests"\n'
+        'values = [10, "many"]\n',
+        "axes.1.values.1: workload.requests = 'many': workload.requests: invalid type",
+    ),
+    ('base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = "rr"\n', "axes.0.values: must be a list of values"),
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nrange = { start = 10, stop = 100, step = -10 }\n',
+        "axes.0.range.step: must be non-zero and lead from start (10) to stop (100)",
+    ),
+    ('base = "thesis"\nreplications = 0\n', "replications: must be a whole number of runs, 1 or more"),
+    ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
+    ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
+    ('base = "nosuch"\n', "base: cannot read scenario"),
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr", "flowlet[gapp_us=5]"]\n',
+        "axes.0.values.1: bond.mode = 'flowlet[gapp_us=5]': bond.mode: `gapp_us` is not a parameter of flowlet",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "says"), BAD_SWEEPS, ids=[says.split(":")[0] for _, says in BAD_SWEEPS])
+def test_bad_sweep_files_fail_in_one_line_before_any_run(main, tmp_path, text, says):
+    db = tmp_path / "runs.duckdb"
+    proc = main("sweep", str(write_sweep(tmp_path, text)), "--db", str(db))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr == f"error: {proc.stderr.removeprefix('error: ').splitlines()[0]}\n"
+    assert says in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    assert not db.exists()  # nothing ran, nothing was stored
+
+
+def test_sweep_run_twice_stores_each_run_once(main, tmp_path):
+    sweep_file, db = write_sweep(tmp_path, SMALL), tmp_path / "runs.duckdb"
+    first = main("sweep", str(sweep_file), "--db", str(db))
+    assert first.returncode == 0, first.stderr
+    assert f"{SMALL_RUNS} runs: {SMALL_RUNS} run now, 0 already stored" in first.stdout
+    assert "workload.requests" in first.stdout and "ooo_fraction" in first.stdout  # the table per grid point
+    second = main("sweep", str(sweep_file), "--db", str(db), "--json")
+    assert second.returncode == 0, second.stderr
+    rows = json.loads(second.stdout)
+    assert [(r["workload.requests"], r["mode"], r["seed"]) for r in rows] == [
+        (n, m, s) for n in (5, 10) for m in ("rr", "lb") for s in (1, 2)
+    ]
+    assert query(db, "SELECT count(*), count(DISTINCT scenario_hash) FROM runs") == [(SMALL_RUNS, SMALL_RUNS)]
+    assert query(db, "SELECT count(*) FROM sweeps") == [(1,)]
+    assert query(db, "SELECT count(*) FROM sweep_points") == [(SMALL_RUNS,)]
+    assert query(db, "SELECT count(*) FROM links") == [(SMALL_RUNS * 4,)]
+    assert query(db, "SELECT sum(requests) FROM runs") == [(sum(n for n in (5, 10) for _ in range(4)),)]
+    third = main("sweep", str(sweep_file), "--db", str(db))
+    assert f"0 run now, {SMALL_RUNS} already stored" in third.stdout
+
+
+def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    # runs of ~0.3 s on one worker, so the kill lands mid-sweep
+    runs = 6
+    sweep_file = write_sweep(
+        tmp_path,
+        f"""\
+        name = "slow"
+        base = "thesis"
+        replications = {runs}
+        [set]
+        "workload.requests" = 2000
+        "workload.file_size" = {{ kind = "fixed", bytes = 1024000 }}
+        "workload.arrivals" = {{ kind = "poisson", rate_per_s = 50.0 }}
+        """,
+    )
+    db = tmp_path / "runs.duckdb"
+    command = [sys.executable, "-m", "bondsim.cli", "sweep", str(sweep_file), "--db", str(db), "--workers", "1"]
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "runs done" not in line:  # printed once the first run is committed
+            line = proc.stderr.readline()
+            assert line, "the sweep ended without reporting a run"
+        done_before_kill = int(line.split(": ")[1].split("/")[0])
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=60)
+    finally:
+        proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL
+    kept = query(db, "SELECT run_id, scenario_hash, seed, summary FROM runs ORDER BY run_id")
+    assert done_before_kill <= len(kept) < runs
+
+    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(kept)} already stored)" in resumed.stderr
+    after = query(db, "SELECT run_id, scenario_hash, seed, summary FROM runs ORDER BY run_id")
+    assert after[: len(kept)] == kept  # nothing stored before the kill was lost or changed
+    assert sorted(r[2] for r in after) == list(range(1, runs + 1))  # every seed once
+    assert len({r[1] for r in after}) == runs
+    assert query(db, "SELECT count(*) FROM sweep_points") == [(runs,)]
+    assert query(db, "SELECT count(DISTINCT run_id) FROM links") == [(runs,)]
+
+
+def test_progress_bar_shows_runs_and_eta(main, tmp_path):
+    sweep_file = write_sweep(tmp_path, SMALL)
+    proc = subprocess.run(
+        [sys.executable, "-m", "bondsim.cli", "sweep", str(sweep_file), "--db", str(tmp_path / "r.duckdb")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "FORCE_COLOR": "1"},  # rich draws its bar as on a terminal
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "small" in proc.stderr and f"/{SMALL_RUNS}" in proc.stderr and "ETA" in proc.stderr
+    quiet = main("sweep", str(sweep_file), "--db", str(tmp_path / "q.duckdb"), "--quiet")
+    assert quiet.returncode == 0 and quiet.stdout == "" and quiet.stderr == ""
+
+
+def test_dry_run_checks_and_shows_the_grid_without_running(main, tmp_path):
+    db = tmp_path / "runs.duckdb"
+    proc = main("sweep", str(SCENARIOS / "thesis_load.sweep.toml"), "--dry-run", "--db", str(db), "--json")
+    assert proc.returncode == 0, proc.stderr
+    points = json.loads(proc.stdout)
+    assert len(points) == len(range(10, 101, 10)) * 2 * 3
+    assert points[0] == {**points[0], "point": 0, "requests": 10, "mode": "rr", "seed": 1}
+    assert not db.exists()
+
+
+def test_sweep_on_dask_local_from_the_command_line(main, tmp_path):
+    sweep_file = write_sweep(tmp_path, SMALL)
+    local = main("sweep", str(sweep_file), "--db", str(tmp_path / "a.duckdb"), "--json")
+    dask = main(
+        "sweep", str(sweep_file), "--db", str(tmp_path / "b.duckdb"), "--json", "--dask", "local", "--workers", "2"
+    )
+    assert local.returncode == 0 and dask.returncode == 0, dask.stderr
+    strip = lambda rows: [{k: v for k, v in r.items() if k not in ("wall_s", "run_id")} for r in rows]  # noqa: E731
+    assert strip(json.loads(local.stdout)) == strip(json.loads(dask.stdout))
+
+
+def test_unreachable_dask_scheduler_is_a_one_line_error(main, tmp_path):
+    import dask
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):  # Dask's own setting; default 30 s
+        proc = main(
+            "sweep",
+            str(write_sweep(tmp_path, SMALL)),
+            "--db",
+            str(tmp_path / "c.duckdb"),
+            "--dask",
+            "tcp://127.0.0.1:9",
+        )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --dask: cannot reach a Dask scheduler at tcp://127.0.0.1:9")
+    assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.fixture
+def stored(main, tmp_path):
+    """A database holding the SMALL sweep."""
+    db = tmp_path / "runs.duckdb"
+    assert main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(db), "--quiet").returncode == 0
+    return db
+
+
+def test_runs_list_and_sweeps(main, stored):
+    every = json.loads(main("runs", "list", "--db", str(stored), "--json").stdout)
+    assert len(every) == SMALL_RUNS and [r["run_id"] for r in every] == list(range(1, SMALL_RUNS + 1))
+    mine = json.loads(main("runs", "list", "--db", str(stored), "--sweep", "small", "--json").stdout)
+    assert [r["point"] for r in mine] == list(range(SMALL_RUNS))
+    assert [(r["workload.requests"], r["mode"], r["seed"]) for r in mine][:3] == [
+        (5, "rr", 1),
+        (5, "rr", 2),
+        (5, "lb", 1),
+    ]
+    table = main("runs", "list", "--db", str(stored), "--columns", "run_id,seed,ooo_fraction", "--limit", "3").stdout
+    assert "ooo_fraction" in table and f"the last 3 of {SMALL_RUNS} runs" in table
+    bad = main("runs", "list", "--db", str(stored), "--columns", "run_id,speed")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --columns: no column `speed`")
+    sweeps = json.loads(main("runs", "sweeps", "--db", str(stored), "--json").stdout)
+    assert [(s["name"], s["points"], s["stored"]) for s in sweeps] == [("small", SMALL_RUNS, SMALL_RUNS)]
+    missing = main("runs", "list", "--db", str(stored.parent / "none.duckdb"))
+    assert missing.returncode == 2 and "no results database here" in missing.stderr
+
+
+def test_runs_show_and_compare(main, stored):
+    record = json.loads(main("runs", "show", "3", "--db", str(stored), "--json").stdout)
+    assert record["run_id"] == 3 and record["scenario_hash"] == scenario_hash(record["scenario"])
+    assert record["seed"] == record["scenario"]["seed"] and record["version"]
+    by_hash = json.loads(main("runs", "show", record["scenario_hash"][:8], "--db", str(stored), "--json").stdout)
+    assert by_hash == record
+    text = main("runs", "show", "3", "--db", str(stored)).stdout
+    assert "run 3" in text and "ooo_fraction" in text and "packets_sent" in text
+    nowhere = main("runs", "show", "99", "--db", str(stored))
+    assert nowhere.returncode == 2 and nowhere.stderr.startswith("error: 99: no run with that id")
+
+    ids = {(r["mode"], r["seed"], r["workload.requests"]): r["run_id"] for r in _sweep_rows(main, stored)}
+    rr, lb = ids[("rr", 1, 10)], ids[("lb", 1, 10)]
+    compared = json.loads(main("runs", "compare", str(rr), str(lb), "--db", str(stored), "--json").stdout)
+    assert compared["scenario bond.mode"] == {f"run {rr}": "rr", f"run {lb}": "lb"}
+    assert "scenario seed" not in compared  # only the fields that differ
+    assert compared["requests"] == {f"run {rr}": 10, f"run {lb}": 10}
+    assert "scenario bond.mode" in main("runs", "compare", str(rr), str(lb), "--db", str(stored)).stdout
+
+
+def _sweep_rows(main, db):
+    return json.loads(main("runs", "list", "--db", str(db), "--sweep", "small", "--json").stdout)
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+def test_runs_export(main, stored, tmp_path, fmt):
+    out = tmp_path / "export"
+    proc = main("runs", "export", str(out), "--db", str(stored), "--sweep", "small", "--format", fmt)
+    assert proc.returncode == 0, proc.stderr
+    read = f"read_{fmt}"
+    with duckdb.connect() as con:
+        runs = con.execute(f"SELECT * FROM {read}('{out / f'runs.{fmt}'}') ORDER BY point").df()
+        links = con.execute(f"SELECT count(*) FROM {read}('{out / f'links.{fmt}'}')").fetchone()[0]
+        requests = con.execute(f"SELECT count(*) FROM {read}('{out / f'requests.{fmt}'}')").fetchone()[0]
+    assert list(runs["point"]) == list(range(SMALL_RUNS))
+    assert {"workload.requests", "mode", "seed", "run_id", "scenario_hash", "ooo_fraction"} <= set(runs.columns)
+    assert links == SMALL_RUNS * 4
+    assert requests == runs["requests"].sum()
