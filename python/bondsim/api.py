@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -16,24 +15,45 @@ from bondsim import scenario as scenario_mod
 ProgressFn = Callable[[int, int, float], None]
 
 
-@dataclass
 class RunResult:
-    """One run: the checked scenario, whole-run figures, and per-request / per-link tables."""
+    """One run: the checked scenario, whole-run figures, and per-request / per-link tables.
 
-    scenario: dict
-    summary: dict
-    requests: pd.DataFrame = field(repr=False)
-    links: pd.DataFrame = field(repr=False)
+    The tables are built as DataFrames when first read (most sweeps only need the summary).
+    """
+
+    def __init__(self, scenario: dict, summary: dict, requests=None, links=None):
+        self.scenario = scenario
+        self.summary = summary
+        self._tables = {"requests": requests, "links": links}
+
+    @classmethod
+    def from_output(cls, scenario: dict, output: dict) -> RunResult:
+        """From the core's decoded output (``summary`` and tables as ``{column: [values]}``)."""
+        return cls(scenario, output["summary"], output["requests"], output["links"])
 
     @classmethod
     def from_json(cls, scenario: dict, text: str) -> RunResult:
-        raw = json.loads(text)
-        return cls(
-            scenario=scenario,
-            summary=raw["summary"],
-            requests=_table(raw["requests"]),
-            links=_table(raw["links"]),
-        )
+        """From the core's output as JSON text."""
+        return cls.from_output(scenario, json.loads(text))
+
+    def _table(self, kind: str) -> pd.DataFrame:
+        value = self._tables[kind]
+        if not isinstance(value, pd.DataFrame):
+            value = self._tables[kind] = _table(value or {})
+        return value
+
+    @property
+    def requests(self) -> pd.DataFrame:
+        """One row per request (flow)."""
+        return self._table("requests")
+
+    @property
+    def links(self) -> pd.DataFrame:
+        """One row per link."""
+        return self._table("links")
+
+    def __repr__(self) -> str:
+        return f"RunResult(scheduler={self.summary.get('scheduler')!r}, seed={self.summary.get('seed')!r})"
 
     def write(self, out: str | Path) -> Path:
         """Writes ``summary.json``, ``requests.csv``, ``links.csv`` and ``scenario.json`` into ``out``."""

@@ -22,7 +22,6 @@ checked scenario with its seed, so re-running a sweep skips what is stored.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -297,7 +296,7 @@ class Store:
                 int(run_id): part.drop(columns="run_id").reset_index(drop=True)
                 for run_id, part in frame.groupby("run_id", sort=False)
             }
-        accepted = {f.name for f in dataclasses.fields(RunResult)}
+        accepted = {"requests", "links"}
         empty = pd.DataFrame()
         return {
             run_id: RunResult(

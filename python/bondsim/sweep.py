@@ -275,7 +275,7 @@ class Runner:
                 else [None] * len(outputs)
             )
             for (key, output), run_id in zip(outputs.items(), ids, strict=True):
-                result = RunResult.from_json(first[key].scenario, pending[key]) if keep_results else None
+                result = RunResult.from_output(first[key].scenario, output) if keep_results else None
                 outcomes[key] = Outcome(result, output["summary"], run_id, True)
             bar.update(bar.done + len(pending), sum(partial.values()))
             pending.clear()

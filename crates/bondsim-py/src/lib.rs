@@ -66,9 +66,10 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyRe
                 }
             })
         })
+        .map(|result| result.to_json()) // serialised without the GIL too
     });
     match outcome {
-        Ok(result) => Ok(result.to_json()),
+        Ok(json) => Ok(json),
         Err(Error::Interrupted) if pending.is_some() => Err(pending.take().expect("checked")),
         Err(err) => Err(to_py(err)),
     }
