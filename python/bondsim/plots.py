@@ -84,6 +84,25 @@ def bars(
     return _save(fig, path)
 
 
+def against(
+    data: pd.DataFrame,
+    x: str,
+    measured: str,
+    expected: str,
+    labels: tuple[str, str],
+    path: str | Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+) -> Path:
+    """Bars of a measured distribution (column ``measured``) beside the expected one, labelled ``labels``."""
+    long = pd.concat(
+        [data.assign(source=labels[0], value=data[measured]), data.assign(source=labels[1], value=data[expected])]
+    )
+    return bars(long, x, "value", "source", path, title=title, xlabel=xlabel, ylabel=ylabel)
+
+
 def scatter(
     data: pd.DataFrame,
     x: str,

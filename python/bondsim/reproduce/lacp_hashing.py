@@ -60,18 +60,12 @@ def reproduce(out: str | Path, *, progress: bool = True) -> Path:
     table = pd.DataFrame(rows)
     table.to_csv(out / "lacp_flows_per_link.csv", index=False)
     for n in FLOWS:
-        part = table[table["flows"] == n]
-        long = pd.concat(
-            [
-                part.assign(source=f"bondsim, {RUNS} seeds", value=part["share_of_runs"]),
-                part.assign(source="Binomial(n, 1/2)", value=part["binomial"]),
-            ]
-        )
-        plots.bars(
-            long,
+        plots.against(
+            table[table["flows"] == n],
             "on_link0",
-            "value",
-            "source",
+            "share_of_runs",
+            "binomial",
+            (f"bondsim, {RUNS} seeds", "Binomial(n, 1/2)"),
             out / f"lacp_{n}_flows.png",
             title=f"802.3ad layer3+4, {n} flows on 2 links",
             xlabel="flows on link 0",

@@ -79,17 +79,12 @@ def reproduce(out: str | Path, *, progress: bool = True) -> Path:
         }
     )
     dist.to_csv(out / "xor_links_used.csv", index=False)
-    long = pd.concat(
-        [
-            dist.assign(source=f"bondsim, {SEEDS} seeds", value=dist["share_of_runs"]),
-            dist.assign(source="exact", value=dist["exact_probability"]),
-        ]
-    )
-    plots.bars(
-        long,
+    plots.against(
+        dist,
         "links_used",
-        "value",
-        "source",
+        "share_of_runs",
+        "exact_probability",
+        (f"bondsim, {SEEDS} seeds", "exact"),
         out / "xor_links_used.png",
         title="layer2, 4 clients with random MACs on 4 links",
         xlabel="links carrying traffic",
