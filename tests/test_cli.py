@@ -78,6 +78,7 @@ def test_every_command_has_help_with_an_example(main):
         ["--help"],
         ["run", "--help"],
         ["reproduce", "--help"],
+        ["plot", "--help"],
         ["schedulers", "--help"],
         ["scenario", "--help"],
         ["scenario", "check", "--help"],
@@ -128,3 +129,20 @@ def test_reproduce_thesis_writes_figures_and_summary(cli, tmp_path):
     assert set(fig9["mode"]) == {"rr", "lb"} and len(fig9) == 40
     text = (tmp_path / "summary.md").read_text()
     assert "Figure 9" in text and "Figure 11" in text and "thesis" in text
+
+
+def test_plot_compares_runs_like_the_thesis_plot_sh(cli, tmp_path):
+    varied = ["--set", 'workload.file_size={kind = "zipfset", classes = [1, 2], popularity = "uniform"}']
+    for mode in ("rr", "lb"):
+        proc = cli("run", "thesis", "--quiet", "--out", str(tmp_path / mode), "--set", f"bond.mode={mode}", *varied)
+        assert proc.returncode == 0, proc.stderr
+    lines = (tmp_path / "rr" / "process.txt").read_text().splitlines()
+    assert lines[0] == "Packets\tEntries\tAverage\tP(outorder)"
+    requests = pd.read_csv(tmp_path / "rr" / "requests.csv")
+    assert sum(int(line.split("\t")[1]) for line in lines[1:]) == len(requests)
+    png = tmp_path / "cmp.png"
+    proc = cli("plot", str(tmp_path / "rr"), str(tmp_path / "lb"), "--out", str(png), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    bad = cli("plot", str(tmp_path / "missing"), "--out", str(png))
+    assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "not a run directory" in bad.stderr

@@ -56,13 +56,17 @@ class RunResult:
         return f"RunResult(scheduler={self.summary.get('scheduler')!r}, seed={self.summary.get('seed')!r})"
 
     def write(self, out: str | Path) -> Path:
-        """Writes ``summary.json``, ``requests.csv``, ``links.csv`` and ``scenario.json`` into ``out``."""
+        """Writes ``summary.json``, ``requests.csv``, ``links.csv``, ``scenario.json`` and ``process.txt``
+        (the thesis's ``process.sh`` table) into ``out``."""
+        from bondsim.stats import format_process_table, process_table
+
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
         self.requests.to_csv(out / "requests.csv", index=False)
         self.links.to_csv(out / "links.csv", index=False)
+        (out / "process.txt").write_text(format_process_table(process_table(self.requests)) + "\n")
         return out
 
 

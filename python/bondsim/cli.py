@@ -149,6 +149,40 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_plot(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from bondsim import plots
+    from bondsim.stats import process_table
+
+    frames = []
+    for run_dir in args.runs:
+        try:
+            summary = json.loads((run_dir / "summary.json").read_text())
+            requests = pd.read_csv(run_dir / "requests.csv")
+        except (OSError, ValueError) as exc:
+            raise BondsimError(f"{run_dir}: not a run directory (bondsim run --out): {exc}") from None
+        table = process_table(requests)
+        table["run"] = f"{summary['scheduler']} ({run_dir.name})"
+        frames.append(table)
+    data = pd.concat(frames, ignore_index=True)
+    y = {"p_outorder": "P(outorder)", "average": "average out-of-order packets per file"}[args.metric]
+    path = plots.compare(
+        data,
+        "packets",
+        args.metric,
+        "run",
+        args.out,
+        title=args.title or "out-of-order by file size",
+        xlabel="packets per file",
+        ylabel=y,
+        logx=args.logx,
+    )
+    if not args.quiet:
+        console.print(f"wrote {path}")
+    return 0
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.reproduce import PAPERS
     from bondsim.sweep import session
@@ -240,6 +274,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser(
+        "plot",
+        help="compare runs' out-of-order packets by file size (the thesis's plot.sh)",
+        formatter_class=_Formatter,
+        description="Plot P(outorder) (or the average out-of-order count) per packets-per-file for each run "
+        "directory written by `bondsim run --out`, one line per run: the thesis's plot.sh.",
+        epilog="example:\n  bondsim run thesis --out out/rr && bondsim run thesis --set bond.mode=lb --out out/lb\n"
+        "  bondsim plot out/rr out/lb --out out/rr_vs_lb.png",
+    )
+    p.add_argument("runs", nargs="+", type=Path, help="run directories (bondsim run --out DIR)")
+    p.add_argument("--out", type=Path, required=True, help="PNG file to write")
+    p.add_argument("--metric", choices=["p_outorder", "average"], default="p_outorder", help="what to plot")
+    p.add_argument("--title", help="figure title")
+    p.add_argument("--logx", action="store_true", help="logarithmic packets-per-file axis")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_plot)
 
     p = sub.add_parser(
         "reproduce",

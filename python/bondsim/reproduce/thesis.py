@@ -187,7 +187,8 @@ arrives in order until the queue starts to shrink; rr then reorders only
 {rr9_aligned:.1%} of packets (the dips at 20, 40, … in the figure). The thesis
 plots 2500 out-of-order packets at 100 requests; the appendix's code cannot
 give that at exactly 100 queued requests, so the thesis's runs must have
-queued them differently (its text mentions random generator intervals).
+queued them differently from the listed code (requests arriving over time, say,
+as §5.3.2's generator with random intervals would).
 
 ## Figure 10: files of 1 KB to 900 KB (`fig10_varied_sizes.*`)
 
