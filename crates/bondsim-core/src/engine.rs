@@ -68,11 +68,6 @@ impl<E> EventQueue<E> {
         self.processed
     }
 
-    /// Number of events waiting.
-    pub fn pending(&self) -> usize {
-        self.heap.len()
-    }
-
     /// Schedules `event` at absolute time `at` (never earlier than now).
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);

@@ -103,9 +103,7 @@ pub struct FlowRx {
     pub max_extent: u64,
     /// Sum of reordering extents (for the mean).
     pub sum_extent: u64,
-    /// Time of the first delivery.
-    pub first_at: Option<SimTime>,
-    /// Time of the latest delivery.
+    /// Time of the latest delivery (meaningful once `received > 0`).
     pub last_at: SimTime,
     /// Lost packets numbered below the lowest unresolved number.
     lost_below_base: u32,
@@ -201,7 +199,6 @@ impl Receiver {
         let position = rx.arrivals;
         rx.arrivals += 1;
         rx.received += 1;
-        rx.first_at.get_or_insert(now);
         rx.last_at = now;
         let in_order = seq >= rx.next_exp;
         if in_order {

@@ -225,7 +225,7 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
         requests.lost.push(flow.lost);
         requests.max_extent.push(flow.max_extent);
         requests.arrival_s.push(r.arrival.as_secs_f64());
-        requests.finish_s.push(flow.first_at.map(|_| flow.last_at.as_secs_f64()));
+        requests.finish_s.push((flow.received > 0).then(|| flow.last_at.as_secs_f64()));
     }
     requests.link_switches = world.paths.iter().map(|p| p.1).collect();
     requests.last_link = world.paths.iter().map(|p| (p.0 != u32::MAX).then_some(p.0)).collect();

@@ -574,7 +574,8 @@ impl Scenario {
         if let Some(rate) = s.rate_mbps {
             rate_mbps("sender.rate_mbps", rate)?;
         }
-        let packets = crate::sender::packets_for(self, crate::workload::max_file_bytes(&self.workload.file_size));
+        let largest = crate::workload::max_file_bytes(&self.workload.file_size);
+        let packets = crate::sender::Cutter::for_scenario(self).packets(largest);
         if packets > u64::from(u32::MAX) {
             return Err(Error::scenario(
                 "workload.file_size",

@@ -142,14 +142,6 @@ impl BondView<'_> {
     pub fn usable_ids(&self) -> Vec<LinkId> {
         self.usable().collect()
     }
-
-    /// The usable link with the highest speed; ties go to the lowest id.
-    pub fn fastest_usable(&self) -> Option<LinkId> {
-        self.usable().fold(None, |best: Option<LinkId>, id| match best {
-            Some(b) if self.links[b].rate_bps >= self.links[id].rate_bps => Some(b),
-            _ => Some(id),
-        })
-    }
 }
 
 /// The packet a scheduler is asked to place.

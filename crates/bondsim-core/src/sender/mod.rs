@@ -78,11 +78,6 @@ impl Cutter {
     }
 }
 
-/// Packets a file of `file` bytes becomes under `scenario`'s sender.
-pub fn packets_for(scenario: &Scenario, file: u64) -> u64 {
-    Cutter::for_scenario(scenario).packets(file)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
