@@ -28,7 +28,7 @@ demo: build
 test: build lint test-rust test-python
 
 test-rust:
-	cargo test --release -p bondsim-core --quiet
+	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core --quiet
 
 test-python:
 	$(BIN)/pytest -q

@@ -31,5 +31,11 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<crate::bond::Error> for Error {
+    fn from(err: crate::bond::Error) -> Error {
+        Error::Scenario { path: err.path, message: err.message }
+    }
+}
+
 /// Result alias of the core.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -28,7 +28,6 @@
 //! assert!(result.summary.ooo_fraction > 0.2);
 //! ```
 
-pub mod bond;
 pub mod engine;
 pub mod error;
 pub mod link;
@@ -37,13 +36,14 @@ pub mod packet;
 pub mod receiver;
 pub mod reorder_density;
 pub mod result;
-pub mod rng;
 pub mod scenario;
 pub mod sender;
 pub mod sim;
-pub mod time;
 pub mod workload;
 
+pub use bondsim_bond as bond;
+pub use bondsim_bond::rng;
+pub use bondsim_time as time;
 pub use error::{Error, Result};
 pub use result::RunResult;
 pub use scenario::Scenario;

@@ -14,37 +14,10 @@ use crate::rng;
 use crate::scenario::{Network, Protocol};
 use crate::workload::Request;
 
-/// A MAC address.
-pub type Mac = [u8; 6];
+pub use crate::bond::flow::{FlowHeaders, Mac, ETH_P_IP};
 
 /// Linux's default ephemeral port range (`net.ipv4.ip_local_port_range`).
 pub const EPHEMERAL_PORTS: std::ops::RangeInclusive<u16> = 32768..=60999;
-
-/// EtherType of IPv4.
-pub const ETH_P_IP: u16 = 0x0800;
-
-/// The header fields of one flow's packets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct FlowHeaders {
-    /// Source MAC (the bond's).
-    pub src_mac: Mac,
-    /// Destination MAC (the client's, or its router's).
-    pub dst_mac: Mac,
-    /// Source IPv4 address, network byte order.
-    pub src_ip: [u8; 4],
-    /// Destination IPv4 address, network byte order.
-    pub dst_ip: [u8; 4],
-    /// Source (server) port.
-    pub src_port: u16,
-    /// Destination (client, ephemeral) port.
-    pub dst_port: u16,
-    /// IP protocol number (6 TCP, 17 UDP).
-    pub ip_proto: u8,
-    /// 802.1Q VLAN id, if tagged.
-    pub vlan: Option<u16>,
-    /// EtherType of the payload.
-    pub ethertype: u16,
-}
 
 /// Parses `aa:bb:cc:dd:ee:ff` (or with `-`); `path` names the field in errors.
 pub fn parse_mac(path: &str, text: &str) -> Result<Mac> {

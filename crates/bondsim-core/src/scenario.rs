@@ -743,9 +743,25 @@ impl Scenario {
                 }
             }
         }
-        let resolved = crate::bond::registry::resolve(&self.bond)?;
-        resolved.build(&crate::bond::BuildContext::new(self))?;
+        let resolved = crate::bond::registry::resolve(&self.bond.mode, &self.bond.options)?;
+        resolved.build(&self.bond_context())?;
         Ok(())
+    }
+
+    /// What the bond's scheduler is built with: its links' names and speeds, the seed.
+    pub fn bond_context(&self) -> crate::bond::BuildContext {
+        let chunk_bits = f64::from(self.chunk_bytes()) * 8.0;
+        let links = self
+            .each_link()
+            .map(|(id, spec)| crate::bond::LinkInfo {
+                name: crate::link::link_name(spec, id),
+                rate_bps: match (spec.rate_mbps, spec.period_ms) {
+                    (Some(mbps), _) => mbps * 1e6,
+                    (None, period) => chunk_bits / (period.unwrap_or(20.0) / 1e3),
+                },
+            })
+            .collect();
+        crate::bond::BuildContext { links, seed: self.seed }
     }
 
     /// Number of links after expanding `count`.

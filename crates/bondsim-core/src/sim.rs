@@ -17,7 +17,7 @@ use std::time::Instant;
 use rand_distr::{Distribution, Exp};
 
 use crate::bond::monitor::Monitor;
-use crate::bond::registry::{self, BuildContext};
+use crate::bond::registry;
 use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
@@ -172,8 +172,8 @@ impl World {
         }
         let monitor = Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, links.len());
         let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
-        let resolved = registry::resolve(&scenario.bond)?;
-        let scheduler = resolved.build(&BuildContext::new(scenario))?;
+        let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
+        let scheduler = resolved.build(&scenario.bond_context())?;
         let resequencer = scheduler.resequences().then(Resequencer::default);
 
         let sender = match scenario.sender.kind {
@@ -376,14 +376,8 @@ impl World {
         packet.bond_seq = self.next_bond_seq;
         self.next_bond_seq += 1;
         let flow = packet.flow as usize;
-        let info = PacketInfo {
-            flow: packet.flow,
-            seq: packet.seq,
-            bytes: packet.bytes,
-            l3_bytes: packet.bytes + self.l3_header,
-            client: self.requests[flow].client,
-            headers: &self.headers[flow],
-        };
+        let info =
+            PacketInfo { bytes: packet.bytes, l3_bytes: packet.bytes + self.l3_header, headers: &self.headers[flow] };
         match self.scheduler.pick(&info, &BondView { now, links: &self.views }) {
             Pick::Link(id) => {
                 let path = &mut self.paths[flow];

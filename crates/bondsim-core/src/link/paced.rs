@@ -98,7 +98,7 @@ impl PacedLink {
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;
-        view.idle_at = self.idle_at(now);
+        view.idle_at_est = self.idle_at(now);
     }
 
     /// The bond's view of this link at `now`.
@@ -111,9 +111,9 @@ impl PacedLink {
             overhead_bytes: 0,
             per_packet: self.period,
             paced: true,
-            idle_at: self.idle_at(now),
+            idle_at_est: self.idle_at(now),
             // A paced link hands the packet to its client the moment it sends.
-            delay: SimTime::ZERO,
+            delay_est: SimTime::ZERO,
         }
     }
 }

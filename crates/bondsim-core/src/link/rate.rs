@@ -182,7 +182,7 @@ impl RateLink {
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;
-        view.idle_at = self.backlog_end.max(now);
+        view.idle_at_est = self.backlog_end.max(now);
     }
 
     /// The bond's view of this link at `now`.
@@ -195,8 +195,8 @@ impl RateLink {
             overhead_bytes: self.overhead_bytes,
             per_packet: self.per_packet,
             paced: false,
-            idle_at: self.backlog_end.max(now),
-            delay: self.delay,
+            idle_at_est: self.backlog_end.max(now),
+            delay_est: self.delay,
         }
     }
 }
@@ -230,7 +230,7 @@ mod tests {
         let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
         assert_eq!(done, SimTime(123_040));
         assert_eq!(l.enqueue(SimTime::ZERO, packet(1, 1460)), Enqueued::Waiting);
-        assert_eq!(l.view(SimTime::ZERO, true).idle_at, SimTime(246_080));
+        assert_eq!(l.view(SimTime::ZERO, true).idle_at_est, SimTime(246_080));
         let (p, arrival, next) = l.tx_done(done);
         assert_eq!((p.seq, arrival, next), (0, SimTime(133_040), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);

@@ -58,7 +58,7 @@ impl Scheduler for RoundRobin {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
+    use crate::test_support::{build, links, picks};
 
     #[test]
     fn stripes_in_turn_from_link_zero() {
@@ -78,10 +78,10 @@ mod tests {
         // ids 0,1,2 map to links 0,2,2: the kernel's walk, not a re-striping over the up links.
         assert_eq!(picks(build("rr", &view).as_mut(), &view, 6), [0, 2, 2, 0, 2, 2]);
         view.iter_mut().for_each(|l| l.up = false);
-        let h = crate::bond::test_support::headers(1, 1);
-        let bond = crate::bond::BondView { now: crate::time::SimTime::ZERO, links: &view };
-        let pick = build("rr", &view).pick(&crate::bond::test_support::packet(0, 0, &h), &bond);
-        assert_eq!(pick, crate::bond::Pick::Drop);
+        let h = crate::test_support::headers(1, 1);
+        let bond = crate::BondView { now: crate::time::SimTime::ZERO, links: &view };
+        let pick = build("rr", &view).pick(&crate::test_support::packet(&h), &bond);
+        assert_eq!(pick, crate::Pick::Drop);
     }
 
     #[test]

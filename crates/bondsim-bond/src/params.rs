@@ -167,7 +167,7 @@ impl Params {
         let value = spec
             .kind
             .parse_text(text)
-            .ok_or_else(|| Error::scenario(path, format!("{name} must be {}, got `{text}`", spec.kind.describe())))?;
+            .ok_or_else(|| Error::at(path, format!("{name} must be {}, got `{text}`", spec.kind.describe())))?;
         let i = self.index(name);
         self.values[i] = value;
         Ok(())
@@ -179,7 +179,7 @@ impl Params {
         let parsed = spec
             .kind
             .parse_json(value)
-            .ok_or_else(|| Error::scenario(path, format!("must be {}, got {value}", spec.kind.describe())))?;
+            .ok_or_else(|| Error::at(path, format!("must be {}, got {value}", spec.kind.describe())))?;
         let i = self.index(name);
         self.values[i] = parsed;
         Ok(())
@@ -193,7 +193,7 @@ impl Params {
             } else {
                 format!("allowed: {}", allowed.join(", "))
             };
-            Error::scenario(path, format!("`{name}` is not a parameter of {owner}; {allowed}"))
+            Error::at(path, format!("`{name}` is not a parameter of {owner}; {allowed}"))
         })
     }
 

@@ -72,7 +72,7 @@ impl Scheduler for PowerOfTwo {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
+    use crate::test_support::{build, links, picks};
 
     #[test]
     fn never_picks_the_most_loaded_of_three() {

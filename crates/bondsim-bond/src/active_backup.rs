@@ -13,7 +13,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
 use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
-use crate::network::FlowHeaders;
+use crate::flow::FlowHeaders;
 
 /// Registry entry.
 pub const INFO: SchedulerInfo = SchedulerInfo {
@@ -121,11 +121,11 @@ impl Scheduler for ActiveBackup {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
-    use crate::bond::{BondView, Scheduler};
+    use crate::test_support::{build, links, picks};
     use crate::time::SimTime;
+    use crate::{BondView, Scheduler};
 
-    fn change(s: &mut dyn Scheduler, view: &mut [crate::bond::LinkView], link: usize, up: bool) {
+    fn change(s: &mut dyn Scheduler, view: &mut [crate::LinkView], link: usize, up: bool) {
         view[link].up = up;
         s.on_link_change(link, &BondView { now: SimTime::ZERO, links: view });
     }
@@ -166,8 +166,8 @@ mod tests {
         let mut view = links(1);
         let mut ab = build("ab", &view);
         change(ab.as_mut(), &mut view, 0, false);
-        let h = crate::bond::test_support::headers(1, 1);
+        let h = crate::test_support::headers(1, 1);
         let bond = BondView { now: SimTime::ZERO, links: &view };
-        assert_eq!(ab.pick(&crate::bond::test_support::packet(0, 0, &h), &bond), crate::bond::Pick::Drop);
+        assert_eq!(ab.pick(&crate::test_support::packet(&h), &bond), crate::Pick::Drop);
     }
 }

@@ -79,7 +79,7 @@ impl Scheduler for DrrStripe {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
+    use crate::test_support::{build, links, picks};
 
     #[test]
     fn shares_bytes_in_proportion_to_speed() {

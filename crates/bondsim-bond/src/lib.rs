@@ -1,15 +1,20 @@
-//! The bond: a [`Scheduler`] picks the link(s) for each packet from the bond's
-//! view of its links.
+//! bondsim-bond: the bond. A [`Scheduler`] picks the link(s) for each packet
+//! from the bond's view of its links.
 //!
-//! Schedulers are pure decisions over a [`BondView`]: they never touch the
-//! event queue, so the same code can drive a real-time emulator. Each one
-//! lives in its own file and declares a [`SchedulerInfo`] (name, parameters
-//! with defaults and help, constructor); [`registry`] lists them all.
+//! This crate knows nothing of the simulator: schedulers are pure decisions
+//! over a [`BondView`] and never touch an event queue, so the same code drives
+//! bondsim's simulator and a real-time data path (an emulator supplies its own
+//! [`LinkView`]s). A scheduler is built from a mode and its options
+//! ([`registry::resolve`], [`BuildContext`]); per-flow state is keyed by the
+//! 5-tuple and expires ([`flow::FlowTable`]). The link monitor
+//! ([`monitor::Monitor`]) and every transmit hash ([`hash`]) live here too.
 //!
-//! Adding a scheduler is one file and one line in `registry::ALL`:
+//! Each scheduler lives in its own file and declares a [`SchedulerInfo`]
+//! (name, parameters with defaults and help, constructor); [`registry`] lists
+//! them all. Adding a scheduler is one file and one line in `registry::ALL`:
 //!
 //! ```
-//! use bondsim_core::bond::{BondView, PacketInfo, Pick, Scheduler, SchedulerInfo};
+//! use bondsim_bond::{BondView, PacketInfo, Pick, Scheduler, SchedulerInfo};
 //!
 //! /// Sends everything on the link with the fewest queued bytes.
 //! struct FewestBytes;
@@ -36,6 +41,8 @@ pub mod balance_xor;
 pub mod broadcast;
 pub mod drr_stripe;
 pub mod earliest_finish;
+pub mod error;
+pub mod flow;
 pub mod flowlet;
 pub mod hash;
 pub mod lacp;
@@ -48,14 +55,17 @@ pub mod ovs;
 pub mod params;
 pub mod power_of_two;
 pub mod registry;
+pub mod rng;
 pub mod round_robin;
 pub mod teamd;
 pub mod tlb;
 
+pub use bondsim_time as time;
+pub use error::{Error, Result};
+pub use flow::{FlowHeaders, FlowKey, FlowTable};
 pub use params::{ParamKind, ParamSpec, ParamValue, Params};
 pub use registry::{BuildContext, LinkInfo, SchedulerInfo};
 
-use crate::network::FlowHeaders;
 use crate::time::SimTime;
 
 /// Position of a link in the bond (0-based, after `count` expansion).
@@ -65,6 +75,11 @@ pub type LinkId = usize;
 pub const MIN_ETHERNET_PAYLOAD: u32 = 46;
 
 /// What the bond knows of one link when it decides.
+///
+/// `up`, the queue and the nominal speed are what a real bond knows too.
+/// `idle_at_est` and `delay_est` are estimates: the simulator supplies its
+/// links' exact figures, a real data path (the emulator) supplies its own
+/// estimates (from the queue and the nominal rate, a measured delay).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkView {
     /// Up as the bond's link monitor last saw it.
@@ -81,10 +96,10 @@ pub struct LinkView {
     pub per_packet: SimTime,
     /// True for the thesis's paced interface (one send per period, whatever the size).
     pub paced: bool,
-    /// When the link will have sent everything it holds (now, if idle).
-    pub idle_at: SimTime,
-    /// One-way propagation delay to the receiver.
-    pub delay: SimTime,
+    /// Estimate: when the link will have sent everything it holds (now, if idle).
+    pub idle_at_est: SimTime,
+    /// Estimate: one-way delay to the receiver.
+    pub delay_est: SimTime,
 }
 
 impl LinkView {
@@ -107,9 +122,9 @@ impl LinkView {
         }
     }
 
-    /// When a packet of `l3_bytes` queued now would reach the receiver, if nothing changes.
+    /// When a packet of `l3_bytes` queued now would reach the receiver, if nothing changes (an estimate).
     pub fn arrival_if_sent(&self, now: SimTime, l3_bytes: u32) -> SimTime {
-        self.idle_at.max(now) + self.tx_time(l3_bytes) + self.delay
+        self.idle_at_est.max(now) + self.tx_time(l3_bytes) + self.delay_est
     }
 }
 
@@ -147,17 +162,11 @@ impl BondView<'_> {
 /// The packet a scheduler is asked to place.
 #[derive(Debug, Clone, Copy)]
 pub struct PacketInfo<'a> {
-    /// The flow (request) the packet belongs to.
-    pub flow: u32,
-    /// Position of the packet in its flow, from 0.
-    pub seq: u32,
     /// Payload bytes.
     pub bytes: u32,
     /// IP packet bytes (payload + IP and transport headers, + 4 with a VLAN tag).
     pub l3_bytes: u32,
-    /// The client the flow goes to.
-    pub client: u32,
-    /// The flow's header fields (what hash policies read).
+    /// The flow's header fields (what hash policies read; `headers.key()` is its 5-tuple).
     pub headers: &'a FlowHeaders,
 }
 
@@ -215,7 +224,7 @@ pub trait Scheduler: Send {
 #[cfg(test)]
 pub(crate) mod test_support {
     use super::*;
-    use crate::network::{FlowHeaders, ETH_P_IP};
+    use crate::flow::{FlowHeaders, ETH_P_IP};
 
     /// `n` idle, up links of 1 Gbit/s.
     pub fn links(n: usize) -> Vec<LinkView> {
@@ -227,8 +236,8 @@ pub(crate) mod test_support {
             overhead_bytes: 38,
             per_packet: SimTime::ZERO,
             paced: false,
-            idle_at: SimTime::ZERO,
-            delay: SimTime::ZERO,
+            idle_at_est: SimTime::ZERO,
+            delay_est: SimTime::ZERO,
         };
         vec![idle; n]
     }
@@ -248,20 +257,13 @@ pub(crate) mod test_support {
         }
     }
 
-    /// A 1024-byte packet `seq` of flow `flow` with headers `h`.
-    pub fn packet(flow: u32, seq: u32, h: &FlowHeaders) -> PacketInfo<'_> {
-        PacketInfo { flow, seq, bytes: 1024, l3_bytes: 1064, client: u32::from(h.dst_mac[5]), headers: h }
+    /// A 1024-byte packet with headers `h`.
+    pub fn packet(h: &FlowHeaders) -> PacketInfo<'_> {
+        PacketInfo { bytes: 1024, l3_bytes: 1064, headers: h }
     }
 
     /// A scheduler built from `mode` (with brackets) for links like `view`'s.
     pub fn build(mode: &str, view: &[LinkView]) -> Box<dyn Scheduler> {
-        let bond = crate::scenario::Bond {
-            mode: mode.into(),
-            miimon: 100.0,
-            updelay: 0.0,
-            downdelay: 0.0,
-            options: Default::default(),
-        };
         let ctx = BuildContext {
             links: view
                 .iter()
@@ -270,7 +272,7 @@ pub(crate) mod test_support {
                 .collect(),
             seed: 1,
         };
-        registry::resolve(&bond).unwrap().build(&ctx).unwrap()
+        registry::resolve(mode, &Default::default()).unwrap().build(&ctx).unwrap()
     }
 
     /// The links `scheduler` picks for `count` packets of one flow, queues unchanged.
@@ -278,7 +280,7 @@ pub(crate) mod test_support {
         let h = headers(1, 40000);
         let bond = BondView { now: SimTime::ZERO, links: view };
         (0..count)
-            .map(|seq| match scheduler.pick(&packet(0, seq, &h), &bond) {
+            .map(|_| match scheduler.pick(&packet(&h), &bond) {
                 Pick::Link(id) => id,
                 other => panic!("expected a link, got {other:?}"),
             })

@@ -10,7 +10,7 @@
 use super::earliest_finish::earliest_arrival;
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, FlowTable, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
 use crate::time::SimTime;
 
@@ -29,50 +29,48 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
 };
 
 fn build(params: &Params, _ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
-    Ok(Box::new(Flowlet { gap: SimTime::from_micros_f64(params.float("gap_us")), flows: Vec::new() }))
+    Ok(Box::new(Flowlet { gap: SimTime::from_micros_f64(params.float("gap_us")), flows: FlowTable::new() }))
 }
 
-/// Per flow: its link and the time of its last packet.
+/// Per flow (5-tuple): its link, until an idle gap ends its flowlet.
 pub struct Flowlet {
     gap: SimTime,
-    flows: Vec<Option<(LinkId, SimTime)>>,
+    flows: FlowTable<LinkId>,
 }
 
 impl Scheduler for Flowlet {
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
-        let flow = packet.flow as usize;
-        if self.flows.len() <= flow {
-            self.flows.resize(flow + 1, None);
-        }
-        let link = match self.flows[flow] {
-            Some((link, last)) if bond.links[link].up && bond.now.saturating_sub(last) <= self.gap => link,
+        let key = packet.headers.key();
+        let link = match self.flows.get(&key, bond.now) {
+            Some(&link) if bond.links[link].up => link,
             _ => match earliest_arrival(bond, packet.l3_bytes) {
                 Some(link) => link,
                 None => return Pick::Drop,
             },
         };
-        self.flows[flow] = Some((link, bond.now));
+        // The flowlet lasts while the next packet comes within `gap` of this one.
+        self.flows.insert(key, link, bond.now + self.gap, bond.now);
         Pick::Link(link)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, packet};
-    use crate::bond::{BondView, Pick};
+    use crate::test_support::{build, headers, links, packet};
     use crate::time::SimTime;
+    use crate::{BondView, Pick};
 
     #[test]
     fn moves_only_after_an_idle_gap() {
         let mut view = links(2);
         let mut f = build("flowlet[gap_us=100]", &view);
         let h = headers(1, 1);
-        fn at(now_us: u64, v: &[crate::bond::LinkView]) -> BondView<'_> {
+        fn at(now_us: u64, v: &[crate::LinkView]) -> BondView<'_> {
             BondView { now: SimTime(now_us * 1000), links: v }
         }
-        assert_eq!(f.pick(&packet(0, 0, &h), &at(0, &view)), Pick::Link(0));
-        view[0].idle_at = SimTime(1_000_000); // link 0 now busy: a new flowlet would go to link 1
-        assert_eq!(f.pick(&packet(0, 1, &h), &at(50, &view)), Pick::Link(0), "within the gap: stay");
-        assert_eq!(f.pick(&packet(0, 2, &h), &at(300, &view)), Pick::Link(1), "after the gap: move");
+        assert_eq!(f.pick(&packet(&h), &at(0, &view)), Pick::Link(0));
+        view[0].idle_at_est = SimTime(1_000_000); // link 0 now busy: a new flowlet would go to link 1
+        assert_eq!(f.pick(&packet(&h), &at(50, &view)), Pick::Link(0), "within the gap: stay");
+        assert_eq!(f.pick(&packet(&h), &at(300, &view)), Pick::Link(1), "after the gap: move");
     }
 }

@@ -17,7 +17,7 @@
 
 use super::params::{ParamKind, ParamSpec};
 use super::registry::SchedulerInfo;
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, FlowTable, LinkId, PacketInfo, Pick, Scheduler};
 use crate::time::SimTime;
 
 /// Registry entry.
@@ -32,7 +32,10 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
         help: "least gap between a flow's consecutive predicted arrivals, microseconds",
     }],
     build: |params, _ctx| {
-        Ok(Box::new(EarliestFinish { guard: SimTime::from_micros_f64(params.float("guard_us")), due: Vec::new() }))
+        Ok(Box::new(EarliestFinish {
+            guard: SimTime::from_micros_f64(params.float("guard_us")),
+            due: FlowTable::new(),
+        }))
     },
 };
 
@@ -41,10 +44,10 @@ pub fn earliest_arrival(bond: &BondView, l3_bytes: u32) -> Option<LinkId> {
     bond.usable().min_by_key(|&id| (bond.links[id].arrival_if_sent(bond.now, l3_bytes), id))
 }
 
-/// earliest-finish: with a guard, when and where each flow's last packet is due.
+/// earliest-finish: with a guard, when and where each flow's (5-tuple's) last packet is due.
 pub struct EarliestFinish {
     guard: SimTime,
-    due: Vec<Option<(SimTime, LinkId)>>,
+    due: FlowTable<(SimTime, LinkId)>,
 }
 
 impl Scheduler for EarliestFinish {
@@ -52,12 +55,10 @@ impl Scheduler for EarliestFinish {
         if self.guard == SimTime::ZERO {
             return earliest_arrival(bond, packet.l3_bytes).map_or(Pick::Drop, Pick::Link);
         }
-        let flow = packet.flow as usize;
-        if self.due.len() <= flow {
-            self.due.resize(flow + 1, None);
-        }
+        let key = packet.headers.key();
         let arrival = |id: LinkId| (bond.links[id].arrival_if_sent(bond.now, packet.l3_bytes), id);
-        let best = match self.due[flow] {
+        // Once `due + guard` is past, every link is safe: the entry no longer matters and expires.
+        let best = match self.due.get(&key, bond.now).copied() {
             None => bond.usable().map(arrival).min(),
             Some((due, previous)) => {
                 let floor = due + self.guard;
@@ -66,16 +67,16 @@ impl Scheduler for EarliestFinish {
             }
         };
         let Some((t, id)) = best else { return Pick::Drop };
-        self.due[flow] = Some((t, id));
+        self.due.insert(key, (t, id), t + self.guard, bond.now);
         Pick::Link(id)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, packet, picks};
-    use crate::bond::{BondView, Pick};
+    use crate::test_support::{build, headers, links, packet, picks};
     use crate::time::SimTime;
+    use crate::{BondView, Pick};
 
     #[test]
     fn weighs_queue_rate_and_delay() {
@@ -83,10 +84,10 @@ mod tests {
         view[1].rate_bps = 100e6;
         assert_eq!(picks(build("earliest-finish", &view).as_mut(), &view, 1), [0]);
         // The fast link is busy for 200 us; a 1 KB packet takes ~88 us on the slow one.
-        view[0].idle_at = SimTime(200_000);
+        view[0].idle_at_est = SimTime(200_000);
         assert_eq!(picks(build("earliest-finish", &view).as_mut(), &view, 1), [1]);
         // ...unless the slow link is far away.
-        view[1].delay = SimTime(500_000);
+        view[1].delay_est = SimTime(500_000);
         assert_eq!(picks(build("earliest-finish", &view).as_mut(), &view, 1), [0]);
     }
 
@@ -97,13 +98,13 @@ mod tests {
         let mut view = links(2);
         let mut eft = build("earliest-finish[guard_us=5]", &view);
         let h = headers(1, 1);
-        let first = eft.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: &view });
+        let first = eft.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: &view });
         assert_eq!(first, Pick::Link(0));
-        view[0].idle_at = SimTime(8_816);
-        let second = eft.pick(&packet(0, 1, &h), &BondView { now: SimTime::ZERO, links: &view });
+        view[0].idle_at_est = SimTime(8_816);
+        let second = eft.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: &view });
         assert_eq!(second, Pick::Link(0), "link 1 would arrive at the same instant");
         // Without a guard the second packet takes the idle link.
         let mut plain = build("earliest-finish", &view);
-        assert_eq!(plain.pick(&packet(0, 1, &h), &BondView { now: SimTime::ZERO, links: &view }), Pick::Link(1));
+        assert_eq!(plain.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: &view }), Pick::Link(1));
     }
 }

@@ -176,9 +176,9 @@ impl Scheduler for OvsBond {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, packet};
-    use crate::bond::{BondView, Pick};
+    use crate::test_support::{build, headers, links, packet};
     use crate::time::SimTime;
+    use crate::{BondView, Pick};
 
     #[test]
     fn tcp_buckets_go_round_robin_then_rebalance_moves_load() {
@@ -187,17 +187,17 @@ mod tests {
         let bond = BondView { now: SimTime::ZERO, links: &view };
         // Find four flows in distinct buckets; they are handed out 0,1,0,1.
         let flows: Vec<_> = (0..4u16).map(|i| headers(1, 40000 + i)).collect();
-        let first: Vec<Pick> = flows.iter().map(|h| ovs.pick(&packet(0, 0, h), &bond)).collect();
+        let first: Vec<Pick> = flows.iter().map(|h| ovs.pick(&packet(h), &bond)).collect();
         assert!(first.contains(&Pick::Link(0)) && first.contains(&Pick::Link(1)));
         // Make every flow on link 0 heavy; the rebalance moves one bucket away.
         let on_zero: Vec<_> = flows.iter().zip(&first).filter(|(_, p)| **p == Pick::Link(0)).map(|(h, _)| *h).collect();
         for _ in 0..1000 {
             for h in &on_zero {
-                ovs.pick(&packet(0, 0, h), &bond);
+                ovs.pick(&packet(h), &bond);
             }
         }
         ovs.on_tick(&bond);
-        let after: Vec<Pick> = on_zero.iter().map(|h| ovs.pick(&packet(0, 0, h), &bond)).collect();
+        let after: Vec<Pick> = on_zero.iter().map(|h| ovs.pick(&packet(h), &bond)).collect();
         assert!(after.contains(&Pick::Link(1)), "{after:?}");
     }
 
@@ -208,7 +208,7 @@ mod tests {
         assert_eq!(slb.tick_interval(), None);
         let bond = BondView { now: SimTime::ZERO, links: &view };
         let used: std::collections::HashSet<_> =
-            (0..50u8).map(|c| slb.pick(&packet(0, 0, &headers(c, 40000 + u16::from(c))), &bond)).collect();
+            (0..50u8).map(|c| slb.pick(&packet(&headers(c, 40000 + u16::from(c))), &bond)).collect();
         assert_eq!(used.len(), 1, "one server MAC: one bucket");
     }
 }

@@ -16,7 +16,7 @@
 //!   the bucket is the low 8 bits. (On x86 with SSE4.2 OVS uses a CRC32 variant,
 //!   so real bucket numbers differ there; the distribution is the same.)
 
-use crate::network::FlowHeaders;
+use crate::flow::FlowHeaders;
 
 /// Linux `xmit_hash_policy` values, by their Linux names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,7 +157,7 @@ pub fn ovs_hash_5tuple(h: &FlowHeaders, basis: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::network::ETH_P_IP;
+    use crate::flow::ETH_P_IP;
 
     fn headers() -> FlowHeaders {
         FlowHeaders {

@@ -170,13 +170,13 @@ impl Scheduler for Lacp {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, packet};
-    use crate::bond::{BondView, LinkView, Pick, Scheduler};
+    use crate::test_support::{build, headers, links, packet};
     use crate::time::SimTime;
+    use crate::{BondView, LinkView, Pick, Scheduler};
 
     fn pick(s: &mut dyn Scheduler, view: &[LinkView], now: SimTime, port: u16) -> Pick {
         let h = headers(3, port);
-        s.pick(&packet(0, 0, &h), &BondView { now, links: view })
+        s.pick(&packet(&h), &BondView { now, links: view })
     }
 
     fn change(s: &mut dyn Scheduler, view: &mut [LinkView], now: SimTime, link: usize, up: bool) {

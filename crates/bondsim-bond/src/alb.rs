@@ -15,7 +15,7 @@ use super::registry::{BuildContext, SchedulerInfo};
 use super::tlb::{BucketOf, Tlb, REBALANCE, TLB_DYNAMIC_LB};
 use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
-use crate::network::FlowHeaders;
+use crate::flow::FlowHeaders;
 use crate::time::SimTime;
 
 /// Registry entry.
@@ -120,9 +120,9 @@ impl Scheduler for Alb {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links};
-    use crate::bond::{BondView, LinkView, Scheduler};
+    use crate::test_support::{build, headers, links};
     use crate::time::SimTime;
+    use crate::{BondView, LinkView, Scheduler};
 
     fn rx(s: &mut dyn Scheduler, view: &[LinkView], client: u8) -> Option<usize> {
         s.rx_link(&headers(client, 40000), &BondView { now: SimTime::ZERO, links: view })

@@ -57,7 +57,7 @@ impl Scheduler for LeastQueue {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, links, picks};
+    use crate::test_support::{build, links, picks};
 
     #[test]
     fn ties_go_to_the_faster_link() {

@@ -17,7 +17,7 @@ use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
 use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
-use crate::network::FlowHeaders;
+use crate::flow::FlowHeaders;
 use crate::time::SimTime;
 
 /// Registry entry.
@@ -187,13 +187,13 @@ impl Scheduler for Tlb {
 #[cfg(test)]
 mod tests {
     use super::Tlb;
-    use crate::bond::test_support::{build, headers, links, packet};
-    use crate::bond::{BondView, LinkView, Pick, Scheduler};
+    use crate::test_support::{build, headers, links, packet};
     use crate::time::SimTime;
+    use crate::{BondView, LinkView, Pick, Scheduler};
 
     fn send(s: &mut dyn Scheduler, view: &[LinkView], client: u8) -> Pick {
         let h = headers(client, 40000);
-        s.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: view })
+        s.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: view })
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use super::registry::{BuildContext, SchedulerInfo};
 use super::{BondView, PacketInfo, Pick, Scheduler};
-use crate::bond::params::Params;
 use crate::error::Result;
+use crate::params::Params;
 
 /// Registry entry.
 pub const INFO: SchedulerInfo = SchedulerInfo {
@@ -38,13 +38,13 @@ impl Scheduler for LoadBased {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bond::test_support::{headers, links, packet};
-    use crate::bond::BondView;
+    use crate::test_support::{headers, links, packet};
     use crate::time::SimTime;
+    use crate::BondView;
 
-    fn pick(view: &[crate::bond::LinkView]) -> Pick {
+    fn pick(view: &[crate::LinkView]) -> Pick {
         let h = headers(1, 1);
-        LoadBased.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: view })
+        LoadBased.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: view })
     }
 
     #[test]

@@ -173,9 +173,9 @@ impl Scheduler for LoadBalance {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, packet, picks};
-    use crate::bond::{BondView, Pick};
+    use crate::test_support::{build, headers, links, packet, picks};
     use crate::time::SimTime;
+    use crate::{BondView, Pick};
 
     #[test]
     fn random_runner_falls_forward_past_down_ports() {
@@ -198,13 +198,13 @@ mod tests {
         let bond = BondView { now: SimTime::ZERO, links: &view };
         // Flow a sends twice what flow b sends (their buckets differ).
         for _ in 0..100 {
-            lb.pick(&packet(0, 0, &a), &bond);
-            lb.pick(&packet(0, 0, &a), &bond);
-            lb.pick(&packet(1, 0, &b), &bond);
+            lb.pick(&packet(&a), &bond);
+            lb.pick(&packet(&a), &bond);
+            lb.pick(&packet(&b), &bond);
         }
         lb.on_tick(&bond);
-        let pa = lb.pick(&packet(0, 0, &a), &bond);
-        let pb = lb.pick(&packet(1, 0, &b), &bond);
+        let pa = lb.pick(&packet(&a), &bond);
+        let pb = lb.pick(&packet(&b), &bond);
         assert_ne!(pa, pb);
         assert_eq!(pa, Pick::Link(1), "the busiest bucket first, ties to the most recently added port");
     }

@@ -55,10 +55,10 @@ impl Scheduler for BalanceXor {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::hash::{linux_xmit_hash, HashPolicy};
-    use crate::bond::test_support::{build, headers, links, packet};
-    use crate::bond::{BondView, Pick};
+    use crate::hash::{linux_xmit_hash, HashPolicy};
+    use crate::test_support::{build, headers, links, packet};
     use crate::time::SimTime;
+    use crate::{BondView, Pick};
 
     #[test]
     fn flows_stay_on_their_hashed_link_and_remap_by_modulo() {
@@ -66,8 +66,8 @@ mod tests {
         let mut xor = build("balance-xor[xmit_hash_policy=layer3+4]", &view);
         let h = headers(9, 40123);
         let expect = linux_xmit_hash(HashPolicy::Layer34, &h) as usize % 3;
-        let pick = |s: &mut dyn crate::bond::Scheduler, v: &[crate::bond::LinkView], seq| {
-            s.pick(&packet(0, seq, &h), &BondView { now: SimTime::ZERO, links: v })
+        let pick = |s: &mut dyn crate::Scheduler, v: &[crate::LinkView], _seq| {
+            s.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: v })
         };
         assert!((0..5).all(|seq| pick(xor.as_mut(), &view, seq) == Pick::Link(expect)));
         view[1].up = false;
@@ -84,7 +84,7 @@ mod tests {
         let links_used: std::collections::HashSet<_> = (0..50u16)
             .map(|port| {
                 let h = headers(7, 30000 + port);
-                xor.pick(&packet(0, 0, &h), &BondView { now: SimTime::ZERO, links: &view })
+                xor.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: &view })
             })
             .collect();
         assert_eq!(links_used.len(), 1);

@@ -1,4 +1,11 @@
 //! The registry: every scheduler by name, with its parameters and constructor.
+//!
+//! A bond is configured as a mode (`balance-rr`, `flowlet[gap_us=500]`) and
+//! options (`{"xmit_hash_policy": "layer3+4"}`), as Linux's bonding driver
+//! takes them: [`resolve`] checks both against the scheduler's declared
+//! parameters once; [`Resolved::build`] makes the instance for a bond's links.
+
+use std::collections::BTreeMap;
 
 use super::params::{ParamSpec, Params};
 use super::{
@@ -7,7 +14,6 @@ use super::{
 };
 use crate::error::{Error, Result};
 use crate::rng;
-use crate::scenario::{Bond, Scenario};
 
 /// What a scheduler knows of a link when it is built.
 #[derive(Debug, Clone)]
@@ -28,22 +34,6 @@ pub struct BuildContext {
 }
 
 impl BuildContext {
-    /// The context of `scenario`'s bond.
-    pub fn new(scenario: &Scenario) -> BuildContext {
-        let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
-        let links = scenario
-            .each_link()
-            .map(|(id, spec)| LinkInfo {
-                name: crate::link::link_name(spec, id),
-                rate_bps: match (spec.rate_mbps, spec.period_ms) {
-                    (Some(mbps), _) => mbps * 1e6,
-                    (None, period) => chunk_bits / (period.unwrap_or(20.0) / 1e3),
-                },
-            })
-            .collect();
-        BuildContext { links, seed: scenario.seed }
-    }
-
     /// The fastest link (the lowest id among equals).
     pub fn fastest(&self) -> usize {
         (0..self.links.len())
@@ -54,7 +44,7 @@ impl BuildContext {
     pub fn link_named(&self, path: &str, name: &str) -> Result<usize> {
         self.links.iter().position(|l| l.name == name).ok_or_else(|| {
             let names: Vec<&str> = self.links.iter().map(|l| l.name.as_str()).collect();
-            Error::scenario(path, format!("no link is called `{name}`; links: {}", names.join(", ")))
+            Error::at(path, format!("no link is called `{name}`; links: {}", names.join(", ")))
         })
     }
 
@@ -146,16 +136,17 @@ impl Resolved {
     }
 }
 
-/// Resolves `bond.mode` (with bracket parameters) and the bond table's other keys.
+/// Resolves `mode` (`bond.mode`, with bracket parameters) and `options` (the
+/// bond table's other keys, `bond.KEY` in errors).
 ///
-/// Bracket parameters must belong to the mode. Keys in the table may also be
-/// another mode's parameters, which this mode ignores (as Linux accepts every
-/// bond option in every mode); keys no scheduler declares are errors.
-pub fn resolve(bond: &Bond) -> Result<Resolved> {
-    let (name, bracket) = split_mode(&bond.mode)?;
+/// Bracket parameters must belong to the mode. Options may also be another
+/// mode's parameters, which this mode ignores (as Linux accepts every bond
+/// option in every mode); keys no scheduler declares are errors.
+pub fn resolve(mode: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<Resolved> {
+    let (name, bracket) = split_mode(mode)?;
     let info = lookup(name).ok_or_else(|| {
         let names: Vec<&str> = ALL.iter().map(|s| s.name).collect();
-        Error::scenario("bond.mode", format!("unknown scheduler `{name}`; registered: {}", names.join(", ")))
+        Error::at("bond.mode", format!("unknown scheduler `{name}`; registered: {}", names.join(", ")))
     })?;
     let mut params = Params::defaults(info.params);
     let mut seen = Vec::new();
@@ -163,15 +154,15 @@ pub fn resolve(bond: &Bond) -> Result<Resolved> {
         for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (key, value) = item
                 .split_once('=')
-                .ok_or_else(|| Error::scenario("bond.mode", format!("parameter `{item}` must be written key=value")))?;
+                .ok_or_else(|| Error::at("bond.mode", format!("parameter `{item}` must be written key=value")))?;
             params.set_text("bond.mode", key.trim(), value.trim(), info.name)?;
             seen.push(key.trim().to_string());
         }
     }
-    for (key, value) in &bond.options {
+    for (key, value) in options {
         let path = format!("bond.{key}");
         if seen.contains(key) {
-            return Err(Error::scenario(path, format!("`{key}` is set both here and in bond.mode's brackets")));
+            return Err(Error::at(path, format!("`{key}` is set both here and in bond.mode's brackets")));
         }
         // Like Linux's bond options, a key another mode uses (xmit_hash_policy under balance-rr, say)
         // is accepted and ignored, so one table can serve a sweep over modes; a key no mode knows is an error.
@@ -187,11 +178,11 @@ pub fn resolve(bond: &Bond) -> Result<Resolved> {
 fn split_mode(mode: &str) -> Result<(&str, Option<&str>)> {
     let mode = mode.trim();
     match mode.find('[') {
-        None if mode.contains(']') => Err(Error::scenario("bond.mode", format!("unbalanced `]` in `{mode}`"))),
+        None if mode.contains(']') => Err(Error::at("bond.mode", format!("unbalanced `]` in `{mode}`"))),
         None => Ok((mode, None)),
         Some(open) => {
             let inner = mode[open + 1..].strip_suffix(']').ok_or_else(|| {
-                Error::scenario("bond.mode", format!("`{mode}` must end with `]` (form: name[key=value,...])"))
+                Error::at("bond.mode", format!("`{mode}` must end with `]` (form: name[key=value,...])"))
             })?;
             Ok((mode[..open].trim(), Some(inner)))
         }
@@ -201,34 +192,33 @@ fn split_mode(mode: &str) -> Result<(&str, Option<&str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
-    fn bond(mode: &str, options: serde_json::Value) -> Bond {
+    fn resolve_json(mode: &str, options: serde_json::Value) -> Result<Resolved> {
         let options: BTreeMap<String, serde_json::Value> = serde_json::from_value(options).unwrap();
-        Bond { mode: mode.into(), miimon: 100.0, updelay: 0.0, downdelay: 0.0, options }
+        resolve(mode, &options)
     }
 
     #[test]
     fn names_and_aliases_resolve() {
-        assert_eq!(resolve(&bond("rr", serde_json::json!({}))).unwrap().label(), "balance-rr");
-        assert_eq!(resolve(&bond("lb", serde_json::json!({}))).unwrap().label(), "lb");
+        assert_eq!(resolve_json("rr", serde_json::json!({})).unwrap().label(), "balance-rr");
+        assert_eq!(resolve_json("lb", serde_json::json!({})).unwrap().label(), "lb");
     }
 
     #[test]
     fn bracket_and_table_parameters_round_trip() {
-        let r = resolve(&bond("balance-rr[packets_per_slave=3]", serde_json::json!({}))).unwrap();
+        let r = resolve_json("balance-rr[packets_per_slave=3]", serde_json::json!({})).unwrap();
         assert_eq!(r.label(), "balance-rr[packets_per_slave=3]");
-        let again = resolve(&bond(&r.label(), serde_json::json!({}))).unwrap();
+        let again = resolve_json(&r.label(), serde_json::json!({})).unwrap();
         assert_eq!(again.params, r.params);
-        let table = resolve(&bond("balance-rr", serde_json::json!({"packets_per_slave": 3}))).unwrap();
+        let table = resolve_json("balance-rr", serde_json::json!({"packets_per_slave": 3})).unwrap();
         assert_eq!(table.params, r.params);
     }
 
     #[test]
     fn other_modes_table_keys_are_ignored_like_linux_bond_options() {
-        let r = resolve(&bond("rr", serde_json::json!({"xmit_hash_policy": "layer3+4", "gap_us": 5}))).unwrap();
+        let r = resolve_json("rr", serde_json::json!({"xmit_hash_policy": "layer3+4", "gap_us": 5})).unwrap();
         assert_eq!(r.label(), "balance-rr");
-        let x = resolve(&bond("xor", serde_json::json!({"xmit_hash_policy": "layer3+4"}))).unwrap();
+        let x = resolve_json("xor", serde_json::json!({"xmit_hash_policy": "layer3+4"})).unwrap();
         assert_eq!(x.label(), "balance-xor[xmit_hash_policy=layer3+4]");
     }
 
@@ -248,17 +238,17 @@ mod tests {
 
     #[test]
     fn errors_name_the_field() {
-        let e = resolve(&bond("nope", serde_json::json!({}))).unwrap_err();
+        let e = resolve_json("nope", serde_json::json!({})).unwrap_err();
         assert!(e.to_string().starts_with("bond.mode: unknown scheduler `nope`; registered: balance-rr"), "{e}");
-        let e = resolve(&bond("rr", serde_json::json!({"packets_per_slave": -1}))).unwrap_err();
+        let e = resolve_json("rr", serde_json::json!({"packets_per_slave": -1})).unwrap_err();
         assert!(e.to_string().starts_with("bond.packets_per_slave: must be an integer from 0 to 65535"), "{e}");
-        let e = resolve(&bond("rr", serde_json::json!({"gap": 1}))).unwrap_err();
+        let e = resolve_json("rr", serde_json::json!({"gap": 1})).unwrap_err();
         assert!(e.to_string().contains("`gap` is not a parameter of balance-rr"), "{e}");
-        let e = resolve(&bond("rr[xmit_hash_policy=layer2]", serde_json::json!({}))).unwrap_err();
+        let e = resolve_json("rr[xmit_hash_policy=layer2]", serde_json::json!({})).unwrap_err();
         assert!(e.to_string().contains("`xmit_hash_policy` is not a parameter of balance-rr"), "{e}");
-        let e = resolve(&bond("rr[packets_per_slave=2", serde_json::json!({}))).unwrap_err();
+        let e = resolve_json("rr[packets_per_slave=2", serde_json::json!({})).unwrap_err();
         assert!(e.to_string().contains("must end with `]`"), "{e}");
-        let e = resolve(&bond("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2}))).unwrap_err();
+        let e = resolve_json("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2})).unwrap_err();
         assert!(e.to_string().contains("both here and in bond.mode"), "{e}");
     }
 }

@@ -115,9 +115,9 @@ impl Scheduler for NToOne {
 
 #[cfg(test)]
 mod tests {
-    use crate::bond::test_support::{build, headers, links, picks};
-    use crate::bond::{BondView, PacketInfo, Pick};
+    use crate::test_support::{build, headers, links, picks};
     use crate::time::SimTime;
+    use crate::{BondView, PacketInfo, Pick};
 
     #[test]
     fn ten_to_one_on_the_fastest_link() {
@@ -136,9 +136,9 @@ mod tests {
         let mut s = build("n-to-1-primary[n=1]", &view);
         let h = headers(1, 1);
         let bond = BondView { now: SimTime::ZERO, links: &view };
-        let small = |seq| PacketInfo { flow: 0, seq, bytes: 64, l3_bytes: 104, client: 1, headers: &h };
-        let large = PacketInfo { flow: 0, seq: 9, bytes: 1400, l3_bytes: 1440, client: 1, headers: &h };
-        assert_eq!([s.pick(&small(0), &bond), s.pick(&small(1), &bond)], [Pick::Link(1), Pick::Link(0)]);
+        let small = PacketInfo { bytes: 64, l3_bytes: 104, headers: &h };
+        let large = PacketInfo { bytes: 1400, l3_bytes: 1440, headers: &h };
+        assert_eq!([s.pick(&small, &bond), s.pick(&small, &bond)], [Pick::Link(1), Pick::Link(0)]);
         assert!((0..5).all(|_| s.pick(&large, &bond) == Pick::Link(1)));
     }
 }
