@@ -131,7 +131,7 @@ def write(out: Path, scenarios: Path, reproduce: bool) -> None:
 
 
 def _differences(before, after, where: str, found: list[str], limit: int = 8) -> None:
-    if len(found) >= limit:
+    if sum(not line.endswith("only in after") for line in found) >= limit:
         return
     if isinstance(before, dict) and isinstance(after, dict):
         for key in sorted(set(before) | set(after)):
@@ -140,7 +140,7 @@ def _differences(before, after, where: str, found: list[str], limit: int = 8) ->
             else:
                 _differences(before[key], after[key], f"{where}.{key}", found, limit)
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
-        for i, (b, a) in enumerate(zip(before, after)):
+        for i, (b, a) in enumerate(zip(before, after, strict=True)):
             _differences(b, a, f"{where}[{i}]", found, limit)
     elif before != after and not (before != before and after != after):  # NaN equals NaN here
         found.append(f"{where}: {str(before)[:80]} -> {str(after)[:80]}")
@@ -159,12 +159,16 @@ def diff(before: Path, after: Path) -> int:
         if name.startswith("reproduce-"):
             old = {k: _table(v) for k, v in old.items()}
             new = {k: _table(v) for k, v in new.items()}
-        _differences(old, new, name, here, limit=8)
+        _differences(old, new, name, here)
         found.extend(here)
-    for line in found:
+    added = sorted({line.split(": ")[0].rsplit(".", 1)[-1] for line in found if line.endswith("only in after")})
+    moved = [line for line in found if not line.endswith("only in after")]
+    for line in moved:
         print(line)
-    print(f"{len(files)} files compared, {len(found)} differences", file=sys.stderr)
-    return 1 if found else 0
+    if added:
+        print(f"new figures (not in before, not a difference): {', '.join(added)}", file=sys.stderr)
+    print(f"{len(files)} files compared, {len(moved)} differences", file=sys.stderr)
+    return 1 if moved else 0
 
 
 def main() -> int:

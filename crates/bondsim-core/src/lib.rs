@@ -37,8 +37,8 @@ pub mod receiver;
 pub mod reorder_density;
 pub mod result;
 pub mod scenario;
-pub mod sender;
 pub mod sim;
+pub mod transport;
 pub mod workload;
 
 pub use bondsim_bond as bond;
@@ -47,7 +47,7 @@ pub use bondsim_time as time;
 pub use error::{Error, Result};
 pub use result::RunResult;
 pub use scenario::Scenario;
-pub use sim::{run, run_with_progress, Progress};
+pub use sim::{check, run, run_with_progress, Progress};
 pub use time::SimTime;
 
 /// Parses a JSON scenario, runs it, and returns the result as JSON.

@@ -1,18 +1,73 @@
-//! The packet as it travels from sender to receiver.
+//! The packet as it travels through the fabric: data from the server to a
+//! client, or an acknowledgement back.
+//!
+//! Packets are typed so that a transport can carry what real TCP carries:
+//! sequence and acknowledgement numbers, SACK blocks (RFC 2018: at most 3
+//! blocks fit beside the timestamp option in 40 option bytes), the timestamp
+//! option (RFC 7323 §3) and a retransmission mark. Transports that need none
+//! of it (paced, window, cbr) leave those fields at their defaults.
 
 use crate::time::SimTime;
 
-/// One packet: a chunk of a flow's file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What a packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// Payload of a flow, server to client.
+    #[default]
+    Data,
+    /// An acknowledgement, client to server (no payload).
+    Ack,
+}
+
+/// A SACK block: the sequence range `[start, end)` received above a hole (RFC 2018 §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SackBlock {
+    /// First sequence number of the block.
+    pub start: u32,
+    /// One past the last sequence number of the block.
+    pub end: u32,
+}
+
+/// One packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Packet {
     /// The flow (request) it belongs to.
     pub flow: u32,
-    /// Its position in the flow, from 0 (the thesis's chunk number).
+    /// Data or acknowledgement.
+    pub kind: Kind,
+    /// Sent again after a loss was detected (or presumed).
+    pub retransmit: bool,
+    /// Data: its position in the flow, from 0 (the thesis's chunk number).
     pub seq: u32,
+    /// Acknowledgement: the next sequence number the receiver expects (cumulative).
+    pub ack: u32,
     /// Payload bytes.
     pub bytes: u32,
-    /// When the sender handed it to the bond.
+    /// SACK blocks in use (`sack[..sack_len]`).
+    pub sack_len: u8,
+    /// SACK blocks, most recent first.
+    pub sack: [SackBlock; 3],
+    /// Timestamp option: the sender's clock (TSval) and the echoed one (TSecr).
+    pub ts: (u32, u32),
+    /// When the sender handed it to the fabric.
     pub born: SimTime,
     /// Position among every packet the bond sent (the order a resequencing receiver restores).
     pub bond_seq: u64,
+}
+
+impl Packet {
+    /// A data packet of `bytes` payload, number `seq` of `flow`, made at `born`.
+    pub fn data(flow: u32, seq: u32, bytes: u32, born: SimTime) -> Packet {
+        Packet { flow, seq, bytes, born, ..Packet::default() }
+    }
+
+    /// An acknowledgement of `flow` up to (not including) `ack`, made at `born`.
+    pub fn ack(flow: u32, ack: u32, born: SimTime) -> Packet {
+        Packet { flow, kind: Kind::Ack, ack, born, ..Packet::default() }
+    }
+
+    /// Its SACK blocks.
+    pub fn sack_blocks(&self) -> &[SackBlock] {
+        &self.sack[..usize::from(self.sack_len)]
+    }
 }

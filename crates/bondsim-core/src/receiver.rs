@@ -257,6 +257,37 @@ impl Receiver {
     }
 }
 
+/// The clients' wire: the order packets arrive in, before any resequencing
+/// or reassembly (the thesis's rule: out of order unless the highest number of
+/// its flow so far). Cheap on purpose: one number per flow.
+#[derive(Debug, Clone, Default)]
+pub struct WireTap {
+    /// Per flow: one past the highest sequence number arrived so far.
+    next: Vec<u32>,
+    /// Distinct packets that arrived (first copies).
+    pub arrived: u64,
+    /// Of those, arrived below their flow's highest number so far.
+    pub out_of_order: u64,
+}
+
+impl WireTap {
+    /// A tap for `flows` flows.
+    pub fn new(flows: usize) -> WireTap {
+        WireTap { next: vec![0; flows], arrived: 0, out_of_order: 0 }
+    }
+
+    /// The first copy of `packet` arrived.
+    pub fn arrive(&mut self, packet: &Packet) {
+        let next = &mut self.next[packet.flow as usize];
+        self.arrived += 1;
+        if packet.seq >= *next {
+            *next = packet.seq + 1;
+        } else {
+            self.out_of_order += 1;
+        }
+    }
+}
+
 /// A receive buffer that releases packets in the order the bond sent them
 /// (the logical reception of striping protocols such as Adiseshu et al.'s
 /// SRR): a packet waits until every packet the bond sent before it has
@@ -303,7 +334,7 @@ mod tests {
     use super::*;
 
     fn packet(flow: u32, seq: u32) -> Packet {
-        Packet { flow, seq, bytes: 100, born: SimTime::ZERO, bond_seq: u64::from(seq) }
+        Packet { bond_seq: u64::from(seq), ..Packet::data(flow, seq, 100, SimTime::ZERO) }
     }
 
     fn receive(seqs: &[u32]) -> Receiver {

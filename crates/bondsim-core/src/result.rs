@@ -2,9 +2,10 @@
 
 use serde::Serialize;
 
-use crate::link::Link;
-use crate::scenario::Scenario;
-use crate::sim::World;
+use crate::link::LinkStats;
+use crate::receiver::{Receiver, WireTap};
+use crate::time::SimTime;
+use crate::workload::Request;
 
 /// Everything a run reports.
 #[derive(Debug, Clone, Serialize)]
@@ -42,8 +43,17 @@ pub struct Summary {
     pub undelivered: u64,
     /// Delivered packets in order (thesis rule).
     pub in_order: u64,
-    /// Delivered packets out of order (thesis rule = RFC 4737 reordered).
+    /// Delivered packets out of order (thesis rule = RFC 4737 reordered), at the
+    /// application's delivery point (after a resequencing receiver, if any).
     pub out_of_order: u64,
+    /// Packets that reached the clients' wire out of order (the same rule, before any resequencing).
+    pub wire_out_of_order: u64,
+    /// `wire_out_of_order` over the distinct packets that reached the clients' wire.
+    pub wire_ooo_fraction: f64,
+    /// Packets the clients sent back to the server (acknowledgements).
+    pub reverse_packets: u64,
+    /// Of those, how many reached the server.
+    pub reverse_delivered: u64,
     /// `out_of_order / delivered`: the thesis's share, and RFC 4737's reordered ratio.
     pub ooo_fraction: f64,
     /// Mean RFC 4737 reordering extent of the reordered packets.
@@ -185,6 +195,61 @@ pub struct LinkTable {
     pub failures: Vec<u64>,
     /// Wake-ups (paced links).
     pub polls: Vec<u64>,
+    /// Packets the link carried from the clients to the server.
+    pub reverse_packets_sent: Vec<u64>,
+    /// Packets lost on the way back (full queue, no carrier).
+    pub reverse_drops: Vec<u64>,
+}
+
+/// What a link reports at the end of a run.
+#[derive(Debug, Clone)]
+pub struct LinkReport {
+    /// Its name.
+    pub name: String,
+    /// `paced` or `rate`.
+    pub kind: &'static str,
+    /// Nominal speed, bits/s (paced links: payload bits per period).
+    pub capacity_bps: f64,
+    /// The forward direction's counters.
+    pub stats: LinkStats,
+    /// The reverse direction's counters.
+    pub reverse: LinkStats,
+}
+
+/// What the components of a run report: the result is built from these alone.
+pub struct Reports<'a> {
+    /// The scenario's name.
+    pub name: &'a str,
+    /// Its seed.
+    pub seed: u64,
+    /// The scheduler's label.
+    pub scheduler: String,
+    /// The workload's requests.
+    pub requests: &'a [Request],
+    /// The metrics at the application's delivery point.
+    pub receiver: &'a Receiver,
+    /// The metrics at the clients' wire.
+    pub wire: &'a WireTap,
+    /// Per flow: last link and link switches.
+    pub paths: &'a [(u32, u32)],
+    /// Per flow: the link the client's traffic arrives on, where the mode decides it.
+    pub rx_links: Vec<Option<usize>>,
+    /// Every link's report, by id.
+    pub links: Vec<LinkReport>,
+    /// Packets the server handed to the bond.
+    pub sent: u64,
+    /// Packets dropped for want of a usable link.
+    pub drops_no_link: u64,
+    /// Packets the clients sent back.
+    pub reverse_sent: u64,
+    /// Of those, how many reached the server.
+    pub reverse_arrived: u64,
+    /// When `stop_s` ended the run, if it did.
+    pub stopped_at: Option<SimTime>,
+    /// Events processed.
+    pub events: u64,
+    /// Most packets a resequencing receiver held at once.
+    pub reseq_max_held: Option<u64>,
 }
 
 impl RunResult {
@@ -205,15 +270,15 @@ pub fn jain_index(x: &[f64]) -> f64 {
     }
 }
 
-/// Builds the result of a finished world.
-pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult {
-    let rx = &world.receiver;
+/// Builds the result of a run from its components' reports.
+pub fn build(reports: Reports, wall_s: f64) -> RunResult {
+    let rx = reports.receiver;
     let makespan_s = rx.last_delivery.as_secs_f64();
-    let duration_s = world.stopped_at.map_or(makespan_s, |t| t.as_secs_f64());
+    let duration_s = reports.stopped_at.map_or(makespan_s, |t| t.as_secs_f64());
     let per_s = |x: f64| if duration_s > 0.0 { x / duration_s } else { 0.0 };
 
     let mut requests = RequestTable::default();
-    for (r, flow) in world.requests.iter().zip(rx.flows()) {
+    for (r, flow) in reports.requests.iter().zip(rx.flows()) {
         requests.request.push(r.id);
         requests.client.push(r.client);
         requests.file_bytes.push(r.file_bytes);
@@ -227,36 +292,39 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
         requests.arrival_s.push(r.arrival.as_secs_f64());
         requests.finish_s.push((flow.received > 0).then(|| flow.last_at.as_secs_f64()));
     }
-    requests.link_switches = world.paths.iter().map(|p| p.1).collect();
-    requests.last_link = world.paths.iter().map(|p| (p.0 != u32::MAX).then_some(p.0)).collect();
-    requests.rx_link = world.rx_links.clone();
+    requests.link_switches = reports.paths.iter().map(|p| p.1).collect();
+    requests.last_link = reports.paths.iter().map(|p| (p.0 != u32::MAX).then_some(p.0)).collect();
+    requests.rx_link = reports.rx_links;
 
     let mut links = LinkTable::default();
     let mut loads = Vec::new();
     let mut wire_bits = 0.0;
     let (mut queue_full, mut link_down) = (0, 0);
-    for (id, (link, name)) in world.links.iter().zip(&world.link_names).enumerate() {
-        let s = link.stats();
-        let capacity = link.capacity_bps();
+    for (id, link) in reports.links.iter().enumerate() {
+        let s = &link.stats;
+        let capacity = link.capacity_bps;
+        let paced = link.kind == "paced";
         links.link.push(id);
-        links.name.push(name.clone());
-        links.kind.push(if matches!(link, Link::Paced(_)) { "paced" } else { "rate" });
+        links.name.push(link.name.clone());
+        links.kind.push(link.kind);
         links.capacity_bps.push(capacity);
         links.packets_sent.push(s.packets_sent);
         links.bytes_sent.push(s.bytes_sent);
-        let wire = if matches!(link, Link::Paced(_)) { s.bytes_sent } else { s.wire_bytes };
+        let wire = if paced { s.bytes_sent } else { s.wire_bytes };
         links.wire_bytes.push(wire);
         links.busy_s.push(s.busy_ns as f64 / 1e9);
-        links.utilisation.push(match link {
-            Link::Paced(_) if s.polls > 0 => s.packets_sent as f64 / s.polls as f64,
-            Link::Paced(_) => 0.0,
-            Link::Rate(_) => per_s(s.busy_ns as f64 / 1e9).min(1.0),
+        links.utilisation.push(match paced {
+            true if s.polls > 0 => s.packets_sent as f64 / s.polls as f64,
+            true => 0.0,
+            false => per_s(s.busy_ns as f64 / 1e9).min(1.0),
         });
         links.max_queue_pkts.push(s.max_queue_pkts);
         links.drops_queue_full.push(s.drops_queue_full);
         links.drops_link_down.push(s.drops_link_down);
         links.failures.push(s.failures);
         links.polls.push(s.polls);
+        links.reverse_packets_sent.push(link.reverse.packets_sent);
+        links.reverse_drops.push(link.reverse.drops_queue_full + link.reverse.drops_link_down);
         wire_bits += wire as f64 * 8.0;
         loads.push(wire as f64 * 8.0 / capacity);
         queue_full += s.drops_queue_full;
@@ -273,18 +341,26 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
     let sum_extent: u64 = rx.flows().iter().map(|f| f.sum_extent).sum();
 
     let summary = Summary {
-        scenario: scenario.name.clone(),
-        scheduler: world.scheduler_label.clone(),
-        seed: scenario.seed,
-        link_count: world.links.len(),
-        requests: scenario.workload.requests,
-        packets: world.sent,
+        scenario: reports.name.to_string(),
+        scheduler: reports.scheduler,
+        seed: reports.seed,
+        link_count: reports.links.len(),
+        requests: reports.requests.len() as u32,
+        packets: reports.sent,
         delivered: rx.delivered,
         dropped: rx.lost,
         duplicates: rx.duplicates,
-        undelivered: world.sent - rx.delivered - rx.lost,
+        undelivered: reports.sent - rx.delivered - rx.lost,
         in_order: rx.in_order,
         out_of_order: reordered,
+        wire_out_of_order: reports.wire.out_of_order,
+        wire_ooo_fraction: if reports.wire.arrived == 0 {
+            0.0
+        } else {
+            reports.wire.out_of_order as f64 / reports.wire.arrived as f64
+        },
+        reverse_packets: reports.reverse_sent,
+        reverse_delivered: reports.reverse_arrived,
         ooo_fraction: if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 },
         reorder_extent_mean: if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 },
         reorder_extent_max: rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0),
@@ -296,7 +372,7 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
             .collect(),
         drops_queue_full: queue_full,
         drops_link_down: link_down,
-        drops_no_link: world.drops_no_link,
+        drops_no_link: reports.drops_no_link,
         makespan_s,
         duration_s,
         capacity_bps,
@@ -312,8 +388,8 @@ pub(crate) fn build(world: World, scenario: &Scenario, wall_s: f64) -> RunResult
         delay_p999_us: quantile(0.999),
         delay_max_us: us(delay.max()),
         flows_complete: rx.flows().iter().filter(|f| f.complete()).count() as u32,
-        reseq_max_held: world.resequencer().map(|r| r.max_held as u64),
-        events: world.events_processed(),
+        reseq_max_held: reports.reseq_max_held,
+        events: reports.events,
         wall_s,
         links: links
             .link

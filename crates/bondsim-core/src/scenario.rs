@@ -118,51 +118,153 @@ pub enum Popularity {
     Uniform,
 }
 
-/// The server side that turns requests into packets. Fields that belong to
-/// another `kind` are errors; unset fields of this kind get their defaults.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct Sender {
-    /// `paced` (the thesis loop), `window` (each flow keeps a window of packets
-    /// in flight, released on delivery: a bulk transfer) or `cbr` (each flow
-    /// sends at a constant rate, like an iperf UDP stream).
-    pub kind: SenderKind,
-    /// Payload bytes per packet (default 1024).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub chunk_bytes: Option<u32>,
-    /// paced: period of the loop, milliseconds (appendix: 20).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tick_ms: Option<f64>,
-    /// paced: packets taken per tick, one per queued request in turn (appendix: 4).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub packets_per_tick: Option<u32>,
-    /// window/cbr: application write size, bytes: each write is cut into packets
-    /// of at most `chunk_bytes` and never merged with the next (default: the whole file).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message_bytes: Option<u32>,
-    /// window: packets a flow may have sent but not yet delivered (default 64).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub window_pkts: Option<u32>,
-    /// window: time for a delivery to free its window slot, microseconds (default 0).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ack_delay_us: Option<f64>,
-    /// cbr: payload rate of each flow, Mbit/s (required).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_mbps: Option<f64>,
-}
-
-/// Which sender model runs.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "snake_case")]
-pub enum SenderKind {
+/// The server side that turns requests into packets: one of the registered
+/// transports, chosen by `kind` (default `paced`). Fields of another kind are
+/// errors; unset fields of this kind get their defaults (set here, once).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
+pub enum Sender {
     /// The thesis model: a periodic loop hands packets to the bond; a file of S
     /// bytes is `S / chunk + 1` packets (the last short, possibly empty).
-    #[default]
-    Paced,
+    Paced(PacedSender),
     /// Bulk transfer: each flow keeps `window_pkts` packets in flight.
-    Window,
-    /// Constant bit rate per flow.
-    Cbr,
+    Window(WindowSender),
+    /// Constant bit rate per flow (an iperf UDP stream).
+    Cbr(CbrSender),
+}
+
+/// `kind = "paced"`: the thesis's scheduler loop.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PacedSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Period of the loop, milliseconds (appendix: 20).
+    #[serde(default = "default_tick_ms")]
+    pub tick_ms: f64,
+    /// Packets taken per tick, one per queued request in turn (appendix: 4).
+    #[serde(default = "default_packets_per_tick")]
+    pub packets_per_tick: u32,
+}
+
+/// `kind = "window"`: each flow keeps a window of packets in flight, released on delivery.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Application write size, bytes: each write is cut into packets of at most
+    /// `chunk_bytes` and never merged with the next (default: the whole file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
+    /// Packets a flow may have sent but not yet delivered.
+    #[serde(default = "default_window_pkts")]
+    pub window_pkts: u32,
+    /// Time for a delivery to free its window slot, microseconds.
+    #[serde(default)]
+    pub ack_delay_us: f64,
+}
+
+/// `kind = "cbr"`: each flow sends at a constant rate, whatever happens to its packets.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Application write size, bytes (as for `window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
+    /// Payload rate of each flow, Mbit/s (required).
+    pub rate_mbps: f64,
+}
+
+fn default_chunk_bytes() -> u32 {
+    1024
+}
+fn default_tick_ms() -> f64 {
+    20.0
+}
+fn default_packets_per_tick() -> u32 {
+    4
+}
+fn default_window_pkts() -> u32 {
+    64
+}
+
+impl Default for Sender {
+    fn default() -> Self {
+        Sender::Paced(from_defaults())
+    }
+}
+
+impl Sender {
+    /// Every kind with its fields, for errors naming a field of another kind.
+    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("paced", &["chunk_bytes", "tick_ms", "packets_per_tick"]),
+        ("window", &["chunk_bytes", "message_bytes", "window_pkts", "ack_delay_us"]),
+        ("cbr", &["chunk_bytes", "message_bytes", "rate_mbps"]),
+    ];
+
+    /// The kind's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Sender::Paced(_) => "paced",
+            Sender::Window(_) => "window",
+            Sender::Cbr(_) => "cbr",
+        }
+    }
+
+    /// Payload bytes per packet.
+    pub fn chunk_bytes(&self) -> u32 {
+        match self {
+            Sender::Paced(s) => s.chunk_bytes,
+            Sender::Window(s) => s.chunk_bytes,
+            Sender::Cbr(s) => s.chunk_bytes,
+        }
+    }
+
+    /// Application write size, if the kind has one.
+    pub fn message_bytes(&self) -> Option<u32> {
+        match self {
+            Sender::Paced(_) => None,
+            Sender::Window(s) => s.message_bytes,
+            Sender::Cbr(s) => s.message_bytes,
+        }
+    }
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for Sender {
+    type Error = String;
+
+    fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
+        let kind = take_kind(&mut map, "paced", Sender::KINDS)?;
+        let fields = Sender::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        for key in map.keys() {
+            if !fields.contains(&key.as_str()) {
+                let owners: Vec<String> = Sender::KINDS
+                    .iter()
+                    .filter(|(_, f)| f.contains(&key.as_str()))
+                    .map(|(k, _)| format!("\"{k}\""))
+                    .collect();
+                let message = if owners.is_empty() {
+                    format!("unknown field `{key}`, expected one of `kind`, {}", quoted(fields))
+                } else {
+                    format!("only for kind = {}, not \"{kind}\"", owners.join(" or "))
+                };
+                return Err(nested(key, message));
+            }
+        }
+        let body = serde_json::Value::Object(map);
+        Ok(match kind.as_str() {
+            "paced" => Sender::Paced(part(body)?),
+            "window" => Sender::Window(part(body)?),
+            _ => Sender::Cbr(part(body)?),
+        })
+    }
 }
 
 /// The transport protocol of the flows (it sets the ports' meaning and header size).
@@ -174,6 +276,16 @@ pub enum Protocol {
     Tcp,
     /// UDP over IPv4: 28 header bytes.
     Udp,
+}
+
+impl Protocol {
+    /// IPv4 + transport header bytes: 20 + 20 for TCP, 20 + 8 for UDP.
+    pub fn header_bytes(self) -> u32 {
+        match self {
+            Protocol::Tcp => 40,
+            Protocol::Udp => 28,
+        }
+    }
 }
 
 /// Addresses: the server (sender) and its clients, as the hash policies see them.
@@ -246,45 +358,30 @@ fn default_miimon() -> f64 {
     100.0
 }
 
-/// One bonded link (or `count` identical ones). A link with `rate_mbps` is a
-/// rate link (bit rate, transmit queue, wire); otherwise it is the thesis's
-/// paced interface (one send per `period_ms`).
+/// One bonded link (or `count` identical ones): what every link has, and its
+/// model chosen by `kind` — `paced` (the thesis's interface, one send per
+/// `period_ms`) or `rate` (bit rate, transmit queue, wire). `kind` may be left
+/// out: a link with `rate_mbps` is then a rate link, any other a paced one.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
+pub struct LinkSpec {
+    /// What every kind of link has.
+    #[serde(flatten)]
+    pub base: LinkBase,
+    /// The link's model and its own fields.
+    #[serde(flatten)]
+    pub model: LinkModel,
+}
+
+/// The fields every link has, whatever its kind.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
-pub struct LinkSpec {
+pub struct LinkBase {
     /// Number of identical links this entry stands for.
     pub count: u32,
     /// Label used in outputs (default `linkN`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    /// paced: time between sends, ms (default 20; the thesis's slow interface: 82).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub period_ms: Option<f64>,
-    /// paced: replayed send timing, seconds between successive sends (one per
-    /// send, cycling). The front fills it from `trace_file`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace_intervals_s: Option<Vec<f64>>,
-    /// rate: bit rate, Mbit/s.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rate_mbps: Option<f64>,
-    /// rate: bytes added to each frame on the wire: preamble 8 + Ethernet header 14 + FCS 4 + gap 12 = 38.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub overhead_bytes: Option<u32>,
-    /// rate: largest IP packet, bytes (default 1500); packets never exceed it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub mtu: Option<u32>,
-    /// rate: propagation delay, microseconds (default 0).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub delay_us: Option<f64>,
-    /// rate: fixed cost per frame (NIC/driver), microseconds (default 0).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub per_packet_us: Option<f64>,
-    /// rate: random extra delay per packet; a link never reorders its own packets.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub jitter: Option<Jitter>,
-    /// rate: transmit queue length, packets (drop-tail; Linux default 1000).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub txqueuelen: Option<u32>,
     /// Uniform slowdown: send times are multiplied by this (2 = half speed).
     pub slowdown: f64,
     /// Extra slowdowns over time windows.
@@ -299,20 +396,11 @@ pub struct LinkSpec {
     pub random_failures: Option<RandomFailures>,
 }
 
-impl Default for LinkSpec {
+impl Default for LinkBase {
     fn default() -> Self {
-        LinkSpec {
+        LinkBase {
             count: 1,
             name: None,
-            period_ms: None,
-            trace_intervals_s: None,
-            rate_mbps: None,
-            overhead_bytes: None,
-            mtu: None,
-            delay_us: None,
-            per_packet_us: None,
-            jitter: None,
-            txqueuelen: None,
             slowdown: 1.0,
             slow_windows: Vec::new(),
             intermittent: None,
@@ -322,11 +410,182 @@ impl Default for LinkSpec {
     }
 }
 
+/// A link's model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LinkModel {
+    /// The thesis's interface: one send opportunity per period.
+    Paced(PacedModel),
+    /// A real link: bit rate, queue, wire.
+    Rate(RateModel),
+}
+
+/// `kind = "paced"`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PacedModel {
+    /// Time between sends, ms (the thesis's slow interface: 82).
+    #[serde(default = "default_period_ms")]
+    pub period_ms: f64,
+    /// Replayed send timing, seconds between successive sends (one per send,
+    /// cycling). The front fills it from `trace_file`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_intervals_s: Option<Vec<f64>>,
+}
+
+/// `kind = "rate"`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateModel {
+    /// Bit rate, Mbit/s (required).
+    pub rate_mbps: f64,
+    /// Bytes added to each frame on the wire: preamble 8 + Ethernet header 14 + FCS 4 + gap 12 = 38.
+    #[serde(default = "default_overhead_bytes")]
+    pub overhead_bytes: u32,
+    /// Largest IP packet, bytes; packets never exceed it.
+    #[serde(default = "default_mtu")]
+    pub mtu: u32,
+    /// Propagation delay, microseconds.
+    #[serde(default)]
+    pub delay_us: f64,
+    /// Fixed cost per frame (NIC/driver), microseconds.
+    #[serde(default)]
+    pub per_packet_us: f64,
+    /// Random extra delay per packet; a link never reorders its own packets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Jitter>,
+    /// Transmit queue length, packets (drop-tail; Linux default 1000).
+    #[serde(default = "default_txqueuelen")]
+    pub txqueuelen: u32,
+}
+
+fn default_period_ms() -> f64 {
+    20.0
+}
+fn default_overhead_bytes() -> u32 {
+    38
+}
+fn default_mtu() -> u32 {
+    1500
+}
+fn default_txqueuelen() -> u32 {
+    1000
+}
+
 impl LinkSpec {
-    /// True for a rate link, false for a paced (thesis) one.
-    pub fn is_rate(&self) -> bool {
-        self.rate_mbps.is_some()
+    /// Every kind with its own fields.
+    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("paced", &["period_ms", "trace_intervals_s"]),
+        ("rate", &["rate_mbps", "overhead_bytes", "mtu", "delay_us", "per_packet_us", "jitter", "txqueuelen"]),
+    ];
+    /// The fields of [`LinkBase`].
+    const BASE: &'static [&'static str] =
+        &["count", "name", "slowdown", "slow_windows", "intermittent", "failures", "random_failures"];
+
+    /// A paced link of `period_ms` (the thesis's interface).
+    pub fn paced(period_ms: f64) -> LinkSpec {
+        LinkSpec {
+            base: LinkBase::default(),
+            model: LinkModel::Paced(PacedModel { period_ms, trace_intervals_s: None }),
+        }
     }
+
+    /// A rate link of `rate_mbps` with every other field at its default.
+    pub fn rate(rate_mbps: f64) -> LinkSpec {
+        let mut model: RateModel = from_defaults_with("rate_mbps", rate_mbps.into());
+        model.rate_mbps = rate_mbps;
+        LinkSpec { base: LinkBase::default(), model: LinkModel::Rate(model) }
+    }
+
+    /// The kind's name.
+    pub fn kind(&self) -> &'static str {
+        match self.model {
+            LinkModel::Paced(_) => "paced",
+            LinkModel::Rate(_) => "rate",
+        }
+    }
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for LinkSpec {
+    type Error = String;
+
+    fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
+        let inferred = if map.contains_key("rate_mbps") { "rate" } else { "paced" };
+        let kind = take_kind(&mut map, inferred, LinkSpec::KINDS)?;
+        let own = LinkSpec::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        let mut base = serde_json::Map::new();
+        for key in LinkSpec::BASE {
+            if let Some(value) = map.remove(*key) {
+                base.insert((*key).to_string(), value);
+            }
+        }
+        for key in map.keys() {
+            if !own.contains(&key.as_str()) {
+                let other = LinkSpec::KINDS.iter().find(|(_, f)| f.contains(&key.as_str()));
+                let message = match other {
+                    Some((other, _)) => {
+                        format!("is a {other}-link field (kind = \"{other}\"), and this link is kind = \"{kind}\"")
+                    }
+                    None => format!(
+                        "unknown field `{key}`, expected one of `kind`, {}, {}",
+                        quoted(own),
+                        quoted(LinkSpec::BASE)
+                    ),
+                };
+                return Err(nested(key, message));
+            }
+        }
+        let body = serde_json::Value::Object(map);
+        let model = match kind.as_str() {
+            "paced" => LinkModel::Paced(part(body)?),
+            _ => LinkModel::Rate(part(body)?),
+        };
+        Ok(LinkSpec { base: part(serde_json::Value::Object(base))?, model })
+    }
+}
+
+/// Separates a nested field path from its message in errors raised inside a
+/// `try_from` (serde reports them at the enclosing value; [`Scenario::from_json`]
+/// joins both paths).
+const PATH_SEP: char = '\u{1f}';
+
+fn nested(path: &str, message: impl std::fmt::Display) -> String {
+    format!("{path}{PATH_SEP}{message}")
+}
+
+fn quoted(fields: &[&str]) -> String {
+    fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// Removes `kind` from `map` (or takes `default`); it must be one of `kinds`.
+fn take_kind(
+    map: &mut serde_json::Map<String, serde_json::Value>,
+    default: &str,
+    kinds: &[(&str, &[&str])],
+) -> std::result::Result<String, String> {
+    let names: Vec<&str> = kinds.iter().map(|(k, _)| *k).collect();
+    match map.remove("kind") {
+        None => Ok(default.to_string()),
+        Some(serde_json::Value::String(kind)) if names.contains(&kind.as_str()) => Ok(kind),
+        Some(other) => Err(nested("kind", format!("unknown kind {other}, expected one of {}", quoted(&names)))),
+    }
+}
+
+/// Deserialises one part of a tagged value, keeping the path of a nested error.
+fn part<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> std::result::Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|err| nested(&dotted(err.path()), err.into_inner()))
+}
+
+/// A value with every field at its default (the serde attributes are the one place defaults are set).
+fn from_defaults<T: serde::de::DeserializeOwned>() -> T {
+    serde_json::from_value(serde_json::Value::Object(serde_json::Map::new())).expect("every field has a default")
+}
+
+/// Like [`from_defaults`] for a value with one required field.
+fn from_defaults_with<T: serde::de::DeserializeOwned>(key: &str, value: serde_json::Value) -> T {
+    let mut map = serde_json::Map::new();
+    map.insert(key.to_string(), value);
+    serde_json::from_value(serde_json::Value::Object(map)).expect("every other field has a default")
 }
 
 /// A slowdown factor applied from `start_s` (inclusive) to `end_s` (exclusive).
@@ -396,16 +655,22 @@ impl Scenario {
     pub fn from_json(text: &str) -> Result<Scenario> {
         let de = &mut serde_json::Deserializer::from_str(text);
         let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|err| {
-            let path = dotted(err.path());
-            let message = err.into_inner().to_string();
+            let mut path = dotted(err.path());
+            let mut message = err.into_inner().to_string();
             // serde_json appends " at line L column C": positions in generated JSON mean nothing to a user.
-            let message = match message.rfind(" at line ") {
-                Some(cut) => message[..cut].to_string(),
-                None => message,
-            };
+            if let Some(cut) = message.rfind(" at line ") {
+                message.truncate(cut);
+            }
+            // An error inside a tagged part (`sender`, a link) carries its own path.
+            if let Some((inner, rest)) = message.split_once(PATH_SEP) {
+                if !inner.is_empty() {
+                    path = if path.is_empty() { inner.to_string() } else { format!("{path}.{inner}") };
+                }
+                message = rest.to_string();
+            }
             Error::scenario(path, message)
         })?;
-        scenario.normalize()?;
+        scenario.fill_derived_defaults();
         scenario.validate()?;
         Ok(scenario)
     }
@@ -415,87 +680,10 @@ impl Scenario {
         serde_json::to_string(self).expect("a scenario always serialises")
     }
 
-    /// Fills the defaults of the chosen sender and link kinds; rejects fields of another kind.
-    fn normalize(&mut self) -> Result<()> {
-        let s = &mut self.sender;
-        let kind = s.kind;
-        let name = match kind {
-            SenderKind::Paced => "paced",
-            SenderKind::Window => "window",
-            SenderKind::Cbr => "cbr",
-        };
-        let only = |set: bool, field: &str, kinds: &str| -> Result<()> {
-            if set {
-                Err(Error::scenario(format!("sender.{field}"), format!("only for kind = {kinds}, not \"{name}\"")))
-            } else {
-                Ok(())
-            }
-        };
-        s.chunk_bytes.get_or_insert(1024);
-        match kind {
-            SenderKind::Paced => {
-                s.tick_ms.get_or_insert(20.0);
-                s.packets_per_tick.get_or_insert(4);
-            }
-            SenderKind::Window => {
-                s.window_pkts.get_or_insert(64);
-                s.ack_delay_us.get_or_insert(0.0);
-            }
-            SenderKind::Cbr => {
-                if s.rate_mbps.is_none() {
-                    return Err(Error::scenario(
-                        "sender.rate_mbps",
-                        "kind = \"cbr\" needs rate_mbps (Mbit/s per flow)",
-                    ));
-                }
-            }
-        }
-        let paced = kind == SenderKind::Paced;
-        only(!paced && s.tick_ms.is_some(), "tick_ms", "\"paced\"")?;
-        only(!paced && s.packets_per_tick.is_some(), "packets_per_tick", "\"paced\"")?;
-        only(paced && s.message_bytes.is_some(), "message_bytes", "\"window\" or \"cbr\"")?;
-        only(kind != SenderKind::Window && s.window_pkts.is_some(), "window_pkts", "\"window\"")?;
-        only(kind != SenderKind::Window && s.ack_delay_us.is_some(), "ack_delay_us", "\"window\"")?;
-        only(kind != SenderKind::Cbr && s.rate_mbps.is_some(), "rate_mbps", "\"cbr\"")?;
-
+    /// The one default that depends on another field: the header size follows the protocol.
+    fn fill_derived_defaults(&mut self) {
         let n = &mut self.network;
-        n.header_bytes.get_or_insert(match n.protocol {
-            Protocol::Tcp => 40,
-            Protocol::Udp => 28,
-        });
-
-        for (i, link) in self.links.iter_mut().enumerate() {
-            let wrong = |set: bool, field: &str, kind: &str| -> Result<()> {
-                if set {
-                    let why = if kind == "rate" {
-                        "is a rate-link field: give the link rate_mbps, or remove it"
-                    } else {
-                        "is a paced-link field, and this link has rate_mbps"
-                    };
-                    Err(Error::scenario(format!("links.{i}.{field}"), why))
-                } else {
-                    Ok(())
-                }
-            };
-            if link.is_rate() {
-                wrong(link.period_ms.is_some(), "period_ms", "paced")?;
-                wrong(link.trace_intervals_s.is_some(), "trace_intervals_s", "paced")?;
-                link.overhead_bytes.get_or_insert(38);
-                link.mtu.get_or_insert(1500);
-                link.delay_us.get_or_insert(0.0);
-                link.per_packet_us.get_or_insert(0.0);
-                link.txqueuelen.get_or_insert(1000);
-            } else {
-                wrong(link.overhead_bytes.is_some(), "overhead_bytes", "rate")?;
-                wrong(link.mtu.is_some(), "mtu", "rate")?;
-                wrong(link.delay_us.is_some(), "delay_us", "rate")?;
-                wrong(link.per_packet_us.is_some(), "per_packet_us", "rate")?;
-                wrong(link.jitter.is_some(), "jitter", "rate")?;
-                wrong(link.txqueuelen.is_some(), "txqueuelen", "rate")?;
-                link.period_ms.get_or_insert(20.0);
-            }
-        }
-        Ok(())
+        n.header_bytes.get_or_insert(n.protocol.header_bytes());
     }
 
     /// Checks values that types alone cannot (positive periods, ranges, names).
@@ -553,34 +741,20 @@ impl Scenario {
     }
 
     fn validate_sender(&self) -> Result<()> {
-        let s = &self.sender;
-        let chunk = self.chunk_bytes();
-        at_least("sender.chunk_bytes", u64::from(chunk), 1)?;
-        if let Some(tick) = s.tick_ms {
-            duration("sender.tick_ms", tick, 1e-3, false)?;
-        }
-        if let Some(per_tick) = s.packets_per_tick {
-            at_least("sender.packets_per_tick", u64::from(per_tick), 1)?;
-        }
-        if let Some(message) = s.message_bytes {
+        at_least("sender.chunk_bytes", u64::from(self.sender.chunk_bytes()), 1)?;
+        if let Some(message) = self.sender.message_bytes() {
             at_least("sender.message_bytes", u64::from(message), 1)?;
         }
-        if let Some(window) = s.window_pkts {
-            at_least("sender.window_pkts", u64::from(window), 1)?;
-        }
-        if let Some(ack) = s.ack_delay_us {
-            duration("sender.ack_delay_us", ack, 1e-6, true)?;
-        }
-        if let Some(rate) = s.rate_mbps {
-            rate_mbps("sender.rate_mbps", rate)?;
-        }
-        let largest = crate::workload::max_file_bytes(&self.workload.file_size);
-        let packets = crate::sender::Cutter::for_scenario(self).packets(largest);
-        if packets > u64::from(u32::MAX) {
-            return Err(Error::scenario(
-                "workload.file_size",
-                format!("a file may be cut into at most {} packets, the largest here needs {packets}", u32::MAX),
-            ));
+        match &self.sender {
+            Sender::Paced(s) => {
+                duration("sender.tick_ms", s.tick_ms, 1e-3, false)?;
+                at_least("sender.packets_per_tick", u64::from(s.packets_per_tick), 1)?;
+            }
+            Sender::Window(s) => {
+                at_least("sender.window_pkts", u64::from(s.window_pkts), 1)?;
+                duration("sender.ack_delay_us", s.ack_delay_us, 1e-6, true)?;
+            }
+            Sender::Cbr(s) => rate_mbps("sender.rate_mbps", s.rate_mbps)?,
         }
         Ok(())
     }
@@ -617,52 +791,57 @@ impl Scenario {
         let packet = u64::from(self.chunk_bytes()) + u64::from(self.l3_header_bytes());
         for (i, link) in self.links.iter().enumerate() {
             let p = |field: &str| format!("links.{i}.{field}");
-            at_least(&p("count"), u64::from(link.count), 1)?;
-            if let Some(period) = link.period_ms {
-                duration(&p("period_ms"), period, 1e-3, false)?;
-            }
-            if let Some(rate) = link.rate_mbps {
-                rate_mbps(&p("rate_mbps"), rate)?;
-            }
-            if let Some(overhead) = link.overhead_bytes {
-                if overhead > 10_000 {
-                    return Err(Error::scenario(p("overhead_bytes"), format!("must be at most 10000, got {overhead}")));
+            let base = &link.base;
+            at_least(&p("count"), u64::from(base.count), 1)?;
+            match &link.model {
+                LinkModel::Paced(m) => {
+                    duration(&p("period_ms"), m.period_ms, 1e-3, false)?;
+                    if let Some(trace) = &m.trace_intervals_s {
+                        if trace.is_empty() {
+                            return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
+                        }
+                        for (k, &v) in trace.iter().enumerate() {
+                            duration(&format!("links.{i}.trace_intervals_s.{k}"), v, 1.0, false)?;
+                        }
+                    }
+                }
+                LinkModel::Rate(m) => {
+                    rate_mbps(&p("rate_mbps"), m.rate_mbps)?;
+                    if m.overhead_bytes > 10_000 {
+                        return Err(Error::scenario(
+                            p("overhead_bytes"),
+                            format!("must be at most 10000, got {}", m.overhead_bytes),
+                        ));
+                    }
+                    if !(68..=65535).contains(&m.mtu) {
+                        return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {}", m.mtu)));
+                    }
+                    if packet > u64::from(m.mtu) {
+                        return Err(Error::scenario(
+                            "sender.chunk_bytes",
+                            format!(
+                                "{} payload + {} header bytes exceed links.{i}.mtu ({}); fragmentation is not modelled",
+                                self.chunk_bytes(),
+                                self.l3_header_bytes(),
+                                m.mtu
+                            ),
+                        ));
+                    }
+                    duration(&p("delay_us"), m.delay_us, 1e-6, true)?;
+                    duration(&p("per_packet_us"), m.per_packet_us, 1e-6, true)?;
+                    if let Some(jitter) = &m.jitter {
+                        let (field, value) = match jitter {
+                            Jitter::Uniform { max_us } => ("max_us", *max_us),
+                            Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
+                            Jitter::Normal { sd_us } => ("sd_us", *sd_us),
+                        };
+                        duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
+                    }
+                    at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
                 }
             }
-            if let Some(mtu) = link.mtu {
-                if !(68..=65535).contains(&mtu) {
-                    return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {mtu}")));
-                }
-                if packet > u64::from(mtu) {
-                    return Err(Error::scenario(
-                        "sender.chunk_bytes",
-                        format!(
-                            "{} payload + {} header bytes exceed links.{i}.mtu ({mtu}); fragmentation is not modelled",
-                            self.chunk_bytes(),
-                            self.l3_header_bytes()
-                        ),
-                    ));
-                }
-            }
-            if let Some(delay) = link.delay_us {
-                duration(&p("delay_us"), delay, 1e-6, true)?;
-            }
-            if let Some(cost) = link.per_packet_us {
-                duration(&p("per_packet_us"), cost, 1e-6, true)?;
-            }
-            if let Some(jitter) = &link.jitter {
-                let (field, value) = match jitter {
-                    Jitter::Uniform { max_us } => ("max_us", *max_us),
-                    Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
-                    Jitter::Normal { sd_us } => ("sd_us", *sd_us),
-                };
-                duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
-            }
-            if let Some(queue) = link.txqueuelen {
-                at_least(&p("txqueuelen"), u64::from(queue), 1)?;
-            }
-            factor(&p("slowdown"), link.slowdown)?;
-            for (k, win) in link.slow_windows.iter().enumerate() {
+            factor(&p("slowdown"), base.slowdown)?;
+            for (k, win) in base.slow_windows.iter().enumerate() {
                 let q = |field: &str| format!("links.{i}.slow_windows.{k}.{field}");
                 duration(&q("start_s"), win.start_s, 1.0, true)?;
                 factor(&q("slowdown"), win.slowdown)?;
@@ -674,21 +853,13 @@ impl Scenario {
                     ));
                 }
             }
-            if let Some(im) = &link.intermittent {
+            if let Some(im) = &base.intermittent {
                 duration(&p("intermittent.slow_s"), im.slow_s, 1.0, false)?;
                 duration(&p("intermittent.normal_s"), im.normal_s, 1.0, false)?;
                 factor(&p("intermittent.slowdown"), im.slowdown)?;
             }
-            if let Some(trace) = &link.trace_intervals_s {
-                if trace.is_empty() {
-                    return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
-                }
-                for (k, &v) in trace.iter().enumerate() {
-                    duration(&format!("links.{i}.trace_intervals_s.{k}"), v, 1.0, false)?;
-                }
-            }
             let mut back_up_at = 0.0_f64;
-            for (k, failure) in link.failures.iter().enumerate() {
+            for (k, failure) in base.failures.iter().enumerate() {
                 let q = |field: &str| format!("links.{i}.failures.{k}.{field}");
                 duration(&q("down_s"), failure.down_s, 1.0, true)?;
                 if failure.down_s < back_up_at {
@@ -707,21 +878,21 @@ impl Scenario {
                         }
                         back_up_at = up;
                     }
-                    None if k + 1 < link.failures.len() => {
+                    None if k + 1 < base.failures.len() => {
                         return Err(Error::scenario(q("up_s"), "only the last failure may last for ever"));
                     }
                     None => {}
                 }
             }
-            if let Some(random) = &link.random_failures {
+            if let Some(random) = &base.random_failures {
                 duration(&p("random_failures.mtbf_s"), random.mtbf_s, 1.0, false)?;
                 duration(&p("random_failures.mttr_s"), random.mttr_s, 1.0, false)?;
-                if !link.failures.is_empty() {
+                if !base.failures.is_empty() {
                     return Err(Error::scenario(p("random_failures"), "give failures or random_failures, not both"));
                 }
             }
         }
-        let links: u64 = self.links.iter().map(|l| u64::from(l.count)).sum();
+        let links: u64 = self.links.iter().map(|l| u64::from(l.base.count)).sum();
         if links > 4096 {
             return Err(Error::scenario("links", format!("at most 4096 links in a bond, got {links}")));
         }
@@ -743,45 +914,28 @@ impl Scenario {
                 }
             }
         }
-        let resolved = crate::bond::registry::resolve(&self.bond.mode, &self.bond.options)?;
-        resolved.build(&self.bond_context())?;
         Ok(())
-    }
-
-    /// What the bond's scheduler is built with: its links' names and speeds, the seed.
-    pub fn bond_context(&self) -> crate::bond::BuildContext {
-        let chunk_bits = f64::from(self.chunk_bytes()) * 8.0;
-        let links = self
-            .each_link()
-            .map(|(id, spec)| crate::bond::LinkInfo {
-                name: crate::link::link_name(spec, id),
-                rate_bps: match (spec.rate_mbps, spec.period_ms) {
-                    (Some(mbps), _) => mbps * 1e6,
-                    (None, period) => chunk_bits / (period.unwrap_or(20.0) / 1e3),
-                },
-            })
-            .collect();
-        crate::bond::BuildContext { links, seed: self.seed }
     }
 
     /// Number of links after expanding `count`.
     pub fn link_count(&self) -> usize {
-        self.links.iter().map(|l| l.count as usize).sum()
+        self.links.iter().map(|l| l.base.count as usize).sum()
     }
 
     /// Payload bytes per packet.
     pub fn chunk_bytes(&self) -> u32 {
-        self.sender.chunk_bytes.unwrap_or(1024)
+        self.sender.chunk_bytes()
     }
 
     /// IPv4 + transport header bytes per packet, plus the VLAN tag if any.
     pub fn l3_header_bytes(&self) -> u32 {
-        self.network.header_bytes.unwrap_or(40) + if self.network.vlan.is_some() { 4 } else { 0 }
+        self.network.header_bytes.unwrap_or(self.network.protocol.header_bytes())
+            + if self.network.vlan.is_some() { 4 } else { 0 }
     }
 
     /// Every link spec, once per link (after `count` expansion), with its id.
     pub fn each_link(&self) -> impl Iterator<Item = (usize, &LinkSpec)> {
-        self.links.iter().flat_map(|spec| std::iter::repeat_n(spec, spec.count as usize)).enumerate()
+        self.links.iter().flat_map(|spec| std::iter::repeat_n(spec, spec.base.count as usize)).enumerate()
     }
 }
 
@@ -875,13 +1029,12 @@ mod tests {
     fn defaults_fill_in() {
         let s = Scenario::from_json(&base().to_string()).unwrap();
         assert_eq!(s.seed, 1);
-        assert_eq!((s.chunk_bytes(), s.sender.tick_ms, s.sender.packets_per_tick), (1024, Some(20.0), Some(4)));
-        assert_eq!(s.sender.window_pkts, None);
+        assert_eq!(s.sender, Sender::Paced(PacedSender { chunk_bytes: 1024, tick_ms: 20.0, packets_per_tick: 4 }));
         assert_eq!(s.workload.clients, 10);
         assert_eq!(s.workload.arrivals, Arrivals::AtStart);
         assert_eq!(s.link_count(), 4);
-        assert_eq!(s.links[1].period_ms, Some(82.0));
-        assert_eq!(s.links[0].period_ms, Some(20.0));
+        assert_eq!(s.links[1], LinkSpec::paced(82.0));
+        assert_eq!(s.links[0], LinkSpec::paced(20.0));
         assert_eq!(s.bond.miimon, 100.0);
         assert_eq!(s.network.header_bytes, Some(40));
     }
@@ -915,6 +1068,55 @@ mod tests {
         let mut v = base();
         v["links"] = serde_json::json!([]);
         assert_eq!(error_of(v).0, "links");
+    }
+
+    #[test]
+    fn kinds_are_tagged_and_fields_of_another_kind_are_named() {
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 100, "jitter": {"kind": "uniform", "max_us": "x"}});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.jitter");
+        assert!(msg.contains("invalid type"), "{msg}");
+        let mut v = base();
+        v["links"][1]["delay_us"] = 5.into();
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.1.delay_us");
+        assert!(msg.contains("kind = \"rate\""), "{msg}");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"kind": "rate", "period_ms": 5});
+        assert_eq!(error_of(v).0, "links.0.period_ms");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"kind": "rate"});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0");
+        assert!(msg.contains("missing field `rate_mbps`"), "{msg}");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"kind": "optical"});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.kind");
+        assert!(msg.contains("`paced`, `rate`"), "{msg}");
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "window", "tick_ms": 5});
+        assert_eq!(error_of(v), ("sender.tick_ms".into(), "only for kind = \"paced\", not \"window\"".into()));
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "cbr"});
+        assert!(error_of(v).1.contains("missing field `rate_mbps`"));
+    }
+
+    #[test]
+    fn the_checked_scenario_names_every_kind_and_default() {
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 100});
+        v["sender"] = serde_json::json!({"kind": "window"});
+        let s = Scenario::from_json(&v.to_string()).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["links"][0]["kind"], "rate");
+        assert_eq!(json["links"][0]["txqueuelen"], 1000);
+        assert_eq!(json["links"][1]["kind"], "paced");
+        assert_eq!(json["sender"]["window_pkts"], 64);
+        assert_eq!(json["sender"]["kind"], "window");
+        // What it prints parses back to the same scenario.
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().to_json(), s.to_json());
     }
 
     #[test]

@@ -1,14 +1,20 @@
 //! The world of one run and its event loop.
 //!
 //! ```text
-//!  requests ──▶ sender ──▶ scheduler ──▶ link 0 ─┐
-//!  (workload)   paced/     (bond)        link 1 ─┼──▶ receiver (per-flow order,
-//!               window/cbr   ▲           link … ─┘    delay, reordering metrics)
-//!                            └── monitor (miimon) ◀── carrier failures
+//!  workload ─▶ server end ─▶ bond ─▶ forward link 0 ─┐            ┌─▶ resequencer? ─▶ client end ─▶ app
+//!  (arrivals)  (transport)  (sched)  forward link … ─┼─▶ wire tap ┘                  (transport)   metrics
+//!                  ▲                                  │
+//!                  └───── reverse link … ◀── peer (switch hash / rx_link) ◀── client end (ACKs)
+//!                                    monitor (miimon) ◀── carrier failures
 //! ```
 //!
+//! Every event names the component it is for ([`Target`]) and carries a token
+//! that component gave it (a link's epoch, the monitor's generation, a
+//! transport's timer token): a component recognises its own stale events, and
+//! adding a transport adds no event kind.
+//!
 //! Start-up mirrors `bondingSimulator.py`: at time zero the first requests
-//! arrive, every link wakes once, then the scheduler ticks; afterwards equal
+//! arrive, every link wakes once, then the sender's loop ticks; afterwards equal
 //! times keep that order because the engine runs equal-time events FIFO.
 
 use std::collections::HashMap;
@@ -18,18 +24,18 @@ use rand_distr::{Distribution, Exp};
 
 use crate::bond::monitor::Monitor;
 use crate::bond::registry;
-use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
+use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::link::{link_name, DropCause, Enqueued, Link};
+use crate::link::{link_name, DropCause, Enqueued, Link, RateLink};
 use crate::network::{self, FlowHeaders};
-use crate::packet::Packet;
-use crate::receiver::{Receiver, Resequencer};
-use crate::result::{self, RunResult};
+use crate::packet::{Kind, Packet};
+use crate::receiver::{Receiver, Resequencer, WireTap};
+use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
-use crate::scenario::{RandomFailures, Scenario, SenderKind};
-use crate::sender::{CbrSender, Cutter, PacedSender, WindowSender};
+use crate::scenario::{self, RandomFailures, Scenario};
 use crate::time::SimTime;
+use crate::transport::{self, Endpoint, Output};
 use crate::workload::{self, Request};
 
 /// How often (in events) the progress callback is called.
@@ -48,46 +54,77 @@ pub struct Progress {
     pub events: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Event {
-    /// Requests `first..first + count` reach the server.
-    Arrive { first: u32, count: u32 },
-    /// The paced sender's loop.
-    Tick,
-    /// A paced link wakes up to send.
-    Poll(u32),
-    /// A rate link finished putting its head packet on the wire.
-    TxDone { link: u32, epoch: u32 },
-    /// The oldest packet on `link`'s wire reaches the receiver.
-    Deliver { link: u32, epoch: u32 },
-    /// A constant-rate flow sends its next packet.
-    Wake(u32),
-    /// A window slot of this flow is free again (after the ack delay).
-    Ack(u32),
-    /// A link's carrier goes (`up = false`) or comes back.
-    Carrier { link: u32, up: bool },
-    /// The monitor commits its verdict on a link.
-    Commit { link: u32, generation: u32 },
+/// The component an event is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    /// Requests reach the server (token: `first << 32 | count`).
+    Arrivals,
+    /// A transport timer of the server's end (token: the endpoint's own).
+    Server,
+    /// A transport timer of the clients' end.
+    Client,
+    /// A forward (bond-side) link (token: [`LinkAction`] and epoch).
+    Forward(u32),
+    /// A reverse (client-to-server) link.
+    Reverse(u32),
+    /// A link's carrier goes (token 0) or comes back (1).
+    Carrier(u32),
+    /// The monitor commits its verdict on a link (token: its generation).
+    Monitor(u32),
     /// The scheduler's periodic work.
-    SchedulerTick,
+    Scheduler,
     /// `stop_s` is reached.
     Stop,
 }
 
-enum SenderState {
-    Paced { sender: PacedSender, tick: SimTime },
-    Window(WindowSender),
-    Cbr(CbrSender),
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    target: Target,
+    token: u64,
 }
 
-impl SenderState {
-    fn is_idle(&self) -> bool {
-        match self {
-            SenderState::Paced { sender, .. } => sender.is_idle(),
-            SenderState::Window(s) => s.is_idle(),
-            SenderState::Cbr(s) => s.is_idle(),
-        }
+impl Event {
+    fn new(target: Target, token: u64) -> Event {
+        Event { target, token }
     }
+}
+
+/// What a link event asks of its link; the token's high bits hold the link's epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LinkAction {
+    /// A paced link wakes to send.
+    Poll = 0,
+    /// A rate link finished putting its head packet on the wire.
+    TxDone = 1,
+    /// The oldest packet on the wire reaches the far end.
+    Deliver = 2,
+}
+
+fn link_token(action: LinkAction, epoch: u32) -> u64 {
+    u64::from(epoch) << 8 | action as u64
+}
+
+fn link_action(token: u64) -> (LinkAction, u32) {
+    let action = match token & 0xff {
+        0 => LinkAction::Poll,
+        1 => LinkAction::TxDone,
+        _ => LinkAction::Deliver,
+    };
+    (action, (token >> 8) as u32)
+}
+
+/// Which end of the fabric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    Server,
+    Client,
+}
+
+/// Checks everything a run would check before it starts: the scheduler's options
+/// against the bond's links (e.g. a `primary` that names no link), the workload's limits.
+pub fn check(scenario: &Scenario) -> Result<()> {
+    scenario.validate()?;
+    World::build(scenario).map(drop)
 }
 
 /// Runs `scenario` to completion.
@@ -104,6 +141,22 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(&Progress
     Ok(world.finish(scenario, started.elapsed().as_secs_f64()))
 }
 
+/// What the bond's scheduler is built with: its links' names and speeds, the seed.
+fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
+    let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
+    let links = scenario
+        .each_link()
+        .map(|(id, spec)| crate::bond::LinkInfo {
+            name: link_name(spec, id),
+            rate_bps: match &spec.model {
+                scenario::LinkModel::Rate(m) => m.rate_mbps * 1e6,
+                scenario::LinkModel::Paced(m) => chunk_bits / (m.period_ms / 1e3),
+            },
+        })
+        .collect();
+    crate::bond::BuildContext { links, seed: scenario.seed }
+}
+
 /// Per-copy bookkeeping of a packet sent on several links (broadcast).
 #[derive(Debug, Clone, Copy)]
 struct Copies {
@@ -111,41 +164,73 @@ struct Copies {
     delivered: bool,
 }
 
+/// The client-to-server direction of a link: a rate link's mirror (same speed,
+/// wire and queue; slowdowns and jitter model the sending side and stay
+/// forward), or nothing for the thesis's paced interface, whose model has no
+/// return traffic: what a client sends then reaches the server at once.
+type ReverseLink = Option<RateLink>;
+
 /// Everything one run holds.
-pub(crate) struct World {
+struct World {
     events: EventQueue<Event>,
-    pub(crate) requests: Vec<Request>,
-    pub(crate) headers: Vec<FlowHeaders>,
-    pub(crate) rx_links: Vec<Option<usize>>,
+    requests: Vec<Request>,
+    headers: Vec<FlowHeaders>,
+    rx_links: Vec<Option<usize>>,
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
-    pub(crate) paths: Vec<(u32, u32)>,
+    paths: Vec<(u32, u32)>,
     arrived: u32,
-    sender: SenderState,
+    server: Box<dyn Endpoint>,
+    client: Box<dyn Endpoint>,
+    /// Scratch space for an endpoint's outputs.
+    outbox: Vec<Output>,
+    /// Resolved packets whose news the server's end has yet to hear, and
+    /// whether it is hearing some now (news that breaks while it is being
+    /// told waits its turn instead of nesting: a window of drops would
+    /// otherwise recurse once per packet).
+    resolved: std::collections::VecDeque<Packet>,
+    telling: bool,
     l3_header: u32,
-    pub(crate) scheduler: Box<dyn Scheduler>,
-    pub(crate) scheduler_label: String,
-    pub(crate) links: Vec<Link>,
-    pub(crate) link_names: Vec<String>,
+    scheduler: Box<dyn Scheduler>,
+    scheduler_label: String,
+    links: Vec<Link>,
+    reverse: Vec<ReverseLink>,
+    link_names: Vec<String>,
     views: Vec<LinkView>,
     monitor: Monitor,
     failure_rngs: Vec<Option<(RandomFailures, Rng)>>,
-    pub(crate) receiver: Receiver,
+    /// The metrics at the application's delivery point.
+    receiver: Receiver,
+    /// The metrics at the clients' wire (before any resequencing).
+    wire: WireTap,
     resequencer: Option<Resequencer>,
     copies: HashMap<u64, Copies>,
-    /// Scratch space for the packets of one paced tick.
-    batch: Vec<Packet>,
-    pub(crate) total_packets: u64,
-    pub(crate) sent: u64,
+    total_packets: u64,
+    sent: u64,
     next_bond_seq: u64,
+    /// Packets on the fabric (either direction).
     in_flight: u64,
-    pub(crate) drops_no_link: u64,
-    pub(crate) stopped_at: Option<SimTime>,
+    drops_no_link: u64,
+    /// Packets the clients sent back, and how many of them reached the server.
+    reverse_sent: u64,
+    reverse_arrived: u64,
+    stopped_at: Option<SimTime>,
 }
 
 impl World {
     fn build(scenario: &Scenario) -> Result<World> {
         let seed = scenario.seed;
-        let cutter = Cutter::for_scenario(scenario);
+        let cutter = transport::Cutter::for_scenario(scenario);
+        let largest = workload::max_file_bytes(&scenario.workload.file_size);
+        if cutter.packets(largest) > u64::from(u32::MAX) {
+            return Err(Error::scenario(
+                "workload.file_size",
+                format!(
+                    "a file may be cut into at most {} packets, the largest here needs {}",
+                    u32::MAX,
+                    cutter.packets(largest)
+                ),
+            ));
+        }
         let requests = workload::generate(&scenario.workload, seed);
         let clients = network::Clients::new(&scenario.network, scenario.workload.clients, seed);
         let headers = network::flow_headers(&scenario.network, &clients, &requests, seed);
@@ -153,66 +238,51 @@ impl World {
         let total_packets = packets_per_flow.iter().map(|&p| u64::from(p)).sum();
 
         let mut links = Vec::new();
+        let mut reverse = Vec::new();
         let mut link_names = Vec::new();
         let mut failure_rngs = Vec::new();
         let mut events = EventQueue::new();
         // Scheduled failures first: at equal times a carrier change precedes everything else.
         for (id, spec) in scenario.each_link() {
-            links.push(Link::new(scenario, spec, id));
+            let link = Link::new(scenario, spec, id);
+            reverse.push(match &link {
+                Link::Rate(l) => Some(l.mirror()),
+                Link::Paced(_) => None,
+            });
+            links.push(link);
             link_names.push(link_name(spec, id));
-            for failure in &spec.failures {
-                events.schedule(SimTime::from_secs_f64(failure.down_s), Event::Carrier { link: id as u32, up: false });
+            for failure in &spec.base.failures {
+                events.schedule(SimTime::from_secs_f64(failure.down_s), Event::new(Target::Carrier(id as u32), 0));
                 if let Some(up) = failure.up_s {
-                    events.schedule(SimTime::from_secs_f64(up), Event::Carrier { link: id as u32, up: true });
+                    events.schedule(SimTime::from_secs_f64(up), Event::new(Target::Carrier(id as u32), 1));
                 }
             }
             failure_rngs.push(
-                spec.random_failures.clone().map(|r| (r, rng::stream(seed, &format!("links.{id}.random_failures")))),
+                spec.base
+                    .random_failures
+                    .clone()
+                    .map(|r| (r, rng::stream(seed, &format!("links.{id}.random_failures")))),
             );
         }
         let monitor = Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, links.len());
         let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
-        let scheduler = resolved.build(&scenario.bond_context())?;
+        let scheduler = resolved.build(&bond_context(scenario))?;
         let resequencer = scheduler.resequences().then(Resequencer::default);
-
-        let sender = match scenario.sender.kind {
-            SenderKind::Paced => SenderState::Paced {
-                sender: PacedSender::new(scenario.sender.packets_per_tick.unwrap_or(4), cutter),
-                tick: SimTime::from_millis_f64(scenario.sender.tick_ms.unwrap_or(20.0)),
-            },
-            SenderKind::Window => SenderState::Window(WindowSender::new(
-                scenario.sender.window_pkts.unwrap_or(64),
-                SimTime::from_micros_f64(scenario.sender.ack_delay_us.unwrap_or(0.0)),
-                cutter,
-                requests.len(),
-            )),
-            SenderKind::Cbr => {
-                SenderState::Cbr(CbrSender::new(scenario.sender.rate_mbps.expect("validated"), cutter, requests.len()))
-            }
-        };
+        let ends = transport::build(scenario, requests.len());
 
         // Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
         let mut first = 0;
         while first < requests.len() {
             let at = requests[first].arrival;
             let count = requests[first..].iter().take_while(|r| r.arrival == at).count();
-            events.schedule(at, Event::Arrive { first: first as u32, count: count as u32 });
+            events.schedule(at, Event::new(Target::Arrivals, (first as u64) << 32 | count as u64));
             first += count;
         }
         for (id, link) in links.iter().enumerate() {
             if matches!(link, Link::Paced(_)) {
-                events.schedule(SimTime::ZERO, Event::Poll(id as u32));
+                events.schedule(SimTime::ZERO, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
             }
-        }
-        if matches!(sender, SenderState::Paced { .. }) {
-            events.schedule(SimTime::ZERO, Event::Tick);
-        }
-        if let Some(every) = scheduler.tick_interval() {
-            events.schedule(every, Event::SchedulerTick);
-        }
-        if let Some(stop) = scenario.stop_s {
-            events.schedule(SimTime::from_secs_f64(stop), Event::Stop);
         }
 
         let mut world = World {
@@ -220,28 +290,47 @@ impl World {
             rx_links: vec![None; requests.len()],
             paths: vec![(u32::MAX, 0); requests.len()],
             receiver: Receiver::new(&packets_per_flow),
+            wire: WireTap::new(requests.len()),
             requests,
             headers,
             arrived: 0,
-            sender,
+            server: ends.server,
+            client: ends.client,
+            outbox: Vec::new(),
+            resolved: std::collections::VecDeque::new(),
+            telling: false,
             l3_header: scenario.l3_header_bytes(),
             scheduler,
             scheduler_label: resolved.label(),
             links,
+            reverse,
             link_names,
             views,
             monitor,
             failure_rngs,
             resequencer,
             copies: HashMap::new(),
-            batch: Vec::new(),
             total_packets,
             sent: 0,
             next_bond_seq: 0,
             in_flight: 0,
             drops_no_link: 0,
+            reverse_sent: 0,
+            reverse_arrived: 0,
             stopped_at: None,
         };
+        let mut out = std::mem::take(&mut world.outbox);
+        world.server.start(SimTime::ZERO, &mut out);
+        world.drain(SimTime::ZERO, Side::Server, &mut out);
+        world.client.start(SimTime::ZERO, &mut out);
+        world.drain(SimTime::ZERO, Side::Client, &mut out);
+        world.outbox = out;
+        if let Some(every) = world.scheduler.tick_interval() {
+            world.events.schedule(every, Event::new(Target::Scheduler, 0));
+        }
+        if let Some(stop) = scenario.stop_s {
+            world.events.schedule(SimTime::from_secs_f64(stop), Event::new(Target::Stop, 0));
+        }
         for id in 0..world.links.len() {
             world.schedule_random_failure(id, SimTime::ZERO, true);
         }
@@ -249,23 +338,31 @@ impl World {
     }
 
     fn is_done(&self) -> bool {
-        self.arrived as usize == self.requests.len() && self.sender.is_idle() && self.in_flight == 0
+        self.arrived as usize == self.requests.len()
+            && self.in_flight == 0
+            && self.server.is_idle()
+            && self.client.is_idle()
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
-        while let Some((now, event)) = self.events.pop() {
-            match event {
-                Event::Arrive { first, count } => self.arrive(now, first, count),
-                Event::Tick => self.tick(now),
-                Event::Poll(id) => self.poll(now, id as usize),
-                Event::TxDone { link, epoch } => self.tx_done(now, link as usize, epoch),
-                Event::Deliver { link, epoch } => self.deliver(now, link as usize, epoch),
-                Event::Wake(flow) => self.wake(now, flow),
-                Event::Ack(flow) => self.ack(now, flow),
-                Event::Carrier { link, up } => self.carrier(now, link as usize, up),
-                Event::Commit { link, generation } => self.commit(now, link as usize, generation),
-                Event::SchedulerTick => self.scheduler_tick(now),
-                Event::Stop => {
+        while let Some((now, Event { target, token })) = self.events.pop() {
+            match target {
+                Target::Arrivals => self.arrive(now, (token >> 32) as u32, token as u32),
+                Target::Server => self.endpoint_timer(now, Side::Server, token),
+                Target::Client => self.endpoint_timer(now, Side::Client, token),
+                Target::Forward(id) => match link_action(token) {
+                    (LinkAction::Poll, _) => self.poll(now, id as usize),
+                    (LinkAction::TxDone, epoch) => self.tx_done(now, id as usize, epoch),
+                    (LinkAction::Deliver, epoch) => self.deliver(now, id as usize, epoch),
+                },
+                Target::Reverse(id) => match link_action(token) {
+                    (LinkAction::TxDone, epoch) => self.reverse_tx_done(now, id as usize, epoch),
+                    (_, epoch) => self.reverse_deliver(now, id as usize, epoch),
+                },
+                Target::Carrier(id) => self.carrier(now, id as usize, token == 1),
+                Target::Monitor(id) => self.commit(now, id as usize, token as u32),
+                Target::Scheduler => self.scheduler_tick(now),
+                Target::Stop => {
                     self.stopped_at = Some(now);
                     break;
                 }
@@ -289,88 +386,67 @@ impl World {
         }
     }
 
-    pub(crate) fn events_processed(&self) -> u64 {
-        self.events.processed()
-    }
-
     fn refresh_view(&mut self, id: usize, now: SimTime) {
         self.links[id].refresh_view(now, &mut self.views[id]);
     }
 
-    fn arrive(&mut self, now: SimTime, first: u32, count: u32) {
-        for flow in first..first + count {
-            let r = &self.requests[flow as usize];
-            let file = r.file_bytes;
-            self.rx_links[flow as usize] =
-                self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
-            match &mut self.sender {
-                SenderState::Paced { sender, .. } => sender.admit(flow, file),
-                SenderState::Window(s) => {
-                    s.admit(flow, file);
-                    self.pump_window(now, flow);
+    /// Carries out what an endpoint asked for, in order.
+    fn drain(&mut self, now: SimTime, side: Side, out: &mut Vec<Output>) {
+        for output in out.drain(..) {
+            match output {
+                Output::Timer { at, token } => {
+                    let target = if side == Side::Server { Target::Server } else { Target::Client };
+                    self.events.schedule(at, Event::new(target, token));
                 }
-                SenderState::Cbr(s) => {
-                    s.admit(flow, file);
-                    self.wake(now, flow);
+                Output::Deliver(packet) => {
+                    self.receiver.deliver(now, &packet);
                 }
             }
+        }
+    }
+
+    /// Runs `f` on one end, carries out its outputs, then puts on the fabric,
+    /// one by one, the packets it wants to send.
+    fn with_end(&mut self, now: SimTime, side: Side, f: impl FnOnce(&mut dyn Endpoint, &mut Vec<Output>)) {
+        let mut out = std::mem::take(&mut self.outbox);
+        match side {
+            Side::Server => f(self.server.as_mut(), &mut out),
+            Side::Client => f(self.client.as_mut(), &mut out),
+        }
+        if !out.is_empty() {
+            self.drain(now, side, &mut out);
+        }
+        self.outbox = out;
+        match side {
+            Side::Server => {
+                while let Some(packet) = self.server.poll_transmit(now) {
+                    self.dispatch(now, packet);
+                }
+            }
+            Side::Client => {
+                while let Some(packet) = self.client.poll_transmit(now) {
+                    self.send_back(now, packet);
+                }
+            }
+        }
+    }
+
+    fn arrive(&mut self, now: SimTime, first: u32, count: u32) {
+        for flow in first..first + count {
+            let file = self.requests[flow as usize].file_bytes;
+            self.rx_links[flow as usize] =
+                self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
+            self.with_end(now, Side::Client, |end, out| end.open(now, flow, file, out));
+            self.with_end(now, Side::Server, |end, out| end.open(now, flow, file, out));
         }
         self.arrived += count;
     }
 
-    fn tick(&mut self, now: SimTime) {
-        let SenderState::Paced { sender, tick } = &mut self.sender else { return };
-        let tick = *tick;
-        let mut batch = std::mem::take(&mut self.batch);
-        sender.tick(now, |packet| batch.push(packet));
-        let again = !(sender.is_idle() && self.arrived as usize == self.requests.len());
-        for packet in batch.drain(..) {
-            self.dispatch(now, packet);
-        }
-        self.batch = batch;
-        if again {
-            self.events.schedule(now + tick, Event::Tick);
-        }
+    fn endpoint_timer(&mut self, now: SimTime, side: Side, token: u64) {
+        self.with_end(now, side, |end, out| end.on_timer(now, token, out));
     }
 
-    fn pump_window(&mut self, now: SimTime, flow: u32) {
-        loop {
-            let SenderState::Window(s) = &mut self.sender else { return };
-            let Some(packet) = s.next_packet(flow, now) else { return };
-            self.dispatch(now, packet);
-        }
-    }
-
-    fn wake(&mut self, now: SimTime, flow: u32) {
-        let SenderState::Cbr(s) = &mut self.sender else { return };
-        let (packet, next) = s.next_packet(flow, now);
-        if let Some(at) = next {
-            self.events.schedule(at, Event::Wake(flow));
-        }
-        self.dispatch(now, packet);
-    }
-
-    fn ack(&mut self, now: SimTime, flow: u32) {
-        if let SenderState::Window(s) = &mut self.sender {
-            s.release(flow);
-            self.pump_window(now, flow);
-        }
-    }
-
-    /// A packet of `flow` is resolved (first delivery, or lost for good): free its window slot.
-    fn resolved(&mut self, now: SimTime, flow: u32) {
-        if let SenderState::Window(s) = &mut self.sender {
-            let delay = s.ack_delay();
-            if delay == SimTime::ZERO {
-                s.release(flow);
-                self.pump_window(now, flow);
-            } else {
-                self.events.schedule(now + delay, Event::Ack(flow));
-            }
-        }
-    }
-
-    /// Hands a packet from the sender to the bond.
+    /// Hands a packet from the server's end to the bond.
     fn dispatch(&mut self, now: SimTime, mut packet: Packet) {
         self.sent += 1;
         packet.bond_seq = self.next_bond_seq;
@@ -409,8 +485,8 @@ impl World {
         match self.links[id].enqueue(now, packet) {
             Enqueued::Started(done) => {
                 let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
-                let epoch = link.epoch();
-                self.events.schedule(done, Event::TxDone { link: id as u32, epoch });
+                let token = link_token(LinkAction::TxDone, link.epoch());
+                self.events.schedule(done, Event::new(Target::Forward(id as u32), token));
             }
             Enqueued::Waiting => {}
             Enqueued::Dropped(cause) => {
@@ -424,11 +500,11 @@ impl World {
     fn poll(&mut self, now: SimTime, id: usize) {
         let Link::Paced(link) = &mut self.links[id] else { return };
         let (sent, next) = link.poll(now);
-        self.events.schedule(next, Event::Poll(id as u32));
+        self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
         self.refresh_view(id, now);
         if let Some(packet) = sent {
             self.in_flight -= 1;
-            self.arrived_at_receiver(now, packet);
+            self.arrived_at_client(now, packet);
         }
     }
 
@@ -439,11 +515,12 @@ impl World {
         }
         let (packet, arrival, next) = link.tx_done(now);
         if let Some(done) = next {
-            self.events.schedule(done, Event::TxDone { link: id as u32, epoch });
+            self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
-        // Packets reaching the receiver at one instant are taken in the order the bond sent them.
+        // Packets reaching the clients at one instant are taken in the order the bond sent them.
         let rank = packet.bond_seq << 12 | id as u64;
-        self.events.schedule_ranked(arrival, rank, Event::Deliver { link: id as u32, epoch });
+        let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
+        self.events.schedule_ranked(arrival, rank, deliver);
         self.refresh_view(id, now);
     }
 
@@ -454,11 +531,11 @@ impl World {
         }
         let packet = link.arrive();
         self.in_flight -= 1;
-        self.arrived_at_receiver(now, packet);
+        self.arrived_at_client(now, packet);
     }
 
-    /// A copy of `packet` reached the receiver side at `now`.
-    fn arrived_at_receiver(&mut self, now: SimTime, packet: Packet) {
+    /// A copy of `packet` reached the client's wire at `now`.
+    fn arrived_at_client(&mut self, now: SimTime, packet: Packet) {
         if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
             let first = !c.delivered;
@@ -471,21 +548,29 @@ impl World {
                 return;
             }
         }
-        self.hand_to_receiver(now, packet);
-        self.resolved(now, packet.flow);
-    }
-
-    fn hand_to_receiver(&mut self, now: SimTime, packet: Packet) {
-        match &mut self.resequencer {
-            None => {
-                self.receiver.deliver(now, &packet);
-            }
+        self.wire.arrive(&packet);
+        match self.resequencer.as_mut() {
+            None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out)),
             Some(reseq) => {
                 for p in reseq.arrive(packet) {
-                    self.receiver.deliver(now, &p);
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
                 }
             }
         }
+        self.tell_resolved(now, packet);
+    }
+
+    /// Tells the server's end that `packet` is resolved, in the order packets resolve.
+    fn tell_resolved(&mut self, now: SimTime, packet: Packet) {
+        self.resolved.push_back(packet);
+        if self.telling {
+            return;
+        }
+        self.telling = true;
+        while let Some(p) = self.resolved.pop_front() {
+            self.with_end(now, Side::Server, |end, out| end.on_resolved(now, &p, out));
+        }
+        self.telling = false;
     }
 
     /// A copy of `packet` was dropped; the packet is lost once no copy is left.
@@ -511,10 +596,64 @@ impl World {
         self.receiver.lost(&packet);
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
-                self.receiver.deliver(now, &p);
+                self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
             }
         }
-        self.resolved(now, packet.flow);
+        self.tell_resolved(now, packet);
+    }
+
+    /// The link the peer (the switch) sends a client's packet of `flow` to the server on:
+    /// the mode's receive link where it decides one (active-backup, tlb, alb), otherwise
+    /// the switch's layer2+3 hash over the links whose carrier it sees.
+    fn peer_link(&self, flow: usize) -> Option<usize> {
+        if let Some(link) = self.rx_links[flow].filter(|&l| self.links[l].carrier()) {
+            return Some(link);
+        }
+        let usable: Vec<usize> = (0..self.links.len()).filter(|&l| self.links[l].carrier()).collect();
+        if usable.is_empty() {
+            return None;
+        }
+        let headers = self.headers[flow].reversed();
+        Some(usable[hash::linux_xmit_hash(hash::HashPolicy::Layer23, &headers) as usize % usable.len()])
+    }
+
+    /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
+    fn send_back(&mut self, now: SimTime, packet: Packet) {
+        self.reverse_sent += 1;
+        let Some(id) = self.peer_link(packet.flow as usize) else { return };
+        let Some(link) = self.reverse[id].as_mut() else {
+            // The paced model has no return path: the packet is at the server at once.
+            self.reverse_arrived += 1;
+            self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
+            return;
+        };
+        match link.enqueue(now, packet) {
+            Enqueued::Started(done) => {
+                let token = link_token(LinkAction::TxDone, link.epoch());
+                self.events.schedule(done, Event::new(Target::Reverse(id as u32), token));
+                self.in_flight += 1;
+            }
+            Enqueued::Waiting => self.in_flight += 1,
+            Enqueued::Dropped(_) => {} // counted in the reverse link's drops
+        }
+    }
+
+    fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
+        let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
+        let (_, arrival, next) = link.tx_done(now);
+        if let Some(done) = next {
+            self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
+        }
+        self.events.schedule(arrival, Event::new(Target::Reverse(id as u32), link_token(LinkAction::Deliver, epoch)));
+    }
+
+    fn reverse_deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
+        let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
+        let packet = link.arrive();
+        self.in_flight -= 1;
+        self.reverse_arrived += 1;
+        debug_assert_eq!(packet.kind, Kind::Ack);
+        self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
     }
 
     fn schedule_random_failure(&mut self, id: usize, now: SimTime, up_now: bool) {
@@ -522,7 +661,7 @@ impl World {
         let mean = if up_now { spec.mtbf_s } else { spec.mttr_s };
         let after = Exp::new(1.0 / mean).expect("validated mean > 0").sample(rng);
         let at = now + SimTime::from_secs_f64(after).max(SimTime(1));
-        self.events.schedule(at, Event::Carrier { link: id as u32, up: !up_now });
+        self.events.schedule(at, Event::new(Target::Carrier(id as u32), u64::from(!up_now)));
     }
 
     fn carrier(&mut self, now: SimTime, id: usize, up: bool) {
@@ -531,15 +670,21 @@ impl World {
         }
         if up {
             self.links[id].carrier_up();
+            if let Some(reverse) = self.reverse[id].as_mut() {
+                reverse.carrier_up();
+            }
         } else {
             for packet in self.links[id].carrier_down(now) {
                 self.in_flight -= 1;
                 self.copy_lost(now, packet, DropCause::LinkDown);
             }
+            if let Some(reverse) = self.reverse[id].as_mut() {
+                self.in_flight -= reverse.carrier_down(now).len() as u64;
+            }
         }
         let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
         if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
-            self.events.schedule(commit.at, Event::Commit { link: id as u32, generation: commit.generation });
+            self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
         }
         self.schedule_random_failure(id, now, up);
         self.refresh_view(id, now);
@@ -557,15 +702,112 @@ impl World {
     fn scheduler_tick(&mut self, now: SimTime) {
         self.scheduler.on_tick(&BondView { now, links: &self.views });
         if let Some(every) = self.scheduler.tick_interval() {
-            self.events.schedule(now + every, Event::SchedulerTick);
+            self.events.schedule(now + every, Event::new(Target::Scheduler, 0));
         }
     }
 
+    /// Each component reports what it did; the result is built from the reports.
     fn finish(self, scenario: &Scenario, wall_s: f64) -> RunResult {
-        result::build(self, scenario, wall_s)
+        let links = self
+            .links
+            .iter()
+            .zip(&self.reverse)
+            .zip(self.link_names)
+            .map(|((link, reverse), name)| LinkReport {
+                name,
+                kind: if matches!(link, Link::Paced(_)) { "paced" } else { "rate" },
+                capacity_bps: link.capacity_bps(),
+                stats: link.stats().clone(),
+                reverse: reverse.as_ref().map(|r| r.stats.clone()).unwrap_or_default(),
+            })
+            .collect();
+        result::build(
+            Reports {
+                name: &scenario.name,
+                seed: scenario.seed,
+                scheduler: self.scheduler_label,
+                requests: &self.requests,
+                receiver: &self.receiver,
+                wire: &self.wire,
+                paths: &self.paths,
+                rx_links: self.rx_links,
+                links,
+                sent: self.sent,
+                drops_no_link: self.drops_no_link,
+                reverse_sent: self.reverse_sent,
+                reverse_arrived: self.reverse_arrived,
+                stopped_at: self.stopped_at,
+                events: self.events.processed(),
+                reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
+            },
+            wall_s,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client end that acknowledges every packet it gets, as TCP's receiver will.
+    struct Acker(std::collections::VecDeque<Packet>);
+
+    impl Endpoint for Acker {
+        fn open(&mut self, _now: SimTime, _flow: u32, _bytes: u64, _out: &mut Vec<Output>) {}
+        fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+            out.push(Output::Deliver(packet));
+            self.0.push_back(Packet::ack(packet.flow, packet.seq + 1, now));
+        }
+        fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
+            self.0.pop_front()
+        }
+        fn is_idle(&self) -> bool {
+            self.0.is_empty()
+        }
     }
 
-    pub(crate) fn resequencer(&self) -> Option<&Resequencer> {
-        self.resequencer.as_ref()
+    fn world(mode: &str, failures: serde_json::Value) -> World {
+        let scenario = Scenario::from_json(
+            &serde_json::json!({
+                "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 144_800}},
+                "sender": {"kind": "window", "window_pkts": 8, "chunk_bytes": 1448},
+                "bond": {"mode": mode, "miimon": 1.0},
+                "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0},
+                          {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures}],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let mut world = World::build(&scenario).unwrap();
+        world.client = Box::new(Acker(Default::default()));
+        world
+    }
+
+    #[test]
+    fn acknowledgements_travel_the_reverse_links_picked_by_the_peer() {
+        let mut w = world("balance-rr", serde_json::json!([]));
+        w.run(&mut |_| true).unwrap();
+        let reverse: Vec<u64> = w.reverse.iter().map(|r| r.as_ref().unwrap().stats.packets_sent).collect();
+        assert_eq!((w.reverse_sent, w.reverse_arrived), (800, 800));
+        assert_eq!(reverse.iter().sum::<u64>(), 800);
+        // The switch hashes each flow (layer2+3 of the reversed headers) onto one link: 100 acks per flow.
+        let expected: Vec<u64> =
+            (0..3).map(|l| (0..8).filter(|&f| w.peer_link(f) == Some(l)).count() as u64 * 100).collect();
+        assert_eq!(reverse, expected);
+        assert!(expected[2] > 0, "some flows hash onto link 2 (so the failure test below means something)");
+        // An acknowledgement takes a frame's time on the wire and the link's delay: it never arrives at once.
+        assert!(w.events.now() > SimTime::from_micros_f64(100.0));
+    }
+
+    #[test]
+    fn the_peer_avoids_a_link_without_carrier_and_follows_the_modes_receive_link() {
+        let mut w = world("balance-rr", serde_json::json!([{"down_s": 0.0}]));
+        w.run(&mut |_| true).unwrap();
+        let reverse: Vec<u64> = w.reverse.iter().map(|r| r.as_ref().unwrap().stats.packets_sent).collect();
+        assert_eq!(reverse[2], 0, "no acknowledgement on the dead link: {reverse:?}");
+        let mut w = world("active-backup", serde_json::json!([]));
+        w.run(&mut |_| true).unwrap();
+        let reverse: Vec<u64> = w.reverse.iter().map(|r| r.as_ref().unwrap().stats.packets_sent).collect();
+        assert_eq!(reverse, [800, 0, 0], "active-backup receives on its active link");
     }
 }

@@ -35,7 +35,9 @@ fn to_py(err: Error) -> PyErr {
 /// Checks a scenario (JSON text); returns it with every default filled in.
 #[pyfunction]
 fn check(scenario_json: &str) -> PyResult<String> {
-    Ok(Scenario::from_json(scenario_json).map_err(to_py)?.to_json())
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    bondsim_core::check(&scenario).map_err(to_py)?;
+    Ok(scenario.to_json())
 }
 
 /// Runs a scenario (JSON text) and returns its result as JSON text.

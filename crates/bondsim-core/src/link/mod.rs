@@ -21,7 +21,7 @@ pub use slowdown::Slowdown;
 
 use crate::bond::LinkView;
 use crate::packet::Packet;
-use crate::scenario::{LinkSpec, Scenario};
+use crate::scenario::{LinkModel, LinkSpec, Scenario};
 use crate::time::SimTime;
 
 /// Why a packet was lost.
@@ -81,7 +81,7 @@ pub enum Enqueued {
 
 /// The output name of link `id` described by `spec`.
 pub fn link_name(spec: &LinkSpec, id: usize) -> String {
-    match (&spec.name, spec.count) {
+    match (&spec.base.name, spec.base.count) {
         (Some(name), 1) => name.clone(),
         (Some(name), _) => format!("{name}{id}"),
         (None, _) => format!("link{id}"),
@@ -100,10 +100,9 @@ pub enum Link {
 impl Link {
     /// Link `id` of `scenario`, described by `spec`.
     pub fn new(scenario: &Scenario, spec: &LinkSpec, id: usize) -> Link {
-        if spec.is_rate() {
-            Link::Rate(RateLink::new(scenario, spec, id))
-        } else {
-            Link::Paced(PacedLink::new(scenario, spec, id))
+        match &spec.model {
+            LinkModel::Rate(model) => Link::Rate(RateLink::new(scenario, spec, model, id)),
+            LinkModel::Paced(model) => Link::Paced(PacedLink::new(scenario, spec, model, id)),
         }
     }
 

@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use super::{DropCause, Enqueued, LinkStats, Slowdown};
 use crate::bond::LinkView;
 use crate::packet::Packet;
-use crate::scenario::{LinkSpec, Scenario};
+use crate::scenario::{LinkSpec, PacedModel, Scenario};
 use crate::time::SimTime;
 
 /// The thesis's interface (`interface.py`'s `process_pending`).
@@ -26,11 +26,11 @@ pub struct PacedLink {
 
 impl PacedLink {
     /// Link `id` of `scenario`, described by `spec`.
-    pub fn new(scenario: &Scenario, spec: &LinkSpec, id: usize) -> PacedLink {
+    pub fn new(scenario: &Scenario, spec: &LinkSpec, model: &PacedModel, id: usize) -> PacedLink {
         PacedLink {
-            period: SimTime::from_millis_f64(spec.period_ms.unwrap_or(20.0)),
-            slowdown: Slowdown::new(spec, scenario.seed, id),
-            trace: spec.trace_intervals_s.iter().flatten().map(|&s| SimTime::from_secs_f64(s)).collect(),
+            period: SimTime::from_millis_f64(model.period_ms),
+            slowdown: Slowdown::new(&spec.base, scenario.seed, id),
+            trace: model.trace_intervals_s.iter().flatten().map(|&s| SimTime::from_secs_f64(s)).collect(),
             trace_pos: 0,
             payload_bits: f64::from(scenario.chunk_bytes()) * 8.0,
             queue: VecDeque::new(),
@@ -132,14 +132,19 @@ mod tests {
         .unwrap()
     }
 
+    fn paced_link(s: &Scenario) -> PacedLink {
+        let crate::scenario::LinkModel::Paced(model) = &s.links[0].model else { panic!("a paced link") };
+        PacedLink::new(s, &s.links[0], model, 0)
+    }
+
     fn packet(seq: u32) -> Packet {
-        Packet { flow: 0, seq, bytes: 1024, born: SimTime::ZERO, bond_seq: u64::from(seq) }
+        Packet { bond_seq: u64::from(seq), ..Packet::data(0, seq, 1024, SimTime::ZERO) }
     }
 
     #[test]
     fn sends_one_packet_per_period() {
         let s = scenario(serde_json::json!([{}]));
-        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        let mut link = paced_link(&s);
         link.enqueue(packet(0));
         link.enqueue(packet(1));
         let (p, next) = link.poll(SimTime::ZERO);
@@ -154,7 +159,7 @@ mod tests {
     #[test]
     fn trace_sets_the_time_between_sends() {
         let s = scenario(serde_json::json!([{"trace_intervals_s": [0.001, 0.005]}]));
-        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        let mut link = paced_link(&s);
         // Idle: the pending interval is reused, not consumed.
         assert_eq!(link.poll(SimTime::ZERO).1, SimTime::from_millis_f64(1.0));
         for seq in 0..3 {
@@ -169,7 +174,7 @@ mod tests {
     #[test]
     fn losing_carrier_drops_the_queue_and_refuses_packets() {
         let s = scenario(serde_json::json!([{}]));
-        let mut link = PacedLink::new(&s, &s.links[0], 0);
+        let mut link = paced_link(&s);
         link.enqueue(packet(0));
         link.enqueue(packet(1));
         assert_eq!(link.carrier_down().len(), 2);

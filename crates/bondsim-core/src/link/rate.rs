@@ -9,7 +9,7 @@ use super::{DropCause, Enqueued, LinkStats, Slowdown};
 use crate::bond::{LinkView, MIN_ETHERNET_PAYLOAD};
 use crate::packet::Packet;
 use crate::rng::{self, Rng};
-use crate::scenario::{Jitter, LinkSpec, Scenario};
+use crate::scenario::{Jitter, LinkSpec, RateModel, Scenario};
 use crate::time::SimTime;
 
 #[derive(Debug, Clone)]
@@ -64,19 +64,34 @@ pub struct RateLink {
 
 impl RateLink {
     /// Link `id` of `scenario`, described by `spec` (a rate link).
-    pub fn new(scenario: &Scenario, spec: &LinkSpec, id: usize) -> RateLink {
+    pub fn new(scenario: &Scenario, spec: &LinkSpec, model: &RateModel, id: usize) -> RateLink {
         RateLink {
-            rate_bps: spec.rate_mbps.expect("a rate link") * 1e6,
-            overhead_bytes: spec.overhead_bytes.unwrap_or(38),
-            per_packet: SimTime::from_micros_f64(spec.per_packet_us.unwrap_or(0.0)),
-            delay: SimTime::from_micros_f64(spec.delay_us.unwrap_or(0.0)),
-            jitter: spec
+            rate_bps: model.rate_mbps * 1e6,
+            overhead_bytes: model.overhead_bytes,
+            per_packet: SimTime::from_micros_f64(model.per_packet_us),
+            delay: SimTime::from_micros_f64(model.delay_us),
+            jitter: model
                 .jitter
                 .as_ref()
                 .map(|j| (JitterSampler::new(j), rng::stream(scenario.seed, &format!("links.{id}.jitter")))),
-            txqueuelen: spec.txqueuelen.unwrap_or(1000) as usize,
+            txqueuelen: model.txqueuelen as usize,
             header_bytes: scenario.l3_header_bytes(),
-            slowdown: Slowdown::new(spec, scenario.seed, id),
+            slowdown: Slowdown::new(&spec.base, scenario.seed, id),
+            ..RateLink::idle()
+        }
+    }
+
+    /// An idle, empty link of no speed: the state every link starts from.
+    fn idle() -> RateLink {
+        RateLink {
+            rate_bps: 0.0,
+            overhead_bytes: 0,
+            per_packet: SimTime::ZERO,
+            delay: SimTime::ZERO,
+            jitter: None,
+            txqueuelen: 0,
+            header_bytes: 0,
+            slowdown: Slowdown::none(),
             queue: VecDeque::new(),
             queue_bytes: 0,
             transit: VecDeque::new(),
@@ -87,6 +102,26 @@ impl RateLink {
             epoch: 0,
             stats: LinkStats::default(),
         }
+    }
+
+    /// The same link in the other direction (full duplex): same speed, frame
+    /// overhead, per-frame cost, delay and queue; its slowdowns and jitter
+    /// model the sending side and are not mirrored.
+    pub fn mirror(&self) -> RateLink {
+        RateLink {
+            rate_bps: self.rate_bps,
+            overhead_bytes: self.overhead_bytes,
+            per_packet: self.per_packet,
+            delay: self.delay,
+            txqueuelen: self.txqueuelen,
+            header_bytes: self.header_bytes,
+            ..RateLink::idle()
+        }
+    }
+
+    /// The carrier is back.
+    pub fn carrier_up(&mut self) {
+        self.carrier = true;
     }
 
     /// Nominal bit rate.
@@ -216,11 +251,12 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        RateLink::new(&s, &s.links[0], 0)
+        let crate::scenario::LinkModel::Rate(model) = &s.links[0].model else { panic!("a rate link") };
+        RateLink::new(&s, &s.links[0], model, 0)
     }
 
     fn packet(seq: u32, bytes: u32) -> Packet {
-        Packet { flow: 0, seq, bytes, born: SimTime::ZERO, bond_seq: u64::from(seq) }
+        Packet { bond_seq: u64::from(seq), ..Packet::data(0, seq, bytes, SimTime::ZERO) }
     }
 
     #[test]

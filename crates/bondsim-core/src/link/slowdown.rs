@@ -3,7 +3,7 @@
 use rand_distr::{Distribution, Exp};
 
 use crate::rng::{self, Rng};
-use crate::scenario::{Intermittent, LinkSpec};
+use crate::scenario::{Intermittent, LinkBase};
 use crate::time::SimTime;
 
 /// The factor by which a link's send time is stretched at a given moment:
@@ -65,8 +65,13 @@ impl IntermittentState {
 }
 
 impl Slowdown {
+    /// No slowdown at all.
+    pub fn none() -> Slowdown {
+        Slowdown { uniform: 1.0, windows: Vec::new(), intermittent: None }
+    }
+
     /// The slowdown schedule of link `id` described by `spec`.
-    pub fn new(spec: &LinkSpec, seed: u64, id: usize) -> Slowdown {
+    pub fn new(spec: &LinkBase, seed: u64, id: usize) -> Slowdown {
         Slowdown {
             uniform: spec.slowdown,
             windows: spec
@@ -113,10 +118,10 @@ mod tests {
 
     #[test]
     fn windows_and_uniform_slowdowns_multiply() {
-        let s = LinkSpec {
+        let s = LinkBase {
             slowdown: 2.0,
             slow_windows: vec![SlowWindow { start_s: 1.0, end_s: 2.0, slowdown: 3.0 }],
-            ..LinkSpec::default()
+            ..LinkBase::default()
         };
         let mut slow = Slowdown::new(&s, 1, 0);
         assert_eq!(slow.factor_at(SimTime::from_secs_f64(0.5)), 2.0);
@@ -126,9 +131,9 @@ mod tests {
 
     #[test]
     fn intermittent_alternates_normal_then_slow() {
-        let s = LinkSpec {
+        let s = LinkBase {
             intermittent: Some(Intermittent { slow_s: 1.0, normal_s: 2.0, slowdown: 4.0, random: false }),
-            ..LinkSpec::default()
+            ..LinkBase::default()
         };
         let mut slow = Slowdown::new(&s, 1, 0);
         let at = |x: f64| SimTime::from_secs_f64(x);
@@ -138,9 +143,9 @@ mod tests {
 
     #[test]
     fn random_intermittent_spends_its_mean_share_slow() {
-        let s = LinkSpec {
+        let s = LinkBase {
             intermittent: Some(Intermittent { slow_s: 1.0, normal_s: 3.0, slowdown: 4.0, random: true }),
-            ..LinkSpec::default()
+            ..LinkBase::default()
         };
         let mut slow = Slowdown::new(&s, 9, 0);
         let samples = 200_000;

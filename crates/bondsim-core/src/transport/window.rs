@@ -3,8 +3,9 @@
 //! lost (after `ack_delay_us`). Lost packets are not resent: this is the
 //! steady state of a transfer whose window the bond never fills, not TCP.
 
-use super::Cutter;
+use super::{Cutter, Endpoint, Output};
 use crate::packet::Packet;
+use crate::scenario;
 use crate::time::SimTime;
 
 #[derive(Debug, Clone, Default)]
@@ -23,17 +24,21 @@ pub struct WindowSender {
     cutter: Cutter,
     flows: Vec<FlowTx>,
     unsent_flows: usize,
+    /// Flows whose window may have room, in the order they got it.
+    ready: std::collections::VecDeque<u32>,
 }
 
 impl WindowSender {
-    /// A sender with `window` packets per flow, for `flows` flows.
-    pub fn new(window: u32, ack_delay: SimTime, cutter: Cutter, flows: usize) -> WindowSender {
-        WindowSender { window, ack_delay, cutter, flows: vec![FlowTx::default(); flows], unsent_flows: 0 }
-    }
-
-    /// Time from a delivery to the freed window slot.
-    pub fn ack_delay(&self) -> SimTime {
-        self.ack_delay
+    /// The sender `config` describes, cut by `cutter`, for `flows` flows.
+    pub fn new(config: &scenario::WindowSender, cutter: Cutter, flows: usize) -> WindowSender {
+        WindowSender {
+            window: config.window_pkts,
+            ack_delay: SimTime::from_micros_f64(config.ack_delay_us),
+            cutter,
+            flows: vec![FlowTx::default(); flows],
+            unsent_flows: 0,
+            ready: std::collections::VecDeque::new(),
+        }
     }
 
     /// Flow `flow` starts, for a file of `file_bytes`.
@@ -56,7 +61,7 @@ impl WindowSender {
         if f.next_seq == f.packets {
             self.unsent_flows -= 1;
         }
-        Some(Packet { flow, seq, bytes, born: now, bond_seq: 0 })
+        Some(Packet::data(flow, seq, bytes, now))
     }
 
     /// A packet of `flow` was delivered or lost: its window slot is free.
@@ -64,9 +69,43 @@ impl WindowSender {
         let f = &mut self.flows[flow as usize];
         f.in_flight = f.in_flight.saturating_sub(1);
     }
+}
+
+impl Endpoint for WindowSender {
+    fn open(&mut self, _now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
+        self.admit(flow, bytes);
+        self.ready.push_back(flow);
+    }
+
+    /// A packet was delivered or lost: its slot frees `ack_delay` later (at once if zero).
+    fn on_resolved(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
+        if self.ack_delay == SimTime::ZERO {
+            self.release(packet.flow);
+            self.ready.push_back(packet.flow);
+        } else {
+            out.push(Output::Timer { at: now + self.ack_delay, token: u64::from(packet.flow) });
+        }
+    }
+
+    fn on_timer(&mut self, _now: SimTime, token: u64, _out: &mut Vec<Output>) {
+        let flow = token as u32;
+        self.release(flow);
+        self.ready.push_back(flow);
+    }
+
+    /// The next packet of the first flow whose window has room.
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
+        while let Some(&flow) = self.ready.front() {
+            if let Some(packet) = self.next_packet(flow, now) {
+                return Some(packet);
+            }
+            self.ready.pop_front();
+        }
+        None
+    }
 
     /// True when every admitted flow has sent all its packets.
-    pub fn is_idle(&self) -> bool {
+    fn is_idle(&self) -> bool {
         self.unsent_flows == 0
     }
 }
@@ -82,7 +121,9 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        WindowSender::new(window, SimTime::ZERO, Cutter::for_scenario(&s), 2)
+        let config =
+            scenario::WindowSender { chunk_bytes: 100, message_bytes: None, window_pkts: window, ack_delay_us: 0.0 };
+        WindowSender::new(&config, Cutter::for_scenario(&s), 2)
     }
 
     #[test]

@@ -2,8 +2,9 @@
 //! payload takes at `rate_mbps`, whatever happens to its packets (an iperf
 //! UDP stream).
 
-use super::Cutter;
+use super::{Cutter, Endpoint, Output};
 use crate::packet::Packet;
+use crate::scenario;
 use crate::time::SimTime;
 
 #[derive(Debug, Clone, Default)]
@@ -20,12 +21,29 @@ pub struct CbrSender {
     cutter: Cutter,
     flows: Vec<FlowTx>,
     unsent_flows: usize,
+    /// The packet a wake-up made, until the world takes it.
+    due: Option<Packet>,
 }
 
 impl CbrSender {
-    /// A sender of `rate_mbps` per flow, for `flows` flows.
-    pub fn new(rate_mbps: f64, cutter: Cutter, flows: usize) -> CbrSender {
-        CbrSender { rate_bps: rate_mbps * 1e6, cutter, flows: vec![FlowTx::default(); flows], unsent_flows: 0 }
+    /// The sender `config` describes, cut by `cutter`, for `flows` flows.
+    pub fn new(config: &scenario::CbrSender, cutter: Cutter, flows: usize) -> CbrSender {
+        CbrSender {
+            rate_bps: config.rate_mbps * 1e6,
+            cutter,
+            flows: vec![FlowTx::default(); flows],
+            unsent_flows: 0,
+            due: None,
+        }
+    }
+
+    /// `flow` sends its next packet now and arms the timer for the one after.
+    fn wake(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
+        let (packet, next) = self.next_packet(flow, now);
+        if let Some(at) = next {
+            out.push(Output::Timer { at, token: u64::from(flow) });
+        }
+        self.due = Some(packet);
     }
 
     /// Flow `flow` starts, for a file of `file_bytes`.
@@ -47,11 +65,26 @@ impl CbrSender {
             self.unsent_flows -= 1;
             None
         };
-        (Packet { flow, seq, bytes, born: now, bond_seq: 0 }, next)
+        (Packet::data(flow, seq, bytes, now), next)
+    }
+}
+
+impl Endpoint for CbrSender {
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        self.admit(flow, bytes);
+        self.wake(now, flow, out);
+    }
+
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        self.wake(now, token as u32, out);
+    }
+
+    fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
+        self.due.take()
     }
 
     /// True when every admitted flow has sent all its packets.
-    pub fn is_idle(&self) -> bool {
+    fn is_idle(&self) -> bool {
         self.unsent_flows == 0
     }
 }
@@ -68,7 +101,8 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        let mut c = CbrSender::new(8.0, Cutter::for_scenario(&s), 1);
+        let config = scenario::CbrSender { chunk_bytes: 1000, message_bytes: None, rate_mbps: 8.0 };
+        let mut c = CbrSender::new(&config, Cutter::for_scenario(&s), 1);
         c.admit(0, 2500);
         let (p, next) = c.next_packet(0, SimTime::ZERO);
         assert_eq!((p.seq, next), (0, Some(SimTime(1_000_000)))); // 8000 bits at 8 Mbit/s

@@ -7,8 +7,9 @@
 //! request that slides into its slot is skipped this round — the appendix
 //! does the same. A file of S bytes is `S / chunk + 1` packets.
 
-use super::Cutter;
+use super::{Cutter, Endpoint, Output};
 use crate::packet::Packet;
+use crate::scenario;
 use crate::time::SimTime;
 
 #[derive(Debug, Clone)]
@@ -29,26 +30,34 @@ impl Active {
 #[derive(Debug, Clone)]
 pub struct PacedSender {
     packets_per_tick: u32,
+    tick: SimTime,
     cutter: Cutter,
     queue: Vec<Active>,
     next_req: usize,
+    /// Flows not yet opened: the loop runs until all have opened and been sent.
+    unopened: usize,
+    /// This tick's packets, not yet handed over.
+    batch: std::collections::VecDeque<Packet>,
 }
 
 impl PacedSender {
-    /// A sender taking `packets_per_tick` packets per tick, cut by `cutter`.
-    pub fn new(packets_per_tick: u32, cutter: Cutter) -> PacedSender {
-        PacedSender { packets_per_tick, cutter, queue: Vec::new(), next_req: 0 }
+    /// The loop `config` describes, cut by `cutter`, for `flows` flows.
+    pub fn new(config: &scenario::PacedSender, cutter: Cutter, flows: usize) -> PacedSender {
+        PacedSender {
+            packets_per_tick: config.packets_per_tick,
+            tick: SimTime::from_millis_f64(config.tick_ms),
+            cutter,
+            queue: Vec::new(),
+            next_req: 0,
+            unopened: flows,
+            batch: std::collections::VecDeque::new(),
+        }
     }
 
     /// Appends request `flow` for a file of `file_bytes` to the request queue.
     pub fn admit(&mut self, flow: u32, file_bytes: u64) {
         let packets = self.cutter.packets(file_bytes) as u32;
         self.queue.push(Active { flow, next_seq: 0, packets, file_bytes });
-    }
-
-    /// True when no request is waiting.
-    pub fn is_idle(&self) -> bool {
-        self.queue.is_empty()
     }
 
     /// One tick at `now`: hands up to `packets_per_tick` packets to `emit`.
@@ -60,7 +69,7 @@ impl PacedSender {
             let req = &mut self.queue[self.next_req];
             let last = req.next_seq + 1 == req.packets;
             let bytes = req.bytes_of(&self.cutter, req.next_seq);
-            emit(Packet { flow: req.flow, seq: req.next_seq, bytes, born: now, bond_seq: 0 });
+            emit(Packet::data(req.flow, req.next_seq, bytes, now));
             req.next_seq += 1;
             if last {
                 self.queue.remove(self.next_req);
@@ -73,9 +82,44 @@ impl PacedSender {
     }
 }
 
+impl Endpoint for PacedSender {
+    fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        out.push(Output::Timer { at: now, token: 0 });
+    }
+
+    fn open(&mut self, _now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
+        self.admit(flow, bytes);
+        self.unopened -= 1;
+    }
+
+    /// The loop's tick: hand this tick's packets to the bond, then come back a tick later
+    /// unless every request has arrived and been sent.
+    fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Output>) {
+        let mut batch = std::mem::take(&mut self.batch);
+        self.tick(now, |packet| batch.push_back(packet));
+        self.batch = batch;
+        if !(self.queue.is_empty() && self.unopened == 0) {
+            out.push(Output::Timer { at: now + self.tick, token: 0 });
+        }
+    }
+
+    fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
+        self.batch.pop_front()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sender(per_tick: u32, chunk: u32) -> PacedSender {
+        let config = scenario::PacedSender { chunk_bytes: chunk, tick_ms: 20.0, packets_per_tick: per_tick };
+        PacedSender::new(&config, thesis(chunk), 3)
+    }
 
     fn thesis(chunk: u32) -> Cutter {
         let s = crate::Scenario::from_json(
@@ -99,7 +143,7 @@ mod tests {
 
     #[test]
     fn one_packet_per_request_in_turn_with_short_last_chunk() {
-        let mut s = PacedSender::new(4, thesis(1000));
+        let mut s = sender(4, 1000);
         s.admit(0, 2500); // 3 packets: 1000, 1000, 500
         s.admit(1, 1000); // 2 packets: 1000, 0
         let ticks = drain(&mut s, 2);
@@ -110,7 +154,7 @@ mod tests {
 
     #[test]
     fn finished_request_makes_its_successor_wait_a_turn_as_in_the_appendix() {
-        let mut s = PacedSender::new(3, thesis(10));
+        let mut s = sender(3, 10);
         s.admit(0, 0); // 1 packet
         s.admit(1, 10); // 2 packets
         s.admit(2, 10); // 2 packets

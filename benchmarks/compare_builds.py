@@ -1,0 +1,98 @@
+"""Engine speed of two builds side by side: the same workloads, alternated, medians.
+
+    python benchmarks/compare_builds.py BEFORE_PYTHONPATH AFTER_PYTHONPATH [--runs 7] [--packets 1000000]
+
+Each path is a `python/` folder holding a built `bondsim` (e.g. a worktree of
+the earlier commit with its `_core*.so`). Every run is its own process; the
+figure is the core's own `wall_s` (build, run and result, no Python), so the
+ratio compares the simulators alone. Writes `benchmarks/results/compare_builds.md`
+when `--out` is given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+#: name -> (scenario file, overrides). Sizes are set from --packets.
+WORKLOADS = {
+    "thesis paced, balanced, rr": ("thesis", ["links.1.period_ms=20", "bond.mode=rr"]),
+    "thesis paced, slow link, lb": ("thesis", ["bond.mode=lb"]),
+    "rate 4x1G window, rr": ("league", ["bond.mode=balance-rr"]),
+    "rate 4x1G window, earliest-finish": ("league", ["bond.mode=earliest-finish"]),
+}
+
+CHILD = """
+import json, sys, bondsim
+name, overrides = sys.argv[1], json.loads(sys.argv[2])
+r = bondsim.run(name, overrides)
+print(json.dumps({"packets": r.summary["packets"], "events": r.summary["events"], "wall_s": r.summary["wall_s"]}))
+"""
+
+
+def sized(name: str, overrides: list[str], packets: int) -> list[str]:
+    if name == "thesis":  # 101 packets per 100 KB request
+        return [*overrides, f"workload.requests={packets // 101}"]
+    per_flow = packets // 16  # league: 16 flows of 1448-byte packets
+    return [*overrides, f"workload.file_size={{kind='fixed', bytes={per_flow * 1448}}}"]
+
+
+def one(pythonpath: str, name: str, overrides: list[str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, name, json.dumps(overrides)],
+        env={"PYTHONPATH": pythonpath, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--runs", type=int, default=7, help="runs per build and workload (alternated)")
+    parser.add_argument("--packets", type=int, default=1_000_000)
+    parser.add_argument("--out", type=Path, help="write a markdown table here")
+    args = parser.parse_args()
+    rows = []
+    for label, (name, overrides) in WORKLOADS.items():
+        overrides = sized(name, overrides, args.packets)
+        times: dict[str, list[float]] = {"before": [], "after": []}
+        counts = {}
+        for _ in range(args.runs):
+            for side in ("before", "after"):
+                r = one(getattr(args, side), name, overrides)
+                times[side].append(r["wall_s"])
+                counts[side] = (r["packets"], r["events"])
+        b, a = statistics.median(times["before"]), statistics.median(times["after"])
+        packets = counts["after"][0]
+        rows.append(
+            (label, packets, counts["before"][1], counts["after"][1], packets / b / 1e6, packets / a / 1e6, b / a)
+        )
+        print(
+            f"{label}: before {packets / b / 1e6:.2f} M pkt/s, after {packets / a / 1e6:.2f} M pkt/s, "
+            f"ratio {b / a:.3f}",
+            file=sys.stderr,
+        )
+    lines = [
+        f"Median of {args.runs} alternated runs per build, each its own process; the core's own wall time.",
+        "",
+        "| workload | packets | events before | events after | M pkt/s before | M pkt/s after | after/before speed |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.3f} |" for r in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        args.out.write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,187 @@
+//! Transports: what runs at each end of a flow, sans-IO.
+//!
+//! An [`Endpoint`] is told what happens to it — a flow opens, a packet
+//! arrives, a timer it asked for is due — and answers with [`Output`]s (timers
+//! to arm, data to hand to the application); the world then asks it for the
+//! packets it wants to send, one at a time ([`Endpoint::poll_transmit`]), and
+//! puts each on the fabric before asking for the next. It never sees the
+//! event queue, the links or the clock beyond the `now` it is given, so the
+//! world can route its events (timers carry the endpoint's own token, which
+//! is how it tells a current timer from a stale one) and an emulator could
+//! drive the same code in real time.
+//!
+//! Each transport is one file and builds a server end (the sender) and a client
+//! end (the receiver):
+//!
+//! * [`paced`]: the thesis's scheduler loop (packets per tick).
+//! * [`window`]: bulk transfers; each flow keeps a window of packets in
+//!   flight and sends the next one when one is delivered (or lost).
+//! * [`cbr`]: each flow sends at a constant bit rate, whatever happens to
+//!   its packets (an iperf UDP stream).
+//! * [`sink`]: the client end of all three: hands every packet to the application.
+//!
+//! [`Cutter`] says how a file becomes packets; [`build`] is the registry.
+
+pub mod cbr;
+pub mod paced;
+pub mod sink;
+pub mod window;
+
+use crate::packet::Packet;
+use crate::scenario::{Scenario, Sender};
+use crate::time::SimTime;
+
+/// What an endpoint asks of the world besides sending, in the order it asks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Output {
+    /// Call [`Endpoint::on_timer`] with `token` at `at`.
+    Timer {
+        /// When.
+        at: SimTime,
+        /// The endpoint's own name for the timer (a flow, a generation).
+        token: u64,
+    },
+    /// Hand this packet's payload to the application: the delivery point the metrics measure.
+    Deliver(Packet),
+}
+
+/// What runs at one end of the flows of a run.
+pub trait Endpoint: Send {
+    /// The run starts: arm the first timers.
+    fn start(&mut self, _now: SimTime, _out: &mut Vec<Output>) {}
+
+    /// Flow `flow` opens: at the server, the application has `bytes` to send.
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>);
+
+    /// A packet of one of its flows arrived at this end.
+    fn on_packet(&mut self, _now: SimTime, _packet: Packet, _out: &mut Vec<Output>) {}
+
+    /// A timer it armed is due.
+    fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Output>) {}
+
+    /// The next packet it wants to send now, if any (the world puts it on the
+    /// fabric — the server's through the bond, a client's through its peer —
+    /// before asking again).
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet>;
+
+    /// The simulator's oracle: a data packet this end sent was resolved (its
+    /// first copy reached the client, or every copy was lost). Real transports
+    /// learn this from acknowledgements instead and ignore it.
+    fn on_resolved(&mut self, _now: SimTime, _packet: &Packet, _out: &mut Vec<Output>) {}
+
+    /// True when it has nothing left to send.
+    fn is_idle(&self) -> bool;
+}
+
+/// The two ends of a run's flows.
+pub struct Ends {
+    /// The server's end (the sender).
+    pub server: Box<dyn Endpoint>,
+    /// The clients' end (the receiver).
+    pub client: Box<dyn Endpoint>,
+}
+
+/// Builds the transport `scenario.sender` names for `flows` flows.
+pub fn build(scenario: &Scenario, flows: usize) -> Ends {
+    let cutter = Cutter::for_scenario(scenario);
+    let server: Box<dyn Endpoint> = match &scenario.sender {
+        Sender::Paced(s) => Box::new(paced::PacedSender::new(s, cutter, flows)),
+        Sender::Window(s) => Box::new(window::WindowSender::new(s, cutter, flows)),
+        Sender::Cbr(s) => Box::new(cbr::CbrSender::new(s, cutter, flows)),
+    };
+    Ends { server, client: Box::new(sink::Sink) }
+}
+
+/// How a file is cut into packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cutter {
+    chunk: u64,
+    message: Option<u64>,
+    thesis: bool,
+}
+
+impl Cutter {
+    /// The cutting rule of `scenario`'s sender.
+    pub fn for_scenario(scenario: &Scenario) -> Cutter {
+        Cutter {
+            chunk: u64::from(scenario.chunk_bytes()),
+            message: scenario.sender.message_bytes().map(u64::from),
+            thesis: matches!(scenario.sender, Sender::Paced(_)),
+        }
+    }
+
+    /// Packets in one message of `m` bytes (an empty message is one empty packet).
+    fn per_message(&self, m: u64) -> u64 {
+        m.div_ceil(self.chunk).max(1)
+    }
+
+    /// Packets a file of `file` bytes becomes.
+    ///
+    /// The thesis's rule is `file / chunk + 1` (its last read is short, possibly
+    /// empty); otherwise every message of `message_bytes` (default: the whole
+    /// file) is cut into packets of at most `chunk` bytes.
+    pub fn packets(&self, file: u64) -> u64 {
+        if self.thesis {
+            return file / self.chunk + 1;
+        }
+        let m = self.message.unwrap_or(file).max(1);
+        if file == 0 {
+            return 1;
+        }
+        let (full, rest) = (file / m, file % m);
+        full * self.per_message(m) + if rest > 0 { self.per_message(rest) } else { 0 }
+    }
+
+    /// Payload bytes of packet `k` of a file of `file` bytes.
+    #[inline]
+    pub fn packet_bytes(&self, file: u64, k: u64) -> u32 {
+        if self.thesis {
+            // Full chunks while they fit: no division on this path.
+            return if (k + 1) * self.chunk <= file { self.chunk as u32 } else { (file - k * self.chunk) as u32 };
+        }
+        let m = self.message.unwrap_or(file).max(1);
+        let per = self.per_message(m);
+        let (message, pos) = (k / per, k % per);
+        let size = if message < file / m { m } else { file % m };
+        let per_this = self.per_message(size);
+        if pos + 1 < per_this {
+            self.chunk as u32
+        } else {
+            (size - (per_this - 1) * self.chunk) as u32
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cutter(chunk: u64, message: Option<u64>, thesis: bool) -> Cutter {
+        Cutter { chunk, message, thesis }
+    }
+
+    fn sizes(c: Cutter, file: u64) -> Vec<u32> {
+        (0..c.packets(file)).map(|k| c.packet_bytes(file, k)).collect()
+    }
+
+    #[test]
+    fn thesis_rule_has_a_short_possibly_empty_last_packet() {
+        let c = cutter(1024, None, true);
+        assert_eq!(c.packets(102_400), 101);
+        assert_eq!(c.packets(716_800), 701); // the thesis's class3_6 log line
+        assert_eq!(sizes(cutter(1000, None, true), 2500), [1000, 1000, 500]);
+        assert_eq!(sizes(cutter(1000, None, true), 2000), [1000, 1000, 0]);
+    }
+
+    #[test]
+    fn stream_rule_cuts_each_message_separately() {
+        assert_eq!(sizes(cutter(1000, None, false), 2500), [1000, 1000, 500]);
+        assert_eq!(sizes(cutter(1000, None, false), 2000), [1000, 1000]);
+        assert_eq!(sizes(cutter(1000, Some(1500), false), 4000), [1000, 500, 1000, 500, 1000]);
+        assert_eq!(sizes(cutter(1460, Some(64), false), 200), [64, 64, 64, 8]);
+        assert_eq!(sizes(cutter(1460, None, false), 0), [0]);
+        let c = cutter(1448, Some(65536), false);
+        let total: u64 = sizes(c, 10 * 65536).iter().map(|&b| u64::from(b)).sum();
+        assert_eq!(total, 10 * 65536);
+    }
+}
