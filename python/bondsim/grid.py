@@ -33,12 +33,11 @@ import copy
 import itertools
 import math
 import numbers
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from bondsim._core import ScenarioError
 from bondsim.scenario import _error, apply_overrides, check, find, resolve_files, scenario_hash, set_path

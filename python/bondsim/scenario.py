@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import copy
 import json
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from bondsim import _core
 from bondsim._core import ScenarioError
