@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 import bondsim
-from bondsim.sweep import local_cores, session
+from bondsim.sweeps import local_cores, session
 
 HERE = Path(__file__).resolve().parent
 

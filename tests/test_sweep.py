@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import sys
 
 import duckdb
 import pandas as pd
@@ -12,7 +13,7 @@ from conftest import SCENARIOS
 import bondsim
 from bondsim.grid import load_sweep
 from bondsim.scenario import apply_overrides, scenario_hash, set_path
-from bondsim.sweep import run_many, session
+from bondsim.sweeps import run_many, session
 
 #: Poisson arrivals and SPECweb99 file sizes: every seed is a different random run.
 RANDOM_BASE = {
@@ -91,6 +92,24 @@ def test_python_sweep_returns_one_row_per_run_in_grid_order():
         for figure in ("packets", "out_of_order", "makespan_s", "events"):
             assert row[figure] == alone.summary[figure]
     assert table.loc[0, "out_of_order"] != table.loc[1, "out_of_order"]  # seeds give different runs
+
+
+def test_bondsim_sweep_is_a_plain_function_beside_the_sweeps_module():
+    import importlib
+    import inspect
+    import types
+
+    import bondsim.sweeps
+
+    assert inspect.isfunction(bondsim.sweep) and bondsim.sweep is bondsim.sweeps.sweep
+    assert "bondsim.sweep" not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("bondsim.sweep")
+    # every module of the package is an ordinary module (none made callable by swapping its class)
+    for name, module in sys.modules.items():
+        if name == "bondsim" or name.startswith("bondsim."):
+            assert type(module) is types.ModuleType, name
+    assert bondsim.sweep is bondsim.sweeps.sweep  # importing the module does not shadow the function
 
 
 def test_run_many_keeps_input_order_whatever_finishes_first(tmp_path):

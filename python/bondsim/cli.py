@@ -185,7 +185,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.reproduce import PAPERS
-    from bondsim.sweep import session
+    from bondsim.sweeps import session
 
     module = PAPERS[args.paper]
     with session(workers=args.workers, dask=args.dask, db=args.db):

@@ -80,7 +80,7 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bondsim.grid import load_sweep
-    from bondsim.sweep import Runner, sweep_table
+    from bondsim.sweeps import Runner, sweep_table
 
     plan = load_sweep(args.sweep, args.set)
     axes = [a.name for a in plan.axes]

@@ -5,7 +5,8 @@ Three ways in, one machinery (:class:`Runner`):
 * :func:`run_many` — scenario dicts in, :class:`~bondsim.api.RunResult` list out, in input order.
   Every reproduction runs its experiments through it.
 * :func:`sweep` — a sweep file (or dict, see :mod:`bondsim.grid`) in, a DataFrame out: one row per
-  run in grid order with the swept values and every scalar summary figure.
+  run in grid order with the swept values and every scalar summary figure. The package exports it
+  as ``bondsim.sweep(...)``.
 * :func:`session` — a block in which every ``run_many`` / ``sweep`` shares one pool, Dask cluster
   and database (``bondsim reproduce --dask local --db results.duckdb`` uses it).
 
@@ -27,7 +28,6 @@ import queue
 import sys
 import threading
 import time
-import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,7 +315,7 @@ def session(*, workers: int | None = None, dask: Any = None, db: str | Path | St
     """A block in which every :func:`run_many` and :func:`sweep` that names no executor or database of its
     own shares this one (see :class:`Runner` for the arguments)::
 
-        with bondsim.sweep.session(dask="local", db="results.duckdb"):
+        with bondsim.sweeps.session(dask="local", db="results.duckdb"):
             bondsim.reproduce.thesis.reproduce("out/thesis")
     """
     with Runner(workers=workers, dask=dask, db=db) as runner:
@@ -409,13 +409,3 @@ def sweep(
     with _runner(workers, dask, db) as runner:
         outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
     return sweep_table(plan, outcomes)
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``bondsim.sweep(...)`` run a sweep while ``bondsim.sweep.run_many`` and friends stay reachable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
