@@ -179,7 +179,8 @@ class Runner:
             self._store = Store(self.db)
         return self._store
 
-    def _dask_client(self):
+    def dask_client(self):
+        """The ``distributed.Client`` of ``dask``, connected (or its LocalCluster started) on first use."""
         if self._client is not None:
             return self._client
         try:
@@ -222,7 +223,7 @@ class Runner:
 
             future = self._pool.submit(_core.run, text, progress)
         else:
-            future = self._dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
+            future = self.dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
         future.add_done_callback(lambda f: done.put((point.key, f)))
         return future
 
