@@ -51,3 +51,13 @@ def test_lint_target_and_stable_abi_match_requires_python():
     assert pyproject()["tool"]["ruff"]["target-version"] == f"py{major}{minor}"
     pyo3 = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["dependencies"]["pyo3"]
     assert [f for f in pyo3["features"] if f.startswith("abi3")] == [f"abi3-py{major}{minor}"]
+
+
+def test_dask_is_an_optional_extra_that_make_build_installs():
+    project = pyproject()["project"]
+    assert not [d for d in project["dependencies"] if re.match(r"(dask|distributed)\b", d)]
+    assert [d for d in project["optional-dependencies"]["dask"] if d.startswith("dask[distributed]")]
+    build = re.search(r"^build:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert build, "the Makefile has a build target"
+    extras = re.search(r"maturin develop .*--extras[ =](\S+)", build.group(0))
+    assert extras and {"dev", "dask"} <= set(extras.group(1).split(","))

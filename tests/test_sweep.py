@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
 import sys
 
 import duckdb
 import pandas as pd
 import pytest
-from conftest import SCENARIOS
+from conftest import ROOT, SCENARIOS
 
 import bondsim
 from bondsim.grid import load_sweep
@@ -162,6 +163,7 @@ def _stored(db) -> dict[str, pd.DataFrame]:
 
 
 def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
+    pytest.importorskip("distributed")
     spec = small_sweep()
     local = bondsim.sweep(spec, workers=2, db=tmp_path / "local.duckdb", progress=False)
     on_dask = bondsim.sweep(spec, dask="local", workers=2, db=tmp_path / "dask.duckdb", progress=False)
@@ -198,3 +200,33 @@ def test_reproduction_runs_through_the_sweep_path(cli, tmp_path):
     assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet").returncode == 0
     for name in ("fig9_fixed_100kb.csv", "fig10_varied_sizes.csv", "fig11_p_outorder.csv", "summary.md"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_asking_for_dask_without_the_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    for name in ("dask", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if `bondsim[dask]` were not installed
+    db = tmp_path / "runs.duckdb"
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$") as raised:
+        bondsim.sweep(small_sweep(), dask="local", db=db, progress=False)
+    assert "\n" not in str(raised.value)
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$"):
+        run_many([bondsim.load("thesis")], dask="tcp://127.0.0.1:9", db=db, progress=False)
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$"), session(dask="local"):
+        pass
+    assert not db.exists()  # nothing ran, nothing was recorded
+
+
+def test_no_module_imports_dask_until_asked():
+    code = """
+import importlib, pkgutil, sys
+import bondsim
+for module in pkgutil.walk_packages(bondsim.__path__, "bondsim."):
+    importlib.import_module(module.name)
+from bondsim.cli import build_parser
+build_parser().parse_args(["sweep", "x.sweep.toml", "--dask", "local"])
+bondsim.run("thesis", ["workload.requests=2"])
+print(sorted(name for name in sys.modules if name.split(".")[0] in ("dask", "distributed")))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -48,6 +48,22 @@ from bondsim.store import Store, scalar_figures
 FLUSH_EVERY_S = 0.25
 
 
+#: What a user who asks for Dask (``--dask``, ``dask=``) without the optional extra is told.
+DASK_MISSING = "--dask: running on Dask needs the dask extra, which is not installed: pip install 'bondsim[dask]'"
+
+
+def import_distributed():
+    """``dask.distributed``, an optional dependency (the ``bondsim[dask]`` extra), imported only when
+    Dask is asked for; a :class:`~bondsim.BondsimError` saying how to install it if it is missing."""
+    try:
+        import distributed
+    except ImportError as exc:
+        if exc.name in ("dask", "distributed") or (exc.name or "").startswith("dask."):
+            raise BondsimError(DASK_MISSING) from None
+        raise BondsimError(f"--dask: cannot import dask.distributed: {exc}") from None
+    return distributed
+
+
 def _run_json(text: str) -> str:
     """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out."""
     return _core.run(text, None)
@@ -132,7 +148,8 @@ class Runner:
     ``workers``: local threads, or the LocalCluster's worker processes (default: every core).
     ``dask``: None (local threads), ``"local"`` (a Dask LocalCluster), a scheduler address
     (``tcp://host:8786``), a scheduler file (``*.json``), or a ``distributed.Client`` or cluster
-    object (e.g. dask-jobqueue's ``SLURMCluster``).
+    object (e.g. dask-jobqueue's ``SLURMCluster``). Dask is optional (``pip install 'bondsim[dask]'``)
+    and imported only when asked for.
     ``db``: a results database path or :class:`~bondsim.store.Store`; None keeps results in memory.
     The pool, cluster and database open on first use and close with the runner.
     """
@@ -140,6 +157,8 @@ class Runner:
     def __init__(self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None):
         if workers is not None and workers < 1:
             raise BondsimError(f"--workers: must be 1 or more, got {workers}")
+        if dask is not None:
+            import_distributed()  # before anything is run or recorded
         self.workers = workers or local_cores()
         self.dask = dask
         self.db = db
@@ -183,10 +202,7 @@ class Runner:
         """The ``distributed.Client`` of ``dask``, connected (or its LocalCluster started) on first use."""
         if self._client is not None:
             return self._client
-        try:
-            import distributed
-        except ImportError:
-            raise BondsimError("--dask: needs dask.distributed (pip install 'dask[distributed]')") from None
+        distributed = import_distributed()
         target = self.dask
         try:
             if isinstance(target, distributed.Client):
