@@ -16,10 +16,11 @@ $(BIN)/maturin:
 
 setup: $(BIN)/maturin
 
-# Builds the extension and installs bondsim with its dependencies into .venv.
+# Builds the extension and installs bondsim with its dependencies into .venv, with the
+# optional Dask extra so that the Dask tests run.
 build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
-		$(BIN)/maturin develop --release --extras dev --quiet
+		$(BIN)/maturin develop --release --extras dev,dask --quiet
 
 # The main job: reproduce the thesis's figures (CSV, PNG, markdown summary).
 demo: build

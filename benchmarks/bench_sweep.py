@@ -34,7 +34,7 @@ from pathlib import Path
 import pandas as pd
 
 import bondsim
-from bondsim.sweep import local_cores, session
+from bondsim.sweeps import local_cores, session
 
 HERE = Path(__file__).resolve().parent
 
@@ -117,7 +117,7 @@ def main() -> None:
         if label == SHAPES[1][0]:
             with session(dask="local", workers=2) as runner:
                 started = time.perf_counter()
-                runner._dask_client()
+                runner.dask_client()
                 dask_start = time.perf_counter() - started
                 dask_wall, dask_table = timed(spec(args.runs, requests, file_bytes))
             ignore = ["wall_s", "run_id"]

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 
 import duckdb
 import pandas as pd
 import pytest
-from conftest import SCENARIOS
+from conftest import ROOT, SCENARIOS
 
 import bondsim
 from bondsim.grid import load_sweep
 from bondsim.scenario import apply_overrides, scenario_hash, set_path
-from bondsim.sweep import run_many, session
+from bondsim.sweeps import run_many, session
 
 #: Poisson arrivals and SPECweb99 file sizes: every seed is a different random run.
 RANDOM_BASE = {
@@ -93,6 +95,24 @@ def test_python_sweep_returns_one_row_per_run_in_grid_order():
     assert table.loc[0, "out_of_order"] != table.loc[1, "out_of_order"]  # seeds give different runs
 
 
+def test_bondsim_sweep_is_a_plain_function_beside_the_sweeps_module():
+    import importlib
+    import inspect
+    import types
+
+    import bondsim.sweeps
+
+    assert inspect.isfunction(bondsim.sweep) and bondsim.sweep is bondsim.sweeps.sweep
+    assert "bondsim.sweep" not in sys.modules
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("bondsim.sweep")
+    # every module of the package is an ordinary module (none made callable by swapping its class)
+    for name, module in sys.modules.items():
+        if name == "bondsim" or name.startswith("bondsim."):
+            assert type(module) is types.ModuleType, name
+    assert bondsim.sweep is bondsim.sweeps.sweep  # importing the module does not shadow the function
+
+
 def test_run_many_keeps_input_order_whatever_finishes_first(tmp_path):
     base = bondsim.load("thesis")
     # the big run first: on two workers the small ones finish before it
@@ -143,6 +163,7 @@ def _stored(db) -> dict[str, pd.DataFrame]:
 
 
 def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
+    pytest.importorskip("distributed")
     spec = small_sweep()
     local = bondsim.sweep(spec, workers=2, db=tmp_path / "local.duckdb", progress=False)
     on_dask = bondsim.sweep(spec, dask="local", workers=2, db=tmp_path / "dask.duckdb", progress=False)
@@ -179,3 +200,33 @@ def test_reproduction_runs_through_the_sweep_path(cli, tmp_path):
     assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet").returncode == 0
     for name in ("fig9_fixed_100kb.csv", "fig10_varied_sizes.csv", "fig11_p_outorder.csv", "summary.md"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
+
+
+def test_asking_for_dask_without_the_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    for name in ("dask", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if `bondsim[dask]` were not installed
+    db = tmp_path / "runs.duckdb"
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$") as raised:
+        bondsim.sweep(small_sweep(), dask="local", db=db, progress=False)
+    assert "\n" not in str(raised.value)
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$"):
+        run_many([bondsim.load("thesis")], dask="tcp://127.0.0.1:9", db=db, progress=False)
+    with pytest.raises(bondsim.BondsimError, match=r"pip install 'bondsim\[dask\]'$"), session(dask="local"):
+        pass
+    assert not db.exists()  # nothing ran, nothing was recorded
+
+
+def test_no_module_imports_dask_until_asked():
+    code = """
+import importlib, pkgutil, sys
+import bondsim
+for module in pkgutil.walk_packages(bondsim.__path__, "bondsim."):
+    importlib.import_module(module.name)
+from bondsim.cli import build_parser
+build_parser().parse_args(["sweep", "x.sweep.toml", "--dask", "local"])
+bondsim.run("thesis", ["workload.requests=2"])
+print(sorted(name for name in sys.modules if name.split(".")[0] in ("dask", "distributed")))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

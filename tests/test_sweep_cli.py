@@ -182,6 +182,7 @@ def test_dry_run_checks_and_shows_the_grid_without_running(main, tmp_path):
 
 
 def test_sweep_on_dask_local_from_the_command_line(main, tmp_path):
+    pytest.importorskip("distributed")
     sweep_file = write_sweep(tmp_path, SMALL)
     local = main("sweep", str(sweep_file), "--db", str(tmp_path / "a.duckdb"), "--json")
     dask = main(
@@ -193,6 +194,7 @@ def test_sweep_on_dask_local_from_the_command_line(main, tmp_path):
 
 
 def test_unreachable_dask_scheduler_is_a_one_line_error(main, tmp_path):
+    pytest.importorskip("distributed")
     import dask
 
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):  # Dask's own setting; default 30 s
@@ -207,6 +209,27 @@ def test_unreachable_dask_scheduler_is_a_one_line_error(main, tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.startswith("error: --dask: cannot reach a Dask scheduler at tcp://127.0.0.1:9")
     assert len(proc.stderr.splitlines()) == 1
+
+
+@pytest.fixture
+def without_dask(monkeypatch):
+    """Dask as if the ``bondsim[dask]`` extra were not installed: importing it fails."""
+    for name in ("dask", "distributed"):
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+@pytest.mark.parametrize("command", ["sweep", "reproduce"])
+def test_dask_without_the_extra_is_a_one_line_error_that_says_what_to_install(main, tmp_path, without_dask, command):
+    db, out = tmp_path / "runs.duckdb", tmp_path / "out"
+    if command == "sweep":
+        args = ["sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(db), "--dask", "local"]
+    else:
+        args = ["reproduce", "league", "--out", str(out), "--db", str(db), "--dask", "tcp://127.0.0.1:9"]
+    proc = main(*args)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: --dask: ") and proc.stderr.count("\n") == 1
+    assert "pip install 'bondsim[dask]'" in proc.stderr
+    assert not db.exists() and not out.exists()  # stopped before anything ran or was recorded
 
 
 @pytest.fixture

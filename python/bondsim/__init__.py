@@ -6,10 +6,10 @@
 >>> table = bondsim.sweep("scenarios/thesis_load.sweep.toml")           # doctest: +SKIP
 """
 
-from bondsim import sweep  # a module you can call: bondsim.sweep(...) runs a sweep
 from bondsim._core import BondsimError, ScenarioError, __version__
 from bondsim.api import RunResult, run, run_checked
 from bondsim.scenario import load
 from bondsim.store import Store
+from bondsim.sweeps import sweep
 
 __all__ = ["BondsimError", "RunResult", "ScenarioError", "Store", "__version__", "load", "run", "run_checked", "sweep"]

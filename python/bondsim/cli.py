@@ -29,8 +29,8 @@ examples:
 """
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
-    pass
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every ``bondsim`` command's help: descriptions and example epilogs printed as written."""
 
 
 def add_overrides(p: argparse.ArgumentParser, what: str = "the scenario") -> None:
@@ -185,7 +185,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.reproduce import PAPERS
-    from bondsim.sweep import session
+    from bondsim.sweeps import session
 
     module = PAPERS[args.paper]
     with session(workers=args.workers, dask=args.dask, db=args.db):
@@ -254,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Simulate NIC bonding: which mode or scheduler gives the most throughput, "
         "the fewest out-of-order packets, the best balance.",
         epilog=EPILOG_MAIN,
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"bondsim {_core.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -262,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "run",
         help="run one scenario",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
         "links.csv and scenario.json.",
         epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "plot",
         help="compare runs' out-of-order packets by file size (the thesis's plot.sh)",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Plot P(outorder) (or the average out-of-order count) per packets-per-file for each run "
         "directory written by `bondsim run --out`, one line per run: the thesis's plot.sh.",
         epilog="example:\n  bondsim run thesis --out out/rr && bondsim run thesis --set bond.mode=lb --out out/lb\n"
@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "reproduce",
         help="reproduce a paper's figures",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Re-run a seed paper's experiments (as sweeps, on every core or a Dask cluster) and write "
         "CSV + PNG figures and a markdown summary comparing them with what the paper reported.",
         epilog="examples:\n  bondsim reproduce thesis --out out/thesis\n"
@@ -310,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "schedulers",
         help="list the bonding modes and schedulers",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="List every registered scheduler (the values of bond.mode), or one with its parameters.",
         epilog="examples:\n  bondsim schedulers\n  bondsim schedulers earliest-finish\n"
         "  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'",
@@ -324,7 +324,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "scenario",
         help="work with scenario files",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Check scenario files against the schema.",
         epilog="example:\n  bondsim scenario check scenarios/thesis.toml --json",
     )
@@ -332,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     c = scenario_sub.add_parser(
         "check",
         help="check a scenario and show it with defaults filled in",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Check a scenario file (and overrides); exit 2 with the field's path if it is wrong.",
         epilog="example:\n  bondsim scenario check scenarios/thesis.toml --set links.1.period_ms=40 --json",
     )

@@ -14,7 +14,7 @@ import pandas as pd
 from rich.table import Table
 
 from bondsim._core import BondsimError
-from bondsim.cli import _Formatter, add_execution_options, add_overrides, console
+from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, console
 from bondsim.store import DEFAULT_DB, Store
 
 #: What ``runs list`` shows unless told ``--columns``.
@@ -80,7 +80,7 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 def cmd_sweep(args: argparse.Namespace) -> int:
     from bondsim.grid import load_sweep
-    from bondsim.sweep import Runner, sweep_table
+    from bondsim.sweeps import Runner, sweep_table
 
     plan = load_sweep(args.sweep, args.set)
     axes = [a.name for a in plan.axes]
@@ -268,7 +268,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "sweep",
         help="run a parameter sweep (grid × seeds) into the results database",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Expand a sweep file into its grid, check every scenario, run those not yet stored "
         "(in parallel, locally or on Dask) and store each run in the results database as it completes. "
         "Prints the mean of --metrics per grid point.",
@@ -290,7 +290,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "runs",
         help="list, show, compare and export stored runs",
-        formatter_class=_Formatter,
+        formatter_class=HelpFormatter,
         description="Look at the results database that bondsim sweep (and reproduce --db) fill.",
         epilog=RUNS_EPILOG,
     )
@@ -300,7 +300,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     def action(name: str, func, summary: str, description: str, epilog: str) -> argparse.ArgumentParser:
         parser = actions.add_parser(
-            name, parents=[db], help=summary, description=description, epilog=epilog, formatter_class=_Formatter
+            name, parents=[db], help=summary, description=description, epilog=epilog, formatter_class=HelpFormatter
         )
         parser.set_defaults(func=func)
         return parser

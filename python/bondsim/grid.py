@@ -33,15 +33,14 @@ import copy
 import itertools
 import math
 import numbers
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import tomllib
-
 from bondsim._core import ScenarioError
-from bondsim.scenario import _error, apply_overrides, check, find, resolve_files, scenario_hash, set_path
+from bondsim.scenario import apply_overrides, check, find, resolve_files, scenario_error, scenario_hash, set_path
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds")
 AXIS_KEYS = ("path", "name", "values", "range", "logrange")
@@ -86,7 +85,7 @@ def _is_number(value: Any) -> bool:
 
 def _number(value: Any, where: str) -> float | int:
     if not _is_number(value) or not math.isfinite(value):
-        raise _error(where, f"must be a number, got {value!r}")
+        raise scenario_error(where, f"must be a number, got {value!r}")
     return value
 
 
@@ -97,13 +96,13 @@ def _tidy(value: float) -> float:
 
 def _table(raw: Any, where: str, keys: tuple[str, ...], shape: str) -> Mapping:
     if not isinstance(raw, Mapping):
-        raise _error(where, f"must be a table {shape}")
+        raise scenario_error(where, f"must be a table {shape}")
     for key in raw:
         if key not in keys:
-            raise _error(f"{where}.{key}", f"unknown key, expected one of {', '.join(keys)}")
+            raise scenario_error(f"{where}.{key}", f"unknown key, expected one of {', '.join(keys)}")
     for key in keys:
         if key not in raw:
-            raise _error(where, f"must be a table {shape}; `{key}` is missing")
+            raise scenario_error(where, f"must be a table {shape}; `{key}` is missing")
     return raw
 
 
@@ -111,10 +110,10 @@ def _linear(raw: Any, where: str) -> list:
     spec = _table(raw, where, ("start", "stop", "step"), "{start, stop, step} (stop included)")
     start, stop, step = (_number(spec[k], f"{where}.{k}") for k in ("start", "stop", "step"))
     if step == 0 or (stop - start) / step < 0:
-        raise _error(f"{where}.step", f"must be non-zero and lead from start ({start}) to stop ({stop})")
+        raise scenario_error(f"{where}.step", f"must be non-zero and lead from start ({start}) to stop ({stop})")
     count = math.floor((stop - start) / step + 1e-9) + 1
     if count > MAX_AXIS_VALUES:
-        raise _error(where, f"gives {count:,} values; at most {MAX_AXIS_VALUES:,}")
+        raise scenario_error(where, f"gives {count:,} values; at most {MAX_AXIS_VALUES:,}")
     integers = all(isinstance(v, int) for v in (start, step))
     return [start + i * step if integers else _tidy(start + i * step) for i in range(count)]
 
@@ -124,9 +123,9 @@ def _log(raw: Any, where: str) -> list:
     start, stop = (_number(spec[k], f"{where}.{k}") for k in ("start", "stop"))
     num = spec["num"]
     if not isinstance(num, int) or isinstance(num, bool) or not 1 <= num <= MAX_AXIS_VALUES:
-        raise _error(f"{where}.num", f"must be a whole number of values, 1 to {MAX_AXIS_VALUES:,}; got {num!r}")
+        raise scenario_error(f"{where}.num", f"must be a whole number of values, 1 to {MAX_AXIS_VALUES:,}; got {num!r}")
     if start <= 0 or stop <= 0:
-        raise _error(where, f"a log range needs start and stop above 0, got {start} and {stop}")
+        raise scenario_error(where, f"a log range needs start and stop above 0, got {start} and {stop}")
     raw_values = [start * (stop / start) ** (i / (num - 1)) if num > 1 else start for i in range(num)]
     if isinstance(start, int) and isinstance(stop, int):
         return list(dict.fromkeys(round(v) for v in raw_values))
@@ -135,7 +134,7 @@ def _log(raw: Any, where: str) -> list:
 
 def _listed(raw: Any, where: str) -> list:
     if isinstance(raw, str | bytes | Mapping) or not isinstance(raw, Iterable):
-        raise _error(where, f"must be a list of values, e.g. [10, 20, 40]; got {raw!r}")
+        raise scenario_error(where, f"must be a list of values, e.g. [10, 20, 40]; got {raw!r}")
     return list(raw)
 
 
@@ -161,61 +160,61 @@ def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict
 def _axis(i: int, raw: Any, base: dict, base_dir: Path) -> Axis:
     where = f"axes.{i}"
     if not isinstance(raw, Mapping):
-        raise _error(where, "an axis is a table: path and one of values, range, logrange")
+        raise scenario_error(where, "an axis is a table: path and one of values, range, logrange")
     for key in raw:
         if key not in AXIS_KEYS:
-            raise _error(f"{where}.{key}", f"unknown key in an axis, expected one of {', '.join(AXIS_KEYS)}")
+            raise scenario_error(f"{where}.{key}", f"unknown key in an axis, expected one of {', '.join(AXIS_KEYS)}")
     path = raw.get("path")
     if not isinstance(path, str) or not path:
-        raise _error(
+        raise scenario_error(
             f"{where}.path", "an axis needs a path: a scenario field by its dotted path, e.g. workload.requests"
         )
     if path == "seed":
-        raise _error(f"{where}.path", "the seed is swept by replications = N or seeds = [...], not by an axis")
+        raise scenario_error(f"{where}.path", "the seed is swept by replications = N or seeds = [...], not by an axis")
     kinds = [k for k in ("values", "range", "logrange") if k in raw]
     if len(kinds) != 1:
-        raise _error(where, f"give exactly one of values, range, logrange (got {', '.join(kinds) or 'none'})")
+        raise scenario_error(where, f"give exactly one of values, range, logrange (got {', '.join(kinds) or 'none'})")
     kind = kinds[0]
     values = {"values": _listed, "range": _linear, "logrange": _log}[kind](raw[kind], f"{where}.{kind}")
     if not values:
-        raise _error(f"{where}.{kind}", "an axis needs at least one value")
+        raise scenario_error(f"{where}.{kind}", "an axis needs at least one value")
     name = raw.get("name", path)
     if not isinstance(name, str) or not name:
-        raise _error(f"{where}.name", f"must be a non-empty string, got {name!r}")
+        raise scenario_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
     if name in RESERVED:
-        raise _error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
+        raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
 
     if not _has_field(base, path):
         try:
             _with(base, [(path, values[0])], base_dir)
         except ScenarioError as exc:
-            raise _error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
+            raise scenario_error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
     for j, value in enumerate(values):
         try:
             _with(base, [(path, value)], base_dir)
         except ScenarioError as exc:
             at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
-            raise _error(at, f"{path} = {value!r}: {exc}") from None
+            raise scenario_error(at, f"{path} = {value!r}: {exc}") from None
     return Axis(path=path, name=name, values=tuple(values))
 
 
 def _seeds(spec: Mapping, base_seed: int) -> list[int]:
     if "replications" in spec and "seeds" in spec:
-        raise _error("seeds", "give replications = N or seeds = [...], not both")
+        raise scenario_error("seeds", "give replications = N or seeds = [...], not both")
     if "replications" in spec:
         count = spec["replications"]
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            raise _error("replications", f"must be a whole number of runs, 1 or more; got {count!r}")
+            raise scenario_error("replications", f"must be a whole number of runs, 1 or more; got {count!r}")
         return [base_seed + i for i in range(count)]
     if "seeds" in spec:
         seeds = _listed(spec["seeds"], "seeds")
         if not seeds:
-            raise _error("seeds", "needs at least one seed")
+            raise scenario_error("seeds", "needs at least one seed")
         for j, seed in enumerate(seeds):
             if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
-                raise _error(f"seeds.{j}", f"a seed is a whole number from 0 to 2^64-1, got {seed!r}")
+                raise scenario_error(f"seeds.{j}", f"a seed is a whole number from 0 to 2^64-1, got {seed!r}")
         if len(set(seeds)) != len(seeds):
-            raise _error("seeds", "lists a seed twice")
+            raise scenario_error("seeds", "lists a seed twice")
         return seeds
     return [base_seed]
 
@@ -224,9 +223,9 @@ def _read_toml(path: Path, where: str, what: str) -> dict:
     try:
         return tomllib.loads(path.read_text())
     except OSError as exc:
-        raise _error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+        raise scenario_error(where, f"cannot read {what} {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise _error(where, f"{path} is not valid TOML: {exc}") from None
+        raise scenario_error(where, f"{path} is not valid TOML: {exc}") from None
 
 
 def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, Path]:
@@ -238,18 +237,18 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
         path = where / raw if (where / raw).exists() else find(raw)
         doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
     else:
-        raise _error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
+        raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
     try:
         base = check(resolve_files(doc, base_dir))
     except ScenarioError as exc:
-        raise _error("base", str(exc)) from None
+        raise scenario_error("base", str(exc)) from None
     changes = spec.get("set", {})
     if not isinstance(changes, Mapping):
-        raise _error("set", 'must be a table of dotted paths and values, e.g. "links.1.period_ms" = 82')
+        raise scenario_error("set", 'must be a table of dotted paths and values, e.g. "links.1.period_ms" = 82')
     try:
         base = _with(base, changes.items(), base_dir)
     except ScenarioError as exc:
-        raise _error("set", str(exc)) from None
+        raise scenario_error("set", str(exc)) from None
     return check(resolve_files(apply_overrides(base, overrides), base_dir)), base_dir
 
 
@@ -277,23 +276,23 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
     for key in spec:
         if key not in SWEEP_KEYS:
-            raise _error(key, f"unknown key in a sweep file, expected one of {', '.join(SWEEP_KEYS)}")
+            raise scenario_error(key, f"unknown key in a sweep file, expected one of {', '.join(SWEEP_KEYS)}")
     name = spec.get("name", default_name)
     if not isinstance(name, str) or not name:
-        raise _error("name", f"must be a non-empty string, got {name!r}")
+        raise scenario_error("name", f"must be a non-empty string, got {name!r}")
 
     base, base_dir = _base(spec, where, overrides)
     raw_axes = spec.get("axes", [])
     if not isinstance(raw_axes, list):
-        raise _error("axes", "must be a list of axes: [[axes]] tables with path and values, range or logrange")
+        raise scenario_error("axes", "must be a list of axes: [[axes]] tables with path and values, range or logrange")
     axes: list[Axis] = []
     for i, raw in enumerate(raw_axes):
         axis = _axis(i, raw, base, base_dir)
         for j, other in enumerate(axes):
             if axis.path == other.path:
-                raise _error(f"axes.{i}.path", f"{axis.path} is already swept by axes.{j}")
+                raise scenario_error(f"axes.{i}.path", f"{axis.path} is already swept by axes.{j}")
             if axis.name == other.name:
-                raise _error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
+                raise scenario_error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
         axes.append(axis)
     seeds = _seeds(spec, base["seed"])
 
@@ -306,7 +305,7 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
             doc = _with(base, changes, base_dir)
         except ScenarioError as exc:
             where_text = ", ".join(f"{k}={v}" for k, v in labels.items())
-            err = _error("", f"sweep point {index} ({where_text}): {exc}")
+            err = scenario_error("", f"sweep point {index} ({where_text}): {exc}")
             err.path = exc.path
             raise err from None
         points.append(Point(index=index, labels=labels, scenario=doc, key=scenario_hash(doc)))

@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import copy
 import json
+import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
-
-import tomllib
 
 from bondsim import _core
 from bondsim._core import ScenarioError
 
 
-def _error(path: str, message: str) -> ScenarioError:
+def scenario_error(path: str, message: str) -> ScenarioError:
+    """A :class:`~bondsim.ScenarioError` about the field at dotted ``path`` (``""``: the document as a
+    whole): its text is ``"path: message"`` and its ``path`` attribute names the field, as the core's
+    own schema errors do. Scenario and sweep-file readers raise it, so every error names where it is."""
     err = ScenarioError(f"{path}: {message}" if path else message)
     err.path = path
     return err
@@ -43,14 +45,14 @@ def set_path(doc: dict, path: str, value: Any) -> None:
     """Sets ``value`` at dotted ``path`` in ``doc``, creating tables on the way."""
     keys = path.split(".")
     if not path or any(k == "" for k in keys):
-        raise _error(path, "a --set path is dotted keys, e.g. links.1.period_ms")
+        raise scenario_error(path, "a --set path is dotted keys, e.g. links.1.period_ms")
     node: Any = doc
     for depth, key in enumerate(keys):
         here = ".".join(keys[: depth + 1])
         last = depth == len(keys) - 1
         if isinstance(node, list):
             if not key.isdigit() or int(key) >= len(node):
-                raise _error(here, f"list index must be 0 to {len(node) - 1}, got `{key}`")
+                raise scenario_error(here, f"list index must be 0 to {len(node) - 1}, got `{key}`")
             if last:
                 node[int(key)] = value
             else:
@@ -61,7 +63,7 @@ def set_path(doc: dict, path: str, value: Any) -> None:
             else:
                 node = node.setdefault(key, {})
         else:
-            raise _error(".".join(keys[:depth]), f"is a value ({node!r}), it has no field `{key}`")
+            raise scenario_error(".".join(keys[:depth]), f"is a value ({node!r}), it has no field `{key}`")
 
 
 def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
@@ -70,7 +72,7 @@ def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
     for item in overrides:
         path, sep, text = item.partition("=")
         if not sep:
-            raise _error("", f"--set takes path=value, got `{item}`")
+            raise scenario_error("", f"--set takes path=value, got `{item}`")
         set_path(doc, path.strip(), parse_value(text.strip()))
     return doc
 
@@ -79,7 +81,7 @@ def _read_trace(path: Path, field: str) -> list[float]:
     try:
         lines = path.read_text().splitlines()
     except OSError as exc:
-        raise _error(field, f"cannot read trace file {path}: {exc.strerror}") from None
+        raise scenario_error(field, f"cannot read trace file {path}: {exc.strerror}") from None
     values = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -88,16 +90,16 @@ def _read_trace(path: Path, field: str) -> list[float]:
         try:
             values.append(float(text))
         except ValueError:
-            raise _error(field, f"{path}:{number}: expected seconds as a number, got `{text}`") from None
+            raise scenario_error(field, f"{path}:{number}: expected seconds as a number, got `{text}`") from None
     return values
 
 
 def _dir_sizes(path: Path, field: str) -> list[int]:
     if not path.is_dir():
-        raise _error(field, f"{path} is not a directory")
+        raise scenario_error(field, f"{path} is not a directory")
     sizes = [p.stat().st_size for p in sorted(path.rglob("*")) if p.is_file()]
     if not sizes:
-        raise _error(field, f"{path} holds no files")
+        raise scenario_error(field, f"{path} holds no files")
     return sizes
 
 
@@ -112,7 +114,7 @@ def resolve_files(doc: dict, base: Path) -> dict:
     if isinstance(size, dict) and size.get("kind") == "dir":
         extra = set(size) - {"kind", "path"}
         if extra or "path" not in size:
-            raise _error("workload.file_size", 'kind = "dir" takes exactly one key, path')
+            raise scenario_error("workload.file_size", 'kind = "dir" takes exactly one key, path')
         doc["workload"]["file_size"] = {
             "kind": "list",
             "bytes": _dir_sizes(base / str(size["path"]), "workload.file_size.path"),
@@ -139,9 +141,9 @@ def load_toml(path: str | Path) -> dict:
     try:
         return tomllib.loads(path.read_text())
     except OSError as exc:
-        raise _error("", f"cannot read scenario {path}: {exc.strerror}") from None
+        raise scenario_error("", f"cannot read scenario {path}: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise _error("", f"{path} is not valid TOML: {exc}") from None
+        raise scenario_error("", f"{path} is not valid TOML: {exc}") from None
 
 
 def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:

@@ -16,7 +16,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, find, load_toml
-from bondsim.sweep import run_many
+from bondsim.sweeps import run_many
 
 CONTENDERS = ("balance-rr", "lb", "least-queue", "n-to-1", "flowlet", "drr-stripe", "earliest-finish")
 JITTER_US = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0)

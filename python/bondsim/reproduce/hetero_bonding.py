@@ -19,7 +19,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, find, load_toml
-from bondsim.sweep import run_many
+from bondsim.sweeps import run_many
 
 MESSAGE_BYTES = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 1448, 4096, 16384, 65536)
 SCHEDULERS = ("null", "balance-rr", "n-to-1", "least-queue", "n-to-1-primary", "cutoff-least-queue", "earliest-finish")

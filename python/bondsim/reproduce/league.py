@@ -18,7 +18,7 @@ import pandas as pd
 
 from bondsim import _core, plots
 from bondsim.scenario import apply_overrides, find, load_toml
-from bondsim.sweep import run_many
+from bondsim.sweeps import run_many
 
 VARIANTS: dict[str, list[str]] = {
     "homogeneous": [],

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bondsim import plots, stats
 from bondsim.scenario import apply_overrides, find, load_toml, parse_value
-from bondsim.sweep import run_many, sweep
+from bondsim.sweeps import run_many, sweep
 
 SCHEDULERS = ("rr", "lb")
 LOADS = tuple(range(5, 101, 5))

@@ -5,7 +5,8 @@ Three ways in, one machinery (:class:`Runner`):
 * :func:`run_many` — scenario dicts in, :class:`~bondsim.api.RunResult` list out, in input order.
   Every reproduction runs its experiments through it.
 * :func:`sweep` — a sweep file (or dict, see :mod:`bondsim.grid`) in, a DataFrame out: one row per
-  run in grid order with the swept values and every scalar summary figure.
+  run in grid order with the swept values and every scalar summary figure. The package exports it
+  as ``bondsim.sweep(...)``.
 * :func:`session` — a block in which every ``run_many`` / ``sweep`` shares one pool, Dask cluster
   and database (``bondsim reproduce --dask local --db results.duckdb`` uses it).
 
@@ -27,7 +28,6 @@ import queue
 import sys
 import threading
 import time
-import types
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +46,22 @@ from bondsim.store import Store, scalar_figures
 #: costs milliseconds); a run finishing later is committed at once. A killed sweep loses at most the
 #: runs in flight and those finished in the last quarter second.
 FLUSH_EVERY_S = 0.25
+
+
+#: What a user who asks for Dask (``--dask``, ``dask=``) without the optional extra is told.
+DASK_MISSING = "--dask: running on Dask needs the dask extra, which is not installed: pip install 'bondsim[dask]'"
+
+
+def import_distributed():
+    """``dask.distributed``, an optional dependency (the ``bondsim[dask]`` extra), imported only when
+    Dask is asked for; a :class:`~bondsim.BondsimError` saying how to install it if it is missing."""
+    try:
+        import distributed
+    except ImportError as exc:
+        if exc.name in ("dask", "distributed") or (exc.name or "").startswith("dask."):
+            raise BondsimError(DASK_MISSING) from None
+        raise BondsimError(f"--dask: cannot import dask.distributed: {exc}") from None
+    return distributed
 
 
 def _run_json(text: str) -> str:
@@ -132,7 +148,8 @@ class Runner:
     ``workers``: local threads, or the LocalCluster's worker processes (default: every core).
     ``dask``: None (local threads), ``"local"`` (a Dask LocalCluster), a scheduler address
     (``tcp://host:8786``), a scheduler file (``*.json``), or a ``distributed.Client`` or cluster
-    object (e.g. dask-jobqueue's ``SLURMCluster``).
+    object (e.g. dask-jobqueue's ``SLURMCluster``). Dask is optional (``pip install 'bondsim[dask]'``)
+    and imported only when asked for.
     ``db``: a results database path or :class:`~bondsim.store.Store`; None keeps results in memory.
     The pool, cluster and database open on first use and close with the runner.
     """
@@ -140,6 +157,8 @@ class Runner:
     def __init__(self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None):
         if workers is not None and workers < 1:
             raise BondsimError(f"--workers: must be 1 or more, got {workers}")
+        if dask is not None:
+            import_distributed()  # before anything is run or recorded
         self.workers = workers or local_cores()
         self.dask = dask
         self.db = db
@@ -179,13 +198,11 @@ class Runner:
             self._store = Store(self.db)
         return self._store
 
-    def _dask_client(self):
+    def dask_client(self):
+        """The ``distributed.Client`` of ``dask``, connected (or its LocalCluster started) on first use."""
         if self._client is not None:
             return self._client
-        try:
-            import distributed
-        except ImportError:
-            raise BondsimError("--dask: needs dask.distributed (pip install 'dask[distributed]')") from None
+        distributed = import_distributed()
         target = self.dask
         try:
             if isinstance(target, distributed.Client):
@@ -222,7 +239,7 @@ class Runner:
 
             future = self._pool.submit(_core.run, text, progress)
         else:
-            future = self._dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
+            future = self.dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
         future.add_done_callback(lambda f: done.put((point.key, f)))
         return future
 
@@ -315,7 +332,7 @@ def session(*, workers: int | None = None, dask: Any = None, db: str | Path | St
     """A block in which every :func:`run_many` and :func:`sweep` that names no executor or database of its
     own shares this one (see :class:`Runner` for the arguments)::
 
-        with bondsim.sweep.session(dask="local", db="results.duckdb"):
+        with bondsim.sweeps.session(dask="local", db="results.duckdb"):
             bondsim.reproduce.thesis.reproduce("out/thesis")
     """
     with Runner(workers=workers, dask=dask, db=db) as runner:
@@ -409,13 +426,3 @@ def sweep(
     with _runner(workers, dask, db) as runner:
         outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
     return sweep_table(plan, outcomes)
-
-
-class _CallableModule(types.ModuleType):
-    """Lets ``bondsim.sweep(...)`` run a sweep while ``bondsim.sweep.run_many`` and friends stay reachable."""
-
-    def __call__(self, *args: Any, **kwargs: Any) -> pd.DataFrame:
-        return sweep(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule

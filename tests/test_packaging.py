@@ -1,0 +1,63 @@
+"""What the package declares (pyproject.toml, Cargo.toml, Makefile) agrees with what its code needs."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+
+from conftest import ROOT
+
+PACKAGE = ROOT / "python" / "bondsim"
+
+#: Standard-library modules that arrived after 3.10, and the first Python that has them.
+NEWER_STDLIB = {"tomllib": (3, 11)}
+
+
+def pyproject() -> dict:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def minimum_python() -> tuple[int, int]:
+    spec = pyproject()["project"]["requires-python"]
+    match = re.fullmatch(r">=\s*3\.(\d+)", spec.strip())
+    assert match, f"requires-python should be a plain lower bound, got {spec!r}"
+    return 3, int(match.group(1))
+
+
+def imported_modules(path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def test_requires_python_covers_every_stdlib_module_the_code_imports():
+    needs = {
+        (module, path.name): NEWER_STDLIB[module]
+        for path in PACKAGE.rglob("*.py")
+        for module in imported_modules(path) & set(NEWER_STDLIB)
+    }
+    assert needs, "tomllib is imported (scenario files are TOML): this test should see it"
+    too_new = {where: version for where, version in needs.items() if version > minimum_python()}
+    assert not too_new, f"requires-python {minimum_python()} is below what these imports need: {too_new}"
+
+
+def test_lint_target_and_stable_abi_match_requires_python():
+    major, minor = minimum_python()
+    assert pyproject()["tool"]["ruff"]["target-version"] == f"py{major}{minor}"
+    pyo3 = tomllib.loads((ROOT / "Cargo.toml").read_text())["workspace"]["dependencies"]["pyo3"]
+    assert [f for f in pyo3["features"] if f.startswith("abi3")] == [f"abi3-py{major}{minor}"]
+
+
+def test_dask_is_an_optional_extra_that_make_build_installs():
+    project = pyproject()["project"]
+    assert not [d for d in project["dependencies"] if re.match(r"(dask|distributed)\b", d)]
+    assert [d for d in project["optional-dependencies"]["dask"] if d.startswith("dask[distributed]")]
+    build = re.search(r"^build:.*?(?=^\S)", (ROOT / "Makefile").read_text(), re.M | re.S)
+    assert build, "the Makefile has a build target"
+    extras = re.search(r"maturin develop .*--extras[ =](\S+)", build.group(0))
+    assert extras and {"dev", "dask"} <= set(extras.group(1).split(","))
