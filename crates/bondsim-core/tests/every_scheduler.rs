@@ -39,7 +39,12 @@ fn every_scheduler_delivers_everything_once_without_faults() {
         let r = run(&scenario(info.name, serde_json::json!({}))).unwrap();
         let s = &r.summary;
         assert_eq!(s.packets, 24 * 208, "{}", info.name);
-        assert_eq!(s.delivered + s.dropped + s.undelivered, s.packets, "{}: conservation", info.name);
+        // Conservation from independent counts: what the sender handed to the bond, what the
+        // cutter planned per flow, what each flow's receiver saw, and what the links carried.
+        let planned: u64 = r.requests.packets.iter().map(|&p| u64::from(p)).sum();
+        let received: u64 = r.requests.received.iter().map(|&p| u64::from(p)).sum();
+        assert_eq!(planned, s.packets, "{}: the sender sent every planned packet", info.name);
+        assert_eq!(received, s.packets, "{}: every packet reached its flow once", info.name);
         assert_eq!(s.dropped, 0, "{}: no faults, big queues, nothing dropped", info.name);
         assert_eq!(s.flows_complete, 24, "{}", info.name);
         let sent: u64 = r.links.packets_sent.iter().sum();
@@ -68,7 +73,18 @@ fn every_scheduler_survives_a_link_failure() {
         let sc = scenario(info.name, serde_json::json!({"failures": [{"down_s": 0.01, "up_s": 0.05}]}));
         let r = run(&sc).unwrap();
         let s = &r.summary;
-        assert_eq!(s.delivered + s.dropped + s.undelivered, s.packets, "{}", info.name);
+        // Per flow, from the receiver's own tables: every planned packet arrived or was lost.
+        for (flow, ((&planned, &got), &lost)) in
+            r.requests.packets.iter().zip(&r.requests.received).zip(&r.requests.lost).enumerate()
+        {
+            assert_eq!(got + lost, planned, "{}: flow {flow}", info.name);
+        }
+        // What the links lost, plus what had no link, is what the flows lost (copies aside).
+        let link_losses: u64 = r.links.drops_link_down.iter().chain(&r.links.drops_queue_full).sum();
+        let flow_losses: u64 = r.requests.lost.iter().map(|&l| u64::from(l)).sum();
+        if info.name != "broadcast" {
+            assert_eq!(link_losses + s.drops_no_link, flow_losses, "{}", info.name);
+        }
         assert_eq!(s.flows_complete, 24, "{}: every flow ends (delivered or lost)", info.name);
         // Only packets sent on the failed link (or with no usable link) can be lost.
         let lost_elsewhere: u64 =
