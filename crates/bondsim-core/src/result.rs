@@ -71,7 +71,8 @@ pub struct Summary {
     pub drops_no_link: u64,
     /// Time of the last delivery, seconds.
     pub makespan_s: f64,
-    /// Time the rates below are taken over: `stop_s` if the run was stopped, else the makespan.
+    /// Time the rates below are taken over: `stop_s` if the run was stopped, else until the
+    /// fabric emptied (the makespan, or later if extra copies were still on the wire).
     pub duration_s: f64,
     /// Sum of the links' nominal speeds, bits/s.
     pub capacity_bps: f64,
@@ -246,6 +247,8 @@ pub struct Reports<'a> {
     pub reverse_arrived: u64,
     /// When `stop_s` ended the run, if it did.
     pub stopped_at: Option<SimTime>,
+    /// When the run ended (the last event it processed).
+    pub ended_at: SimTime,
     /// Events processed.
     pub events: u64,
     /// Most packets a resequencing receiver held at once.
@@ -274,7 +277,9 @@ pub fn jain_index(x: &[f64]) -> f64 {
 pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let rx = reports.receiver;
     let makespan_s = rx.last_delivery.as_secs_f64();
-    let duration_s = reports.stopped_at.map_or(makespan_s, |t| t.as_secs_f64());
+    // Rates count every bit the links put on the wire, so they are taken over the whole run:
+    // broadcast's slow link still sends copies after the last first copy arrived.
+    let duration_s = reports.stopped_at.unwrap_or(reports.ended_at).as_secs_f64();
     let per_s = |x: f64| if duration_s > 0.0 { x / duration_s } else { 0.0 };
 
     let mut requests = RequestTable::default();

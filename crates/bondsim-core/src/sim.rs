@@ -737,6 +737,7 @@ impl World {
                 reverse_sent: self.reverse_sent,
                 reverse_arrived: self.reverse_arrived,
                 stopped_at: self.stopped_at,
+                ended_at: self.events.now(),
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
             },

@@ -93,3 +93,26 @@ fn every_scheduler_survives_a_link_failure() {
         assert!(r.links.failures[1] == 1, "{}", info.name);
     }
 }
+
+#[test]
+fn broadcast_over_unequal_links_never_uses_more_than_the_capacity() {
+    // The slow link's copies leave after the fast link delivered everything: rates are over the
+    // whole run, so the bond is never more than fully used (it was 1.8 when taken over the makespan).
+    let sc = Scenario::from_json(
+        &serde_json::json!({
+            "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_448_000}},
+            "sender": {"kind": "window", "window_pkts": 32, "chunk_bytes": 1448},
+            "bond": {"mode": "broadcast"},
+            "links": [{"rate_mbps": 1000.0, "delay_us": 10.0}, {"rate_mbps": 100.0, "delay_us": 10.0}]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let r = run(&sc).unwrap();
+    let s = &r.summary;
+    assert!(s.utilisation <= 1.0 + 1e-9, "utilisation {}", s.utilisation);
+    assert!(s.duration_s > 5.0 * s.makespan_s, "the slow link's copies outlast the deliveries");
+    // The slow link carried a copy of every packet and was busy for the whole run.
+    assert_eq!(r.links.packets_sent[1], s.packets);
+    assert!((r.links.busy_s[1] / s.duration_s - 1.0).abs() < 0.01, "{} of {}", r.links.busy_s[1], s.duration_s);
+}
