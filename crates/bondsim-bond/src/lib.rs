@@ -100,6 +100,8 @@ pub struct LinkView {
     pub idle_at_est: SimTime,
     /// Estimate: one-way delay to the receiver.
     pub delay_est: SimTime,
+    /// Estimate: the factor the link's send times are stretched by now (1 = nominal speed).
+    pub slowdown_est: f64,
 }
 
 impl LinkView {
@@ -113,13 +115,14 @@ impl LinkView {
         u64::from(l3_bytes.max(MIN_ETHERNET_PAYLOAD)) + u64::from(self.overhead_bytes)
     }
 
-    /// Time to put an IP packet of `l3_bytes` on the wire at nominal speed.
+    /// Time to put an IP packet of `l3_bytes` on the wire at the link's current speed.
     pub fn tx_time(&self, l3_bytes: u32) -> SimTime {
-        if self.paced {
+        let nominal = if self.paced {
             self.per_packet
         } else {
             self.per_packet + SimTime::from_secs_f64(self.wire_bytes(l3_bytes) as f64 * 8.0 / self.rate_bps)
-        }
+        };
+        nominal.scaled(self.slowdown_est)
     }
 
     /// When a packet of `l3_bytes` queued now would reach the receiver, if nothing changes (an estimate).
@@ -238,6 +241,7 @@ pub(crate) mod test_support {
             paced: false,
             idle_at_est: SimTime::ZERO,
             delay_est: SimTime::ZERO,
+            slowdown_est: 1.0,
         };
         vec![idle; n]
     }

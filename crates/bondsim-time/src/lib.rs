@@ -24,6 +24,15 @@ impl SimTime {
         SimTime((secs * 1e9).round() as u64)
     }
 
+    /// This span stretched by `factor` (unchanged at exactly 1; rounded to the nanosecond otherwise).
+    pub fn scaled(self, factor: f64) -> SimTime {
+        if factor == 1.0 {
+            self
+        } else {
+            SimTime((self.0 as f64 * factor).round() as u64)
+        }
+    }
+
     /// Converts milliseconds, rounding to the nearest nanosecond.
     pub fn from_millis_f64(ms: f64) -> SimTime {
         SimTime::from_secs_f64(ms / 1e3)

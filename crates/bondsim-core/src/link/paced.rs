@@ -13,6 +13,8 @@ use crate::time::SimTime;
 pub struct PacedLink {
     period: SimTime,
     slowdown: Slowdown,
+    /// The slowdown factor at the last wake-up (what the bond's view shows).
+    factor: f64,
     trace: Vec<SimTime>,
     trace_pos: usize,
     payload_bits: f64,
@@ -30,6 +32,7 @@ impl PacedLink {
         PacedLink {
             period: SimTime::from_millis_f64(model.period_ms),
             slowdown: Slowdown::new(&spec.base, scenario.seed, id),
+            factor: 1.0,
             trace: model.trace_intervals_s.iter().flatten().map(|&s| SimTime::from_secs_f64(s)).collect(),
             trace_pos: 0,
             payload_bits: f64::from(scenario.chunk_bytes()) * 8.0,
@@ -68,7 +71,8 @@ impl PacedLink {
                 self.trace_pos = (self.trace_pos + 1) % self.trace.len();
             }
         }
-        self.next_poll = now + self.slowdown.stretch(now, interval);
+        self.factor = self.slowdown.factor_at(now);
+        self.next_poll = now + interval.scaled(self.factor);
         (sent, self.next_poll)
     }
 
@@ -90,7 +94,7 @@ impl PacedLink {
     fn idle_at(&self, now: SimTime) -> SimTime {
         match self.queue.len() as u64 {
             0 => now,
-            waiting => self.next_poll + SimTime(self.period.0 * (waiting - 1)),
+            waiting => self.next_poll + SimTime(self.period.0 * (waiting - 1)).scaled(self.factor),
         }
     }
 
@@ -99,6 +103,7 @@ impl PacedLink {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;
         view.idle_at_est = self.idle_at(now);
+        view.slowdown_est = self.factor;
     }
 
     /// The bond's view of this link at `now`.
@@ -114,6 +119,7 @@ impl PacedLink {
             idle_at_est: self.idle_at(now),
             // A paced link hands the packet to its client the moment it sends.
             delay_est: SimTime::ZERO,
+            slowdown_est: self.factor,
         }
     }
 }

@@ -49,6 +49,8 @@ pub struct RateLink {
     txqueuelen: usize,
     header_bytes: u32,
     slowdown: Slowdown,
+    /// The slowdown factor when the link last queued or started a packet (what the bond's view shows).
+    factor: f64,
     queue: VecDeque<Packet>,
     queue_bytes: u64,
     /// Packets on the wire, in arrival order.
@@ -92,6 +94,7 @@ impl RateLink {
             txqueuelen: 0,
             header_bytes: 0,
             slowdown: Slowdown::none(),
+            factor: 1.0,
             queue: VecDeque::new(),
             queue_bytes: 0,
             transit: VecDeque::new(),
@@ -149,9 +152,13 @@ impl RateLink {
     /// Starts sending the head packet at `now`; returns when it is on the wire.
     fn start(&mut self, now: SimTime) -> SimTime {
         let head = self.queue[0];
-        let tx = self.slowdown.stretch(now, self.nominal_tx(&head));
+        self.factor = self.slowdown.factor_at(now);
+        let tx = self.nominal_tx(&head).scaled(self.factor);
         self.sending = true;
         self.stats.busy_ns += tx.0;
+        // Queued packets were predicted at the factor of their queueing: never look idle before
+        // the frame being sent is out.
+        self.backlog_end = self.backlog_end.max(now + tx);
         now + tx
     }
 
@@ -163,7 +170,8 @@ impl RateLink {
             DropCause::QueueFull
         } else {
             self.queue_bytes += u64::from(self.l3_bytes(&packet));
-            self.backlog_end = self.backlog_end.max(now) + self.nominal_tx(&packet);
+            self.factor = self.slowdown.factor_at(now);
+            self.backlog_end = self.backlog_end.max(now) + self.nominal_tx(&packet).scaled(self.factor);
             self.queue.push_back(packet);
             self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
             return if self.sending { Enqueued::Waiting } else { Enqueued::Started(self.start(now)) };
@@ -218,6 +226,7 @@ impl RateLink {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;
         view.idle_at_est = self.backlog_end.max(now);
+        view.slowdown_est = self.factor;
     }
 
     /// The bond's view of this link at `now`.
@@ -232,6 +241,7 @@ impl RateLink {
             paced: false,
             idle_at_est: self.backlog_end.max(now),
             delay_est: self.delay,
+            slowdown_est: self.factor,
         }
     }
 }
@@ -271,6 +281,18 @@ mod tests {
         assert_eq!((p.seq, arrival, next), (0, SimTime(133_040), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);
         assert_eq!(l.arrive().seq, 0);
+    }
+
+    #[test]
+    fn the_bonds_view_sees_the_slowdown() {
+        let mut l = link(serde_json::json!({"slowdown": 2.5}));
+        // 1538 wire bytes at 100 Mbit/s = 123.04 us, x 2.5 = 307.6 us.
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
+        assert_eq!(done, SimTime(307_600));
+        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        let v = l.view(SimTime::ZERO, true);
+        assert_eq!(v.idle_at_est, SimTime(615_200));
+        assert_eq!(v.tx_time(1500), SimTime(307_600));
     }
 
     #[test]

@@ -102,12 +102,7 @@ impl Slowdown {
 
     /// `span` stretched by the factor at `now`.
     pub fn stretch(&mut self, now: SimTime, span: SimTime) -> SimTime {
-        let factor = self.factor_at(now);
-        if factor == 1.0 {
-            span
-        } else {
-            SimTime((span.0 as f64 * factor).round() as u64)
-        }
+        span.scaled(self.factor_at(now))
     }
 }
 
