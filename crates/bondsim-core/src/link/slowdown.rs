@@ -99,11 +99,6 @@ impl Slowdown {
         }
         factor
     }
-
-    /// `span` stretched by the factor at `now`.
-    pub fn stretch(&mut self, now: SimTime, span: SimTime) -> SimTime {
-        span.scaled(self.factor_at(now))
-    }
 }
 
 #[cfg(test)]
