@@ -4,7 +4,8 @@
 //! Packets are typed so that a transport can carry what real TCP carries:
 //! sequence and acknowledgement numbers, SACK blocks (RFC 2018: at most 3
 //! blocks fit beside the timestamp option in 40 option bytes), the timestamp
-//! option (RFC 7323 §3) and a retransmission mark. Transports that need none
+//! option (RFC 7323 §3) and a retransmission mark, in 64 bytes (one cache
+//! line: link queues hold many packets, so the size is engine speed). Transports that need none
 //! of it (paced, window, cbr) leave those fields at their defaults.
 
 use crate::time::SimTime;
@@ -47,13 +48,17 @@ pub struct Packet {
     pub sack_len: u8,
     /// SACK blocks, most recent first.
     pub sack: [SackBlock; 3],
-    /// Timestamp option: the sender's clock (TSval) and the echoed one (TSecr).
-    pub ts: (u32, u32),
+    /// Timestamp option, echoed value (TSecr). The packet's own value (TSval) is
+    /// its sender's clock when it was made, [`Packet::born`], so it is not stored
+    /// twice (RFC 7323 §3: TSval is the sender's timestamp clock when sent).
+    pub ts_ecr: u32,
     /// When the sender handed it to the fabric.
     pub born: SimTime,
     /// Position among every packet the bond sent (the order a resequencing receiver restores).
     pub bond_seq: u64,
 }
+
+const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 impl Packet {
     /// A data packet of `bytes` payload, number `seq` of `flow`, made at `born`.

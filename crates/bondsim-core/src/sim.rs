@@ -35,7 +35,7 @@ use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, RandomFailures, Scenario};
 use crate::time::SimTime;
-use crate::transport::{self, Endpoint, Output};
+use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
 
 /// How often (in events) the progress callback is called.
@@ -179,8 +179,8 @@ struct World {
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
     paths: Vec<(u32, u32)>,
     arrived: u32,
-    server: Box<dyn Endpoint>,
-    client: Box<dyn Endpoint>,
+    server: End,
+    client: End,
     /// Scratch space for an endpoint's outputs.
     outbox: Vec<Output>,
     /// Resolved packets whose news the server's end has yet to hear, and
@@ -189,6 +189,8 @@ struct World {
     /// otherwise recurse once per packet).
     resolved: std::collections::VecDeque<Packet>,
     telling: bool,
+    /// Whether the server's end listens to the oracle at all.
+    hears_resolved: bool,
     l3_header: u32,
     scheduler: Box<dyn Scheduler>,
     scheduler_label: String,
@@ -299,6 +301,7 @@ impl World {
             outbox: Vec::new(),
             resolved: std::collections::VecDeque::new(),
             telling: false,
+            hears_resolved: false,
             l3_header: scenario.l3_header_bytes(),
             scheduler,
             scheduler_label: resolved.label(),
@@ -319,6 +322,7 @@ impl World {
             reverse_arrived: 0,
             stopped_at: None,
         };
+        world.hears_resolved = world.server.hears_resolved();
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -407,16 +411,16 @@ impl World {
 
     /// Runs `f` on one end, carries out its outputs, then puts on the fabric,
     /// one by one, the packets it wants to send.
-    fn with_end(&mut self, now: SimTime, side: Side, f: impl FnOnce(&mut dyn Endpoint, &mut Vec<Output>)) {
-        let mut out = std::mem::take(&mut self.outbox);
+    fn with_end(&mut self, now: SimTime, side: Side, f: impl FnOnce(&mut End, &mut Vec<Output>)) {
         match side {
-            Side::Server => f(self.server.as_mut(), &mut out),
-            Side::Client => f(self.client.as_mut(), &mut out),
+            Side::Server => f(&mut self.server, &mut self.outbox),
+            Side::Client => f(&mut self.client, &mut self.outbox),
         }
-        if !out.is_empty() {
+        if !self.outbox.is_empty() {
+            let mut out = std::mem::take(&mut self.outbox);
             self.drain(now, side, &mut out);
+            self.outbox = out;
         }
-        self.outbox = out;
         match side {
             Side::Server => {
                 while let Some(packet) = self.server.poll_transmit(now) {
@@ -550,6 +554,10 @@ impl World {
         }
         self.wire.arrive(&packet);
         match self.resequencer.as_mut() {
+            // The sink's every packet goes to the application at once: deliver it without the round trip.
+            None if matches!(self.client, End::Sink(_)) => {
+                self.receiver.deliver(now, &packet);
+            }
             None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out)),
             Some(reseq) => {
                 for p in reseq.arrive(packet) {
@@ -562,11 +570,15 @@ impl World {
 
     /// Tells the server's end that `packet` is resolved, in the order packets resolve.
     fn tell_resolved(&mut self, now: SimTime, packet: Packet) {
-        self.resolved.push_back(packet);
+        if !self.hears_resolved {
+            return;
+        }
         if self.telling {
+            self.resolved.push_back(packet);
             return;
         }
         self.telling = true;
+        self.with_end(now, Side::Server, |end, out| end.on_resolved(now, &packet, out));
         while let Some(p) = self.resolved.pop_front() {
             self.with_end(now, Side::Server, |end, out| end.on_resolved(now, &p, out));
         }
@@ -780,7 +792,7 @@ mod tests {
         )
         .unwrap();
         let mut world = World::build(&scenario).unwrap();
-        world.client = Box::new(Acker(Default::default()));
+        world.client = End::Custom(Box::new(Acker(Default::default())));
         world
     }
 

@@ -46,6 +46,7 @@ pub enum Output {
 }
 
 /// What runs at one end of the flows of a run.
+#[enum_dispatch::enum_dispatch]
 pub trait Endpoint: Send {
     /// The run starts: arm the first timers.
     fn start(&mut self, _now: SimTime, _out: &mut Vec<Output>) {}
@@ -69,27 +70,83 @@ pub trait Endpoint: Send {
     /// learn this from acknowledgements instead and ignore it.
     fn on_resolved(&mut self, _now: SimTime, _packet: &Packet, _out: &mut Vec<Output>) {}
 
+    /// Whether it wants [`Endpoint::on_resolved`] at all (asked once, when the run is
+    /// built; the world skips the oracle's bookkeeping for ends that ignore it).
+    fn hears_resolved(&self) -> bool {
+        false
+    }
+
     /// True when it has nothing left to send.
     fn is_idle(&self) -> bool;
+}
+
+/// Any end: the registry of transports. The world calls ends through this
+/// enum rather than a trait object, so each call is a `match` the compiler can
+/// inline (the per-packet calls are a large share of the engine's time).
+/// Adding a transport adds its end types here.
+#[enum_dispatch::enum_dispatch(Endpoint)]
+pub enum End {
+    /// The thesis's paced sender.
+    PacedSender,
+    /// The window sender.
+    WindowSender,
+    /// The constant-bit-rate sender.
+    CbrSender,
+    /// The receiving end of paced, window and cbr.
+    Sink,
+    /// An end defined outside the registry (tests, experiments).
+    Custom(Box<dyn Endpoint>),
+}
+
+use cbr::CbrSender;
+use paced::PacedSender;
+use sink::Sink;
+use window::WindowSender;
+
+impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
+    fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        (**self).start(now, out)
+    }
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        (**self).open(now, flow, bytes, out)
+    }
+    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+        (**self).on_packet(now, packet, out)
+    }
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        (**self).on_timer(now, token, out)
+    }
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
+        (**self).poll_transmit(now)
+    }
+    fn on_resolved(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
+        (**self).on_resolved(now, packet, out)
+    }
+    fn hears_resolved(&self) -> bool {
+        (**self).hears_resolved()
+    }
+    fn is_idle(&self) -> bool {
+        (**self).is_idle()
+    }
 }
 
 /// The two ends of a run's flows.
 pub struct Ends {
     /// The server's end (the sender).
-    pub server: Box<dyn Endpoint>,
+    pub server: End,
     /// The clients' end (the receiver).
-    pub client: Box<dyn Endpoint>,
+    pub client: End,
 }
 
 /// Builds the transport `scenario.sender` names for `flows` flows.
 pub fn build(scenario: &Scenario, flows: usize) -> Ends {
     let cutter = Cutter::for_scenario(scenario);
-    let server: Box<dyn Endpoint> = match &scenario.sender {
-        Sender::Paced(s) => Box::new(paced::PacedSender::new(s, cutter, flows)),
-        Sender::Window(s) => Box::new(window::WindowSender::new(s, cutter, flows)),
-        Sender::Cbr(s) => Box::new(cbr::CbrSender::new(s, cutter, flows)),
+    let server = match &scenario.sender {
+        Sender::Paced(s) => PacedSender::new(s, cutter, flows).into(),
+        Sender::Window(s) => WindowSender::new(s, cutter, flows).into(),
+        Sender::Cbr(s) => CbrSender::new(s, cutter, flows).into(),
     };
-    Ends { server, client: Box::new(sink::Sink) }
+    Ends { server, client: Sink.into() }
 }
 
 /// How a file is cut into packets.

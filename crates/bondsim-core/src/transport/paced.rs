@@ -36,8 +36,10 @@ pub struct PacedSender {
     next_req: usize,
     /// Flows not yet opened: the loop runs until all have opened and been sent.
     unopened: usize,
-    /// This tick's packets, not yet handed over.
-    batch: std::collections::VecDeque<Packet>,
+    /// Packets the queued requests have left to send.
+    queued_packets: u64,
+    /// Packets this tick may still hand over (made one by one as the world asks).
+    budget: u32,
 }
 
 impl PacedSender {
@@ -50,7 +52,8 @@ impl PacedSender {
             queue: Vec::new(),
             next_req: 0,
             unopened: flows,
-            batch: std::collections::VecDeque::new(),
+            queued_packets: 0,
+            budget: 0,
         }
     }
 
@@ -58,26 +61,34 @@ impl PacedSender {
     pub fn admit(&mut self, flow: u32, file_bytes: u64) {
         let packets = self.cutter.packets(file_bytes) as u32;
         self.queue.push(Active { flow, next_seq: 0, packets, file_bytes });
+        self.queued_packets += u64::from(packets);
+    }
+
+    /// The loop's next packet at `now`: one chunk of the request in turn.
+    fn next(&mut self, now: SimTime) -> Option<Packet> {
+        let req = self.queue.get_mut(self.next_req)?;
+        let last = req.next_seq + 1 == req.packets;
+        let packet = Packet::data(req.flow, req.next_seq, req.bytes_of(&self.cutter, req.next_seq), now);
+        req.next_seq += 1;
+        self.queued_packets -= 1;
+        if last {
+            self.queue.remove(self.next_req);
+            if self.queue.is_empty() {
+                self.next_req = 0;
+                return Some(packet);
+            }
+        }
+        self.next_req = (self.next_req + 1) % self.queue.len();
+        Some(packet)
     }
 
     /// One tick at `now`: hands up to `packets_per_tick` packets to `emit`.
     pub fn tick(&mut self, now: SimTime, mut emit: impl FnMut(Packet)) {
         for _ in 0..self.packets_per_tick {
-            if self.queue.is_empty() {
-                break;
+            match self.next(now) {
+                Some(packet) => emit(packet),
+                None => break,
             }
-            let req = &mut self.queue[self.next_req];
-            let last = req.next_seq + 1 == req.packets;
-            let bytes = req.bytes_of(&self.cutter, req.next_seq);
-            emit(Packet::data(req.flow, req.next_seq, bytes, now));
-            req.next_seq += 1;
-            if last {
-                self.queue.remove(self.next_req);
-                if self.queue.is_empty() {
-                    break;
-                }
-            }
-            self.next_req = (self.next_req + 1) % self.queue.len();
         }
     }
 }
@@ -93,18 +104,25 @@ impl Endpoint for PacedSender {
     }
 
     /// The loop's tick: hand this tick's packets to the bond, then come back a tick later
-    /// unless every request has arrived and been sent.
+    /// unless every request has arrived and this tick sends the last of them.
     fn on_timer(&mut self, now: SimTime, _token: u64, out: &mut Vec<Output>) {
-        let mut batch = std::mem::take(&mut self.batch);
-        self.tick(now, |packet| batch.push_back(packet));
-        self.batch = batch;
-        if !(self.queue.is_empty() && self.unopened == 0) {
+        self.budget = self.packets_per_tick;
+        let sends_all = self.queued_packets <= u64::from(self.packets_per_tick);
+        if !(sends_all && self.unopened == 0) {
             out.push(Output::Timer { at: now + self.tick, token: 0 });
         }
     }
 
-    fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
-        self.batch.pop_front()
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
+        if self.budget == 0 {
+            return None;
+        }
+        self.budget -= 1;
+        let packet = self.next(now);
+        if packet.is_none() {
+            self.budget = 0;
+        }
+        packet
     }
 
     fn is_idle(&self) -> bool {

@@ -97,6 +97,12 @@ impl Endpoint for WindowSender {
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
         while let Some(&flow) = self.ready.front() {
             if let Some(packet) = self.next_packet(flow, now) {
+                // A flow whose window is now full (or that has sent all) leaves the line at
+                // once rather than on the next call: the same order, one lookup fewer.
+                let f = &self.flows[flow as usize];
+                if f.in_flight >= self.window || f.next_seq >= f.packets {
+                    self.ready.pop_front();
+                }
                 return Some(packet);
             }
             self.ready.pop_front();
@@ -105,6 +111,10 @@ impl Endpoint for WindowSender {
     }
 
     /// True when every admitted flow has sent all its packets.
+    fn hears_resolved(&self) -> bool {
+        true
+    }
+
     fn is_idle(&self) -> bool {
         self.unsent_flows == 0
     }
