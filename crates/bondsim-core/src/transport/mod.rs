@@ -25,6 +25,7 @@
 pub mod cbr;
 pub mod paced;
 pub mod sink;
+pub mod tcp;
 pub mod window;
 
 use crate::packet::Packet;

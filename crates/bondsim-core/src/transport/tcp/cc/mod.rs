@@ -1,0 +1,149 @@
+//! Congestion control: a small trait shaped like Linux's `struct
+//! tcp_congestion_ops` (`include/net/tcp.h`), one file per algorithm, and a
+//! registry.
+//!
+//! The connection ([`super::sender`]) owns the window (`snd_cwnd`, in
+//! segments, as Linux counts it) and calls the algorithm where Linux calls
+//! its ops: `cong_avoid` on an ACK that may raise the window
+//! (`tcp_cong_control` → `tcp_cong_avoid`), `ssthresh` when a reduction
+//! starts (`tcp_init_cwnd_reduction`, and `tcp_enter_loss` on a timeout),
+//! `undo_cwnd` when a reduction is found needless (`tcp_undo_cwnd_reduction`),
+//! `pkts_acked` with each ACK's RTT sample (`tcp_ack` → `tcp_clean_rtx_queue`),
+//! `set_state` on every change of congestion state (`tcp_set_ca_state`) and
+//! `cwnd_event` when transmission restarts after idle (`tcp_cwnd_event`).
+//!
+//! * [`newreno`]: RFC 5681 / RFC 6582 (Linux `tcp_reno_*`).
+//! * [`cubic`]: RFC 9438 with HyStart, as Linux's `tcp_cubic.c` (the default).
+
+pub mod newreno;
+
+use crate::time::SimTime;
+
+/// Linux's congestion states (`enum tcp_ca_state`, `include/net/tcp.h`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CaState {
+    /// Nothing wrong.
+    #[default]
+    Open,
+    /// Duplicate ACKs or SACKs seen, no loss marked yet.
+    Disorder,
+    /// Window being reduced for a local reason (not used by the model).
+    Cwr,
+    /// Fast recovery.
+    Recovery,
+    /// After a retransmission timeout.
+    Loss,
+}
+
+/// What the connection shows its congestion control: Linux's `struct tcp_sock`
+/// fields the `tcp_congestion_ops` read and write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// `snd_cwnd`: the congestion window, in segments.
+    pub cwnd: u32,
+    /// `snd_ssthresh`, in segments (`u32::MAX`: infinite, `TCP_INFINITE_SSTHRESH`).
+    pub ssthresh: u32,
+    /// `snd_cwnd_cnt`: the additive-increase counter of `tcp_cong_avoid_ai`.
+    pub cwnd_cnt: u32,
+    /// `snd_cwnd_clamp`: the window never exceeds it.
+    pub cwnd_clamp: u32,
+    /// `tcp_is_cwnd_limited()`: the window, not the application or the
+    /// receiver, limited what was sent (only then may it grow).
+    pub cwnd_limited: bool,
+    /// `snd_una`: the oldest unacknowledged segment.
+    pub snd_una: u64,
+    /// `snd_nxt`: the next new segment to send (HyStart's round boundary).
+    pub snd_nxt: u64,
+    /// The current time (`tcp_jiffies32` / `tcp_clock_us()` in Linux).
+    pub now: SimTime,
+}
+
+impl Window {
+    /// `tcp_in_slow_start()`: `snd_cwnd < snd_ssthresh`.
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// `tcp_slow_start()` (`net/ipv4/tcp_cong.c`): grow by one segment per
+    /// acked segment up to `ssthresh`; returns the acked segments left over.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        left
+    }
+
+    /// `tcp_cong_avoid_ai()` (`net/ipv4/tcp_cong.c`): grow by one segment per
+    /// `w` acked segments.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        // If credits accumulated at a higher w, apply them gently now.
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// One ACK's news for `pkts_acked` (Linux's `struct ack_sample`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AckSample {
+    /// Segments this ACK newly acknowledged (cumulatively or by SACK).
+    pub acked: u32,
+    /// The RTT measured from it, if any (Linux: `rtt_us`, -1 when none).
+    pub rtt: Option<SimTime>,
+    /// Segments in flight before this ACK (`in_flight`).
+    pub in_flight: u32,
+}
+
+/// Linux's `enum tcp_ca_event` (the ones the model raises).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight (`CA_EVENT_TX_START`).
+    TxStart,
+}
+
+/// A congestion-control algorithm, as Linux's `struct tcp_congestion_ops`.
+pub trait CongestionControl: Send + std::fmt::Debug {
+    /// Its name, as `net.ipv4.tcp_congestion_control` spells it.
+    fn name(&self) -> &'static str;
+
+    /// The connection starts (`init`).
+    fn init(&mut self, _w: &Window) {}
+
+    /// The slow-start threshold to use when a reduction starts (`ssthresh`).
+    fn ssthresh(&mut self, w: &Window) -> u32;
+
+    /// An ACK may raise the window (`cong_avoid`): `acked` segments newly delivered.
+    fn cong_avoid(&mut self, w: &mut Window, acked: u32);
+
+    /// The congestion state changes (`set_state`).
+    fn set_state(&mut self, _w: &Window, _state: CaState) {}
+
+    /// A transmission event (`cwnd_event`).
+    fn cwnd_event(&mut self, _w: &Window, _event: CaEvent) {}
+
+    /// Each ACK's sample (`pkts_acked`).
+    fn pkts_acked(&mut self, _w: &Window, _sample: &AckSample) {}
+
+    /// The window to return to when a reduction is undone (`undo_cwnd`).
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;
+}
+
+/// Names the registry knows, for error messages.
+pub const NAMES: &[&str] = &["reno"];
+
+/// The algorithm `name` names (`reno` is Linux's name for NewReno's window rules).
+pub fn build(name: &str) -> Option<Box<dyn CongestionControl>> {
+    match name {
+        "reno" | "newreno" => Some(Box::new(newreno::NewReno)),
+        _ => None,
+    }
+}

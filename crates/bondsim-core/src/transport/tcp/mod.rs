@@ -1,0 +1,3 @@
+//! TCP: a packet-level model of Linux's TCP (sender and receiver per flow).
+
+pub mod cc;
