@@ -54,6 +54,11 @@ pub struct Window {
     pub snd_una: u64,
     /// `snd_nxt`: the next new segment to send (HyStart's round boundary).
     pub snd_nxt: u64,
+    /// `lsndtime`: when data was last sent. On [`CaEvent::TxStart`] it is still
+    /// the time of the send *before* the idle period (Linux raises the event in
+    /// `tcp_event_data_sent` before it sets `lsndtime = now`); CUBIC shifts its
+    /// epoch by `now - lsndtime` (`cubictcp_cwnd_event`).
+    pub lsndtime: SimTime,
     /// The current time (`tcp_jiffies32` / `tcp_clock_us()` in Linux).
     pub now: SimTime,
 }
@@ -130,8 +135,12 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// A transmission event (`cwnd_event`).
     fn cwnd_event(&mut self, _w: &Window, _event: CaEvent) {}
 
-    /// Each ACK's sample (`pkts_acked`).
-    fn pkts_acked(&mut self, _w: &Window, _sample: &AckSample) {}
+    /// Each ACK's sample (`pkts_acked`), called before `cong_avoid` for the
+    /// same ACK and with `snd_una` already advanced by it (`tcp_ack` updates
+    /// `snd_una`, then `tcp_clean_rtx_queue` calls `pkts_acked`). The window is
+    /// writable because Linux's ops may write `tcp_sock` here: HyStart ends
+    /// slow start by setting `snd_ssthresh = snd_cwnd` (`hystart_update`).
+    fn pkts_acked(&mut self, _w: &mut Window, _sample: &AckSample) {}
 
     /// The window to return to when a reduction is undone (`undo_cwnd`).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;

@@ -58,6 +58,7 @@ mod tests {
             snd_una: 0,
             snd_nxt: 0,
             now: SimTime::ZERO,
+            lsndtime: SimTime::ZERO,
         }
     }
 
