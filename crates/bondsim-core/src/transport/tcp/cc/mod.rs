@@ -15,6 +15,7 @@
 //! * [`newreno`]: RFC 5681 / RFC 6582 (Linux `tcp_reno_*`).
 //! * [`cubic`]: RFC 9438 with HyStart, as Linux's `tcp_cubic.c` (the default).
 
+pub mod cubic;
 pub mod newreno;
 
 use crate::time::SimTime;
@@ -146,12 +147,13 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;
 }
 
-/// Names the registry knows, for error messages.
-pub const NAMES: &[&str] = &["reno"];
+/// Names the registry knows, for error messages (`cubic` first: Linux's default).
+pub const NAMES: &[&str] = &["cubic", "reno"];
 
 /// The algorithm `name` names (`reno` is Linux's name for NewReno's window rules).
 pub fn build(name: &str) -> Option<Box<dyn CongestionControl>> {
     match name {
+        "cubic" => Some(Box::new(cubic::Cubic::default())),
         "reno" | "newreno" => Some(Box::new(newreno::NewReno)),
         _ => None,
     }
