@@ -76,7 +76,14 @@ def main() -> None:
 
     binary = bench_binary()
     rows = []
-    for shape, mode in (("balanced", "rr"), ("thesis", "lb"), ("rate", "balance-rr"), ("rate", "earliest-finish")):
+    for shape, mode in (
+        ("balanced", "rr"),
+        ("thesis", "lb"),
+        ("rate", "balance-rr"),
+        ("rate", "earliest-finish"),
+        ("tcp", "balance-rr"),
+        ("tcp", "balance-xor"),
+    ):
         for packets in sizes:
             r = run_rust(binary, packets, shape, mode, args.repeat)
             rows.append(r)

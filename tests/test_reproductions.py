@@ -293,6 +293,22 @@ def test_league_figures_are_within_their_bounds(league_table):
     assert (t["goodput_mbps"] <= capacity * (1 + 1e-3)).all()
 
 
+def test_league_prices_reordering_in_tcp_goodput(league_table):
+    t = league_table
+    # A full segment's share of its frame: 1448 bytes in a 1500-byte IP packet plus 38 of Ethernet.
+    tcp_share = 1448 / (1500 + 38)
+    capacity = t["scenario"].map(LEAGUE_CAPACITY_MBPS) * tcp_share
+    assert ((t["tcp_goodput_mbps"] > 0) & (t["tcp_goodput_mbps"] <= capacity * (1 + 1e-3))).all()
+    assert (t["tcp_fct_p99_ms"] >= t["tcp_fct_mean_ms"] * 0.5).all()
+    assert (t["tcp_spurious"] <= t["tcp_retransmits"] + t["tcp_spurious"]).all()
+    home = t[t["scenario"] == "homogeneous"].set_index("mode")
+    # One link's worth for the modes that use one link.
+    for mode in ("active-backup", "null"):
+        assert home.loc[mode, "tcp_goodput_mbps"] <= 1000 * tcp_share * (1 + 1e-3)
+    # Striping over four equal links beats one link even under TCP.
+    assert home.loc["balance-rr", "tcp_goodput_mbps"] > 1.5 * home.loc["active-backup", "tcp_goodput_mbps"]
+
+
 def test_league_utilisation_never_exceeds_one(league_table):
     # Broadcast on the heterogeneous bond once showed 1.008: the slow link's late copies were
     # counted over the makespan instead of the whole run.

@@ -63,6 +63,26 @@ def add_execution_options(p: argparse.ArgumentParser, db_default: Path | None) -
     )
 
 
+def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
+    """The TCP figures of a summary, as (name, value) rows."""
+    fct = summary["fct_mean_s"]
+    return [
+        ("goodput", f"{summary['goodput_bps'] / 1e6:,.1f} Mbit/s"),
+        (
+            "completion time",
+            "-" if fct is None else f"mean {fct * 1e3:,.2f} ms, p99 {summary['fct_p99_s'] * 1e3:,.2f} ms",
+        ),
+        ("TCP retransmissions", f"{summary['tcp_retransmits']:,}"),
+        ("  spurious (D-SACKed)", f"{summary['tcp_spurious_retransmits']:,}"),
+        ("fast recoveries", f"{summary['tcp_fast_recoveries']:,}"),
+        ("timeouts (RTO)", f"{summary['tcp_rtos']:,}"),
+        ("tail loss probes", f"{summary['tcp_tlp_probes']:,}"),
+        ("reductions undone", f"{summary['tcp_undos']:,}"),
+        ("reordering degree", f"mean {summary['tcp_reordering_mean']:.1f}, max {summary['tcp_reordering_max']}"),
+        ("connections given up", f"{summary['tcp_aborted']:,}"),
+    ]
+
+
 def _summary_table(summary: dict) -> Table:
     table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
     table.add_column("figure", style="bold")
@@ -74,10 +94,13 @@ def _summary_table(summary: dict) -> Table:
         ("dropped", f"{summary['dropped']:,}"),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),
+        ("  on the wire", f"{summary['wire_out_of_order']:,} ({summary['wire_ooo_fraction']:.2%})"),
         ("makespan", f"{summary['makespan_s']:.3f} s"),
         ("events", f"{summary['events']:,}"),
         ("wall time", f"{summary['wall_s']:.3f} s"),
     ]
+    if summary.get("tcp_retransmits") is not None:
+        rows += _tcp_rows(summary)
     for name, value in rows:
         table.add_row(name, value)
     for link in summary["links"]:

@@ -9,7 +9,9 @@
 //! per 20 ms tick (queues stay short, so memory shows what grows with packets
 //! sent); `thesis` — interface 1 at 82 ms, so its queue grows with the run;
 //! `rate` — the rate-based link model: 4 × 1 Gbit/s links with 10 µs delay,
-//! 16 bulk transfers with a window of 32 packets each.
+//! 16 bulk transfers with a window of 32 packets each; `tcp` — the same bond
+//! and transfers over the TCP model (packets = segments the bond sent,
+//! retransmissions included; ACKs travel the reverse links).
 
 use std::time::Instant;
 
@@ -28,7 +30,18 @@ fn main() {
     let packets: u64 = args.first().and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
     let shape = args.get(1).map(String::as_str).unwrap_or("balanced");
     let mode = args.get(2).map(String::as_str).unwrap_or("rr");
-    let scenario = if shape == "rate" {
+    let scenario = if shape == "tcp" {
+        // 16 bulk TCP transfers (Linux defaults: CUBIC, SACK, RACK-TLP, delayed ACKs) over
+        // 4 × 1 Gbit/s; file sizes chosen so that they make `packets` segments of 1448 bytes.
+        let file_bytes = packets / 16 * 1448;
+        Scenario::from_json(&format!(
+            r#"{{"workload": {{"requests": 16, "clients": 16, "clients_in_turn": true,
+                             "file_size": {{"kind": "fixed", "bytes": {file_bytes}}}}},
+                "sender": {{"kind": "tcp"}},
+                "bond": {{"mode": "{mode}"}},
+                "links": [{{"count": 4, "rate_mbps": 1000, "delay_us": 10}}]}}"#
+        ))
+    } else if shape == "rate" {
         // 16 transfers of 1448-byte packets: pick the file size so that they make `packets` packets.
         let file_bytes = packets / 16 * 1448;
         Scenario::from_json(&format!(

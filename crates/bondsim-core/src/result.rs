@@ -102,6 +102,33 @@ pub struct Summary {
     pub flows_complete: u32,
     /// Most packets a resequencing receiver held at once (schedulers that resequence).
     pub reseq_max_held: Option<u64>,
+    /// Flow completion time (arrival of the request to delivery of its last byte) over
+    /// complete flows: mean, median and 99th percentile, seconds.
+    pub fct_mean_s: Option<f64>,
+    /// Median flow completion time, seconds.
+    pub fct_p50_s: Option<f64>,
+    /// 99th-percentile flow completion time, seconds.
+    pub fct_p99_s: Option<f64>,
+    /// TCP: segments sent for the first time.
+    pub tcp_segments_sent: Option<u64>,
+    /// TCP: segments sent again (fast retransmit, RACK, RTO, TLP).
+    pub tcp_retransmits: Option<u64>,
+    /// TCP: retransmissions the receiver reported as duplicates (D-SACK), i.e. spurious.
+    pub tcp_spurious_retransmits: Option<u64>,
+    /// TCP: entries into fast recovery.
+    pub tcp_fast_recoveries: Option<u64>,
+    /// TCP: retransmission timeouts.
+    pub tcp_rtos: Option<u64>,
+    /// TCP: tail loss probes.
+    pub tcp_tlp_probes: Option<u64>,
+    /// TCP: window reductions undone (D-SACK / timestamps showed them needless).
+    pub tcp_undos: Option<u64>,
+    /// TCP: the reordering degree flows ended at (`tp->reordering`), mean over flows.
+    pub tcp_reordering_mean: Option<f64>,
+    /// TCP: the highest reordering degree a flow reached.
+    pub tcp_reordering_max: Option<u32>,
+    /// TCP: connections given up after `tcp_retries2` timeouts (their flows stay incomplete).
+    pub tcp_aborted: Option<u64>,
     /// Events the engine processed.
     pub events: u64,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
@@ -253,6 +280,8 @@ pub struct Reports<'a> {
     pub events: u64,
     /// Most packets a resequencing receiver held at once.
     pub reseq_max_held: Option<u64>,
+    /// What TCP's senders did (TCP runs only).
+    pub tcp: Option<crate::transport::tcp::TcpStats>,
 }
 
 impl RunResult {
@@ -344,6 +373,24 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let quantile = |q: f64| if delay.is_empty() { 0.0 } else { us(delay.value_at_quantile(q)) };
     let reordered = rx.delivered - rx.in_order;
     let sum_extent: u64 = rx.flows().iter().map(|f| f.sum_extent).sum();
+    let mut fct: Vec<f64> = reports
+        .requests
+        .iter()
+        .zip(rx.flows())
+        .filter(|(_, f)| f.complete() && f.lost == 0)
+        .map(|(r, f)| (f.last_at.0.saturating_sub(r.arrival.0)) as f64 / 1e9)
+        .collect();
+    fct.sort_by(f64::total_cmp);
+    // Nearest-rank percentile.
+    let fct_at =
+        |q: f64| (!fct.is_empty()).then(|| fct[((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len()) - 1]);
+    let tcp = reports.tcp.as_ref();
+    // A reliable transport resends what the wire lost: what is not delivered yet is what the
+    // application wrote and has not received, not what the bond sent.
+    let undelivered = match tcp {
+        Some(_) => rx.flows().iter().map(|f| u64::from(f.packets())).sum::<u64>() - rx.delivered,
+        None => reports.sent - rx.delivered - rx.lost,
+    };
 
     let summary = Summary {
         scenario: reports.name.to_string(),
@@ -355,7 +402,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         delivered: rx.delivered,
         dropped: rx.lost,
         duplicates: rx.duplicates,
-        undelivered: reports.sent - rx.delivered - rx.lost,
+        undelivered,
         in_order: rx.in_order,
         out_of_order: reordered,
         wire_out_of_order: reports.wire.out_of_order,
@@ -394,6 +441,19 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         delay_max_us: us(delay.max()),
         flows_complete: rx.flows().iter().filter(|f| f.complete()).count() as u32,
         reseq_max_held: reports.reseq_max_held,
+        fct_mean_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
+        fct_p50_s: fct_at(0.5),
+        fct_p99_s: fct_at(0.99),
+        tcp_segments_sent: tcp.map(|t| t.segments_sent),
+        tcp_retransmits: tcp.map(|t| t.retransmits),
+        tcp_spurious_retransmits: tcp.map(|t| t.spurious_retransmits),
+        tcp_fast_recoveries: tcp.map(|t| t.fast_recoveries),
+        tcp_rtos: tcp.map(|t| t.rtos),
+        tcp_tlp_probes: tcp.map(|t| t.tlp_probes),
+        tcp_undos: tcp.map(|t| t.undos),
+        tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / reports.requests.len().max(1) as f64),
+        tcp_reordering_max: tcp.map(|t| t.reordering_max),
+        tcp_aborted: tcp.map(|t| t.aborted),
         events: reports.events,
         wall_s,
         links: links

@@ -132,6 +132,8 @@ pub enum Sender {
     Window(WindowSender),
     /// Constant bit rate per flow (an iperf UDP stream).
     Cbr(CbrSender),
+    /// TCP, as Linux's: each file is one connection.
+    Tcp(TcpSender),
 }
 
 /// `kind = "paced"`: the thesis's scheduler loop.
@@ -182,6 +184,105 @@ pub struct CbrSender {
     pub rate_mbps: f64,
 }
 
+/// `kind = "tcp"`: a model of Linux's TCP; field names are Linux's sysctl names
+/// where Linux has one (`Documentation/networking/ip-sysctl.rst`), with its defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSender {
+    /// Payload bytes per segment (default: the smallest link MTU − IP/TCP headers − 12
+    /// bytes of timestamp option: 1448 on a 1500-byte MTU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// `net.ipv4.tcp_congestion_control`.
+    #[serde(default = "default_cc")]
+    pub tcp_congestion_control: String,
+    /// HyStart in CUBIC (the `tcp_cubic` module's `hystart`, on by default).
+    #[serde(default = "yes")]
+    pub hystart: bool,
+    /// Initial congestion window, segments (Linux: 10, RFC 6928).
+    #[serde(default = "default_initial_cwnd")]
+    pub initial_cwnd: u32,
+    /// `net.ipv4.tcp_reordering`: initial reordering degree (duplicate-ACK threshold).
+    #[serde(default = "default_reordering")]
+    pub tcp_reordering: u32,
+    /// `net.ipv4.tcp_max_reordering`.
+    #[serde(default = "default_max_reordering")]
+    pub tcp_max_reordering: u32,
+    /// `net.ipv4.tcp_recovery`: bit 0x1 enables RACK loss detection.
+    #[serde(default = "default_recovery")]
+    pub tcp_recovery: u32,
+    /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.
+    #[serde(default = "default_early_retrans")]
+    pub tcp_early_retrans: u32,
+    /// `net.ipv4.tcp_sack`.
+    #[serde(default = "yes")]
+    pub tcp_sack: bool,
+    /// `net.ipv4.tcp_dsack`.
+    #[serde(default = "yes")]
+    pub tcp_dsack: bool,
+    /// Delayed ACKs at the receiver (false: an ACK per segment, as `TCP_QUICKACK`).
+    #[serde(default = "yes")]
+    pub delayed_ack: bool,
+    /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
+    #[serde(default = "default_rto_min_ms")]
+    pub rto_min_ms: f64,
+    /// `net.ipv4.tcp_rmem`: min, default, max receive buffer, bytes.
+    #[serde(default = "default_tcp_rmem")]
+    pub tcp_rmem: [u64; 3],
+    /// `net.ipv4.tcp_wmem`: min, default, max send buffer, bytes.
+    #[serde(default = "default_tcp_wmem")]
+    pub tcp_wmem: [u64; 3],
+    /// How ACKs return: `links` (reverse links, picked by the switch's hash) or
+    /// `ideal` (after the chosen link's propagation delay, no queue, no loss).
+    #[serde(default)]
+    pub ack_path: AckPath,
+}
+
+/// How a client's ACKs reach the server.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AckPath {
+    /// Through the reverse links: rate, queue and delay, as data.
+    #[default]
+    Links,
+    /// After the link's propagation delay only (isolates the forward path).
+    Ideal,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_cc() -> String {
+    "cubic".to_string()
+}
+fn default_initial_cwnd() -> u32 {
+    10
+}
+fn default_reordering() -> u32 {
+    3
+}
+fn default_max_reordering() -> u32 {
+    300
+}
+fn default_recovery() -> u32 {
+    1
+}
+fn default_early_retrans() -> u32 {
+    3
+}
+fn default_rto_min_ms() -> f64 {
+    200.0
+}
+fn default_tcp_rmem() -> [u64; 3] {
+    [4096, 131_072, 6_291_456]
+}
+fn default_tcp_wmem() -> [u64; 3] {
+    [4096, 16_384, 4_194_304]
+}
+
+/// The timestamp option's bytes in every TCP header (RFC 7323, padded).
+pub const TCP_TIMESTAMP_BYTES: u32 = 12;
+
 fn default_chunk_bytes() -> u32 {
     1024
 }
@@ -207,6 +308,26 @@ impl Sender {
         ("paced", &["chunk_bytes", "tick_ms", "packets_per_tick"]),
         ("window", &["chunk_bytes", "message_bytes", "window_pkts", "ack_delay_us"]),
         ("cbr", &["chunk_bytes", "message_bytes", "rate_mbps"]),
+        (
+            "tcp",
+            &[
+                "mss",
+                "tcp_congestion_control",
+                "hystart",
+                "initial_cwnd",
+                "tcp_reordering",
+                "tcp_max_reordering",
+                "tcp_recovery",
+                "tcp_early_retrans",
+                "tcp_sack",
+                "tcp_dsack",
+                "delayed_ack",
+                "rto_min_ms",
+                "tcp_rmem",
+                "tcp_wmem",
+                "ack_path",
+            ],
+        ),
     ];
 
     /// The kind's name.
@@ -215,6 +336,7 @@ impl Sender {
             Sender::Paced(_) => "paced",
             Sender::Window(_) => "window",
             Sender::Cbr(_) => "cbr",
+            Sender::Tcp(_) => "tcp",
         }
     }
 
@@ -224,6 +346,7 @@ impl Sender {
             Sender::Paced(s) => s.chunk_bytes,
             Sender::Window(s) => s.chunk_bytes,
             Sender::Cbr(s) => s.chunk_bytes,
+            Sender::Tcp(s) => s.mss.expect("derived when the scenario is loaded"),
         }
     }
 
@@ -233,6 +356,7 @@ impl Sender {
             Sender::Paced(_) => None,
             Sender::Window(s) => s.message_bytes,
             Sender::Cbr(s) => s.message_bytes,
+            Sender::Tcp(_) => None,
         }
     }
 }
@@ -262,6 +386,7 @@ impl TryFrom<serde_json::Map<String, serde_json::Value>> for Sender {
         Ok(match kind.as_str() {
             "paced" => Sender::Paced(part(body)?),
             "window" => Sender::Window(part(body)?),
+            "tcp" => Sender::Tcp(part(body)?),
             _ => Sender::Cbr(part(body)?),
         })
     }
@@ -682,8 +807,24 @@ impl Scenario {
 
     /// The one default that depends on another field: the header size follows the protocol.
     fn fill_derived_defaults(&mut self) {
+        let tcp_options = if matches!(self.sender, Sender::Tcp(_)) { TCP_TIMESTAMP_BYTES } else { 0 };
         let n = &mut self.network;
-        n.header_bytes.get_or_insert(n.protocol.header_bytes());
+        // TCP's segments carry the timestamp option in every header (RFC 7323): 52 bytes.
+        n.header_bytes.get_or_insert(n.protocol.header_bytes() + tcp_options);
+        let header = self.l3_header_bytes();
+        let mtu = self
+            .links
+            .iter()
+            .filter_map(|l| match &l.model {
+                LinkModel::Rate(m) => Some(m.mtu),
+                LinkModel::Paced(_) => None,
+            })
+            .min()
+            .unwrap_or(default_mtu());
+        if let Sender::Tcp(t) = &mut self.sender {
+            // The MSS a 1500-byte MTU gives with timestamps: 1500 − 52 = 1448.
+            t.mss.get_or_insert(mtu.saturating_sub(header).max(1));
+        }
     }
 
     /// Checks values that types alone cannot (positive periods, ranges, names).
@@ -755,6 +896,38 @@ impl Scenario {
                 duration("sender.ack_delay_us", s.ack_delay_us, 1e-6, true)?;
             }
             Sender::Cbr(s) => rate_mbps("sender.rate_mbps", s.rate_mbps)?,
+            Sender::Tcp(t) => {
+                if crate::transport::tcp::cc::build(&t.tcp_congestion_control, t.hystart).is_none() {
+                    return Err(Error::scenario(
+                        "sender.tcp_congestion_control",
+                        format!(
+                            "unknown congestion control {:?}, expected one of {}",
+                            t.tcp_congestion_control,
+                            crate::transport::tcp::cc::NAMES.join(", ")
+                        ),
+                    ));
+                }
+                at_least("sender.initial_cwnd", u64::from(t.initial_cwnd), 1)?;
+                at_least("sender.tcp_reordering", u64::from(t.tcp_reordering), 1)?;
+                if t.tcp_max_reordering < t.tcp_reordering {
+                    return Err(Error::scenario(
+                        "sender.tcp_max_reordering",
+                        format!("must be >= tcp_reordering ({}), got {}", t.tcp_reordering, t.tcp_max_reordering),
+                    ));
+                }
+                duration("sender.rto_min_ms", t.rto_min_ms, 1e-3, false)?;
+                for (name, mem) in [("tcp_rmem", t.tcp_rmem), ("tcp_wmem", t.tcp_wmem)] {
+                    if !(mem[0] <= mem[1] && mem[1] <= mem[2]) || mem[2] < 2 * u64::from(self.chunk_bytes()) {
+                        return Err(Error::scenario(
+                            format!("sender.{name}"),
+                            format!(
+                                "must be min <= default <= max with max at least two segments ({} bytes), got {mem:?}",
+                                2 * self.chunk_bytes()
+                            ),
+                        ));
+                    }
+                }
+            }
         }
         Ok(())
     }

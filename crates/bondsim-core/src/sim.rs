@@ -67,6 +67,8 @@ enum Target {
     Forward(u32),
     /// A reverse (client-to-server) link.
     Reverse(u32),
+    /// The ideal return path of a link delivers its oldest ACK.
+    IdealAck(u32),
     /// A link's carrier goes (token 0) or comes back (1).
     Carrier(u32),
     /// The monitor commits its verdict on a link (token: its generation).
@@ -191,6 +193,10 @@ struct World {
     telling: bool,
     /// Whether the server's end listens to the oracle at all.
     hears_resolved: bool,
+    /// Whether the transport repairs losses itself (TCP).
+    reliable: bool,
+    /// ACKs on the ideal return path (`ack_path = "ideal"`), per link, in arrival order.
+    ideal_acks: Option<Vec<std::collections::VecDeque<(SimTime, Packet)>>>,
     l3_header: u32,
     scheduler: Box<dyn Scheduler>,
     scheduler_label: String,
@@ -302,6 +308,13 @@ impl World {
             resolved: std::collections::VecDeque::new(),
             telling: false,
             hears_resolved: false,
+            reliable: false,
+            ideal_acks: match &scenario.sender {
+                scenario::Sender::Tcp(t) if t.ack_path == scenario::AckPath::Ideal => {
+                    Some(vec![std::collections::VecDeque::new(); scenario.link_count()])
+                }
+                _ => None,
+            },
             l3_header: scenario.l3_header_bytes(),
             scheduler,
             scheduler_label: resolved.label(),
@@ -323,6 +336,7 @@ impl World {
             stopped_at: None,
         };
         world.hears_resolved = world.server.hears_resolved();
+        world.reliable = world.server.reliable();
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -363,6 +377,7 @@ impl World {
                     (LinkAction::TxDone, epoch) => self.reverse_tx_done(now, id as usize, epoch),
                     (_, epoch) => self.reverse_deliver(now, id as usize, epoch),
                 },
+                Target::IdealAck(id) => self.ideal_ack(now, id as usize),
                 Target::Carrier(id) => self.carrier(now, id as usize, token == 1),
                 Target::Monitor(id) => self.commit(now, id as usize, token as u32),
                 Target::Scheduler => self.scheduler_tick(now),
@@ -549,6 +564,10 @@ impl World {
             }
             if !first {
                 self.receiver.duplicate(packet.flow);
+                if self.reliable {
+                    // A real receiver sees the extra copy (and TCP reports it as a D-SACK).
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out));
+                }
                 return;
             }
         }
@@ -605,6 +624,15 @@ impl World {
         if cause == DropCause::NoLink {
             self.drops_no_link += 1;
         }
+        if self.reliable {
+            // The transport will send it again: lost on the wire, not at the application.
+            if let Some(reseq) = &mut self.resequencer {
+                for p in reseq.skip(packet.bond_seq) {
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
+                }
+            }
+            return;
+        }
         self.receiver.lost(&packet);
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
@@ -633,6 +661,14 @@ impl World {
     fn send_back(&mut self, now: SimTime, packet: Packet) {
         self.reverse_sent += 1;
         let Some(id) = self.peer_link(packet.flow as usize) else { return };
+        if let Some(queues) = self.ideal_acks.as_mut() {
+            // The ideal return path: the link's propagation delay, no queue, no loss.
+            let delay = self.reverse[id].as_ref().map_or(SimTime::ZERO, |l| l.delay());
+            queues[id].push_back((now + delay, packet));
+            self.in_flight += 1;
+            self.events.schedule(now + delay, Event::new(Target::IdealAck(id as u32), 0));
+            return;
+        }
         let Some(link) = self.reverse[id].as_mut() else {
             // The paced model has no return path: the packet is at the server at once.
             self.reverse_arrived += 1;
@@ -665,6 +701,15 @@ impl World {
         self.in_flight -= 1;
         self.reverse_arrived += 1;
         debug_assert_eq!(packet.kind, Kind::Ack);
+        self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
+    }
+
+    fn ideal_ack(&mut self, now: SimTime, id: usize) {
+        let queues = self.ideal_acks.as_mut().expect("ideal ack path");
+        let (at, packet) = queues[id].pop_front().expect("one event per ACK");
+        debug_assert_eq!(at, now);
+        self.in_flight -= 1;
+        self.reverse_arrived += 1;
         self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
     }
 
@@ -752,6 +797,7 @@ impl World {
                 ended_at: self.events.now(),
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
+                tcp: self.server.tcp_stats(),
             },
             wall_s,
         )

@@ -122,6 +122,11 @@ impl RateLink {
         }
     }
 
+    /// Propagation delay.
+    pub fn delay(&self) -> SimTime {
+        self.delay
+    }
+
     /// The carrier is back.
     pub fn carrier_up(&mut self) {
         self.carrier = true;

@@ -19,6 +19,7 @@
 //! * [`cbr`]: each flow sends at a constant bit rate, whatever happens to
 //!   its packets (an iperf UDP stream).
 //! * [`sink`]: the client end of all three: hands every packet to the application.
+//! * [`tcp`]: Linux's TCP, a sender and a receiver per flow.
 //!
 //! [`Cutter`] says how a file becomes packets; [`build`] is the registry.
 
@@ -79,6 +80,18 @@ pub trait Endpoint: Send {
 
     /// True when it has nothing left to send.
     fn is_idle(&self) -> bool;
+
+    /// Whether it repairs losses itself (asked once, at build): the world then
+    /// leaves lost packets to it instead of counting them lost at the
+    /// application, and hands it duplicate copies (a real receiver sees them).
+    fn reliable(&self) -> bool {
+        false
+    }
+
+    /// What a TCP end did (none for other transports).
+    fn tcp_stats(&self) -> Option<tcp::TcpStats> {
+        None
+    }
 }
 
 /// Any end: the registry of transports. The world calls ends through this
@@ -95,6 +108,10 @@ pub enum End {
     CbrSender,
     /// The receiving end of paced, window and cbr.
     Sink,
+    /// TCP's sending end.
+    TcpSender,
+    /// TCP's receiving end.
+    TcpReceiver,
     /// An end defined outside the registry (tests, experiments).
     Custom(Box<dyn Endpoint>),
 }
@@ -102,6 +119,8 @@ pub enum End {
 use cbr::CbrSender;
 use paced::PacedSender;
 use sink::Sink;
+use tcp::receiver::TcpReceiver;
+use tcp::sender::TcpSender;
 use window::WindowSender;
 
 impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
@@ -129,6 +148,12 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn is_idle(&self) -> bool {
         (**self).is_idle()
     }
+    fn reliable(&self) -> bool {
+        (**self).reliable()
+    }
+    fn tcp_stats(&self) -> Option<tcp::TcpStats> {
+        (**self).tcp_stats()
+    }
 }
 
 /// The two ends of a run's flows.
@@ -142,12 +167,18 @@ pub struct Ends {
 /// Builds the transport `scenario.sender` names for `flows` flows.
 pub fn build(scenario: &Scenario, flows: usize) -> Ends {
     let cutter = Cutter::for_scenario(scenario);
-    let server = match &scenario.sender {
-        Sender::Paced(s) => PacedSender::new(s, cutter, flows).into(),
-        Sender::Window(s) => WindowSender::new(s, cutter, flows).into(),
-        Sender::Cbr(s) => CbrSender::new(s, cutter, flows).into(),
-    };
-    Ends { server, client: Sink.into() }
+    match &scenario.sender {
+        Sender::Paced(s) => Ends { server: PacedSender::new(s, cutter, flows).into(), client: Sink.into() },
+        Sender::Window(s) => Ends { server: WindowSender::new(s, cutter, flows).into(), client: Sink.into() },
+        Sender::Cbr(s) => Ends { server: CbrSender::new(s, cutter, flows).into(), client: Sink.into() },
+        Sender::Tcp(s) => {
+            let config = tcp::TcpConfig::new(s, scenario.chunk_bytes());
+            Ends {
+                server: TcpSender::new(config.clone(), cutter, flows).into(),
+                client: TcpReceiver::new(config, flows).into(),
+            }
+        }
+    }
 }
 
 /// How a file is cut into packets.

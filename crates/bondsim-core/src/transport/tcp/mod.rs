@@ -1,3 +1,253 @@
-//! TCP: a packet-level model of Linux's TCP (sender and receiver per flow).
+//! TCP: a packet-level model of Linux's TCP, one sender ([`sender`]) and one
+//! receiver ([`receiver`]) per flow, with congestion control behind a trait
+//! ([`cc`]).
+//!
+//! The model's unit of sequence space is the segment: a file of `S` bytes is
+//! `ceil(S / MSS)` segments, segment `k` carries bytes `[k·MSS, (k+1)·MSS)`,
+//! and sequence numbers, ACK numbers and SACK blocks count segments. Linux
+//! counts bytes on the wire but segments in its window arithmetic
+//! (`snd_cwnd`, `packets_out`, `sacked_out`, `tp->reordering` are all in
+//! segments), which is what the model follows; a retransmission resends the
+//! same segment, as Linux does for an MSS-sized skb.
+//!
+//! The timestamp option (RFC 7323) is on, as Linux's default: its clock ticks in
+//! milliseconds (`TCP_TS_HZ = 1000`), a segment's TSval is its send time on that
+//! clock ([`ts_of`]), and the ACK echoes `TS.Recent` (`Packet::ts_ecr`).
 
 pub mod cc;
+pub mod receiver;
+pub mod sender;
+
+use crate::scenario::TcpSender as TcpSpec;
+use crate::time::SimTime;
+
+/// What both ends read from the scenario, resolved once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpConfig {
+    /// Payload bytes per full segment.
+    pub mss: u32,
+    /// Congestion control (`net.ipv4.tcp_congestion_control`).
+    pub cc: String,
+    /// HyStart in CUBIC (`hystart` module parameter of `tcp_cubic`).
+    pub hystart: bool,
+    /// Initial window, segments (`initcwnd`; RFC 6928: 10).
+    pub initial_cwnd: u32,
+    /// `net.ipv4.tcp_reordering`: the initial reordering degree (dupthresh).
+    pub reordering: u32,
+    /// `net.ipv4.tcp_max_reordering`.
+    pub max_reordering: u32,
+    /// RACK loss detection (`net.ipv4.tcp_recovery` bit 0x1).
+    pub rack: bool,
+    /// Tail loss probes (`net.ipv4.tcp_early_retrans` ≥ 3).
+    pub tlp: bool,
+    /// SACK (`net.ipv4.tcp_sack`).
+    pub sack: bool,
+    /// D-SACK (`net.ipv4.tcp_dsack`).
+    pub dsack: bool,
+    /// Delayed ACKs (off: every segment is ACKed at once, as `TCP_QUICKACK`).
+    pub delayed_ack: bool,
+    /// The delayed-ACK timeout (`TCP_DELACK_MIN` = `TCP_ATO_MIN` = 40 ms).
+    pub delack_timeout: SimTime,
+    /// `rto_min` (`TCP_RTO_MIN`, 200 ms).
+    pub rto_min: SimTime,
+    /// `TCP_RTO_MAX`: 120 s.
+    pub rto_max: SimTime,
+    /// The receiver's window, segments.
+    pub rwnd: u32,
+    /// The most segments a sender keeps unacknowledged (its send buffer).
+    pub sndbuf_segments: u32,
+}
+
+impl TcpConfig {
+    /// The configuration `spec` describes, with `mss` payload bytes per segment.
+    pub fn new(spec: &TcpSpec, mss: u32) -> TcpConfig {
+        TcpConfig {
+            mss,
+            cc: spec.tcp_congestion_control.clone(),
+            hystart: spec.hystart,
+            initial_cwnd: spec.initial_cwnd,
+            reordering: spec.tcp_reordering,
+            max_reordering: spec.tcp_max_reordering,
+            rack: spec.tcp_recovery & 1 != 0,
+            tlp: spec.tcp_early_retrans >= 3,
+            sack: spec.tcp_sack,
+            dsack: spec.tcp_dsack && spec.tcp_sack,
+            delayed_ack: spec.delayed_ack,
+            delack_timeout: SimTime::from_millis_f64(40.0),
+            rto_min: SimTime::from_millis_f64(spec.rto_min_ms),
+            rto_max: SimTime::from_secs_f64(120.0),
+            // Linux advertises about half its receive buffer (`tcp_adv_win_scale` = 1 /
+            // `scaling_ratio`); with `tcp_moderate_rcvbuf` a bulk receiver's buffer grows to
+            // tcp_rmem[2]. The model starts at that ceiling (the growth is not modelled).
+            rwnd: ((spec.tcp_rmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
+            // The send buffer holds each skb at about twice its payload (truesize).
+            sndbuf_segments: ((spec.tcp_wmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
+        }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn test_default() -> TcpConfig {
+        let spec: TcpSpec = serde_json::from_str("{}").expect("defaults");
+        TcpConfig::new(&spec, 1448)
+    }
+}
+
+/// A segment's TSval: its send time on Linux's millisecond timestamp clock
+/// (plus one, so that 0 means "no timestamp").
+pub fn ts_of(t: SimTime) -> u32 {
+    (t.0 / 1_000_000) as u32 + 1
+}
+
+/// The time a TSval stands for (the start of its millisecond).
+pub fn ts_time(ts: u32) -> SimTime {
+    SimTime(u64::from(ts.saturating_sub(1)) * 1_000_000)
+}
+
+/// A timer token: the flow in the high half, the timer's generation in the low.
+pub(crate) fn timer_token(flow: u32, generation: u32) -> u64 {
+    u64::from(flow) << 32 | u64::from(generation)
+}
+
+pub(crate) fn split_token(token: u64) -> (u32, u32) {
+    ((token >> 32) as u32, token as u32)
+}
+
+/// What a timer event means when it comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fired {
+    /// Not this timer's current event, or the timer was cancelled.
+    Stale,
+    /// The deadline moved later: ask again for this time.
+    Early(SimTime),
+    /// The deadline is reached.
+    Due,
+}
+
+/// One per-connection timer that is re-armed far more often than it fires (the
+/// retransmission timer moves on every ACK). Moving the deadline later costs
+/// nothing: the event already queued fires early and asks again; only an
+/// earlier deadline queues a new event (and makes the old one stale).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Timer {
+    deadline: Option<SimTime>,
+    queued: Option<SimTime>,
+    generation: u32,
+}
+
+impl Timer {
+    /// Sets the deadline; true when the owner must queue an event at [`Timer::at`].
+    pub fn arm(&mut self, at: SimTime) -> bool {
+        self.deadline = Some(at);
+        match self.queued {
+            Some(q) if q <= at => false,
+            _ => {
+                self.generation = self.generation.wrapping_add(1);
+                self.queued = Some(at);
+                true
+            }
+        }
+    }
+
+    /// Sets the deadline to `at` unless one is pending no later; true as [`Timer::arm`].
+    pub fn arm_by(&mut self, at: SimTime) -> bool {
+        match self.deadline {
+            Some(d) if d <= at => false,
+            _ => self.arm(at),
+        }
+    }
+
+    /// When the queued event is due.
+    pub fn at(&self) -> SimTime {
+        self.queued.expect("a queued event")
+    }
+
+    /// The current deadline.
+    pub fn deadline(&self) -> Option<SimTime> {
+        self.deadline
+    }
+
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// No deadline (the queued event, if any, will find none).
+    pub fn cancel(&mut self) {
+        self.deadline = None;
+    }
+
+    /// Its event of `generation` came at `now`.
+    pub fn fire(&mut self, now: SimTime, generation: u32) -> Fired {
+        if generation != self.generation || self.queued.is_none() {
+            return Fired::Stale;
+        }
+        self.queued = None;
+        match self.deadline {
+            None => Fired::Stale,
+            Some(d) if d > now => {
+                self.generation = self.generation.wrapping_add(1);
+                self.queued = Some(d);
+                Fired::Early(d)
+            }
+            Some(_) => {
+                self.deadline = None;
+                Fired::Due
+            }
+        }
+    }
+}
+
+/// What a run's TCP senders did, summed over flows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TcpStats {
+    /// Segments sent for the first time.
+    pub segments_sent: u64,
+    /// Segments sent again (fast retransmits, RACK, RTO and TLP retransmissions).
+    pub retransmits: u64,
+    /// Retransmissions the receiver reported as duplicates (D-SACK): spurious.
+    pub spurious_retransmits: u64,
+    /// Entries into fast recovery.
+    pub fast_recoveries: u64,
+    /// Retransmission timeouts.
+    pub rtos: u64,
+    /// Tail loss probes sent.
+    pub tlp_probes: u64,
+    /// Window reductions undone (D-SACK or timestamps showed them needless).
+    pub undos: u64,
+    /// Sum over flows of the reordering degree each ended at (`tp->reordering`).
+    pub reordering_sum: u64,
+    /// The highest reordering degree any flow reached.
+    pub reordering_max: u32,
+    /// ACKs the senders received.
+    pub acks_received: u64,
+    /// Connections given up after `tcp_retries2` timeouts.
+    pub aborted: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_later_deadline_reuses_the_queued_event_and_an_earlier_one_replaces_it() {
+        let mut t = Timer::default();
+        assert!(t.arm(SimTime(100)));
+        let first = t.generation();
+        assert!(!t.arm(SimTime(300)), "later: the queued event will ask again");
+        assert_eq!(t.fire(SimTime(100), first), Fired::Early(SimTime(300)));
+        let second = t.generation();
+        assert!(t.arm(SimTime(200)), "earlier than the queued 300: a new event");
+        assert_eq!(t.fire(SimTime(300), second), Fired::Stale);
+        assert_eq!(t.fire(SimTime(200), t.generation()), Fired::Due);
+        t.cancel();
+        assert!(t.arm(SimTime(400)));
+        t.cancel();
+        assert_eq!(t.fire(SimTime(400), t.generation()), Fired::Stale);
+    }
+
+    #[test]
+    fn timestamps_tick_in_milliseconds() {
+        assert_eq!(ts_of(SimTime(0)), 1);
+        assert_eq!(ts_of(SimTime(2_999_999)), 3);
+        assert_eq!(ts_time(ts_of(SimTime(2_500_000))), SimTime(2_000_000));
+    }
+}

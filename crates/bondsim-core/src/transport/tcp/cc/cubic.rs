@@ -786,6 +786,6 @@ mod tests {
     #[test]
     fn registry_builds_cubic_first() {
         assert_eq!(super::super::NAMES[0], "cubic");
-        assert_eq!(super::super::build("cubic").unwrap().name(), "cubic");
+        assert_eq!(super::super::build("cubic", true).unwrap().name(), "cubic");
     }
 }

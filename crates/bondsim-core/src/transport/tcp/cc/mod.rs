@@ -150,10 +150,11 @@ pub trait CongestionControl: Send + std::fmt::Debug {
 /// Names the registry knows, for error messages (`cubic` first: Linux's default).
 pub const NAMES: &[&str] = &["cubic", "reno"];
 
-/// The algorithm `name` names (`reno` is Linux's name for NewReno's window rules).
-pub fn build(name: &str) -> Option<Box<dyn CongestionControl>> {
+/// The algorithm `name` names (`reno` is Linux's name for NewReno's window rules),
+/// with HyStart on or off where the algorithm has it.
+pub fn build(name: &str, hystart: bool) -> Option<Box<dyn CongestionControl>> {
     match name {
-        "cubic" => Some(Box::new(cubic::Cubic::default())),
+        "cubic" => Some(Box::new(cubic::Cubic::with_hystart(hystart))),
         "reno" | "newreno" => Some(Box::new(newreno::NewReno)),
         _ => None,
     }

@@ -1,0 +1,353 @@
+//! The TCP receiver (the clients' end): reassembly, cumulative ACKs with SACK
+//! and DSACK blocks, delayed and compressed ACKs, as Linux's receive path
+//! (`net/ipv4/tcp_input.c`: `tcp_data_queue`, `tcp_data_queue_ofo`,
+//! `tcp_sack_new_ofo_skb`, `tcp_dsack_set`, `__tcp_ack_snd_check`).
+//!
+//! Sequence numbers count segments (the model's unit; see [`super`]), so a SACK
+//! block `[start, end)` names segments, and "more than one full frame
+//! unacknowledged" is counted in payload bytes as Linux does.
+
+use super::{timer_token, TcpConfig, Timer};
+use crate::packet::{Packet, SackBlock};
+use crate::time::SimTime;
+use crate::transport::{Endpoint, Output};
+
+/// `TCP_MAX_QUICKACKS` (`include/net/tcp.h`): quick ACKs at the start of a connection.
+const MAX_QUICKACKS: u32 = 16;
+/// `TCP_FASTRETRANS_THRESH`: duplicate ACKs sent at once before SACK compression starts.
+const FASTRETRANS_THRESH: u32 = 3;
+/// `net.ipv4.tcp_comp_sack_nr` default: most ACKs compressed into one.
+const COMP_SACK_NR: u32 = 44;
+/// `net.ipv4.tcp_comp_sack_delay_ns` default: 1 ms.
+const COMP_SACK_DELAY: SimTime = SimTime(1_000_000);
+/// SACK blocks Linux remembers (`TCP_NUM_SACKS`).
+const NUM_SACKS: usize = 4;
+
+/// One connection's receive state.
+#[derive(Debug, Default)]
+struct Conn {
+    /// `rcv_nxt`: the next segment expected in order.
+    rcv_nxt: u32,
+    /// Segments of the whole transfer (the last one carries the sender's FIN).
+    total: u32,
+    /// Payload bytes received in order, and at the last ACK sent (`rcv_wup`).
+    rcv_bytes: u64,
+    wup_bytes: u64,
+    /// Segment the last ACK acknowledged up to (`Last.ACK.sent`, RFC 7323 §4.3).
+    last_ack_sent: u32,
+    /// Out-of-order segments held, indexed from `rcv_nxt` (slot 0 is always empty).
+    ofo: std::collections::VecDeque<Option<Packet>>,
+    /// The held ranges, sorted and disjoint.
+    ranges: Vec<(u32, u32)>,
+    /// SACK blocks to report, most recent first (RFC 2018 §4).
+    sacks: Vec<(u32, u32)>,
+    /// A duplicate to report first in the next ACK (RFC 2883 §4).
+    dsack: Option<(u32, u32)>,
+    /// Quick ACKs left (`icsk_ack.quick`).
+    quick: u32,
+    /// An ACK must go out at once (`ICSK_ACK_NOW`).
+    ack_now: bool,
+    /// SACK compression: the `rcv_nxt` it counts for, ACKs sent at once for it,
+    /// ACKs held back.
+    comp_rcv_nxt: u32,
+    dup_acks: u32,
+    compressed: u32,
+    /// The delayed-ACK (or compressed-SACK) timer: when it is due, and its generation.
+    timer: Timer,
+    /// `TS.Recent`: the timestamp to echo.
+    ts_recent: u32,
+    /// The receiver's RTT estimate (`rcv_rtt_est`): from sending an ACK to the
+    /// data that echoes its timestamp.
+    rcv_rtt: Option<SimTime>,
+}
+
+/// The receiving end of every flow.
+#[derive(Debug)]
+pub struct TcpReceiver {
+    config: TcpConfig,
+    conns: Vec<Conn>,
+    tx: std::collections::VecDeque<Packet>,
+}
+
+impl TcpReceiver {
+    /// A receiver for `flows` flows.
+    pub fn new(config: TcpConfig, flows: usize) -> TcpReceiver {
+        TcpReceiver {
+            config,
+            conns: (0..flows).map(|_| Conn::default()).collect(),
+            tx: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
+    fn send_ack(&mut self, now: SimTime, flow: u32) {
+        let c = &mut self.conns[flow as usize];
+        let mut ack = Packet::ack(flow, c.rcv_nxt, now);
+        ack.ts_ecr = c.ts_recent;
+        let mut blocks = Vec::with_capacity(3);
+        if let Some((s, e)) = c.dsack.take() {
+            blocks.push((s, e)); // RFC 2883 §4: the D-SACK block comes first
+        }
+        if self.config.sack {
+            blocks.extend(c.sacks.iter().copied());
+        }
+        // With the timestamp option 3 blocks fit in TCP's 40 option bytes (`tcp_established_options`).
+        blocks.truncate(3);
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            ack.sack[i] = SackBlock { start, end };
+        }
+        ack.sack_len = blocks.len() as u8;
+        c.wup_bytes = c.rcv_bytes;
+        c.last_ack_sent = c.rcv_nxt;
+        c.ack_now = false;
+        c.compressed = 0;
+        c.timer.cancel();
+        // `tcp_event_ack_sent` → `tcp_dec_quickack_mode`.
+        c.quick = c.quick.saturating_sub(1);
+        self.tx.push_back(ack);
+    }
+
+    /// `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK or SACK-compression timer.
+    fn ack_check(&mut self, now: SimTime, flow: u32, mss: u32, out: &mut Vec<Output>) {
+        let delayed = self.config.delayed_ack;
+        let c = &mut self.conns[flow as usize];
+        // "More than one full frame received", quick-ACK mode, or a mandated immediate ACK.
+        if !delayed || c.rcv_bytes - c.wup_bytes > u64::from(mss) || c.quick > 0 || c.ack_now {
+            return self.send_ack(now, flow);
+        }
+        if c.ranges.is_empty() {
+            // `tcp_send_delayed_ack`: the ATO starts at TCP_ATO_MIN (40 ms, HZ/25) and the
+            // timer is never later than TCP_DELACK_MAX (200 ms).
+            // An earlier pending deadline stands (`tcp_send_delayed_ack`).
+            if c.timer.arm_by(now + self.config.delack_timeout) {
+                out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
+            }
+            return;
+        }
+        // Out-of-order data: SACK compression (`tcp_comp_sack`, Linux 4.20+).
+        if !self.config.sack || c.compressed >= COMP_SACK_NR {
+            return self.send_ack(now, flow);
+        }
+        if c.comp_rcv_nxt != c.rcv_nxt {
+            c.comp_rcv_nxt = c.rcv_nxt;
+            c.dup_acks = 0;
+        }
+        if c.dup_acks < FASTRETRANS_THRESH {
+            c.dup_acks += 1;
+            return self.send_ack(now, flow);
+        }
+        c.compressed += 1;
+        // 5% of the RTT, at most tcp_comp_sack_delay_ns.
+        let delay = c.rcv_rtt.map_or(COMP_SACK_DELAY, |rtt| SimTime(rtt.0 / 20).min(COMP_SACK_DELAY));
+        // A pending compression timer is left alone (`hrtimer_is_queued` → return).
+        if c.timer.arm_by(now + delay) {
+            out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
+        }
+    }
+}
+
+/// Inserts segment `s` into the sorted disjoint `ranges`; returns the range now holding it.
+fn insert_range(ranges: &mut Vec<(u32, u32)>, s: u32) -> (u32, u32) {
+    let i = ranges.partition_point(|&(_, end)| end < s);
+    // ranges[i] is the first range that ends at or after s: it may touch s from the left.
+    if i < ranges.len() && ranges[i].0 <= s + 1 && s <= ranges[i].1 {
+        let (start, end) = ranges[i];
+        let start = start.min(s);
+        let mut end = end.max(s + 1);
+        if i + 1 < ranges.len() && ranges[i + 1].0 == end {
+            end = ranges[i + 1].1;
+            ranges.remove(i + 1);
+        }
+        ranges[i] = (start, end);
+        ranges[i]
+    } else {
+        ranges.insert(i, (s, s + 1));
+        ranges[i]
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn open(&mut self, _now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
+        // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
+        // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
+        let total = bytes.div_ceil(u64::from(self.config.mss)).max(1) as u32;
+        self.conns[flow as usize] = Conn { quick: MAX_QUICKACKS, total, ..Conn::default() };
+    }
+
+    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+        let flow = packet.flow;
+        let mss = self.config.mss;
+        let c = &mut self.conns[flow as usize];
+        let s = packet.seq;
+        // RFC 7323 §4.3: TS.Recent follows the segment at the left edge of the window.
+        let tsval = super::ts_of(packet.born);
+        if s <= c.last_ack_sent && tsval >= c.ts_recent {
+            c.ts_recent = tsval;
+        }
+        // The receiver's RTT (`tcp_rcv_rtt_measure_ts`): the data echoes an ACK's timestamp.
+        // With Linux's millisecond timestamp clock a sample is at least 1 ms (`tcp_rtt_tsopt_us`).
+        if packet.ts_ecr != 0 {
+            let sample = SimTime(now.0.saturating_sub(super::ts_time(packet.ts_ecr).0)).max(SimTime(1_000_000));
+            c.rcv_rtt = Some(c.rcv_rtt.map_or(sample, |r| r.min(sample)));
+        }
+        if s < c.rcv_nxt {
+            // Already received: report it (D-SACK) and ACK at once (`tcp_data_queue`:
+            // out of window → `tcp_dsack_set`, `tcp_enter_quickack_mode`).
+            if self.config.dsack {
+                c.dsack = Some((s, s + 1));
+            }
+            c.ack_now = true;
+            return self.ack_check(now, flow, mss, out);
+        }
+        let slot = (s - c.rcv_nxt) as usize;
+        if s == c.rcv_nxt {
+            // In order: deliver it and everything it uncovers (`tcp_ofo_queue`).
+            let had_ofo = !c.ranges.is_empty();
+            c.rcv_nxt += 1;
+            c.rcv_bytes += u64::from(packet.bytes);
+            out.push(Output::Deliver(packet));
+            // Slot 0 is always `rcv_nxt`: drop the one just delivered, then take what follows.
+            c.ofo.pop_front();
+            while let Some(Some(_)) = c.ofo.front() {
+                let p = c.ofo.pop_front().flatten().expect("checked");
+                c.rcv_nxt += 1;
+                c.rcv_bytes += u64::from(p.bytes);
+                out.push(Output::Deliver(p));
+            }
+            if c.ranges.first().is_some_and(|&(start, _)| start < c.rcv_nxt) {
+                c.ranges.remove(0);
+            }
+            let rcv_nxt = c.rcv_nxt;
+            c.sacks.retain(|&(_, end)| end > rcv_nxt); // `tcp_sack_remove`
+            if had_ofo && c.ranges.is_empty() {
+                // RFC 5681 §4.2: ACK at once when a gap is filled.
+                c.ack_now = true;
+            }
+            if c.rcv_nxt == c.total {
+                // The transfer is whole: the sender's FIN came with the last segment and the
+                // application, reading end-of-file, closes; its FIN carries the ACK at once
+                // (RFC 9293 §3.6), so the last ACK is never held by the delayed-ACK timer.
+                c.ack_now = true;
+            }
+        } else {
+            if c.ofo.len() <= slot {
+                c.ofo.resize(slot + 1, None);
+            }
+            if c.ofo[slot].is_some() {
+                if self.config.dsack {
+                    c.dsack = Some((s, s + 1)); // `tcp_data_queue_ofo`: a duplicate of held data
+                }
+            } else {
+                c.ofo[slot] = Some(packet);
+                let block = insert_range(&mut c.ranges, s);
+                // `tcp_sack_new_ofo_skb`: the block holding the newest segment goes first,
+                // swallowing the blocks it now covers; at most TCP_NUM_SACKS are kept.
+                c.sacks.retain(|&(start, end)| end <= block.0 || start >= block.1);
+                c.sacks.insert(0, block);
+                c.sacks.truncate(NUM_SACKS);
+            }
+        }
+        self.ack_check(now, flow, mss, out);
+    }
+
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        let (flow, generation) = super::split_token(token);
+        let c = &mut self.conns[flow as usize];
+        match c.timer.fire(now, generation) {
+            super::Fired::Stale => {}
+            super::Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
+            super::Fired::Due => self.send_ack(now, flow),
+        }
+    }
+
+    fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
+        self.tx.pop_front()
+    }
+
+    fn is_idle(&self) -> bool {
+        self.tx.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_merge_with_both_neighbours() {
+        let mut r = Vec::new();
+        assert_eq!(insert_range(&mut r, 5), (5, 6));
+        assert_eq!(insert_range(&mut r, 7), (7, 8));
+        assert_eq!(insert_range(&mut r, 6), (5, 8));
+        assert_eq!(r, [(5, 8)]);
+        assert_eq!(insert_range(&mut r, 2), (2, 3));
+        assert_eq!(insert_range(&mut r, 4), (4, 8));
+        assert_eq!(r, [(2, 3), (4, 8)]);
+        assert_eq!(insert_range(&mut r, 3), (2, 8));
+        assert_eq!(r, [(2, 8)]);
+    }
+
+    fn receiver(delayed_ack: bool) -> TcpReceiver {
+        let config = TcpConfig { delayed_ack, ..TcpConfig::test_default() };
+        let mut r = TcpReceiver::new(config, 1);
+        r.open(SimTime::ZERO, 0, 0, &mut Vec::new());
+        r
+    }
+
+    fn data(seq: u32) -> Packet {
+        Packet::data(0, seq, 1448, SimTime(1))
+    }
+
+    fn acks(r: &mut TcpReceiver) -> Vec<(u32, Vec<(u32, u32)>)> {
+        std::iter::from_fn(|| r.poll_transmit(SimTime::ZERO))
+            .map(|a| (a.ack, a.sack_blocks().iter().map(|b| (b.start, b.end)).collect()))
+            .collect()
+    }
+
+    #[test]
+    fn holes_are_sacked_newest_block_first_and_filled_in_order() {
+        let mut r = receiver(false);
+        let mut out = Vec::new();
+        for s in [0, 2, 4, 3, 1] {
+            r.on_packet(SimTime(10), data(s), &mut out);
+        }
+        let delivered: Vec<u32> =
+            out.iter().filter_map(|o| if let Output::Deliver(p) = o { Some(p.seq) } else { None }).collect();
+        assert_eq!(delivered, [0, 1, 2, 3, 4]);
+        assert_eq!(
+            acks(&mut r),
+            [(1, vec![]), (1, vec![(2, 3)]), (1, vec![(4, 5), (2, 3)]), (1, vec![(2, 5)]), (5, vec![])]
+        );
+    }
+
+    #[test]
+    fn a_duplicate_is_reported_first_as_dsack() {
+        let mut r = receiver(false);
+        let mut out = Vec::new();
+        for s in [0, 1, 3, 1, 3] {
+            r.on_packet(SimTime(10), data(s), &mut out);
+        }
+        let a = acks(&mut r);
+        assert_eq!(a[3], (2, vec![(1, 2), (3, 4)]), "below rcv_nxt: D-SACK then the SACK block");
+        assert_eq!(a[4], (2, vec![(3, 4), (3, 4)]), "a held duplicate: D-SACK inside the first SACK block");
+    }
+
+    #[test]
+    fn delayed_acks_cover_two_full_segments_after_the_quick_acks() {
+        let mut r = receiver(true);
+        let mut out = Vec::new();
+        for s in 0..16 {
+            r.on_packet(SimTime(10), data(s), &mut out);
+        }
+        assert_eq!(acks(&mut r).len(), 16, "quick-ACK mode: every segment");
+        for s in 16..24 {
+            r.on_packet(SimTime(10), data(s), &mut out);
+        }
+        let later: Vec<u32> = acks(&mut r).iter().map(|a| a.0).collect();
+        assert_eq!(later, [18, 20, 22, 24], "then one ACK per two full segments");
+        r.on_packet(SimTime(10), data(24), &mut out);
+        assert!(acks(&mut r).is_empty(), "one segment waits for the delayed-ACK timer");
+        let timer = out.iter().rev().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+        assert_eq!(timer, Some(SimTime(10) + TcpConfig::test_default().delack_timeout));
+    }
+}

@@ -1,0 +1,994 @@
+//! The TCP sender (the server's end): a SACK scoreboard, RACK-TLP loss
+//! detection, fast recovery with Proportional Rate Reduction, the
+//! retransmission timer with backoff, undo of needless reductions, and the
+//! reordering degree, after Linux's `net/ipv4/tcp_input.c`,
+//! `tcp_recovery.c`, `tcp_timer.c` and `tcp_output.c`. Each rule names the
+//! function it follows.
+//!
+//! Not modelled (yet): F-RTO (`tcp_frto`), Nagle (the application writes whole
+//! files), segmentation offload, the growth of the receive window from
+//! `tcp_rmem[1]` (autotuning starts at its ceiling), TCP small queues.
+
+use std::collections::VecDeque;
+
+use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
+use super::{timer_token, Fired, TcpConfig, TcpStats, Timer};
+use crate::packet::{Kind, Packet};
+use crate::time::SimTime;
+use crate::transport::{Cutter, Endpoint, Output};
+
+/// Scoreboard marks (Linux's `TCPCB_*` sacked bits).
+const SACKED: u8 = 1; // TCPCB_SACKED_ACKED
+const LOST: u8 = 2; // TCPCB_LOST
+const EVER_RETRANS: u8 = 4; // TCPCB_EVER_RETRANS / TCPCB_RETRANS
+const RETRANS_OUT: u8 = 8; // TCPCB_SACKED_RETRANS: a retransmission is in flight
+
+/// `net.ipv4.tcp_retries2`: timeouts before the connection is given up.
+const TCP_RETRIES2: u32 = 15;
+
+/// `tcp_rack_mark_lost` arms the reordering timer `TCP_TIMEOUT_MIN_US` (2 ms) late.
+const REO_SLACK: SimTime = SimTime(2_000_000);
+
+/// One sent, unacknowledged segment.
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    /// Its latest transmission (`skb_mstamp`).
+    sent: SimTime,
+    marks: u8,
+}
+
+/// What the connection's one retransmission timer is armed for (Linux
+/// multiplexes them on `icsk_retransmit_timer` by `icsk_pending`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimerKind {
+    Rto,
+    LossProbe,
+    ReoTimeout,
+}
+
+/// RACK state (RFC 8985 §6.1; Linux `tp->rack`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Rack {
+    /// Send time and end of the most recently sent segment delivered so far.
+    mstamp: SimTime,
+    end_seq: u32,
+    /// Its RTT.
+    rtt: SimTime,
+    /// The reordering window in units of min_rtt/4 (`reo_wnd_steps`), raised on D-SACK.
+    reo_wnd_steps: u32,
+    /// Recoveries left before the window falls back to one step (`reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A D-SACK arrived since the window was last adjusted (`dsack_seen`).
+    dsack_seen: bool,
+    /// `rack.advanced`: a newer delivery was seen since loss detection last ran.
+    advanced: bool,
+}
+
+/// One connection.
+#[derive(Debug)]
+struct Conn {
+    file_bytes: u64,
+    /// Segments of the file.
+    total: u32,
+    snd_una: u32,
+    snd_nxt: u32,
+    /// `[snd_una, snd_nxt)`.
+    segs: VecDeque<Seg>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// One past the highest SACKed segment (`tcp_highest_sack_seq`, "fack").
+    fack: u32,
+    /// Lost segments below this were all retransmitted (`retransmit_skb_hint`).
+    retrans_hint: u32,
+    w: Window,
+    cc: Box<dyn CongestionControl>,
+    state: CaState,
+    high_seq: u32,
+    prior_cwnd: u32,
+    prior_ssthresh: u32,
+    prr_delivered: u32,
+    prr_out: u32,
+    /// `undo_marker` (0 = none; segment numbers are stored plus one) and `undo_retrans`.
+    undo_marker: Option<u32>,
+    undo_retrans: i64,
+    /// Send time of the first retransmission of the episode (`retrans_stamp`).
+    retrans_stamp: Option<SimTime>,
+    reordering: u32,
+    reord_seen: u32,
+    srtt: Option<SimTime>,
+    /// `mdev_us`-style variance term (RFC 6298 RTTVAR) and Linux's `mdev_max_us`.
+    rttvar: SimTime,
+    rto: SimTime,
+    backoff: u32,
+    min_rtt: Option<SimTime>,
+    rack: Rack,
+    /// Highest segment of a tail loss probe still unanswered (`tlp_high_seq`) and
+    /// whether the probe was a retransmission (`tlp_retrans`).
+    tlp_high_seq: Option<u32>,
+    tlp_retrans: bool,
+    timer: Timer,
+    timer_kind: TimerKind,
+    /// The last SACK blocks processed (Linux's `recv_sack_cache`).
+    sack_cache: [(u32, u32); 3],
+    done: bool,
+}
+
+/// The sending end of every flow.
+#[derive(Debug)]
+pub struct TcpSender {
+    config: TcpConfig,
+    cutter: Cutter,
+    conns: Vec<Option<Conn>>,
+    /// Flows that may have something to send, in the order they got it.
+    ready: VecDeque<u32>,
+    /// Flows opened and not yet fully acknowledged.
+    active: usize,
+    /// Flows not yet opened.
+    unopened: usize,
+    /// Probes and retransmissions due now, sent before any new data.
+    urgent: VecDeque<Packet>,
+    stats: TcpStats,
+}
+
+fn rtt_of(now: SimTime, sent: SimTime) -> SimTime {
+    SimTime(now.0.saturating_sub(sent.0))
+}
+
+impl Conn {
+    fn seg(&self, seq: u32) -> &Seg {
+        &self.segs[(seq - self.snd_una) as usize]
+    }
+
+    fn seg_mut(&mut self, seq: u32) -> &mut Seg {
+        &mut self.segs[(seq - self.snd_una) as usize]
+    }
+
+    fn packets_out(&self) -> u32 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// `tcp_packets_in_flight`: `packets_out - (sacked_out + lost_out) + retrans_out`.
+    fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `tcp_set_rto` after `tcp_rtt_estimator` (RFC 6298 §2 with Linux's twists):
+    /// RTO = SRTT + max(4·RTTVAR, rto_min)-like, i.e. `srtt + rttvar` where Linux
+    /// floors the variance term at `tcp_rto_min`; at most `TCP_RTO_MAX`.
+    fn rtt_sample(&mut self, config: &TcpConfig, rtt: SimTime) {
+        let rtt = rtt.max(SimTime(1_000)); // Linux measures in microseconds, at least 1
+        match self.srtt {
+            None => {
+                // RFC 6298 §2.2: SRTT = R, RTTVAR = R/2.
+                self.srtt = Some(rtt);
+                self.rttvar = SimTime(rtt.0 / 2);
+            }
+            Some(srtt) => {
+                // RFC 6298 §2.3: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|; SRTT = 7/8 SRTT + 1/8 R.
+                let err = srtt.0.abs_diff(rtt.0);
+                self.rttvar = SimTime((3 * self.rttvar.0 + err) / 4);
+                self.srtt = Some(SimTime((7 * srtt.0 + rtt.0) / 8));
+            }
+        }
+        // `tcp_rtt_estimator`: mdev_max is at least tcp_rto_min (so RTO ≥ SRTT + 200 ms).
+        let var = (4 * self.rttvar.0).max(config.rto_min.0);
+        self.rto = SimTime(self.srtt.expect("set").0 + var).min(config.rto_max);
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+    }
+
+    /// The RTO with its exponential backoff (`inet_csk_rto_backoff`).
+    fn backed_off_rto(&self, config: &TcpConfig) -> SimTime {
+        SimTime(self.rto.0.saturating_mul(1 << self.backoff.min(20))).min(config.rto_max)
+    }
+
+    /// `tcp_rack_reo_wnd` (`net/ipv4/tcp_recovery.c`).
+    fn rack_reo_wnd(&self) -> SimTime {
+        if self.reord_seen == 0 {
+            // No reordering seen: be aggressive in recovery, or once dupthresh SACKs are in.
+            if matches!(self.state, CaState::Recovery | CaState::Loss) || self.sacked_out >= self.reordering {
+                return SimTime::ZERO;
+            }
+        }
+        // min_rtt/4 per step, at most SRTT.
+        let min_rtt = self.min_rtt.unwrap_or(SimTime::ZERO);
+        let srtt = self.srtt.unwrap_or(SimTime::ZERO);
+        SimTime((min_rtt.0 / 4) * u64::from(self.rack.reo_wnd_steps)).min(srtt)
+    }
+
+    /// `tcp_rack_advance`: segment `seq`, sent at `sent`, was delivered.
+    fn rack_advance(&mut self, now: SimTime, seq: u32, sent: SimTime, marks: u8) {
+        let rtt = rtt_of(now, sent);
+        // A retransmitted segment ACKed faster than min_rtt was answered by its original:
+        // ambiguous, skip (RFC 8985 §6.2 step 2).
+        if marks & EVER_RETRANS != 0 && self.min_rtt.is_some_and(|m| rtt < m) {
+            return;
+        }
+        self.rack.advanced = true;
+        self.rack.rtt = rtt;
+        // `tcp_rack_sent_after`: later send time, or the same time and a higher sequence.
+        if sent > self.rack.mstamp || (sent == self.rack.mstamp && seq + 1 > self.rack.end_seq) {
+            self.rack.mstamp = sent;
+            self.rack.end_seq = seq + 1;
+        }
+    }
+
+    /// `tcp_rack_detect_loss`: marks lost every segment sent a reordering window
+    /// before the newest delivered one; returns the marks made and, if some
+    /// segment may still be lost, how long until it would be.
+    fn rack_detect_loss(&mut self, now: SimTime) -> (u32, Option<SimTime>) {
+        let reo_wnd = self.rack_reo_wnd();
+        let mut newly_lost = 0;
+        let mut wait: Option<SimTime> = None;
+        // Segments in sequence order; never-retransmitted ones were also sent in that order,
+        // so the first of them sent after the newest delivered one ends the walk (Linux
+        // walks its send-time-ordered list and stops at the same point).
+        for seq in self.snd_una..self.snd_nxt {
+            let s = *self.seg(seq);
+            if s.marks & SACKED != 0 || (s.marks & LOST != 0 && s.marks & RETRANS_OUT == 0) {
+                continue; // delivered, or lost and not yet retransmitted
+            }
+            // `tcp_rack_sent_after(rack.mstamp, skb time, rack.end_seq, skb end)`.
+            let before_newest =
+                s.sent < self.rack.mstamp || (s.sent == self.rack.mstamp && seq + 1 < self.rack.end_seq);
+            if !before_newest {
+                if s.marks & EVER_RETRANS == 0 {
+                    break;
+                }
+                continue;
+            }
+            // RFC 8985 §6.2 step 5: lost once RACK.rtt + reo_wnd has passed since it was sent.
+            let deadline = s.sent.0 + self.rack.rtt.0 + reo_wnd.0;
+            if deadline <= now.0 {
+                self.mark_lost(seq);
+                newly_lost += 1;
+            } else {
+                let left = SimTime(deadline - now.0);
+                wait = Some(wait.map_or(left, |w| w.max(left)));
+            }
+        }
+        (newly_lost, wait)
+    }
+
+    /// Marks segment `seq` lost (`tcp_mark_skb_lost`); a retransmission in flight is lost too.
+    fn mark_lost(&mut self, seq: u32) {
+        let s = self.seg_mut(seq);
+        let marks = s.marks;
+        if marks & LOST != 0 && marks & RETRANS_OUT == 0 {
+            return;
+        }
+        s.marks = (marks | LOST) & !RETRANS_OUT;
+        if marks & RETRANS_OUT != 0 {
+            self.retrans_out -= 1;
+        }
+        if marks & LOST == 0 {
+            self.lost_out += 1;
+        }
+        self.retrans_hint = self.retrans_hint.min(seq);
+    }
+
+    /// Without RACK: RFC 6675 §4 `IsLost` — a segment with `reordering` SACKed
+    /// segments above it is lost (Linux `tcp_mark_head_lost` / `tcp_update_scoreboard`).
+    fn dupthresh_detect_loss(&mut self) -> u32 {
+        if self.sacked_out < self.reordering {
+            return 0;
+        }
+        let mut newly_lost = 0;
+        let mut sacked_above = 0;
+        let mut seq = self.fack;
+        while seq > self.snd_una {
+            seq -= 1;
+            let marks = self.seg(seq).marks;
+            if marks & SACKED != 0 {
+                sacked_above += 1;
+            } else if sacked_above >= self.reordering {
+                if marks & LOST != 0 {
+                    break; // everything below was judged before
+                }
+                self.mark_lost(seq);
+                newly_lost += 1;
+            }
+        }
+        newly_lost
+    }
+
+    /// `tcp_check_sack_reordering`: a segment at `low` was delivered below the highest SACK.
+    fn check_reordering(&mut self, config: &TcpConfig, low: u32) {
+        if low >= self.fack {
+            return;
+        }
+        let metric = self.fack - low;
+        if metric > self.reordering {
+            self.reordering = metric.min(config.max_reordering);
+        }
+        self.reord_seen += 1;
+    }
+
+    /// `tcp_event_data_sent`: the first data after the pipe emptied restarts the
+    /// congestion control's clock (`CA_EVENT_TX_START`); `lsndtime` is the last send.
+    fn data_sent(&mut self, now: SimTime) {
+        self.w.now = now;
+        if self.in_flight() == 0 {
+            self.cc.cwnd_event(&self.w, CaEvent::TxStart);
+        }
+        self.w.lsndtime = now;
+    }
+
+    /// `tcp_init_undo`.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = if self.retrans_out > 0 { i64::from(self.retrans_out) } else { -1 };
+        self.retrans_stamp = None;
+    }
+
+    /// `tcp_init_cwnd_reduction`: remember the window, take `ssthresh` from the algorithm.
+    fn init_cwnd_reduction(&mut self) {
+        self.high_seq = self.snd_nxt;
+        self.tlp_high_seq = None;
+        self.w.cwnd_cnt = 0;
+        self.prior_cwnd = self.w.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.w.ssthresh = self.cc.ssthresh(&self.w);
+    }
+
+    fn set_state(&mut self, state: CaState) {
+        self.cc.set_state(&self.w, state);
+        self.state = state;
+    }
+
+    /// `tcp_enter_recovery`.
+    fn enter_recovery(&mut self, stats: &mut TcpStats) {
+        stats.fast_recoveries += 1;
+        self.prior_ssthresh = self.current_ssthresh();
+        self.init_undo();
+        self.init_cwnd_reduction();
+        self.set_state(CaState::Recovery);
+    }
+
+    /// `tcp_current_ssthresh`: at least 3/4 of the window.
+    fn current_ssthresh(&self) -> u32 {
+        self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
+    }
+
+    /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937 §3, Linux's form).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let in_flight = self.in_flight();
+        let delta = i64::from(self.w.ssthresh) - i64::from(in_flight);
+        let mut sndcnt: i64 = if delta < 0 {
+            // Proportional part: ceil(ssthresh · prr_delivered / prior_cwnd) − prr_out.
+            let dividend = u64::from(self.w.ssthresh) * u64::from(self.prr_delivered) + u64::from(self.prior_cwnd) - 1;
+            (dividend / u64::from(self.prior_cwnd)) as i64 - i64::from(self.prr_out)
+        } else {
+            // Slow-start reduction bound (PRR-SSRB).
+            let mut n = (i64::from(self.prr_delivered) - i64::from(self.prr_out)).max(i64::from(newly_acked_sacked));
+            if una_advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.w.cwnd = (i64::from(in_flight) + sndcnt).max(1) as u32;
+    }
+
+    /// `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self) {
+        if self.w.ssthresh < u32::MAX && self.undo_marker.is_some() {
+            self.w.cwnd = self.w.ssthresh;
+        }
+    }
+
+    /// `tcp_undo_cwnd_reduction`: the reduction was needless.
+    fn undo_reduction(&mut self, stats: &mut TcpStats) {
+        // Segments marked lost are not lost after all.
+        for seq in self.snd_una..self.snd_nxt {
+            let s = self.seg_mut(seq);
+            if s.marks & LOST != 0 {
+                s.marks &= !LOST;
+                self.lost_out -= 1;
+            }
+        }
+        self.retrans_hint = self.snd_nxt;
+        self.w.cwnd = self.cc.undo_cwnd(&self.w, self.prior_cwnd);
+        if self.prior_ssthresh > self.w.ssthresh {
+            self.w.ssthresh = self.prior_ssthresh;
+        }
+        self.undo_marker = None;
+        self.retrans_stamp = None;
+        stats.undos += 1;
+    }
+
+    /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first
+    /// retransmission, so the original was delivered (Eifel, RFC 3522).
+    fn packet_delayed(&self, ts_ecr: u32) -> bool {
+        self.retrans_stamp.is_some_and(|stamp| ts_ecr != 0 && ts_ecr < super::ts_of(stamp))
+    }
+}
+
+impl TcpSender {
+    /// A sender for `flows` flows cut by `cutter` (chunk = MSS).
+    pub fn new(config: TcpConfig, cutter: Cutter, flows: usize) -> TcpSender {
+        TcpSender {
+            config,
+            cutter,
+            conns: (0..flows).map(|_| None).collect(),
+            ready: VecDeque::new(),
+            active: 0,
+            unopened: flows,
+            urgent: VecDeque::new(),
+            stats: TcpStats::default(),
+        }
+    }
+
+    /// What the senders did so far.
+    pub fn stats(&self) -> TcpStats {
+        let mut s = self.stats.clone();
+        for c in self.conns.iter().flatten() {
+            s.reordering_sum += u64::from(c.reordering);
+            s.reordering_max = s.reordering_max.max(c.reordering);
+        }
+        s
+    }
+
+    fn new_conn(&self, file_bytes: u64, now: SimTime) -> Conn {
+        let cc = cc::build(&self.config.cc, self.config.hystart).expect("validated congestion control");
+        let w = Window {
+            cwnd: self.config.initial_cwnd,
+            ssthresh: u32::MAX,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX,
+            cwnd_limited: true,
+            snd_una: 0,
+            snd_nxt: 0,
+            now,
+            lsndtime: now,
+        };
+        Conn {
+            file_bytes,
+            total: self.cutter.packets(file_bytes) as u32,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            fack: 0,
+            retrans_hint: 0,
+            w,
+            cc,
+            state: CaState::Open,
+            high_seq: 0,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp: None,
+            reordering: self.config.reordering,
+            reord_seen: 0,
+            srtt: None,
+            rttvar: SimTime::ZERO,
+            // RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`: 1 s before any RTT sample.
+            rto: SimTime::from_secs_f64(1.0),
+            backoff: 0,
+            min_rtt: None,
+            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            timer: Timer::default(),
+            timer_kind: TimerKind::Rto,
+            sack_cache: [(0, 0); 3],
+            done: false,
+        }
+    }
+
+    fn arm(c: &mut Conn, flow: u32, kind: TimerKind, at: SimTime, out: &mut Vec<Output>) {
+        c.timer_kind = kind;
+        if c.timer.arm(at) {
+            out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
+        }
+    }
+
+    /// `tcp_set_xmit_timer`: a loss probe if one may be sent, else the RTO
+    /// (`tcp_schedule_loss_probe`, `tcp_rearm_rto`). Called when data was ACKed
+    /// or is about to be sent at `now` (the world asks for it at this instant),
+    /// so the deadline counts from `now` as Linux's does.
+    fn set_xmit_timer(config: &TcpConfig, c: &mut Conn, flow: u32, now: SimTime, out: &mut Vec<Output>) {
+        if c.packets_out() == 0 && c.snd_nxt >= c.total {
+            c.timer.cancel();
+            return;
+        }
+        let rto_at = now + c.backed_off_rto(config);
+        if config.tlp && config.sack && c.state == CaState::Open && c.tlp_high_seq.is_none() {
+            if let Some(srtt) = c.srtt {
+                // PTO = 2·SRTT, plus TCP_RTO_MIN when only one segment is out (the
+                // receiver may be delaying its ACK), else plus TCP_TIMEOUT_MIN (2 ms);
+                // never after the RTO.
+                let extra = if c.packets_out() <= 1 { SimTime::from_millis_f64(200.0) } else { SimTime(2_000_000) };
+                let pto = now + SimTime(2 * srtt.0) + extra;
+                return Self::arm(c, flow, TimerKind::LossProbe, pto.min(rto_at), out);
+            }
+        }
+        Self::arm(c, flow, TimerKind::Rto, rto_at, out);
+    }
+
+    /// Processes one ACK of `flow` (`tcp_ack`).
+    fn on_ack(&mut self, now: SimTime, ack: &Packet, out: &mut Vec<Output>) {
+        let flow = ack.flow;
+        let config = &self.config;
+        let stats = &mut self.stats;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        stats.acks_received += 1;
+        c.w.now = now;
+        let prior_fack = c.fack.max(c.snd_una);
+        let prior_in_flight = c.in_flight();
+        let mut newly_acked_sacked = 0u32;
+        let mut first_ackt: Option<SimTime> = None;
+        let mut first_sackt: Option<SimTime> = None;
+        let mut reord = u32::MAX;
+        let mut dsack_tlp = false;
+
+        // D-SACK (RFC 2883 §4; `tcp_check_dsack`): a first block below the ACK, or inside the second.
+        let blocks = ack.sack_blocks();
+        let dsack = blocks.first().is_some_and(|b| {
+            b.start < ack.ack || blocks.get(1).is_some_and(|b2| b.start >= b2.start && b.end <= b2.end)
+        });
+        if dsack {
+            let b = blocks[0];
+            let n = b.end.saturating_sub(b.start);
+            stats.spurious_retransmits += u64::from(n);
+            c.rack.dsack_seen = true;
+            if c.tlp_high_seq.is_some_and(|h| b.end >= h && b.start < h) {
+                dsack_tlp = true;
+            }
+            if let Some(marker) = c.undo_marker {
+                if c.undo_retrans > 0 && b.end > marker {
+                    c.undo_retrans = (c.undo_retrans - i64::from(n)).max(0);
+                }
+            }
+        }
+
+        // SACK blocks (`tcp_sacktag_write_queue`), skipping what the last ACK already said.
+        if config.sack {
+            let cache = c.sack_cache;
+            let mut new_cache = [(0u32, 0u32); 3];
+            for (i, b) in blocks.iter().enumerate().skip(usize::from(dsack)) {
+                new_cache[i] = (b.start, b.end);
+                let mut start = b.start.max(c.snd_una);
+                let end = b.end.min(c.snd_nxt);
+                for &(cs, ce) in &cache {
+                    if cs <= start && start < ce {
+                        start = ce;
+                    }
+                }
+                let mut seq = start;
+                while seq < end {
+                    let s = *c.seg(seq);
+                    if s.marks & SACKED == 0 {
+                        let seg = c.seg_mut(seq);
+                        seg.marks = (seg.marks | SACKED) & !LOST & !RETRANS_OUT;
+                        c.sacked_out += 1;
+                        if s.marks & LOST != 0 && s.marks & RETRANS_OUT == 0 {
+                            c.lost_out -= 1;
+                        }
+                        if s.marks & RETRANS_OUT != 0 {
+                            c.retrans_out -= 1;
+                            if s.marks & LOST != 0 {
+                                c.lost_out -= 1;
+                            }
+                        }
+                        newly_acked_sacked += 1;
+                        if s.marks & EVER_RETRANS == 0 {
+                            first_sackt = Some(first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
+                            if seq < prior_fack {
+                                reord = reord.min(seq);
+                            }
+                        }
+                        c.rack_advance(now, seq, s.sent, s.marks);
+                        if seq + 1 > c.fack {
+                            c.fack = seq + 1;
+                        }
+                    }
+                    seq += 1;
+                }
+            }
+            c.sack_cache = new_cache;
+        }
+
+        // Cumulative ACK (`tcp_clean_rtx_queue`).
+        let una_advanced = ack.ack > c.snd_una && ack.ack <= c.snd_nxt;
+        if una_advanced {
+            while c.snd_una < ack.ack {
+                let s = c.segs.pop_front().expect("within snd_nxt");
+                let seq = c.snd_una;
+                c.snd_una += 1;
+                if s.marks & SACKED != 0 {
+                    c.sacked_out -= 1;
+                    continue;
+                }
+                newly_acked_sacked += 1;
+                if s.marks & LOST != 0 {
+                    c.lost_out -= 1;
+                }
+                if s.marks & RETRANS_OUT != 0 {
+                    c.retrans_out -= 1;
+                }
+                if s.marks & EVER_RETRANS == 0 {
+                    first_ackt.get_or_insert(s.sent);
+                    reord = reord.min(seq);
+                }
+                c.rack_advance(now, seq, s.sent, s.marks);
+            }
+            c.retrans_hint = c.retrans_hint.max(c.snd_una);
+            c.fack = c.fack.max(c.snd_una);
+            c.w.snd_una = u64::from(c.snd_una);
+        }
+        if reord < prior_fack && config.sack {
+            c.check_reordering(config, reord);
+        }
+
+        // RTT (`tcp_ack_update_rtt`): the oldest newly ACKed original, else a SACKed one,
+        // else the timestamp echo; a valid sample resets the backoff.
+        let rtt = first_ackt.or(first_sackt).map(|t| rtt_of(now, t)).or_else(|| {
+            (una_advanced && ack.ts_ecr != 0).then(|| rtt_of(now, super::ts_time(ack.ts_ecr)).max(SimTime(1_000_000)))
+        });
+        if let Some(rtt) = rtt {
+            c.rtt_sample(config, rtt);
+            c.backoff = 0;
+        }
+        c.w.snd_nxt = u64::from(c.snd_nxt);
+        c.cc.pkts_acked(&mut c.w, &AckSample { acked: newly_acked_sacked, rtt, in_flight: prior_in_flight });
+
+        // Tail loss probe answered (`tcp_process_tlp_ack`).
+        if let Some(high) = c.tlp_high_seq {
+            if ack.ack >= high {
+                c.tlp_high_seq = None;
+                if c.tlp_retrans && !dsack_tlp && ack.ack > high {
+                    // The probe repaired a loss: reduce the window once (CWR).
+                    c.init_cwnd_reduction();
+                    c.w.cwnd = c.w.ssthresh;
+                }
+            }
+        }
+
+        // D-SACK undo (`tcp_try_undo_dsack`): every retransmission was needless.
+        if c.undo_marker.is_some()
+            && c.undo_retrans == 0
+            && matches!(c.state, CaState::Recovery | CaState::Loss | CaState::Disorder)
+        {
+            c.undo_reduction(stats);
+            // `tcp_rack_update_reo_wnd` widens RACK's window on such news.
+            if c.state != CaState::Open {
+                c.set_state(if c.sacked_out > 0 { CaState::Disorder } else { CaState::Open });
+            }
+        }
+
+        // RACK's reordering window follows D-SACKs (`tcp_rack_update_reo_wnd`): one more
+        // step per round with a D-SACK, back to one after 16 recoveries without.
+        if c.rack.dsack_seen && una_advanced {
+            c.rack.reo_wnd_steps = (c.rack.reo_wnd_steps + 1).min(0xFF);
+            c.rack.dsack_seen = false;
+            c.rack.reo_wnd_persist = 16;
+        }
+
+        // Loss detection.
+        let mut newly_lost = 0;
+        let mut reo_wait = None;
+        if config.rack && config.sack {
+            if c.rack.advanced {
+                c.rack.advanced = false;
+                let (n, wait) = c.rack_detect_loss(now);
+                newly_lost += n;
+                reo_wait = wait;
+            }
+        } else if config.sack {
+            newly_lost += c.dupthresh_detect_loss();
+        } else if !una_advanced && c.packets_out() > 0 {
+            // Without SACK, duplicate ACKs count as SACKed segments (`tcp_add_reno_sack`).
+            c.sacked_out = (c.sacked_out + 1).min(c.packets_out().saturating_sub(1));
+            if c.sacked_out >= c.reordering && c.seg(c.snd_una).marks & LOST == 0 {
+                c.mark_lost(c.snd_una);
+                newly_lost += 1;
+            }
+        } else if una_advanced {
+            c.sacked_out = 0;
+        }
+
+        // The congestion state machine (`tcp_fastretrans_alert`).
+        match c.state {
+            CaState::Recovery if c.snd_una >= c.high_seq => {
+                // `tcp_try_undo_recovery`: undo if the timestamps show the retransmissions needless.
+                if c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr)) {
+                    c.undo_reduction(stats);
+                } else {
+                    c.end_cwnd_reduction();
+                }
+                c.set_state(CaState::Open);
+                c.rack.reo_wnd_persist = c.rack.reo_wnd_persist.saturating_sub(1);
+                if c.rack.reo_wnd_persist == 0 {
+                    c.rack.reo_wnd_steps = 1;
+                }
+            }
+            CaState::Loss if c.snd_una >= c.high_seq => {
+                if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
+                    c.undo_reduction(stats);
+                }
+                c.set_state(CaState::Open);
+            }
+            _ => {}
+        }
+        if matches!(c.state, CaState::Open | CaState::Disorder) {
+            if c.lost_out > 0 {
+                c.enter_recovery(stats);
+            } else {
+                let next = if c.sacked_out > 0 || c.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                if next != c.state {
+                    c.set_state(next);
+                }
+            }
+        }
+
+        // The window (`tcp_cong_control`).
+        if c.state == CaState::Recovery {
+            c.cwnd_reduction(newly_acked_sacked, newly_lost, una_advanced);
+        } else {
+            // `tcp_may_raise_cwnd`: with a raised reordering degree any forward progress
+            // counts, otherwise only newly ACKed data.
+            let may_raise =
+                if c.reordering > config.reordering { una_advanced || newly_acked_sacked > 0 } else { una_advanced };
+            // `tcp_is_cwnd_limited`: in slow start, less than half the window unused.
+            c.w.cwnd_limited = if c.w.in_slow_start() {
+                prior_in_flight.saturating_mul(2) > c.w.cwnd
+            } else {
+                prior_in_flight >= c.w.cwnd
+            };
+            if may_raise && newly_acked_sacked > 0 {
+                c.w.snd_nxt = u64::from(c.snd_nxt);
+                c.cc.cong_avoid(&mut c.w, newly_acked_sacked);
+            }
+        }
+
+        if c.snd_una == c.total {
+            c.done = true;
+            c.timer.cancel();
+            c.segs = VecDeque::new();
+            self.active -= 1;
+            return;
+        }
+        // Timers: a pending RACK reordering timeout, else TLP / RTO when data was ACKed.
+        if let Some(wait) = reo_wait {
+            let rto_at = now + c.backed_off_rto(config);
+            Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
+        } else if una_advanced || c.timer.deadline().is_none() || c.timer_kind == TimerKind::ReoTimeout {
+            Self::set_xmit_timer(config, c, flow, now, out);
+        }
+        self.ready.push_back(flow);
+    }
+
+    /// The next segment `flow` may send now: a lost one first, then new data
+    /// (`tcp_xmit_retransmit_queue`, `tcp_write_xmit`).
+    fn next_segment(&mut self, flow: u32, now: SimTime) -> Option<Packet> {
+        let config = &self.config;
+        let c = self.conns[flow as usize].as_mut().filter(|c| !c.done)?;
+        if c.in_flight() >= c.w.cwnd {
+            return None;
+        }
+        // Retransmit the first lost segment not yet retransmitted.
+        if c.lost_out > c.retrans_out.min(c.lost_out) || c.lost_out > 0 {
+            let mut seq = c.retrans_hint.max(c.snd_una);
+            while seq < c.snd_nxt {
+                let marks = c.seg(seq).marks;
+                if marks & LOST != 0 && marks & (RETRANS_OUT | SACKED) == 0 {
+                    break;
+                }
+                seq += 1;
+            }
+            c.retrans_hint = seq;
+            if seq < c.snd_nxt {
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
+            }
+        }
+        if c.snd_nxt >= c.total
+            || c.packets_out() >= config.rwnd.min(config.sndbuf_segments)
+            || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
+        {
+            return None;
+        }
+        Some(self.send_new(flow, now))
+    }
+
+    fn retransmit(c: &mut Conn, stats: &mut TcpStats, flow: u32, seq: u32, now: SimTime, cutter: &Cutter) -> Packet {
+        c.data_sent(now);
+        let s = c.seg_mut(seq);
+        let was_lost = s.marks & LOST != 0;
+        s.marks |= EVER_RETRANS | RETRANS_OUT;
+        s.sent = now;
+        if was_lost {
+            c.retrans_out += 1;
+        } else {
+            // A probe of a segment not marked lost: in flight twice.
+            s.marks &= !RETRANS_OUT;
+        }
+        stats.retransmits += 1;
+        if c.undo_retrans < 0 {
+            c.undo_retrans = 0;
+        }
+        c.undo_retrans += 1;
+        c.retrans_stamp.get_or_insert(now);
+        if c.state == CaState::Recovery {
+            c.prr_out += 1;
+        }
+        let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        p.retransmit = true;
+        p
+    }
+
+    fn send_new(&mut self, flow: u32, now: SimTime) -> Packet {
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        c.data_sent(now);
+        let seq = c.snd_nxt;
+        c.snd_nxt += 1;
+        c.segs.push_back(Seg { sent: now, marks: 0 });
+        if c.state == CaState::Recovery {
+            c.prr_out += 1;
+        }
+        self.stats.segments_sent += 1;
+        Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now)
+    }
+
+    /// The retransmission timer fired (`tcp_retransmit_timer` → `tcp_enter_loss`).
+    fn on_rto(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
+        let config = &self.config;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
+        self.stats.rtos += 1;
+        // `tcp_write_timeout`: after `tcp_retries2` (15) backed-off timeouts without
+        // progress the connection is aborted (ETIMEDOUT, about 15 minutes at a 200 ms RTO).
+        if c.backoff >= TCP_RETRIES2 {
+            c.done = true;
+            c.timer.cancel();
+            c.segs = VecDeque::new();
+            self.active -= 1;
+            self.stats.aborted += 1;
+            return;
+        }
+        c.w.now = now;
+        // `tcp_enter_loss`: new ssthresh unless already in a reduction that was not undone.
+        if c.state != CaState::Loss {
+            if !matches!(c.state, CaState::Recovery) || c.undo_marker.is_none() {
+                c.init_undo();
+            }
+            c.prior_ssthresh = c.current_ssthresh();
+            c.w.ssthresh = c.cc.ssthresh(&c.w);
+        }
+        c.prior_cwnd = c.w.cwnd;
+        // Everything not SACKed is lost; retransmissions in flight are forgotten.
+        for seq in c.snd_una..c.snd_nxt {
+            let s = c.seg_mut(seq);
+            if s.marks & SACKED == 0 {
+                let newly = s.marks & LOST == 0;
+                s.marks = (s.marks | LOST) & !RETRANS_OUT;
+                c.lost_out += u32::from(newly);
+            }
+        }
+        c.retrans_out = 0;
+        c.retrans_hint = c.snd_una;
+        // `tcp_enter_loss` resets the reordering degree it cannot trust.
+        if c.sacked_out >= config.reordering {
+            c.reordering = c.reordering.min(config.reordering);
+        }
+        c.high_seq = c.snd_nxt;
+        c.tlp_high_seq = None;
+        c.w.cwnd_cnt = 0;
+        c.set_state(CaState::Loss);
+        c.w.cwnd = c.in_flight() + 1;
+        // Exponential backoff (`inet_csk_rto_backoff`, at most TCP_RTO_MAX).
+        c.backoff += 1;
+        let at = now + c.backed_off_rto(config);
+        Self::arm(c, flow, TimerKind::Rto, at, out);
+        let seq = c.snd_una;
+        let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter);
+        self.urgent.push_back(p);
+        self.ready.push_back(flow);
+    }
+
+    /// The loss-probe timer fired (`tcp_send_loss_probe`): new data if the
+    /// receiver's window allows, else the highest segment again.
+    fn on_loss_probe(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
+        let rwnd = self.config.rwnd;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
+        let probe = if c.snd_nxt < c.total && c.packets_out() < rwnd {
+            c.tlp_retrans = false;
+            self.send_new(flow, now)
+        } else {
+            c.tlp_retrans = true;
+            let seq = c.snd_nxt - 1;
+            Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter)
+        };
+        self.stats.tlp_probes += 1;
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        c.tlp_high_seq = Some(c.snd_nxt);
+        let at = now + c.backed_off_rto(&self.config);
+        Self::arm(c, flow, TimerKind::Rto, at, out);
+        self.urgent.push_back(probe);
+    }
+
+    /// RACK's reordering timer fired (`tcp_rack_reo_timeout`).
+    fn on_reo_timeout(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
+        let stats = &mut self.stats;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        let (lost, wait) = c.rack_detect_loss(now);
+        if lost > 0 && matches!(c.state, CaState::Open | CaState::Disorder) {
+            c.enter_recovery(stats);
+        }
+        if let Some(wait) = wait {
+            let rto_at = now + c.backed_off_rto(&self.config);
+            Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
+        } else {
+            Self::set_xmit_timer(&self.config, c, flow, now, out);
+        }
+        self.ready.push_back(flow);
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        let mut conn = self.new_conn(bytes, now);
+        conn.cc.init(&conn.w);
+        // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
+        Self::set_xmit_timer(&self.config, &mut conn, flow, now, out);
+        self.conns[flow as usize] = Some(conn);
+        self.active += 1;
+        self.unopened -= 1;
+        self.ready.push_back(flow);
+    }
+
+    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+        debug_assert_eq!(packet.kind, Kind::Ack);
+        self.on_ack(now, &packet, out);
+    }
+
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        let (flow, generation) = super::split_token(token);
+        let Some(c) = self.conns[flow as usize].as_mut() else { return };
+        match c.timer.fire(now, generation) {
+            Fired::Stale => {}
+            Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
+            Fired::Due => match c.timer_kind {
+                TimerKind::Rto => self.on_rto(flow, now, out),
+                TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
+                TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
+            },
+        }
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
+        if let Some(p) = self.urgent.pop_front() {
+            return Some(p);
+        }
+        while let Some(&flow) = self.ready.front() {
+            if let Some(p) = self.next_segment(flow, now) {
+                return Some(p);
+            }
+            self.ready.pop_front();
+        }
+        None
+    }
+
+    fn is_idle(&self) -> bool {
+        self.active == 0 && self.unopened == 0 && self.urgent.is_empty()
+    }
+
+    fn reliable(&self) -> bool {
+        true
+    }
+
+    fn tcp_stats(&self) -> Option<TcpStats> {
+        Some(self.stats())
+    }
+}

@@ -1,0 +1,185 @@
+//! TCP end to end: what a user relies on, with every expected figure derived
+//! here from the scenario (link rates, header sizes), never copied from a run.
+
+use bondsim_core::bond::registry::ALL;
+use bondsim_core::{run, RunResult, Scenario};
+use serde_json::{json, Value};
+
+/// Every registered congestion control.
+const CCS: [&str; 2] = ["cubic", "reno"];
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
+fn bulk(bytes: u64, sender: Value, links: Value) -> Value {
+    let mut s = json!({"kind": "tcp", "tcp_congestion_control": CCS[0]});
+    for (k, v) in sender.as_object().unwrap() {
+        s[k] = v.clone();
+    }
+    json!({
+        "seed": 1,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": bytes}},
+        "sender": s,
+        "bond": {"mode": "balance-rr"},
+        "links": links,
+    })
+}
+
+fn strip_wall(mut r: RunResult) -> String {
+    r.summary.wall_s = 0.0;
+    r.to_json()
+}
+
+/// Goodput of the only flow: its bytes over its completion time.
+fn flow_goodput_bps(r: &RunResult) -> f64 {
+    r.requests.file_bytes[0] as f64 * 8.0 / r.summary.fct_mean_s.expect("the flow completed")
+}
+
+#[test]
+fn one_link_without_loss_runs_at_its_payload_capacity() {
+    for cc in CCS {
+        let r = run(&scenario(bulk(
+            300_000_000,
+            json!({"tcp_congestion_control": cc}),
+            json!([{"rate_mbps": 1000.0, "delay_us": 50.0}]),
+        )))
+        .unwrap();
+        // A 1500-byte IP packet carries 1448 payload bytes (52 bytes of IPv4, TCP and
+        // timestamp headers) and takes 1538 bytes of wire time (38 of Ethernet overhead).
+        let capacity = 1e9 * 1448.0 / (1500.0 + 38.0);
+        let goodput = flow_goodput_bps(&r);
+        assert!(
+            goodput > 0.98 * capacity && goodput <= capacity,
+            "{cc}: goodput {goodput:.4e} vs payload capacity {capacity:.4e}"
+        );
+        assert_eq!(r.summary.tcp_rtos, Some(0), "{cc}");
+    }
+}
+
+fn reordering(sender: Value) -> RunResult {
+    // Two equal links, one with a longer wire: round-robin striping reorders every
+    // other segment by about (300 − 50) µs, with queues deep enough never to drop.
+    run(&scenario(bulk(
+        60_000_000,
+        sender,
+        json!([{"rate_mbps": 1000.0, "delay_us": 50.0, "txqueuelen": 100000},
+               {"rate_mbps": 1000.0, "delay_us": 300.0, "txqueuelen": 100000}]),
+    )))
+    .unwrap()
+}
+
+#[test]
+fn reordering_without_loss_costs_spurious_retransmissions_unless_tcp_adapts() {
+    let fixed_dupthresh = reordering(json!({"tcp_recovery": 0, "tcp_max_reordering": 3}));
+    let raised_dupthresh = reordering(json!({"tcp_recovery": 0}));
+    let rack = reordering(json!({}));
+    for r in [&fixed_dupthresh, &raised_dupthresh, &rack] {
+        assert_eq!(r.summary.drops_queue_full + r.summary.drops_link_down, 0, "pure reordering: nothing dropped");
+        assert!(r.summary.wire_ooo_fraction > 0.2, "the wire reorders: {}", r.summary.wire_ooo_fraction);
+    }
+    let spurious = |r: &RunResult| r.summary.tcp_spurious_retransmits.unwrap();
+    let fixed = spurious(&fixed_dupthresh);
+    assert!(fixed > 100, "dupthresh stuck at 3 retransmits what was only late: {fixed}");
+    assert!(
+        spurious(&raised_dupthresh) * 10 < fixed,
+        "raising tp->reordering from SACKs removes most: {} vs {fixed}",
+        spurious(&raised_dupthresh)
+    );
+    assert!(spurious(&rack) * 10 < fixed, "RACK's reordering window removes most: {} vs {fixed}", spurious(&rack));
+    assert!(raised_dupthresh.summary.tcp_reordering_max.unwrap() > 3);
+    let g = flow_goodput_bps;
+    assert!(g(&rack) > 1.2 * g(&fixed_dupthresh), "goodput {} vs {}", g(&rack), g(&fixed_dupthresh));
+    assert!(g(&raised_dupthresh) > 1.2 * g(&fixed_dupthresh));
+}
+
+#[test]
+fn every_scheduler_and_congestion_control_delivers_every_byte_once_in_order() {
+    for cc in CCS {
+        for info in ALL {
+            let value = json!({
+                "seed": 5,
+                "workload": {"requests": 12, "clients": 6, "file_size": {"kind": "uniform", "min_bytes": 1, "max_bytes": 2_000_000},
+                             "arrivals": {"kind": "poisson", "rate_per_s": 400.0}},
+                "sender": {"kind": "tcp", "tcp_congestion_control": cc},
+                "bond": {"mode": info.name, "miimon": 10.0},
+                "links": [{"rate_mbps": 1000.0, "delay_us": 20.0, "txqueuelen": 50},
+                          {"rate_mbps": 1000.0, "delay_us": 80.0, "txqueuelen": 50},
+                          {"rate_mbps": 100.0, "delay_us": 20.0, "txqueuelen": 50}],
+            });
+            let r = run(&scenario(value)).unwrap();
+            let s = &r.summary;
+            let what = format!("{cc} over {}", info.name);
+            // Planned from the file sizes alone: ceil(bytes / MSS) segments per flow.
+            let mss = 1448u64;
+            let planned: Vec<u32> = r.requests.file_bytes.iter().map(|&b| b.div_ceil(mss).max(1) as u32).collect();
+            assert_eq!(r.requests.packets, planned, "{what}");
+            assert_eq!(r.requests.received, planned, "{what}: every segment reached the application");
+            assert_eq!(r.requests.in_order, planned, "{what}: in order");
+            assert_eq!(s.flows_complete, 12, "{what}");
+            assert_eq!((s.dropped, s.undelivered, s.out_of_order), (0, 0, 0), "{what}");
+            assert_eq!(s.delivered, planned.iter().map(|&p| u64::from(p)).sum::<u64>(), "{what}");
+            // What the bond sent: each segment once, plus every retransmission.
+            let sent = s.tcp_segments_sent.unwrap() + s.tcp_retransmits.unwrap();
+            assert_eq!(s.packets, sent, "{what}");
+            assert_eq!(s.tcp_segments_sent.unwrap(), s.delivered, "{what}: new data sent once");
+        }
+    }
+}
+
+/// One flow of 20 segments over a 5 ms wire; the carrier drops for 0.1 ms at
+/// `down_s` (the tail is then on the wire) or for good.
+fn tail(down_s: f64, up_s: Option<f64>) -> RunResult {
+    let failure = match up_s {
+        Some(up) => json!({"down_s": down_s, "up_s": up}),
+        None => json!({"down_s": down_s}),
+    };
+    run(&scenario(bulk(20 * 1448, json!({}), json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [failure]}]))))
+        .unwrap()
+}
+
+#[test]
+fn a_lost_tail_is_recovered_by_a_loss_probe_without_a_timeout() {
+    let clean = tail(10.0, Some(10.1));
+    let finish = clean.requests.finish_s[0].unwrap();
+    // The last segments arrive between 5 and 6 ms after leaving; lose those on the wire
+    // 2 ms before the clean run's finish.
+    let r = tail(finish - 0.002, Some(finish - 0.0019));
+    let s = &r.summary;
+    assert!(s.drops_link_down > 0, "the failure hit the tail: {}", s.drops_link_down);
+    assert_eq!(s.flows_complete, 1);
+    assert!(s.tcp_tlp_probes.unwrap() >= 1);
+    assert_eq!(s.tcp_rtos, Some(0), "TLP and RACK repaired it without an RTO");
+    // Well before the 200 ms minimum RTO would have fired.
+    assert!(r.requests.finish_s[0].unwrap() < finish + 0.1, "{} vs {finish}", r.requests.finish_s[0].unwrap());
+}
+
+#[test]
+fn a_dead_path_ends_in_timeouts_with_backoff_then_the_connection_is_given_up() {
+    let r = tail(0.008, None);
+    let s = &r.summary;
+    assert_eq!(s.flows_complete, 0);
+    assert_eq!(s.tcp_aborted, Some(1));
+    // tcp_retries2 = 15 backoffs, then one more timeout gives up.
+    assert_eq!(s.tcp_rtos, Some(16));
+    // Doubling from about 0.2 s (capped at 120 s) takes minutes; without backoff 16
+    // timeouts would take about 3.4 s.
+    let without_backoff = 16.0 * 0.21;
+    assert!(s.duration_s > 100.0 * without_backoff / 3.4, "{}", s.duration_s);
+}
+
+#[test]
+fn same_scenario_and_seed_give_identical_results() {
+    let value = json!({
+        "seed": 9,
+        "workload": {"requests": 20, "clients": 5, "file_size": {"kind": "uniform", "min_bytes": 1000, "max_bytes": 3_000_000}},
+        "sender": {"kind": "tcp", "tcp_congestion_control": CCS[0]},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 1000.0, "delay_us": 30.0, "txqueuelen": 40},
+                  {"rate_mbps": 400.0, "delay_us": 90.0, "txqueuelen": 40}],
+    });
+    let a = strip_wall(run(&scenario(value.clone())).unwrap());
+    let b = strip_wall(run(&scenario(value)).unwrap());
+    assert_eq!(a, b);
+    assert!(a.contains("\"tcp_retransmits\":"), "TCP figures are in the result");
+}

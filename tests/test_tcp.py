@@ -1,0 +1,56 @@
+"""TCP as a user meets it: the shipped scenario from the command line, errors that
+name the field, the league's TCP columns, and what the store records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import bondsim
+
+ROOT = Path(__file__).resolve().parent.parent
+#: A full segment's share of its frame: 1448 payload bytes in a 1500-byte IP packet
+#: (IPv4, TCP and timestamp headers) plus 38 bytes of Ethernet framing.
+TCP_PAYLOAD_SHARE = 1448 / (1500 + 38)
+
+
+def test_tcp_rr_scenario_reports_goodput_and_retransmissions(main, tmp_path):
+    out = tmp_path / "tcp"
+    proc = main(
+        "run", str(ROOT / "scenarios" / "tcp_rr.toml"), "--out", str(out), "--set", "workload.file_size.bytes=3000000"
+    )
+    assert proc.returncode == 0, proc.stderr
+    for row in ("goodput", "TCP retransmissions", "spurious (D-SACKed)", "completion time", "on the wire"):
+        assert row in proc.stdout, row
+    s = json.loads((out / "summary.json").read_text())
+    assert s["flows_complete"] == s["requests"] == 8
+    assert s["undelivered"] == 0 and s["out_of_order"] == 0, "TCP hands the application every byte in order"
+    assert s["wire_ooo_fraction"] > 0, "round-robin over a longer wire reorders on the wire"
+    assert s["tcp_segments_sent"] == s["delivered"] == 8 * -(-3_000_000 // 1448)
+    assert 0 < s["goodput_bps"] <= 4e9 * TCP_PAYLOAD_SHARE
+
+
+def test_a_tcp_knob_error_names_the_field(main, tmp_path):
+    proc = main(
+        "run",
+        str(ROOT / "scenarios" / "tcp_rr.toml"),
+        "--out",
+        str(tmp_path / "x"),
+        "--set",
+        "sender.tcp_congestion_control=vegas",
+    )
+    assert proc.returncode == 2
+    assert "sender.tcp_congestion_control" in proc.stderr and "cubic" in proc.stderr
+    proc = main(
+        "run", str(ROOT / "scenarios" / "thesis.toml"), "--out", str(tmp_path / "y"), "--set", "sender.tcp_sack=false"
+    )
+    assert proc.returncode == 2 and "tcp_sack" in proc.stderr and '"tcp"' in proc.stderr
+
+
+def test_rack_wins_back_what_a_fixed_dupthresh_loses_to_reordering():
+    base = ["workload.file_size.bytes=3000000"]
+    rack = bondsim.run("tcp_rr", base).summary
+    fixed = bondsim.run("tcp_rr", [*base, "sender.tcp_recovery=0", "sender.tcp_max_reordering=3"]).summary
+    assert fixed["tcp_spurious_retransmits"] > 10 * max(rack["tcp_spurious_retransmits"], 1)
+    assert rack["goodput_bps"] > fixed["goodput_bps"]
+    assert rack["fct_mean_s"] < fixed["fct_mean_s"]
