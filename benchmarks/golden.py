@@ -56,6 +56,7 @@ VARIANTS: dict[str, dict[str, list[str]]] = {
         ],
         "ackdelay_msg": ["sender.ack_delay_us=40", "sender.message_bytes=4000", "workload.requests=4"],
         "smallq": ["links.0.txqueuelen=8", "links.1.txqueuelen=4", "sender.window_pkts=128"],
+        "lossy": ["links.0.loss=0.01", "links.1.loss_model={kind='gilbert_elliott', p=0.01, r=0.3}"],
     },
     "league": {
         "plain": [],

@@ -59,6 +59,7 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: invalid type"),
         (["run", "no/such.toml"], "cannot read scenario"),
         (["scenario", "check", "thesis", "--set", "links.0.period_ms=0"], "links.0.period_ms: must be"),
+        (["run", "hetero", "--set", "links.0.loss=1.5"], "links.0.loss: must be in [0, 1), got 1.5"),
     ]:
         proc = cli(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
@@ -66,6 +67,23 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         assert proc.stderr.startswith("error: ") and says in proc.stderr
         assert "Traceback" not in proc.stderr
         assert proc.stdout == ""
+
+
+def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):
+    out = tmp_path / "lossy"
+    proc = cli("run", "hetero", "--set", "workload.requests=2", "--set", "links.0.loss=0.05", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["drops_random"] > 0
+    # Nothing else drops here: every lost packet was lost on the wire, and each flow ended.
+    assert summary["dropped"] == summary["drops_random"]
+    assert summary["delivered"] + summary["dropped"] == summary["packets"]
+    links = pd.read_csv(out / "links.csv").set_index("name")
+    assert links.loc["ge", "drops_random"] == summary["drops_random"] and links.loc["fe", "drops_random"] == 0
+    assert json.loads((out / "scenario.json").read_text())["links"][0]["loss"] == 0.05
+    # The same seed loses the same frames.
+    again = cli("run", "hetero", "--set", "workload.requests=2", "--set", "links.0.loss=0.05", "--json")
+    assert json.loads(again.stdout)["drops_random"] == summary["drops_random"]
 
 
 def test_argument_errors_exit_2(cli):

@@ -67,6 +67,8 @@ pub struct Summary {
     pub drops_queue_full: u64,
     /// Copies dropped because their link had lost its carrier.
     pub drops_link_down: u64,
+    /// Copies lost on the wire at random (rate links' `loss` / `loss_model`; forward direction).
+    pub drops_random: u64,
     /// Packets dropped because the bond had no usable link.
     pub drops_no_link: u64,
     /// Time of the last delivery, seconds.
@@ -219,13 +221,15 @@ pub struct LinkTable {
     pub drops_queue_full: Vec<u64>,
     /// Packets dropped for lack of carrier.
     pub drops_link_down: Vec<u64>,
+    /// Frames lost on the wire at random (`loss`, `loss_model`; counted in `packets_sent` too).
+    pub drops_random: Vec<u64>,
     /// Carrier losses.
     pub failures: Vec<u64>,
     /// Wake-ups (paced links).
     pub polls: Vec<u64>,
     /// Packets the link carried from the clients to the server.
     pub reverse_packets_sent: Vec<u64>,
-    /// Packets lost on the way back (full queue, no carrier).
+    /// Packets lost on the way back (full queue, no carrier, lost on the wire).
     pub reverse_drops: Vec<u64>,
 }
 
@@ -333,7 +337,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let mut links = LinkTable::default();
     let mut loads = Vec::new();
     let mut wire_bits = 0.0;
-    let (mut queue_full, mut link_down) = (0, 0);
+    let (mut queue_full, mut link_down, mut random) = (0, 0, 0);
     for (id, link) in reports.links.iter().enumerate() {
         let s = &link.stats;
         let capacity = link.capacity_bps;
@@ -355,14 +359,17 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         links.max_queue_pkts.push(s.max_queue_pkts);
         links.drops_queue_full.push(s.drops_queue_full);
         links.drops_link_down.push(s.drops_link_down);
+        links.drops_random.push(s.drops_random);
         links.failures.push(s.failures);
         links.polls.push(s.polls);
         links.reverse_packets_sent.push(link.reverse.packets_sent);
-        links.reverse_drops.push(link.reverse.drops_queue_full + link.reverse.drops_link_down);
+        let r = &link.reverse;
+        links.reverse_drops.push(r.drops_queue_full + r.drops_link_down + r.drops_random);
         wire_bits += wire as f64 * 8.0;
         loads.push(wire as f64 * 8.0 / capacity);
         queue_full += s.drops_queue_full;
         link_down += s.drops_link_down;
+        random += s.drops_random;
     }
     let capacity_bps: f64 = links.capacity_bps.iter().sum();
     let mean_load = loads.iter().sum::<f64>() / loads.len() as f64;
@@ -424,6 +431,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .collect(),
         drops_queue_full: queue_full,
         drops_link_down: link_down,
+        drops_random: random,
         drops_no_link: reports.drops_no_link,
         makespan_s,
         duration_s,

@@ -214,7 +214,7 @@ pub struct TcpSender {
     /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.
     #[serde(default = "default_early_retrans")]
     pub tcp_early_retrans: u32,
-    /// `net.ipv4.tcp_sack`.
+    /// `net.ipv4.tcp_sack` (only `true` is modelled: Linux's default).
     #[serde(default = "yes")]
     pub tcp_sack: bool,
     /// `net.ipv4.tcp_dsack`.
@@ -582,6 +582,68 @@ pub struct RateModel {
     /// Transmit queue length, packets (drop-tail; Linux default 1000).
     #[serde(default = "default_txqueuelen")]
     pub txqueuelen: u32,
+    /// Probability in [0, 1) that a frame is lost on the wire, each frame
+    /// independently (Bernoulli; ns-3's `RateErrorModel` with `ErrorUnit =
+    /// packet`, netem's `loss random PERCENT` without correlation). A lost frame
+    /// takes its transmit time on the link, as a corrupted one does, and never
+    /// arrives. 0 (the default) draws no random number at all.
+    #[serde(default)]
+    pub loss: f64,
+    /// Bursty loss instead of `loss` (giving both is an error).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_model: Option<LossModel>,
+}
+
+/// A frame-loss process with memory: losses that come in bursts.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LossModel {
+    /// The Gilbert–Elliott two-state Markov chain.
+    GilbertElliott(GilbertElliott),
+}
+
+/// `kind = "gilbert_elliott"`: a two-state (good / bad) Markov chain stepped
+/// once per frame, losing each frame with the probability of the state it is
+/// sent in (E. N. Gilbert, "Capacity of a burst-noise channel", Bell Syst.
+/// Tech. J. 39, 1960; E. O. Elliott, "Estimates of error rates for codes on
+/// burst-noise channels", Bell Syst. Tech. J. 42, 1963). With the defaults
+/// `loss_good = 0`, `loss_bad = 1` it is Gilbert's model (every frame sent in
+/// the bad state is lost), the parameterisation of G. Hasslinger and
+/// O. Hohlfeld, "The Gilbert-Elliott model for packet loss in real time
+/// services on the Internet", MMB 2008. RFC 3611 §4.7.2 (RTCP XR burst
+/// metrics: burst and gap density and duration) describes measured loss in
+/// the same burst / gap terms.
+///
+/// Long-run loss rate: `π_bad·loss_bad + π_good·loss_good`, with `π_bad = p / (p + r)`,
+/// `π_good = r / (p + r)`; the bad state lasts `1/r` frames on average (the mean
+/// burst length when `loss_bad = 1`, `loss_good = 0`), the good state `1/p`.
+///
+/// Linux netem's `loss gemodel P R 1-H 1-K` (percentages) is the same chain:
+/// `p = P/100`, `r = R/100`, `loss_bad = (1-H)/100`, `loss_good = (1-K)/100`
+/// (netem's `h` and `k` are the probabilities of *delivering* a frame in the
+/// bad and good state; iproute2 passes `1-h` and `1-k`, the loss probabilities,
+/// and `sch_netem.c`'s `loss_gilb_ell` draws the transition, then the loss with
+/// the probability of the state the frame was sent in, starting in the good
+/// state, as here). netem's defaults differ: `R` defaults to `1 - P` there, and
+/// is required here. ns-3's `BurstErrorModel` is not this chain: it starts a
+/// burst with probability `BurstRate` and draws its length from `BurstSize`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GilbertElliott {
+    /// P(good → bad) per frame, in [0, 1].
+    pub p: f64,
+    /// P(bad → good) per frame, in (0, 1] (the bad state lasts 1/r frames on average).
+    pub r: f64,
+    /// Loss probability of a frame sent in the good state, in [0, 1).
+    #[serde(default)]
+    pub loss_good: f64,
+    /// Loss probability of a frame sent in the bad state, in [0, 1].
+    #[serde(default = "default_loss_bad")]
+    pub loss_bad: f64,
+}
+
+fn default_loss_bad() -> f64 {
+    1.0
 }
 
 fn default_period_ms() -> f64 {
@@ -601,7 +663,20 @@ impl LinkSpec {
     /// Every kind with its own fields.
     const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
         ("paced", &["period_ms", "trace_intervals_s"]),
-        ("rate", &["rate_mbps", "overhead_bytes", "mtu", "delay_us", "per_packet_us", "jitter", "txqueuelen"]),
+        (
+            "rate",
+            &[
+                "rate_mbps",
+                "overhead_bytes",
+                "mtu",
+                "delay_us",
+                "per_packet_us",
+                "jitter",
+                "txqueuelen",
+                "loss",
+                "loss_model",
+            ],
+        ),
     ];
     /// The fields of [`LinkBase`].
     const BASE: &'static [&'static str] =
@@ -907,6 +982,13 @@ impl Scenario {
                         ),
                     ));
                 }
+                if !t.tcp_sack {
+                    // Linux negotiates SACK by default; RACK, TLP and D-SACK need it.
+                    return Err(Error::scenario(
+                        "sender.tcp_sack",
+                        "TCP without SACK (RFC 6582 NewReno recovery) is not modelled yet; leave it true",
+                    ));
+                }
                 at_least("sender.initial_cwnd", u64::from(t.initial_cwnd), 1)?;
                 at_least("sender.tcp_reordering", u64::from(t.tcp_reordering), 1)?;
                 if t.tcp_max_reordering < t.tcp_reordering {
@@ -1011,6 +1093,26 @@ impl Scenario {
                         duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
                     }
                     at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
+                    probability(&p("loss"), m.loss, false)?;
+                    if let Some(model) = &m.loss_model {
+                        if m.loss != 0.0 {
+                            return Err(Error::scenario(p("loss_model"), "give loss or loss_model, not both"));
+                        }
+                        match model {
+                            LossModel::GilbertElliott(ge) => {
+                                probability(&p("loss_model.p"), ge.p, true)?;
+                                probability(&p("loss_model.r"), ge.r, true)?;
+                                if ge.r == 0.0 {
+                                    return Err(Error::scenario(
+                                        p("loss_model.r"),
+                                        "must be > 0: with r = 0 the bad state never ends",
+                                    ));
+                                }
+                                probability(&p("loss_model.loss_good"), ge.loss_good, false)?;
+                                probability(&p("loss_model.loss_bad"), ge.loss_bad, true)?;
+                            }
+                        }
+                    }
                 }
             }
             factor(&p("slowdown"), base.slowdown)?;
@@ -1170,6 +1272,17 @@ pub(crate) fn duration(path: &str, value: f64, unit_s: f64, zero_ok: bool) -> Re
     }
 }
 
+/// `value` must be a probability: in [0, 1], or [0, 1) unless `one_ok`.
+pub(crate) fn probability(path: &str, value: f64, one_ok: bool) -> Result<()> {
+    let high_ok = if one_ok { value <= 1.0 } else { value < 1.0 };
+    if value.is_finite() && value >= 0.0 && high_ok {
+        Ok(())
+    } else {
+        let range = if one_ok { "[0, 1]" } else { "[0, 1)" };
+        Err(Error::scenario(path, format!("must be in {range}, got {value}")))
+    }
+}
+
 /// `value` must be at least `min`.
 pub(crate) fn at_least(path: &str, value: u64, min: u64) -> Result<()> {
     if value >= min {
@@ -1290,6 +1403,61 @@ mod tests {
         assert_eq!(json["sender"]["kind"], "window");
         // What it prints parses back to the same scenario.
         assert_eq!(Scenario::from_json(&s.to_json()).unwrap().to_json(), s.to_json());
+    }
+
+    #[test]
+    fn loss_is_a_probability_and_the_loss_model_a_table() {
+        let with = |link: serde_json::Value| {
+            let mut v = base();
+            v["links"][0] = link;
+            v
+        };
+        let s = Scenario::from_json(&with(serde_json::json!({"rate_mbps": 100})).to_string()).unwrap();
+        let LinkModel::Rate(m) = &s.links[0].model else { panic!() };
+        assert_eq!((m.loss, &m.loss_model), (0.0, &None));
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["links"][0]["loss"], 0.0);
+        for bad in [1.5, 1.0, -0.1] {
+            let (path, msg) = error_of(with(serde_json::json!({"rate_mbps": 100, "loss": bad})));
+            assert_eq!((path.as_str(), msg), ("links.0.loss", format!("must be in [0, 1), got {bad}")));
+        }
+        // NaN and infinity are not JSON: the front turns them into strings, or they come as numbers that overflow.
+        assert!(error_of(with(serde_json::json!({"rate_mbps": 100, "loss": "nan"}))).1.contains("invalid type"));
+        assert!(probability("x", f64::NAN, true).is_err() && probability("x", f64::INFINITY, true).is_err());
+        let ge = serde_json::json!({"kind": "gilbert_elliott", "p": 0.01, "r": 0.3});
+        let s =
+            Scenario::from_json(&with(serde_json::json!({"rate_mbps": 100, "loss_model": ge})).to_string()).unwrap();
+        let LinkModel::Rate(m) = &s.links[0].model else { panic!() };
+        assert_eq!(
+            m.loss_model,
+            Some(LossModel::GilbertElliott(GilbertElliott { p: 0.01, r: 0.3, loss_good: 0.0, loss_bad: 1.0 }))
+        );
+        assert_eq!(Scenario::from_json(&s.to_json()).unwrap().to_json(), s.to_json());
+        let (path, msg) = error_of(with(serde_json::json!({"rate_mbps": 100, "loss": 0.1, "loss_model": ge})));
+        assert_eq!(path, "links.0.loss_model");
+        assert!(msg.contains("loss") && msg.contains("loss_model") && msg.contains("not both"), "{msg}");
+        for (field, value, says) in [
+            ("p", 1.5, "must be in [0, 1], got 1.5"),
+            ("r", 0.0, "must be > 0"),
+            ("r", -1.0, "must be in [0, 1], got -1"),
+            ("loss_good", 1.0, "must be in [0, 1), got 1"),
+            ("loss_bad", 2.0, "must be in [0, 1], got 2"),
+        ] {
+            let mut model = ge.clone();
+            model[field] = value.into();
+            let (path, msg) = error_of(with(serde_json::json!({"rate_mbps": 100, "loss_model": model})));
+            assert_eq!(path, format!("links.0.loss_model.{field}"));
+            assert!(msg.starts_with(says), "{field}: {msg}");
+        }
+        let (path, msg) =
+            error_of(with(serde_json::json!({"rate_mbps": 100, "loss_model": {"kind": "gilbert_elliott", "p": 0.1}})));
+        assert_eq!(path, "links.0.loss_model");
+        assert!(msg.contains("missing field `r`"), "{msg}");
+        let (path, msg) = error_of(with(serde_json::json!({"rate_mbps": 100, "loss_model": {"kind": "bursty"}})));
+        assert!(path.starts_with("links.0.loss_model") && msg.contains("gilbert_elliott"), "{path}: {msg}");
+        let (path, msg) = error_of(with(serde_json::json!({"period_ms": 5, "loss": 0.1})));
+        assert_eq!(path, "links.0.loss");
+        assert!(msg.contains("kind = \"rate\""), "{msg}");
     }
 
     #[test]

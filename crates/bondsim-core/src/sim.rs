@@ -27,7 +27,7 @@ use crate::bond::registry;
 use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::link::{link_name, DropCause, Enqueued, Link, RateLink};
+use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network::{self, FlowHeaders};
 use crate::packet::{Kind, Packet};
 use crate::receiver::{Receiver, Resequencer, WireTap};
@@ -167,8 +167,8 @@ struct Copies {
 }
 
 /// The client-to-server direction of a link: a rate link's mirror (same speed,
-/// wire and queue; slowdowns and jitter model the sending side and stay
-/// forward), or nothing for the thesis's paced interface, whose model has no
+/// wire, queue and random loss, the loss from its own stream; slowdowns and
+/// jitter model the sending side and stay forward), or nothing for the thesis's paced interface, whose model has no
 /// return traffic: what a client sends then reaches the server at once.
 type ReverseLink = Option<RateLink>;
 
@@ -254,7 +254,7 @@ impl World {
         for (id, spec) in scenario.each_link() {
             let link = Link::new(scenario, spec, id);
             reverse.push(match &link {
-                Link::Rate(l) => Some(l.mirror()),
+                Link::Rate(l) => Some(l.mirror(seed, id)),
                 Link::Paced(_) => None,
             });
             links.push(link);
@@ -532,15 +532,25 @@ impl World {
         if link.epoch() != epoch {
             return; // the carrier went while this packet was being sent
         }
-        let (packet, arrival, next) = link.tx_done(now);
+        let Sent { packet, arrival, next } = link.tx_done(now);
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
-        // Packets reaching the clients at one instant are taken in the order the bond sent them.
-        let rank = packet.bond_seq << 12 | id as u64;
-        let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
-        self.events.schedule_ranked(arrival, rank, deliver);
-        self.refresh_view(id, now);
+        match arrival {
+            Some(arrival) => {
+                // Packets reaching the clients at one instant are taken in the order the bond sent them.
+                let rank = packet.bond_seq << 12 | id as u64;
+                let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
+                self.events.schedule_ranked(arrival, rank, deliver);
+                self.refresh_view(id, now);
+            }
+            None => {
+                // Lost on the wire (counted by the link): known now, like a copy lost with the carrier.
+                self.refresh_view(id, now);
+                self.in_flight -= 1;
+                self.copy_lost(now, packet, DropCause::Random);
+            }
+        }
     }
 
     fn deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
@@ -688,11 +698,17 @@ impl World {
 
     fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
-        let (_, arrival, next) = link.tx_done(now);
+        let Sent { arrival, next, .. } = link.tx_done(now);
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
-        self.events.schedule(arrival, Event::new(Target::Reverse(id as u32), link_token(LinkAction::Deliver, epoch)));
+        match arrival {
+            Some(arrival) => self
+                .events
+                .schedule(arrival, Event::new(Target::Reverse(id as u32), link_token(LinkAction::Deliver, epoch))),
+            // Lost on the wire: gone (counted in the reverse link's drops; no oracle on the way back).
+            None => self.in_flight -= 1,
+        }
     }
 
     fn reverse_deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
@@ -807,6 +823,7 @@ impl World {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link::LinkStats;
 
     /// A client end that acknowledges every packet it gets, as TCP's receiver will.
     struct Acker(std::collections::VecDeque<Packet>);
@@ -826,13 +843,18 @@ mod tests {
     }
 
     fn world(mode: &str, failures: serde_json::Value) -> World {
+        world_with(mode, failures, 0.0)
+    }
+
+    /// Three 1 Gbit/s links (the last with `failures`), every one losing frames with probability `loss`.
+    fn world_with(mode: &str, failures: serde_json::Value, loss: f64) -> World {
         let scenario = Scenario::from_json(
             &serde_json::json!({
                 "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 144_800}},
                 "sender": {"kind": "window", "window_pkts": 8, "chunk_bytes": 1448},
                 "bond": {"mode": mode, "miimon": 1.0},
-                "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0},
-                          {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures}],
+                "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0, "loss": loss},
+                          {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures, "loss": loss}],
             })
             .to_string(),
         )
@@ -868,5 +890,25 @@ mod tests {
         w.run(&mut |_| true).unwrap();
         let reverse: Vec<u64> = w.reverse.iter().map(|r| r.as_ref().unwrap().stats.packets_sent).collect();
         assert_eq!(reverse, [800, 0, 0], "active-backup receives on its active link");
+    }
+
+    #[test]
+    fn frames_lost_on_the_wire_are_lost_packets_both_ways() {
+        let mut w = world_with("balance-rr", serde_json::json!([]), 0.05);
+        w.run(&mut |_| true).unwrap();
+        assert!(w.is_done(), "the run ends with the fabric empty");
+        assert_eq!(w.in_flight, 0);
+        let forward: u64 = w.links.iter().map(|l| l.stats().drops_random).sum();
+        let reverse: Vec<&LinkStats> = w.reverse.iter().map(|r| &r.as_ref().unwrap().stats).collect();
+        let reverse_lost: u64 = reverse.iter().map(|s| s.drops_random).sum();
+        // Forward: each lost frame is a lost packet (one copy each), the rest arrived.
+        assert!(forward > 0);
+        assert_eq!(w.receiver.lost, forward);
+        assert_eq!(w.receiver.delivered + w.receiver.lost, w.sent);
+        // Backward: every acknowledgement sent either reached the server or was lost on the wire.
+        assert!(reverse_lost > 0, "the reverse direction loses frames too");
+        assert_eq!(w.reverse_sent, w.reverse_arrived + reverse_lost);
+        assert_eq!(w.reverse_sent, w.receiver.delivered, "one acknowledgement per delivered packet");
+        assert_eq!(reverse.iter().map(|s| s.packets_sent).sum::<u64>(), w.reverse_sent);
     }
 }

@@ -6,13 +6,20 @@ use bondsim_core::bond::registry::ALL;
 use bondsim_core::{run, RunResult, Scenario};
 
 fn scenario(mode: &str, extra_link: serde_json::Value) -> Scenario {
+    scenario_with(mode, &extra_link, &[1])
+}
+
+/// Three links (two fast, one slow), `extra` set on those of `on`.
+fn scenario_with(mode: &str, extra: &serde_json::Value, on: &[usize]) -> Scenario {
     let mut links = vec![
         serde_json::json!({"rate_mbps": 1000.0, "delay_us": 20.0}),
         serde_json::json!({"rate_mbps": 1000.0, "delay_us": 20.0}),
         serde_json::json!({"rate_mbps": 100.0, "delay_us": 20.0}),
     ];
-    for (key, value) in extra_link.as_object().unwrap() {
-        links[1][key] = value.clone();
+    for &link in on {
+        for (key, value) in extra.as_object().unwrap() {
+            links[link][key] = value.clone();
+        }
     }
     Scenario::from_json(
         &serde_json::json!({
@@ -91,6 +98,49 @@ fn every_scheduler_survives_a_link_failure() {
             r.links.drops_link_down.iter().enumerate().filter(|(l, _)| *l != 1).map(|(_, d)| d).sum();
         assert_eq!(lost_elsewhere, 0, "{}", info.name);
         assert!(r.links.failures[1] == 1, "{}", info.name);
+    }
+}
+
+#[test]
+fn every_scheduler_conserves_packets_on_lossy_links() {
+    for (loss, label) in [
+        (serde_json::json!({"loss": 0.02}), "bernoulli"),
+        (serde_json::json!({"loss_model": {"kind": "gilbert_elliott", "p": 0.005, "r": 0.2}}), "gilbert-elliott"),
+    ] {
+        for info in ALL {
+            let name = format!("{} ({label})", info.name);
+            // Every link lossy (active-backup and friends use one link only), so are their reverse directions.
+            let sc = scenario_with(info.name, &loss, &[0, 1, 2]);
+            let r = run(&sc).unwrap();
+            let s = &r.summary;
+            // Conservation from independent counts: the cutter's plan, each flow's receiver
+            // (arrived or lost), and the sender's count; nothing is left on the way.
+            let planned: u64 = r.requests.packets.iter().map(|&p| u64::from(p)).sum();
+            let received: u64 = r.requests.received.iter().map(|&p| u64::from(p)).sum();
+            let flow_losses: u64 = r.requests.lost.iter().map(|&l| u64::from(l)).sum();
+            assert_eq!(planned, s.packets, "{name}");
+            assert_eq!(received + flow_losses, s.packets, "{name}: every packet arrived or was lost");
+            assert_eq!((s.delivered, s.dropped, s.undelivered), (received, flow_losses, 0), "{name}");
+            assert_eq!(s.flows_complete, 24, "{name}: every flow ends");
+            // Frames were lost; the summary totals the per-link column.
+            assert!(s.drops_random > 0, "{name}");
+            assert_eq!(s.drops_random, r.links.drops_random.iter().sum::<u64>(), "{name}");
+            // Every copy was put on the wire or dropped by a full queue; of those on the wire, the
+            // lost ones never arrived, the rest arrived once each (first copies and duplicates).
+            let sent: u64 = r.links.packets_sent.iter().sum();
+            let copies = if info.name == "broadcast" { 3 } else { 1 };
+            assert_eq!(sent + s.drops_queue_full, s.packets * copies, "{name}");
+            assert_eq!(s.delivered + s.duplicates + s.drops_random, sent, "{name}");
+            if copies == 1 {
+                // What the links lost is what the flows lost.
+                let link_losses = s.drops_random + s.drops_queue_full + s.drops_link_down + s.drops_no_link;
+                assert_eq!(link_losses, flow_losses, "{name}");
+            } else {
+                assert!(flow_losses <= s.drops_random, "{name}: a packet is lost only if every copy is");
+            }
+            // Deterministic.
+            assert_eq!(strip_wall(r), strip_wall(run(&sc).unwrap()), "{name}");
+        }
     }
 }
 

@@ -183,3 +183,65 @@ fn same_scenario_and_seed_give_identical_results() {
     assert_eq!(a, b);
     assert!(a.contains("\"tcp_retransmits\":"), "TCP figures are in the result");
 }
+
+/// One unlimited NewReno flow for `seconds` over a 10 Gbit/s link with 5 ms of wire each
+/// way and random loss `p` (so neither capacity nor window limits it).
+fn lossy(p: f64, delayed_ack: bool, seconds: f64) -> RunResult {
+    let mut value = bulk(
+        1 << 40,
+        json!({"tcp_congestion_control": "reno", "delayed_ack": delayed_ack}),
+        json!([{"rate_mbps": 10000.0, "delay_us": 5000.0, "loss": p}]),
+    );
+    value["stop_s"] = json!(seconds);
+    run(&scenario(value)).unwrap()
+}
+
+/// The path's RTT: the wire both ways plus a full frame's and an ACK's transmission.
+fn lossy_rtt_s() -> f64 {
+    0.010 + (1538.0 + 52.0 + 38.0) * 8.0 / 10e9
+}
+
+#[test]
+fn newreno_under_random_loss_follows_the_square_root_law() {
+    let mss_bits = 1448.0 * 8.0;
+    let rtt = lossy_rtt_s();
+    for p in [1e-4, 1e-3, 3e-3] {
+        // Mathis et al. (1997): MSS / (RTT · sqrt(2bp/3)). Linux grows the window by the
+        // segments an ACK covers (`tcp_cong_avoid_ai` counts acked segments, as RFC 3465's
+        // byte counting), so delayed ACKs do not slow the growth: b = 1 with or without them.
+        let mathis = mss_bits / (rtt * (2.0 * p / 3.0_f64).sqrt());
+        // Enough time for about 60 loss events at this rate.
+        let seconds = (60.0 / (p * mathis / mss_bits)).clamp(5.0, 40.0);
+        for delayed_ack in [false, true] {
+            let r = lossy(p, delayed_ack, seconds);
+            let g = r.summary.goodput_bps;
+            assert!(r.summary.drops_random > 0);
+            assert!(
+                (g / mathis - 1.0).abs() < 0.3,
+                "p = {p}, delayed ACKs {delayed_ack}: goodput {g:.4e} vs Mathis {mathis:.4e} ({:+.0}%)",
+                (g / mathis - 1.0) * 100.0
+            );
+        }
+    }
+}
+
+#[test]
+fn at_one_percent_loss_goodput_lies_between_padhyes_timeout_model_and_mathis() {
+    let (p, b) = (1e-2, 1.0);
+    let mss_bits = 1448.0 * 8.0;
+    let rtt = lossy_rtt_s();
+    let r = lossy(p, true, 30.0);
+    // The RTO Linux starts from: SRTT + max(4·RTTVAR, 200 ms).
+    let t0 = rtt + 0.2;
+    // Padhye et al. (1998), eq. (32), segments per second.
+    let padhye = 1.0
+        / (rtt * (2.0 * b * p / 3.0_f64).sqrt()
+            + t0 * (3.0 * (3.0 * b * p / 8.0_f64).sqrt()).min(1.0) * p * (1.0 + 32.0 * p * p))
+        * mss_bits;
+    let mathis = mss_bits / (rtt * (2.0 * b * p / 3.0_f64).sqrt());
+    let g = r.summary.goodput_bps;
+    // Padhye counts a timeout for a share of loss indications that RACK-TLP mostly repairs
+    // without one, so Linux does better than it, but not beyond the timeout-free bound.
+    assert!(r.summary.tcp_rtos.unwrap() * 20 < r.summary.tcp_fast_recoveries.unwrap(), "timeouts are rare");
+    assert!(g > padhye * 0.95 && g < mathis * 1.3, "goodput {g:.4e}, Padhye {padhye:.4e}, Mathis {mathis:.4e}");
+}

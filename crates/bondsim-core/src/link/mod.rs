@@ -5,7 +5,11 @@
 //!   reaches its client at once.
 //! * [`RateLink`] is a real link: a drop-tail queue of `txqueuelen` packets, a
 //!   bit rate with per-frame overhead, a fixed per-frame cost, propagation
-//!   delay and optional jitter (never reordering the link's own packets).
+//!   delay and optional jitter (never reordering the link's own packets), and
+//!   optional random frame loss on the wire (`loss`, Bernoulli, or `loss_model`,
+//!   Gilbert–Elliott bursts): a lost frame takes its transmit time and never
+//!   arrives. Its reverse direction ([`RateLink::mirror`]) loses frames the same
+//!   way, from its own random stream.
 //!
 //! Both can be slowed ([`Slowdown`]) and lose their carrier: a link that goes
 //! down drops what it holds and what is on its wire; what the bond sends to it
@@ -16,7 +20,7 @@ mod rate;
 mod slowdown;
 
 pub use paced::PacedLink;
-pub use rate::RateLink;
+pub use rate::{RateLink, Sent};
 pub use slowdown::Slowdown;
 
 use crate::bond::LinkView;
@@ -33,6 +37,9 @@ pub enum DropCause {
     LinkDown,
     /// The bond had no usable link for it.
     NoLink,
+    /// Lost on the wire at random (a rate link's `loss` or `loss_model`), after
+    /// taking its transmit time.
+    Random,
 }
 
 /// Counters of one link over a run.
@@ -54,6 +61,8 @@ pub struct LinkStats {
     pub drops_queue_full: u64,
     /// Packets dropped because the carrier was gone.
     pub drops_link_down: u64,
+    /// Frames sent but lost on the wire at random (`loss`, `loss_model`); they count in `packets_sent` too.
+    pub drops_random: u64,
     /// Times the carrier was lost.
     pub failures: u64,
 }
@@ -63,6 +72,7 @@ impl LinkStats {
         match cause {
             DropCause::QueueFull => self.drops_queue_full += 1,
             DropCause::LinkDown => self.drops_link_down += 1,
+            DropCause::Random => self.drops_random += 1,
             DropCause::NoLink => {}
         }
     }

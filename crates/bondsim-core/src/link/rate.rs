@@ -1,4 +1,5 @@
-//! A rate link: drop-tail queue, bit rate, per-frame overhead and cost, wire delay, jitter.
+//! A rate link: drop-tail queue, bit rate, per-frame overhead and cost, wire delay, jitter,
+//! random frame loss.
 
 use std::collections::VecDeque;
 
@@ -9,7 +10,7 @@ use super::{DropCause, Enqueued, LinkStats, Slowdown};
 use crate::bond::{LinkView, MIN_ETHERNET_PAYLOAD};
 use crate::packet::Packet;
 use crate::rng::{self, Rng};
-use crate::scenario::{Jitter, LinkSpec, RateModel, Scenario};
+use crate::scenario::{GilbertElliott, Jitter, LinkSpec, LossModel, RateModel, Scenario};
 use crate::time::SimTime;
 
 #[derive(Debug, Clone)]
@@ -38,6 +39,76 @@ impl JitterSampler {
     }
 }
 
+/// How frames are lost on the wire (see [`RateModel::loss`] and [`GilbertElliott`]).
+#[derive(Debug, Clone, PartialEq)]
+enum LossProcess {
+    /// Each frame is lost with this probability, independently of the others.
+    Bernoulli(f64),
+    /// The Gilbert–Elliott chain and whether it is in the bad state.
+    GilbertElliott { model: GilbertElliott, bad: bool },
+}
+
+/// Random frame loss: a process and the stream it draws from, stepped once per frame sent.
+#[derive(Debug, Clone)]
+struct Loss {
+    process: LossProcess,
+    rng: Rng,
+}
+
+impl Loss {
+    /// The loss of `model` drawing from `rng`, or `None` if it loses nothing
+    /// (then no random number is ever drawn, and no result moves).
+    fn new(model: &RateModel, rng: impl FnOnce() -> Rng) -> Option<Loss> {
+        let process = match &model.loss_model {
+            Some(LossModel::GilbertElliott(ge)) => LossProcess::GilbertElliott { model: ge.clone(), bad: false },
+            None if model.loss > 0.0 => LossProcess::Bernoulli(model.loss),
+            None => return None,
+        };
+        Some(Loss { process, rng: rng() })
+    }
+
+    /// The same loss from its initial state (the good one), drawing from `rng`.
+    fn fresh(&self, rng: Rng) -> Loss {
+        let process = match &self.process {
+            LossProcess::GilbertElliott { model, .. } => {
+                LossProcess::GilbertElliott { model: model.clone(), bad: false }
+            }
+            bernoulli => bernoulli.clone(),
+        };
+        Loss { process, rng }
+    }
+
+    /// Whether the next frame is lost. Gilbert–Elliott: the frame is lost with
+    /// the probability of the current state, then the chain steps (netem's
+    /// `loss_gilb_ell` draws the step first but also decides the loss by the
+    /// state the frame was sent in: the same process).
+    fn lost(&mut self) -> bool {
+        match &mut self.process {
+            LossProcess::Bernoulli(p) => self.rng.random::<f64>() < *p,
+            LossProcess::GilbertElliott { model, bad } => {
+                let (loss, leave) = if *bad { (model.loss_bad, model.r) } else { (model.loss_good, model.p) };
+                let lost = self.rng.random::<f64>() < loss;
+                if self.rng.random::<f64>() < leave {
+                    *bad = !*bad;
+                }
+                lost
+            }
+        }
+    }
+}
+
+/// What became of the frame a link finished putting on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sent {
+    /// The frame's packet.
+    pub packet: Packet,
+    /// When it reaches the far end, or `None` if it is lost on the wire
+    /// (counted in [`LinkStats::drops_random`]; it is not in transit).
+    pub arrival: Option<SimTime>,
+    /// When the next frame (if any) will be on the wire.
+    pub next: Option<SimTime>,
+}
+
 /// A link with a bit rate and a transmit queue.
 #[derive(Debug, Clone)]
 pub struct RateLink {
@@ -46,6 +117,7 @@ pub struct RateLink {
     per_packet: SimTime,
     delay: SimTime,
     jitter: Option<(JitterSampler, Rng)>,
+    loss: Option<Loss>,
     txqueuelen: usize,
     header_bytes: u32,
     slowdown: Slowdown,
@@ -76,6 +148,7 @@ impl RateLink {
                 .jitter
                 .as_ref()
                 .map(|j| (JitterSampler::new(j), rng::stream(scenario.seed, &format!("links.{id}.jitter")))),
+            loss: Loss::new(model, || rng::stream(scenario.seed, &format!("links.{id}.loss"))),
             txqueuelen: model.txqueuelen as usize,
             header_bytes: scenario.l3_header_bytes(),
             slowdown: Slowdown::new(&spec.base, scenario.seed, id),
@@ -91,6 +164,7 @@ impl RateLink {
             per_packet: SimTime::ZERO,
             delay: SimTime::ZERO,
             jitter: None,
+            loss: None,
             txqueuelen: 0,
             header_bytes: 0,
             slowdown: Slowdown::none(),
@@ -109,13 +183,16 @@ impl RateLink {
 
     /// The same link in the other direction (full duplex): same speed, frame
     /// overhead, per-frame cost, delay and queue; its slowdowns and jitter
-    /// model the sending side and are not mirrored.
-    pub fn mirror(&self) -> RateLink {
+    /// model the sending side and are not mirrored. Its random loss is the
+    /// same (a lossy cable loses both ways), drawn from its own stream
+    /// `links.{id}.reverse_loss` of `seed` and starting from the good state.
+    pub fn mirror(&self, seed: u64, id: usize) -> RateLink {
         RateLink {
             rate_bps: self.rate_bps,
             overhead_bytes: self.overhead_bytes,
             per_packet: self.per_packet,
             delay: self.delay,
+            loss: self.loss.as_ref().map(|l| l.fresh(rng::stream(seed, &format!("links.{id}.reverse_loss")))),
             txqueuelen: self.txqueuelen,
             header_bytes: self.header_bytes,
             ..RateLink::idle()
@@ -186,25 +263,33 @@ impl RateLink {
     }
 
     /// The head packet is on the wire at `now`: returns it (it stays in transit
-    /// until [`RateLink::arrive`]), when it reaches the receiver, and when the
-    /// next packet (if any) will be on the wire.
-    pub fn tx_done(&mut self, now: SimTime) -> (Packet, SimTime, Option<SimTime>) {
+    /// until [`RateLink::arrive`]), when it reaches the receiver (unless it is
+    /// lost on the wire: then it is counted and not in transit), and when the
+    /// next packet (if any) will be on the wire. A lost frame took its transmit
+    /// time and counts as sent, as a corrupted frame does.
+    pub fn tx_done(&mut self, now: SimTime) -> Sent {
         let packet = self.queue.pop_front().expect("a packet was being sent");
         self.sending = false;
         self.queue_bytes -= u64::from(self.l3_bytes(&packet));
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(packet.bytes);
         self.stats.wire_bytes += self.wire_bytes(&packet);
+        // Every frame draws its jitter, lost or not: the frames that arrive get
+        // the same jitter whatever the loss.
         let jitter = match &mut self.jitter {
             Some((sampler, rng)) => sampler.sample(rng),
             None => SimTime::ZERO,
         };
+        let next = (!self.queue.is_empty()).then(|| self.start(now));
+        if self.loss.as_mut().is_some_and(Loss::lost) {
+            self.stats.record_drop(DropCause::Random);
+            return Sent { packet, arrival: None, next };
+        }
         // The wire keeps the link's own packets in order, whatever the jitter.
         let arrival = (now + self.delay + jitter).max(self.last_arrival);
         self.last_arrival = arrival;
         self.transit.push_back(packet);
-        let next = (!self.queue.is_empty()).then(|| self.start(now));
-        (packet, arrival, next)
+        Sent { packet, arrival: Some(arrival), next }
     }
 
     /// The oldest packet on the wire reaches the receiver.
@@ -282,8 +367,8 @@ mod tests {
         assert_eq!(done, SimTime(123_040));
         assert_eq!(l.enqueue(SimTime::ZERO, packet(1, 1460)), Enqueued::Waiting);
         assert_eq!(l.view(SimTime::ZERO, true).idle_at_est, SimTime(246_080));
-        let (p, arrival, next) = l.tx_done(done);
-        assert_eq!((p.seq, arrival, next), (0, SimTime(133_040), Some(SimTime(246_080))));
+        let sent = l.tx_done(done);
+        assert_eq!((sent.packet.seq, sent.arrival, sent.next), (0, Some(SimTime(133_040)), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);
         assert_eq!(l.arrive().seq, 0);
     }
@@ -324,13 +409,167 @@ mod tests {
         let mut arrivals = Vec::new();
         for seq in 0..200 {
             if let Enqueued::Started(done) = l.enqueue(now, packet(seq, 1460)) {
-                let (_, arrival, _) = l.tx_done(done);
-                arrivals.push(arrival);
+                arrivals.push(l.tx_done(done).arrival.unwrap());
                 now = done;
             }
         }
         assert!(arrivals.windows(2).all(|w| w[0] <= w[1]));
         assert!(arrivals.windows(2).any(|w| w[1] - w[0] > SimTime(200_000)), "jitter spreads arrivals");
+    }
+
+    /// Sends `n` frames back to back on `l` and returns, per frame, whether it was lost on the wire.
+    fn losses(l: &mut RateLink, n: u32) -> Vec<bool> {
+        let mut now = SimTime::ZERO;
+        let mut lost = Vec::with_capacity(n as usize);
+        for seq in 0..n {
+            let Enqueued::Started(done) = l.enqueue(now, packet(seq, 1460)) else { panic!("an idle link starts") };
+            let sent = l.tx_done(done);
+            assert_eq!(sent.packet.seq, seq);
+            if sent.arrival.is_some() {
+                assert_eq!(l.arrive().seq, seq, "what is not lost is in transit");
+            }
+            lost.push(sent.arrival.is_none());
+            now = done;
+        }
+        assert_eq!(l.stats.packets_sent, u64::from(n), "a lost frame is sent all the same");
+        assert_eq!(l.stats.drops_random, lost.iter().filter(|&&x| x).count() as u64);
+        lost
+    }
+
+    /// Lengths of the runs of consecutive losses.
+    fn bursts(lost: &[bool]) -> Vec<u64> {
+        let mut out = Vec::new();
+        let mut run = 0;
+        for &x in lost.iter().chain([&false]) {
+            if x {
+                run += 1;
+            } else if run > 0 {
+                out.push(run);
+                run = 0;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn bernoulli_loss_matches_its_probability() {
+        let (p, n) = (0.01, 200_000);
+        let lost = losses(&mut link(serde_json::json!({"loss": p})), n);
+        let count = lost.iter().filter(|&&x| x).count() as f64;
+        // Binomial(n, p): mean n p, sd sqrt(n p (1 - p)) (about 44.5 here); 4 sigma fails once in ~16000.
+        let sigma = (f64::from(n) * p * (1.0 - p)).sqrt();
+        assert!(
+            (count - f64::from(n) * p).abs() < 4.0 * sigma,
+            "{count} lost of {n}, expected {} ± {}",
+            f64::from(n) * p,
+            4.0 * sigma
+        );
+        // Independent frames: bursts are short (a run of k losses has probability p^(k-1)).
+        assert!(bursts(&lost).iter().all(|&b| b <= 4));
+    }
+
+    #[test]
+    fn gilbert_elliott_loss_rate_and_burst_length_match_the_chain() {
+        let (p, r, n) = (0.01, 0.25, 400_000_u32);
+        let lost = losses(&mut link(serde_json::json!({"loss_model": {"kind": "gilbert_elliott", "p": p, "r": r}})), n);
+        // Gilbert's model (loss_bad = 1, loss_good = 0): the loss rate is the bad state's share p / (p + r).
+        let rate = p / (p + r);
+        let count = lost.iter().filter(|&&x| x).count() as f64;
+        // The losses are correlated, so the binomial variance is too small: the variance of the
+        // number of bad-state frames of a two-state chain is n π(1-π) (1 + λ) / (1 - λ) asymptotically,
+        // λ = 1 - p - r the chain's second eigenvalue (Cox & Miller). 4 sigma of that.
+        let lambda = 1.0 - p - r;
+        let sigma = (f64::from(n) * rate * (1.0 - rate) * (1.0 + lambda) / (1.0 - lambda)).sqrt();
+        assert!(
+            (count - f64::from(n) * rate).abs() < 4.0 * sigma,
+            "{count} lost of {n}, expected {} ± {}",
+            f64::from(n) * rate,
+            4.0 * sigma
+        );
+        // A burst is a stay in the bad state: geometric with mean 1 / r (= 4), sd sqrt(1 - r) / r.
+        let b = bursts(&lost);
+        let mean = b.iter().sum::<u64>() as f64 / b.len() as f64;
+        let sigma = (1.0 - r).sqrt() / r / (b.len() as f64).sqrt();
+        assert!(
+            (mean - 1.0 / r).abs() < 4.0 * sigma,
+            "mean burst {mean} over {} bursts, expected {}",
+            b.len(),
+            1.0 / r
+        );
+        // The same with Bernoulli loss of the same rate would have mean burst 1 / (1 - rate), about 1.04.
+        assert!(mean > 3.0);
+    }
+
+    #[test]
+    fn gilbert_elliott_with_loss_in_both_states_matches_the_stationary_rate() {
+        let (p, r, good, bad, n) = (0.05, 0.2, 0.02, 0.6, 400_000_u32);
+        let spec = serde_json::json!({"kind": "gilbert_elliott", "p": p, "r": r, "loss_good": good, "loss_bad": bad});
+        let lost = losses(&mut link(serde_json::json!({ "loss_model": spec })), n);
+        let (pi_bad, pi_good) = (p / (p + r), r / (p + r));
+        let rate = pi_bad * bad + pi_good * good;
+        let count = lost.iter().filter(|&&x| x).count() as f64;
+        // Total variance: the spread of the states' loss probabilities over the frames (the bad-state
+        // count's variance as above, times (loss_bad - loss_good)^2) plus the mean binomial variance
+        // of the loss draws given the states.
+        let lambda = 1.0 - p - r;
+        let states = f64::from(n) * pi_bad * pi_good * (1.0 + lambda) / (1.0 - lambda) * (bad - good).powi(2);
+        let draws = f64::from(n) * (pi_bad * bad * (1.0 - bad) + pi_good * good * (1.0 - good));
+        let sigma = (states + draws).sqrt();
+        assert!(
+            (count - f64::from(n) * rate).abs() < 4.0 * sigma,
+            "{count} lost of {n}, expected {}",
+            f64::from(n) * rate
+        );
+        // And it is not the rate of either state alone (the bound is tight enough to tell).
+        assert!(4.0 * sigma < f64::from(n) * (rate - good).min(bad - rate));
+    }
+
+    #[test]
+    fn the_same_seed_loses_the_same_frames_and_each_direction_has_its_own_stream() {
+        let a = losses(&mut link(serde_json::json!({"loss": 0.05})), 5_000);
+        let b = losses(&mut link(serde_json::json!({"loss": 0.05})), 5_000);
+        assert_eq!(a, b);
+        let forward = link(serde_json::json!({"loss_model": {"kind": "gilbert_elliott", "p": 0.05, "r": 0.3}}));
+        let mut reverse = forward.mirror(1, 0);
+        let mut forward = forward;
+        let (f, r) = (losses(&mut forward, 5_000), losses(&mut reverse, 5_000));
+        assert_ne!(f, r, "the reverse direction draws from its own stream");
+        assert!(r.iter().any(|&x| x), "the reverse direction is lossy too");
+        assert_eq!(
+            r,
+            losses(
+                &mut link(serde_json::json!({"loss_model": {"kind": "gilbert_elliott", "p": 0.05, "r": 0.3}}))
+                    .mirror(1, 0),
+                5_000
+            )
+        );
+    }
+
+    #[test]
+    fn no_loss_draws_nothing() {
+        let l = link(serde_json::json!({}));
+        assert!(l.loss.is_none() && l.mirror(1, 0).loss.is_none());
+        let mut l = link(serde_json::json!({"loss": 0.0}));
+        assert!(l.loss.is_none());
+        assert!(losses(&mut l, 1_000).iter().all(|&x| !x));
+    }
+
+    #[test]
+    fn a_lost_frame_takes_its_transmit_time_and_never_arrives() {
+        // Gilbert's model with p = 1 and r = 1 alternates: the first frame (good state) arrives, the second is lost.
+        let mut l =
+            link(serde_json::json!({"delay_us": 10.0, "loss_model": {"kind": "gilbert_elliott", "p": 1.0, "r": 1.0}}));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        l.enqueue(SimTime::ZERO, packet(2, 1460));
+        let first = l.tx_done(done);
+        assert_eq!((first.arrival, first.next), (Some(SimTime(133_040)), Some(SimTime(246_080))));
+        let second = l.tx_done(SimTime(246_080));
+        assert_eq!((second.packet.seq, second.arrival, second.next), (1, None, Some(SimTime(369_120))));
+        let third = l.tx_done(SimTime(369_120));
+        assert_eq!(third.arrival, Some(SimTime(379_120)));
+        assert_eq!((l.arrive().seq, l.arrive().seq), (0, 2));
+        assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.busy_ns), (3, 1, 369_120));
     }
 
     #[test]

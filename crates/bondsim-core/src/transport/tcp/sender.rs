@@ -689,15 +689,6 @@ impl TcpSender {
             }
         } else if config.sack {
             newly_lost += c.dupthresh_detect_loss();
-        } else if !una_advanced && c.packets_out() > 0 {
-            // Without SACK, duplicate ACKs count as SACKed segments (`tcp_add_reno_sack`).
-            c.sacked_out = (c.sacked_out + 1).min(c.packets_out().saturating_sub(1));
-            if c.sacked_out >= c.reordering && c.seg(c.snd_una).marks & LOST == 0 {
-                c.mark_lost(c.snd_una);
-                newly_lost += 1;
-            }
-        } else if una_advanced {
-            c.sacked_out = 0;
         }
 
         // The congestion state machine (`tcp_fastretrans_alert`).
