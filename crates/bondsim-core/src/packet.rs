@@ -46,6 +46,11 @@ pub struct Packet {
     pub bytes: u32,
     /// SACK blocks in use (`sack[..sack_len]`).
     pub sack_len: u8,
+    /// Segmentation offload: data segments the bond sees as one buffer (one
+    /// GSO/TSO skb) and places together. On the buffer's first segment, how
+    /// many it holds (2 or more); on each of the others 1 ("with the previous
+    /// one"); 0 on a packet that is a buffer of its own.
+    pub gso: u8,
     /// SACK blocks, most recent first.
     pub sack: [SackBlock; 3],
     /// Timestamp option, echoed value (TSecr). The packet's own value (TSval) is

@@ -236,6 +236,19 @@ pub struct TcpSender {
     /// `ideal` (after the chosen link's propagation delay, no queue, no loss).
     #[serde(default)]
     pub ack_path: AckPath,
+    /// Segmentation offload (TSO/GSO): the stack hands the bond buffers of up to
+    /// 64 KB sized by `tcp_tso_autosize`, and balance-rr stripes per buffer. Off
+    /// by default, as on a TUN path; real NICs have it on.
+    #[serde(default)]
+    pub gso: bool,
+    /// `net.ipv4.tcp_limit_output_bytes`: the most a connection keeps queued below
+    /// TCP (TCP small queues; 4 MiB since Linux 6.16, 1 MiB before).
+    #[serde(default = "default_limit_output_bytes")]
+    pub tcp_limit_output_bytes: u64,
+}
+
+fn default_limit_output_bytes() -> u64 {
+    4 << 20
 }
 
 /// How a client's ACKs reach the server.
@@ -326,6 +339,8 @@ impl Sender {
                 "tcp_rmem",
                 "tcp_wmem",
                 "ack_path",
+                "gso",
+                "tcp_limit_output_bytes",
             ],
         ),
     ];

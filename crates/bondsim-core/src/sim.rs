@@ -195,6 +195,13 @@ struct World {
     hears_resolved: bool,
     /// Whether the transport repairs losses itself (TCP).
     reliable: bool,
+    /// Where the bond put the latest offload buffer's first segment.
+    gso_pick: Pick,
+    /// Whether the server's end wants to hear of TX completions (TCP small queues).
+    hears_tx_done: bool,
+    /// The server's end is handing packets over; releases wait in `freed_later`.
+    server_polling: bool,
+    freed_later: Vec<Packet>,
     /// ACKs on the ideal return path (`ack_path = "ideal"`), per link, in arrival order.
     ideal_acks: Option<Vec<std::collections::VecDeque<(SimTime, Packet)>>>,
     l3_header: u32,
@@ -309,6 +316,10 @@ impl World {
             telling: false,
             hears_resolved: false,
             reliable: false,
+            gso_pick: Pick::Drop,
+            hears_tx_done: false,
+            server_polling: false,
+            freed_later: Vec::new(),
             ideal_acks: match &scenario.sender {
                 scenario::Sender::Tcp(t) if t.ack_path == scenario::AckPath::Ideal => {
                     Some(vec![std::collections::VecDeque::new(); scenario.link_count()])
@@ -337,6 +348,7 @@ impl World {
         };
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable();
+        world.hears_tx_done = world.server.hears_tx_done();
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -438,8 +450,13 @@ impl World {
         }
         match side {
             Side::Server => {
+                let nested = std::mem::replace(&mut self.server_polling, true);
                 while let Some(packet) = self.server.poll_transmit(now) {
                     self.dispatch(now, packet);
+                }
+                self.server_polling = nested;
+                if !nested {
+                    self.tell_freed(now);
                 }
             }
             Side::Client => {
@@ -471,9 +488,23 @@ impl World {
         packet.bond_seq = self.next_bond_seq;
         self.next_bond_seq += 1;
         let flow = packet.flow as usize;
-        let info =
-            PacketInfo { bytes: packet.bytes, l3_bytes: packet.bytes + self.l3_header, headers: &self.headers[flow] };
-        match self.scheduler.pick(&info, &BondView { now, links: &self.views }) {
+        // The rest of an offload buffer goes where its first segment went: the bond
+        // (`bond_start_xmit`) places whole skbs, the NIC cuts them into frames.
+        let pick = if packet.gso == 1 {
+            self.gso_pick
+        } else {
+            // The bond sees the buffer's size: its segments and their headers.
+            let segments = u32::from(packet.gso.max(1));
+            let info = PacketInfo {
+                bytes: packet.bytes * segments,
+                l3_bytes: (packet.bytes + self.l3_header) * segments,
+                headers: &self.headers[flow],
+            };
+            let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
+            self.gso_pick = pick;
+            pick
+        };
+        match pick {
             Pick::Link(id) => {
                 let path = &mut self.paths[flow];
                 if path.0 != id as u32 {
@@ -485,18 +516,46 @@ impl World {
             Pick::All => {
                 let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.views[id].up).collect();
                 if targets.is_empty() {
+                    self.freed(now, &packet);
                     self.lose(now, packet, DropCause::NoLink);
                     return;
                 }
                 if targets.len() > 1 {
+                    // Each copy is a clone of the sender's buffer: its own memory is the
+                    // sender's no longer (copies are not tracked one by one).
+                    self.freed(now, &packet);
                     self.copies.insert(packet.bond_seq, Copies { left: targets.len() as u32, delivered: false });
                 }
                 for id in targets {
                     self.enqueue(now, id, packet);
                 }
             }
-            Pick::Drop => self.lose(now, packet, DropCause::NoLink),
+            Pick::Drop => {
+                self.freed(now, &packet);
+                self.lose(now, packet, DropCause::NoLink);
+            }
         }
+    }
+
+    /// Tells the server's end of the releases that waited while it was handing packets over.
+    fn tell_freed(&mut self, now: SimTime) {
+        while let Some(packet) = self.freed_later.pop() {
+            self.with_end(now, Side::Server, |end, out| end.on_tx_done(now, &packet, out));
+        }
+    }
+
+    /// The sender's buffer of `packet` is released: sent by its link (TX completion),
+    /// or dropped below the transport. Feeds TCP small queues (`tcp_wfree`). While
+    /// the server's end is handing packets over, the news waits until it is done.
+    fn freed(&mut self, now: SimTime, packet: &Packet) {
+        if !self.hears_tx_done || self.copies.contains_key(&packet.bond_seq) {
+            return;
+        }
+        if self.server_polling {
+            self.freed_later.push(*packet);
+            return;
+        }
+        self.with_end(now, Side::Server, |end, out| end.on_tx_done(now, packet, out));
     }
 
     fn enqueue(&mut self, now: SimTime, id: usize, packet: Packet) {
@@ -510,6 +569,7 @@ impl World {
             Enqueued::Waiting => {}
             Enqueued::Dropped(cause) => {
                 self.in_flight -= 1;
+                self.freed(now, &packet);
                 self.copy_lost(now, packet, cause);
             }
         }
@@ -523,6 +583,7 @@ impl World {
         self.refresh_view(id, now);
         if let Some(packet) = sent {
             self.in_flight -= 1;
+            self.freed(now, &packet);
             self.arrived_at_client(now, packet);
         }
     }
@@ -536,6 +597,7 @@ impl World {
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
+        self.freed(now, &packet);
         match arrival {
             Some(arrival) => {
                 // Packets reaching the clients at one instant are taken in the order the bond sent them.
@@ -749,6 +811,7 @@ impl World {
         } else {
             for packet in self.links[id].carrier_down(now) {
                 self.in_flight -= 1;
+                self.freed(now, &packet);
                 self.copy_lost(now, packet, DropCause::LinkDown);
             }
             if let Some(reverse) = self.reverse[id].as_mut() {
@@ -878,6 +941,38 @@ mod tests {
         assert!(expected[2] > 0, "some flows hash onto link 2 (so the failure test below means something)");
         // An acknowledgement takes a frame's time on the wire and the link's delay: it never arrives at once.
         assert!(w.events.now() > SimTime::from_micros_f64(100.0));
+    }
+
+    /// A server end that sends a fixed list of packets at once.
+    struct Script(std::collections::VecDeque<Packet>);
+
+    impl Endpoint for Script {
+        fn open(&mut self, _now: SimTime, _flow: u32, _bytes: u64, _out: &mut Vec<Output>) {}
+        fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
+            self.0.pop_front()
+        }
+        fn is_idle(&self) -> bool {
+            self.0.is_empty()
+        }
+    }
+
+    #[test]
+    fn an_offload_buffer_goes_whole_to_the_link_its_first_segment_took() {
+        let sent = |gso: [u8; 5]| {
+            let mut w = world("balance-rr", serde_json::json!([]));
+            let packets = gso
+                .iter()
+                .enumerate()
+                .map(|(k, &g)| Packet { gso: g, ..Packet::data(0, k as u32, 1448, SimTime::ZERO) });
+            w.server = End::Custom(Box::new(Script(packets.collect())));
+            w.hears_resolved = false;
+            w.run(&mut |_| true).unwrap();
+            w.links.iter().map(|l| l.stats().packets_sent).collect::<Vec<_>>()
+        };
+        // Round-robin places buffers: a buffer of 3, then two of their own.
+        assert_eq!(sent([3, 1, 1, 0, 0]), [3, 1, 1]);
+        // The same packets as buffers of one each: one per link in turn.
+        assert_eq!(sent([0, 0, 0, 0, 0]), [2, 2, 1]);
     }
 
     #[test]

@@ -54,6 +54,8 @@ fn one_link_without_loss_runs_at_its_payload_capacity() {
             "{cc}: goodput {goodput:.4e} vs payload capacity {capacity:.4e}"
         );
         assert_eq!(r.summary.tcp_rtos, Some(0), "{cc}");
+        // TCP small queues keep a lone flow from overflowing its own transmit queue.
+        assert_eq!(r.summary.drops_queue_full, 0, "{cc}");
     }
 }
 

@@ -88,6 +88,16 @@ pub trait Endpoint: Send {
         false
     }
 
+    /// A packet this end sent left the sending side: its link finished putting it
+    /// on the wire (TX completion) or dropped it. Linux frees the buffer then
+    /// (`tcp_wfree`), which is what TCP small queues count.
+    fn on_tx_done(&mut self, _now: SimTime, _packet: &Packet, _out: &mut Vec<Output>) {}
+
+    /// Whether it wants [`Endpoint::on_tx_done`] (asked once, at build).
+    fn hears_tx_done(&self) -> bool {
+        false
+    }
+
     /// What a TCP end did (none for other transports).
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         None
@@ -150,6 +160,12 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     }
     fn reliable(&self) -> bool {
         (**self).reliable()
+    }
+    fn on_tx_done(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
+        (**self).on_tx_done(now, packet, out)
+    }
+    fn hears_tx_done(&self) -> bool {
+        (**self).hears_tx_done()
     }
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         (**self).tcp_stats()

@@ -56,6 +56,10 @@ pub struct TcpConfig {
     pub rwnd: u32,
     /// The most segments a sender keeps unacknowledged (its send buffer).
     pub sndbuf_segments: u32,
+    /// Segmentation offload (TSO/GSO): the bond places buffers of several segments.
+    pub gso: bool,
+    /// `net.ipv4.tcp_limit_output_bytes`: TCP small queues' ceiling per connection.
+    pub limit_output_bytes: u64,
 }
 
 impl TcpConfig {
@@ -82,6 +86,8 @@ impl TcpConfig {
             rwnd: ((spec.tcp_rmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
             // The send buffer holds each skb at about twice its payload (truesize).
             sndbuf_segments: ((spec.tcp_wmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
+            gso: spec.gso,
+            limit_output_bytes: spec.tcp_limit_output_bytes,
         }
     }
 

@@ -23,6 +23,19 @@ const LOST: u8 = 2; // TCPCB_LOST
 const EVER_RETRANS: u8 = 4; // TCPCB_EVER_RETRANS / TCPCB_RETRANS
 const RETRANS_OUT: u8 = 8; // TCPCB_SACKED_RETRANS: a retransmission is in flight
 
+/// The memory a buffer of `segments` segments of `mss` bytes holds (`skb->truesize`):
+/// its payload plus the `sk_buff` and `skb_shared_info` structures and the header
+/// room Linux reserves (`SKB_TRUESIZE`, `MAX_TCP_HEADER`; about 900 bytes on x86-64).
+fn truesize(mss: u32, segments: u32) -> u64 {
+    u64::from(mss) * u64::from(segments) + 896
+}
+
+/// The memory one packet of a buffer accounts for: its payload, and the buffer's
+/// overhead on its first (or only) packet.
+fn packet_truesize(p: &Packet) -> u64 {
+    u64::from(p.bytes) + if p.gso == 1 { 0 } else { 896 }
+}
+
 /// `net.ipv4.tcp_retries2`: timeouts before the connection is given up.
 const TCP_RETRIES2: u32 = 15;
 
@@ -111,6 +124,10 @@ struct Conn {
     timer_kind: TimerKind,
     /// The last SACK blocks processed (Linux's `recv_sack_cache`).
     sack_cache: [(u32, u32); 3],
+    /// Segments of the current offload buffer still to hand over.
+    burst_left: u32,
+    /// Bytes of its buffers below TCP: queued on or being sent by a link (`sk_wmem_alloc`).
+    wmem: u64,
     done: bool,
 }
 
@@ -314,6 +331,50 @@ impl Conn {
         self.w.lsndtime = now;
     }
 
+    /// `tcp_tso_autosize` (`net/ipv4/tcp_output.c`): about 1 ms of data at the
+    /// pacing rate (`sk_pacing_rate >> sk_pacing_shift`, shift 10), plus
+    /// `gso_max_size >> (min_rtt_us >> tcp_tso_rtt_log)` (log 9: a full 64 KB on
+    /// paths under 512 µs), at most `gso_max_size` (64 KB), at least
+    /// `tcp_min_tso_segs` (2) segments. The pacing rate is
+    /// `tcp_update_pacing_rate`'s: `mss · max(cwnd, packets_out) / srtt`, ×2 in slow
+    /// start and ×1.2 after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`);
+    /// unlimited before the first RTT sample.
+    fn tso_autosize(&self, config: &TcpConfig) -> u32 {
+        const GSO_MAX_SIZE: u64 = 65_536;
+        let mss = u64::from(config.mss);
+        let bytes = match (self.pacing_rate(config), self.min_rtt) {
+            (Some(rate), Some(min_rtt)) => {
+                let shift = (min_rtt.0 / 1_000) >> 9;
+                let extra = if shift < 64 { GSO_MAX_SIZE >> shift } else { 0 };
+                ((rate / 1024.0) as u64).saturating_add(extra).min(GSO_MAX_SIZE)
+            }
+            _ => GSO_MAX_SIZE,
+        };
+        (bytes / mss).max(2) as u32
+    }
+
+    /// `tcp_update_pacing_rate`, bytes per second (none before the first RTT sample).
+    fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
+        let srtt = self.srtt?;
+        let ratio = if self.w.in_slow_start() { 2.0 } else { 1.2 };
+        let window = f64::from(self.w.cwnd.max(self.packets_out()));
+        Some(f64::from(config.mss) * window / srtt.as_secs_f64().max(1e-9) * ratio)
+    }
+
+    /// `tcp_small_queue_check`: too much of this connection is already queued below
+    /// TCP. The limit is `max(2 · truesize, pacing_rate >> 10)` (two buffers, or about
+    /// 1 ms of data), at most `tcp_limit_output_bytes`, doubled for retransmissions;
+    /// a connection with at most one buffer unacknowledged always sends.
+    fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
+        if self.packets_out() <= 1 {
+            return false;
+        }
+        let rate = self.pacing_rate(config).unwrap_or(f64::INFINITY);
+        let buffer = truesize(config.mss, if config.gso { self.tso_autosize(config) } else { 1 });
+        let limit = ((rate / 1024.0) as u64).max(2 * buffer).min(config.limit_output_bytes) << u64::from(retransmit);
+        self.wmem > limit
+    }
+
     /// `tcp_init_undo`.
     fn init_undo(&mut self) {
         self.undo_marker = Some(self.snd_una);
@@ -484,6 +545,8 @@ impl TcpSender {
             timer: Timer::default(),
             timer_kind: TimerKind::Rto,
             sack_cache: [(0, 0); 3],
+            burst_left: 0,
+            wmem: 0,
             done: false,
         }
     }
@@ -767,11 +830,18 @@ impl TcpSender {
     fn next_segment(&mut self, flow: u32, now: SimTime) -> Option<Packet> {
         let config = &self.config;
         let c = self.conns[flow as usize].as_mut().filter(|c| !c.done)?;
+        if c.burst_left > 0 {
+            // The rest of an offload buffer, room for it was taken when it was cut.
+            c.burst_left -= 1;
+            let mut p = self.send_new(flow, now);
+            p.gso = 1;
+            return Some(p);
+        }
         if c.in_flight() >= c.w.cwnd {
             return None;
         }
         // Retransmit the first lost segment not yet retransmitted.
-        if c.lost_out > c.retrans_out.min(c.lost_out) || c.lost_out > 0 {
+        if c.lost_out > 0 && !c.small_queue_full(config, true) {
             let mut seq = c.retrans_hint.max(c.snd_una);
             while seq < c.snd_nxt {
                 let marks = c.seg(seq).marks;
@@ -785,13 +855,29 @@ impl TcpSender {
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
             }
         }
+        let limit = config.rwnd.min(config.sndbuf_segments);
         if c.snd_nxt >= c.total
-            || c.packets_out() >= config.rwnd.min(config.sndbuf_segments)
+            || c.packets_out() >= limit
+            || c.small_queue_full(config, false)
             || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
         {
             return None;
         }
-        Some(self.send_new(flow, now))
+        // With segmentation offload one buffer carries as many segments as
+        // `tcp_tso_autosize` allows and the windows have room for (`tcp_write_xmit`:
+        // `tso_segs` bounded by the cwnd quota and the send window).
+        let segments = if config.gso {
+            let room = (c.w.cwnd - c.in_flight()).min(limit - c.packets_out()).min(c.total - c.snd_nxt);
+            c.tso_autosize(config).min(room).clamp(1, 255)
+        } else {
+            1
+        };
+        c.burst_left = segments - 1;
+        let mut p = self.send_new(flow, now);
+        if segments > 1 {
+            p.gso = segments as u8;
+        }
+        Some(p)
     }
 
     fn retransmit(c: &mut Conn, stats: &mut TcpStats, flow: u32, seq: u32, now: SimTime, cutter: &Cutter) -> Packet {
@@ -959,16 +1045,34 @@ impl Endpoint for TcpSender {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
-        if let Some(p) = self.urgent.pop_front() {
-            return Some(p);
-        }
-        while let Some(&flow) = self.ready.front() {
-            if let Some(p) = self.next_segment(flow, now) {
-                return Some(p);
+        let p = self.urgent.pop_front().or_else(|| {
+            while let Some(&flow) = self.ready.front() {
+                if let Some(p) = self.next_segment(flow, now) {
+                    return Some(p);
+                }
+                self.ready.pop_front();
             }
-            self.ready.pop_front();
+            None
+        })?;
+        if let Some(c) = self.conns[p.flow as usize].as_mut() {
+            c.wmem += packet_truesize(&p);
         }
-        None
+        Some(p)
+    }
+
+    /// TX completion (`tcp_wfree`): the buffer's memory is released, and a
+    /// connection held back by TCP small queues may send again (`tcp_tsq_handler`).
+    fn on_tx_done(&mut self, _now: SimTime, packet: &Packet, _out: &mut Vec<Output>) {
+        if let Some(c) = self.conns[packet.flow as usize].as_mut() {
+            c.wmem = c.wmem.saturating_sub(packet_truesize(packet));
+            if !c.done {
+                self.ready.push_back(packet.flow);
+            }
+        }
+    }
+
+    fn hears_tx_done(&self) -> bool {
+        true
     }
 
     fn is_idle(&self) -> bool {
@@ -981,5 +1085,54 @@ impl Endpoint for TcpSender {
 
     fn tcp_stats(&self) -> Option<TcpStats> {
         Some(self.stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(cwnd: u32, srtt_us: u64, min_rtt_us: u64) -> (TcpSender, Conn) {
+        let config = TcpConfig { gso: true, ..TcpConfig::test_default() };
+        let cutter = Cutter::for_scenario(
+            &crate::Scenario::from_json(r#"{"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}}, "sender": {"kind": "tcp"}, "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 1000}]}"#).unwrap(),
+        );
+        let sender = TcpSender::new(config, cutter, 1);
+        let mut c = sender.new_conn(1 << 30, SimTime::ZERO);
+        c.w.cwnd = cwnd;
+        c.w.ssthresh = cwnd; // congestion avoidance: pacing at 120%
+        c.srtt = Some(SimTime(srtt_us * 1_000));
+        c.min_rtt = Some(SimTime(min_rtt_us * 1_000));
+        (sender, c)
+    }
+
+    #[test]
+    fn tso_autosize_fills_64_kb_on_a_lan_and_about_a_millisecond_on_a_wan() {
+        // min_rtt 100 µs >> 9 = 0: the full 64 KB, 45 segments of 1448 bytes.
+        let (s, c) = conn(100, 100, 100);
+        assert_eq!(c.tso_autosize(&s.config), 65_536 / 1448);
+        // min_rtt 10 ms >> 9 = 19: no bonus; 1.2 · 100 · 1448 B / 10 ms = 17.4 MB/s,
+        // of which 1/1024 s is 16 968 bytes: 11 segments.
+        let (s, c) = conn(100, 10_000, 10_000);
+        let rate = 1.2 * 100.0 * 1448.0 / 0.010;
+        assert_eq!(c.tso_autosize(&s.config), ((rate / 1024.0) as u64 / 1448) as u32);
+        // Never below tcp_min_tso_segs.
+        let (s, c) = conn(2, 100_000, 100_000);
+        assert_eq!(c.tso_autosize(&s.config), 2);
+    }
+
+    #[test]
+    fn small_queues_hold_about_a_millisecond_of_data_below_tcp() {
+        let (s, mut c) = conn(100, 10_000, 10_000);
+        c.snd_nxt = 50; // more than one buffer unacknowledged
+        let config = TcpConfig { gso: false, ..s.config.clone() };
+        let limit = (1.2 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
+        c.wmem = limit;
+        assert!(!c.small_queue_full(&config, false));
+        c.wmem = limit + 1;
+        assert!(c.small_queue_full(&config, false));
+        assert!(!c.small_queue_full(&config, true), "retransmissions may queue twice as much");
+        c.snd_nxt = 1;
+        assert!(!c.small_queue_full(&config, false), "a single buffer in flight always goes");
     }
 }
