@@ -128,6 +128,8 @@ struct Conn {
     burst_left: u32,
     /// Bytes of its buffers below TCP: queued on or being sent by a link (`sk_wmem_alloc`).
     wmem: u64,
+    /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
+    throttled: bool,
     done: bool,
 }
 
@@ -547,6 +549,7 @@ impl TcpSender {
             sack_cache: [(0, 0); 3],
             burst_left: 0,
             wmem: 0,
+            throttled: false,
             done: false,
         }
     }
@@ -841,7 +844,9 @@ impl TcpSender {
             return None;
         }
         // Retransmit the first lost segment not yet retransmitted.
-        if c.lost_out > 0 && !c.small_queue_full(config, true) {
+        let retransmit_held = c.lost_out > 0 && c.small_queue_full(config, true);
+        c.throttled |= retransmit_held;
+        if c.lost_out > 0 && !retransmit_held {
             let mut seq = c.retrans_hint.max(c.snd_una);
             while seq < c.snd_nxt {
                 let marks = c.seg(seq).marks;
@@ -858,9 +863,12 @@ impl TcpSender {
         let limit = config.rwnd.min(config.sndbuf_segments);
         if c.snd_nxt >= c.total
             || c.packets_out() >= limit
-            || c.small_queue_full(config, false)
             || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
         {
+            return None;
+        }
+        if c.small_queue_full(config, false) {
+            c.throttled = true;
             return None;
         }
         // With segmentation offload one buffer carries as many segments as
@@ -1065,7 +1073,8 @@ impl Endpoint for TcpSender {
     fn on_tx_done(&mut self, _now: SimTime, packet: &Packet, _out: &mut Vec<Output>) {
         if let Some(c) = self.conns[packet.flow as usize].as_mut() {
             c.wmem = c.wmem.saturating_sub(packet_truesize(packet));
-            if !c.done {
+            if c.throttled && !c.done {
+                c.throttled = false;
                 self.ready.push_back(packet.flow);
             }
         }
