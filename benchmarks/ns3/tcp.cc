@@ -6,15 +6,15 @@
 // The peer of bondsim's single-link TCP scenario (crates/bondsim-core/tests/
 // tcp.rs `lossy()`): node 0 runs a BulkSendApplication that never runs out of
 // data, node 1 a PacketSink. TCP is set as bondsim's Linux defaults are where
-// ns-3 has the knob (see the `settings` printed): MSS 1448 on a 1500-byte MTU
+// ns-3 has the knob (the JSON lists ns-3's own defaults of each): MSS 1448 on a 1500-byte MTU
 // (20 bytes of IPv4 + 20 of TCP + 12 of the timestamp option), SACK and
 // timestamps on, window scaling, initial window 10, delayed ACKs every 2
 // segments with a 40 ms timer (Linux's TCP_ATO_MIN; ns-3's default is 200 ms),
 // minimum RTO 200 ms (Linux's TCP_RTO_MIN; ns-3's default is RFC 6298's 1 s),
 // PRR recovery, the send / receive buffers bondsim derives from tcp_wmem[2] /
 // tcp_rmem[2] (half of each), a 1000-packet drop-tail transmit queue (Linux's
-// txqueuelen: a FIFO queue disc of 1000 packets
-// over a one-packet device queue) instead of ns-3's default FqCoDel.
+// txqueuelen: a FIFO queue disc of 1000 packets over a one-packet device
+// queue) instead of ns-3's default FqCoDel.
 //
 // The loss is a RateErrorModel (ErrorUnit packet) on the receiving device of
 // each direction: data frames lost at node 1, ACKs at node 0, as bondsim's
@@ -29,8 +29,9 @@
 // retransmissions included), retransmissions (segments that start below the
 // highest sequence already sent), fast recoveries and RTOs (entries into
 // CA_RECOVERY and CA_LOSS), drops (random: data frames the error model lost;
-// reverse: ACKs it lost; queue: the queue disc), bytes received by the sink, goodput (those bytes * 8 /
-// duration), simulator events and wall time of Simulator::Run().
+// reverse: ACKs it lost; queue: the queue disc), bytes received by the sink,
+// goodput (those bytes * 8 / duration), simulator events and the wall time of
+// Simulator::Run().
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
