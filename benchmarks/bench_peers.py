@@ -34,6 +34,7 @@ import argparse
 import hashlib
 import json
 import math
+import os
 import platform
 import shutil
 import statistics
@@ -241,7 +242,8 @@ def write_report(path: Path, args: argparse.Namespace, command: str, results: di
         f"Each workload ran on bondsim and on ns-3 in turn, {args.runs} times; medians of wall time. Each side "
         "times its own simulation loop on one thread (bondsim: the core's `wall_s`; ns-3: `Simulator::Run()`). "
         "The simulated figures are the same in every run on both sides (both are deterministic). The machine "
-        "is shared (2 cores), so absolute rates drift between sittings; the ratios are the figure to read.",
+        f"is shared (load average {results['load'][0]:.1f} before the runs, {results['load'][1]:.1f} after, on "
+        f"{os.cpu_count()} cores), so absolute rates drift between sittings; the ratios are the figure to read.",
         "",
         "## The thesis's paced model",
         "",
@@ -399,6 +401,7 @@ def main() -> None:
     ns3 = {name: build(name) for name in PROGRAMS}
     engine = bench_binary()
 
+    load_before = os.getloadavg()[0]
     thesis: dict[tuple, dict[str, list]] = {case: {"bondsim": [], "ns3": []} for case in THESIS_CASES}
     tcp: dict[tuple, dict[str, list]] = {case: {"bondsim": [], "ns3": []} for case in TCP_CASES}
     defaults: dict = {}
@@ -444,6 +447,7 @@ def main() -> None:
         "ns3_version": version.strip(),
         "compiler": subprocess.run(["g++", "--version"], capture_output=True, text=True).stdout.splitlines()[0],
         "runs": args.runs,
+        "load": [load_before, os.getloadavg()[0]],
         "thesis": [
             {"shape": s, "mode": m, "bondsim": median_of(r["bondsim"]), "ns3": median_of(r["ns3"])}
             for (s, m), r in thesis.items()
