@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 import bondsim
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,3 +56,34 @@ def test_rack_wins_back_what_a_fixed_dupthresh_loses_to_reordering():
     assert fixed["tcp_spurious_retransmits"] > 10 * max(rack["tcp_spurious_retransmits"], 1)
     assert rack["goodput_bps"] > fixed["goodput_bps"]
     assert rack["fct_mean_s"] < fixed["fct_mean_s"]
+
+
+def test_a_trace_samples_every_open_connection_when_asked(main, tmp_path):
+    out = tmp_path / "traced"
+    every_ms = 0.5
+    proc = main(
+        "run",
+        str(ROOT / "scenarios" / "tcp_rr.toml"),
+        "--out",
+        str(out),
+        "--set",
+        "workload.file_size.bytes=2000000",
+        "--set",
+        f"sender.trace_ms={every_ms}",
+    )
+    assert proc.returncode == 0, proc.stderr
+    import pandas as pd
+
+    trace = pd.read_csv(out / "tcp_trace.csv")
+    s = json.loads((out / "summary.json").read_text())
+    assert set(trace["flow"]) == set(range(8))
+    # One row per open flow at each sample instant, every trace_ms until the last flow is acknowledged.
+    times = sorted(trace["t_s"].unique())
+    assert times[1] - times[0] == pytest.approx(every_ms / 1e3)
+    assert times[-1] <= s["duration_s"]
+    assert (trace.groupby("flow")["acked"].diff().dropna() >= 0).all(), "acknowledged data only grows"
+    assert (trace["cwnd"] >= 1).all() and set(trace["state"]) <= {"open", "disorder", "cwr", "recovery", "loss"}
+    assert s["tcp_trace_truncated"] is False
+    untraced = bondsim.run("tcp_rr", ["workload.file_size.bytes=2000000"])
+    assert untraced.tcp_trace is None
+    assert untraced.summary["goodput_bps"] == s["goodput_bps"], "tracing moves no figure"

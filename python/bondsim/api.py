@@ -21,15 +21,15 @@ class RunResult:
     The tables are built as DataFrames when first read (most sweeps only need the summary).
     """
 
-    def __init__(self, scenario: dict, summary: dict, requests=None, links=None):
+    def __init__(self, scenario: dict, summary: dict, requests=None, links=None, tcp_trace=None):
         self.scenario = scenario
         self.summary = summary
-        self._tables = {"requests": requests, "links": links}
+        self._tables = {"requests": requests, "links": links, "tcp_trace": tcp_trace}
 
     @classmethod
     def from_output(cls, scenario: dict, output: dict) -> RunResult:
         """From the core's decoded output (``summary`` and tables as ``{column: [values]}``)."""
-        return cls(scenario, output["summary"], output["requests"], output["links"])
+        return cls(scenario, output["summary"], output["requests"], output["links"], output.get("tcp_trace"))
 
     @classmethod
     def from_json(cls, scenario: dict, text: str) -> RunResult:
@@ -52,12 +52,20 @@ class RunResult:
         """One row per link."""
         return self._table("links")
 
+    @property
+    def tcp_trace(self) -> pd.DataFrame | None:
+        """TCP connections sampled over time (``sender.trace_ms``): t_s, flow, cwnd, ssthresh, srtt_us,
+        in_flight, acked, retransmits, reordering, state; None unless the scenario asked for it."""
+        if self._tables["tcp_trace"] is None:
+            return None
+        return self._table("tcp_trace")
+
     def __repr__(self) -> str:
         return f"RunResult(scheduler={self.summary.get('scheduler')!r}, seed={self.summary.get('seed')!r})"
 
     def write(self, out: str | Path) -> Path:
         """Writes ``summary.json``, ``requests.csv``, ``links.csv``, ``scenario.json`` and ``process.txt``
-        (the thesis's ``process.sh`` table) into ``out``."""
+        (the thesis's ``process.sh`` table) into ``out``, and ``tcp_trace.csv`` when the run traced TCP."""
         from bondsim.stats import format_process_table, process_table
 
         out = Path(out)
@@ -67,6 +75,8 @@ class RunResult:
         self.requests.to_csv(out / "requests.csv", index=False)
         self.links.to_csv(out / "links.csv", index=False)
         (out / "process.txt").write_text(format_process_table(process_table(self.requests)) + "\n")
+        if self.tcp_trace is not None:
+            self.tcp_trace.to_csv(out / "tcp_trace.csv", index=False)
         return out
 
 

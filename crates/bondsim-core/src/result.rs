@@ -16,6 +16,9 @@ pub struct RunResult {
     pub requests: RequestTable,
     /// One row per link.
     pub links: LinkTable,
+    /// TCP connections sampled over time (`sender.trace_ms`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
 }
 
 /// Whole-run figures. Everything but `wall_s` is a pure function of the scenario.
@@ -131,6 +134,8 @@ pub struct Summary {
     pub tcp_reordering_max: Option<u32>,
     /// TCP: connections given up after `tcp_retries2` timeouts (their flows stay incomplete).
     pub tcp_aborted: Option<u64>,
+    /// TCP: the trace stopped at its row limit (only when tracing).
+    pub tcp_trace_truncated: Option<bool>,
     /// Events the engine processed.
     pub events: u64,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
@@ -286,6 +291,8 @@ pub struct Reports<'a> {
     pub reseq_max_held: Option<u64>,
     /// What TCP's senders did (TCP runs only).
     pub tcp: Option<crate::transport::tcp::TcpStats>,
+    /// TCP's samples over time, when asked for.
+    pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
 }
 
 impl RunResult {
@@ -462,6 +469,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / reports.requests.len().max(1) as f64),
         tcp_reordering_max: tcp.map(|t| t.reordering_max),
         tcp_aborted: tcp.map(|t| t.aborted),
+        tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
         events: reports.events,
         wall_s,
         links: links
@@ -472,7 +480,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .map(|((&link, name), &packets_sent)| LinkSummary { link, name: name.clone(), packets_sent })
             .collect(),
     };
-    RunResult { summary, requests, links }
+    RunResult { summary, requests, links, tcp_trace: reports.tcp_trace }
 }
 
 #[cfg(test)]

@@ -245,6 +245,11 @@ pub struct TcpSender {
     /// TCP (TCP small queues; 4 MiB since Linux 6.16, 1 MiB before).
     #[serde(default = "default_limit_output_bytes")]
     pub tcp_limit_output_bytes: u64,
+    /// Record every open connection's cwnd, ssthresh, RTT, flight and state this
+    /// often, milliseconds (the `tcp_trace` table; at most a million rows). Off
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_ms: Option<f64>,
 }
 
 fn default_limit_output_bytes() -> u64 {
@@ -341,6 +346,7 @@ impl Sender {
                 "ack_path",
                 "gso",
                 "tcp_limit_output_bytes",
+                "trace_ms",
             ],
         ),
     ];
@@ -1013,6 +1019,16 @@ impl Scenario {
                     ));
                 }
                 duration("sender.rto_min_ms", t.rto_min_ms, 1e-3, false)?;
+                if let Some(every) = t.trace_ms {
+                    duration("sender.trace_ms", every, 1e-3, false)?;
+                    if every < 1e-3 {
+                        return Err(Error::scenario(
+                            "sender.trace_ms",
+                            format!("must be at least 0.001 (1 µs), got {every}"),
+                        ));
+                    }
+                }
+                at_least("sender.tcp_limit_output_bytes", t.tcp_limit_output_bytes, 1)?;
                 for (name, mem) in [("tcp_rmem", t.tcp_rmem), ("tcp_wmem", t.tcp_wmem)] {
                     if !(mem[0] <= mem[1] && mem[1] <= mem[2]) || mem[2] < 2 * u64::from(self.chunk_bytes()) {
                         return Err(Error::scenario(

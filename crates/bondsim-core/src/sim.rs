@@ -843,7 +843,8 @@ impl World {
     }
 
     /// Each component reports what it did; the result is built from the reports.
-    fn finish(self, scenario: &Scenario, wall_s: f64) -> RunResult {
+    fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
+        let tcp_trace = self.server.tcp_trace();
         let links = self
             .links
             .iter()
@@ -877,6 +878,7 @@ impl World {
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
                 tcp: self.server.tcp_stats(),
+                tcp_trace,
             },
             wall_s,
         )

@@ -102,6 +102,11 @@ pub trait Endpoint: Send {
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         None
     }
+
+    /// A TCP end's samples over time, if the scenario asked for them (taken once, at the end).
+    fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
+        None
+    }
 }
 
 /// Any end: the registry of transports. The world calls ends through this
@@ -118,8 +123,8 @@ pub enum End {
     CbrSender,
     /// The receiving end of paced, window and cbr.
     Sink,
-    /// TCP's sending end.
-    TcpSender,
+    /// TCP's sending end (boxed: it is far larger than the others).
+    TcpSender(Box<TcpSender>),
     /// TCP's receiving end.
     TcpReceiver,
     /// An end defined outside the registry (tests, experiments).
@@ -170,6 +175,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         (**self).tcp_stats()
     }
+    fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
+        (**self).tcp_trace()
+    }
 }
 
 /// The two ends of a run's flows.
@@ -190,7 +198,7 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
         Sender::Tcp(s) => {
             let config = tcp::TcpConfig::new(s, scenario.chunk_bytes());
             Ends {
-                server: TcpSender::new(config.clone(), cutter, flows).into(),
+                server: Box::new(TcpSender::new(config.clone(), cutter, flows)).into(),
                 client: TcpReceiver::new(config, flows).into(),
             }
         }

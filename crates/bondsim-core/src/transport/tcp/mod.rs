@@ -60,6 +60,8 @@ pub struct TcpConfig {
     pub gso: bool,
     /// `net.ipv4.tcp_limit_output_bytes`: TCP small queues' ceiling per connection.
     pub limit_output_bytes: u64,
+    /// Sample every open connection's state this often (`trace_ms`), if at all.
+    pub trace_every: Option<SimTime>,
 }
 
 impl TcpConfig {
@@ -88,6 +90,7 @@ impl TcpConfig {
             sndbuf_segments: ((spec.tcp_wmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
             gso: spec.gso,
             limit_output_bytes: spec.tcp_limit_output_bytes,
+            trace_every: spec.trace_ms.map(SimTime::from_millis_f64),
         }
     }
 
@@ -200,6 +203,38 @@ impl Timer {
             }
         }
     }
+}
+
+/// Rows a trace keeps at most; sampling stops there (`TcpTrace::truncated`).
+pub const TRACE_MAX_ROWS: usize = 1_000_000;
+
+/// Samples of every open connection's state over time, one column per field
+/// (`sender.trace_ms`): what `ss -ti` shows of a Linux socket.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct TcpTrace {
+    /// Sample time, seconds.
+    pub t_s: Vec<f64>,
+    /// The flow (request).
+    pub flow: Vec<u32>,
+    /// Congestion window, segments.
+    pub cwnd: Vec<u32>,
+    /// Slow-start threshold, segments (null while infinite).
+    pub ssthresh: Vec<Option<u32>>,
+    /// Smoothed RTT, microseconds (null before the first sample).
+    pub srtt_us: Vec<Option<f64>>,
+    /// Segments in flight (`tcp_packets_in_flight`).
+    pub in_flight: Vec<u32>,
+    /// Segments acknowledged so far (`snd_una`).
+    pub acked: Vec<u32>,
+    /// Segments this flow retransmitted so far.
+    pub retransmits: Vec<u32>,
+    /// The reordering degree (`tp->reordering`).
+    pub reordering: Vec<u32>,
+    /// Congestion state: open, disorder, cwr, recovery, loss.
+    pub state: Vec<&'static str>,
+    /// Whether sampling stopped at [`TRACE_MAX_ROWS`].
+    #[serde(skip)]
+    pub truncated: bool,
 }
 
 /// What a run's TCP senders did, summed over flows.

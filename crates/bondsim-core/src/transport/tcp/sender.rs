@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
-use super::{timer_token, Fired, TcpConfig, TcpStats, Timer};
+use super::{timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
@@ -130,6 +130,8 @@ struct Conn {
     wmem: u64,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     throttled: bool,
+    /// Segments it retransmitted.
+    retransmits: u32,
     done: bool,
 }
 
@@ -148,7 +150,11 @@ pub struct TcpSender {
     /// Probes and retransmissions due now, sent before any new data.
     urgent: VecDeque<Packet>,
     stats: TcpStats,
+    trace: TcpTrace,
 }
+
+/// The token of the trace's sampling timer (no flow has it).
+const TRACE_TOKEN: u64 = u64::MAX;
 
 fn rtt_of(now: SimTime, sent: SimTime) -> SimTime {
     SimTime(now.0.saturating_sub(sent.0))
@@ -485,6 +491,40 @@ impl TcpSender {
             unopened: flows,
             urgent: VecDeque::new(),
             stats: TcpStats::default(),
+            trace: TcpTrace::default(),
+        }
+    }
+
+    /// The trace recorded so far (empty unless `trace_ms` is set).
+    pub fn take_trace(&mut self) -> Option<TcpTrace> {
+        self.config.trace_every.map(|_| std::mem::take(&mut self.trace))
+    }
+
+    /// Samples every open connection (`sender.trace_ms`).
+    fn sample(&mut self, now: SimTime) {
+        for (flow, c) in self.conns.iter().enumerate() {
+            let Some(c) = c.as_ref().filter(|c| !c.done) else { continue };
+            if self.trace.t_s.len() >= TRACE_MAX_ROWS {
+                self.trace.truncated = true;
+                return;
+            }
+            let t = &mut self.trace;
+            t.t_s.push(now.as_secs_f64());
+            t.flow.push(flow as u32);
+            t.cwnd.push(c.w.cwnd);
+            t.ssthresh.push((c.w.ssthresh < u32::MAX).then_some(c.w.ssthresh));
+            t.srtt_us.push(c.srtt.map(|s| s.0 as f64 / 1e3));
+            t.in_flight.push(c.in_flight());
+            t.acked.push(c.snd_una);
+            t.retransmits.push(c.retransmits);
+            t.reordering.push(c.reordering);
+            t.state.push(match c.state {
+                CaState::Open => "open",
+                CaState::Disorder => "disorder",
+                CaState::Cwr => "cwr",
+                CaState::Recovery => "recovery",
+                CaState::Loss => "loss",
+            });
         }
     }
 
@@ -550,6 +590,7 @@ impl TcpSender {
             burst_left: 0,
             wmem: 0,
             throttled: false,
+            retransmits: 0,
             done: false,
         }
     }
@@ -901,6 +942,7 @@ impl TcpSender {
             s.marks &= !RETRANS_OUT;
         }
         stats.retransmits += 1;
+        c.retransmits += 1;
         if c.undo_retrans < 0 {
             c.undo_retrans = 0;
         }
@@ -1038,7 +1080,21 @@ impl Endpoint for TcpSender {
         self.on_ack(now, &packet, out);
     }
 
+    fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        if let Some(every) = self.config.trace_every {
+            out.push(Output::Timer { at: now + every, token: TRACE_TOKEN });
+        }
+    }
+
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        if token == TRACE_TOKEN {
+            self.sample(now);
+            if !self.trace.truncated && (self.active > 0 || self.unopened > 0) {
+                let every = self.config.trace_every.expect("tracing");
+                out.push(Output::Timer { at: now + every, token: TRACE_TOKEN });
+            }
+            return;
+        }
         let (flow, generation) = super::split_token(token);
         let Some(c) = self.conns[flow as usize].as_mut() else { return };
         match c.timer.fire(now, generation) {
@@ -1094,6 +1150,10 @@ impl Endpoint for TcpSender {
 
     fn tcp_stats(&self) -> Option<TcpStats> {
         Some(self.stats())
+    }
+
+    fn tcp_trace(&mut self) -> Option<TcpTrace> {
+        self.take_trace()
     }
 }
 
