@@ -340,13 +340,14 @@ def write_report(path: Path, args: argparse.Namespace, command: str, results: di
             "",
             "Without loss (p = 0) both fill the link: ns-3's rate is scaled by 1502/1538 so that a full-size "
             "frame (2 bytes of PPP in ns-3, 38 bytes of Ethernet overhead in bondsim) occupies the link as long "
-            "on both, for a payload capacity of 1 Gbit/s × 1448/1538 = 941.5 Mbit/s. Both overflow the "
-            f"1000-packet queue at the end of slow start ({b['drops_queue']} and {n['drops_queue']} drops) and "
-            f"retransmit more than they lost: bondsim {b['retransmits']}, of which its receiver reported "
-            f"{b['spurious']} as duplicates (D-SACK); ns-3 {n['retransmits']}, "
-            f"{n['retransmits'] - n['drops_queue'] - n['drops_random']} more than it lost. That burst is where "
-            "the two TCPs differ most at p = 0 and is worth a closer look on the bondsim side (Linux itself was "
-            "not measured here).",
+            "on both, for a payload capacity of 1 Gbit/s × 1448/1538 = 941.5 Mbit/s. Queue drops at the end of "
+            f"slow start: bondsim {b['drops_queue']}, ns-3 {n['drops_queue']}. bondsim models Linux's TCP small "
+            "queues (`tcp_limit_output_bytes`: a connection keeps about 1 ms of data below TCP, waiting for TX "
+            "completions), which keeps a lone sender from overflowing its own 1000-packet transmit queue; ns-3 "
+            "3.37 has no such limit, so its slow start fills the queue and it retransmits what overflowed: "
+            f"retransmissions bondsim {b['retransmits']} ({b['spurious']} reported as duplicates by D-SACK), "
+            f"ns-3 {n['retransmits']}, {n['retransmits'] - n['drops_queue'] - n['drops_random']} more than it "
+            "lost (Linux itself was not measured here).",
         ]
     lines += [
         "",
