@@ -39,6 +39,8 @@ pub struct Packet {
     /// Sent again after a loss was detected (or presumed).
     pub retransmit: bool,
     /// Data: its position in the flow, from 0 (the thesis's chunk number).
+    /// Acknowledgement: the receive window it advertises, in segments above
+    /// `ack` (TCP's Window field, RFC 9293 §3.1; an ACK has no data position).
     pub seq: u32,
     /// Acknowledgement: the next sequence number the receiver expects (cumulative).
     pub ack: u32,

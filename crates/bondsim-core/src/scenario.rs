@@ -226,6 +226,9 @@ pub struct TcpSender {
     /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
     #[serde(default = "default_rto_min_ms")]
     pub rto_min_ms: f64,
+    /// `net.ipv4.tcp_moderate_rcvbuf`: receive-buffer autotuning.
+    #[serde(default = "yes")]
+    pub tcp_moderate_rcvbuf: bool,
     /// `net.ipv4.tcp_rmem`: min, default, max receive buffer, bytes.
     #[serde(default = "default_tcp_rmem")]
     pub tcp_rmem: [u64; 3],
@@ -341,6 +344,7 @@ impl Sender {
                 "tcp_dsack",
                 "delayed_ack",
                 "rto_min_ms",
+                "tcp_moderate_rcvbuf",
                 "tcp_rmem",
                 "tcp_wmem",
                 "ack_path",

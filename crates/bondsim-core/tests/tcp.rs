@@ -247,3 +247,25 @@ fn at_one_percent_loss_goodput_lies_between_padhyes_timeout_model_and_mathis() {
     assert!(r.summary.tcp_rtos.unwrap() * 20 < r.summary.tcp_fast_recoveries.unwrap(), "timeouts are rare");
     assert!(g > padhye * 0.95 && g < mathis * 1.3, "goodput {g:.4e}, Padhye {padhye:.4e}, Mathis {mathis:.4e}");
 }
+
+#[test]
+fn the_receive_window_limits_a_long_path_unless_autotuning_opens_it() {
+    let long = |moderate: bool| {
+        run(&scenario(bulk(
+            100_000_000,
+            json!({"tcp_moderate_rcvbuf": moderate}),
+            json!([{"rate_mbps": 1000.0, "delay_us": 5000.0}]),
+        )))
+        .unwrap()
+    };
+    // The wire both ways, a full frame's and an ACK's transmission.
+    let rtt = 0.010 + (1538.0 + 52.0 + 38.0) * 8.0 / 1e9;
+    // Without autotuning the window stays at half of tcp_rmem[1] (at most 65535 bytes):
+    // 45 whole segments per round trip.
+    let window_bound = (65_535 / 1448) as f64 * 1448.0 * 8.0 / rtt;
+    let fixed = flow_goodput_bps(&long(false));
+    assert!(fixed <= window_bound * 1.001 && fixed > 0.95 * window_bound, "{fixed:.4e} vs {window_bound:.4e}");
+    // Dynamic right-sizing opens it to what the path carries.
+    let tuned = flow_goodput_bps(&long(true));
+    assert!(tuned > 10.0 * fixed, "{tuned:.4e} vs {fixed:.4e}");
+}

@@ -52,8 +52,14 @@ pub struct TcpConfig {
     pub rto_min: SimTime,
     /// `TCP_RTO_MAX`: 120 s.
     pub rto_max: SimTime,
-    /// The receiver's window, segments.
-    pub rwnd: u32,
+    /// The receive window a connection starts with, bytes (`tcp_select_initial_window`:
+    /// half of `tcp_rmem[1]`, at most 65535 since the SYN's window is not scaled).
+    pub rwnd_initial: u64,
+    /// The largest receive window, bytes (half of `tcp_rmem[2]`).
+    pub rwnd_max: u64,
+    /// `net.ipv4.tcp_moderate_rcvbuf`: the receive window grows with what the
+    /// application reads per round trip (dynamic right-sizing, `tcp_rcv_space_adjust`).
+    pub moderate_rcvbuf: bool,
     /// The most segments a sender keeps unacknowledged (its send buffer).
     pub sndbuf_segments: u32,
     /// Segmentation offload (TSO/GSO): the bond places buffers of several segments.
@@ -82,10 +88,11 @@ impl TcpConfig {
             delack_timeout: SimTime::from_millis_f64(40.0),
             rto_min: SimTime::from_millis_f64(spec.rto_min_ms),
             rto_max: SimTime::from_secs_f64(120.0),
-            // Linux advertises about half its receive buffer (`tcp_adv_win_scale` = 1 /
-            // `scaling_ratio`); with `tcp_moderate_rcvbuf` a bulk receiver's buffer grows to
-            // tcp_rmem[2]. The model starts at that ceiling (the growth is not modelled).
-            rwnd: ((spec.tcp_rmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
+            // Linux advertises about half its receive buffer (`tcp_win_from_space` with
+            // `tcp_adv_win_scale` = 1 / the default `scaling_ratio`).
+            rwnd_initial: (spec.tcp_rmem[1] / 2).min(65_535).max(2 * u64::from(mss)),
+            rwnd_max: (spec.tcp_rmem[2] / 2).max(2 * u64::from(mss)),
+            moderate_rcvbuf: spec.tcp_moderate_rcvbuf,
             // The send buffer holds each skb at about twice its payload (truesize).
             sndbuf_segments: ((spec.tcp_wmem[2] / 2) / u64::from(mss)).clamp(2, u64::from(u32::MAX)) as u32,
             gso: spec.gso,

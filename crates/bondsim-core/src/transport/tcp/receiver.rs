@@ -59,6 +59,36 @@ struct Conn {
     /// The receiver's RTT estimate (`rcv_rtt_est`): from sending an ACK to the
     /// data that echoes its timestamp.
     rcv_rtt: Option<SimTime>,
+    /// The window it advertises, bytes (`rcv_wnd`).
+    rcv_wnd: u64,
+    /// Dynamic right-sizing (`rcvq_space`): bytes read in the last measured round
+    /// trip, and where and when this measurement started.
+    space: u64,
+    space_bytes: u64,
+    space_time: SimTime,
+}
+
+impl Conn {
+    /// `tcp_rcv_space_adjust` (`net/ipv4/tcp_input.c`): once per receiver round
+    /// trip, if the application read more than in the last one, open the window to
+    /// twice that plus 16 segments, and more in proportion to the growth, up to
+    /// half of `tcp_rmem[2]`.
+    fn space_adjust(&mut self, now: SimTime, mss: u64, max: u64) {
+        let Some(rtt) = self.rcv_rtt else { return };
+        if now.0 < self.space_time.0 + rtt.0 {
+            return;
+        }
+        let copied = self.rcv_bytes - self.space_bytes;
+        if copied > self.space {
+            let mut rcvwin = 2 * copied + 16 * mss;
+            let grow = rcvwin * (copied - self.space) / self.space.max(1);
+            rcvwin += 2 * grow;
+            self.rcv_wnd = self.rcv_wnd.max(rcvwin.min(max));
+            self.space = copied;
+        }
+        self.space_bytes = self.rcv_bytes;
+        self.space_time = now;
+    }
 }
 
 /// The receiving end of every flow.
@@ -84,6 +114,7 @@ impl TcpReceiver {
         let c = &mut self.conns[flow as usize];
         let mut ack = Packet::ack(flow, c.rcv_nxt, now);
         ack.ts_ecr = c.ts_recent;
+        ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
         let mut blocks = Vec::with_capacity(3);
         if let Some((s, e)) = c.dsack.take() {
             blocks.push((s, e)); // RFC 2883 §4: the D-SACK block comes first
@@ -171,7 +202,14 @@ impl Endpoint for TcpReceiver {
         // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
         // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
         let total = bytes.div_ceil(u64::from(self.config.mss)).max(1) as u32;
-        self.conns[flow as usize] = Conn { quick: MAX_QUICKACKS, total, ..Conn::default() };
+        self.conns[flow as usize] = Conn {
+            quick: MAX_QUICKACKS,
+            total,
+            rcv_wnd: self.config.rwnd_initial,
+            // `tcp_init_buffer_space`: TCP_INIT_CWND segments.
+            space: (10 * u64::from(self.config.mss)).min(self.config.rwnd_initial),
+            ..Conn::default()
+        };
     }
 
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
@@ -219,6 +257,9 @@ impl Endpoint for TcpReceiver {
             }
             let rcv_nxt = c.rcv_nxt;
             c.sacks.retain(|&(_, end)| end > rcv_nxt); // `tcp_sack_remove`
+            if self.config.moderate_rcvbuf {
+                c.space_adjust(now, u64::from(mss), self.config.rwnd_max);
+            }
             if had_ofo && c.ranges.is_empty() {
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 c.ack_now = true;

@@ -128,6 +128,10 @@ struct Conn {
     burst_left: u32,
     /// Bytes of its buffers below TCP: queued on or being sent by a link (`sk_wmem_alloc`).
     wmem: u64,
+    /// One past the last segment the receiver's window allows (`snd_una + snd_wnd`).
+    wnd_end: u32,
+    /// `TS.Recent`: the receiver's latest timestamp, echoed in data (RFC 7323 §4.3).
+    ts_recent: u32,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     throttled: bool,
     /// Segments it retransmitted.
@@ -589,7 +593,10 @@ impl TcpSender {
             sack_cache: [(0, 0); 3],
             burst_left: 0,
             wmem: 0,
+            // The SYN-ACK's window.
+            wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             throttled: false,
+            ts_recent: 0,
             retransmits: 0,
             done: false,
         }
@@ -735,6 +742,12 @@ impl TcpSender {
             c.retrans_hint = c.retrans_hint.max(c.snd_una);
             c.fack = c.fack.max(c.snd_una);
             c.w.snd_una = u64::from(c.snd_una);
+        }
+        // RFC 7323 §4.3: echo the receiver's newest timestamp in the data that follows.
+        c.ts_recent = c.ts_recent.max(super::ts_of(ack.born));
+        // The window update (`tcp_ack_update_window`): the right edge the ACK allows.
+        if ack.ack >= c.snd_una {
+            c.wnd_end = c.wnd_end.max(ack.ack.saturating_add(ack.seq));
         }
         if reord < prior_fack && config.sack {
             c.check_reordering(config, reord);
@@ -901,8 +914,9 @@ impl TcpSender {
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
             }
         }
-        let limit = config.rwnd.min(config.sndbuf_segments);
+        let limit = config.sndbuf_segments;
         if c.snd_nxt >= c.total
+            || c.snd_nxt >= c.wnd_end
             || c.packets_out() >= limit
             || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
         {
@@ -916,7 +930,10 @@ impl TcpSender {
         // `tcp_tso_autosize` allows and the windows have room for (`tcp_write_xmit`:
         // `tso_segs` bounded by the cwnd quota and the send window).
         let segments = if config.gso {
-            let room = (c.w.cwnd - c.in_flight()).min(limit - c.packets_out()).min(c.total - c.snd_nxt);
+            let room = (c.w.cwnd - c.in_flight())
+                .min(limit - c.packets_out())
+                .min(c.total - c.snd_nxt)
+                .min(c.wnd_end - c.snd_nxt);
             c.tso_autosize(config).min(room).clamp(1, 255)
         } else {
             1
@@ -953,6 +970,7 @@ impl TcpSender {
         }
         let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
         p.retransmit = true;
+        p.ts_ecr = c.ts_recent;
         p
     }
 
@@ -966,7 +984,9 @@ impl TcpSender {
             c.prr_out += 1;
         }
         self.stats.segments_sent += 1;
-        Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now)
+        let mut p = Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        p.ts_ecr = c.ts_recent;
+        p
     }
 
     /// The retransmission timer fired (`tcp_retransmit_timer` → `tcp_enter_loss`).
@@ -1027,9 +1047,8 @@ impl TcpSender {
     /// The loss-probe timer fired (`tcp_send_loss_probe`): new data if the
     /// receiver's window allows, else the highest segment again.
     fn on_loss_probe(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
-        let rwnd = self.config.rwnd;
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
-        let probe = if c.snd_nxt < c.total && c.packets_out() < rwnd {
+        let probe = if c.snd_nxt < c.total && c.snd_nxt < c.wnd_end {
             c.tlp_retrans = false;
             self.send_new(flow, now)
         } else {
