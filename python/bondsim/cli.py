@@ -75,7 +75,7 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
         ("TCP retransmissions", f"{summary['tcp_retransmits']:,}"),
         ("  spurious (D-SACKed)", f"{summary['tcp_spurious_retransmits']:,}"),
         ("fast recoveries", f"{summary['tcp_fast_recoveries']:,}"),
-        ("timeouts (RTO)", f"{summary['tcp_rtos']:,}"),
+        ("timeouts (RTO)", f"{summary['tcp_rtos']:,} ({summary['tcp_spurious_rtos']:,} spurious, F-RTO)"),
         ("tail loss probes", f"{summary['tcp_tlp_probes']:,}"),
         ("reductions undone", f"{summary['tcp_undos']:,}"),
         ("reordering degree", f"mean {summary['tcp_reordering_mean']:.1f}, max {summary['tcp_reordering_max']}"),

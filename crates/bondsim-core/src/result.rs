@@ -134,6 +134,8 @@ pub struct Summary {
     pub tcp_reordering_max: Option<u32>,
     /// TCP: connections given up after `tcp_retries2` timeouts (their flows stay incomplete).
     pub tcp_aborted: Option<u64>,
+    /// TCP: timeouts F-RTO found spurious (and undid).
+    pub tcp_spurious_rtos: Option<u64>,
     /// TCP: the trace stopped at its row limit (only when tracing).
     pub tcp_trace_truncated: Option<bool>,
     /// Events the engine processed.
@@ -469,6 +471,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / reports.requests.len().max(1) as f64),
         tcp_reordering_max: tcp.map(|t| t.reordering_max),
         tcp_aborted: tcp.map(|t| t.aborted),
+        tcp_spurious_rtos: tcp.map(|t| t.spurious_rtos),
         tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
         events: reports.events,
         wall_s,

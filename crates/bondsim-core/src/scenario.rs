@@ -214,6 +214,10 @@ pub struct TcpSender {
     /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.
     #[serde(default = "default_early_retrans")]
     pub tcp_early_retrans: u32,
+    /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
+    /// the SACK-enhanced version, 0 turns it off).
+    #[serde(default = "default_frto")]
+    pub tcp_frto: u32,
     /// `net.ipv4.tcp_sack` (only `true` is modelled: Linux's default).
     #[serde(default = "yes")]
     pub tcp_sack: bool,
@@ -291,6 +295,9 @@ fn default_recovery() -> u32 {
 fn default_early_retrans() -> u32 {
     3
 }
+fn default_frto() -> u32 {
+    2
+}
 fn default_rto_min_ms() -> f64 {
     200.0
 }
@@ -340,6 +347,7 @@ impl Sender {
                 "tcp_max_reordering",
                 "tcp_recovery",
                 "tcp_early_retrans",
+                "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
                 "delayed_ack",

@@ -66,6 +66,8 @@ pub struct TcpConfig {
     pub gso: bool,
     /// `net.ipv4.tcp_limit_output_bytes`: TCP small queues' ceiling per connection.
     pub limit_output_bytes: u64,
+    /// F-RTO (`net.ipv4.tcp_frto`, RFC 5682): detect spurious timeouts.
+    pub frto: bool,
     /// Sample every open connection's state this often (`trace_ms`), if at all.
     pub trace_every: Option<SimTime>,
 }
@@ -98,6 +100,7 @@ impl TcpConfig {
             gso: spec.gso,
             limit_output_bytes: spec.tcp_limit_output_bytes,
             trace_every: spec.trace_ms.map(SimTime::from_millis_f64),
+            frto: spec.tcp_frto > 0,
         }
     }
 
@@ -269,6 +272,8 @@ pub struct TcpStats {
     pub acks_received: u64,
     /// Connections given up after `tcp_retries2` timeouts.
     pub aborted: u64,
+    /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
 }
 
 #[cfg(test)]

@@ -132,6 +132,9 @@ struct Conn {
     wnd_end: u32,
     /// `TS.Recent`: the receiver's latest timestamp, echoed in data (RFC 7323 §4.3).
     ts_recent: u32,
+    /// F-RTO is judging the latest timeout (`tp->frto`), and asks for new data now.
+    frto: bool,
+    frto_new_data: bool,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     throttled: bool,
     /// Segments it retransmitted.
@@ -597,6 +600,8 @@ impl TcpSender {
             wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             throttled: false,
             ts_recent: 0,
+            frto: false,
+            frto_new_data: false,
             retransmits: 0,
             done: false,
         }
@@ -647,6 +652,10 @@ impl TcpSender {
         let mut first_sackt: Option<SimTime> = None;
         let mut reord = u32::MAX;
         let mut dsack_tlp = false;
+        // FLAG_ORIG_SACK_ACKED: a never-retransmitted segment below high_seq was delivered.
+        let mut orig_acked = false;
+        let mut newly_sacked = 0u32;
+        c.frto_new_data = false;
 
         // D-SACK (RFC 2883 §4; `tcp_check_dsack`): a first block below the ACK, or inside the second.
         let blocks = ack.sack_blocks();
@@ -698,7 +707,9 @@ impl TcpSender {
                             }
                         }
                         newly_acked_sacked += 1;
+                        newly_sacked += 1;
                         if s.marks & EVER_RETRANS == 0 {
+                            orig_acked |= seq < c.high_seq;
                             first_sackt = Some(first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
                             if seq < prior_fack {
                                 reord = reord.min(seq);
@@ -734,6 +745,7 @@ impl TcpSender {
                     c.retrans_out -= 1;
                 }
                 if s.marks & EVER_RETRANS == 0 {
+                    orig_acked |= seq < c.high_seq;
                     first_ackt.get_or_insert(s.sent);
                     reord = reord.min(seq);
                 }
@@ -826,11 +838,46 @@ impl TcpSender {
                     c.rack.reo_wnd_steps = 1;
                 }
             }
-            CaState::Loss if c.snd_una >= c.high_seq => {
-                if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
+            CaState::Loss => {
+                // `tcp_process_loss`.
+                let recovered = c.snd_una >= c.high_seq;
+                let may_undo = c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr));
+                if una_advanced && may_undo {
+                    // `tcp_try_undo_loss`: the timestamps show the timeout needless.
                     c.undo_reduction(stats);
+                    c.set_state(CaState::Open);
+                } else if c.frto && orig_acked {
+                    // F-RTO (RFC 5682 §3.1 step 3.b, SACK-enhanced): data never retransmitted
+                    // was delivered, so not everything was lost: the timeout was spurious.
+                    c.undo_reduction(stats);
+                    stats.spurious_rtos += 1;
+                    c.frto = false;
+                    c.set_state(CaState::Open);
+                } else {
+                    if c.frto {
+                        if c.snd_nxt > c.high_seq {
+                            if newly_sacked > 0 || (!una_advanced && ack.ack == c.snd_una) {
+                                c.frto = false; // step 3.a: the loss was real
+                            }
+                        } else if una_advanced && !recovered {
+                            // Step 2.b: send new data rather than retransmit, if there is any.
+                            c.high_seq = c.snd_nxt;
+                            if c.snd_nxt < c.total && c.snd_nxt < c.wnd_end {
+                                c.frto_new_data = true;
+                            } else {
+                                c.frto = false;
+                            }
+                        }
+                    }
+                    if recovered && !c.frto_new_data {
+                        // `tcp_try_undo_recovery`, then back to Open.
+                        if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
+                            c.undo_reduction(stats);
+                        }
+                        c.frto = false;
+                        c.set_state(CaState::Open);
+                    }
                 }
-                c.set_state(CaState::Open);
             }
             _ => {}
         }
@@ -900,7 +947,7 @@ impl TcpSender {
         // Retransmit the first lost segment not yet retransmitted.
         let retransmit_held = c.lost_out > 0 && c.small_queue_full(config, true);
         c.throttled |= retransmit_held;
-        if c.lost_out > 0 && !retransmit_held {
+        if c.lost_out > 0 && !retransmit_held && !c.frto_new_data {
             let mut seq = c.retrans_hint.max(c.snd_una);
             while seq < c.snd_nxt {
                 let marks = c.seg(seq).marks;
@@ -1029,6 +1076,8 @@ impl TcpSender {
         if c.sacked_out >= config.reordering {
             c.reordering = c.reordering.min(config.reordering);
         }
+        // `tcp_enter_loss`: F-RTO judges a timeout that starts a recovery, or a repeated one.
+        c.frto = config.frto && (c.state != CaState::Loss || c.backoff > 0);
         c.high_seq = c.snd_nxt;
         c.tlp_high_seq = None;
         c.w.cwnd_cnt = 0;
@@ -1207,6 +1256,51 @@ mod tests {
         // Never below tcp_min_tso_segs.
         let (s, c) = conn(2, 100_000, 100_000);
         assert_eq!(c.tso_autosize(&s.config), 2);
+    }
+
+    /// A sender with one open flow that has sent its first window at time 0.
+    fn sent_window(frto: bool) -> TcpSender {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.frto = frto;
+        s.config.gso = false;
+        let mut out = Vec::new();
+        s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+        let sent = std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count();
+        assert_eq!(sent, 10, "the initial window");
+        s
+    }
+
+    fn sack(ack: u32, block: (u32, u32), now: SimTime) -> Packet {
+        let mut a = Packet::ack(0, ack, now);
+        a.seq = 1000; // window
+        a.sack[0] = crate::packet::SackBlock { start: block.0, end: block.1 };
+        a.sack_len = 1;
+        a
+    }
+
+    #[test]
+    fn f_rto_undoes_a_timeout_when_data_never_retransmitted_is_then_delivered() {
+        for frto in [true, false] {
+            let mut s = sent_window(frto);
+            let mut out = Vec::new();
+            let t = SimTime::from_secs_f64(1.0);
+            s.on_rto(0, t, &mut out);
+            assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Loss);
+            // Segment 5 was only late: it is SACKed after the timeout, without a retransmission.
+            let later = SimTime::from_secs_f64(1.001);
+            s.on_packet(later, sack(0, (5, 6), later), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            if frto {
+                // RFC 5682 §3.1 step 3.b: not all was lost; back to Open (Disorder: a SACK is out).
+                assert!(matches!(c.state, CaState::Open | CaState::Disorder), "{:?}", c.state);
+                assert_eq!((s.stats.spurious_rtos, s.stats.undos), (1, 1));
+                assert_eq!(c.w.cwnd, 10, "the window before the timeout is back");
+            } else {
+                assert_eq!(c.state, CaState::Loss);
+                assert_eq!(s.stats.spurious_rtos, 0);
+                assert!(c.w.cwnd < 10);
+            }
+        }
     }
 
     #[test]
