@@ -6,7 +6,7 @@
 //! [`FlowKey`], and every entry carries the time after which it is
 //! meaningless (a flowlet's gap, a guard); expired entries are dropped.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::time::SimTime;
 
@@ -87,13 +87,14 @@ pub struct FlowKey {
 /// alive, not the flows ever seen.
 #[derive(Debug, Clone)]
 pub struct FlowTable<V> {
-    entries: HashMap<FlowKey, (V, SimTime)>,
+    /// Fx hashing: a lookup per packet must be cheap, and nothing depends on the order.
+    entries: FxHashMap<FlowKey, (V, SimTime)>,
     sweep_at_len: usize,
 }
 
 impl<V> Default for FlowTable<V> {
     fn default() -> Self {
-        FlowTable { entries: HashMap::new(), sweep_at_len: 64 }
+        FlowTable { entries: FxHashMap::default(), sweep_at_len: 64 }
     }
 }
 

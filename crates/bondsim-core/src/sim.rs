@@ -17,7 +17,6 @@
 //! arrive, every link wakes once, then the sender's loop ticks; afterwards equal
 //! times keep that order because the engine runs equal-time events FIFO.
 
-use std::collections::HashMap;
 use std::time::Instant;
 
 use rand_distr::{Distribution, Exp};
@@ -218,7 +217,7 @@ struct World {
     /// The metrics at the clients' wire (before any resequencing).
     wire: WireTap,
     resequencer: Option<Resequencer>,
-    copies: HashMap<u64, Copies>,
+    copies: rustc_hash::FxHashMap<u64, Copies>,
     total_packets: u64,
     sent: u64,
     next_bond_seq: u64,
@@ -336,7 +335,7 @@ impl World {
             monitor,
             failure_rngs,
             resequencer,
-            copies: HashMap::new(),
+            copies: rustc_hash::FxHashMap::default(),
             total_packets,
             sent: 0,
             next_bond_seq: 0,

@@ -232,6 +232,7 @@ impl RateLink {
     }
 
     /// Starts sending the head packet at `now`; returns when it is on the wire.
+    #[inline]
     fn start(&mut self, now: SimTime) -> SimTime {
         let head = self.queue[0];
         self.factor = self.slowdown.factor_at(now);
@@ -245,6 +246,7 @@ impl RateLink {
     }
 
     /// Queues `packet` at `now` (drop-tail); starts sending it if the link is idle.
+    #[inline]
     pub fn enqueue(&mut self, now: SimTime, packet: Packet) -> Enqueued {
         let cause = if !self.carrier {
             DropCause::LinkDown
@@ -267,6 +269,7 @@ impl RateLink {
     /// lost on the wire: then it is counted and not in transit), and when the
     /// next packet (if any) will be on the wire. A lost frame took its transmit
     /// time and counts as sent, as a corrupted frame does.
+    #[inline]
     pub fn tx_done(&mut self, now: SimTime) -> Sent {
         let packet = self.queue.pop_front().expect("a packet was being sent");
         self.sending = false;

@@ -49,6 +49,7 @@ impl WindowSender {
     }
 
     /// The next packet of `flow` if its window has room, born at `now`.
+    #[inline]
     pub fn next_packet(&mut self, flow: u32, now: SimTime) -> Option<Packet> {
         let f = &mut self.flows[flow as usize];
         if f.in_flight >= self.window || f.next_seq >= f.packets {
@@ -65,6 +66,7 @@ impl WindowSender {
     }
 
     /// A packet of `flow` was delivered or lost: its window slot is free.
+    #[inline]
     pub fn release(&mut self, flow: u32) {
         let f = &mut self.flows[flow as usize];
         f.in_flight = f.in_flight.saturating_sub(1);
@@ -78,6 +80,7 @@ impl Endpoint for WindowSender {
     }
 
     /// A packet was delivered or lost: its slot frees `ack_delay` later (at once if zero).
+    #[inline]
     fn on_resolved(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
         if self.ack_delay == SimTime::ZERO {
             self.release(packet.flow);
@@ -94,6 +97,7 @@ impl Endpoint for WindowSender {
     }
 
     /// The next packet of the first flow whose window has room.
+    #[inline]
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
         while let Some(&flow) = self.ready.front() {
             if let Some(packet) = self.next_packet(flow, now) {
