@@ -12,6 +12,7 @@ import pytest
 from conftest import ROOT, SCENARIOS
 
 import bondsim
+from bondsim import ScenarioError
 from bondsim.grid import load_sweep
 from bondsim.scenario import apply_overrides, scenario_hash, set_path
 from bondsim.sweeps import run_many, session
@@ -69,6 +70,14 @@ def test_ranges_log_ranges_and_seed_lists():
     assert plan.seeds == [7, 42]
     assert len(plan.points) == len(periods) * len(sizes) * 2
     assert {p.scenario["seed"] for p in plan.points} == {7, 42}
+
+
+def test_max_runs_caps_the_grid_and_can_be_raised():
+    with pytest.raises(
+        ScenarioError, match=r"replications: the grid has 3 runs \(3 seed\(s\)\); a sweep may have at most 2"
+    ):
+        load_sweep({"base": "thesis", "replications": 3, "max_runs": 2})
+    assert len(load_sweep({"base": "thesis", "replications": 3, "max_runs": 3}).points) == 3
 
 
 def test_replications_count_from_the_base_seed():

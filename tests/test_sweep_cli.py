@@ -70,6 +70,14 @@ BAD_SWEEPS = [
         "axes.0.range.step: must be non-zero and lead from start (10) to stop (100)",
     ),
     ('base = "thesis"\nreplications = 0\n', "replications: must be a whole number of runs, 1 or more"),
+    # a grid too large to expand is refused at once, before any point is made or checked
+    ('base = "thesis"\nreplications = 1000000000\n', "replications: the grid has 1,000,000,000 runs"),
+    (
+        'base = "thesis"\nreplications = 20\n[[axes]]\npath = "workload.requests"\n'
+        "range = { start = 1, stop = 1000, step = 1 }\n",
+        "axes: the grid has 20,000 runs (1,000 (workload.requests) × 20 seed(s)); a sweep may have at most 10,000",
+    ),
+    ('base = "thesis"\nmax_runs = 0\n', "max_runs: must be a whole number of runs, 1 or more"),
     ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
     ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
     ('base = "nosuch"\n', "base: cannot read scenario"),
