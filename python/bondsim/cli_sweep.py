@@ -14,7 +14,7 @@ import pandas as pd
 from rich.table import Table
 
 from bondsim._core import BondsimError
-from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, console
+from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, check_out_dir, console, write_error
 from bondsim.store import DEFAULT_DB, Store
 
 #: What ``runs list`` shows unless told ``--columns``.
@@ -220,8 +220,12 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_export(args: argparse.Namespace) -> int:
+    check_out_dir(args.out, "out")
     with Store(args.db, read_only=True) as store:
-        written = store.export(args.out, args.format, args.sweep)
+        try:
+            written = store.export(args.out, args.format, args.sweep)
+        except OSError as exc:
+            raise write_error("out", exc) from None
     if not args.quiet:
         console.print(f"wrote {', '.join(str(p) for p in written)}")
     return 0

@@ -41,7 +41,16 @@ from pathlib import Path
 from typing import Any
 
 from bondsim._core import ScenarioError
-from bondsim.scenario import apply_overrides, check, find, resolve_files, scenario_error, scenario_hash, set_path
+from bondsim.scenario import (
+    apply_overrides,
+    check,
+    find,
+    read_text,
+    resolve_files,
+    scenario_error,
+    scenario_hash,
+    set_path,
+)
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
 AXIS_KEYS = ("path", "name", "values", "range", "logrange")
@@ -271,10 +280,9 @@ def _seeds(spec: Mapping, base_seed: int) -> list[int]:
 
 
 def _read_toml(path: Path, where: str, what: str) -> dict:
+    text = read_text(path, where, what)
     try:
-        return tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise scenario_error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise scenario_error(where, f"{path} is not valid TOML: {exc}") from None
 
