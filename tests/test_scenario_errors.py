@@ -48,6 +48,11 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ("links.1.slowdown=1e-9", "links.1.slowdown", "would take 0 ns"),
         ("bond.miimon=1e-7", "bond.miimon", "must be 0 or at least 1 ns"),
         ("max_events=0", "max_events", "must be >= 1"),
+        # JSON has no NaN or infinity: the front says so, naming the field
+        ("links.1.period_ms=nan", "links.1.period_ms", "must be a finite number, got NaN"),
+        ("sender.tick_ms=inf", "sender.tick_ms", "must be a finite number, got infinity"),
+        ("links.0.slowdown=-inf", "links.0.slowdown", "must be a finite number, got -infinity"),
+        ("links.0.slow_windows=[{start_s = 0.0, end_s = nan, slowdown = 2.0}]", "links.0.slow_windows.0.end_s", "NaN"),
         (
             "links.0.slow_windows=[{start_s = 3.0, end_s = 1.0, slowdown = 2.0}]",
             "links.0.slow_windows.0.end_s",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -175,9 +176,27 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
     return check(doc)
 
 
+def _not_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """The dotted path and value of the first NaN or infinity in ``value``, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _not_finite(item, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
 def check(doc: Mapping) -> dict:
     """Checks a scenario dict against the core's schema; returns it with every default filled in."""
-    return json.loads(_core.check(json.dumps(doc)))
+    found = _not_finite(doc)
+    if found:
+        # JSON has no NaN or infinity: say so here rather than let the core stumble on the token
+        path, value = found
+        text = "NaN" if math.isnan(value) else "infinity" if value > 0 else "-infinity"
+        raise scenario_error(path, f"must be a finite number, got {text}")
+    return json.loads(_core.check(json.dumps(doc, allow_nan=False)))
 
 
 def scenario_hash(doc: Mapping) -> str:
