@@ -99,6 +99,28 @@ def test_bad_sweep_files_fail_in_one_line_before_any_run(main, tmp_path, text, s
     assert not db.exists()  # nothing ran, nothing was stored
 
 
+@pytest.mark.parametrize(
+    ("metrics", "says"),
+    [
+        ("nosuch", "--metrics: `nosuch`: no such summary figure; figures: "),
+        ("ooo_fraction,scheduler", "--metrics: `scheduler`: not a number, it cannot be averaged"),
+        (",", "--metrics: name at least one summary figure"),
+    ],
+)
+def test_sweep_metrics_are_checked_before_any_run(main, tmp_path, metrics, says):
+    db = tmp_path / "runs.duckdb"
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(db), "--metrics", metrics)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {says}") and proc.stderr.count("\n") == 1
+    assert "ooo_fraction" in proc.stderr and proc.stdout == ""
+    assert not db.exists()  # nothing ran, nothing was stored
+
+
+def test_sweep_averages_the_metrics_asked_for(main, tmp_path):
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(tmp_path / "r.duckdb"), "--metrics", "dropped")
+    assert proc.returncode == 0, proc.stderr
+    assert "dropped" in proc.stdout and "ooo_fraction" not in proc.stdout
+
+
 def test_sweep_run_twice_stores_each_run_once(main, tmp_path):
     sweep_file, db = write_sweep(tmp_path, SMALL), tmp_path / "runs.duckdb"
     first = main("sweep", str(sweep_file), "--db", str(db))
