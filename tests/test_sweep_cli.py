@@ -78,6 +78,19 @@ BAD_SWEEPS = [
         "axes: the grid has 20,000 runs (1,000 (workload.requests) × 20 seed(s)); a sweep may have at most 10,000",
     ),
     ('base = "thesis"\nmax_runs = 0\n', "max_runs: must be a whole number of runs, 1 or more"),
+    # a value twice is an error, not a silent merge
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nvalues = [1, 2, 1]\n',
+        "axes.0.values.2: workload.requests = 1 repeats axes.0.values.0; give each value once",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "links.1.period_ms"\nvalues = [20, 20.0]\n',
+        "axes.0.values.1: links.1.period_ms = 20.0 gives the same scenario as axes.0.values.0 (20)",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nlogrange = { start = 1, stop = 10, num = 20 }\n',
+        "axes.0.logrange.num: 20 values from 1 to 10 repeat 10 of them once rounded",
+    ),
     ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
     ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
     ('base = "nosuch"\n', "base: cannot read scenario"),

@@ -140,9 +140,16 @@ def _log(raw: Any, where: str) -> list:
     if start <= 0 or stop <= 0:
         raise scenario_error(where, f"a log range needs start and stop above 0, got {start} and {stop}")
     raw_values = [start * (stop / start) ** (i / (num - 1)) if num > 1 else start for i in range(num)]
-    if isinstance(start, int) and isinstance(stop, int):
-        return list(dict.fromkeys(round(v) for v in raw_values))
-    return [_tidy(v) for v in raw_values]
+    values = [round(v) for v in raw_values] if isinstance(start, int) and isinstance(stop, int) else raw_values
+    values = [v if isinstance(v, int) else _tidy(v) for v in values]
+    repeated = len(values) - len(set(values))
+    if repeated:
+        raise scenario_error(
+            f"{where}.num",
+            f"{num} values from {start} to {stop} repeat {repeated} of them once rounded "
+            f"({', '.join(map(str, values[:8]))}{', ...' if len(values) > 8 else ''}); ask for fewer",
+        )
+    return values
 
 
 def _listed(raw: Any, where: str) -> list:
@@ -217,12 +224,26 @@ def _axis(i: int, raw: _RawAxis, base: dict, base_dir: Path) -> Axis:
             _with(base, [(path, values[0])], base_dir)
         except ScenarioError as exc:
             raise scenario_error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
+    seen: dict[str, int] = {}  # scenario hash -> the value's index
     for j, value in enumerate(values):
+        at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
         try:
-            _with(base, [(path, value)], base_dir)
+            key = scenario_hash(_with(base, [(path, value)], base_dir))
         except ScenarioError as exc:
-            at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
             raise scenario_error(at, f"{path} = {value!r}: {exc}") from None
+        if key in seen:
+            k, other = seen[key], values[seen[key]]
+            if kind != "values":
+                message = f"value {j} ({value!r}) repeats value {k} ({other!r}) once rounded; give each value once"
+            elif value == other and type(value) is type(other):
+                message = f"{path} = {value!r} repeats {where}.values.{k}; give each value once"
+            else:
+                message = (
+                    f"{path} = {value!r} gives the same scenario as {where}.values.{k} ({other!r}); "
+                    "give each value once"
+                )
+            raise scenario_error(at, message)
+        seen[key] = j
     return Axis(path=path, name=raw.name, values=tuple(values))
 
 
