@@ -6,6 +6,7 @@ import csv
 import json
 
 import pandas as pd
+from conftest import ROOT
 
 
 def test_run_writes_outputs_and_prints_a_table(cli, tmp_path, thesis_toml):
@@ -60,6 +61,12 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         (["run", "no/such.toml"], "cannot read scenario"),
         (["scenario", "check", "thesis", "--set", "links.0.period_ms=0"], "links.0.period_ms: must be"),
         (["run", "hetero", "--set", "links.0.loss=1.5"], "links.0.loss: must be in [0, 1), got 1.5"),
+        (["scenario", "check", "thesis", "--set", "links.1.period_ms=1e-7"], "links.1.period_ms: must be at least"),
+        (["run", "thesis", "--set", "links.1.period_ms=1e-300"], "links.1.period_ms: must be at least 1 ns"),
+        (["run", "hetero", "--set", "links.0.rate_mbps=1e7"], "links.0.rate_mbps: at 10000000 Mbit/s the smallest"),
+        (["run", "thesis", "--set", "max_events=1000"], "max_events: the run took more than max_events = 1000"),
+        (["run", "hetero", "--set", "links.0.rate_mbps=nan"], "links.0.rate_mbps: must be a finite number, got NaN"),
+        (["scenario", "check", "hetero", "--set", "links.1.delay_us=inf"], "links.1.delay_us: must be a finite"),
     ]:
         proc = cli(*args)
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
@@ -67,6 +74,47 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         assert proc.stderr.startswith("error: ") and says in proc.stderr
         assert "Traceback" not in proc.stderr
         assert proc.stdout == ""
+
+
+def assert_one_line_error(proc, says: str) -> None:
+    assert proc.returncode == 2, (proc.stdout, proc.stderr)
+    assert proc.stderr.startswith("error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert says in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_files_that_are_not_utf8_or_of_the_wrong_shape_are_one_line_exit_2(cli, tmp_path):
+    (tmp_path / "latin1.toml").write_bytes('name = "café"\n'.encode("latin-1"))
+    (tmp_path / "latin1.sweep.toml").write_bytes('base = "thesis"\nname = "é"\n'.encode("latin-1"))
+    (tmp_path / "links5.toml").write_text((ROOT / "scenarios" / "thesis.toml").read_text() + "\n")
+    for args, says in [
+        (["run", str(tmp_path / "latin1.toml")], "latin1.toml: not UTF-8 text (byte 0xe9 on line 1)"),
+        (["scenario", "check", str(tmp_path / "latin1.toml")], "not UTF-8 text"),
+        (["sweep", str(tmp_path / "latin1.sweep.toml"), "--dry-run"], "latin1.sweep.toml: not UTF-8 text (byte 0xe9"),
+        (["run", "thesis", "--set", "links=5"], "links: invalid type: integer `5`, expected a sequence"),
+        (["run", "thesis", "--set", "workload=5"], "workload: invalid type: integer `5`"),
+        (["scenario", "check", "thesis", "--set", "links=[5]"], "links.0: invalid type: integer `5`"),
+    ]:
+        assert_one_line_error(cli(*args), says)
+
+
+def test_outputs_that_cannot_be_written_are_one_line_exit_2(cli, tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    run_dir = tmp_path / "run"
+    assert cli("run", "thesis", "--quiet", "--set", "workload.requests=2", "--out", str(run_dir)).returncode == 0
+    for args, says in [
+        (["run", "thesis", "--out", str(a_file)], "--out: " + str(a_file) + " exists and is not a directory"),
+        (["run", "thesis", "--out", str(a_file / "sub")], f"--out: cannot create {a_file / 'sub'}: {a_file} is a file"),
+        (["run", "thesis", "--set", "workload.requests=2", "--out", "/proc/bondsim"], "--out: cannot write"),
+        (["reproduce", "thesis", "--out", str(a_file / "sub")], "--out: cannot create"),
+        (["plot", str(run_dir), "--out", str(tmp_path)], "is a directory; give a file name"),
+        (["plot", str(run_dir), "--out", str(a_file / "x.png")], "--out: cannot create"),
+        (["plot", str(run_dir), "--out", str(tmp_path / "x.nosuchformat")], "Format 'nosuchformat' is not supported"),
+        (["runs", "export", str(a_file), "--db", str(tmp_path / "none.duckdb")], "out: " + str(a_file) + " exists"),
+    ]:
+        assert_one_line_error(cli(*args), says)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "run"]  # nothing half-written
 
 
 def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):

@@ -41,6 +41,18 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ),
         ('workload.arrivals={kind = "batches", size = 0, every_s = 5.0}', "workload.arrivals.size", "must be >= 1"),
         ("links=[]", "links", "a bond needs at least one link"),
+        # durations that round to 0 ns would stop simulated time: the run would spin for ever
+        ("links.1.period_ms=1e-7", "links.1.period_ms", "must be at least 1 ns"),
+        ("links.1.period_ms=1e-300", "links.1.period_ms", "got 1e-300 ms, which rounds to 0 ns"),
+        ("sender.tick_ms=1e-9", "sender.tick_ms", "must be at least 1 ns"),
+        ("links.1.slowdown=1e-9", "links.1.slowdown", "would take 0 ns"),
+        ("bond.miimon=1e-7", "bond.miimon", "must be 0 or at least 1 ns"),
+        ("max_events=0", "max_events", "must be >= 1"),
+        # JSON has no NaN or infinity: the front says so, naming the field
+        ("links.1.period_ms=nan", "links.1.period_ms", "must be a finite number, got NaN"),
+        ("sender.tick_ms=inf", "sender.tick_ms", "must be a finite number, got infinity"),
+        ("links.0.slowdown=-inf", "links.0.slowdown", "must be a finite number, got -infinity"),
+        ("links.0.slow_windows=[{start_s = 0.0, end_s = nan, slowdown = 2.0}]", "links.0.slow_windows.0.end_s", "NaN"),
         (
             "links.0.slow_windows=[{start_s = 3.0, end_s = 1.0, slowdown = 2.0}]",
             "links.0.slow_windows.0.end_s",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import subprocess
 import sys
 
@@ -12,6 +13,7 @@ import pytest
 from conftest import ROOT, SCENARIOS
 
 import bondsim
+from bondsim import ScenarioError
 from bondsim.grid import load_sweep
 from bondsim.scenario import apply_overrides, scenario_hash, set_path
 from bondsim.sweeps import run_many, session
@@ -69,6 +71,14 @@ def test_ranges_log_ranges_and_seed_lists():
     assert plan.seeds == [7, 42]
     assert len(plan.points) == len(periods) * len(sizes) * 2
     assert {p.scenario["seed"] for p in plan.points} == {7, 42}
+
+
+def test_max_runs_caps_the_grid_and_can_be_raised():
+    with pytest.raises(
+        ScenarioError, match=r"replications: the grid has 3 runs \(3 seed\(s\)\); a sweep may have at most 2"
+    ):
+        load_sweep({"base": "thesis", "replications": 3, "max_runs": 2})
+    assert len(load_sweep({"base": "thesis", "replications": 3, "max_runs": 3}).points) == 3
 
 
 def test_replications_count_from_the_base_seed():
@@ -173,6 +183,25 @@ def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
     for kind, frame in stored_local.items():
         assert len(frame) > 0
         pd.testing.assert_frame_equal(frame, stored_dask[kind])
+
+
+def test_dask_scheduler_file_missing_or_wrong_is_an_error_at_once(tmp_path):
+    pytest.importorskip("distributed")
+    db = tmp_path / "runs.duckdb"
+    with pytest.raises(bondsim.BondsimError, match=r"^--dask: scheduler file .*missing.json does not exist"):
+        bondsim.sweep(small_sweep(), dask=str(tmp_path / "missing.json"), db=db, progress=False)
+    (tmp_path / "empty.json").write_text("{}")
+    with pytest.raises(bondsim.BondsimError, match=r"^--dask: .*empty.json is not a Dask scheduler file"):
+        bondsim.sweep(small_sweep(), dask=str(tmp_path / "empty.json"), db=db, progress=False)
+    assert not db.exists()  # nothing ran, nothing was recorded
+
+
+def test_dask_scheduler_file_of_a_running_scheduler(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0") as c:
+        (tmp_path / "scheduler.json").write_text(json.dumps({"address": c.scheduler_address}))
+        table = bondsim.sweep(small_sweep(), dask=str(tmp_path / "scheduler.json"), progress=False)
+    assert len(table) == 2 * 3
 
 
 def test_session_shares_one_runner_and_database(tmp_path):

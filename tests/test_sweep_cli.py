@@ -70,6 +70,27 @@ BAD_SWEEPS = [
         "axes.0.range.step: must be non-zero and lead from start (10) to stop (100)",
     ),
     ('base = "thesis"\nreplications = 0\n', "replications: must be a whole number of runs, 1 or more"),
+    # a grid too large to expand is refused at once, before any point is made or checked
+    ('base = "thesis"\nreplications = 1000000000\n', "replications: the grid has 1,000,000,000 runs"),
+    (
+        'base = "thesis"\nreplications = 20\n[[axes]]\npath = "workload.requests"\n'
+        "range = { start = 1, stop = 1000, step = 1 }\n",
+        "axes: the grid has 20,000 runs (1,000 (workload.requests) × 20 seed(s)); a sweep may have at most 10,000",
+    ),
+    ('base = "thesis"\nmax_runs = 0\n', "max_runs: must be a whole number of runs, 1 or more"),
+    # a value twice is an error, not a silent merge
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nvalues = [1, 2, 1]\n',
+        "axes.0.values.2: workload.requests = 1 repeats axes.0.values.0; give each value once",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "links.1.period_ms"\nvalues = [20, 20.0]\n',
+        "axes.0.values.1: links.1.period_ms = 20.0 gives the same scenario as axes.0.values.0 (20)",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "workload.requests"\nlogrange = { start = 1, stop = 10, num = 20 }\n',
+        "axes.0.logrange.num: 20 values from 1 to 10 repeat 10 of them once rounded",
+    ),
     ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
     ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
     ('base = "nosuch"\n', "base: cannot read scenario"),
@@ -89,6 +110,28 @@ def test_bad_sweep_files_fail_in_one_line_before_any_run(main, tmp_path, text, s
     assert says in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""
     assert not db.exists()  # nothing ran, nothing was stored
+
+
+@pytest.mark.parametrize(
+    ("metrics", "says"),
+    [
+        ("nosuch", "--metrics: `nosuch`: no such summary figure; figures: "),
+        ("ooo_fraction,scheduler", "--metrics: `scheduler`: not a number, it cannot be averaged"),
+        (",", "--metrics: name at least one summary figure"),
+    ],
+)
+def test_sweep_metrics_are_checked_before_any_run(main, tmp_path, metrics, says):
+    db = tmp_path / "runs.duckdb"
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(db), "--metrics", metrics)
+    assert proc.returncode == 2 and proc.stderr.startswith(f"error: {says}") and proc.stderr.count("\n") == 1
+    assert "ooo_fraction" in proc.stderr and proc.stdout == ""
+    assert not db.exists()  # nothing ran, nothing was stored
+
+
+def test_sweep_averages_the_metrics_asked_for(main, tmp_path):
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(tmp_path / "r.duckdb"), "--metrics", "dropped")
+    assert proc.returncode == 0, proc.stderr
+    assert "dropped" in proc.stdout and "ooo_fraction" not in proc.stdout
 
 
 def test_sweep_run_twice_stores_each_run_once(main, tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -102,6 +103,22 @@ def run(
     """
     doc = scenario_mod.load(scenario, overrides)
     return run_checked(doc, progress=progress)
+
+
+#: The smallest scenario: one packet over one link (what :func:`summary_figures` runs to learn the names).
+_TINY = {"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}}, "bond": {"mode": "rr"}, "links": [{}]}
+
+
+@functools.cache
+def summary_figures() -> dict[str, bool]:
+    """Every scalar figure a run's summary has (every run has the same ones), and whether it is a number
+    (a figure only some runs report, such as TCP's, counts as one)."""
+    summary = json.loads(_core.run(json.dumps(_TINY), None))["summary"]
+    return {
+        k: v is None or (isinstance(v, int | float) and not isinstance(v, bool))
+        for k, v in summary.items()
+        if not isinstance(v, list | dict)
+    }
 
 
 def run_checked(doc: dict, *, progress: ProgressFn | None = None) -> RunResult:

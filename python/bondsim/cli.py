@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -61,6 +62,50 @@ def add_execution_options(p: argparse.ArgumentParser, db_default: Path | None) -
         default=db_default,
         help=f"results database (DuckDB file); runs already in it are not run again (default {db_default or 'none'})",
     )
+
+
+def _nearest_existing(path: Path) -> Path:
+    """``path`` or the nearest of its parents that exists."""
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path.cwd()
+
+
+def check_out_dir(path: Path, option: str = "--out") -> None:
+    """Refuses, before anything runs, an output directory that cannot be made or written into."""
+    path = Path(path).absolute()
+    if path.exists():
+        if not path.is_dir():
+            raise BondsimError(f"{option}: {path} exists and is not a directory; give a directory to write into")
+        if not os.access(path, os.W_OK | os.X_OK):
+            raise BondsimError(f"{option}: cannot write into {path}: permission denied")
+        return
+    found = _nearest_existing(path)
+    if not found.is_dir():
+        raise BondsimError(f"{option}: cannot create {path}: {found} is a file, not a directory")
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise BondsimError(f"{option}: cannot create {path}: no permission to write into {found}")
+
+
+def check_out_file(path: Path, option: str = "--out") -> None:
+    """Refuses, before anything is computed, an output file that cannot be written."""
+    path = Path(path).absolute()
+    if path.is_dir():
+        raise BondsimError(f"{option}: {path} is a directory; give a file name (e.g. {path / 'figure.png'})")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise BondsimError(f"{option}: cannot write {path}: permission denied")
+    if not path.exists():
+        found = _nearest_existing(path.parent)
+        if not found.is_dir():
+            raise BondsimError(f"{option}: cannot create {path}: {found} is a file, not a directory")
+        check_out_dir(path.parent, option)
+
+
+def write_error(option: str, exc: OSError) -> BondsimError:
+    """An error writing an output, as one line naming the option and the file."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    return BondsimError(f"{option}: cannot write {where}{exc.strerror or exc}")
 
 
 def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
@@ -156,13 +201,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bondsim.scenario import load
 
     doc = load(args.scenario, args.set)
+    if args.out:
+        check_out_dir(args.out)
     bar = _LazyBar(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
         result = run_checked(doc, progress=bar)
     finally:
         bar.close()
     if args.out:
-        result.write(args.out)
+        try:
+            result.write(args.out)
+        except OSError as exc:
+            raise write_error("--out", exc) from None
     if args.json:
         print(json.dumps(result.summary, indent=2))
     elif not args.quiet:
@@ -178,6 +228,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from bondsim import plots
     from bondsim.stats import process_table
 
+    check_out_file(args.out)
     frames = []
     for run_dir in args.runs:
         try:
@@ -190,17 +241,22 @@ def cmd_plot(args: argparse.Namespace) -> int:
         frames.append(table)
     data = pd.concat(frames, ignore_index=True)
     y = {"p_outorder": "P(outorder)", "average": "average out-of-order packets per file"}[args.metric]
-    path = plots.compare(
-        data,
-        "packets",
-        args.metric,
-        "run",
-        args.out,
-        title=args.title or "out-of-order by file size",
-        xlabel="packets per file",
-        ylabel=y,
-        logx=args.logx,
-    )
+    try:
+        path = plots.compare(
+            data,
+            "packets",
+            args.metric,
+            "run",
+            args.out,
+            title=args.title or "out-of-order by file size",
+            xlabel="packets per file",
+            ylabel=y,
+            logx=args.logx,
+        )
+    except OSError as exc:
+        raise write_error("--out", exc) from None
+    except ValueError as exc:  # matplotlib: a file name ending in no format it writes
+        raise BondsimError(f"--out: {args.out}: {str(exc).splitlines()[0]}") from None
     if not args.quiet:
         console.print(f"wrote {path}")
     return 0
@@ -211,8 +267,12 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     from bondsim.sweeps import session
 
     module = PAPERS[args.paper]
-    with session(workers=args.workers, dask=args.dask, db=args.db):
-        summary = module.reproduce(args.out, progress=not args.quiet)
+    check_out_dir(args.out)
+    try:
+        with session(workers=args.workers, dask=args.dask, db=args.db):
+            summary = module.reproduce(args.out, progress=not args.quiet)
+    except OSError as exc:
+        raise write_error("--out", exc) from None
     if not args.quiet:
         console.print(f"wrote figures (CSV + PNG) and {summary}")
         console.print(summary.read_text(), markup=False, highlight=False)
@@ -374,6 +434,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return args.func(args)
     except BondsimError as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine said no (a file, a disk, a permission): one line all the same
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted")

@@ -14,7 +14,7 @@ import pandas as pd
 from rich.table import Table
 
 from bondsim._core import BondsimError
-from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, console
+from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, check_out_dir, console, write_error
 from bondsim.store import DEFAULT_DB, Store
 
 #: What ``runs list`` shows unless told ``--columns``.
@@ -70,6 +70,21 @@ def _columns(asked: str, available: list[str], option: str) -> list[str]:
     return names
 
 
+def _metrics(asked: str) -> list[str]:
+    """``--metrics``: summary figures that are numbers (what can be averaged per grid point)."""
+    from bondsim.api import summary_figures
+
+    numeric = [name for name, is_number in summary_figures().items() if is_number]
+    names = [c.strip() for c in asked.split(",") if c.strip()]
+    if not names:
+        raise BondsimError("--metrics: name at least one summary figure, e.g. ooo_fraction")
+    for name in names:
+        if name not in numeric:
+            kind = "not a number, it cannot be averaged" if name in summary_figures() else "no such summary figure"
+            raise BondsimError(f"--metrics: `{name}`: {kind}; figures: {', '.join(numeric)}")
+    return names
+
+
 def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     """Swept values that are tables or lists, as JSON text (so they can be grouped and shown)."""
     frame = frame.copy()
@@ -83,6 +98,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from bondsim.sweeps import Runner, sweep_table
 
     plan = load_sweep(args.sweep, args.set)
+    metrics = _metrics(args.metrics)  # before anything runs
     axes = [a.name for a in plan.axes]
     if args.dry_run:
         frame = _hashable(
@@ -104,7 +120,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.json:
         print(table.to_json(orient="records"))
         return 0
-    metrics = _columns(args.metrics, [c for c in table.columns if c not in ("point", "scenario_hash")], "--metrics")
     if args.quiet:
         return 0
     shown = _hashable(table, axes)
@@ -220,8 +235,12 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_export(args: argparse.Namespace) -> int:
+    check_out_dir(args.out, "out")
     with Store(args.db, read_only=True) as store:
-        written = store.export(args.out, args.format, args.sweep)
+        try:
+            written = store.export(args.out, args.format, args.sweep)
+        except OSError as exc:
+            raise write_error("out", exc) from None
     if not args.quiet:
         console.print(f"wrote {', '.join(str(p) for p in written)}")
     return 0

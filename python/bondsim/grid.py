@@ -5,6 +5,7 @@ A sweep file (``scenarios/*.sweep.toml``)::
     name = "thesis_load"            # optional; default: the file's name without .sweep.toml
     base = "thesis"                 # scenario file (relative to this one), shipped name, or an inline table
     replications = 3                # seeds base.seed, base.seed + 1, ...; or seeds = [1, 7, 42]
+    max_runs = 50000                # optional: the most runs the grid may have (default 10,000)
 
     [set]                           # fixed changes to the base, by dotted path
     "links.1.period_ms" = 82
@@ -40,13 +41,25 @@ from pathlib import Path
 from typing import Any
 
 from bondsim._core import ScenarioError
-from bondsim.scenario import apply_overrides, check, find, resolve_files, scenario_error, scenario_hash, set_path
+from bondsim.scenario import (
+    apply_overrides,
+    check,
+    find,
+    read_text,
+    resolve_files,
+    scenario_error,
+    scenario_hash,
+    set_path,
+)
 
-SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds")
+SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
 AXIS_KEYS = ("path", "name", "values", "range", "logrange")
 #: Columns every sweep result has; an axis may not take these names.
 RESERVED = ("point", "seed", "scenario_hash", "run_id")
 MAX_AXIS_VALUES = 1_000_000
+#: Most runs a sweep may have unless its file says ``max_runs = N``: every point is checked before
+#: anything runs, so a grid is expanded only once its size is known to be within this.
+MAX_RUNS = 10_000
 
 
 @dataclass(frozen=True)
@@ -127,9 +140,16 @@ def _log(raw: Any, where: str) -> list:
     if start <= 0 or stop <= 0:
         raise scenario_error(where, f"a log range needs start and stop above 0, got {start} and {stop}")
     raw_values = [start * (stop / start) ** (i / (num - 1)) if num > 1 else start for i in range(num)]
-    if isinstance(start, int) and isinstance(stop, int):
-        return list(dict.fromkeys(round(v) for v in raw_values))
-    return [_tidy(v) for v in raw_values]
+    values = [round(v) for v in raw_values] if isinstance(start, int) and isinstance(stop, int) else raw_values
+    values = [v if isinstance(v, int) else _tidy(v) for v in values]
+    repeated = len(values) - len(set(values))
+    if repeated:
+        raise scenario_error(
+            f"{where}.num",
+            f"{num} values from {start} to {stop} repeat {repeated} of them once rounded "
+            f"({', '.join(map(str, values[:8]))}{', ...' if len(values) > 8 else ''}); ask for fewer",
+        )
+    return values
 
 
 def _listed(raw: Any, where: str) -> list:
@@ -157,7 +177,17 @@ def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict
     return check(resolve_files(doc, base_dir))
 
 
-def _axis(i: int, raw: Any, base: dict, base_dir: Path) -> Axis:
+@dataclass(frozen=True)
+class _RawAxis:
+    """An axis as written: its values generated, none of them checked against the base yet."""
+
+    path: str
+    name: str
+    kind: str
+    values: list
+
+
+def _raw_axis(i: int, raw: Any) -> _RawAxis:
     where = f"axes.{i}"
     if not isinstance(raw, Mapping):
         raise scenario_error(where, "an axis is a table: path and one of values, range, logrange")
@@ -183,19 +213,70 @@ def _axis(i: int, raw: Any, base: dict, base_dir: Path) -> Axis:
         raise scenario_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
     if name in RESERVED:
         raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
+    return _RawAxis(path=path, name=name, kind=kind, values=values)
 
+
+def _axis(i: int, raw: _RawAxis, base: dict, base_dir: Path) -> Axis:
+    """``raw`` with every value checked against the base scenario."""
+    where, path, kind, values = f"axes.{i}", raw.path, raw.kind, raw.values
     if not _has_field(base, path):
         try:
             _with(base, [(path, values[0])], base_dir)
         except ScenarioError as exc:
             raise scenario_error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
+    seen: dict[str, int] = {}  # scenario hash -> the value's index
     for j, value in enumerate(values):
+        at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
         try:
-            _with(base, [(path, value)], base_dir)
+            key = scenario_hash(_with(base, [(path, value)], base_dir))
         except ScenarioError as exc:
-            at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
             raise scenario_error(at, f"{path} = {value!r}: {exc}") from None
-    return Axis(path=path, name=name, values=tuple(values))
+        if key in seen:
+            k, other = seen[key], values[seen[key]]
+            if kind != "values":
+                message = f"value {j} ({value!r}) repeats value {k} ({other!r}) once rounded; give each value once"
+            elif value == other and type(value) is type(other):
+                message = f"{path} = {value!r} repeats {where}.values.{k}; give each value once"
+            else:
+                message = (
+                    f"{path} = {value!r} gives the same scenario as {where}.values.{k} ({other!r}); "
+                    "give each value once"
+                )
+            raise scenario_error(at, message)
+        seen[key] = j
+    return Axis(path=path, name=raw.name, values=tuple(values))
+
+
+def _max_runs(spec: Mapping) -> int:
+    limit = spec.get("max_runs", MAX_RUNS)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise scenario_error("max_runs", f"must be a whole number of runs, 1 or more; got {limit!r}")
+    return limit
+
+
+def _seed_count(spec: Mapping) -> int:
+    """How many seeds ``spec`` asks for, without making them."""
+    if isinstance(spec.get("replications"), int) and not isinstance(spec.get("replications"), bool):
+        return max(spec["replications"], 1)
+    seeds = spec.get("seeds")
+    if isinstance(seeds, list):
+        return max(len(seeds), 1)
+    return 1
+
+
+def _check_size(axes: list[_RawAxis], spec: Mapping, limit: int) -> None:
+    """Refuses, before any point is made or checked, a grid of more than ``limit`` runs."""
+    seeds = _seed_count(spec)
+    runs = math.prod(len(a.values) for a in axes) * seeds
+    if runs <= limit:
+        return
+    sizes = " × ".join([*(f"{len(a.values):,} ({a.name})" for a in axes), f"{seeds:,} seed(s)"])
+    where = "replications" if "replications" in spec and seeds > limit else "seeds" if seeds > limit else "axes"
+    raise scenario_error(
+        where,
+        f"the grid has {runs:,} runs ({sizes}); a sweep may have at most {limit:,} "
+        "(set max_runs = N in the sweep file to allow more)",
+    )
 
 
 def _seeds(spec: Mapping, base_seed: int) -> list[int]:
@@ -220,10 +301,9 @@ def _seeds(spec: Mapping, base_seed: int) -> list[int]:
 
 
 def _read_toml(path: Path, where: str, what: str) -> dict:
+    text = read_text(path, where, what)
     try:
-        return tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise scenario_error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise scenario_error(where, f"{path} is not valid TOML: {exc}") from None
 
@@ -281,19 +361,22 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
     if not isinstance(name, str) or not name:
         raise scenario_error("name", f"must be a non-empty string, got {name!r}")
 
-    base, base_dir = _base(spec, where, overrides)
+    limit = _max_runs(spec)
     raw_axes = spec.get("axes", [])
     if not isinstance(raw_axes, list):
         raise scenario_error("axes", "must be a list of axes: [[axes]] tables with path and values, range or logrange")
-    axes: list[Axis] = []
+    drafts: list[_RawAxis] = []
     for i, raw in enumerate(raw_axes):
-        axis = _axis(i, raw, base, base_dir)
-        for j, other in enumerate(axes):
+        axis = _raw_axis(i, raw)
+        for j, other in enumerate(drafts):
             if axis.path == other.path:
                 raise scenario_error(f"axes.{i}.path", f"{axis.path} is already swept by axes.{j}")
             if axis.name == other.name:
                 raise scenario_error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
-        axes.append(axis)
+        drafts.append(axis)
+    _check_size(drafts, spec, limit)
+    base, base_dir = _base(spec, where, overrides)
+    axes = [_axis(i, raw, base, base_dir) for i, raw in enumerate(drafts)]
     seeds = _seeds(spec, base["seed"])
 
     points = []

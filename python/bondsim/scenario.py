@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -77,11 +78,25 @@ def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
     return doc
 
 
-def _read_trace(path: Path, field: str) -> list[float]:
+def read_text(path: Path, where: str, what: str) -> str:
+    """The text of ``path`` (UTF-8); a :class:`~bondsim.ScenarioError` at ``where`` if it cannot be read
+    or is not UTF-8."""
     try:
-        lines = path.read_text().splitlines()
+        data = path.read_bytes()
     except OSError as exc:
-        raise scenario_error(field, f"cannot read trace file {path}: {exc.strerror}") from None
+        raise scenario_error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise scenario_error(
+            where,
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}); save the {what} as UTF-8",
+        ) from None
+
+
+def _read_trace(path: Path, field: str) -> list[float]:
+    lines = read_text(path, field, "trace file").splitlines()
     values = []
     for number, line in enumerate(lines, 1):
         text = line.split("#", 1)[0].strip()
@@ -106,11 +121,14 @@ def _dir_sizes(path: Path, field: str) -> list[int]:
 def resolve_files(doc: dict, base: Path) -> dict:
     """A copy of ``doc`` with file references read into inline data (paths relative to ``base``)."""
     doc = copy.deepcopy(doc)
-    for i, link in enumerate(doc.get("links") or []):
+    # anything of the wrong shape is left as it is, for the schema to name
+    links = doc.get("links")
+    for i, link in enumerate(links if isinstance(links, list) else []):
         if isinstance(link, dict) and "trace_file" in link:
             field = f"links.{i}.trace_file"
             link["trace_intervals_s"] = _read_trace(base / str(link.pop("trace_file")), field)
-    size = (doc.get("workload") or {}).get("file_size")
+    workload = doc.get("workload")
+    size = workload.get("file_size") if isinstance(workload, dict) else None
     if isinstance(size, dict) and size.get("kind") == "dir":
         extra = set(size) - {"kind", "path"}
         if extra or "path" not in size:
@@ -138,10 +156,9 @@ def find(name: str | Path) -> Path:
 def load_toml(path: str | Path) -> dict:
     """The raw document of a scenario file (no overrides, no checks)."""
     path = Path(path)
+    text = read_text(path, "", "scenario")
     try:
-        return tomllib.loads(path.read_text())
-    except OSError as exc:
-        raise scenario_error("", f"cannot read scenario {path}: {exc.strerror}") from None
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise scenario_error("", f"{path} is not valid TOML: {exc}") from None
 
@@ -159,9 +176,27 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
     return check(doc)
 
 
+def _not_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """The dotted path and value of the first NaN or infinity in ``value``, if any."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path, value
+    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        found = _not_finite(item, f"{path}.{key}" if path else str(key))
+        if found:
+            return found
+    return None
+
+
 def check(doc: Mapping) -> dict:
     """Checks a scenario dict against the core's schema; returns it with every default filled in."""
-    return json.loads(_core.check(json.dumps(doc)))
+    found = _not_finite(doc)
+    if found:
+        # JSON has no NaN or infinity: say so here rather than let the core stumble on the token
+        path, value = found
+        text = "NaN" if math.isnan(value) else "infinity" if value > 0 else "-infinity"
+        raise scenario_error(path, f"must be a finite number, got {text}")
+    return json.loads(_core.check(json.dumps(doc, allow_nan=False)))
 
 
 def scenario_hash(doc: Mapping) -> str:

@@ -390,7 +390,10 @@ class Store:
             for kind, query in queries.items():
                 path = out / f"{kind}.{fmt}"
                 target = path.as_posix().replace("'", "''")
-                self.con.execute(f"COPY ({query}) TO '{target}' ({options})")
+                try:
+                    self.con.execute(f"COPY ({query}) TO '{target}' ({options})")
+                except duckdb.IOException as exc:
+                    raise BondsimError(f"{path}: cannot write it ({str(exc).splitlines()[0]})") from None
                 written.append(path)
         finally:
             self.con.unregister("selected")

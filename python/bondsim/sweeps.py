@@ -73,6 +73,26 @@ class _Cancelled(Exception):
     """Stops a local run at its next progress report."""
 
 
+#: Seconds to wait for a Dask scheduler to answer before giving up with an error.
+CONNECT_TIMEOUT_S = 10
+
+
+def _scheduler_address(path: Path) -> str:
+    """The scheduler address in a Dask scheduler file (``dask scheduler --scheduler-file PATH``)."""
+    start = f"start a scheduler with `dask scheduler --scheduler-file {path}`"
+    if not path.is_file():
+        raise BondsimError(f"--dask: scheduler file {path} does not exist ({start}, or give tcp://host:port)")
+    try:
+        address = json.loads(path.read_text())["address"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BondsimError(
+            f"--dask: {path} is not a Dask scheduler file (no scheduler address in it: {exc}); {start}"
+        ) from None
+    if not isinstance(address, str):
+        raise BondsimError(f"--dask: {path} is not a Dask scheduler file (its address is {address!r}); {start}")
+    return address
+
+
 def local_cores() -> int:
     """The cores this process may use."""
     try:
@@ -214,9 +234,10 @@ class Runner:
                 )
                 self._client = distributed.Client(self._cluster)
             elif isinstance(target, str | Path) and str(target).endswith(".json"):
-                self._client = distributed.Client(scheduler_file=str(target))
+                # distributed waits for a missing scheduler file to appear, for ever: look first
+                self._client = distributed.Client(_scheduler_address(Path(target)), timeout=CONNECT_TIMEOUT_S)
             else:
-                self._client = distributed.Client(target)
+                self._client = distributed.Client(target, timeout=CONNECT_TIMEOUT_S)
         except (OSError, TimeoutError, ValueError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise BondsimError(f"--dask: cannot reach a Dask scheduler at {target}: {reason}") from None
@@ -259,6 +280,8 @@ class Runner:
         summaries in memory.
         """
         self._cancel.clear()
+        if self.dask is not None:
+            self.dask_client()  # a scheduler that cannot be reached is an error before anything is recorded
         first = {p.key: p for p in reversed(points)}  # the first point of each scenario
         keys = list(dict.fromkeys(p.key for p in points))
         outcomes: dict[str, Outcome] = {}

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::time::SimTime;
 
 /// One simulation run: what is requested, how it is sent, over which bond.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -26,6 +27,10 @@ pub struct Scenario {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// The run's guard: a run that has processed this many events without finishing stops
+    /// with an error naming this field, so that no scenario can keep a run going for ever.
+    #[serde(default = "default_max_events")]
+    pub max_events: u64,
     /// The requests clients make.
     pub workload: Workload,
     /// How the server turns requests into packets.
@@ -42,6 +47,15 @@ pub struct Scenario {
 
 fn default_seed() -> u64 {
     1
+}
+
+/// The default [`Scenario::max_events`]: 40 times the largest run in the repository (the
+/// engine benchmark's 10^7 packets take about 2.5·10^7 events; TCP takes a few events per
+/// segment), reached after a minute or two at the engine's 10–20 million events per second.
+pub const DEFAULT_MAX_EVENTS: u64 = 1_000_000_000;
+
+fn default_max_events() -> u64 {
+    DEFAULT_MAX_EVENTS
 }
 
 /// The requests: how many, from how many clients, when, for which file sizes.
@@ -940,6 +954,7 @@ impl Scenario {
         if let Some(stop) = self.stop_s {
             duration("stop_s", stop, 1.0, false)?;
         }
+        at_least("max_events", self.max_events, 1)?;
         self.validate_workload()?;
         self.validate_sender()?;
         self.validate_network()?;
@@ -1003,7 +1018,22 @@ impl Scenario {
                 at_least("sender.window_pkts", u64::from(s.window_pkts), 1)?;
                 duration("sender.ack_delay_us", s.ack_delay_us, 1e-6, true)?;
             }
-            Sender::Cbr(s) => rate_mbps("sender.rate_mbps", s.rate_mbps)?,
+            Sender::Cbr(s) => {
+                rate_mbps("sender.rate_mbps", s.rate_mbps)?;
+                let bits = f64::from(s.chunk_bytes) * 8.0;
+                if SimTime::from_secs_f64(bits / (s.rate_mbps * 1e6)).as_nanos() == 0 {
+                    return Err(Error::scenario(
+                        "sender.rate_mbps",
+                        format!(
+                            "at {} Mbit/s a packet of chunk_bytes ({}) is sent every 0 ns \
+                             (simulated time counts whole nanoseconds): at most {} Mbit/s",
+                            num(s.rate_mbps),
+                            s.chunk_bytes,
+                            num((bits * 2e3).floor())
+                        ),
+                    ));
+                }
+            }
             Sender::Tcp(t) => {
                 if crate::transport::tcp::cc::build(&t.tcp_congestion_control, t.hystart).is_none() {
                     return Err(Error::scenario(
@@ -1091,73 +1121,6 @@ impl Scenario {
             let p = |field: &str| format!("links.{i}.{field}");
             let base = &link.base;
             at_least(&p("count"), u64::from(base.count), 1)?;
-            match &link.model {
-                LinkModel::Paced(m) => {
-                    duration(&p("period_ms"), m.period_ms, 1e-3, false)?;
-                    if let Some(trace) = &m.trace_intervals_s {
-                        if trace.is_empty() {
-                            return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
-                        }
-                        for (k, &v) in trace.iter().enumerate() {
-                            duration(&format!("links.{i}.trace_intervals_s.{k}"), v, 1.0, false)?;
-                        }
-                    }
-                }
-                LinkModel::Rate(m) => {
-                    rate_mbps(&p("rate_mbps"), m.rate_mbps)?;
-                    if m.overhead_bytes > 10_000 {
-                        return Err(Error::scenario(
-                            p("overhead_bytes"),
-                            format!("must be at most 10000, got {}", m.overhead_bytes),
-                        ));
-                    }
-                    if !(68..=65535).contains(&m.mtu) {
-                        return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {}", m.mtu)));
-                    }
-                    if packet > u64::from(m.mtu) {
-                        return Err(Error::scenario(
-                            "sender.chunk_bytes",
-                            format!(
-                                "{} payload + {} header bytes exceed links.{i}.mtu ({}); fragmentation is not modelled",
-                                self.chunk_bytes(),
-                                self.l3_header_bytes(),
-                                m.mtu
-                            ),
-                        ));
-                    }
-                    duration(&p("delay_us"), m.delay_us, 1e-6, true)?;
-                    duration(&p("per_packet_us"), m.per_packet_us, 1e-6, true)?;
-                    if let Some(jitter) = &m.jitter {
-                        let (field, value) = match jitter {
-                            Jitter::Uniform { max_us } => ("max_us", *max_us),
-                            Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
-                            Jitter::Normal { sd_us } => ("sd_us", *sd_us),
-                        };
-                        duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
-                    }
-                    at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
-                    probability(&p("loss"), m.loss, false)?;
-                    if let Some(model) = &m.loss_model {
-                        if m.loss != 0.0 {
-                            return Err(Error::scenario(p("loss_model"), "give loss or loss_model, not both"));
-                        }
-                        match model {
-                            LossModel::GilbertElliott(ge) => {
-                                probability(&p("loss_model.p"), ge.p, true)?;
-                                probability(&p("loss_model.r"), ge.r, true)?;
-                                if ge.r == 0.0 {
-                                    return Err(Error::scenario(
-                                        p("loss_model.r"),
-                                        "must be > 0: with r = 0 the bad state never ends",
-                                    ));
-                                }
-                                probability(&p("loss_model.loss_good"), ge.loss_good, false)?;
-                                probability(&p("loss_model.loss_bad"), ge.loss_bad, true)?;
-                            }
-                        }
-                    }
-                }
-            }
             factor(&p("slowdown"), base.slowdown)?;
             for (k, win) in base.slow_windows.iter().enumerate() {
                 let q = |field: &str| format!("links.{i}.slow_windows.{k}.{field}");
@@ -1207,6 +1170,95 @@ impl Scenario {
                 duration(&p("random_failures.mttr_s"), random.mttr_s, 1.0, false)?;
                 if !base.failures.is_empty() {
                     return Err(Error::scenario(p("random_failures"), "give failures or random_failures, not both"));
+                }
+            }
+            match &link.model {
+                LinkModel::Paced(m) => {
+                    duration(&p("period_ms"), m.period_ms, 1e-3, false)?;
+                    let shrink = shrinking_factors(base, i);
+                    stays_positive(&p("period_ms"), "the period", nanos(m.period_ms, 1e-3), &shrink)?;
+                    if let Some(trace) = &m.trace_intervals_s {
+                        if trace.is_empty() {
+                            return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
+                        }
+                        for (k, &v) in trace.iter().enumerate() {
+                            let q = format!("links.{i}.trace_intervals_s.{k}");
+                            duration(&q, v, 1.0, false)?;
+                            stays_positive(&q, "the interval", nanos(v, 1.0), &shrink)?;
+                        }
+                    }
+                }
+                LinkModel::Rate(m) => {
+                    rate_mbps(&p("rate_mbps"), m.rate_mbps)?;
+                    if m.overhead_bytes > 10_000 {
+                        return Err(Error::scenario(
+                            p("overhead_bytes"),
+                            format!("must be at most 10000, got {}", m.overhead_bytes),
+                        ));
+                    }
+                    if !(68..=65535).contains(&m.mtu) {
+                        return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {}", m.mtu)));
+                    }
+                    if packet > u64::from(m.mtu) {
+                        return Err(Error::scenario(
+                            "sender.chunk_bytes",
+                            format!(
+                                "{} payload + {} header bytes exceed links.{i}.mtu ({}); fragmentation is not modelled",
+                                self.chunk_bytes(),
+                                self.l3_header_bytes(),
+                                m.mtu
+                            ),
+                        ));
+                    }
+                    duration(&p("delay_us"), m.delay_us, 1e-6, true)?;
+                    duration(&p("per_packet_us"), m.per_packet_us, 1e-6, true)?;
+                    if let Some(jitter) = &m.jitter {
+                        let (field, value) = match jitter {
+                            Jitter::Uniform { max_us } => ("max_us", *max_us),
+                            Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
+                            Jitter::Normal { sd_us } => ("sd_us", *sd_us),
+                        };
+                        duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
+                    }
+                    // The smallest frame (an empty packet, padded to Ethernet's minimum) must take a
+                    // nanosecond at least, or frames would leave the link in no time at all.
+                    let frame = u64::from(self.l3_header_bytes().max(crate::bond::MIN_ETHERNET_PAYLOAD))
+                        + u64::from(m.overhead_bytes);
+                    let bits = frame as f64 * 8.0;
+                    let tx = nanos(m.per_packet_us, 1e-6) + SimTime::from_secs_f64(bits / (m.rate_mbps * 1e6)).0;
+                    if tx == 0 {
+                        return Err(Error::scenario(
+                            p("rate_mbps"),
+                            format!(
+                                "at {} Mbit/s the smallest frame ({frame} bytes on the wire) takes 0 ns \
+                                 (simulated time counts whole nanoseconds): at most {} Mbit/s, or set per_packet_us",
+                                num(m.rate_mbps),
+                                num((bits * 2e3).floor())
+                            ),
+                        ));
+                    }
+                    stays_positive(&p("rate_mbps"), "the smallest frame", tx, &shrinking_factors(base, i))?;
+                    at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
+                    probability(&p("loss"), m.loss, false)?;
+                    if let Some(model) = &m.loss_model {
+                        if m.loss != 0.0 {
+                            return Err(Error::scenario(p("loss_model"), "give loss or loss_model, not both"));
+                        }
+                        match model {
+                            LossModel::GilbertElliott(ge) => {
+                                probability(&p("loss_model.p"), ge.p, true)?;
+                                probability(&p("loss_model.r"), ge.r, true)?;
+                                if ge.r == 0.0 {
+                                    return Err(Error::scenario(
+                                        p("loss_model.r"),
+                                        "must be > 0: with r = 0 the bad state never ends",
+                                    ));
+                                }
+                                probability(&p("loss_model.loss_good"), ge.loss_good, false)?;
+                                probability(&p("loss_model.loss_bad"), ge.loss_bad, true)?;
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -1304,15 +1356,97 @@ pub(crate) fn factor(path: &str, value: f64) -> Result<()> {
 }
 
 /// `value` (in units of `unit_s` seconds) must be a duration in (0, one year],
-/// or [0, one year] if `zero_ok`.
+/// or [0, one year] if `zero_ok`; one that is not zero must be at least a nanosecond
+/// once rounded to the clock (a period of 0 ns would stop time).
 pub(crate) fn duration(path: &str, value: f64, unit_s: f64, zero_ok: bool) -> Result<()> {
     let low_ok = if zero_ok { value >= 0.0 } else { value > 0.0 };
-    if value.is_finite() && low_ok && value * unit_s <= MAX_SECONDS {
-        Ok(())
-    } else {
+    if !(value.is_finite() && low_ok && value * unit_s <= MAX_SECONDS) {
         let low = if zero_ok { ">= 0" } else { "> 0" };
-        Err(Error::scenario(path, format!("must be a duration {low} and at most a year, got {value}")))
+        return Err(Error::scenario(path, format!("must be a duration {low} and at most a year, got {}", num(value))));
     }
+    if value > 0.0 && nanos(value, unit_s) == 0 {
+        let unit = match unit_s {
+            1.0 => "s",
+            1e-3 => "ms",
+            1e-6 => "us",
+            _ => "units",
+        };
+        let allowed = if zero_ok { "0 or at least 1 ns" } else { "at least 1 ns" };
+        return Err(Error::scenario(
+            path,
+            format!(
+                "must be {allowed} (simulated time counts whole nanoseconds), got {} {unit}, which rounds to 0 ns",
+                num(value)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// `value` in units of `unit_s` seconds as the simulator's clock holds it, in nanoseconds
+/// (the same conversions the links and transports use, so the check and the run agree).
+fn nanos(value: f64, unit_s: f64) -> u64 {
+    let time = match unit_s {
+        1.0 => SimTime::from_secs_f64(value),
+        1e-3 => SimTime::from_millis_f64(value),
+        1e-6 => SimTime::from_micros_f64(value),
+        _ => SimTime::from_secs_f64(value * unit_s),
+    };
+    time.as_nanos()
+}
+
+/// A number as a user would write it: `1e-7` rather than `0.0000001`.
+fn num(value: f64) -> String {
+    if value != 0.0 && value.is_finite() && !(1e-4..1e15).contains(&value.abs()) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// The smallest factors a link's send times can be stretched by (uniform × windows × the
+/// intermittent phase; only factors below 1 shrink them), each with the field that brings it:
+/// a period or frame time that rounds to 0 ns under one of them names that field.
+fn shrinking_factors(base: &LinkBase, i: usize) -> Vec<(String, f64)> {
+    let mut out = vec![(String::new(), 1.0)];
+    let mut f = 1.0;
+    let mut push = |path: String, factor: f64| {
+        if factor < 1.0 {
+            f *= factor;
+            out.push((path, f));
+        }
+    };
+    push(format!("links.{i}.slowdown"), base.slowdown);
+    for (k, win) in base.slow_windows.iter().enumerate() {
+        push(format!("links.{i}.slow_windows.{k}.slowdown"), win.slowdown);
+    }
+    if let Some(im) = &base.intermittent {
+        push(format!("links.{i}.intermittent.slowdown"), im.slowdown);
+    }
+    out
+}
+
+/// Whether a span of `ns` nanoseconds keeps at least 1 ns under every factor of `factors`;
+/// the error names the span's own field (`path`) or the factor that shrinks it to nothing.
+fn stays_positive(path: &str, what: &str, ns: u64, factors: &[(String, f64)]) -> Result<()> {
+    for (field, factor) in factors {
+        if SimTime(ns).scaled(*factor).as_nanos() > 0 {
+            continue;
+        }
+        return Err(if field.is_empty() {
+            Error::scenario(path, format!("{what} would take 0 ns (simulated time counts whole nanoseconds)"))
+        } else {
+            Error::scenario(
+                field.as_str(),
+                format!(
+                    "with send times scaled by {} here, {what} ({path}, {ns} ns) would take 0 ns; \
+                     simulated time counts whole nanoseconds",
+                    num(*factor)
+                ),
+            )
+        });
+    }
+    Ok(())
 }
 
 /// `value` must be a probability: in [0, 1], or [0, 1) unless `one_ok`.
@@ -1501,6 +1635,94 @@ mod tests {
         let (path, msg) = error_of(with(serde_json::json!({"period_ms": 5, "loss": 0.1})));
         assert_eq!(path, "links.0.loss");
         assert!(msg.contains("kind = \"rate\""), "{msg}");
+    }
+
+    #[test]
+    fn durations_that_round_to_zero_nanoseconds_are_errors_naming_the_field() {
+        let with = |path: &[&str], value: serde_json::Value| {
+            let mut v = base();
+            let mut node = &mut v;
+            for key in &path[..path.len() - 1] {
+                node = match key.parse::<usize>() {
+                    Ok(i) => &mut node[i],
+                    Err(_) => &mut node[*key],
+                };
+            }
+            node[path[path.len() - 1]] = value;
+            v
+        };
+        for tiny in [1e-7, 1e-300, 4e-7] {
+            let (path, msg) = error_of(with(&["links", "1", "period_ms"], tiny.into()));
+            assert_eq!(path, "links.1.period_ms");
+            assert!(msg.contains("at least 1 ns") && msg.contains("rounds to 0 ns"), "{msg}");
+        }
+        let (_, msg) = error_of(with(&["links", "1", "period_ms"], 1e-7.into()));
+        assert!(msg.contains("got 1e-7 ms"), "{msg}");
+        // One nanosecond is the clock's tick: allowed.
+        Scenario::from_json(&with(&["links", "1", "period_ms"], 1e-6.into()).to_string()).unwrap();
+        let mut v = base();
+        v["sender"] = serde_json::json!({"tick_ms": 1e-9});
+        assert_eq!(error_of(v).0, "sender.tick_ms");
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "window", "ack_delay_us": 1e-4});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "sender.ack_delay_us");
+        assert!(msg.starts_with("must be 0 or at least 1 ns"), "{msg}");
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "window", "ack_delay_us": 0});
+        Scenario::from_json(&v.to_string()).unwrap();
+        let mut v = base();
+        v["bond"]["miimon"] = 1e-7.into();
+        assert_eq!(error_of(v).0, "bond.miimon");
+        // A slowdown factor that shrinks a 1 ns period to nothing names the factor.
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"period_ms": 1e-6, "slowdown": 0.1});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.slowdown");
+        assert!(msg.contains("links.0.period_ms") && msg.contains("0 ns"), "{msg}");
+        let mut v = base();
+        v["links"][0] =
+            serde_json::json!({"period_ms": 1e-6, "slow_windows": [{"start_s": 0, "end_s": 1, "slowdown": 0.2}]});
+        assert_eq!(error_of(v).0, "links.0.slow_windows.0.slowdown");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"trace_intervals_s": [0.01, 1e-12]});
+        assert_eq!(error_of(v).0, "links.0.trace_intervals_s.1");
+    }
+
+    #[test]
+    fn rates_so_high_that_a_frame_takes_no_time_are_errors() {
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 1e7});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.rate_mbps");
+        assert!(msg.contains("takes 0 ns") && msg.contains("at most"), "{msg}");
+        // 100 Gbit/s is fine, and so is a very fast link with a per-frame cost.
+        for link in
+            [serde_json::json!({"rate_mbps": 1e5}), serde_json::json!({"rate_mbps": 1e7, "per_packet_us": 0.01})]
+        {
+            let mut v = base();
+            v["links"][0] = link;
+            Scenario::from_json(&v.to_string()).unwrap();
+        }
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 1e5, "slowdown": 1e-3});
+        assert_eq!(error_of(v).0, "links.0.slowdown");
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "cbr", "rate_mbps": 1e7, "chunk_bytes": 1});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "sender.rate_mbps");
+        assert!(msg.contains("every 0 ns"), "{msg}");
+    }
+
+    #[test]
+    fn the_run_guard_is_a_field_with_a_default() {
+        let s = Scenario::from_json(&base().to_string()).unwrap();
+        assert_eq!(s.max_events, DEFAULT_MAX_EVENTS);
+        let json: serde_json::Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(json["max_events"], DEFAULT_MAX_EVENTS);
+        let mut v = base();
+        v["max_events"] = 0.into();
+        assert_eq!(error_of(v).0, "max_events");
     }
 
     #[test]

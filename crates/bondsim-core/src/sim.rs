@@ -138,8 +138,40 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(&Progress
     scenario.validate()?;
     let started = Instant::now();
     let mut world = World::build(scenario)?;
-    world.run(progress)?;
+    // The guard: past `max_events` the run stops with an error naming the field (checked when
+    // progress is reported, every PROGRESS_EVERY events, so the loop itself stays as it is).
+    let mut over: Option<Progress> = None;
+    let guarded = world.run(&mut |p| {
+        if p.events >= scenario.max_events {
+            over = Some(*p);
+            return false;
+        }
+        progress(p)
+    });
+    match (guarded, over) {
+        (Err(Error::Interrupted), Some(p)) => Err(over_budget(scenario, &p)),
+        // A run that ended between two checks past the budget is over it all the same.
+        (Ok(()), _) if world.events.processed() > scenario.max_events => Err(over_budget(scenario, &world.progress())),
+        (outcome, _) => outcome,
+    }?;
     Ok(world.finish(scenario, started.elapsed().as_secs_f64()))
+}
+
+/// The error of a run stopped by its guard, `max_events` (checked every [`PROGRESS_EVERY`]
+/// events while it runs, and once more at its end).
+fn over_budget(scenario: &Scenario, p: &Progress) -> Error {
+    let share = if p.total_packets == 0 { 0.0 } else { p.done_packets as f64 / p.total_packets as f64 * 100.0 };
+    Error::scenario(
+        "max_events",
+        format!(
+            "the run took more than max_events = {} events (stopped at {} events, simulated time {:.3} s, \
+             {share:.1}% of {} packets delivered or lost); raise max_events if it is meant to run this long",
+            scenario.max_events,
+            p.events,
+            p.now.as_secs_f64(),
+            p.total_packets,
+        ),
+    )
 }
 
 /// What the bond's scheduler is built with: its links' names and speeds, the seed.
