@@ -1052,15 +1052,15 @@ impl TcpSender {
             return;
         }
         c.w.now = now;
-        // `tcp_enter_loss`: new ssthresh unless already in a reduction that was not undone.
-        if c.state != CaState::Loss {
-            if !matches!(c.state, CaState::Recovery) || c.undo_marker.is_none() {
-                c.init_undo();
-            }
+        // `tcp_enter_loss`: a new reduction (ssthresh from the algorithm, undo state) unless
+        // one is under way: not again in fast recovery, nor on a repeated timeout.
+        let first_timeout = c.state == CaState::Loss && c.backoff == 0;
+        if matches!(c.state, CaState::Open | CaState::Disorder) || c.snd_una >= c.high_seq || first_timeout {
             c.prior_ssthresh = c.current_ssthresh();
+            c.prior_cwnd = c.w.cwnd;
             c.w.ssthresh = c.cc.ssthresh(&c.w);
+            c.init_undo();
         }
-        c.prior_cwnd = c.w.cwnd;
         // Everything not SACKed is lost; retransmissions in flight are forgotten.
         for seq in c.snd_una..c.snd_nxt {
             let s = c.seg_mut(seq);
@@ -1120,6 +1120,8 @@ impl TcpSender {
         let (lost, wait) = c.rack_detect_loss(now);
         if lost > 0 && matches!(c.state, CaState::Open | CaState::Disorder) {
             c.enter_recovery(stats);
+            // `tcp_rack_reo_timeout`: room for the first retransmission at once.
+            c.cwnd_reduction(1, 0, false);
         }
         if let Some(wait) = wait {
             let rto_at = now + c.backed_off_rto(&self.config);
@@ -1301,6 +1303,33 @@ mod tests {
                 assert!(c.w.cwnd < 10);
             }
         }
+    }
+
+    #[test]
+    fn a_repeated_timeout_keeps_the_threshold_of_the_first() {
+        let mut s = sent_window(true);
+        let mut out = Vec::new();
+        s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        // CUBIC's ssthresh from a window of 10: 10 · 717 / 1024, and the window restarts at 1.
+        assert_eq!((c.w.ssthresh, c.w.cwnd), (10 * 717 / 1024, 1));
+        s.on_rto(0, SimTime::from_secs_f64(3.0), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        // `tcp_enter_loss` computes no new threshold from the collapsed window (it would be 2).
+        assert_eq!((c.w.ssthresh, c.w.cwnd, c.backoff), (10 * 717 / 1024, 1, 2));
+    }
+
+    #[test]
+    fn a_timeout_in_fast_recovery_keeps_its_reduced_threshold() {
+        let mut s = sent_window(true);
+        let mut out = Vec::new();
+        let c = s.conns[0].as_mut().unwrap();
+        c.enter_recovery(&mut s.stats);
+        assert_eq!(c.w.ssthresh, 10 * 717 / 1024);
+        c.w.cwnd = c.w.ssthresh; // PRR brought the window down
+        s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+        // Not reduced a second time for the same episode (it would be 7 · 717 / 1024 = 4).
+        assert_eq!(s.conns[0].as_ref().unwrap().w.ssthresh, 10 * 717 / 1024);
     }
 
     #[test]
