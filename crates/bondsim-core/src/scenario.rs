@@ -966,13 +966,43 @@ impl Scenario {
         let w = &self.workload;
         at_least("workload.clients", u64::from(w.clients), 1)?;
         at_least("workload.requests", u64::from(w.requests), 1)?;
+        // Each request is a flow and each client a pair of addresses, with state for the whole run.
+        for (field, value) in [("workload.requests", w.requests), ("workload.clients", w.clients)] {
+            if value > MAX_FLOWS {
+                return Err(Error::scenario(
+                    field,
+                    format!("at most {MAX_FLOWS} in one run (each has state for the whole run), got {value}"),
+                ));
+            }
+        }
+        let requests = f64::from(w.requests);
         match &w.arrivals {
             Arrivals::AtStart => {}
             Arrivals::Batches { size, every_s } => {
                 at_least("workload.arrivals.size", u64::from(*size), 1)?;
                 duration("workload.arrivals.every_s", *every_s, 1.0, false)?;
+                let last = f64::from(w.requests.div_ceil(*size) - 1) * every_s;
+                if last > MAX_SECONDS {
+                    return Err(Error::scenario(
+                        "workload.arrivals.every_s",
+                        format!("the last batch would arrive after {} s, more than a year", num(last)),
+                    ));
+                }
             }
-            Arrivals::Poisson { rate_per_s } => positive("workload.arrivals.rate_per_s", *rate_per_s)?,
+            Arrivals::Poisson { rate_per_s } => {
+                positive("workload.arrivals.rate_per_s", *rate_per_s)?;
+                if requests / rate_per_s > MAX_SECONDS {
+                    return Err(Error::scenario(
+                        "workload.arrivals.rate_per_s",
+                        format!(
+                            "{} requests at {} per second would take {} s to arrive on average, more than a year",
+                            w.requests,
+                            num(*rate_per_s),
+                            num(requests / rate_per_s)
+                        ),
+                    ));
+                }
+            }
         }
         match &w.file_size {
             FileSize::Fixed { .. } => {}
@@ -1021,6 +1051,12 @@ impl Scenario {
             Sender::Cbr(s) => {
                 rate_mbps("sender.rate_mbps", s.rate_mbps)?;
                 let bits = f64::from(s.chunk_bytes) * 8.0;
+                if bits / (s.rate_mbps * 1e6) > MAX_SECONDS {
+                    return Err(Error::scenario(
+                        "sender.rate_mbps",
+                        format!("at {} Mbit/s a packet of chunk_bytes is sent less than once a year", num(s.rate_mbps)),
+                    ));
+                }
                 if SimTime::from_secs_f64(bits / (s.rate_mbps * 1e6)).as_nanos() == 0 {
                     return Err(Error::scenario(
                         "sender.rate_mbps",
@@ -1175,8 +1211,9 @@ impl Scenario {
             match &link.model {
                 LinkModel::Paced(m) => {
                     duration(&p("period_ms"), m.period_ms, 1e-3, false)?;
-                    let shrink = shrinking_factors(base, i);
+                    let (shrink, stretch) = (factor_extremes(base, i, true), factor_extremes(base, i, false));
                     stays_positive(&p("period_ms"), "the period", nanos(m.period_ms, 1e-3), &shrink)?;
+                    stays_within_a_year(&p("period_ms"), "the period", nanos(m.period_ms, 1e-3), &stretch)?;
                     if let Some(trace) = &m.trace_intervals_s {
                         if trace.is_empty() {
                             return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
@@ -1185,6 +1222,7 @@ impl Scenario {
                             let q = format!("links.{i}.trace_intervals_s.{k}");
                             duration(&q, v, 1.0, false)?;
                             stays_positive(&q, "the interval", nanos(v, 1.0), &shrink)?;
+                            stays_within_a_year(&q, "the interval", nanos(v, 1.0), &stretch)?;
                         }
                     }
                 }
@@ -1237,7 +1275,24 @@ impl Scenario {
                             ),
                         ));
                     }
-                    stays_positive(&p("rate_mbps"), "the smallest frame", tx, &shrinking_factors(base, i))?;
+                    stays_positive(&p("rate_mbps"), "the smallest frame", tx, &factor_extremes(base, i, true))?;
+                    // ... and the largest (a full packet) at most a year, or the clock would overflow.
+                    let largest = (packet.max(u64::from(crate::bond::MIN_ETHERNET_PAYLOAD))
+                        + u64::from(m.overhead_bytes)) as f64
+                        * 8.0;
+                    let secs = m.per_packet_us * 1e-6 + largest / (m.rate_mbps * 1e6);
+                    if secs > MAX_SECONDS {
+                        return Err(Error::scenario(
+                            p("rate_mbps"),
+                            format!(
+                                "at {} Mbit/s a full frame takes {} s, more than a year",
+                                num(m.rate_mbps),
+                                num(secs)
+                            ),
+                        ));
+                    }
+                    let stretch = factor_extremes(base, i, false);
+                    stays_within_a_year(&p("rate_mbps"), "a full frame", SimTime::from_secs_f64(secs).0, &stretch)?;
                     at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
                     probability(&p("loss"), m.loss, false)?;
                     if let Some(model) = &m.loss_model {
@@ -1324,6 +1379,9 @@ fn dotted(path: &serde_path_to_error::Path) -> String {
     parts.join(".")
 }
 
+/// Most requests (flows), and most clients, one run may have.
+const MAX_FLOWS: u32 = 10_000_000;
+
 /// Longest time a scenario may name: a year, far beyond any useful run and
 /// far inside the nanosecond clock's 584-year range.
 const MAX_SECONDS: f64 = 365.0 * 86_400.0;
@@ -1404,14 +1462,15 @@ fn num(value: f64) -> String {
     }
 }
 
-/// The smallest factors a link's send times can be stretched by (uniform × windows × the
-/// intermittent phase; only factors below 1 shrink them), each with the field that brings it:
-/// a period or frame time that rounds to 0 ns under one of them names that field.
-fn shrinking_factors(base: &LinkBase, i: usize) -> Vec<(String, f64)> {
+/// The factors a link's send times can be stretched by at the extremes (uniform × windows ×
+/// the intermittent phase), each with the field that brings it: below 1 (`shrink`, the smallest
+/// factors reachable) or above 1 (`stretch`, the largest). A period or frame time that rounds to
+/// 0 ns, or grows past a year, under one of them names that field.
+fn factor_extremes(base: &LinkBase, i: usize, shrink: bool) -> Vec<(String, f64)> {
     let mut out = vec![(String::new(), 1.0)];
     let mut f = 1.0;
     let mut push = |path: String, factor: f64| {
-        if factor < 1.0 {
+        if (shrink && factor < 1.0) || (!shrink && factor > 1.0) {
             f *= factor;
             out.push((path, f));
         }
@@ -1424,6 +1483,30 @@ fn shrinking_factors(base: &LinkBase, i: usize) -> Vec<(String, f64)> {
         push(format!("links.{i}.intermittent.slowdown"), im.slowdown);
     }
     out
+}
+
+/// Whether a span of `ns` nanoseconds stays within a year under every factor of `factors`
+/// (the clock would overflow soon after); the error names the span's field or the factor.
+fn stays_within_a_year(path: &str, what: &str, ns: u64, factors: &[(String, f64)]) -> Result<()> {
+    for (field, factor) in factors {
+        let secs = ns as f64 * factor / 1e9;
+        if secs <= MAX_SECONDS {
+            continue;
+        }
+        return Err(if field.is_empty() {
+            Error::scenario(path, format!("{what} would take {} s, more than a year", num(secs)))
+        } else {
+            Error::scenario(
+                field.as_str(),
+                format!(
+                    "with send times scaled by {} here, {what} ({path}) would take {} s, more than a year",
+                    num(*factor),
+                    num(secs)
+                ),
+            )
+        });
+    }
+    Ok(())
 }
 
 /// Whether a span of `ns` nanoseconds keeps at least 1 ns under every factor of `factors`;
@@ -1690,6 +1773,26 @@ mod tests {
     }
 
     #[test]
+    fn spans_stretched_past_a_year_are_errors() {
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 1e-300});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.rate_mbps");
+        assert!(msg.contains("a full frame takes") && msg.contains("more than a year"), "{msg}");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"period_ms": 3e10, "slowdown": 1e6});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "links.0.slowdown");
+        assert!(msg.contains("links.0.period_ms") && msg.contains("more than a year"), "{msg}");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"rate_mbps": 1e-4, "slowdown": 1e6});
+        assert_eq!(error_of(v).0, "links.0.slowdown");
+        let mut v = base();
+        v["links"][0] = serde_json::json!({"period_ms": 20, "slowdown": 1e6});
+        Scenario::from_json(&v.to_string()).unwrap(); // 20000 s a packet: slow, but within a year
+    }
+
+    #[test]
     fn rates_so_high_that_a_frame_takes_no_time_are_errors() {
         let mut v = base();
         v["links"][0] = serde_json::json!({"rate_mbps": 1e7});
@@ -1712,6 +1815,31 @@ mod tests {
         let (path, msg) = error_of(v);
         assert_eq!(path, "sender.rate_mbps");
         assert!(msg.contains("every 0 ns"), "{msg}");
+        let mut v = base();
+        v["sender"] = serde_json::json!({"kind": "cbr", "rate_mbps": 1e-300});
+        assert!(error_of(v).1.contains("less than once a year"));
+    }
+
+    #[test]
+    fn workloads_too_large_to_hold_or_to_arrive_within_a_year_are_errors() {
+        for field in ["requests", "clients"] {
+            let mut v = base();
+            v["workload"][field] = u32::MAX.into();
+            let (path, msg) = error_of(v);
+            assert_eq!(path, format!("workload.{field}"));
+            assert!(msg.starts_with("at most 10000000 in one run"), "{msg}");
+        }
+        let mut v = base();
+        v["workload"]["arrivals"] = serde_json::json!({"kind": "poisson", "rate_per_s": 1e-300});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "workload.arrivals.rate_per_s");
+        assert!(msg.contains("more than a year"), "{msg}");
+        let mut v = base();
+        v["workload"]["arrivals"] = serde_json::json!({"kind": "batches", "size": 1, "every_s": 3e7});
+        assert_eq!(error_of(v).0, "workload.arrivals.every_s");
+        let mut v = base();
+        v["workload"]["arrivals"] = serde_json::json!({"kind": "batches", "size": 10, "every_s": 3e7});
+        Scenario::from_json(&v.to_string()).unwrap(); // one batch: all at time zero
     }
 
     #[test]
