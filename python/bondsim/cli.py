@@ -128,6 +128,13 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _flows(summary: dict) -> str:
+    """Complete flows (every packet delivered) of all, and those that lost packets."""
+    text = f"{summary['flows_complete']:,} of {summary['requests']:,}"
+    lossy = summary.get("flows_with_loss") or 0
+    return f"{text} ({lossy:,} with lost packets)" if lossy else text
+
+
 def _summary_table(summary: dict) -> Table:
     table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
     table.add_column("figure", style="bold")
@@ -137,6 +144,7 @@ def _summary_table(summary: dict) -> Table:
         ("packets", f"{summary['packets']:,}"),
         ("delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
+        ("flows complete", _flows(summary)),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),
         ("  on the wire", f"{summary['wire_out_of_order']:,} ({summary['wire_ooo_fraction']:.2%})"),
