@@ -14,6 +14,9 @@ def test_run_writes_outputs_and_prints_a_table(cli, tmp_path, thesis_toml):
     proc = cli("run", str(thesis_toml), "--out", str(out), "--set", "workload.requests=30")
     assert proc.returncode == 0, proc.stderr
     assert "out of order" in proc.stdout and "balance-rr" in proc.stdout
+    files = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
+    assert f"wrote {', '.join(files)} to {out}" in " ".join(proc.stdout.split())
+    assert sorted(p.name for p in out.iterdir()) == sorted(files), "every file written is listed"
     summary = json.loads((out / "summary.json").read_text())
     for key in (
         "scheduler",

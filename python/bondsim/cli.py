@@ -226,7 +226,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console.print(_summary_table(result.summary))
         if args.out:
-            console.print(f"wrote summary.json, requests.csv, links.csv, scenario.json to {args.out}")
+            console.print(f"wrote {', '.join(result.FILES)} to {args.out}")
     return 0
 
 
@@ -355,12 +355,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one scenario",
         formatter_class=HelpFormatter,
         description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
-        "links.csv and scenario.json.",
+        "links.csv, scenario.json and process.txt (the thesis's process.sh table).",
         epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
         "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json",
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
-    p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv")
+    p.add_argument(
+        "--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
+    )
     add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
