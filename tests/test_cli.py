@@ -14,6 +14,9 @@ def test_run_writes_outputs_and_prints_a_table(cli, tmp_path, thesis_toml):
     proc = cli("run", str(thesis_toml), "--out", str(out), "--set", "workload.requests=30")
     assert proc.returncode == 0, proc.stderr
     assert "out of order" in proc.stdout and "balance-rr" in proc.stdout
+    files = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
+    assert f"wrote {', '.join(files)} to {out}" in " ".join(proc.stdout.split())
+    assert sorted(p.name for p in out.iterdir()) == sorted(files), "every file written is listed"
     summary = json.loads((out / "summary.json").read_text())
     for key in (
         "scheduler",
@@ -126,6 +129,11 @@ def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):
     # Nothing else drops here: every lost packet was lost on the wire, and each flow ended.
     assert summary["dropped"] == summary["drops_random"]
     assert summary["delivered"] + summary["dropped"] == summary["packets"]
+    # A flow that lost packets has ended but is not complete: the summary says how many of each.
+    requests = pd.read_csv(out / "requests.csv")
+    assert summary["flows_with_loss"] == (requests["lost"] > 0).sum() > 0
+    assert summary["flows_complete"] == (requests["received"] == requests["packets"]).sum()
+    assert summary["flows_complete"] + summary["flows_with_loss"] == summary["requests"]
     links = pd.read_csv(out / "links.csv").set_index("name")
     assert links.loc["ge", "drops_random"] == summary["drops_random"] and links.loc["fe", "drops_random"] == 0
     assert json.loads((out / "scenario.json").read_text())["links"][0]["loss"] == 0.05

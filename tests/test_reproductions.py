@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import struct
 from math import comb
+from pathlib import Path
 
 import matplotlib.image
 import pandas as pd
@@ -398,3 +399,21 @@ def test_league_earliest_finish_sees_a_slowed_link_as_slower(league_table):
     row = eft.iloc[0]
     assert row["ooo_fraction"] < 0.01
     assert row["goodput_mbps"] > 0.75 * (3 * ONE_GIGABIT + ONE_GIGABIT / 2.5)
+
+
+def test_reference_lines_are_told_apart_and_labelled(tmp_path, monkeypatch):
+    from bondsim import plots
+
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig) or Path(path))
+    data = pd.DataFrame({"file_kb": [1, 100, 1, 100], "p": [0.4, 0.5, 0.2, 0.3], "mode": ["rr", "rr", "lb", "lb"]})
+    reference = {"thesis rr ~0.5": ([0, 900], [0.5, 0.5]), "thesis lb ~0.25": ([0, 900], [0.25, 0.25])}
+    plots.compare(
+        data, "file_kb", "p", "mode", tmp_path / "f.png", title="t", xlabel="x", ylabel="y", reference=reference
+    )
+    ax = figures[0].axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    rr, lb = lines["thesis rr ~0.5"], lines["thesis lb ~0.25"]
+    assert rr.get_linestyle() != lb.get_linestyle(), "the two reference lines differ in style"
+    assert rr.get_color() == lines["rr"].get_color() and lb.get_color() == lines["lb"].get_color()
+    assert {"thesis rr ~0.5", "thesis lb ~0.25"} <= {t.get_text() for t in ax.get_legend().get_texts()}

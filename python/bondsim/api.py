@@ -22,6 +22,9 @@ class RunResult:
     The tables are built as DataFrames when first read (most sweeps only need the summary).
     """
 
+    #: The files :meth:`write` writes (and ``tcp_trace.csv`` when the run traced TCP).
+    FILES = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
+
     def __init__(self, scenario: dict, summary: dict, requests=None, links=None, tcp_trace=None):
         self.scenario = scenario
         self.summary = summary

@@ -128,6 +128,13 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _flows(summary: dict) -> str:
+    """Complete flows (every packet delivered) of all, and those that lost packets."""
+    text = f"{summary['flows_complete']:,} of {summary['requests']:,}"
+    lossy = summary.get("flows_with_loss") or 0
+    return f"{text} ({lossy:,} with lost packets)" if lossy else text
+
+
 def _summary_table(summary: dict) -> Table:
     table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
     table.add_column("figure", style="bold")
@@ -137,6 +144,7 @@ def _summary_table(summary: dict) -> Table:
         ("packets", f"{summary['packets']:,}"),
         ("delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
+        ("flows complete", _flows(summary)),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),
         ("  on the wire", f"{summary['wire_out_of_order']:,} ({summary['wire_ooo_fraction']:.2%})"),
@@ -218,7 +226,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console.print(_summary_table(result.summary))
         if args.out:
-            console.print(f"wrote summary.json, requests.csv, links.csv, scenario.json to {args.out}")
+            files = [*result.FILES, *(["tcp_trace.csv"] if result.tcp_trace is not None else [])]
+            console.print(f"wrote {', '.join(files)} to {args.out}")
     return 0
 
 
@@ -347,12 +356,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="run one scenario",
         formatter_class=HelpFormatter,
         description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
-        "links.csv and scenario.json.",
+        "links.csv, scenario.json and process.txt (the thesis's process.sh table).",
         epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
         "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json",
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
-    p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv")
+    p.add_argument(
+        "--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
+    )
     add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")

@@ -10,6 +10,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+#: Line styles of reference lines, one per reference: dashed, dotted, dash-dotted, long dashes.
+REFERENCE_STYLES = ("--", ":", "-.", (0, (8, 3)))
+
 
 def _save(fig, path: str | Path) -> Path:
     fig.tight_layout()
@@ -32,13 +35,21 @@ def compare(
     reference: dict[str, tuple[list[float], list[float]]] | None = None,
     logx: bool = False,
 ) -> Path:
-    """One line per value of ``by`` (e.g. scheduler), ``y`` against ``x``; optional dashed reference lines."""
+    """One line per value of ``by`` (e.g. scheduler), ``y`` against ``x``; optional reference lines
+    (e.g. a paper's figures), each in its own line style and labelled in the legend. A reference whose
+    label names a series as a word (``"thesis rr ~0.5"`` and the series ``rr``) takes that series'
+    colour; the others are grey."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
+    colours: dict[str, str] = {}
     for label, group in data.groupby(by, sort=False):
         group = group.sort_values(x)
-        ax.plot(group[x], group[y], marker="o", markersize=3.5, linewidth=1.4, label=str(label))
-    for label, (xs, ys) in (reference or {}).items():
-        ax.plot(xs, ys, linestyle="--", linewidth=1.0, color="grey", label=label)
+        (line,) = ax.plot(group[x], group[y], marker="o", markersize=3.5, linewidth=1.4, label=str(label))
+        colours[str(label)] = line.get_color()
+    for i, (label, (xs, ys)) in enumerate((reference or {}).items()):
+        words = set(label.replace(":", " ").split())
+        colour = next((c for series, c in colours.items() if series in words), "grey")
+        style = REFERENCE_STYLES[i % len(REFERENCE_STYLES)]
+        ax.plot(xs, ys, linestyle=style, linewidth=1.3, color=colour, alpha=0.8, label=label)
     if logx:
         ax.set_xscale("log")
     ax.set_title(title)

@@ -122,9 +122,15 @@ impl FlowRx {
         self.packets
     }
 
-    /// True once every packet arrived or was lost.
-    pub fn complete(&self) -> bool {
+    /// True once every packet arrived or was lost: the flow has ended.
+    pub fn resolved(&self) -> bool {
         self.received + self.lost >= self.packets
+    }
+
+    /// True once every packet arrived: the whole file reached the client (a flow that lost
+    /// packets has ended, but is not complete).
+    pub fn complete(&self) -> bool {
+        self.received >= self.packets
     }
 }
 
@@ -426,14 +432,17 @@ mod tests {
     }
 
     #[test]
-    fn lost_packets_complete_a_flow() {
-        let mut rx = Receiver::new(&[3]);
+    fn lost_packets_end_a_flow_but_leave_it_incomplete() {
+        let mut rx = Receiver::new(&[3, 2]);
         rx.deliver(SimTime::ZERO, &packet(0, 0));
         rx.lost(&packet(0, 1));
-        assert!(!rx.flows()[0].complete());
+        assert!(!rx.flows()[0].resolved());
         rx.deliver(SimTime::ZERO, &packet(0, 2));
-        assert!(rx.flows()[0].complete());
+        assert!(rx.flows()[0].resolved() && !rx.flows()[0].complete());
         assert_eq!((rx.lost, rx.flows()[0].lost), (1, 1));
+        rx.deliver(SimTime::ZERO, &packet(1, 1));
+        rx.deliver(SimTime::ZERO, &packet(1, 0));
+        assert!(rx.flows()[1].resolved() && rx.flows()[1].complete());
     }
 
     #[test]

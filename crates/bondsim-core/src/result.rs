@@ -103,8 +103,11 @@ pub struct Summary {
     pub delay_p999_us: f64,
     /// Largest delivery delay, microseconds.
     pub delay_max_us: f64,
-    /// Requests whose every packet arrived or was lost.
+    /// Requests whose every packet was delivered (the whole file reached the client).
     pub flows_complete: u32,
+    /// Requests that lost packets on the way (every copy dropped) and so never completed
+    /// (a reliable transport such as TCP resends what is lost: its flows lose none).
+    pub flows_with_loss: u32,
     /// Most packets a resequencing receiver held at once (schedulers that resequence).
     pub reseq_max_held: Option<u64>,
     /// Flow completion time (arrival of the request to delivery of its last byte) over
@@ -393,7 +396,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         .requests
         .iter()
         .zip(rx.flows())
-        .filter(|(_, f)| f.complete() && f.lost == 0)
+        .filter(|(_, f)| f.complete())
         .map(|(r, f)| (f.last_at.0.saturating_sub(r.arrival.0)) as f64 / 1e9)
         .collect();
     fct.sort_by(f64::total_cmp);
@@ -457,6 +460,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         delay_p999_us: quantile(0.999),
         delay_max_us: us(delay.max()),
         flows_complete: rx.flows().iter().filter(|f| f.complete()).count() as u32,
+        flows_with_loss: rx.flows().iter().filter(|f| f.lost > 0).count() as u32,
         reseq_max_held: reports.reseq_max_held,
         fct_mean_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
         fct_p50_s: fct_at(0.5),

@@ -92,7 +92,9 @@ fn every_scheduler_survives_a_link_failure() {
         if info.name != "broadcast" {
             assert_eq!(link_losses + s.drops_no_link, flow_losses, "{}", info.name);
         }
-        assert_eq!(s.flows_complete, 24, "{}: every flow ends (delivered or lost)", info.name);
+        assert_eq!(s.flows_complete + s.flows_with_loss, 24, "{}: every flow ends (delivered or lost)", info.name);
+        let with_loss = r.requests.lost.iter().filter(|&&l| l > 0).count() as u32;
+        assert_eq!(s.flows_with_loss, with_loss, "{}: a flow that lost packets is not complete", info.name);
         // Only packets sent on the failed link (or with no usable link) can be lost.
         let lost_elsewhere: u64 =
             r.links.drops_link_down.iter().enumerate().filter(|(l, _)| *l != 1).map(|(_, d)| d).sum();
@@ -121,7 +123,8 @@ fn every_scheduler_conserves_packets_on_lossy_links() {
             assert_eq!(planned, s.packets, "{name}");
             assert_eq!(received + flow_losses, s.packets, "{name}: every packet arrived or was lost");
             assert_eq!((s.delivered, s.dropped, s.undelivered), (received, flow_losses, 0), "{name}");
-            assert_eq!(s.flows_complete, 24, "{name}: every flow ends");
+            assert_eq!(s.flows_complete + s.flows_with_loss, 24, "{name}: every flow ends");
+            assert!(s.flows_with_loss > 0, "{name}: flows lost packets, and are not complete");
             // Frames were lost; the summary totals the per-link column.
             assert!(s.drops_random > 0, "{name}");
             assert_eq!(s.drops_random, r.links.drops_random.iter().sum::<u64>(), "{name}");
