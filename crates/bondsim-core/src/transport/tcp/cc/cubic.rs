@@ -452,17 +452,7 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     fn window(cwnd: u32, ssthresh: u32) -> Window {
-        Window {
-            cwnd,
-            ssthresh,
-            cwnd_cnt: 0,
-            cwnd_clamp: u32::MAX,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-            now: SimTime::ZERO,
-            lsndtime: SimTime::ZERO,
-        }
+        Window::new(cwnd, ssthresh)
     }
 
     /// A sender that keeps `cwnd` segments in flight and gets one ACK per

@@ -65,6 +65,22 @@ pub struct Window {
 }
 
 impl Window {
+    /// A window of `cwnd` segments and threshold `ssthresh` at time zero, limited by
+    /// nothing else, before anything was sent.
+    pub fn new(cwnd: u32, ssthresh: u32) -> Window {
+        Window {
+            cwnd,
+            ssthresh,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX,
+            cwnd_limited: true,
+            snd_una: 0,
+            snd_nxt: 0,
+            now: SimTime::ZERO,
+            lsndtime: SimTime::ZERO,
+        }
+    }
+
     /// `tcp_in_slow_start()`: `snd_cwnd < snd_ssthresh`.
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh

@@ -46,20 +46,9 @@ impl CongestionControl for NewReno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::time::SimTime;
 
     fn window(cwnd: u32, ssthresh: u32) -> Window {
-        Window {
-            cwnd,
-            ssthresh,
-            cwnd_cnt: 0,
-            cwnd_clamp: u32::MAX,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-            now: SimTime::ZERO,
-            lsndtime: SimTime::ZERO,
-        }
+        Window::new(cwnd, ssthresh)
     }
 
     #[test]
