@@ -9,15 +9,38 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
 
-console = Console()
-errors = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+class LazyConsole:
+    """rich's ``Console``, made on first use: ``bondsim --help`` never loads rich (every import counts
+    in a command that should answer at once). Attributes are the console's; ``.rich`` is the console."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+        self.made: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        if self.made is None:
+            from rich.console import Console
+
+            self.made = Console(stderr=self.stderr)
+        return self.made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich, name)
+
+
+console = LazyConsole()
+errors = LazyConsole(stderr=True)
 
 EPILOG_MAIN = """\
 examples:
@@ -136,6 +159,8 @@ def _flows(summary: dict) -> str:
 
 
 def _summary_table(summary: dict) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
     table.add_column("figure", style="bold")
     table.add_column("value", justify="right")
@@ -192,7 +217,7 @@ class _LazyBar:
                 TextColumn("sim {task.fields[sim]:.1f} s"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=errors,
+                console=errors.rich,
                 transient=True,
             )
             self.bar.start()
@@ -288,6 +313,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
+    from rich.table import Table
     from rich.text import Text
 
     entries = json.loads(_core.schedulers())
