@@ -186,21 +186,38 @@ def _summary_table(summary: dict) -> Table:
     return table
 
 
-class _LazyBar:
-    """A progress bar that appears only once a run has taken more than ``after`` seconds."""
+class RunProgress:
+    """A run's progress on stderr once it has taken more than ``after`` seconds: a bar on a terminal,
+    else (output piped to a file or a log) a line every ``every`` seconds."""
 
-    def __init__(self, label: str, after: float = 2.0, enabled: bool = True):
-        self.label, self.after, self.enabled = label, after, enabled
+    def __init__(self, label: str, after: float = 2.0, enabled: bool = True, every: float = 5.0):
+        self.label, self.after, self.every, self.enabled = label, after, every, enabled
         self.start = time.monotonic()
         self.bar = None
         self.task = None
+        self.terminal: bool | None = None
+        self.last_line: float | None = None
 
     def __call__(self, done: int, total: int, sim_s: float) -> None:
         if not self.enabled:
             return
+        now = time.monotonic()
+        if now - self.start < self.after:
+            return
+        if self.terminal is None:
+            self.terminal = errors.rich.is_terminal
+        if not self.terminal:
+            if self.last_line is None or now - self.last_line >= self.every:
+                self.last_line = now
+                share = f"{done / total:.0%}" if total else "-"
+                print(
+                    f"{self.label}: {share} of {total:,} packets delivered or lost, simulated {sim_s:,.1f} s, "
+                    f"{now - self.start:,.0f} s elapsed",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return
         if self.bar is None:
-            if time.monotonic() - self.start < self.after:
-                return
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -236,7 +253,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
-    bar = _LazyBar(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
+    bar = RunProgress(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
         result = run_checked(doc, progress=bar)
     finally:
