@@ -220,3 +220,23 @@ def test_plot_compares_runs_like_the_thesis_plot_sh(cli, tmp_path):
     assert png.read_bytes()[:4] == b"\x89PNG"
     bad = cli("plot", str(tmp_path / "missing"), "--out", str(png))
     assert bad.returncode == 2 and bad.stderr.startswith("error: ") and "not a run directory" in bad.stderr
+
+
+def test_long_runs_show_progress_lines_when_output_is_piped(capsys):
+    from bondsim.cli import RunProgress
+
+    progress = RunProgress("running x", after=0.0, every=0.0)
+    progress(25, 100, 1.5)
+    progress(50, 100, 3.0)
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [
+        "running x: 25% of 100 packets delivered or lost, simulated 1.5 s, 0 s elapsed",
+        "running x: 50% of 100 packets delivered or lost, simulated 3.0 s, 0 s elapsed",
+    ]
+    waiting = RunProgress("running x", after=0.0, every=60.0)  # a line every minute: one so far
+    waiting(1, 100, 0.1)
+    waiting(2, 100, 0.2)
+    quiet = RunProgress("running x", after=0.0, enabled=False)
+    quiet(1, 100, 0.1)
+    assert len(capsys.readouterr().err.splitlines()) == 1

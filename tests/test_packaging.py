@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 import tomllib
 
+import pytest
 from conftest import ROOT
 
 PACKAGE = ROOT / "python" / "bondsim"
@@ -61,3 +64,48 @@ def test_dask_is_an_optional_extra_that_make_build_installs():
     assert build, "the Makefile has a build target"
     extras = re.search(r"maturin develop .*--extras[ =](\S+)", build.group(0))
     assert extras and {"dev", "dask"} <= set(extras.group(1).split(","))
+
+
+HEAVY = ("pandas", "numpy", "duckdb", "matplotlib", "rich", "dask", "distributed")
+
+
+@pytest.mark.parametrize(
+    ("args", "loads"),
+    [
+        (["--help"], []),
+        (["run", "--help"], []),
+        (["scenario", "check", "thesis", "--quiet"], []),
+        (["run", "thesis", "--quiet", "--set", "workload.requests=3"], []),
+        (["run", "thesis", "--set", "workload.requests=3"], ["rich"]),  # its table
+    ],
+)
+def test_a_command_loads_only_what_it_needs(args, loads):
+    """``bondsim --help`` and a small run answer at once: no pandas, DuckDB or matplotlib behind them."""
+    code = f"""
+import sys
+from bondsim.cli import main
+try:
+    main({args!r})
+except SystemExit:
+    pass
+print(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r})), file=sys.stderr)
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == repr(loads)
+
+
+def test_import_bondsim_loads_the_core_only_and_the_rest_on_use():
+    code = """
+import sys
+import bondsim
+before = {m.split(".")[0] for m in sys.modules}
+assert bondsim.Store.__name__ == "Store" and callable(bondsim.run) and "sweep" in dir(bondsim)
+from bondsim.cli_sweep import DEFAULT_DB
+from bondsim.store import DEFAULT_DB as STORE_DEFAULT
+assert DEFAULT_DB == STORE_DEFAULT
+print(sorted(before & {"pandas", "duckdb", "matplotlib"}))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

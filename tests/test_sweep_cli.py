@@ -198,6 +198,76 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     assert query(db, "SELECT count(DISTINCT run_id) FROM links") == [(runs,)]
 
 
+def test_runs_can_be_listed_while_a_sweep_writes_the_database(tmp_path):
+    runs = 6
+    sweep_file = write_sweep(
+        tmp_path,
+        f"""\
+        name = "slow"
+        base = "thesis"
+        replications = {runs}
+        [set]
+        "workload.requests" = 2000
+        "workload.file_size" = {{ kind = "fixed", bytes = 1024000 }}
+        "workload.arrivals" = {{ kind = "poisson", rate_per_s = 50.0 }}
+        """,
+    )
+    db = tmp_path / "runs.duckdb"
+    command = [sys.executable, "-m", "bondsim.cli", "sweep", str(sweep_file), "--db", str(db), "--workers", "1"]
+    sweep = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        line = ""
+        while "runs done" not in line:  # the first run is committed: the database exists
+            line = sweep.stderr.readline()
+            assert line, "the sweep ended without reporting a run"
+        listed = subprocess.run(
+            [sys.executable, "-m", "bondsim.cli", "runs", "list", "--db", str(db), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        still_running = sweep.poll() is None
+        assert listed.returncode == 0, listed.stderr
+        assert 1 <= len(json.loads(listed.stdout)) <= runs
+        sweep.stderr.read()
+        assert sweep.wait(timeout=300) == 0
+    finally:
+        sweep.kill()
+        sweep.wait()
+        sweep.stderr.close()
+    assert still_running, "the listing was made while the sweep ran"
+    assert query(db, "SELECT count(*) FROM runs") == [(runs,)]
+
+
+def test_a_database_held_too_long_is_one_line_saying_why(tmp_path):
+    from bondsim import BondsimError
+    from bondsim.store import Store
+
+    db = tmp_path / "held.duckdb"
+    Store(db).close()
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"import duckdb, time; c = duckdb.connect({str(db)!r}); print(1, flush=True); time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "1"
+        with pytest.raises(BondsimError, match=rf"process {holder.pid} has held the results database for 0 s") as err:
+            Store(db, read_only=True, wait_s=0.3)
+        assert "try again in a moment" in str(err.value) and "\n" not in str(err.value)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+    with Store(db, read_only=True) as store:  # let go: readable again
+        assert store.runs().empty
+
+
 def test_progress_bar_shows_runs_and_eta(main, tmp_path):
     sweep_file = write_sweep(tmp_path, SMALL)
     proc = subprocess.run(

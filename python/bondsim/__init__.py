@@ -4,12 +4,44 @@
 >>> result = bondsim.run("scenarios/thesis.toml", ["bond.mode=lb"])   # doctest: +SKIP
 >>> result.summary["ooo_fraction"]                                      # doctest: +SKIP
 >>> table = bondsim.sweep("scenarios/thesis_load.sweep.toml")           # doctest: +SKIP
+
+``import bondsim`` loads only the compiled core: the rest (and pandas, DuckDB, matplotlib with it)
+loads when first used, so that a command pays only for what it needs.
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from bondsim._core import BondsimError, ScenarioError, __version__
-from bondsim.api import RunResult, run, run_checked
-from bondsim.scenario import load
-from bondsim.store import Store
-from bondsim.sweeps import sweep
+
+if TYPE_CHECKING:
+    from bondsim.api import RunResult, run, run_checked
+    from bondsim.scenario import load
+    from bondsim.store import Store
+    from bondsim.sweeps import sweep
+
+#: Name -> the module that defines it, imported on first use.
+_LAZY = {
+    "RunResult": "bondsim.api",
+    "run": "bondsim.api",
+    "run_checked": "bondsim.api",
+    "load": "bondsim.scenario",
+    "Store": "bondsim.store",
+    "sweep": "bondsim.sweeps",
+}
 
 __all__ = ["BondsimError", "RunResult", "ScenarioError", "Store", "__version__", "load", "run", "run_checked", "sweep"]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'bondsim' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

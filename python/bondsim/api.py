@@ -6,12 +6,13 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim import scenario as scenario_mod
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -41,6 +42,8 @@ class RunResult:
         return cls.from_output(scenario, json.loads(text))
 
     def _table(self, kind: str) -> pd.DataFrame:
+        import pandas as pd
+
         value = self._tables[kind]
         if not isinstance(value, pd.DataFrame):
             value = self._tables[kind] = _table(value or {})
@@ -86,6 +89,8 @@ class RunResult:
 
 def _table(columns: dict[str, list]) -> pd.DataFrame:
     """A table from ``{column: values}``; a column of nothing but nulls is numeric (NaN), as stored."""
+    import pandas as pd
+
     frame = pd.DataFrame(columns)
     for name in frame.columns:
         if frame[name].dtype == object and frame[name].isna().all():

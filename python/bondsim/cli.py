@@ -9,15 +9,38 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
 
-console = Console()
-errors = Console(stderr=True)
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+
+class LazyConsole:
+    """rich's ``Console``, made on first use: ``bondsim --help`` never loads rich (every import counts
+    in a command that should answer at once). Attributes are the console's; ``.rich`` is the console."""
+
+    def __init__(self, stderr: bool = False):
+        self.stderr = stderr
+        self.made: Console | None = None
+
+    @property
+    def rich(self) -> Console:
+        if self.made is None:
+            from rich.console import Console
+
+            self.made = Console(stderr=self.stderr)
+        return self.made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.rich, name)
+
+
+console = LazyConsole()
+errors = LazyConsole(stderr=True)
 
 EPILOG_MAIN = """\
 examples:
@@ -136,6 +159,8 @@ def _flows(summary: dict) -> str:
 
 
 def _summary_table(summary: dict) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{summary['scenario'] or 'scenario'} — {summary['scheduler']}", show_header=False)
     table.add_column("figure", style="bold")
     table.add_column("value", justify="right")
@@ -161,21 +186,38 @@ def _summary_table(summary: dict) -> Table:
     return table
 
 
-class _LazyBar:
-    """A progress bar that appears only once a run has taken more than ``after`` seconds."""
+class RunProgress:
+    """A run's progress on stderr once it has taken more than ``after`` seconds: a bar on a terminal,
+    else (output piped to a file or a log) a line every ``every`` seconds."""
 
-    def __init__(self, label: str, after: float = 2.0, enabled: bool = True):
-        self.label, self.after, self.enabled = label, after, enabled
+    def __init__(self, label: str, after: float = 2.0, enabled: bool = True, every: float = 5.0):
+        self.label, self.after, self.every, self.enabled = label, after, every, enabled
         self.start = time.monotonic()
         self.bar = None
         self.task = None
+        self.terminal: bool | None = None
+        self.last_line: float | None = None
 
     def __call__(self, done: int, total: int, sim_s: float) -> None:
         if not self.enabled:
             return
+        now = time.monotonic()
+        if now - self.start < self.after:
+            return
+        if self.terminal is None:
+            self.terminal = errors.rich.is_terminal
+        if not self.terminal:
+            if self.last_line is None or now - self.last_line >= self.every:
+                self.last_line = now
+                share = f"{done / total:.0%}" if total else "-"
+                print(
+                    f"{self.label}: {share} of {total:,} packets delivered or lost, simulated {sim_s:,.1f} s, "
+                    f"{now - self.start:,.0f} s elapsed",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            return
         if self.bar is None:
-            if time.monotonic() - self.start < self.after:
-                return
             from rich.progress import (
                 BarColumn,
                 Progress,
@@ -192,7 +234,7 @@ class _LazyBar:
                 TextColumn("sim {task.fields[sim]:.1f} s"),
                 TimeElapsedColumn(),
                 TimeRemainingColumn(),
-                console=errors,
+                console=errors.rich,
                 transient=True,
             )
             self.bar.start()
@@ -211,7 +253,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
-    bar = _LazyBar(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
+    bar = RunProgress(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
         result = run_checked(doc, progress=bar)
     finally:
@@ -289,6 +331,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_schedulers(args: argparse.Namespace) -> int:
+    from rich.table import Table
     from rich.text import Text
 
     entries = json.loads(_core.schedulers())

@@ -8,14 +8,18 @@ import json
 import math
 import numbers
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
-from rich.table import Table
+from typing import TYPE_CHECKING, Any
 
 from bondsim._core import BondsimError
 from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, check_out_dir, console, write_error
-from bondsim.store import DEFAULT_DB, Store
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from rich.table import Table
+
+#: The results database a command uses when not given ``--db`` (``bondsim.store.DEFAULT_DB``, named
+#: here too so that building the command line loads no database library).
+DEFAULT_DB = Path("bondsim.duckdb")
 
 #: What ``runs list`` shows unless told ``--columns``.
 LIST_COLUMNS = ("run_id", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "wall_s")
@@ -41,6 +45,9 @@ def _cell(value: Any) -> str:
 
 def frame_table(frame: pd.DataFrame, title: str | None = None) -> Table:
     """A DataFrame as a readable table: integers with separators, 4 significant digits, ``-`` for none."""
+    import pandas as pd
+    from rich.table import Table
+
     table = Table(title=title, min_width=len(title) if title else None)
     rows = [[_cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)]
     for i, (column, kind) in enumerate(frame.dtypes.items()):
@@ -59,7 +66,8 @@ def show(table: Table) -> None:
     """Prints ``table`` whole: wider than the console rather than cut."""
     from rich.measure import Measurement
 
-    console.print(table, width=max(console.width, Measurement.get(console, console.options, table).minimum), crop=False)
+    out = console.rich
+    out.print(table, width=max(out.width, Measurement.get(out, out.options, table).minimum), crop=False)
 
 
 def _columns(asked: str, available: list[str], option: str) -> list[str]:
@@ -94,6 +102,8 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from bondsim.grid import load_sweep
     from bondsim.sweeps import Runner, sweep_table
 
@@ -139,6 +149,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:
+    from bondsim.store import Store
+
     with Store(args.db, read_only=True) as store:
         frame = store.runs(args.sweep)
     if args.columns:
@@ -159,6 +171,8 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_sweeps(args: argparse.Namespace) -> int:
+    from bondsim.store import Store
+
     with Store(args.db, read_only=True) as store:
         frame = store.sweeps()
     if args.json:
@@ -169,6 +183,10 @@ def cmd_runs_sweeps(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_show(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from bondsim.store import Store
+
     with Store(args.db, read_only=True) as store:
         run_id = store.resolve(args.run)
         record = store.record(run_id)
@@ -205,6 +223,8 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def cmd_runs_compare(args: argparse.Namespace) -> int:
+    from bondsim.store import Store
+
     if len(args.runs) < 2:
         raise BondsimError("runs compare: give two runs or more")
     with Store(args.db, read_only=True) as store:
@@ -222,6 +242,8 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({name: dict(zip(heads, values, strict=True)) for name, values in rows}, indent=2))
         return 0
+    from rich.table import Table
+
     table = Table(title="runs compared (scenario fields that differ, then every figure; differences in bold)")
     table.add_column("")
     for head in heads:
@@ -235,6 +257,8 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_runs_export(args: argparse.Namespace) -> int:
+    from bondsim.store import Store
+
     check_out_dir(args.out, "out")
     with Store(args.db, read_only=True) as store:
         try:

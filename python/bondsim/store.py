@@ -24,6 +24,8 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, repeat
 from pathlib import Path
@@ -110,23 +112,72 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-class Store:
-    """A results database (DuckDB file); use as a context manager or call :meth:`close`."""
+#: How long opening the database waits for another process to let go of it (DuckDB lets one
+#: process at a time write, and no one read meanwhile): a sweep holds it only while it commits a batch.
+LOCK_WAIT_S = 30.0
 
-    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False):
-        self.path = Path(path)
-        if read_only and not self.path.exists():
-            raise BondsimError(f"{self.path}: no results database here (run a sweep first, or pass --db)")
+
+def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
+    """A connection to ``path``, waiting up to ``wait_s`` for a process that has it open to let go."""
+    deadline = time.monotonic() + wait_s
+    pause = 0.02
+    while True:
         try:
-            self.con = duckdb.connect(str(self.path), read_only=read_only)
+            return duckdb.connect(str(path), read_only=read_only)
         except duckdb.IOException as exc:
             reason = str(exc).splitlines()[0]
-            raise BondsimError(f"{self.path}: cannot open the results database ({reason})") from None
-        if not read_only:
-            self.con.execute(_SCHEMA)
+            if "lock" not in reason.lower():
+                raise BondsimError(f"{path}: cannot open the results database ({reason})") from None
+            if time.monotonic() >= deadline:
+                holder = re.search(r"\(PID (\d+)\)", reason)
+                who = f"process {holder.group(1)}" if holder else "another process"
+                raise BondsimError(
+                    f"{path}: {who} has held the results database for {wait_s:.0f} s (DuckDB lets one process "
+                    "write at a time and no one read meanwhile; a sweep lets go between batches of runs): "
+                    "try again in a moment, or read a copy of the file"
+                ) from None
+            time.sleep(pause)
+            pause = min(pause * 2, 0.5)
+
+
+class Store:
+    """A results database (DuckDB file); use as a context manager or call :meth:`close`.
+
+    A writing store lets go of the file whenever :meth:`release` is called (a sweep does after every
+    batch of runs it commits), so that other processes can read it meanwhile; it opens the file
+    again when next used, waiting for readers to let go."""
+
+    def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S):
+        self.path = Path(path)
+        self.read_only = read_only
+        self.wait_s = wait_s
+        if read_only and not self.path.exists():
+            raise BondsimError(f"{self.path}: no results database here (run a sweep first, or pass --db)")
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._forget()
+        self.con  # noqa: B018 (open now: an unusable file is an error here, not at first use)
+
+    def _forget(self) -> None:
+        """Drops what this store remembers of the database (another process may change it while released)."""
         self._columns: dict[str, dict[str, str]] = {}
         self._seen_shapes: set[tuple] = set()
-        self._next_run_id: int | None = None  # this process alone writes, so it counts the ids
+        self._next_run_id: int | None = None
+
+    @property
+    def con(self) -> duckdb.DuckDBPyConnection:
+        """The connection, opened (again) if need be."""
+        if self._con is None:
+            self._con = _connect(self.path, self.read_only, self.wait_s)
+            if not self.read_only:
+                self._con.execute(_SCHEMA)
+        return self._con
+
+    def release(self) -> None:
+        """Lets go of the file until next used, so that other processes may open it."""
+        if self._con is not None:
+            self._con.close()
+            self._con = None
+            self._forget()
 
     def __enter__(self) -> Store:
         return self
@@ -135,7 +186,7 @@ class Store:
         self.close()
 
     def close(self) -> None:
-        self.con.close()
+        self.release()
 
     # -- writing -----------------------------------------------------------------------------------
 
@@ -186,34 +237,39 @@ class Store:
 
     def add(self, runs: Sequence[tuple[str, dict, dict]]) -> list[int]:
         """Stores ``(scenario_hash, scenario, output)`` triples in one transaction, ``output`` being the
-        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``); returns their run ids."""
+        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``); returns their run ids.
+        A run already stored (by another process meanwhile) is not stored again: its id is returned."""
         if not runs:
             return []
-        if self._next_run_id is None:
-            self._next_run_id = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
-        ids = list(range(self._next_run_id, self._next_run_id + len(runs)))
-        rows = []
-        for run_id, (key, scenario, output) in zip(ids, runs, strict=True):
-            figures = {k: v for k, v in scalar_figures(output["summary"]).items() if k not in RUN_COLUMNS}
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "scenario_hash": key,
-                    "name": scenario.get("name"),
-                    "seed": scenario.get("seed"),
-                    "version": __version__,
-                    "scenario": json.dumps(scenario),
-                    "summary": json.dumps(output["summary"]),
-                    **figures,
-                }
-            )
-        kinds = dict.fromkeys(k for _, _, output in runs for k, v in output.items() if k != "summary" and v)
-        with self._transaction():
-            self._append("runs", pd.DataFrame(rows))
-            for kind in kinds:
-                self._append(kind, _stacked(kind, ids, [output for _, _, output in runs]))
-        self._next_run_id += len(runs)
-        return ids
+        known = self.stored([key for key, _, _ in runs])
+        fresh = [run for run in runs if run[0] not in known]
+        if fresh:
+            if self._next_run_id is None:
+                self._next_run_id = self.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+            ids = list(range(self._next_run_id, self._next_run_id + len(fresh)))
+            rows = []
+            for run_id, (key, scenario, output) in zip(ids, fresh, strict=True):
+                figures = {k: v for k, v in scalar_figures(output["summary"]).items() if k not in RUN_COLUMNS}
+                rows.append(
+                    {
+                        "run_id": run_id,
+                        "scenario_hash": key,
+                        "name": scenario.get("name"),
+                        "seed": scenario.get("seed"),
+                        "version": __version__,
+                        "scenario": json.dumps(scenario),
+                        "summary": json.dumps(output["summary"]),
+                        **figures,
+                    }
+                )
+            kinds = dict.fromkeys(k for _, _, output in fresh for k, v in output.items() if k != "summary" and v)
+            with self._transaction():
+                self._append("runs", pd.DataFrame(rows))
+                for kind in kinds:
+                    self._append(kind, _stacked(kind, ids, [output for _, _, output in fresh]))
+            self._next_run_id += len(fresh)
+            known |= {key: run_id for (key, _, _), run_id in zip(fresh, ids, strict=True)}
+        return [known[key] for key, _, _ in runs]
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:

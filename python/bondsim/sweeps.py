@@ -15,7 +15,8 @@ releases the GIL, so threads use every core and cost no process start or picklin
 distributed scheduler; either way results come back to this process, which alone writes the
 database, one transaction per batch of completed runs. A run already stored (same scenario hash,
 same bondsim version) is not run again; the core is deterministic, so whichever executor ran a
-scenario, its results are the same.
+scenario, its results are the same. Between two commits the database is let go, so that other
+processes (``bondsim runs list``) can read it while a sweep runs.
 """
 
 from __future__ import annotations
@@ -298,6 +299,7 @@ class Runner:
             else:
                 known = store.summaries(list(stored.values()))
                 outcomes = {k: Outcome(None, known[i], i, False) for k, i in stored.items()}
+            store.release()  # readers (bondsim runs list) may open the file between commits
         todo = [first[k] for k in keys if k not in outcomes]
         note = f" ({len(outcomes)} already stored)" if outcomes else ""
         bar = _Bar(name or "runs", len(todo), progress, note)
@@ -309,11 +311,13 @@ class Runner:
 
         def flush() -> None:
             outputs = {key: json.loads(text) for key, text in pending.items()}
-            ids = (
-                store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
-                if store is not None
-                else [None] * len(outputs)
-            )
+            if store is not None:
+                try:
+                    ids = store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
+                finally:
+                    store.release()
+            else:
+                ids = [None] * len(outputs)
             for (key, output), run_id in zip(outputs.items(), ids, strict=True):
                 result = RunResult.from_output(first[key].scenario, output) if keep_results else None
                 outcomes[key] = Outcome(result, output["summary"], run_id, True)

@@ -1,13 +1,34 @@
 """Reproductions of the seed papers' experiments (``bondsim reproduce NAME``)."""
 
-from bondsim.reproduce import eft, hetero_bonding, lacp_hashing, league, thesis, thesis_xor
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from types import ModuleType
+
+#: Name on the command line -> module (in this package) with ``reproduce(out, progress=...)``.
+MODULES = {
+    "thesis": "thesis",
+    "thesis-xor": "thesis_xor",
+    "hetero-bonding": "hetero_bonding",
+    "lacp-hashing": "lacp_hashing",
+    "league": "league",
+    "earliest-finish": "eft",
+}
+
+
+class Papers(Mapping[str, ModuleType]):
+    """Name -> reproduction module, each imported when first asked for (they load pandas and matplotlib)."""
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{MODULES[name]}")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(MODULES)
+
+    def __len__(self) -> int:
+        return len(MODULES)
+
 
 #: Name on the command line -> module with ``reproduce(out, progress=...)``.
-PAPERS = {
-    "thesis": thesis,
-    "thesis-xor": thesis_xor,
-    "hetero-bonding": hetero_bonding,
-    "lacp-hashing": lacp_hashing,
-    "league": league,
-    "earliest-finish": eft,
-}
+PAPERS = Papers()
