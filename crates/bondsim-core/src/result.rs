@@ -139,6 +139,18 @@ pub struct Summary {
     pub tcp_aborted: Option<u64>,
     /// TCP: timeouts F-RTO found spurious (and undid).
     pub tcp_spurious_rtos: Option<u64>,
+    /// Ping-pong: tokens read whole, both directions.
+    pub pingpong_tokens: Option<u64>,
+    /// Ping-pong: bytes of whole tokens read per second, both directions, in MB/s (10^6
+    /// bytes; seed 001's Fig. 5 unit).
+    pub token_mbytes_per_s: Option<f64>,
+    /// Ping-pong: exchanges completed (the server's token out and the client's back).
+    pub exchanges: Option<u64>,
+    /// Ping-pong: mean round trip of an exchange (the server writes its token until it has
+    /// read the whole answer), milliseconds.
+    pub exchange_rtt_mean_ms: Option<f64>,
+    /// Ping-pong: 99th-percentile (nearest rank) round trip of an exchange, milliseconds.
+    pub exchange_rtt_p99_ms: Option<f64>,
     /// TCP: the trace stopped at its row limit (only when tracing).
     pub tcp_trace_truncated: Option<bool>,
     /// Events the engine processed.
@@ -294,8 +306,10 @@ pub struct Reports<'a> {
     pub events: u64,
     /// Most packets a resequencing receiver held at once.
     pub reseq_max_held: Option<u64>,
-    /// What TCP's senders did (TCP runs only).
+    /// What TCP's senders did (TCP runs only; a ping-pong's two ends summed).
     pub tcp: Option<crate::transport::tcp::TcpStats>,
+    /// What a ping-pong's applications saw, both ends together (ping-pong runs only).
+    pub pingpong: Option<crate::transport::tcp::peer::PingPongStats>,
     /// TCP's samples over time, when asked for.
     pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
 }
@@ -316,6 +330,11 @@ pub fn jain_index(x: &[f64]) -> f64 {
     } else {
         sum * sum / (x.len() as f64 * squares)
     }
+}
+
+/// The nearest-rank `q` quantile of the sorted `x`.
+fn nearest_rank<T>(x: &[T], q: f64) -> Option<&T> {
+    (!x.is_empty()).then(|| &x[((q * x.len() as f64).ceil() as usize).clamp(1, x.len()) - 1])
 }
 
 /// Builds the result of a run from its components' reports.
@@ -400,10 +419,13 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         .map(|(r, f)| (f.last_at.0.saturating_sub(r.arrival.0)) as f64 / 1e9)
         .collect();
     fct.sort_by(f64::total_cmp);
-    // Nearest-rank percentile.
-    let fct_at =
-        |q: f64| (!fct.is_empty()).then(|| fct[((q * fct.len() as f64).ceil() as usize).clamp(1, fct.len()) - 1]);
+    let fct_at = |q: f64| nearest_rank(&fct, q).copied();
     let tcp = reports.tcp.as_ref();
+    let pingpong = reports.pingpong.as_ref();
+    let mut rtts = pingpong.map(|p| p.exchange_rtts_ns.clone()).unwrap_or_default();
+    rtts.sort_unstable();
+    // A ping-pong pair is a connection with a sender at each end.
+    let tcp_connections = reports.requests.len() * if pingpong.is_some() { 2 } else { 1 };
     // A reliable transport resends what the wire lost: what is not delivered yet is what the
     // application wrote and has not received, not what the bond sent.
     let undelivered = match tcp {
@@ -472,10 +494,16 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         tcp_rtos: tcp.map(|t| t.rtos),
         tcp_tlp_probes: tcp.map(|t| t.tlp_probes),
         tcp_undos: tcp.map(|t| t.undos),
-        tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / reports.requests.len().max(1) as f64),
+        tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / tcp_connections.max(1) as f64),
         tcp_reordering_max: tcp.map(|t| t.reordering_max),
         tcp_aborted: tcp.map(|t| t.aborted),
         tcp_spurious_rtos: tcp.map(|t| t.spurious_rtos),
+        pingpong_tokens: pingpong.map(|p| p.tokens),
+        token_mbytes_per_s: pingpong.map(|p| per_s((p.tokens * p.token_bytes) as f64) / 1e6),
+        exchanges: pingpong.map(|p| p.exchange_rtts_ns.len() as u64),
+        exchange_rtt_mean_ms: pingpong
+            .and_then(|_| (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6)),
+        exchange_rtt_p99_ms: pingpong.and_then(|_| nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6)),
         tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
         events: reports.events,
         wall_s,

@@ -31,7 +31,7 @@ pub struct Scenario {
     /// with an error naming this field, so that no scenario can keep a run going for ever.
     #[serde(default = "default_max_events")]
     pub max_events: u64,
-    /// The requests clients make.
+    /// What the clients do: request files (the default), or exchange tokens (`kind = "pingpong"`).
     pub workload: Workload,
     /// How the server turns requests into packets.
     #[serde(default)]
@@ -58,10 +58,89 @@ fn default_max_events() -> u64 {
     DEFAULT_MAX_EVENTS
 }
 
-/// The requests: how many, from how many clients, when, for which file sizes.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// What the clients do, chosen by `kind`: `requests` (the default: clients ask the
+/// server for files) or `pingpong` (client/server pairs bounce a token back and forth).
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
+pub enum Workload {
+    /// Clients request files from the server.
+    Requests(Requests),
+    /// Client/server pairs exchange a token over TCP (a request/response workload).
+    PingPong(PingPong),
+}
+
+impl Workload {
+    /// Every kind with its fields, for errors naming a field of another kind.
+    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("requests", &["clients", "requests", "clients_in_turn", "arrivals", "file_size"]),
+        ("pingpong", &["pairs", "token_bytes", "rounds"]),
+    ];
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for Workload {
+    type Error = String;
+
+    fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
+        let kind = take_kind(&mut map, "requests", Workload::KINDS)?;
+        let fields = Workload::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        if let Some(key) = map.keys().find(|key| !fields.contains(&key.as_str())) {
+            let other = Workload::KINDS.iter().find(|(_, f)| f.contains(&key.as_str()));
+            let message = match other {
+                Some((owner, _)) => format!("only for kind = \"{owner}\", not \"{kind}\""),
+                None => format!("unknown field `{key}`, expected one of `kind`, {}", quoted(fields)),
+            };
+            return Err(nested(key, message));
+        }
+        let body = serde_json::Value::Object(map);
+        Ok(if kind == "pingpong" { Workload::PingPong(part(body)?) } else { Workload::Requests(part(body)?) })
+    }
+}
+
+/// A request workload prints as before (no `kind`); a ping-pong one with its `kind`.
+impl Serialize for Workload {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Tagged<'a> {
+            kind: &'static str,
+            #[serde(flatten)]
+            body: &'a PingPong,
+        }
+        match self {
+            Workload::Requests(r) => r.serialize(s),
+            Workload::PingPong(p) => Tagged { kind: "pingpong", body: p }.serialize(s),
+        }
+    }
+}
+
+/// `workload.kind = "pingpong"`: `pairs` client/server pairs, each its own TCP
+/// connection, bounce a token of `token_bytes` back and forth `rounds` times. The
+/// server's end writes the first token; each end writes the next one as soon as it has
+/// read the whole token from the other (seed 001's producer/consumer pairs, Fig. 5).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Workload {
+pub struct PingPong {
+    /// Client/server pairs (one client each).
+    #[serde(default = "default_pairs")]
+    pub pairs: u32,
+    /// Bytes of one token (one `send()` of the application).
+    pub token_bytes: u64,
+    /// Exchanges per pair: the server's token out and the client's back.
+    #[serde(default = "default_rounds")]
+    pub rounds: u32,
+}
+
+fn default_pairs() -> u32 {
+    1
+}
+
+fn default_rounds() -> u32 {
+    100
+}
+
+/// The requests: how many, from how many clients, when, for which file sizes.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Requests {
     /// Number of clients; each request comes from one drawn uniformly.
     #[serde(default = "default_clients")]
     pub clients: u32,
@@ -241,6 +320,12 @@ pub struct TcpSender {
     /// Delayed ACKs at the receiver (false: an ACK per segment, as `TCP_QUICKACK`).
     #[serde(default = "yes")]
     pub delayed_ack: bool,
+    /// `TCP_NODELAY`: send sub-MSS segments at once. Off by default, as on Linux: Nagle's
+    /// algorithm (Minshall's variant, `tcp_nagle_check`) holds a small segment while an
+    /// earlier small one is unacknowledged. Only application writes smaller than the
+    /// connection's stream (a `pingpong` token) make such segments.
+    #[serde(default)]
+    pub nodelay: bool,
     /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
     #[serde(default = "default_rto_min_ms")]
     pub rto_min_ms: f64,
@@ -365,6 +450,7 @@ impl Sender {
                 "tcp_sack",
                 "tcp_dsack",
                 "delayed_ack",
+                "nodelay",
                 "rto_min_ms",
                 "tcp_moderate_rcvbuf",
                 "tcp_rmem",
@@ -963,7 +1049,10 @@ impl Scenario {
     }
 
     fn validate_workload(&self) -> Result<()> {
-        let w = &self.workload;
+        let w = match &self.workload {
+            Workload::Requests(w) => w,
+            Workload::PingPong(p) => return self.validate_pingpong(p),
+        };
         at_least("workload.clients", u64::from(w.clients), 1)?;
         at_least("workload.requests", u64::from(w.requests), 1)?;
         // Each request is a flow and each client a pair of addresses, with state for the whole run.
@@ -1030,6 +1119,39 @@ impl Scenario {
                     return Err(Error::scenario("workload.file_size.bytes", "must hold at least one size"));
                 }
             }
+        }
+        Ok(())
+    }
+
+    fn validate_pingpong(&self, p: &PingPong) -> Result<()> {
+        at_least("workload.pairs", u64::from(p.pairs), 1)?;
+        if p.pairs > MAX_FLOWS {
+            return Err(Error::scenario(
+                "workload.pairs",
+                format!("at most {MAX_FLOWS} in one run (each has state for the whole run), got {}", p.pairs),
+            ));
+        }
+        at_least("workload.token_bytes", p.token_bytes, 1)?;
+        at_least("workload.rounds", u64::from(p.rounds), 1)?;
+        let Sender::Tcp(t) = &self.sender else {
+            return Err(Error::scenario(
+                "workload.kind",
+                format!("\"pingpong\" runs over TCP: set sender.kind = \"tcp\" (got \"{}\")", self.sender.kind()),
+            ));
+        };
+        if t.ack_path == AckPath::Ideal {
+            return Err(Error::scenario(
+                "sender.ack_path",
+                "must be \"links\" with workload.kind = \"pingpong\": the clients' tokens travel the reverse links",
+            ));
+        }
+        // Both directions of a pair are one flow of `rounds` tokens, each cut into segments.
+        let segments = u64::from(p.rounds) * p.token_bytes.div_ceil(u64::from(self.chunk_bytes()));
+        if segments > u64::from(u32::MAX) {
+            return Err(Error::scenario(
+                "workload.rounds",
+                format!("rounds × segments per token must be at most {}, got {segments}", u32::MAX),
+            ));
         }
         Ok(())
     }
@@ -1576,8 +1698,9 @@ mod tests {
         let s = Scenario::from_json(&base().to_string()).unwrap();
         assert_eq!(s.seed, 1);
         assert_eq!(s.sender, Sender::Paced(PacedSender { chunk_bytes: 1024, tick_ms: 20.0, packets_per_tick: 4 }));
-        assert_eq!(s.workload.clients, 10);
-        assert_eq!(s.workload.arrivals, Arrivals::AtStart);
+        let Workload::Requests(w) = &s.workload else { panic!("requests by default") };
+        assert_eq!(w.clients, 10);
+        assert_eq!(w.arrivals, Arrivals::AtStart);
         assert_eq!(s.link_count(), 4);
         assert_eq!(s.links[1], LinkSpec::paced(82.0));
         assert_eq!(s.links[0], LinkSpec::paced(20.0));
@@ -1851,6 +1974,56 @@ mod tests {
         let mut v = base();
         v["max_events"] = 0.into();
         assert_eq!(error_of(v).0, "max_events");
+    }
+
+    fn pingpong() -> serde_json::Value {
+        let mut v = base();
+        v["workload"] = serde_json::json!({"kind": "pingpong", "token_bytes": 512});
+        v["sender"] = serde_json::json!({"kind": "tcp"});
+        v
+    }
+
+    #[test]
+    fn pingpong_defaults_and_round_trip() {
+        let s = Scenario::from_json(&pingpong().to_string()).unwrap();
+        assert_eq!(s.workload, Workload::PingPong(PingPong { pairs: 1, token_bytes: 512, rounds: 100 }));
+        let Sender::Tcp(t) = &s.sender else { panic!("tcp") };
+        assert!(!t.nodelay, "Nagle is on by default, as on Linux");
+        let again = Scenario::from_json(&s.to_json()).unwrap();
+        assert_eq!(again.workload, s.workload, "to_json names the kind");
+        // A request workload prints as before, without a kind.
+        let r = Scenario::from_json(&base().to_string()).unwrap();
+        assert!(serde_json::from_str::<serde_json::Value>(&r.to_json()).unwrap()["workload"].get("kind").is_none());
+    }
+
+    #[test]
+    fn pingpong_errors_name_the_field() {
+        let mut v = pingpong();
+        v["workload"]["token_bytes"] = 0.into();
+        assert_eq!(error_of(v).0, "workload.token_bytes");
+        let mut v = pingpong();
+        v["workload"]["file_size"] = serde_json::json!({"kind": "fixed", "bytes": 1});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "workload.file_size");
+        assert!(msg.contains("only for kind = \"requests\""), "{msg}");
+        let mut v = pingpong();
+        v["sender"] = serde_json::json!({"kind": "window"});
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "workload.kind");
+        assert!(msg.contains("sender.kind = \"tcp\""), "{msg}");
+        let mut v = pingpong();
+        v["sender"]["ack_path"] = "ideal".into();
+        assert_eq!(error_of(v).0, "sender.ack_path");
+        let mut v = pingpong();
+        v["workload"]["kind"] = "pingping".into();
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "workload.kind");
+        assert!(msg.contains("`requests`, `pingpong`"), "{msg}");
+        let mut v = pingpong();
+        v["workload"].as_object_mut().unwrap().remove("token_bytes");
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "workload");
+        assert!(msg.contains("missing field `token_bytes`"), "{msg}");
     }
 
     #[test]

@@ -228,11 +228,12 @@ struct World {
     reliable: bool,
     /// Where the bond put the latest offload buffer's first segment.
     gso_pick: Pick,
-    /// Whether the server's end wants to hear of TX completions (TCP small queues).
-    hears_tx_done: bool,
-    /// The server's end is handing packets over; releases wait in `freed_later`.
-    server_polling: bool,
-    freed_later: Vec<Packet>,
+    /// Per side (server, client): whether the end wants to hear of TX completions (TCP
+    /// small queues), whether it is handing packets over, and the releases that wait
+    /// until it is done.
+    hears_tx_done: [bool; 2],
+    polling: [bool; 2],
+    freed_later: [Vec<Packet>; 2],
     /// ACKs on the ideal return path (`ack_path = "ideal"`), per link, in arrival order.
     ideal_acks: Option<Vec<std::collections::VecDeque<(SimTime, Packet)>>>,
     l3_header: u32,
@@ -266,19 +267,24 @@ impl World {
     fn build(scenario: &Scenario) -> Result<World> {
         let seed = scenario.seed;
         let cutter = transport::Cutter::for_scenario(scenario);
-        let largest = workload::max_file_bytes(&scenario.workload.file_size);
-        if cutter.packets(largest) > u64::from(u32::MAX) {
-            return Err(Error::scenario(
-                "workload.file_size",
-                format!(
-                    "a file may be cut into at most {} packets, the largest here needs {}",
-                    u32::MAX,
-                    cutter.packets(largest)
-                ),
-            ));
-        }
-        let requests = workload::generate(&scenario.workload, seed);
-        let clients = network::Clients::new(&scenario.network, scenario.workload.clients, seed);
+        let (requests, clients) = match &scenario.workload {
+            scenario::Workload::Requests(w) => {
+                let largest = workload::max_file_bytes(&w.file_size);
+                if cutter.packets(largest) > u64::from(u32::MAX) {
+                    return Err(Error::scenario(
+                        "workload.file_size",
+                        format!(
+                            "a file may be cut into at most {} packets, the largest here needs {}",
+                            u32::MAX,
+                            cutter.packets(largest)
+                        ),
+                    ));
+                }
+                (workload::generate(w, seed), w.clients)
+            }
+            scenario::Workload::PingPong(p) => (workload::pingpong(p), p.pairs),
+        };
+        let clients = network::Clients::new(&scenario.network, clients, seed);
         let headers = network::flow_headers(&scenario.network, &clients, &requests, seed);
         let packets_per_flow: Vec<u32> = requests.iter().map(|r| cutter.packets(r.file_bytes) as u32).collect();
         let total_packets = packets_per_flow.iter().map(|&p| u64::from(p)).sum();
@@ -348,9 +354,9 @@ impl World {
             hears_resolved: false,
             reliable: false,
             gso_pick: Pick::Drop,
-            hears_tx_done: false,
-            server_polling: false,
-            freed_later: Vec::new(),
+            hears_tx_done: [false; 2],
+            polling: [false; 2],
+            freed_later: [Vec::new(), Vec::new()],
             ideal_acks: match &scenario.sender {
                 scenario::Sender::Tcp(t) if t.ack_path == scenario::AckPath::Ideal => {
                     Some(vec![std::collections::VecDeque::new(); scenario.link_count()])
@@ -379,7 +385,7 @@ impl World {
         };
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable();
-        world.hears_tx_done = world.server.hears_tx_done();
+        world.hears_tx_done = [world.server.hears_tx_done(), world.client.hears_tx_done()];
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -460,9 +466,12 @@ impl World {
                     let target = if side == Side::Server { Target::Server } else { Target::Client };
                     self.events.schedule(at, Event::new(target, token));
                 }
-                Output::Deliver(packet) => {
+                // The metrics watch the clients' deliveries (a ping-pong server's
+                // reads are counted by its application).
+                Output::Deliver(packet) if side == Side::Client => {
                     self.receiver.deliver(now, &packet);
                 }
+                Output::Deliver(_) => {}
             }
         }
     }
@@ -479,15 +488,11 @@ impl World {
             self.drain(now, side, &mut out);
             self.outbox = out;
         }
+        let nested = std::mem::replace(&mut self.polling[side as usize], true);
         match side {
             Side::Server => {
-                let nested = std::mem::replace(&mut self.server_polling, true);
                 while let Some(packet) = self.server.poll_transmit(now) {
                     self.dispatch(now, packet);
-                }
-                self.server_polling = nested;
-                if !nested {
-                    self.tell_freed(now);
                 }
             }
             Side::Client => {
@@ -495,6 +500,10 @@ impl World {
                     self.send_back(now, packet);
                 }
             }
+        }
+        self.polling[side as usize] = nested;
+        if !nested {
+            self.tell_freed(now, side);
         }
     }
 
@@ -568,25 +577,32 @@ impl World {
         }
     }
 
-    /// Tells the server's end of the releases that waited while it was handing packets over.
-    fn tell_freed(&mut self, now: SimTime) {
-        while let Some(packet) = self.freed_later.pop() {
-            self.with_end(now, Side::Server, |end, out| end.on_tx_done(now, &packet, out));
+    /// Tells one end of the releases that waited while it was handing packets over.
+    fn tell_freed(&mut self, now: SimTime, side: Side) {
+        while let Some(packet) = self.freed_later[side as usize].pop() {
+            self.with_end(now, side, |end, out| end.on_tx_done(now, &packet, out));
         }
     }
 
-    /// The sender's buffer of `packet` is released: sent by its link (TX completion),
-    /// or dropped below the transport. Feeds TCP small queues (`tcp_wfree`). While
-    /// the server's end is handing packets over, the news waits until it is done.
+    /// The server's buffer of `packet` is released: sent by its link (TX completion),
+    /// or dropped below the transport. Feeds TCP small queues (`tcp_wfree`).
     fn freed(&mut self, now: SimTime, packet: &Packet) {
-        if !self.hears_tx_done || self.copies.contains_key(&packet.bond_seq) {
+        if !self.copies.contains_key(&packet.bond_seq) {
+            self.release(now, Side::Server, packet);
+        }
+    }
+
+    /// `side`'s buffer of `packet` is released. While that end is handing packets
+    /// over, the news waits until it is done.
+    fn release(&mut self, now: SimTime, side: Side, packet: &Packet) {
+        if !self.hears_tx_done[side as usize] {
             return;
         }
-        if self.server_polling {
-            self.freed_later.push(*packet);
+        if self.polling[side as usize] {
+            self.freed_later[side as usize].push(*packet);
             return;
         }
-        self.with_end(now, Side::Server, |end, out| end.on_tx_done(now, packet, out));
+        self.with_end(now, side, |end, out| end.on_tx_done(now, packet, out));
     }
 
     fn enqueue(&mut self, now: SimTime, id: usize, packet: Packet) {
@@ -666,7 +682,9 @@ impl World {
                 self.copies.remove(&packet.bond_seq);
             }
             if !first {
-                self.receiver.duplicate(packet.flow);
+                if packet.kind == Kind::Data {
+                    self.receiver.duplicate(packet.flow);
+                }
                 if self.reliable {
                     // A real receiver sees the extra copy (and TCP reports it as a D-SACK).
                     self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out));
@@ -674,7 +692,9 @@ impl World {
                 return;
             }
         }
-        self.wire.arrive(&packet);
+        if packet.kind == Kind::Data {
+            self.wire.arrive(&packet);
+        }
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
             None if matches!(self.client, End::Sink(_)) => {
@@ -775,6 +795,7 @@ impl World {
         let Some(link) = self.reverse[id].as_mut() else {
             // The paced model has no return path: the packet is at the server at once.
             self.reverse_arrived += 1;
+            self.release(now, Side::Client, &packet);
             self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
             return;
         };
@@ -785,16 +806,18 @@ impl World {
                 self.in_flight += 1;
             }
             Enqueued::Waiting => self.in_flight += 1,
-            Enqueued::Dropped(_) => {} // counted in the reverse link's drops
+            // Counted in the reverse link's drops.
+            Enqueued::Dropped(_) => self.release(now, Side::Client, &packet),
         }
     }
 
     fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
-        let Sent { arrival, next, .. } = link.tx_done(now);
+        let Sent { packet, arrival, next } = link.tx_done(now);
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
+        self.release(now, Side::Client, &packet);
         match arrival {
             Some(arrival) => self
                 .events
@@ -809,7 +832,6 @@ impl World {
         let packet = link.arrive();
         self.in_flight -= 1;
         self.reverse_arrived += 1;
-        debug_assert_eq!(packet.kind, Kind::Ack);
         self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
     }
 
@@ -845,8 +867,10 @@ impl World {
                 self.freed(now, &packet);
                 self.copy_lost(now, packet, DropCause::LinkDown);
             }
-            if let Some(reverse) = self.reverse[id].as_mut() {
-                self.in_flight -= reverse.carrier_down(now).len() as u64;
+            let lost = self.reverse[id].as_mut().map(|r| r.carrier_down(now)).unwrap_or_default();
+            self.in_flight -= lost.len() as u64;
+            for packet in lost {
+                self.release(now, Side::Client, &packet);
             }
         }
         let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
@@ -908,7 +932,19 @@ impl World {
                 ended_at: self.events.now(),
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
-                tcp: self.server.tcp_stats(),
+                tcp: match (self.server.tcp_stats(), self.client.tcp_stats()) {
+                    (Some(mut server), Some(client)) => {
+                        server.merge(&client);
+                        Some(server)
+                    }
+                    (server, _) => server,
+                },
+                pingpong: self.server.pingpong_stats().map(|mut server| {
+                    if let Some(client) = self.client.pingpong_stats() {
+                        server.tokens += client.tokens;
+                    }
+                    server
+                }),
                 tcp_trace,
             },
             wall_s,

@@ -30,7 +30,7 @@ pub mod tcp;
 pub mod window;
 
 use crate::packet::Packet;
-use crate::scenario::{Scenario, Sender};
+use crate::scenario::{Scenario, Sender, Workload};
 use crate::time::SimTime;
 
 /// What an endpoint asks of the world besides sending, in the order it asks.
@@ -98,6 +98,11 @@ pub trait Endpoint: Send {
         false
     }
 
+    /// What a ping-pong application saw at this end (none for other workloads).
+    fn pingpong_stats(&self) -> Option<tcp::peer::PingPongStats> {
+        None
+    }
+
     /// What a TCP end did (none for other transports).
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         None
@@ -127,6 +132,8 @@ pub enum End {
     TcpSender(Box<TcpSender>),
     /// TCP's receiving end.
     TcpReceiver,
+    /// A TCP end that sends and receives (a ping-pong workload's ends; boxed as the sender).
+    TcpPeer(Box<TcpPeer>),
     /// An end defined outside the registry (tests, experiments).
     Custom(Box<dyn Endpoint>),
 }
@@ -134,6 +141,7 @@ pub enum End {
 use cbr::CbrSender;
 use paced::PacedSender;
 use sink::Sink;
+use tcp::peer::{Role, TcpPeer};
 use tcp::receiver::TcpReceiver;
 use tcp::sender::TcpSender;
 use window::WindowSender;
@@ -175,6 +183,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn tcp_stats(&self) -> Option<tcp::TcpStats> {
         (**self).tcp_stats()
     }
+    fn pingpong_stats(&self) -> Option<tcp::peer::PingPongStats> {
+        (**self).pingpong_stats()
+    }
     fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
         (**self).tcp_trace()
     }
@@ -197,9 +208,13 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
         Sender::Cbr(s) => Ends { server: CbrSender::new(s, cutter, flows).into(), client: Sink.into() },
         Sender::Tcp(s) => {
             let config = tcp::TcpConfig::new(s, scenario.chunk_bytes());
+            if let Workload::PingPong(p) = &scenario.workload {
+                let end = |role| Box::new(TcpPeer::new(config.clone(), cutter, flows, role, p.token_bytes, p.rounds));
+                return Ends { server: end(Role::Server).into(), client: end(Role::Client).into() };
+            }
             Ends {
                 server: Box::new(TcpSender::new(config.clone(), cutter, flows)).into(),
-                client: TcpReceiver::new(config, flows).into(),
+                client: TcpReceiver::new(config, cutter, flows).into(),
             }
         }
     }
@@ -216,11 +231,21 @@ pub struct Cutter {
 impl Cutter {
     /// The cutting rule of `scenario`'s sender.
     pub fn for_scenario(scenario: &Scenario) -> Cutter {
+        // A ping-pong application writes one token at a time: each is cut on its own.
+        let message = match &scenario.workload {
+            Workload::PingPong(p) => Some(p.token_bytes),
+            Workload::Requests(_) => scenario.sender.message_bytes().map(u64::from),
+        };
         Cutter {
             chunk: u64::from(scenario.chunk_bytes()),
-            message: scenario.sender.message_bytes().map(u64::from),
+            message,
             thesis: matches!(scenario.sender, Sender::Paced(_)),
         }
+    }
+
+    /// Whole files cut into packets of `chunk` bytes (no messages, not the thesis's rule).
+    pub fn whole_files(chunk: u64) -> Cutter {
+        Cutter { chunk, message: None, thesis: false }
     }
 
     /// Packets in one message of `m` bytes (an empty message is one empty packet).

@@ -11,7 +11,7 @@ use rand::RngExt;
 use rand_distr::{Distribution, Exp};
 
 use crate::rng;
-use crate::scenario::{Arrivals, FileSize, Workload};
+use crate::scenario::{Arrivals, FileSize, PingPong, Requests};
 use crate::time::SimTime;
 
 /// One client request for one file.
@@ -28,7 +28,7 @@ pub struct Request {
 }
 
 /// Draws every request of `workload` for the run seeded with `seed`.
-pub fn generate(workload: &Workload, seed: u64) -> Vec<Request> {
+pub fn generate(workload: &Requests, seed: u64) -> Vec<Request> {
     let mut clients = rng::stream(seed, "workload.clients");
     let mut sizes = rng::stream(seed, "workload.file_size");
     let mut arrivals = rng::stream(seed, "workload.arrivals");
@@ -56,6 +56,13 @@ pub fn generate(workload: &Workload, seed: u64) -> Vec<Request> {
         .collect()
 }
 
+/// A ping-pong workload as requests: one per pair, from its own client, at time
+/// zero, for the bytes each direction of the pair carries (its flow).
+pub fn pingpong(p: &PingPong) -> Vec<Request> {
+    let bytes = p.token_bytes * u64::from(p.rounds);
+    (0..p.pairs).map(|id| Request { id, client: id, file_bytes: bytes, arrival: SimTime::ZERO }).collect()
+}
+
 /// The largest file `spec` can ask for.
 pub fn max_file_bytes(spec: &FileSize) -> u64 {
     match spec {
@@ -70,7 +77,7 @@ pub fn max_file_bytes(spec: &FileSize) -> u64 {
 mod tests {
     use super::*;
 
-    fn workload(json: serde_json::Value) -> Workload {
+    fn workload(json: serde_json::Value) -> Requests {
         serde_json::from_value(json).unwrap()
     }
 

@@ -15,6 +15,7 @@
 //! clock ([`ts_of`]), and the ACK echoes `TS.Recent` (`Packet::ts_ecr`).
 
 pub mod cc;
+pub mod peer;
 pub mod receiver;
 pub mod sender;
 
@@ -46,6 +47,8 @@ pub struct TcpConfig {
     pub dsack: bool,
     /// Delayed ACKs (off: every segment is ACKed at once, as `TCP_QUICKACK`).
     pub delayed_ack: bool,
+    /// `TCP_NODELAY`: no Nagle hold on sub-MSS segments.
+    pub nodelay: bool,
     /// The delayed-ACK timeout (`TCP_DELACK_MIN` = `TCP_ATO_MIN` = 40 ms).
     pub delack_timeout: SimTime,
     /// `rto_min` (`TCP_RTO_MIN`, 200 ms).
@@ -87,6 +90,7 @@ impl TcpConfig {
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,
+            nodelay: spec.nodelay,
             delack_timeout: SimTime::from_millis_f64(40.0),
             rto_min: SimTime::from_millis_f64(spec.rto_min_ms),
             rto_max: SimTime::from_secs_f64(120.0),
@@ -274,6 +278,24 @@ pub struct TcpStats {
     pub aborted: u64,
     /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
     pub spurious_rtos: u64,
+}
+
+impl TcpStats {
+    /// Adds what the senders of `other` did (the two ends of ping-pong connections).
+    pub fn merge(&mut self, other: &TcpStats) {
+        self.segments_sent += other.segments_sent;
+        self.retransmits += other.retransmits;
+        self.spurious_retransmits += other.spurious_retransmits;
+        self.fast_recoveries += other.fast_recoveries;
+        self.rtos += other.rtos;
+        self.tlp_probes += other.tlp_probes;
+        self.undos += other.undos;
+        self.reordering_sum += other.reordering_sum;
+        self.reordering_max = self.reordering_max.max(other.reordering_max);
+        self.acks_received += other.acks_received;
+        self.aborted += other.aborted;
+        self.spurious_rtos += other.spurious_rtos;
+    }
 }
 
 #[cfg(test)]

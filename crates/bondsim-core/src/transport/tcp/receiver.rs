@@ -10,7 +10,7 @@
 use super::{timer_token, TcpConfig, Timer};
 use crate::packet::{Packet, SackBlock};
 use crate::time::SimTime;
-use crate::transport::{Endpoint, Output};
+use crate::transport::{Cutter, Endpoint, Output};
 
 /// `TCP_MAX_QUICKACKS` (`include/net/tcp.h`): quick ACKs at the start of a connection.
 const MAX_QUICKACKS: u32 = 16;
@@ -54,6 +54,13 @@ struct Conn {
     compressed: u32,
     /// The delayed-ACK (or compressed-SACK) timer: when it is due, and its generation.
     timer: Timer,
+    /// The timer was last armed as the delayed-ACK timer (`ICSK_TIME_DACK`), not SACK compression.
+    dack: bool,
+    /// Interactive mode (`inet_csk_in_pingpong_mode`): this end answers data with data,
+    /// so it delays its ACKs to let them ride on the answer, even in quick-ACK mode.
+    pingpong: bool,
+    /// When in-order data last arrived (`icsk_ack.lrcvtime`).
+    lrcvtime: SimTime,
     /// `TS.Recent`: the timestamp to echo.
     ts_recent: u32,
     /// The receiver's RTT estimate (`rcv_rtt_est`): from sending an ACK to the
@@ -95,15 +102,17 @@ impl Conn {
 #[derive(Debug)]
 pub struct TcpReceiver {
     config: TcpConfig,
+    cutter: Cutter,
     conns: Vec<Conn>,
     tx: std::collections::VecDeque<Packet>,
 }
 
 impl TcpReceiver {
     /// A receiver for `flows` flows.
-    pub fn new(config: TcpConfig, flows: usize) -> TcpReceiver {
+    pub fn new(config: TcpConfig, cutter: Cutter, flows: usize) -> TcpReceiver {
         TcpReceiver {
             config,
+            cutter,
             conns: (0..flows).map(|_| Conn::default()).collect(),
             tx: std::collections::VecDeque::new(),
         }
@@ -111,10 +120,36 @@ impl TcpReceiver {
 
     /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
     fn send_ack(&mut self, now: SimTime, flow: u32) {
-        let c = &mut self.conns[flow as usize];
-        let mut ack = Packet::ack(flow, c.rcv_nxt, now);
-        ack.ts_ecr = c.ts_recent;
+        let mut ack = Packet::ack(flow, 0, now);
+        let c = &self.conns[flow as usize];
         ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
+        self.stamp_ack(flow, &mut ack);
+        self.tx.push_back(ack);
+    }
+
+    /// A data segment of this end's own sender is leaving: it carries the current ACK
+    /// of `flow` (every segment after the handshake has ACK set, RFC 9293 §3.10.7.4) and
+    /// counts as the ACK sent (`tcp_transmit_skb` → `tcp_event_ack_sent`: the pending
+    /// delayed ACK is cancelled). It also tells the interactive-mode heuristic that data
+    /// left (`tcp_event_data_sent`): data sent within the ATO of the last data received
+    /// is a reply, and the connection enters ping-pong mode (`inet_csk_enter_pingpong_mode`,
+    /// `net.ipv4.tcp_pingpong_thresh` = 1). The ATO is taken at `TCP_ATO_MIN` (40 ms), where
+    /// `tcp_event_data_recv` keeps it while data arrives less than 20 ms apart.
+    pub fn piggyback(&mut self, now: SimTime, data: &mut Packet) {
+        let c = &mut self.conns[data.flow as usize];
+        if now.0.saturating_sub(c.lrcvtime.0) < self.config.delack_timeout.0 {
+            c.pingpong = true;
+        }
+        self.stamp_ack(data.flow, data);
+    }
+
+    /// Writes `flow`'s acknowledgement fields into `ack` (cumulative ACK, SACK and D-SACK
+    /// blocks, the timestamp echo) and accounts for an ACK sent (`tcp_event_ack_sent`).
+    fn stamp_ack(&mut self, flow: u32, ack: &mut Packet) {
+        let c = &mut self.conns[flow as usize];
+        ack.ack = c.rcv_nxt;
+        // One TS.Recent per connection: the newer of what its data and its ACKs echoed.
+        ack.ts_ecr = ack.ts_ecr.max(c.ts_recent);
         let mut blocks = Vec::with_capacity(3);
         if let Some((s, e)) = c.dsack.take() {
             blocks.push((s, e)); // RFC 2883 §4: the D-SACK block comes first
@@ -135,15 +170,16 @@ impl TcpReceiver {
         c.timer.cancel();
         // `tcp_event_ack_sent` → `tcp_dec_quickack_mode`.
         c.quick = c.quick.saturating_sub(1);
-        self.tx.push_back(ack);
     }
 
     /// `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK or SACK-compression timer.
     fn ack_check(&mut self, now: SimTime, flow: u32, mss: u32, out: &mut Vec<Output>) {
         let delayed = self.config.delayed_ack;
         let c = &mut self.conns[flow as usize];
-        // "More than one full frame received", quick-ACK mode, or a mandated immediate ACK.
-        if !delayed || c.rcv_bytes - c.wup_bytes > u64::from(mss) || c.quick > 0 || c.ack_now {
+        // "More than one full frame received", quick-ACK mode (`tcp_in_quickack_mode`: quick
+        // ACKs left and not in ping-pong mode), or a mandated immediate ACK.
+        let quickack = c.quick > 0 && !c.pingpong;
+        if !delayed || c.rcv_bytes - c.wup_bytes > u64::from(mss) || quickack || c.ack_now {
             return self.send_ack(now, flow);
         }
         if c.ranges.is_empty() {
@@ -153,6 +189,7 @@ impl TcpReceiver {
             if c.timer.arm_by(now + self.config.delack_timeout) {
                 out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
             }
+            c.dack = true;
             return;
         }
         // Out-of-order data: SACK compression (`tcp_comp_sack`, Linux 4.20+).
@@ -168,6 +205,7 @@ impl TcpReceiver {
             return self.send_ack(now, flow);
         }
         c.compressed += 1;
+        c.dack = false;
         // 5% of the RTT, at most tcp_comp_sack_delay_ns.
         let delay = c.rcv_rtt.map_or(COMP_SACK_DELAY, |rtt| SimTime(rtt.0 / 20).min(COMP_SACK_DELAY));
         // A pending compression timer is left alone (`hrtimer_is_queued` → return).
@@ -198,16 +236,19 @@ fn insert_range(ranges: &mut Vec<(u32, u32)>, s: u32) -> (u32, u32) {
 }
 
 impl Endpoint for TcpReceiver {
-    fn open(&mut self, _now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
         // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
         // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
-        let total = bytes.div_ceil(u64::from(self.config.mss)).max(1) as u32;
+        let total = self.cutter.packets(bytes) as u32;
         self.conns[flow as usize] = Conn {
             quick: MAX_QUICKACKS,
             total,
             rcv_wnd: self.config.rwnd_initial,
             // `tcp_init_buffer_space`: TCP_INIT_CWND segments.
             space: (10 * u64::from(self.config.mss)).min(self.config.rwnd_initial),
+            // The handshake's last segment counts as received data (`tcp_finish_connect`,
+            // `tcp_create_openreq_child` set `lrcvtime`).
+            lrcvtime: now,
             ..Conn::default()
         };
     }
@@ -241,6 +282,7 @@ impl Endpoint for TcpReceiver {
         if s == c.rcv_nxt {
             // In order: deliver it and everything it uncovers (`tcp_ofo_queue`).
             let had_ofo = !c.ranges.is_empty();
+            c.lrcvtime = now; // `tcp_event_data_recv`
             c.rcv_nxt += 1;
             c.rcv_bytes += u64::from(packet.bytes);
             out.push(Output::Deliver(packet));
@@ -297,7 +339,14 @@ impl Endpoint for TcpReceiver {
         match c.timer.fire(now, generation) {
             super::Fired::Stale => {}
             super::Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
-            super::Fired::Due => self.send_ack(now, flow),
+            super::Fired::Due => {
+                // `tcp_delack_timer_handler`: a delayed ACK that had to fire in ping-pong mode
+                // means no reply carried it: leave ping-pong mode (`inet_csk_exit_pingpong_mode`).
+                if c.dack {
+                    c.pingpong = false;
+                }
+                self.send_ack(now, flow)
+            }
         }
     }
 
@@ -330,7 +379,7 @@ mod tests {
 
     fn receiver(delayed_ack: bool) -> TcpReceiver {
         let config = TcpConfig { delayed_ack, ..TcpConfig::test_default() };
-        let mut r = TcpReceiver::new(config, 1);
+        let mut r = TcpReceiver::new(config, Cutter::whole_files(1448), 1);
         r.open(SimTime::ZERO, 0, 0, &mut Vec::new());
         r
     }

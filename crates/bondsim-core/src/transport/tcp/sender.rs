@@ -5,9 +5,12 @@
 //! `tcp_recovery.c`, `tcp_timer.c` and `tcp_output.c`. Each rule names the
 //! function it follows.
 //!
-//! Not modelled (yet): F-RTO (`tcp_frto`), Nagle (the application writes whole
-//! files), segmentation offload, the growth of the receive window from
-//! `tcp_rmem[1]` (autotuning starts at its ceiling), TCP small queues.
+//! The application either writes a whole file at once (`open`), or writes it a
+//! message at a time ([`TcpSender::write`], a `pingpong` token): sub-MSS segments
+//! are then held by Nagle's algorithm unless `TCP_NODELAY` (`tcp_nagle_test`).
+//! A message's last segment is cut at the message's end; Linux would coalesce it
+//! with a later write if the application wrote again before it left (never in a
+//! ping-pong, where the next write waits for the peer's answer).
 
 use std::collections::VecDeque;
 
@@ -83,6 +86,11 @@ struct Conn {
     file_bytes: u64,
     /// Segments of the file.
     total: u32,
+    /// Segments the application has written so far (`write_seq`): `total` for a
+    /// file written at once, less while a ping-pong waits for the peer's token.
+    written: u32,
+    /// One past the last sub-MSS segment sent (`snd_sml`, `tcp_minshall_update`).
+    snd_sml: u32,
     snd_una: u32,
     snd_nxt: u32,
     /// `[snd_una, snd_nxt)`.
@@ -130,6 +138,8 @@ struct Conn {
     wmem: u64,
     /// One past the last segment the receiver's window allows (`snd_una + snd_wnd`).
     wnd_end: u32,
+    /// The window the receiver last advertised, segments (`snd_wnd`).
+    snd_wnd: u32,
     /// `TS.Recent`: the receiver's latest timestamp, echoed in data (RFC 7323 §4.3).
     ts_recent: u32,
     /// F-RTO is judging the latest timeout (`tp->frto`), and asks for new data now.
@@ -502,6 +512,39 @@ impl TcpSender {
         }
     }
 
+    /// Opens `flow` for a stream of `bytes` that the application will write a message
+    /// at a time ([`TcpSender::write`]) rather than at once.
+    pub fn open_stream(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        self.open(now, flow, bytes, out);
+        let c = self.conns[flow as usize].as_mut().expect("just opened");
+        c.written = 0;
+        c.timer.cancel();
+    }
+
+    /// The application writes the next `segments` segments of `flow`'s stream (`tcp_sendmsg`);
+    /// they leave when the windows, TCP small queues and Nagle allow (`tcp_push`).
+    pub fn write(&mut self, now: SimTime, flow: u32, segments: u32, out: &mut Vec<Output>) {
+        let config = &self.config;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        c.written = (c.written + segments).min(c.total);
+        // The first data after the connection went quiet starts the retransmission timer.
+        if c.packets_out() == 0 {
+            Self::set_xmit_timer(config, c, flow, now, out);
+        }
+        self.ready.push_back(flow);
+    }
+
+    /// The acknowledgement a data segment of the peer carried (`tcp_rcv_established`
+    /// runs `tcp_ack` before queueing the data). The model's packet has no room for a
+    /// window field beside the data's sequence number, so the window last advertised
+    /// is applied from the new ACK (the receiver's window changes only when autotuning
+    /// grows it, and its next pure ACK reports that).
+    pub fn on_piggybacked_ack(&mut self, now: SimTime, data: &Packet, out: &mut Vec<Output>) {
+        let Some(c) = self.conns[data.flow as usize].as_ref() else { return };
+        let ack = Packet { kind: Kind::Ack, seq: c.snd_wnd, bytes: 0, ..*data };
+        self.on_ack(now, &ack, out);
+    }
+
     /// The trace recorded so far (empty unless `trace_ms` is set).
     pub fn take_trace(&mut self) -> Option<TcpTrace> {
         self.config.trace_every.map(|_| std::mem::take(&mut self.trace))
@@ -558,9 +601,12 @@ impl TcpSender {
             now,
             lsndtime: now,
         };
+        let total = self.cutter.packets(file_bytes) as u32;
         Conn {
             file_bytes,
-            total: self.cutter.packets(file_bytes) as u32,
+            total,
+            written: total,
+            snd_sml: 0,
             snd_una: 0,
             snd_nxt: 0,
             segs: VecDeque::new(),
@@ -598,6 +644,7 @@ impl TcpSender {
             wmem: 0,
             // The SYN-ACK's window.
             wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
+            snd_wnd: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             throttled: false,
             ts_recent: 0,
             frto: false,
@@ -619,7 +666,7 @@ impl TcpSender {
     /// or is about to be sent at `now` (the world asks for it at this instant),
     /// so the deadline counts from `now` as Linux's does.
     fn set_xmit_timer(config: &TcpConfig, c: &mut Conn, flow: u32, now: SimTime, out: &mut Vec<Output>) {
-        if c.packets_out() == 0 && c.snd_nxt >= c.total {
+        if c.packets_out() == 0 && c.snd_nxt >= c.written {
             c.timer.cancel();
             return;
         }
@@ -760,6 +807,7 @@ impl TcpSender {
         // The window update (`tcp_ack_update_window`): the right edge the ACK allows.
         if ack.ack >= c.snd_una {
             c.wnd_end = c.wnd_end.max(ack.ack.saturating_add(ack.seq));
+            c.snd_wnd = ack.seq;
         }
         if reord < prior_fack && config.sack {
             c.check_reordering(config, reord);
@@ -862,7 +910,7 @@ impl TcpSender {
                         } else if una_advanced && !recovered {
                             // Step 2.b: send new data rather than retransmit, if there is any.
                             c.high_seq = c.snd_nxt;
-                            if c.snd_nxt < c.total && c.snd_nxt < c.wnd_end {
+                            if c.snd_nxt < c.written && c.snd_nxt < c.wnd_end {
                                 c.frto_new_data = true;
                             } else {
                                 c.frto = false;
@@ -962,7 +1010,7 @@ impl TcpSender {
             }
         }
         let limit = config.sndbuf_segments;
-        if c.snd_nxt >= c.total
+        if c.snd_nxt >= c.written
             || c.snd_nxt >= c.wnd_end
             || c.packets_out() >= limit
             || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
@@ -979,12 +1027,28 @@ impl TcpSender {
         let segments = if config.gso {
             let room = (c.w.cwnd - c.in_flight())
                 .min(limit - c.packets_out())
-                .min(c.total - c.snd_nxt)
+                .min(c.written - c.snd_nxt)
                 .min(c.wnd_end - c.snd_nxt);
             c.tso_autosize(config).min(room).clamp(1, 255)
         } else {
             1
         };
+        // Nagle (`tcp_nagle_test` → `tcp_nagle_check`, Minshall's variant, `tcp_output.c`): a
+        // buffer smaller than one MSS waits while data is in flight and the last sub-MSS
+        // segment sent is unacknowledged (`tcp_minshall_check`: snd_una < snd_sml ≤ snd_nxt),
+        // unless TCP_NODELAY, or the buffer carries the FIN (the application's last write).
+        let last = c.snd_nxt + segments - 1;
+        let last_bytes = self.cutter.packet_bytes(c.file_bytes, u64::from(last));
+        let partial = segments == 1 && last_bytes < config.mss;
+        let fin = last + 1 == c.total;
+        if partial && !fin && !config.nodelay && c.packets_out() > 0 && c.snd_una < c.snd_sml && c.snd_sml <= c.snd_nxt
+        {
+            return None;
+        }
+        // `tcp_minshall_update`: a buffer that ends in a sub-MSS segment moves snd_sml.
+        if last_bytes < config.mss {
+            c.snd_sml = last + 1;
+        }
         c.burst_left = segments - 1;
         let mut p = self.send_new(flow, now);
         if segments > 1 {
@@ -1097,7 +1161,7 @@ impl TcpSender {
     /// receiver's window allows, else the highest segment again.
     fn on_loss_probe(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
-        let probe = if c.snd_nxt < c.total && c.snd_nxt < c.wnd_end {
+        let probe = if c.snd_nxt < c.written && c.snd_nxt < c.wnd_end {
             c.tlp_retrans = false;
             self.send_new(flow, now)
         } else {
@@ -1330,6 +1394,64 @@ mod tests {
         s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
         // Not reduced a second time for the same episode (it would be 7 · 717 / 1024 = 4).
         assert_eq!(s.conns[0].as_ref().unwrap().w.ssthresh, 10 * 717 / 1024);
+    }
+
+    /// A sender of one stream of `tokens` messages of `token` bytes, written one at a time.
+    fn stream(nodelay: bool, token: u64, tokens: u64) -> TcpSender {
+        let config = TcpConfig { nodelay, gso: false, ..TcpConfig::test_default() };
+        let cutter = Cutter { chunk: 1448, message: Some(token), thesis: false };
+        let mut s = TcpSender::new(config, cutter, 1);
+        s.open_stream(SimTime::ZERO, 0, token * tokens, &mut Vec::new());
+        s
+    }
+
+    /// Sequence numbers and sizes of what the sender hands over now.
+    fn sent(s: &mut TcpSender, now: SimTime) -> Vec<(u32, u32)> {
+        std::iter::from_fn(|| s.poll_transmit(now)).map(|p| (p.seq, p.bytes)).collect()
+    }
+
+    fn ack(upto: u32, now: SimTime) -> Packet {
+        Packet { seq: 1000, ..Packet::ack(0, upto, now) }
+    }
+
+    #[test]
+    fn nagle_holds_a_small_segment_while_an_earlier_small_one_is_unacknowledged() {
+        for nodelay in [false, true] {
+            let mut s = stream(nodelay, 100, 10);
+            let (t0, t1) = (SimTime::ZERO, SimTime(1_000_000));
+            let mut out = Vec::new();
+            s.write(t0, 0, 1, &mut out);
+            assert_eq!(sent(&mut s, t0), [(0, 100)], "nothing in flight: a small segment goes");
+            s.write(t0, 0, 1, &mut out);
+            let second = sent(&mut s, t0);
+            if nodelay {
+                assert_eq!(second, [(1, 100)], "TCP_NODELAY: no hold");
+                continue;
+            }
+            assert!(second.is_empty(), "segment 0 (small) is unacknowledged: {second:?}");
+            s.on_packet(t1, ack(1, t1), &mut out);
+            assert_eq!(sent(&mut s, t1), [(1, 100)], "its ACK releases the held segment");
+        }
+    }
+
+    #[test]
+    fn nagle_never_holds_full_segments_nor_the_final_write() {
+        // Tokens of two full segments and a 100-byte tail.
+        let token = 2 * 1448 + 100;
+        let mut s = stream(false, token, 3);
+        let t0 = SimTime::ZERO;
+        let mut out = Vec::new();
+        s.write(t0, 0, 3, &mut out);
+        assert_eq!(sent(&mut s, t0), [(0, 1448), (1, 1448), (2, 100)]);
+        s.write(t0, 0, 3, &mut out);
+        assert_eq!(sent(&mut s, t0), [(3, 1448), (4, 1448)], "the tail waits for the ACK of segment 2");
+        let t1 = SimTime(1_000_000);
+        s.on_packet(t1, ack(3, t1), &mut out);
+        assert_eq!(sent(&mut s, t1), [(5, 100)]);
+        s.write(t1, 0, 3, &mut out);
+        // The last write's tail carries the FIN (`tcp_nagle_test`): it goes although
+        // segment 5 (small) is still unacknowledged.
+        assert_eq!(sent(&mut s, t1), [(6, 1448), (7, 1448), (8, 100)]);
     }
 
     #[test]
