@@ -321,7 +321,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     check_out_dir(args.out)
     try:
         with session(workers=args.workers, dask=args.dask, db=args.db):
-            summary = module.reproduce(args.out, progress=not args.quiet)
+            summary = module.reproduce(args.out, progress=not args.quiet, quick=args.quick)
     except OSError as exc:
         raise write_error("--out", exc) from None
     if not args.quiet:
@@ -436,10 +436,17 @@ def build_parser() -> argparse.ArgumentParser:
         description="Re-run a seed paper's experiments (as sweeps, on every core or a Dask cluster) and write "
         "CSV + PNG figures and a markdown summary comparing them with what the paper reported.",
         epilog="examples:\n  bondsim reproduce thesis --out out/thesis\n"
-        "  bondsim reproduce thesis --out out/thesis --dask local --db results.duckdb",
+        "  bondsim reproduce thesis --out out/thesis --dask local --db results.duckdb\n"
+        "  bondsim reproduce rr-links --out out/rr-links --quick",
     )
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
     p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick size (seconds; what the tests run): fewer points, shorter transfers, fewer replications; "
+        "the figures are noisier and summary.md says so",
+    )
     add_execution_options(p, db_default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary on the terminal")
     p.set_defaults(func=cmd_reproduce)

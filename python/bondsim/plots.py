@@ -38,13 +38,17 @@ def compare(
     """One line per value of ``by`` (e.g. scheduler), ``y`` against ``x``; optional reference lines
     (e.g. a paper's figures), each in its own line style and labelled in the legend. A reference whose
     label names a series as a word (``"thesis rr ~0.5"`` and the series ``rr``) takes that series'
-    colour; the others are grey."""
+    colour; the others are grey. Where ``data`` has ``{y}_lo`` and ``{y}_hi`` columns (a mean over
+    replications and its interval, :func:`bondsim.stats.mean_ci`), each line carries its band."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     colours: dict[str, str] = {}
+    band = f"{y}_lo" in data and f"{y}_hi" in data
     for label, group in data.groupby(by, sort=False):
         group = group.sort_values(x)
         (line,) = ax.plot(group[x], group[y], marker="o", markersize=3.5, linewidth=1.4, label=str(label))
         colours[str(label)] = line.get_color()
+        if band:
+            ax.fill_between(group[x], group[f"{y}_lo"], group[f"{y}_hi"], color=line.get_color(), alpha=0.2)
     for i, (label, (xs, ys)) in enumerate((reference or {}).items()):
         words = set(label.replace(":", " ").split())
         colour = next((c for series, c in colours.items() if series in words), "grey")

@@ -22,3 +22,21 @@ def format_process_table(table: pd.DataFrame) -> str:
     for row in table.itertuples(index=False):
         lines.append(f"{row.packets}\t{row.entries}\t{row.average:.2f}\t{row.p_outorder:.2f}")
     return "\n".join(lines)
+
+
+def mean_ci(table: pd.DataFrame, by: list[str], value: str, level: float = 0.95) -> pd.DataFrame:
+    """Mean of ``value`` over the rows of each ``by`` group (the replications), with Student's t
+    interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``.
+
+    A group of one row has no spread: its interval is the value itself (nothing was replicated).
+    """
+    from scipy import stats
+
+    grouped = table.groupby(by, sort=False)[value]
+    out = grouped.agg(["mean", "std", "count"]).reset_index()
+    half = stats.t.ppf(0.5 + level / 2, (out["count"] - 1).clip(lower=1)) * out["std"] / out["count"] ** 0.5
+    half = half.where(out["count"] > 1, 0.0)
+    return out.assign(
+        **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
+        **{f"{value}_n": out["count"]},
+    )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n"]]

@@ -14,6 +14,8 @@ MODULES = {
     "lacp-hashing": "lacp_hashing",
     "league": "league",
     "earliest-finish": "eft",
+    "rr-links": "rr_links",
+    "ftp-two-links": "ftp_two_links",
 }
 
 

@@ -76,8 +76,11 @@ def jitter_sweep(*, progress: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def reproduce(out: str | Path, *, progress: bool = True) -> Path:
-    """Writes both tables (CSV + PNG) and ``summary.md``."""
+def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
+    """Writes both tables (CSV + PNG) and ``summary.md``.
+
+    ``quick`` runs the same: this reproduction already takes seconds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     det = deterministic(progress=progress)

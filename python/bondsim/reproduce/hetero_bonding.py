@@ -90,8 +90,11 @@ def sweep(*, progress: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def reproduce(out: str | Path, *, progress: bool = True) -> Path:
-    """Writes the throughput curves (CSV + PNG) and ``summary.md``."""
+def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
+    """Writes the throughput curves (CSV + PNG) and ``summary.md``.
+
+    ``quick`` runs the same: this reproduction already takes seconds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = sweep(progress=progress)

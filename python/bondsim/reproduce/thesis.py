@@ -83,8 +83,11 @@ def _mean(table: pd.DataFrame, mode: str, column: str, loads) -> float:
     return float(rows[column].mean())
 
 
-def reproduce(out: str | Path, *, progress: bool = True) -> Path:
-    """Writes every figure (CSV + PNG) and ``summary.md`` into ``out``; returns the summary's path."""
+def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
+    """Writes every figure (CSV + PNG) and ``summary.md`` into ``out``; returns the summary's path.
+
+    ``quick`` runs the same: this reproduction already takes seconds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
 

@@ -36,8 +36,11 @@ def links_used_probability(clients: int = CLIENTS, links: int = LINKS) -> dict[i
     return {k: comb(links, k) * surjections(clients, k) / links**clients for k in range(1, min(clients, links) + 1)}
 
 
-def reproduce(out: str | Path, *, progress: bool = True) -> Path:
-    """Writes the per-link bytes, the links-used distribution (CSV + PNG) and ``summary.md``."""
+def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
+    """Writes the per-link bytes, the links-used distribution (CSV + PNG) and ``summary.md``.
+
+    ``quick`` runs the same: this reproduction already takes seconds.
+    """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     base = load_toml(find("xor_clients"))
