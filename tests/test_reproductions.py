@@ -482,3 +482,54 @@ def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(rep
     )
     assert speedup.between(1.9, 2.0 + 1e-9).all()  # "decreased by nearly a half" (seed 003 §4.2)
     assert two["wire_ooo_fraction"].max() > 0.2  # reordering is frequent on the wire, yet cheap
+
+
+# --- elt-tokens (seed 001, Fig. 5) ----------------------------------------------------------------
+
+
+def test_elt_tokens_two_channels_gain_only_for_tokens_of_several_segments(reproduced):
+    from bondsim.reproduce import elt_tokens
+
+    mean = csv(reproduced, "elt-tokens", "elt_tokens_mean.csv")
+    base = mean[mean["variant"] == "base"]
+    rate = base.set_index(["pairs", "token_bytes", "channels"])["mbytes_one_way"]
+    for token in (4, 64):  # one small segment: one link carries it whatever the bond
+        for pairs in (1, 6):
+            assert abs(rate[(pairs, token, 2)] / rate[(pairs, token, 1)] - 1) < 0.05, (pairs, token)
+    for pairs in (1, 6):  # 8 KB is six segments, striped over both links
+        assert rate[(pairs, 8192, 2)] > 1.15 * rate[(pairs, 8192, 1)], pairs
+    # The paper's direction: the gain grows with the token size.
+    one = rate.xs(1, level="pairs")
+    assert one[(8192, 2)] / one[(8192, 1)] > one[(512, 2)] / one[(512, 1)]
+    # No figure beats the wire: one direction of a link carries at most its payload rate.
+    for channels in (1, 2):
+        assert (base[base["channels"] == channels]["mbytes_one_way"] <= channels * elt_tokens.PAYLOAD_MBYTES).all()
+
+
+def test_elt_tokens_small_tokens_are_latency_bound_so_pairs_add_up(reproduced):
+    mean = csv(reproduced, "elt-tokens", "elt_tokens_mean.csv")
+    base = mean[(mean["variant"] == "base") & (mean["channels"] == 1)].set_index(["pairs", "token_bytes"])
+    rate, rtt = base["mbytes_one_way"], base["exchange_rtt_mean_ms"]
+    runs = csv(reproduced, "elt-tokens", "elt_tokens.csv")
+    rounds = runs[(runs["pairs"] == 1) & (runs["token_bytes"] == 4)]["exchanges"].iloc[0]
+    # A 4-byte token's pair waits one round trip per exchange: the rate is the token over the RTT,
+    # over a run that lasts its exchanges and at most one more round trip (the last ACKs).
+    per_rtt = 4 / (rtt[(1, 4)] / 1e3) / 1e6
+    assert per_rtt * rounds / (rounds + 1) <= rate[(1, 4)] <= per_rtt
+    # Six pairs use six times the round trips of a link that one pair leaves nearly idle.
+    assert rate[(6, 4)] > 5.5 * rate[(1, 4)]
+    # Large tokens fill the link: six pairs gain far less than six times.
+    assert rate[(6, 8192)] < 3 * rate[(1, 8192)]
+
+
+def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(reproduced):
+    mean = csv(reproduced, "elt-tokens", "elt_tokens_mean.csv").set_index(
+        ["variant", "pairs", "token_bytes", "channels"]
+    )["mbytes_one_way"]
+    for token in (4, 512, 2048, 8192):
+        for channels in (1, 2):
+            key = (1, token, channels)
+            assert mean[("nodelay", *key)] == pytest.approx(mean[("base", *key)], rel=1e-9)
+            assert mean[("delay 200 µs", *key)] < mean[("base", *key)]
+    summary = (reproduced("elt-tokens") / "summary.md").read_text()
+    assert "8.9" in summary and "16.4" in summary and "512" in summary

@@ -151,6 +151,19 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
     ]
 
 
+def _pingpong_rows(summary: dict) -> list[tuple[str, str]]:
+    """The ping-pong figures of a summary (``workload.kind = "pingpong"``), as (name, value) rows."""
+    return [
+        ("tokens read whole", f"{summary['pingpong_tokens']:,} (both ways)"),
+        ("token throughput", f"{summary['token_mbytes_per_s']:,.3f} MB/s (both ways)"),
+        ("exchanges", f"{summary['exchanges']:,}"),
+        (
+            "exchange round trip",
+            f"mean {summary['exchange_rtt_mean_ms']:,.3f} ms, p99 {summary['exchange_rtt_p99_ms']:,.3f} ms",
+        ),
+    ]
+
+
 def _flows(summary: dict) -> str:
     """Complete flows (every packet delivered) of all, and those that lost packets."""
     text = f"{summary['flows_complete']:,} of {summary['requests']:,}"
@@ -179,6 +192,8 @@ def _summary_table(summary: dict) -> Table:
     ]
     if summary.get("tcp_retransmits") is not None:
         rows += _tcp_rows(summary)
+    if summary.get("exchanges"):
+        rows += _pingpong_rows(summary)
     for name, value in rows:
         table.add_row(name, value)
     for link in summary["links"]:
@@ -437,7 +452,8 @@ def build_parser() -> argparse.ArgumentParser:
         "CSV + PNG figures and a markdown summary comparing them with what the paper reported.",
         epilog="examples:\n  bondsim reproduce thesis --out out/thesis\n"
         "  bondsim reproduce thesis --out out/thesis --dask local --db results.duckdb\n"
-        "  bondsim reproduce rr-links --out out/rr-links --quick",
+        "  bondsim reproduce rr-links --out out/rr-links --quick\n"
+        "  bondsim reproduce elt-tokens --out out/elt-tokens --db results.duckdb",
     )
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
     p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")

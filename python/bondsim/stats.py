@@ -40,3 +40,15 @@ def mean_ci(table: pd.DataFrame, by: list[str], value: str, level: float = 0.95)
         **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
         **{f"{value}_n": out["count"]},
     )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n"]]
+
+
+def replicated(table: pd.DataFrame, by: list[str], value: str, means: tuple[str, ...] = ()) -> pd.DataFrame:
+    """:func:`mean_ci` of ``value`` over the replications of each ``by`` group, with the group's
+    smallest and largest ``value`` (``{value}_min``, ``{value}_max``) and the mean of each of ``means``."""
+    out = mean_ci(table, by, value)
+    grouped = table.groupby(by, sort=False)
+    out[f"{value}_min"] = grouped[value].min().to_numpy()
+    out[f"{value}_max"] = grouped[value].max().to_numpy()
+    for column in means:
+        out[column] = grouped[column].mean().to_numpy()
+    return out

@@ -1,0 +1,246 @@
+"""Seed 001 (ELT, Fig. 5): 1–6 client/server pairs bounce a token of 4 B … 8 KB back and forth over
+TCP, through one Fast Ethernet channel or two channels striped round-robin.
+
+The paper's server (FreeBSD, Intel pro100+ NICs, its own round-robin "ELT" driver) runs one producer
+process per pair; each writes a token with ``send()``, the client reads it whole and returns it at
+once; aggregate throughput from ``netstat``. It reports throughput that depends on the token size
+but hardly on the number of pairs, peaks of 8.9 MB/s (one channel, "71.2% of the 12.5" MB/s of
+100 Mbit/s) and 16.4 MB/s (two channels, 65.6% of 25), and two channels gaining only above about
+512-byte tokens.
+
+bondsim runs the same exchange on its TCP model (Linux's rules) with an ideal host: the
+``pingpong`` workload (each end writes its token when it has read the whole one from the other),
+the server's bond in balance-rr over one or two 100 Mbit/s links, the clients' answers on the link
+the switch's hash picks for each client. What the paper leaves unstated, and what we chose:
+
+* the unit: its MB/s are bounded by one direction of a link (8.9 is 71.2% of 12.5), so we report
+  the tokens' bytes per second **one way** (the server's tokens; the answers carry as many);
+* the link delay (switch and NIC latency, one way): 50 µs; the tables show 200 µs beside it;
+* Nagle: on (the socket default on both FreeBSD and Linux); the tables show ``TCP_NODELAY`` beside it;
+* how the switch spreads the clients' answers over the server's two ports (ELT gives every port the
+  same MAC and IP): by its hash of the client's addresses, drawn from the seed — the replications
+  differ only there, so one-channel runs do not vary at all;
+* the exchanges per pair: 200 per point (a steady state; the paper ran for minutes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from bondsim import plots
+from bondsim.stats import replicated
+from bondsim.sweeps import run_many
+
+LINK_MBPS = 100.0
+#: Token sizes 2^2 … 2^13 bytes and 1 … 6 pairs (Fig. 5).
+TOKENS = tuple(2**n for n in range(2, 14))
+PAIRS = tuple(range(1, 7))
+#: Seed 001, text under Fig. 5 (MB/s; the paper writes "Mbps").
+PAPER_PEAK = {1: 8.9, 2: 16.4}
+PAPER_GAIN_ABOVE = 512
+#: What varies beside the chosen values: name -> overrides.
+VARIANTS: dict[str, list[str]] = {
+    "base": [],
+    "nodelay": ["sender.nodelay=true"],
+    "delay 200 µs": ["links.0.delay_us=200"],
+}
+#: One direction of one link carries at most this many payload MB/s: a 1448-byte segment takes
+#: 1448 + 52 (IPv4, TCP, timestamps) + 38 (Ethernet header, FCS, preamble, gap) bytes of wire time.
+PAYLOAD_MBYTES = LINK_MBPS / 8 * 1448 / (1448 + 52 + 38)
+
+
+def scenario(token: int, pairs: int, channels: int, rounds: int, seed: int) -> dict:
+    """``pairs`` pairs bouncing ``token`` bytes ``rounds`` times over ``channels`` links in balance-rr."""
+    return {
+        "name": "elt_tokens",
+        "seed": seed,
+        "workload": {"kind": "pingpong", "pairs": pairs, "token_bytes": token, "rounds": rounds},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"count": channels, "rate_mbps": LINK_MBPS, "delay_us": 50.0}],
+    }
+
+
+def plan(quick: bool) -> tuple[list[dict], list[dict]]:
+    """Every point: (scenarios, labels). The variants run at 1 and 6 pairs (quick: 1 pair, once)."""
+    from bondsim.scenario import apply_overrides
+
+    tokens = (4, 64, 512, 2048, 8192) if quick else TOKENS
+    pairs_all = (1, 6) if quick else PAIRS
+    rounds, replications = (30, 2) if quick else (200, 3)
+    docs, labels = [], []
+    for variant, overrides in VARIANTS.items():
+        varied = variant != "base"
+        for pairs in ((1,) if quick else (1, 6)) if varied else pairs_all:
+            for token in tokens:
+                for channels in (1, 2):
+                    for rep in range(1 if quick and varied else replications):
+                        doc = scenario(token, pairs, channels, rounds, seed=1 + rep)
+                        docs.append(apply_overrides(doc, overrides))
+                        labels.append(
+                            {
+                                "variant": variant,
+                                "pairs": pairs,
+                                "token_bytes": token,
+                                "channels": channels,
+                                "replication": rep,
+                            }
+                        )
+    return docs, labels
+
+
+def run(*, quick: bool = False, progress: bool = True) -> pd.DataFrame:
+    """One row per run: labels, token throughput one way, exchange round trips, ACKs sent alone."""
+    docs, labels = plan(quick)
+    rows = []
+    for label, result in zip(labels, run_many(docs, labels=labels, name="elt-tokens", progress=progress), strict=True):
+        s = result.summary
+        data = s["tcp_segments_sent"] + s["tcp_retransmits"]
+        rows.append(
+            {
+                **label,
+                "mbytes_one_way": s["token_mbytes_per_s"] / 2,
+                "exchange_rtt_mean_ms": s["exchange_rtt_mean_ms"],
+                "exchange_rtt_p99_ms": s["exchange_rtt_p99_ms"],
+                "exchanges": s["exchanges"],
+                "pure_acks": s["packets"] + s["reverse_packets"] - data,
+                "tcp_retransmits": s["tcp_retransmits"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
+    """Writes ``elt_tokens.csv`` (every run), ``elt_tokens_mean.csv`` (mean and 95% interval over
+    the replications, with their range), ``fig5_tokens.png`` and ``summary.md``."""
+    runs = run(quick=quick, progress=progress)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    runs.to_csv(Path(out) / "elt_tokens.csv", index=False)
+    others = ("exchange_rtt_mean_ms", "exchange_rtt_p99_ms", "pure_acks", "tcp_retransmits")
+    mean = replicated(runs, ["variant", "pairs", "token_bytes", "channels"], "mbytes_one_way", others)
+    mean.to_csv(Path(out) / "elt_tokens_mean.csv", index=False)
+    base = mean[mean["variant"] == "base"]
+    channel = base["channels"].map({1: "1 channel", 2: "2 channels rr"})
+    tokens = sorted(base["token_bytes"].unique())
+    plots.compare(
+        base.assign(series=channel + ", " + base["pairs"].astype(str) + " pairs"),
+        "token_bytes",
+        "mbytes_one_way",
+        "series",
+        Path(out) / "fig5_tokens.png",
+        title="Token exchange over TCP, 1–6 pairs: one vs two channels (seed 001 Fig. 5)",
+        xlabel="token size (bytes)",
+        ylabel="tokens, MB/s one way",
+        logx=True,
+        reference={
+            f"paper: peak, {n} channel{'s' if n > 1 else ''} ({v} MB/s)": ([tokens[0], tokens[-1]], [v, v])
+            for n, v in PAPER_PEAK.items()
+        },
+    )
+    summary = Path(out) / "summary.md"
+    summary.write_text(report(mean, quick))
+    return summary
+
+
+def gain_starts(mean: pd.DataFrame, pairs: int) -> int | None:
+    """The smallest token at which two channels carry at least 10% more than one (base variant)."""
+    rows = mean[(mean["variant"] == "base") & (mean["pairs"] == pairs)]
+    pivot = rows.pivot(index="token_bytes", columns="channels", values="mbytes_one_way")
+    gaining = pivot.index[pivot[2] >= 1.1 * pivot[1]]
+    return int(gaining.min()) if len(gaining) else None
+
+
+def report(mean: pd.DataFrame, quick: bool) -> str:
+    """summary.md: the paper's figures beside ours, and why they differ."""
+    table = mean.set_index(["variant", "pairs", "token_bytes", "channels"])
+
+    def at(variant: str, pairs: int, token: int, channels: int) -> pd.Series:
+        return table.loc[(variant, pairs, token, channels)]
+
+    base = mean[mean["variant"] == "base"]
+    tokens = sorted(base["token_bytes"].unique())
+    most = int(base["pairs"].max())
+    parts = ["# elt-tokens: seed 001, Fig. 5 — token exchange over one or two channels\n", __doc__.split("\n\n", 1)[1]]
+    if quick:
+        parts.append("*Quick size: 5 token sizes, 1 and 6 pairs, 30 exchanges, 2 replications.*\n")
+    parts += [
+        "## Tokens, MB/s one way (mean over replications; their range where the placement varies)\n",
+        f"| token bytes | 1 pair, 1 ch | 1 pair, 2 ch | {most} pairs, 1 ch | {most} pairs, 2 ch "
+        "| exchange RTT 1 pair, 1 ch (ms) | nodelay, 1 pair, 2 ch | delay 200 µs, 1 pair, 2 ch |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+
+    def cell(r: pd.Series) -> str:
+        spread = r.mbytes_one_way_max - r.mbytes_one_way_min
+        return f"{r.mbytes_one_way:.2f}" + (
+            f" ({r.mbytes_one_way_min:.2f}–{r.mbytes_one_way_max:.2f})" if spread else ""
+        )
+
+    for token in tokens:
+        parts.append(
+            f"| {token} | {cell(at('base', 1, token, 1))} | {cell(at('base', 1, token, 2))} | "
+            f"{cell(at('base', most, token, 1))} | {cell(at('base', most, token, 2))} | "
+            f"{at('base', 1, token, 1).exchange_rtt_mean_ms:.3f} | {cell(at('nodelay', 1, token, 2))} | "
+            f"{cell(at('delay 200 µs', 1, token, 2))} |"
+        )
+    peak = {n: base[base["channels"] == n]["mbytes_one_way"].max() for n in (1, 2)}
+    gain_one, gain_most = gain_starts(mean, 1), gain_starts(mean, most)
+    nodelay = mean[mean["variant"] == "nodelay"].set_index(["pairs", "token_bytes", "channels"])["mbytes_one_way"]
+    same = base[base["pairs"].isin(nodelay.index.get_level_values(0))].set_index(["pairs", "token_bytes", "channels"])
+    nagle_effect = ((nodelay - same["mbytes_one_way"]).abs() / same["mbytes_one_way"]).max()
+    small, large = tokens[0], tokens[-1]
+    slow = at("delay 200 µs", 1, small, 1).mbytes_one_way / at("base", 1, small, 1).mbytes_one_way
+    pure = at("base", 1, small, 1).pure_acks
+    parts += [
+        "\n## Paper vs bondsim\n",
+        "| figure | paper | bondsim |",
+        "| --- | --- | --- |",
+        f"| peak, one channel | {PAPER_PEAK[1]} MB/s (71.2% of 12.5) | {peak[1]:.1f} MB/s "
+        f"({peak[1] / (LINK_MBPS / 8):.1%} of 12.5; the payload ceiling is {PAYLOAD_MBYTES:.2f}) |",
+        f"| peak, two channels | {PAPER_PEAK[2]} MB/s (65.6% of 25) | {peak[2]:.1f} MB/s ({peak[2] / (LINK_MBPS / 4):.1%} of 25) |",
+        f"| two channels gain (≥ 10%) from | about {PAPER_GAIN_ABOVE} B | {gain_one} B with 1 pair, {gain_most} B "
+        f"with {most} pairs |",
+        f'| number of pairs | "insensitive" | at {small} B, {most} pairs carry '
+        f"{at('base', most, small, 1).mbytes_one_way / at('base', 1, small, 1).mbytes_one_way:.1f}× one pair |",
+        f"| TCP_NODELAY | not stated | changes no figure by more than {nagle_effect:.1%} |",
+        "\n## Why the figures differ\n",
+        "* **Host costs, not the wire, bound the paper's single channel.** Its own netperf test (Table 1) "
+        "moved 93.9 Mbit/s (11.7 MB/s) through one NIC, so the wire allowed more than the 8.9 MB/s of the "
+        "token test; what the token test adds is per-token work on a 2003 host — two system calls and a "
+        "process wake-up per token at each end, an interrupt per frame (the fxp driver) — which bondsim "
+        f"does not model: its host is ideal, so {most} pairs of 8 KB tokens fill the link to "
+        f"{peak[1]:.1f} of the {PAYLOAD_MBYTES:.2f} MB/s the headers leave.",
+        "* **The same host costs make the paper's curves insensitive to the number of pairs.** Without "
+        "them a small token is latency-bound: a pair waits one round trip per exchange "
+        f"({at('base', 1, small, 1).exchange_rtt_mean_ms * 1e3:.0f} µs at {small} B), so pairs add up "
+        "until the link is full. In the paper the per-token CPU time was the bottleneck, shared by all pairs.",
+        "* **Where two channels start to pay.** With one pair a token of one segment (≤ 1448 B) travels one "
+        "link whatever the bond, so only tokens of several segments gain (their segments are striped over "
+        "both links, the answer returns striped the other way only as far as the switch spreads clients). "
+        f"With {most} pairs one link is already full at small tokens in the model (no host limit), so the "
+        "gain starts lower than the paper's ~512 B. The paper's threshold is where its host stopped being "
+        "the bottleneck.",
+        f"* **Two channels reach {peak[2]:.1f} MB/s (the paper: 16.4), {peak[2] / peak[1]:.2f}× one channel, "
+        "not 2×:** the server's tokens are striped, but each client's answers come back on the one port "
+        "the switch's hash gives that client (ELT duplicates the MAC on both ports; we model the switch "
+        "as a LAG-aware one that hashes per client). Pairs hashed onto the same port share it, which is "
+        "what the replications (other client addresses) vary: the ranges in the table. The paper's "
+        "16.4 MB/s is 1.84× its one channel, as host-bound as its 8.9.",
+        "* **Nagle and delayed ACKs cost nothing here, in either stack.** Linux holds a sub-MSS segment "
+        "only while an earlier sub-MSS segment is unacknowledged (`tcp_nagle_check` / "
+        "`tcp_minshall_check`), and FreeBSD sends a write's last short segment when the connection was "
+        "idle at the write (`tcp_output`: `idle`, `TF_NODELAY`). In a ping-pong the answer acknowledges "
+        "the whole previous token before the next is written, so neither rule ever holds a token's tail: "
+        f"TCP_NODELAY moves no figure by more than {nagle_effect:.1%}. The receiver's delayed ACK rides on "
+        "the answer (Linux's ping-pong mode: `tcp_event_data_sent`, `inet_csk_enter_pingpong_mode`): at "
+        f"{small} B tokens, one pair sends {pure:.0f} ACKs alone in a whole run (the first quick ACK and the "
+        "FINs), and no exchange waits for the 40 ms timer. A 40 ms stall needs two writes per "
+        "message (write-write-read), which this benchmark does not do.",
+        f"* **The link delay (unstated) moves small tokens only:** at 200 µs instead of 50 µs one pair's "
+        f"{small} B tokens run at {slow:.0%} of the rate (the round trip is longer); {large} B tokens, "
+        "bound by serialisation, move much less.",
+        "",
+    ]
+    return "\n".join(parts)
