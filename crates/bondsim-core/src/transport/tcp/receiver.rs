@@ -124,6 +124,9 @@ impl TcpReceiver {
         let c = &self.conns[flow as usize];
         ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
         self.stamp_ack(flow, &mut ack);
+        // `tcp_event_ack_sent` → `tcp_dec_quickack_mode`: an ACK sent alone is always owed.
+        let c = &mut self.conns[flow as usize];
+        c.quick = c.quick.saturating_sub(1);
         self.tx.push_back(ack);
     }
 
@@ -140,7 +143,12 @@ impl TcpReceiver {
         if now.0.saturating_sub(c.lrcvtime.0) < self.config.delack_timeout.0 {
             c.pingpong = true;
         }
+        // `tcp_dec_quickack_mode` counts a quick ACK only if one was owed (`inet_csk_ack_scheduled`):
+        // data received since the last ACK, or a mandated or pending one.
+        let owed = c.rcv_bytes > c.wup_bytes || c.ack_now || c.dsack.is_some() || c.timer.deadline().is_some();
         self.stamp_ack(data.flow, data);
+        let c = &mut self.conns[data.flow as usize];
+        c.quick = c.quick.saturating_sub(u32::from(owed));
     }
 
     /// Writes `flow`'s acknowledgement fields into `ack` (cumulative ACK, SACK and D-SACK
@@ -168,8 +176,6 @@ impl TcpReceiver {
         c.ack_now = false;
         c.compressed = 0;
         c.timer.cancel();
-        // `tcp_event_ack_sent` → `tcp_dec_quickack_mode`.
-        c.quick = c.quick.saturating_sub(1);
     }
 
     /// `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK or SACK-compression timer.
@@ -276,6 +282,9 @@ impl Endpoint for TcpReceiver {
                 c.dsack = Some((s, s + 1));
             }
             c.ack_now = true;
+            // `tcp_enter_quickack_mode` also leaves ping-pong mode (`inet_csk_exit_pingpong_mode`):
+            // the peer resent, so its answers are not carrying our ACKs in time.
+            c.pingpong = false;
             return self.ack_check(now, flow, mss, out);
         }
         let slot = (s - c.rcv_nxt) as usize;
@@ -420,6 +429,45 @@ mod tests {
         let a = acks(&mut r);
         assert_eq!(a[3], (2, vec![(1, 2), (3, 4)]), "below rcv_nxt: D-SACK then the SACK block");
         assert_eq!(a[4], (2, vec![(3, 4), (3, 4)]), "a held duplicate: D-SACK inside the first SACK block");
+    }
+
+    #[test]
+    fn ping_pong_mode_delays_the_ack_for_the_answer_until_the_timer_gives_up() {
+        let mut r = receiver(true);
+        let mut out = Vec::new();
+        let small = |seq: u32| Packet::data(0, seq, 100, SimTime(1));
+        r.on_packet(SimTime(10), small(0), &mut out);
+        assert_eq!(acks(&mut r).len(), 1, "quick-ACK mode: the first segment is ACKed at once");
+        // This end answers within the ATO of the data it read: ping-pong mode (`tcp_event_data_sent`).
+        let mut answer = Packet::data(0, 0, 100, SimTime(20));
+        r.piggyback(SimTime(20), &mut answer);
+        assert_eq!(answer.ack, 1, "the answer carries the ACK");
+        r.on_packet(SimTime(30), small(1), &mut out);
+        assert!(acks(&mut r).is_empty(), "quick ACKs are left, but ping-pong mode waits for the answer");
+        let mut answer = Packet::data(0, 1, 100, SimTime(40));
+        r.piggyback(SimTime(40), &mut answer);
+        assert_eq!(answer.ack, 2);
+        // The delayed-ACK timer armed for segment 1 is cancelled by the answer: when it comes, nothing.
+        let (at, token) = out
+            .iter()
+            .rev()
+            .find_map(|o| if let Output::Timer { at, token } = o { Some((*at, *token)) } else { None })
+            .unwrap();
+        r.on_timer(at, token, &mut out);
+        assert!(acks(&mut r).is_empty(), "no pure ACK: the answer carried it");
+        // No answer this time: the timer sends the ACK and leaves ping-pong mode
+        // (`tcp_delack_timer_handler`), so the next segment is quick-ACKed again.
+        out.clear();
+        r.on_packet(SimTime(50), small(2), &mut out);
+        let (at, token) = out
+            .iter()
+            .find_map(|o| if let Output::Timer { at, token } = o { Some((*at, *token)) } else { None })
+            .unwrap();
+        assert_eq!(at, SimTime(50) + TcpConfig::test_default().delack_timeout);
+        r.on_timer(at, token, &mut out);
+        assert_eq!(acks(&mut r).iter().map(|a| a.0).collect::<Vec<_>>(), [3]);
+        r.on_packet(at, small(3), &mut out);
+        assert_eq!(acks(&mut r).len(), 1, "out of ping-pong mode: quick ACKs again");
     }
 
     #[test]
