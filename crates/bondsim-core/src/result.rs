@@ -192,8 +192,9 @@ pub struct RequestTable {
     pub lost: Vec<u32>,
     /// Largest RFC 4737 reordering extent.
     pub max_extent: Vec<u64>,
-    /// Arrival at the server, seconds.
-    pub arrival_s: Vec<f64>,
+    /// Arrival at the server, seconds (null: a closed loop's request that was never asked
+    /// for, because an earlier request of its client never ended).
+    pub arrival_s: Vec<Option<f64>>,
     /// Last delivery, seconds (null if nothing was delivered).
     pub finish_s: Vec<Option<f64>>,
     /// Times consecutive packets of the flow took different links (0: one path).
@@ -339,7 +340,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         requests.duplicates.push(flow.duplicates);
         requests.lost.push(flow.lost);
         requests.max_extent.push(flow.max_extent);
-        requests.arrival_s.push(r.arrival.as_secs_f64());
+        requests.arrival_s.push((r.arrival != crate::workload::PENDING).then(|| r.arrival.as_secs_f64()));
         requests.finish_s.push((flow.received > 0).then(|| flow.last_at.as_secs_f64()));
     }
     requests.link_switches = reports.paths.iter().map(|p| p.1).collect();

@@ -93,6 +93,10 @@ pub enum Arrivals {
     Batches { size: u32, every_s: f64 },
     /// A Poisson process of `rate_per_s` requests per second.
     Poisson { rate_per_s: f64 },
+    /// A closed loop: each client keeps `active` requests outstanding and asks
+    /// again as soon as one ends (flexiclient's `-active`; the thesis's §4.4
+    /// web test ran 64 per client). Request `i` comes from client `i % clients`.
+    Closed { active: u32 },
 }
 
 /// The file size of each request.
@@ -989,6 +993,7 @@ impl Scenario {
                     ));
                 }
             }
+            Arrivals::Closed { active } => at_least("workload.arrivals.active", u64::from(*active), 1)?,
             Arrivals::Poisson { rate_per_s } => {
                 positive("workload.arrivals.rate_per_s", *rate_per_s)?;
                 if requests / rate_per_s > MAX_SECONDS {

@@ -207,6 +207,9 @@ type ReverseLink = Option<RateLink>;
 struct World {
     events: EventQueue<Event>,
     requests: Vec<Request>,
+    /// A closed loop's next held request per client (`workload.arrivals.kind = "closed"`),
+    /// stepping by the number of clients; empty for open arrivals.
+    next_request: Vec<u32>,
     headers: Vec<FlowHeaders>,
     rx_links: Vec<Option<usize>>,
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
@@ -319,7 +322,7 @@ impl World {
 
         // Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
         let mut first = 0;
-        while first < requests.len() {
+        while first < requests.len() && requests[first].arrival != workload::PENDING {
             let at = requests[first].arrival;
             let count = requests[first..].iter().take_while(|r| r.arrival == at).count();
             events.schedule(at, Event::new(Target::Arrivals, (first as u64) << 32 | count as u64));
@@ -337,6 +340,13 @@ impl World {
             paths: vec![(u32::MAX, 0); requests.len()],
             receiver: Receiver::new(&packets_per_flow),
             wire: WireTap::new(requests.len()),
+            next_request: match scenario.workload.arrivals {
+                scenario::Arrivals::Closed { active } => {
+                    let clients = scenario.workload.clients;
+                    (0..clients).map(|c| active.saturating_mul(clients).saturating_add(c)).collect()
+                }
+                _ => Vec::new(),
+            },
             requests,
             headers,
             arrived: 0,
@@ -460,9 +470,7 @@ impl World {
                     let target = if side == Side::Server { Target::Server } else { Target::Client };
                     self.events.schedule(at, Event::new(target, token));
                 }
-                Output::Deliver(packet) => {
-                    self.receiver.deliver(now, &packet);
-                }
+                Output::Deliver(packet) => self.deliver_app(now, &packet),
             }
         }
     }
@@ -507,6 +515,28 @@ impl World {
             self.with_end(now, Side::Server, |end, out| end.open(now, flow, file, out));
         }
         self.arrived += count;
+    }
+
+    /// The application at the client receives `packet`.
+    fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
+        let ended = self.receiver.flows()[packet.flow as usize].resolved();
+        self.receiver.deliver(now, packet);
+        self.flow_may_have_ended(now, packet.flow, ended);
+    }
+
+    /// In a closed loop, a client whose request just ended (every packet arrived or was lost)
+    /// asks for its next one at once.
+    fn flow_may_have_ended(&mut self, now: SimTime, flow: u32, had_ended: bool) {
+        if self.next_request.is_empty() || had_ended || !self.receiver.flows()[flow as usize].resolved() {
+            return;
+        }
+        let client = self.requests[flow as usize].client as usize;
+        let next = self.next_request[client];
+        if (next as usize) < self.requests.len() {
+            self.requests[next as usize].arrival = now;
+            self.next_request[client] = next.saturating_add(self.next_request.len() as u32);
+            self.events.schedule(now, Event::new(Target::Arrivals, u64::from(next) << 32 | 1));
+        }
     }
 
     fn endpoint_timer(&mut self, now: SimTime, side: Side, token: u64) {
@@ -677,9 +707,7 @@ impl World {
         self.wire.arrive(&packet);
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
-            None if matches!(self.client, End::Sink(_)) => {
-                self.receiver.deliver(now, &packet);
-            }
+            None if matches!(self.client, End::Sink(_)) => self.deliver_app(now, &packet),
             None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out)),
             Some(reseq) => {
                 for p in reseq.arrive(packet) {
@@ -736,7 +764,9 @@ impl World {
             }
             return;
         }
+        let ended = self.receiver.flows()[packet.flow as usize].resolved();
         self.receiver.lost(&packet);
+        self.flow_may_have_ended(now, packet.flow, ended);
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
                 self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
@@ -1038,5 +1068,32 @@ mod tests {
         assert_eq!(w.reverse_sent, w.reverse_arrived + reverse_lost);
         assert_eq!(w.reverse_sent, w.receiver.delivered, "one acknowledgement per delivered packet");
         assert_eq!(reverse.iter().map(|s| s.packets_sent).sum::<u64>(), w.reverse_sent);
+    }
+
+    #[test]
+    fn a_closed_loop_client_asks_again_the_instant_a_request_ends() {
+        // Two clients, one request outstanding each, over one link: each client's requests
+        // follow one another, the next arriving when the previous one's last packet does.
+        let scenario = Scenario::from_json(
+            &serde_json::json!({
+                "workload": {"requests": 6, "clients": 2, "arrivals": {"kind": "closed", "active": 1},
+                             "file_size": {"kind": "fixed", "bytes": 14_480}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 100.0, "delay_us": 50.0}],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let result = run(&scenario).unwrap();
+        let r = &result.requests;
+        assert_eq!(result.summary.flows_complete, 6);
+        assert_eq!(&r.arrival_s[..2], &[Some(0.0), Some(0.0)]);
+        for i in 2..6 {
+            assert_eq!(r.client[i], r.client[i - 2]);
+            assert_eq!(r.arrival_s[i], r.finish_s[i - 2], "request {i} waits for request {}", i - 2);
+        }
+        // The client never has two requests open: each starts after its predecessor ended.
+        assert!(r.arrival_s[4].unwrap() > r.arrival_s[2].unwrap());
     }
 }
