@@ -26,6 +26,7 @@ from bondsim.reproduce import (
     league,
     rr_links,
     thesis,
+    thesis_modes,
     thesis_xor,
 )
 from bondsim.scenario import find, load_toml
@@ -482,3 +483,44 @@ def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(rep
     )
     assert speedup.between(1.9, 2.0 + 1e-9).all()  # "decreased by nearly a half" (seed 003 §4.2)
     assert two["wire_ooo_fraction"].max() > 0.2  # reordering is frequent on the wire, yet cheap
+
+
+# --- thesis-modes: §4.4's web test and §5.3.6.1 on the TCP model ------------------------------------
+
+#: One Gigabit link's goodput in full frames (TCP with timestamps over Ethernet).
+LINK_MBPS = 1000 * (1 - HEADER_LOSS_PCT / 100)
+
+
+def test_thesis_modes_web_test_places_each_mode_by_how_many_links_it_uses(reproduced):
+    web = csv(reproduced, "thesis-modes", "web_mean.csv").set_index("setup")
+    assert set(thesis_modes.LINUX_MODES) <= set(web.index) and set(thesis_modes.SCHEDULERS) <= set(web.index)
+    # one client's 64 connections fill one link, and nothing exceeds the links' rate
+    solo = web.loc["no bonding (1 client, 1 link)"]
+    assert solo["links_used"] == 1 and 0.9 * LINK_MBPS < solo["goodput_mbps"] <= LINK_MBPS * 1.001
+    assert (web["goodput_mbps"] <= 4 * LINK_MBPS * 1.001).all()
+    # a fresh balance-tlb / balance-alb bond sends on one link until its first rebalance (10 s)
+    for one_link in ("active-backup", "balance-tlb", "balance-alb"):
+        assert web.loc[one_link, "links_used"] == 1, one_link
+        assert web.loc[one_link, "goodput_mbps"] <= LINK_MBPS * 1.001, one_link
+    # broadcast: every link carries everything, so four links move one link's worth
+    assert web.loc["broadcast", "goodput_mbps"] <= LINK_MBPS * 1.001
+    # striping and hashing 256 connections use all four links: more than three links' worth
+    for spread in ("balance-rr", "balance-xor (layer3+4)", "earliest-finish"):
+        assert web.loc[spread, "links_used"] == 4 and web.loc[spread, "goodput_mbps"] > 3 * LINK_MBPS, spread
+    # 802.3ad with every port in one aggregator hashes exactly as balance-xor with the same policy
+    assert web.loc["802.3ad (layer3+4)", "goodput_mbps"] == web.loc["balance-xor (layer3+4)", "goodput_mbps"]
+    # per-flow hashing never reorders; balance-rr reorders a large share; earliest-finish far less
+    assert web.loc["balance-xor (layer3+4)", "wire_ooo_fraction"] < 1e-3
+    assert web.loc["balance-rr", "wire_ooo_fraction"] > 0.2
+    assert web.loc["earliest-finish", "wire_ooo_fraction"] < web.loc["balance-rr", "wire_ooo_fraction"] / 2
+
+
+def test_thesis_modes_per_size_table(reproduced):
+    sizes = csv(reproduced, "thesis-modes", "per_size.csv")
+    one = sizes[sizes["packets"] == 1]
+    assert (one["p_outorder"] == 0).all()  # a one-packet file cannot be out of order
+    # lb keeps the thesis model's queues level, so it reorders well under rr (Figures 9-11)
+    multi = sizes[sizes["packets"] >= 4]
+    pooled = multi.assign(ooo=multi["average"] * multi["entries"]).groupby("mode")[["ooo", "entries"]].sum()
+    share = pooled["ooo"] / pooled["entries"]
+    assert share["lb"] < share["rr"] / 2

@@ -148,6 +148,10 @@ pub struct Receiver {
     pub duplicates: u64,
     /// Payload bytes delivered (distinct packets).
     pub payload_bytes: u64,
+    /// Payload bytes delivered from `measure_from` on (the goodput's share).
+    pub measured_bytes: u64,
+    /// When the goodput starts counting (`measure_from_s`).
+    pub measure_from: SimTime,
     /// Time of the latest delivery.
     pub last_delivery: SimTime,
     /// Delivery delay, nanoseconds.
@@ -186,6 +190,8 @@ impl Receiver {
             lost: 0,
             duplicates: 0,
             payload_bytes: 0,
+            measured_bytes: 0,
+            measure_from: SimTime::ZERO,
             last_delivery: SimTime::ZERO,
             delay_ns: Histogram::new(3).expect("3 significant digits is valid"),
             density: ReorderDensity::default(),
@@ -233,6 +239,9 @@ impl Receiver {
         rx.settle_losses();
         self.delivered += 1;
         self.payload_bytes += u64::from(packet.bytes);
+        if now >= self.measure_from {
+            self.measured_bytes += u64::from(packet.bytes);
+        }
         self.last_delivery = now;
         // Saturate rather than fail on a delay beyond the histogram's range (centuries).
         let _ = self.delay_ns.record(now.saturating_sub(packet.born).as_nanos());

@@ -83,7 +83,7 @@ pub struct Summary {
     pub capacity_bps: f64,
     /// Bits the links put on the wire (frame overhead included) per second.
     pub throughput_bps: f64,
-    /// Distinct payload bits delivered per second.
+    /// Distinct payload bits delivered per second (from `measure_from_s`, when set).
     pub goodput_bps: f64,
     /// `throughput_bps / capacity_bps`.
     pub utilisation: f64,
@@ -450,7 +450,15 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         duration_s,
         capacity_bps,
         throughput_bps: per_s(wire_bits),
-        goodput_bps: per_s(rx.payload_bytes as f64 * 8.0),
+        goodput_bps: {
+            // Counted from `measure_from_s`: the warm-up is left out of both bytes and time.
+            let span = duration_s - rx.measure_from.as_secs_f64();
+            if span > 0.0 {
+                rx.measured_bytes as f64 * 8.0 / span
+            } else {
+                0.0
+            }
+        },
         utilisation: if capacity_bps > 0.0 { per_s(wire_bits) / capacity_bps } else { 0.0 },
         jain_index: jain_index(&loads),
         max_mean_ratio: if mean_load > 0.0 { max_load / mean_load } else { 1.0 },

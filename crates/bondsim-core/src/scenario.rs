@@ -27,6 +27,11 @@ pub struct Scenario {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// Count goodput (`goodput_bps`) from this time, seconds: a warm-up left out of it (a closed
+    /// loop's connections starting together, a bond before its first rebalance). Default 0.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_from_s: Option<f64>,
     /// The run's guard: a run that has processed this many events without finishing stops
     /// with an error naming this field, so that no scenario can keep a run going for ever.
     #[serde(default = "default_max_events")]
@@ -957,6 +962,15 @@ impl Scenario {
     pub fn validate(&self) -> Result<()> {
         if let Some(stop) = self.stop_s {
             duration("stop_s", stop, 1.0, false)?;
+        }
+        if let Some(from) = self.measure_from_s {
+            duration("measure_from_s", from, 1.0, true)?;
+            if self.stop_s.is_some_and(|stop| from >= stop) {
+                return Err(Error::scenario(
+                    "measure_from_s",
+                    format!("must be before stop_s ({} s), got {} s", num(self.stop_s.unwrap_or(0.0)), num(from)),
+                ));
+            }
         }
         at_least("max_events", self.max_events, 1)?;
         self.validate_workload()?;

@@ -405,6 +405,7 @@ impl World {
         for id in 0..world.links.len() {
             world.schedule_random_failure(id, SimTime::ZERO, true);
         }
+        world.receiver.measure_from = SimTime::from_secs_f64(scenario.measure_from_s.unwrap_or(0.0));
         Ok(world)
     }
 
@@ -1095,5 +1096,39 @@ mod tests {
         }
         // The client never has two requests open: each starts after its predecessor ended.
         assert!(r.arrival_s[4].unwrap() > r.arrival_s[2].unwrap());
+    }
+
+    #[test]
+    fn goodput_counts_from_measure_from_s() {
+        // Two files a second apart on one idle 100 Mbit/s link: over the whole run the goodput is
+        // mostly the idle second; counted from the second file's arrival it is the transfer's own.
+        let scenario = |from: Option<f64>| {
+            let mut v = serde_json::json!({
+                "workload": {"requests": 2, "clients": 1, "arrivals": {"kind": "batches", "size": 1, "every_s": 1.0},
+                             "file_size": {"kind": "fixed", "bytes": 144_800}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 100.0, "delay_us": 50.0}],
+            });
+            if let Some(from) = from {
+                v["measure_from_s"] = serde_json::json!(from);
+            }
+            Scenario::from_json(&v.to_string()).unwrap()
+        };
+        let whole = run(&scenario(None)).unwrap();
+        let late = run(&scenario(Some(1.0))).unwrap();
+        let wire = 100e6 * 1448.0 / 1538.0;
+        let transfer_s = whole.summary.duration_s - 1.0;
+        let expected = 144_800.0 * 8.0 / transfer_s;
+        assert!((late.summary.goodput_bps - expected).abs() < 1.0, "{} vs {expected}", late.summary.goodput_bps);
+        assert!(late.summary.goodput_bps < wire && late.summary.goodput_bps > 0.5 * wire);
+        assert!(whole.summary.goodput_bps < late.summary.goodput_bps / 5.0);
+        let refused = Scenario::from_json(
+            &serde_json::json!({"stop_s": 1.0, "measure_from_s": 1.0,
+                "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}},
+                "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 100.0}]})
+            .to_string(),
+        );
+        assert!(refused.unwrap_err().to_string().contains("measure_from_s"));
     }
 }
