@@ -50,6 +50,8 @@ PAPER_WEB = {
     "802.3ad (layer3+4)": 982.0,
     "balance-tlb": 1750.0,
     "balance-alb": 2140.5,
+    "balance-tlb (after a rebalance)": 1750.0,
+    "balance-alb (after a rebalance)": 2140.5,
 }
 #: balance-tlb / balance-alb place every new flow on the least-loaded link by each bucket's load
 #: history, which is 0 until the first rebalance 10 s after the bond comes up (bond_alb.c:
