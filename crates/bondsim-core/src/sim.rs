@@ -34,6 +34,7 @@ use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, RandomFailures, Scenario};
 use crate::time::SimTime;
+use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
 
@@ -463,6 +464,7 @@ impl World {
                 Output::Deliver(packet) => {
                     self.receiver.deliver(now, &packet);
                 }
+                Output::Lost(packet, cause) => self.receiver.lost_datagram(&packet, cause),
             }
         }
     }
@@ -526,10 +528,16 @@ impl World {
         } else {
             // The bond sees the buffer's size: its segments and their headers.
             let segments = u32::from(packet.gso.max(1));
+            let fragment_headers;
             let info = PacketInfo {
                 bytes: packet.bytes * segments,
-                l3_bytes: (packet.bytes + self.l3_header) * segments,
-                headers: &self.headers[flow],
+                l3_bytes: packet.l3_bytes(self.l3_header) * segments,
+                headers: if packet.is_fragment() {
+                    fragment_headers = self.headers[flow].fragment();
+                    &fragment_headers
+                } else {
+                    &self.headers[flow]
+                },
             };
             let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
             self.gso_pick = pick;
@@ -736,7 +744,12 @@ impl World {
             }
             return;
         }
-        self.receiver.lost(&packet);
+        if packet.is_fragment() {
+            // Its datagram cannot be reassembled (the receiving host learns it when the queue expires).
+            self.receiver.lost_datagram(&packet, FragLoss::Dropped);
+        } else {
+            self.receiver.lost(&packet);
+        }
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
                 self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
@@ -910,6 +923,7 @@ impl World {
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
                 tcp: self.server.tcp_stats(),
                 tcp_trace,
+                reasm: self.client.reasm_stats(),
             },
             wall_s,
         )

@@ -16,6 +16,7 @@ MODULES = {
     "earliest-finish": "eft",
     "rr-links": "rr_links",
     "ftp-two-links": "ftp_two_links",
+    "rr-udp": "rr_udp",
 }
 
 
