@@ -34,6 +34,7 @@ use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, RandomFailures, Scenario};
 use crate::time::SimTime;
+use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
 
@@ -472,6 +473,7 @@ impl World {
                     self.events.schedule(at, Event::new(target, token));
                 }
                 Output::Deliver(packet) => self.deliver_app(now, &packet),
+                Output::Lost(packet, cause) => self.receiver.lost_datagram(&packet, cause),
             }
         }
     }
@@ -557,10 +559,16 @@ impl World {
         } else {
             // The bond sees the buffer's size: its segments and their headers.
             let segments = u32::from(packet.gso.max(1));
+            let fragment_headers;
             let info = PacketInfo {
                 bytes: packet.bytes * segments,
-                l3_bytes: (packet.bytes + self.l3_header) * segments,
-                headers: &self.headers[flow],
+                l3_bytes: packet.l3_bytes(self.l3_header) * segments,
+                headers: if packet.is_fragment() {
+                    fragment_headers = self.headers[flow].fragment();
+                    &fragment_headers
+                } else {
+                    &self.headers[flow]
+                },
             };
             let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
             self.gso_pick = pick;
@@ -765,9 +773,14 @@ impl World {
             }
             return;
         }
-        let ended = self.receiver.flows()[packet.flow as usize].resolved();
-        self.receiver.lost(&packet);
-        self.flow_may_have_ended(now, packet.flow, ended);
+        if packet.is_fragment() {
+            // Its datagram cannot be reassembled (the receiving host learns it when the queue expires).
+            self.receiver.lost_datagram(&packet, FragLoss::Dropped);
+        } else {
+            let ended = self.receiver.flows()[packet.flow as usize].resolved();
+            self.receiver.lost(&packet);
+            self.flow_may_have_ended(now, packet.flow, ended);
+        }
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
                 self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
@@ -941,6 +954,7 @@ impl World {
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
                 tcp: self.server.tcp_stats(),
                 tcp_trace,
+                reasm: self.client.reasm_stats(),
             },
             wall_s,
         )

@@ -17,6 +17,7 @@ MODULES = {
     "rr-links": "rr_links",
     "ftp-two-links": "ftp_two_links",
     "thesis-modes": "thesis_modes",
+    "rr-udp": "rr_udp",
 }
 
 
