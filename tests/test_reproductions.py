@@ -25,7 +25,9 @@ from bondsim.reproduce import (
     lacp_hashing,
     league,
     rr_links,
+    rr_udp,
     thesis,
+    thesis_modes,
     thesis_xor,
 )
 from bondsim.scenario import find, load_toml
@@ -482,6 +484,106 @@ def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(rep
     )
     assert speedup.between(1.9, 2.0 + 1e-9).all()  # "decreased by nearly a half" (seed 003 §4.2)
     assert two["wire_ooo_fraction"].max() > 0.2  # reordering is frequent on the wire, yet cheap
+
+
+# --- thesis-modes: §4.4's web test and §5.3.6.1 on the TCP model ------------------------------------
+
+#: One Gigabit link's goodput in full frames (TCP with timestamps over Ethernet).
+LINK_MBPS = 1000 * (1 - HEADER_LOSS_PCT / 100)
+
+
+def test_thesis_modes_web_test_places_each_mode_by_how_many_links_it_uses(reproduced):
+    web = csv(reproduced, "thesis-modes", "web_mean.csv").set_index("setup")
+    assert set(thesis_modes.LINUX_MODES) <= set(web.index) and set(thesis_modes.SCHEDULERS) <= set(web.index)
+    # one client's 64 connections fill one link, and nothing exceeds the links' rate
+    solo = web.loc["no bonding (1 client, 1 link)"]
+    assert solo["links_used"] == 1 and 0.9 * LINK_MBPS < solo["goodput_mbps"] <= LINK_MBPS * 1.001
+    assert (web["goodput_mbps"] <= 4 * LINK_MBPS * 1.001).all()
+    # a fresh balance-tlb / balance-alb bond sends on one link until its first rebalance (10 s)
+    for one_link in ("active-backup", "balance-tlb", "balance-alb"):
+        assert web.loc[one_link, "links_used"] == 1, one_link
+        assert web.loc[one_link, "goodput_mbps"] <= LINK_MBPS * 1.001, one_link
+    # broadcast: every link carries everything, so four links move one link's worth
+    assert web.loc["broadcast", "goodput_mbps"] <= LINK_MBPS * 1.001
+    # striping and hashing 256 connections use all four links: more than three links' worth
+    for spread in ("balance-rr", "balance-xor (layer3+4)", "earliest-finish"):
+        assert web.loc[spread, "links_used"] == 4 and web.loc[spread, "goodput_mbps"] > 3 * LINK_MBPS, spread
+    # 802.3ad with every port in one aggregator hashes exactly as balance-xor with the same policy
+    assert web.loc["802.3ad (layer3+4)", "goodput_mbps"] == web.loc["balance-xor (layer3+4)", "goodput_mbps"]
+    # per-flow hashing never reorders; balance-rr reorders a large share; earliest-finish far less
+    assert web.loc["balance-xor (layer3+4)", "wire_ooo_fraction"] < 1e-3
+    assert web.loc["balance-rr", "wire_ooo_fraction"] > 0.2
+    assert web.loc["earliest-finish", "wire_ooo_fraction"] < web.loc["balance-rr", "wire_ooo_fraction"] / 2
+
+
+def test_thesis_modes_per_size_table(reproduced):
+    sizes = csv(reproduced, "thesis-modes", "per_size.csv")
+    one = sizes[sizes["packets"] == 1]
+    assert (one["p_outorder"] == 0).all()  # a one-packet file cannot be out of order
+    # lb keeps the thesis model's queues level, so it reorders well under rr (Figures 9-11)
+    multi = sizes[sizes["packets"] >= 4]
+    pooled = multi.assign(ooo=multi["average"] * multi["entries"]).groupby("mode")[["ooo", "entries"]].sum()
+    share = pooled["ooo"] / pooled["entries"]
+    assert share["lb"] < share["rr"] / 2
+
+
+# --- rr-udp (seed 003, Figs. 2 and 6): UDP through IP fragmentation and reassembly -----------------
+
+
+def rr_udp_fig2(reproduced) -> pd.DataFrame:
+    return csv(reproduced, "rr-udp", "fig2.csv")
+
+
+def test_rr_udp_whole_datagrams_fill_every_link(reproduced):
+    # At or below 1472 bytes nothing is fragmented: each link carries its own rate, so n links give
+    # n times one link's throughput (the paper's "nearly double or triple").
+    t = rr_udp_fig2(reproduced)
+    whole = t[(t["kernel"] == "linux-3.11") & (t["datagram_bytes"] == rr_udp.BOUNDARY)].set_index("links")
+    one = whole.loc[1, "throughput_mbps"]
+    assert one <= rr_udp.LINK_MBPS
+    for n in (2, 3):
+        assert whole.loc[n, "throughput_mbps"] == pytest.approx(n * one, rel=0.02)
+    assert (whole[["lost_max_dist", "lost_high_thresh"]] == 0).all().all(), "whole datagrams never queue"
+
+
+def test_rr_udp_loss_jumps_across_the_fragmentation_boundary(reproduced):
+    t = rr_udp_fig2(reproduced)
+    old = t[t["kernel"] == "linux-3.11"]
+    for n in (2, 3):
+        rows = old[old["links"] == n].set_index("datagram_bytes")
+        below = rows.loc[rr_udp.BOUNDARY]
+        above = rows[rows.index > rr_udp.BOUNDARY]
+        assert (above["loss_pct"] > below["loss_pct"]).all(), n
+        # a collapse: some size above the boundary keeps less than half the throughput of 1472 bytes
+        assert above["throughput_mbps"].min() < below["throughput_mbps"] / 2, n
+        # and it is reassembly, not only the sender's drops, that takes it
+        assert (above["lost_max_dist"] + above["lost_high_thresh"]).sum() > 0, n
+
+
+def test_rr_udp_reordered_fragments_alone_reassemble(reproduced):
+    # Without the max_dist check and the memory limit, reassembly loses nothing: every lost
+    # datagram lost a fragment at the sender, and at least as much gets through as with 3.11's limits.
+    t = rr_udp_fig2(reproduced)
+    free = t[t["kernel"] == "no reassembly limits"].set_index("datagram_bytes")
+    limited = t[(t["kernel"] == "linux-3.11") & (t["links"] == 2)].set_index("datagram_bytes")
+    assert (free[["lost_max_dist", "lost_high_thresh", "lost_timeout"]] == 0).all().all()
+    fragmented = free[free.index > rr_udp.BOUNDARY]
+    assert (fragmented["lost"] == fragmented["lost_fragment_dropped"]).all()
+    assert (free["throughput_mbps"] >= limited["throughput_mbps"] - 1e-9).all()
+    assert (free["wire_ooo_fraction"][free.index > rr_udp.BOUNDARY] > 0).all(), "fragments did arrive reordered"
+
+
+def test_rr_udp_layer34_flows_never_move(reproduced):
+    flows = csv(reproduced, "rr-udp", "fig6_flows.csv")
+    links = csv(reproduced, "rr-udp", "fig6_links.csv")
+    assert (flows["link_switches"] == 0).all()
+    # the placement the paper describes: the full-rate flow alone, the three 40 Mbit/s flows together
+    assert flows["link"].iloc[1:].nunique() == 1 and flows["link"].iloc[0] != flows["link"].iloc[1]
+    # each link delivers at most its payload rate (1470 of every 1470 + 28 + 38 bytes on the wire) ...
+    share = rr_udp.FIG6_DATAGRAM / (rr_udp.FIG6_DATAGRAM + 28 + 38)
+    assert (links["received_mbps"] <= rr_udp.LINK_MBPS * share * 1.001).all()
+    # ... and both are full: 100 and 120 Mbit/s offered, more than either can carry
+    assert (links["received_mbps"] >= 0.95 * rr_udp.LINK_MBPS * share).all()
 
 
 # --- elt-tokens (seed 001, Fig. 5) ----------------------------------------------------------------

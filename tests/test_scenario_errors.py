@@ -40,6 +40,9 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
             "classes are 0, 1, 2 and 3",
         ),
         ('workload.arrivals={kind = "batches", size = 0, every_s = 5.0}', "workload.arrivals.size", "must be >= 1"),
+        ('workload.arrivals={kind = "closed", active = 0}', "workload.arrivals.active", "must be >= 1"),
+        ('workload.arrivals={kind = "closed"}', "workload.arrivals", "missing field `active`"),
+        ("measure_from_s=-1", "measure_from_s", "must be a duration >= 0"),
         ("links=[]", "links", "a bond needs at least one link"),
         # durations that round to 0 ns would stop simulated time: the run would spin for ever
         ("links.1.period_ms=1e-7", "links.1.period_ms", "must be at least 1 ns"),

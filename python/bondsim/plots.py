@@ -75,8 +75,10 @@ def bars(
     xlabel: str,
     ylabel: str,
     reference: dict[str, list[float]] | None = None,
+    rotate: bool = False,
 ) -> Path:
-    """Grouped bars: one group per value of ``x``, one bar per value of ``by``; optional reference markers."""
+    """Grouped bars: one group per value of ``x``, one bar per value of ``by``; optional reference markers.
+    ``rotate`` slants long group labels."""
     import numpy as np
 
     groups = list(dict.fromkeys(data[x]))
@@ -90,7 +92,7 @@ def bars(
     for j, (label, values) in enumerate((reference or {}).items()):
         ax.bar(positions + (len(series) + j) * width, values, width, label=label, color="grey", alpha=0.5)
     ax.set_xticks(positions + width * (len(series) + len(reference or {}) - 1) / 2)
-    ax.set_xticklabels([str(g) for g in groups])
+    ax.set_xticklabels([str(g) for g in groups], rotation=30 if rotate else 0, ha="right" if rotate else "center")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -24,9 +24,12 @@ def format_process_table(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def mean_ci(table: pd.DataFrame, by: list[str], value: str, level: float = 0.95) -> pd.DataFrame:
+def mean_ci(
+    table: pd.DataFrame, by: list[str], value: str, level: float = 0.95, *, means: tuple[str, ...] = ()
+) -> pd.DataFrame:
     """Mean of ``value`` over the rows of each ``by`` group (the replications), with Student's t
-    interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``.
+    interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``,
+    and the plain mean of each column of ``means``.
 
     A group of one row has no spread: its interval is the value itself (nothing was replicated).
     """
@@ -36,19 +39,10 @@ def mean_ci(table: pd.DataFrame, by: list[str], value: str, level: float = 0.95)
     out = grouped.agg(["mean", "std", "count"]).reset_index()
     half = stats.t.ppf(0.5 + level / 2, (out["count"] - 1).clip(lower=1)) * out["std"] / out["count"] ** 0.5
     half = half.where(out["count"] > 1, 0.0)
-    return out.assign(
+    out = out.assign(
         **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
         **{f"{value}_n": out["count"]},
     )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n"]]
-
-
-def replicated(table: pd.DataFrame, by: list[str], value: str, means: tuple[str, ...] = ()) -> pd.DataFrame:
-    """:func:`mean_ci` of ``value`` over the replications of each ``by`` group, with the group's
-    smallest and largest ``value`` (``{value}_min``, ``{value}_max``) and the mean of each of ``means``."""
-    out = mean_ci(table, by, value)
-    grouped = table.groupby(by, sort=False)
-    out[f"{value}_min"] = grouped[value].min().to_numpy()
-    out[f"{value}_max"] = grouped[value].max().to_numpy()
     for column in means:
-        out[column] = grouped[column].mean().to_numpy()
+        out[column] = table.groupby(by, sort=False)[column].mean().to_numpy()
     return out

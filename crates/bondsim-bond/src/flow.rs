@@ -51,6 +51,15 @@ impl FlowHeaders {
         }
     }
 
+    /// The headers of one of the flow's IP fragments as the bond's hash reads them:
+    /// no ports (`bond_flow_ip`, drivers/net/bonding/bond_main.c: `if
+    /// (!ip_is_fragment(iph)) *proto = iph->protocol;`, and ports are read only for
+    /// a protocol; 3.x's `bond_xmit_hash_policy_l34` likewise), so layer3+4 puts every
+    /// fragment of a flow where its addresses alone hash.
+    pub fn fragment(&self) -> FlowHeaders {
+        FlowHeaders { src_port: 0, dst_port: 0, ..*self }
+    }
+
     /// The same flow seen in the other direction (addresses and ports swapped).
     pub fn reversed(&self) -> FlowHeaders {
         FlowHeaders {

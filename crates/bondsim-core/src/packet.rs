@@ -10,6 +10,13 @@
 
 use crate::time::SimTime;
 
+/// Linux's `IP_MF` (include/net/ip.h): more fragments follow.
+pub const IP_MF: u16 = 0x2000;
+/// Linux's `IP_OFFSET`: the fragment offset, in 8-byte units.
+pub const IP_OFFSET: u16 = 0x1fff;
+/// The UDP header (RFC 768).
+pub const UDP_HEADER_BYTES: u32 = 8;
+
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kind {
@@ -18,6 +25,9 @@ pub enum Kind {
     Data,
     /// An acknowledgement, client to server (no payload).
     Ack,
+    /// TCP data that carries an acknowledgement in `ack` and the SACK fields: a segment of a
+    /// connection whose data flows both ways (a ping-pong's). Never an IP fragment.
+    DataAck,
 }
 
 /// A SACK block: the sequence range `[start, end)` received above a hole (RFC 2018 §3).
@@ -43,6 +53,11 @@ pub struct Packet {
     /// `ack` (TCP's Window field, RFC 9293 §3.1; an ACK has no data position).
     pub seq: u32,
     /// Acknowledgement: the next sequence number the receiver expects (cumulative).
+    /// Data of a datagram transport (UDP): the IPv4 header's fragment field in host
+    /// order (RFC 791 §3.1: `IP_MF` 0x2000 and the offset in 8-byte units in the low
+    /// 13 bits, Linux's `iph->frag_off` without `IP_DF`), 0 for a datagram sent whole.
+    /// A fragment's `seq` is its datagram's and its `bytes` the IP payload it carries
+    /// (the first fragment's includes the 8-byte UDP header).
     pub ack: u32,
     /// Payload bytes.
     pub bytes: u32,
@@ -76,6 +91,32 @@ impl Packet {
     /// An acknowledgement of `flow` up to (not including) `ack`, made at `born`.
     pub fn ack(flow: u32, ack: u32, born: SimTime) -> Packet {
         Packet { flow, kind: Kind::Ack, ack, born, ..Packet::default() }
+    }
+
+    /// Whether it is an IP fragment (Linux's `ip_is_fragment`: MF set or a non-zero offset).
+    pub fn is_fragment(&self) -> bool {
+        self.kind == Kind::Data && self.ack & u32::from(IP_MF | IP_OFFSET) != 0
+    }
+
+    /// A fragment's offset in its datagram's IP payload, bytes.
+    pub fn frag_offset(&self) -> u32 {
+        (self.ack & u32::from(IP_OFFSET)) * 8
+    }
+
+    /// A fragment with more to follow (`IP_MF`).
+    pub fn more_fragments(&self) -> bool {
+        self.ack & u32::from(IP_MF) != 0
+    }
+
+    /// IP packet bytes given the scenario's IP + transport header bytes: a fragment
+    /// carries the IP header only (its transport header, if any, is in `bytes`).
+    pub fn l3_bytes(&self, header_bytes: u32) -> u32 {
+        self.bytes + if self.is_fragment() { header_bytes - UDP_HEADER_BYTES } else { header_bytes }
+    }
+
+    /// Whether it carries payload (data, with or without an acknowledgement).
+    pub fn is_data(&self) -> bool {
+        matches!(self.kind, Kind::Data | Kind::DataAck)
     }
 
     /// Its SACK blocks.

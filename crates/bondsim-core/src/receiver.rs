@@ -22,6 +22,7 @@ use hdrhistogram::Histogram;
 use crate::packet::Packet;
 use crate::reorder_density::ReorderDensity;
 use crate::time::SimTime;
+use crate::transport::ipfrag::FragLoss;
 
 /// The set of resolved (received or lost) sequence numbers of a flow,
 /// remembered from the lowest unresolved one up.
@@ -148,12 +149,18 @@ pub struct Receiver {
     pub duplicates: u64,
     /// Payload bytes delivered (distinct packets).
     pub payload_bytes: u64,
+    /// Payload bytes delivered from `measure_from` on (the goodput's share).
+    pub measured_bytes: u64,
+    /// When the goodput starts counting (`measure_from_s`).
+    pub measure_from: SimTime,
     /// Time of the latest delivery.
     pub last_delivery: SimTime,
     /// Delivery delay, nanoseconds.
     pub delay_ns: Histogram<u64>,
     /// RFC 5236 displacement counts over all flows.
     pub density: ReorderDensity,
+    /// Fragmented datagrams lost, by [`FragLoss`] cause.
+    pub datagrams_lost: [u64; 4],
 }
 
 impl FlowRx {
@@ -186,9 +193,12 @@ impl Receiver {
             lost: 0,
             duplicates: 0,
             payload_bytes: 0,
+            measured_bytes: 0,
+            measure_from: SimTime::ZERO,
             last_delivery: SimTime::ZERO,
             delay_ns: Histogram::new(3).expect("3 significant digits is valid"),
             density: ReorderDensity::default(),
+            datagrams_lost: [0; 4],
         }
     }
 
@@ -233,22 +243,35 @@ impl Receiver {
         rx.settle_losses();
         self.delivered += 1;
         self.payload_bytes += u64::from(packet.bytes);
+        if now >= self.measure_from {
+            self.measured_bytes += u64::from(packet.bytes);
+        }
         self.last_delivery = now;
         // Saturate rather than fail on a delay beyond the histogram's range (centuries).
         let _ = self.delay_ns.record(now.saturating_sub(packet.born).as_nanos());
         Some(in_order)
     }
 
-    /// `packet` will never arrive (every copy was dropped).
-    pub fn lost(&mut self, packet: &Packet) {
+    /// The datagram of `packet` (a fragment, or what a reassembler reports) will never
+    /// reach the application, for `cause`; counted once per datagram, under the first cause.
+    pub fn lost_datagram(&mut self, packet: &Packet, cause: FragLoss) {
+        if self.lost(packet) {
+            self.datagrams_lost[cause as usize] += 1;
+        }
+    }
+
+    /// `packet` will never arrive (every copy was dropped); false if it was already resolved.
+    pub fn lost(&mut self, packet: &Packet) -> bool {
         let rx = &mut self.flows[packet.flow as usize];
-        if rx.resolved.insert(packet.seq) {
+        let new = rx.resolved.insert(packet.seq);
+        if new {
             rx.lost += 1;
             self.lost += 1;
             let at = rx.lost_pending.partition_point(|&l| l < packet.seq);
             rx.lost_pending.insert(at, packet.seq);
             rx.settle_losses();
         }
+        new
     }
 
     /// A duplicate copy of a packet of `flow` arrived (broadcast's extra copies).
@@ -282,13 +305,15 @@ impl WireTap {
         WireTap { next: vec![0; flows], arrived: 0, out_of_order: 0 }
     }
 
-    /// The first copy of `packet` arrived.
+    /// The first copy of `packet` arrived. A fragment is in order when its datagram
+    /// is the flow's highest so far (the order of fragments within a datagram is
+    /// reassembly's business, not counted here).
     pub fn arrive(&mut self, packet: &Packet) {
         let next = &mut self.next[packet.flow as usize];
         self.arrived += 1;
         if packet.seq >= *next {
             *next = packet.seq + 1;
-        } else {
+        } else if !(packet.is_fragment() && packet.seq + 1 == *next) {
             self.out_of_order += 1;
         }
     }

@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::link::LinkStats;
 use crate::receiver::{Receiver, WireTap};
 use crate::time::SimTime;
+use crate::transport::ipfrag::FragLoss;
 use crate::workload::Request;
 
 /// Everything a run reports.
@@ -83,7 +84,7 @@ pub struct Summary {
     pub capacity_bps: f64,
     /// Bits the links put on the wire (frame overhead included) per second.
     pub throughput_bps: f64,
-    /// Distinct payload bits delivered per second.
+    /// Distinct payload bits delivered per second (from `measure_from_s`, when set).
     pub goodput_bps: f64,
     /// `throughput_bps / capacity_bps`.
     pub utilisation: f64,
@@ -117,6 +118,30 @@ pub struct Summary {
     pub fct_p50_s: Option<f64>,
     /// 99th-percentile flow completion time, seconds.
     pub fct_p99_s: Option<f64>,
+    /// Fragmented datagrams lost because a fragment was dropped on the way
+    /// (`delivered`, `dropped` and the rest count datagrams; `packets` and the
+    /// links' counters count frames).
+    pub datagrams_lost_fragment_dropped: Option<u64>,
+    /// … because `ipfrag_max_dist` reset their queue (`ip_frag_too_far`).
+    pub datagrams_lost_max_dist: Option<u64>,
+    /// … because fragment memory was over `ipfrag_high_thresh` (evicted or refused).
+    pub datagrams_lost_high_thresh: Option<u64>,
+    /// … because their queue expired after `ipfrag_time` (with no other cause first).
+    pub datagrams_lost_timeout: Option<u64>,
+    /// Reassembly: fragments received (`ReasmReqds`).
+    pub reasm_fragments: Option<u64>,
+    /// Reassembly: datagrams reassembled (`ReasmOKs`).
+    pub reasm_oks: Option<u64>,
+    /// Reassembly: queues expired (`ReasmTimeout`).
+    pub reasm_timeouts: Option<u64>,
+    /// Reassembly: queues reset by `ip_frag_too_far`.
+    pub reasm_max_dist_resets: Option<u64>,
+    /// Reassembly: queues destroyed by the evictor (`ipfrag_low_thresh` set: kernels before 4.17).
+    pub reasm_evicted: Option<u64>,
+    /// Reassembly: fragments refused over `ipfrag_high_thresh` (Linux 4.17 and later).
+    pub reasm_refused: Option<u64>,
+    /// Reassembly: most fragment memory held at once, bytes.
+    pub reasm_mem_peak_bytes: Option<u64>,
     /// TCP: segments sent for the first time.
     pub tcp_segments_sent: Option<u64>,
     /// TCP: segments sent again (fast retransmit, RACK, RTO, TLP).
@@ -204,8 +229,9 @@ pub struct RequestTable {
     pub lost: Vec<u32>,
     /// Largest RFC 4737 reordering extent.
     pub max_extent: Vec<u64>,
-    /// Arrival at the server, seconds.
-    pub arrival_s: Vec<f64>,
+    /// Arrival at the server, seconds (null: a closed loop's request that was never asked
+    /// for, because an earlier request of its client never ended).
+    pub arrival_s: Vec<Option<f64>>,
     /// Last delivery, seconds (null if nothing was delivered).
     pub finish_s: Vec<Option<f64>>,
     /// Times consecutive packets of the flow took different links (0: one path).
@@ -312,6 +338,8 @@ pub struct Reports<'a> {
     pub pingpong: Option<crate::transport::tcp::peer::PingPongStats>,
     /// TCP's samples over time, when asked for.
     pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
+    /// What IP reassembly did (runs whose datagrams are fragmented).
+    pub reasm: Option<crate::transport::ipfrag::ReasmStats>,
 }
 
 impl RunResult {
@@ -358,7 +386,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         requests.duplicates.push(flow.duplicates);
         requests.lost.push(flow.lost);
         requests.max_extent.push(flow.max_extent);
-        requests.arrival_s.push(r.arrival.as_secs_f64());
+        requests.arrival_s.push((r.arrival != crate::workload::PENDING).then(|| r.arrival.as_secs_f64()));
         requests.finish_s.push((flow.received > 0).then(|| flow.last_at.as_secs_f64()));
     }
     requests.link_switches = reports.paths.iter().map(|p| p.1).collect();
@@ -428,10 +456,15 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let tcp_connections = reports.requests.len() * if pingpong.is_some() { 2 } else { 1 };
     // A reliable transport resends what the wire lost: what is not delivered yet is what the
     // application wrote and has not received, not what the bond sent.
-    let undelivered = match tcp {
-        Some(_) => rx.flows().iter().map(|f| u64::from(f.packets())).sum::<u64>() - rx.delivered,
-        None => reports.sent - rx.delivered - rx.lost,
+    let datagrams = || rx.flows().iter().map(|f| u64::from(f.packets())).sum::<u64>();
+    let undelivered = match (tcp, &reports.reasm) {
+        (Some(_), _) => datagrams() - rx.delivered,
+        // The bond sent fragments; the application counts datagrams.
+        (None, Some(_)) => datagrams() - rx.delivered - rx.lost,
+        (None, None) => reports.sent - rx.delivered - rx.lost,
     };
+    let reasm = reports.reasm.as_ref();
+    let frag_lost = |cause: FragLoss| reasm.map(|_| rx.datagrams_lost[cause as usize]);
 
     let summary = Summary {
         scenario: reports.name.to_string(),
@@ -471,7 +504,15 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         duration_s,
         capacity_bps,
         throughput_bps: per_s(wire_bits),
-        goodput_bps: per_s(rx.payload_bytes as f64 * 8.0),
+        goodput_bps: {
+            // Counted from `measure_from_s`: the warm-up is left out of both bytes and time.
+            let span = duration_s - rx.measure_from.as_secs_f64();
+            if span > 0.0 {
+                rx.measured_bytes as f64 * 8.0 / span
+            } else {
+                0.0
+            }
+        },
         utilisation: if capacity_bps > 0.0 { per_s(wire_bits) / capacity_bps } else { 0.0 },
         jain_index: jain_index(&loads),
         max_mean_ratio: if mean_load > 0.0 { max_load / mean_load } else { 1.0 },
@@ -487,6 +528,17 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         fct_mean_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
         fct_p50_s: fct_at(0.5),
         fct_p99_s: fct_at(0.99),
+        datagrams_lost_fragment_dropped: frag_lost(FragLoss::Dropped),
+        datagrams_lost_max_dist: frag_lost(FragLoss::MaxDist),
+        datagrams_lost_high_thresh: frag_lost(FragLoss::HighThresh),
+        datagrams_lost_timeout: frag_lost(FragLoss::Timeout),
+        reasm_fragments: reasm.map(|r| r.fragments),
+        reasm_oks: reasm.map(|r| r.oks),
+        reasm_timeouts: reasm.map(|r| r.timeouts),
+        reasm_max_dist_resets: reasm.map(|r| r.max_dist_resets),
+        reasm_evicted: reasm.map(|r| r.evicted),
+        reasm_refused: reasm.map(|r| r.refused),
+        reasm_mem_peak_bytes: reasm.map(|r| r.mem_peak_bytes),
         tcp_segments_sent: tcp.map(|t| t.segments_sent),
         tcp_retransmits: tcp.map(|t| t.retransmits),
         tcp_spurious_retransmits: tcp.map(|t| t.spurious_retransmits),

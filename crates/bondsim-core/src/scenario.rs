@@ -27,6 +27,11 @@ pub struct Scenario {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stop_s: Option<f64>,
+    /// Count goodput (`goodput_bps`) from this time, seconds: a warm-up left out of it (a closed
+    /// loop's connections starting together, a bond before its first rebalance). Default 0.
+    #[serde(default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measure_from_s: Option<f64>,
     /// The run's guard: a run that has processed this many events without finishing stops
     /// with an error naming this field, so that no scenario can keep a run going for ever.
     #[serde(default = "default_max_events")]
@@ -39,6 +44,9 @@ pub struct Scenario {
     /// Addresses and headers the packets carry (what the hash policies read).
     #[serde(default)]
     pub network: Network,
+    /// The receiving host's IP reassembly (used when datagrams are fragmented).
+    #[serde(default)]
+    pub ipfrag: IpFrag,
     /// The bond: its mode (scheduler), link monitor and the mode's options.
     pub bond: Bond,
     /// The bonded links, in order (link ids are positions after `count` expansion).
@@ -172,6 +180,10 @@ pub enum Arrivals {
     Batches { size: u32, every_s: f64 },
     /// A Poisson process of `rate_per_s` requests per second.
     Poisson { rate_per_s: f64 },
+    /// A closed loop: each client keeps `active` requests outstanding and asks
+    /// again as soon as one ends (flexiclient's `-active`; the thesis's §4.4
+    /// web test ran 64 per client). Request `i` comes from client `i % clients`.
+    Closed { active: u32 },
 }
 
 /// The file size of each request.
@@ -275,6 +287,93 @@ pub struct CbrSender {
     pub message_bytes: Option<u32>,
     /// Payload rate of each flow, Mbit/s (required).
     pub rate_mbps: f64,
+    /// Per-flow rates instead, Mbit/s: flow `k` sends at `flow_rates_mbps[k % len]`
+    /// (iperf streams of different `-b`; empty: every flow at `rate_mbps`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_rates_mbps: Vec<f64>,
+}
+
+impl CbrSender {
+    /// Payload rate of flow `flow`, Mbit/s.
+    pub fn rate_of(&self, flow: usize) -> f64 {
+        if self.flow_rates_mbps.is_empty() {
+            self.rate_mbps
+        } else {
+            self.flow_rates_mbps[flow % self.flow_rates_mbps.len()]
+        }
+    }
+}
+
+/// The receiving host's IPv4 reassembly (`net/ipv4/ip_fragment.c`,
+/// `net/ipv4/inet_fragment.c`), with the sysctls' names and defaults
+/// (`Documentation/networking/ip-sysctl.rst`). It matters only when datagrams
+/// are fragmented: a `cbr` sender of UDP whose `chunk_bytes` + 28 exceed the MTU.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct IpFrag {
+    /// `net.ipv4.ipfrag_time`, seconds: a queue not completed this long after it
+    /// was created is destroyed (`ip_expire`; `IP_FRAG_TIME` = 30 s). Linux does not
+    /// extend it per fragment (`ipv4_frags_init_net`: "RFC791 is wrong proposing to
+    /// prolongate timer each fragment arrival").
+    #[serde(default = "default_ipfrag_time")]
+    pub ipfrag_time: f64,
+    /// `net.ipv4.ipfrag_max_dist` (default 64; 0 disables): when more than this many
+    /// fragments from the same source arrived between two fragments of one queue,
+    /// the queue's fragments are dropped and it starts again (`ip_frag_too_far`,
+    /// `ip_frag_reinit`).
+    #[serde(default = "default_ipfrag_max_dist")]
+    pub ipfrag_max_dist: u32,
+    /// `net.ipv4.ipfrag_high_thresh`, bytes of fragment memory (skb truesize plus
+    /// each queue's struct): 4 MiB in 3.x (`ipv4_frags_init_net`: 4 * 1024 * 1024)
+    /// and today.
+    #[serde(default = "default_ipfrag_high_thresh")]
+    pub ipfrag_high_thresh: u64,
+    /// `net.ipv4.ipfrag_low_thresh`: unset (the default) is Linux since 4.17, where
+    /// over `ipfrag_high_thresh` every fragment is refused (`inet_frag_find` returns
+    /// NULL) until queues complete or expire, and this sysctl is obsolete. Set, it
+    /// is the older kernels' evictor (3.11, the seed's: 3 MiB): over `high_thresh`
+    /// the least recently used queues are destroyed until memory is below it
+    /// (`ip_evictor` → `inet_frag_evictor`, called on every fragment by `ip_defrag`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipfrag_low_thresh: Option<u64>,
+    /// Memory a received fragment holds (`skb->truesize`): 2944 for a 1500-byte frame
+    /// in `ipv4_frags_init_net`'s comment ("1500 truesize == 2944"); the driver's
+    /// receive buffer decides it, so it is a knob.
+    #[serde(default = "default_frag_truesize")]
+    pub truesize_bytes: u32,
+    /// Memory of one queue (`sizeof(struct ipq)`, 200 in the same comment), charged
+    /// when the queue is made (`inet_frag_alloc`: `add_frag_mem_limit(q, f->qsize)`).
+    #[serde(default = "default_ipq_bytes")]
+    pub queue_bytes: u32,
+}
+
+impl Default for IpFrag {
+    fn default() -> IpFrag {
+        IpFrag {
+            ipfrag_time: default_ipfrag_time(),
+            ipfrag_max_dist: default_ipfrag_max_dist(),
+            ipfrag_high_thresh: default_ipfrag_high_thresh(),
+            ipfrag_low_thresh: None,
+            truesize_bytes: default_frag_truesize(),
+            queue_bytes: default_ipq_bytes(),
+        }
+    }
+}
+
+fn default_ipfrag_time() -> f64 {
+    30.0
+}
+fn default_ipfrag_max_dist() -> u32 {
+    64
+}
+fn default_ipfrag_high_thresh() -> u64 {
+    4 * 1024 * 1024
+}
+fn default_frag_truesize() -> u32 {
+    2944
+}
+fn default_ipq_bytes() -> u32 {
+    200
 }
 
 /// `kind = "tcp"`: a model of Linux's TCP; field names are Linux's sysctl names
@@ -434,7 +533,7 @@ impl Sender {
     const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
         ("paced", &["chunk_bytes", "tick_ms", "packets_per_tick"]),
         ("window", &["chunk_bytes", "message_bytes", "window_pkts", "ack_delay_us"]),
-        ("cbr", &["chunk_bytes", "message_bytes", "rate_mbps"]),
+        ("cbr", &["chunk_bytes", "message_bytes", "rate_mbps", "flow_rates_mbps"]),
         (
             "tcp",
             &[
@@ -1020,15 +1119,7 @@ impl Scenario {
         // TCP's segments carry the timestamp option in every header (RFC 7323): 52 bytes.
         n.header_bytes.get_or_insert(n.protocol.header_bytes() + tcp_options);
         let header = self.l3_header_bytes();
-        let mtu = self
-            .links
-            .iter()
-            .filter_map(|l| match &l.model {
-                LinkModel::Rate(m) => Some(m.mtu),
-                LinkModel::Paced(_) => None,
-            })
-            .min()
-            .unwrap_or(default_mtu());
+        let mtu = self.mtu();
         if let Sender::Tcp(t) = &mut self.sender {
             // The MSS a 1500-byte MTU gives with timestamps: 1500 − 52 = 1448.
             t.mss.get_or_insert(mtu.saturating_sub(header).max(1));
@@ -1040,12 +1131,45 @@ impl Scenario {
         if let Some(stop) = self.stop_s {
             duration("stop_s", stop, 1.0, false)?;
         }
+        if let Some(from) = self.measure_from_s {
+            duration("measure_from_s", from, 1.0, true)?;
+            if self.stop_s.is_some_and(|stop| from >= stop) {
+                return Err(Error::scenario(
+                    "measure_from_s",
+                    format!("must be before stop_s ({} s), got {} s", num(self.stop_s.unwrap_or(0.0)), num(from)),
+                ));
+            }
+        }
         at_least("max_events", self.max_events, 1)?;
         self.validate_workload()?;
         self.validate_sender()?;
         self.validate_network()?;
         self.validate_links()?;
+        self.validate_ipfrag()?;
         self.validate_bond()
+    }
+
+    fn validate_ipfrag(&self) -> Result<()> {
+        let f = &self.ipfrag;
+        duration("ipfrag.ipfrag_time", f.ipfrag_time, 1.0, false)?;
+        at_least("ipfrag.truesize_bytes", u64::from(f.truesize_bytes), 1)?;
+        if let Some(low) = f.ipfrag_low_thresh {
+            if low > f.ipfrag_high_thresh {
+                return Err(Error::scenario(
+                    "ipfrag.ipfrag_low_thresh",
+                    format!("must be at most ipfrag_high_thresh ({}), got {low}", f.ipfrag_high_thresh),
+                ));
+            }
+        }
+        // An IPv4 datagram is at most 65535 bytes (RFC 791 §3.1 Total Length).
+        let datagram = u64::from(self.chunk_bytes()) + u64::from(self.l3_header_bytes());
+        if self.fragments() && datagram > 65535 {
+            return Err(Error::scenario(
+                "sender.chunk_bytes",
+                format!("a UDP datagram is at most 65535 bytes with its headers, got {datagram}"),
+            ));
+        }
+        Ok(())
     }
 
     fn validate_workload(&self) -> Result<()> {
@@ -1078,6 +1202,7 @@ impl Scenario {
                     ));
                 }
             }
+            Arrivals::Closed { active } => at_least("workload.arrivals.active", u64::from(*active), 1)?,
             Arrivals::Poisson { rate_per_s } => {
                 positive("workload.arrivals.rate_per_s", *rate_per_s)?;
                 if requests / rate_per_s > MAX_SECONDS {
@@ -1171,25 +1296,30 @@ impl Scenario {
                 duration("sender.ack_delay_us", s.ack_delay_us, 1e-6, true)?;
             }
             Sender::Cbr(s) => {
-                rate_mbps("sender.rate_mbps", s.rate_mbps)?;
-                let bits = f64::from(s.chunk_bytes) * 8.0;
-                if bits / (s.rate_mbps * 1e6) > MAX_SECONDS {
-                    return Err(Error::scenario(
-                        "sender.rate_mbps",
-                        format!("at {} Mbit/s a packet of chunk_bytes is sent less than once a year", num(s.rate_mbps)),
-                    ));
-                }
-                if SimTime::from_secs_f64(bits / (s.rate_mbps * 1e6)).as_nanos() == 0 {
-                    return Err(Error::scenario(
-                        "sender.rate_mbps",
-                        format!(
-                            "at {} Mbit/s a packet of chunk_bytes ({}) is sent every 0 ns \
-                             (simulated time counts whole nanoseconds): at most {} Mbit/s",
-                            num(s.rate_mbps),
-                            s.chunk_bytes,
-                            num((bits * 2e3).floor())
-                        ),
-                    ));
+                let rates = std::iter::once(("sender.rate_mbps".to_string(), s.rate_mbps)).chain(
+                    s.flow_rates_mbps.iter().enumerate().map(|(i, &r)| (format!("sender.flow_rates_mbps.{i}"), r)),
+                );
+                for (path, rate) in rates {
+                    rate_mbps(&path, rate)?;
+                    let bits = f64::from(s.chunk_bytes) * 8.0;
+                    if bits / (rate * 1e6) > MAX_SECONDS {
+                        return Err(Error::scenario(
+                            path,
+                            format!("at {} Mbit/s a packet of chunk_bytes is sent less than once a year", num(rate)),
+                        ));
+                    }
+                    if SimTime::from_secs_f64(bits / (rate * 1e6)).as_nanos() == 0 {
+                        return Err(Error::scenario(
+                            path,
+                            format!(
+                                "at {} Mbit/s a packet of chunk_bytes ({}) is sent every 0 ns \
+                                 (simulated time counts whole nanoseconds): at most {} Mbit/s",
+                                num(rate),
+                                s.chunk_bytes,
+                                num((bits * 2e3).floor())
+                            ),
+                        ));
+                    }
                 }
             }
             Sender::Tcp(t) => {
@@ -1359,11 +1489,12 @@ impl Scenario {
                     if !(68..=65535).contains(&m.mtu) {
                         return Err(Error::scenario(p("mtu"), format!("an IPv4 MTU is 68 to 65535, got {}", m.mtu)));
                     }
-                    if packet > u64::from(m.mtu) {
+                    if packet > u64::from(m.mtu) && !self.fragments() {
                         return Err(Error::scenario(
                             "sender.chunk_bytes",
                             format!(
-                                "{} payload + {} header bytes exceed links.{i}.mtu ({}); fragmentation is not modelled",
+                                "{} payload + {} header bytes exceed links.{i}.mtu ({}); only UDP datagrams of a \
+                                 cbr sender (network.protocol = \"udp\") are fragmented",
                                 self.chunk_bytes(),
                                 self.l3_header_bytes(),
                                 m.mtu
@@ -1475,6 +1606,28 @@ impl Scenario {
     }
 
     /// IPv4 + transport header bytes per packet, plus the VLAN tag if any.
+    /// The bond's MTU: its smallest link's (Linux gives a bond's slaves the bond's MTU;
+    /// the thesis's paced interface has none and counts as Ethernet's 1500).
+    pub fn mtu(&self) -> u32 {
+        self.links
+            .iter()
+            .filter_map(|l| match &l.model {
+                LinkModel::Rate(m) => Some(m.mtu),
+                LinkModel::Paced(_) => None,
+            })
+            .min()
+            .unwrap_or(default_mtu())
+    }
+
+    /// Whether datagrams are cut into IP fragments: a `cbr` sender of UDP whose
+    /// datagrams (payload + headers) exceed the MTU (`ip_finish_output` →
+    /// `ip_fragment` when `skb->len > mtu`).
+    pub fn fragments(&self) -> bool {
+        matches!(self.sender, Sender::Cbr(_))
+            && self.network.protocol == Protocol::Udp
+            && self.chunk_bytes() + self.l3_header_bytes() > self.mtu()
+    }
+
     pub fn l3_header_bytes(&self) -> u32 {
         self.network.header_bytes.unwrap_or(self.network.protocol.header_bytes())
             + if self.network.vlan.is_some() { 4 } else { 0 }

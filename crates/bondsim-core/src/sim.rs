@@ -28,12 +28,13 @@ use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network::{self, FlowHeaders};
-use crate::packet::{Kind, Packet};
+use crate::packet::Packet;
 use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, RandomFailures, Scenario};
 use crate::time::SimTime;
+use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
 
@@ -207,6 +208,9 @@ type ReverseLink = Option<RateLink>;
 struct World {
     events: EventQueue<Event>,
     requests: Vec<Request>,
+    /// A closed loop's next held request per client (`workload.arrivals.kind = "closed"`),
+    /// stepping by the number of clients; empty for open arrivals.
+    next_request: Vec<u32>,
     headers: Vec<FlowHeaders>,
     rx_links: Vec<Option<usize>>,
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
@@ -325,7 +329,7 @@ impl World {
 
         // Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
         let mut first = 0;
-        while first < requests.len() {
+        while first < requests.len() && requests[first].arrival != workload::PENDING {
             let at = requests[first].arrival;
             let count = requests[first..].iter().take_while(|r| r.arrival == at).count();
             events.schedule(at, Event::new(Target::Arrivals, (first as u64) << 32 | count as u64));
@@ -343,6 +347,15 @@ impl World {
             paths: vec![(u32::MAX, 0); requests.len()],
             receiver: Receiver::new(&packets_per_flow),
             wire: WireTap::new(requests.len()),
+            next_request: match &scenario.workload {
+                scenario::Workload::Requests(w) => match w.arrivals {
+                    scenario::Arrivals::Closed { active } => {
+                        (0..w.clients).map(|c| active.saturating_mul(w.clients).saturating_add(c)).collect()
+                    }
+                    _ => Vec::new(),
+                },
+                scenario::Workload::PingPong(_) => Vec::new(),
+            },
             requests,
             headers,
             arrived: 0,
@@ -401,6 +414,7 @@ impl World {
         for id in 0..world.links.len() {
             world.schedule_random_failure(id, SimTime::ZERO, true);
         }
+        world.receiver.measure_from = SimTime::from_secs_f64(scenario.measure_from_s.unwrap_or(0.0));
         Ok(world)
     }
 
@@ -468,10 +482,9 @@ impl World {
                 }
                 // The metrics watch the clients' deliveries (a ping-pong server's
                 // reads are counted by its application).
-                Output::Deliver(packet) if side == Side::Client => {
-                    self.receiver.deliver(now, &packet);
-                }
+                Output::Deliver(packet) if side == Side::Client => self.deliver_app(now, &packet),
                 Output::Deliver(_) => {}
+                Output::Lost(packet, cause) => self.receiver.lost_datagram(&packet, cause),
             }
         }
     }
@@ -518,6 +531,28 @@ impl World {
         self.arrived += count;
     }
 
+    /// The application at the client receives `packet`.
+    fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
+        let ended = self.receiver.flows()[packet.flow as usize].resolved();
+        self.receiver.deliver(now, packet);
+        self.flow_may_have_ended(now, packet.flow, ended);
+    }
+
+    /// In a closed loop, a client whose request just ended (every packet arrived or was lost)
+    /// asks for its next one at once.
+    fn flow_may_have_ended(&mut self, now: SimTime, flow: u32, had_ended: bool) {
+        if self.next_request.is_empty() || had_ended || !self.receiver.flows()[flow as usize].resolved() {
+            return;
+        }
+        let client = self.requests[flow as usize].client as usize;
+        let next = self.next_request[client];
+        if (next as usize) < self.requests.len() {
+            self.requests[next as usize].arrival = now;
+            self.next_request[client] = next.saturating_add(self.next_request.len() as u32);
+            self.events.schedule(now, Event::new(Target::Arrivals, u64::from(next) << 32 | 1));
+        }
+    }
+
     fn endpoint_timer(&mut self, now: SimTime, side: Side, token: u64) {
         self.with_end(now, side, |end, out| end.on_timer(now, token, out));
     }
@@ -535,10 +570,16 @@ impl World {
         } else {
             // The bond sees the buffer's size: its segments and their headers.
             let segments = u32::from(packet.gso.max(1));
+            let fragment_headers;
             let info = PacketInfo {
                 bytes: packet.bytes * segments,
-                l3_bytes: (packet.bytes + self.l3_header) * segments,
-                headers: &self.headers[flow],
+                l3_bytes: packet.l3_bytes(self.l3_header) * segments,
+                headers: if packet.is_fragment() {
+                    fragment_headers = self.headers[flow].fragment();
+                    &fragment_headers
+                } else {
+                    &self.headers[flow]
+                },
             };
             let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
             self.gso_pick = pick;
@@ -682,7 +723,7 @@ impl World {
                 self.copies.remove(&packet.bond_seq);
             }
             if !first {
-                if packet.kind == Kind::Data {
+                if packet.is_data() {
                     self.receiver.duplicate(packet.flow);
                 }
                 if self.reliable {
@@ -692,14 +733,12 @@ impl World {
                 return;
             }
         }
-        if packet.kind == Kind::Data {
+        if packet.is_data() {
             self.wire.arrive(&packet);
         }
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
-            None if matches!(self.client, End::Sink(_)) => {
-                self.receiver.deliver(now, &packet);
-            }
+            None if matches!(self.client, End::Sink(_)) => self.deliver_app(now, &packet),
             None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out)),
             Some(reseq) => {
                 for p in reseq.arrive(packet) {
@@ -756,7 +795,14 @@ impl World {
             }
             return;
         }
-        self.receiver.lost(&packet);
+        if packet.is_fragment() {
+            // Its datagram cannot be reassembled (the receiving host learns it when the queue expires).
+            self.receiver.lost_datagram(&packet, FragLoss::Dropped);
+        } else {
+            let ended = self.receiver.flows()[packet.flow as usize].resolved();
+            self.receiver.lost(&packet);
+            self.flow_may_have_ended(now, packet.flow, ended);
+        }
         if let Some(reseq) = &mut self.resequencer {
             for p in reseq.skip(packet.bond_seq) {
                 self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
@@ -946,6 +992,7 @@ impl World {
                     server
                 }),
                 tcp_trace,
+                reasm: self.client.reasm_stats(),
             },
             wall_s,
         )
@@ -1074,5 +1121,66 @@ mod tests {
         assert_eq!(w.reverse_sent, w.reverse_arrived + reverse_lost);
         assert_eq!(w.reverse_sent, w.receiver.delivered, "one acknowledgement per delivered packet");
         assert_eq!(reverse.iter().map(|s| s.packets_sent).sum::<u64>(), w.reverse_sent);
+    }
+
+    #[test]
+    fn a_closed_loop_client_asks_again_the_instant_a_request_ends() {
+        // Two clients, one request outstanding each, over one link: each client's requests
+        // follow one another, the next arriving when the previous one's last packet does.
+        let scenario = Scenario::from_json(
+            &serde_json::json!({
+                "workload": {"requests": 6, "clients": 2, "arrivals": {"kind": "closed", "active": 1},
+                             "file_size": {"kind": "fixed", "bytes": 14_480}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 100.0, "delay_us": 50.0}],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let result = run(&scenario).unwrap();
+        let r = &result.requests;
+        assert_eq!(result.summary.flows_complete, 6);
+        assert_eq!(&r.arrival_s[..2], &[Some(0.0), Some(0.0)]);
+        for i in 2..6 {
+            assert_eq!(r.client[i], r.client[i - 2]);
+            assert_eq!(r.arrival_s[i], r.finish_s[i - 2], "request {i} waits for request {}", i - 2);
+        }
+        // The client never has two requests open: each starts after its predecessor ended.
+        assert!(r.arrival_s[4].unwrap() > r.arrival_s[2].unwrap());
+    }
+
+    #[test]
+    fn goodput_counts_from_measure_from_s() {
+        // Two files a second apart on one idle 100 Mbit/s link: over the whole run the goodput is
+        // mostly the idle second; counted from the second file's arrival it is the transfer's own.
+        let scenario = |from: Option<f64>| {
+            let mut v = serde_json::json!({
+                "workload": {"requests": 2, "clients": 1, "arrivals": {"kind": "batches", "size": 1, "every_s": 1.0},
+                             "file_size": {"kind": "fixed", "bytes": 144_800}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 100.0, "delay_us": 50.0}],
+            });
+            if let Some(from) = from {
+                v["measure_from_s"] = serde_json::json!(from);
+            }
+            Scenario::from_json(&v.to_string()).unwrap()
+        };
+        let whole = run(&scenario(None)).unwrap();
+        let late = run(&scenario(Some(1.0))).unwrap();
+        let wire = 100e6 * 1448.0 / 1538.0;
+        let transfer_s = whole.summary.duration_s - 1.0;
+        let expected = 144_800.0 * 8.0 / transfer_s;
+        assert!((late.summary.goodput_bps - expected).abs() < 1.0, "{} vs {expected}", late.summary.goodput_bps);
+        assert!(late.summary.goodput_bps < wire && late.summary.goodput_bps > 0.5 * wire);
+        assert!(whole.summary.goodput_bps < late.summary.goodput_bps / 5.0);
+        let refused = Scenario::from_json(
+            &serde_json::json!({"stop_s": 1.0, "measure_from_s": 1.0,
+                "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}},
+                "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 100.0}]})
+            .to_string(),
+        );
+        assert!(refused.unwrap_err().to_string().contains("measure_from_s"));
     }
 }

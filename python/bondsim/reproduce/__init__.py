@@ -16,6 +16,8 @@ MODULES = {
     "earliest-finish": "eft",
     "rr-links": "rr_links",
     "ftp-two-links": "ftp_two_links",
+    "thesis-modes": "thesis_modes",
+    "rr-udp": "rr_udp",
     "elt-tokens": "elt_tokens",
 }
 

@@ -62,9 +62,9 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     runs["transfer_s"] = runs["transfer_s"] * FILE_BYTES / docs[0]["workload"]["file_size"]["bytes"]
     runs.to_csv(out / "ftp.csv", index=False)
     keys = ["setup", "kernel", "jitter_us"]
-    mean = mean_ci(runs, keys, "transfer_s")
-    for column in ("goodput_mbps", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious"):
-        mean[column] = runs.groupby(keys, sort=False)[column].mean().to_numpy()
+    mean = mean_ci(
+        runs, keys, "transfer_s", means=("goodput_mbps", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious")
+    )
     mean.to_csv(out / "ftp_mean.csv", index=False)
     chart = mean.assign(series=mean["kernel"] + ", jitter " + mean["jitter_us"].astype(str) + " µs")
     plots.bars(

@@ -89,9 +89,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     runs = run(quick=quick, progress=progress)
     runs.to_csv(out / "rr_links.csv", index=False)
     keys = ["links", "config", "kernel", "jitter_us"]
-    mean = mean_ci(runs, keys, "loss_pct")
-    for column in ("wire_ooo_fraction", "tcp_retransmits", "tcp_spurious"):
-        mean[column] = runs.groupby(keys, sort=False)[column].mean().to_numpy()
+    mean = mean_ci(runs, keys, "loss_pct", means=("wire_ooo_fraction", "tcp_retransmits", "tcp_spurious"))
     mean.to_csv(out / "rr_links_mean.csv", index=False)
 
     default = mean[mean["config"] == "default"]

@@ -220,7 +220,7 @@ impl RateLink {
     }
 
     fn l3_bytes(&self, packet: &Packet) -> u32 {
-        packet.bytes + self.header_bytes
+        packet.l3_bytes(self.header_bytes)
     }
 
     fn wire_bytes(&self, packet: &Packet) -> u64 {

@@ -1,7 +1,9 @@
 //! Constant bit rate: each flow sends a packet, then waits for the time its
 //! payload takes at `rate_mbps`, whatever happens to its packets (an iperf
-//! UDP stream).
+//! UDP stream). A datagram larger than the MTU leaves as IP fragments
+//! ([`Fragmenter`]), one packet each.
 
+use super::ipfrag::Fragmenter;
 use super::{Cutter, Endpoint, Output};
 use crate::packet::Packet;
 use crate::scenario;
@@ -17,23 +19,32 @@ struct FlowTx {
 /// State of every flow's stream.
 #[derive(Debug, Clone)]
 pub struct CbrSender {
-    rate_bps: f64,
+    /// Each flow's payload rate, bits/s.
+    rate_bps: Vec<f64>,
     cutter: Cutter,
+    fragmenter: Option<Fragmenter>,
     flows: Vec<FlowTx>,
     unsent_flows: usize,
-    /// The packet a wake-up made, until the world takes it.
-    due: Option<Packet>,
+    /// The packets (a datagram, or its fragments) a wake-up made, until the world takes them.
+    due: std::collections::VecDeque<Packet>,
 }
 
 impl CbrSender {
-    /// The sender `config` describes, cut by `cutter`, for `flows` flows.
-    pub fn new(config: &scenario::CbrSender, cutter: Cutter, flows: usize) -> CbrSender {
+    /// The sender `config` describes, cut by `cutter` (and into fragments by
+    /// `fragmenter`, if given), for `flows` flows.
+    pub fn new(
+        config: &scenario::CbrSender,
+        cutter: Cutter,
+        fragmenter: Option<Fragmenter>,
+        flows: usize,
+    ) -> CbrSender {
         CbrSender {
-            rate_bps: config.rate_mbps * 1e6,
+            rate_bps: (0..flows).map(|k| config.rate_of(k) * 1e6).collect(),
             cutter,
+            fragmenter,
             flows: vec![FlowTx::default(); flows],
             unsent_flows: 0,
-            due: None,
+            due: std::collections::VecDeque::new(),
         }
     }
 
@@ -43,7 +54,10 @@ impl CbrSender {
         if let Some(at) = next {
             out.push(Output::Timer { at, token: u64::from(flow) });
         }
-        self.due = Some(packet);
+        match self.fragmenter {
+            Some(f) => self.due.extend(f.cut(packet)),
+            None => self.due.push_back(packet),
+        }
     }
 
     /// Flow `flow` starts, for a file of `file_bytes`.
@@ -60,7 +74,7 @@ impl CbrSender {
         let bytes = self.cutter.packet_bytes(f.file_bytes, u64::from(seq));
         f.next_seq += 1;
         let next = if f.next_seq < f.packets {
-            Some(now + SimTime::from_secs_f64(f64::from(bytes.max(1)) * 8.0 / self.rate_bps))
+            Some(now + SimTime::from_secs_f64(f64::from(bytes.max(1)) * 8.0 / self.rate_bps[flow as usize]))
         } else {
             self.unsent_flows -= 1;
             None
@@ -80,7 +94,7 @@ impl Endpoint for CbrSender {
     }
 
     fn poll_transmit(&mut self, _now: SimTime) -> Option<Packet> {
-        self.due.take()
+        self.due.pop_front()
     }
 
     /// True when every admitted flow has sent all its packets.
@@ -101,8 +115,9 @@ mod tests {
             .to_string(),
         )
         .unwrap();
-        let config = scenario::CbrSender { chunk_bytes: 1000, message_bytes: None, rate_mbps: 8.0 };
-        let mut c = CbrSender::new(&config, Cutter::for_scenario(&s), 1);
+        let config =
+            scenario::CbrSender { chunk_bytes: 1000, message_bytes: None, rate_mbps: 8.0, flow_rates_mbps: vec![] };
+        let mut c = CbrSender::new(&config, Cutter::for_scenario(&s), None, 1);
         c.admit(0, 2500);
         let (p, next) = c.next_packet(0, SimTime::ZERO);
         assert_eq!((p.seq, next), (0, Some(SimTime(1_000_000)))); // 8000 bits at 8 Mbit/s

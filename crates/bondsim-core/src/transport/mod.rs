@@ -19,11 +19,14 @@
 //! * [`cbr`]: each flow sends at a constant bit rate, whatever happens to
 //!   its packets (an iperf UDP stream).
 //! * [`sink`]: the client end of all three: hands every packet to the application.
+//! * [`ipfrag`]: IP fragmentation of `cbr`'s UDP datagrams and the client end
+//!   that reassembles them (when datagrams exceed the MTU).
 //! * [`tcp`]: Linux's TCP, a sender and a receiver per flow.
 //!
 //! [`Cutter`] says how a file becomes packets; [`build`] is the registry.
 
 pub mod cbr;
+pub mod ipfrag;
 pub mod paced;
 pub mod sink;
 pub mod tcp;
@@ -45,6 +48,8 @@ pub enum Output {
     },
     /// Hand this packet's payload to the application: the delivery point the metrics measure.
     Deliver(Packet),
+    /// This datagram (flow, `seq`) will never reach the application, for this reason.
+    Lost(Packet, ipfrag::FragLoss),
 }
 
 /// What runs at one end of the flows of a run.
@@ -112,6 +117,11 @@ pub trait Endpoint: Send {
     fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
         None
     }
+
+    /// What IP reassembly did (a reassembling end only).
+    fn reasm_stats(&self) -> Option<ipfrag::ReasmStats> {
+        None
+    }
 }
 
 /// Any end: the registry of transports. The world calls ends through this
@@ -128,6 +138,8 @@ pub enum End {
     CbrSender,
     /// The receiving end of paced, window and cbr.
     Sink,
+    /// The receiving end of cbr when its datagrams are fragmented.
+    Reassembler,
     /// TCP's sending end (boxed: it is far larger than the others).
     TcpSender(Box<TcpSender>),
     /// TCP's receiving end.
@@ -139,6 +151,7 @@ pub enum End {
 }
 
 use cbr::CbrSender;
+use ipfrag::Reassembler;
 use paced::PacedSender;
 use sink::Sink;
 use tcp::peer::{Role, TcpPeer};
@@ -189,6 +202,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
         (**self).tcp_trace()
     }
+    fn reasm_stats(&self) -> Option<ipfrag::ReasmStats> {
+        (**self).reasm_stats()
+    }
 }
 
 /// The two ends of a run's flows.
@@ -205,7 +221,16 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
     match &scenario.sender {
         Sender::Paced(s) => Ends { server: PacedSender::new(s, cutter, flows).into(), client: Sink.into() },
         Sender::Window(s) => Ends { server: WindowSender::new(s, cutter, flows).into(), client: Sink.into() },
-        Sender::Cbr(s) => Ends { server: CbrSender::new(s, cutter, flows).into(), client: Sink.into() },
+        Sender::Cbr(s) => {
+            let fragmenter = ipfrag::Fragmenter::for_scenario(scenario);
+            Ends {
+                server: CbrSender::new(s, cutter, fragmenter, flows).into(),
+                client: match fragmenter {
+                    Some(_) => Reassembler::new(&scenario.ipfrag).into(),
+                    None => Sink.into(),
+                },
+            }
+        }
         Sender::Tcp(s) => {
             let config = tcp::TcpConfig::new(s, scenario.chunk_bytes());
             if let Workload::PingPong(p) = &scenario.workload {

@@ -23,9 +23,14 @@ pub struct Request {
     pub client: u32,
     /// Size of the requested file.
     pub file_bytes: u64,
-    /// When it reaches the server's request queue.
+    /// When it reaches the server's request queue ([`PENDING`] until a closed
+    /// loop's client asks for it).
     pub arrival: SimTime,
 }
+
+/// The arrival of a closed loop's request that waits for one of its client's
+/// earlier requests to end (the world sets the time when it does).
+pub const PENDING: SimTime = SimTime(u64::MAX);
 
 /// Draws every request of `workload` for the run seeded with `seed`.
 pub fn generate(workload: &Requests, seed: u64) -> Vec<Request> {
@@ -43,8 +48,13 @@ pub fn generate(workload: &Requests, seed: u64) -> Vec<Request> {
                     clock += Exp::new(*rate_per_s).expect("validated rate > 0").sample(&mut arrivals);
                     SimTime::from_secs_f64(clock)
                 }
+                Arrivals::Closed { active } if u64::from(id) < u64::from(*active) * u64::from(workload.clients) => {
+                    SimTime::ZERO
+                }
+                Arrivals::Closed { .. } => PENDING,
             };
-            let client = clients.random_range(0..workload.clients);
+            let in_turn = workload.clients_in_turn || matches!(workload.arrivals, Arrivals::Closed { .. });
+            let client = if in_turn { id % workload.clients } else { clients.random_range(0..workload.clients) };
             let file_bytes = match &workload.file_size {
                 FileSize::Fixed { bytes } => *bytes,
                 FileSize::Uniform { min_bytes, max_bytes } => sizes.random_range(*min_bytes..=*max_bytes),
@@ -109,6 +119,23 @@ mod tests {
         let rate = 20000.0 / span;
         assert!((rate - 50.0).abs() < 2.0, "rate {rate}");
         assert!(reqs.windows(2).all(|p| p[0].arrival <= p[1].arrival));
+    }
+
+    #[test]
+    fn clients_in_turn_ask_in_turn() {
+        let w = workload(serde_json::json!({"requests": 7, "clients": 3, "clients_in_turn": true,
+            "file_size": {"kind": "fixed", "bytes": 10}}));
+        assert_eq!(generate(&w, 1).iter().map(|r| r.client).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn a_closed_loop_starts_active_per_client_and_holds_the_rest() {
+        let w = workload(serde_json::json!({"requests": 10, "clients": 3,
+            "arrivals": {"kind": "closed", "active": 2}, "file_size": {"kind": "fixed", "bytes": 10}}));
+        let reqs = generate(&w, 1);
+        assert_eq!(reqs.iter().map(|r| r.client).collect::<Vec<_>>(), [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]);
+        assert!(reqs[..6].iter().all(|r| r.arrival == SimTime::ZERO));
+        assert!(reqs[6..].iter().all(|r| r.arrival == PENDING));
     }
 
     #[test]

@@ -140,6 +140,7 @@ impl Endpoint for TcpPeer {
                     }
                 }
                 Output::Timer { at, token } => out.push(Output::Timer { at, token: token | RECEIVER_TIMER }),
+                other => out.push(other),
             }
         }
         self.scratch = got;
@@ -177,7 +178,7 @@ impl Endpoint for TcpPeer {
     }
 
     fn on_tx_done(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
-        if packet.kind == Kind::Data {
+        if packet.is_data() {
             self.sender.on_tx_done(now, packet, out);
         }
     }

@@ -8,7 +8,7 @@
 //! unacknowledged" is counted in payload bytes as Linux does.
 
 use super::{timer_token, TcpConfig, Timer};
-use crate::packet::{Packet, SackBlock};
+use crate::packet::{Kind, Packet, SackBlock};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -147,6 +147,7 @@ impl TcpReceiver {
         // data received since the last ACK, or a mandated or pending one.
         let owed = c.rcv_bytes > c.wup_bytes || c.ack_now || c.dsack.is_some() || c.timer.deadline().is_some();
         self.stamp_ack(data.flow, data);
+        data.kind = Kind::DataAck;
         let c = &mut self.conns[data.flow as usize];
         c.quick = c.quick.saturating_sub(u32::from(owed));
     }
