@@ -1,0 +1,650 @@
+//! Packet captures: pcapng files of the frames that passed given points of the fabric,
+//! with real Ethernet / IPv4 / TCP or UDP headers built from each flow's headers
+//! ([`crate::network`]), so that Wireshark and tshark read a run as they read a capture.
+//!
+//! Capture points (each file's interface description names its own):
+//!
+//! * `{link}.fwd.pcapng`: the bond's end of a link, sending. Linux hands an outgoing
+//!   frame to packet taps (`tcpdump -i eth0` on a slave) in `dev_queue_xmit_nit`, called
+//!   by `xmit_one` as the frame goes to the driver: frames a full transmit queue dropped
+//!   never reach it, frames later lost on the wire do. A frame is written when the link
+//!   has sent it (its transmission ended; the paced interface's send), stamped then, so
+//!   the file holds exactly the link's `packets_sent` (a frame cut short by a carrier
+//!   loss is not sent and not written).
+//! * `{link}.rev.pcapng`: the same for the link's reverse direction (the switch's port
+//!   sending towards the bond; rate links only: the thesis's paced interface has none).
+//! * `receivers.pcapng`: each client host's NIC, one interface per client (named
+//!   `client{N}`; one file, not one per host, as a scenario may have thousands of
+//!   clients): every frame that reached it (inbound: every copy, in arrival order,
+//!   before any resequencing) and every acknowledgement its stack sent (outbound, stamped
+//!   when handed over, as `dev_queue_xmit_nit` sees it). The direction is in each
+//!   frame's `epb_flags` (pcapng §4.3.1: inbound 1, outbound 2).
+//!
+//! Headers: Ethernet II (802.1Q tag when the scenario has a VLAN), IPv4 (TTL 64,
+//! Linux's `net.ipv4.ip_default_ttl`; DF set, as Linux's path MTU discovery does;
+//! valid header checksum), TCP or UDP with valid checksums (RFC 9293 §3.1, RFC 768:
+//! over the pseudo-header and a payload of zero bytes). The model counts TCP sequence
+//! numbers in packets; the capture turns them into bytes: a segment's sequence number
+//! is ISN + 1 + the bytes of its flow before it ([`Cutter::offset`]: `seq · mss` for
+//! full segments), the ACK number, SACK blocks (RFC 2018 §3) and the data's ACK number
+//! likewise. Each end's ISN is drawn per flow from the seed (stream `pcap.isn`; RFC 6528
+//! §3 asks for a keyed hash of the connection and a clock: the seed is the key, the
+//! clock is left out so captures are deterministic). TCP segments carry the timestamp
+//! option (RFC 7323 §3: TSval the sender's clock when made, TSecr as the model echoed
+//! it) laid out as Linux's `tcp_options_write` does (NOP, NOP, TS; NOP, NOP, SACK). The
+//! window field is the receiver's advertised window scaled down by the shift Linux's
+//! `tcp_select_initial_window` picks (`ilog2(max(tcp_rmem[2], rmem_max)) - 15`, at most
+//! 14); no SYN is captured, so the section comment tells the shift
+//! (`tshark -o tcp.default_window_scaling:N`). Data segments advertise 65535 (the
+//! server's receive window is not modelled). Retransmissions carry the comment
+//! `retransmission` (the model's mark; real captures have none).
+//!
+//! Timestamps are simulated time in nanoseconds (`if_tsresol` = 9) from 0, i.e. from
+//! 1970-01-01. By default only the headers are written (the original length is
+//! recorded); with `payload` the frames are whole, their payload zero bytes. Files are
+//! streamed through buffered writers; `max_packets` (per file) and a time window keep
+//! them small.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use etherparse::{
+    EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, TcpHeader, TcpOptionElement, UdpHeader, VlanId,
+};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::DataLink;
+use rand::RngExt;
+use rustc_hash::FxHashMap;
+
+use crate::error::{Error, Result};
+use crate::network::{format_mac, FlowHeaders};
+use crate::packet::{Kind, Packet};
+use crate::rng;
+use crate::scenario::{CaptureOptions, Scenario, Sender};
+use crate::time::SimTime;
+use crate::transport::{tcp, Cutter};
+use crate::workload::Request;
+
+/// Payload bytes, all zero: what the checksums are taken over and what `payload` writes.
+static ZEROS: [u8; 65_536] = [0; 65_536];
+
+/// The longest headers a frame has: Ethernet 14, 802.1Q 4, IPv4 20, TCP 60.
+const MAX_HEADERS: u32 = 98;
+
+/// Snap length of headers-only files (at least [`MAX_HEADERS`]).
+const HEADERS_SNAPLEN: u32 = 128;
+
+/// Snap length of whole-frame files: libpcap's `MAXIMUM_SNAPLEN`.
+const FULL_SNAPLEN: u32 = 262_144;
+
+/// IPv4 time to live: Linux's `net.ipv4.ip_default_ttl`.
+const TTL: u8 = 64;
+
+/// Linux's `net.core.rmem_max` default (`SK_RMEM_MAX`, 212992 bytes on 64-bit), one
+/// bound of the window scale `tcp_select_initial_window` picks.
+const RMEM_MAX: u64 = 212_992;
+
+/// pcapng `epb_flags` direction bits (pcapng §4.3.1).
+const INBOUND: u32 = 1;
+const OUTBOUND: u32 = 2;
+
+/// What the capture needs of one flow.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    headers: FlowHeaders,
+    client: u32,
+    file_bytes: u64,
+    /// Initial sequence numbers: the server's, the client's.
+    isn: [u32; 2],
+}
+
+/// One pcapng file being written.
+struct Sink {
+    writer: PcapNgWriter<BufWriter<File>>,
+    path: PathBuf,
+    written: u64,
+}
+
+/// The captures of one run.
+pub struct Capture {
+    flows: Vec<Flow>,
+    cutter: Cutter,
+    /// The transport is TCP (its segments carry the timestamp option, its ACKs the window).
+    tcp: bool,
+    mss: u64,
+    wscale: u8,
+    payload: bool,
+    snaplen: u32,
+    start: SimTime,
+    stop: SimTime,
+    max_packets: u64,
+    forward: Vec<Sink>,
+    reverse: Vec<Option<Sink>>,
+    receivers: Sink,
+    /// Interface of each client in `receivers.pcapng`, added when it first sees a frame.
+    client_ifaces: FxHashMap<u32, u32>,
+    /// The frame being built.
+    buf: Vec<u8>,
+    /// The first write that failed; nothing more is written after it.
+    error: Option<Error>,
+}
+
+/// A link as the capture names it.
+pub struct LinkInfo<'a> {
+    /// Its output name (`links.csv`'s `name`).
+    pub name: &'a str,
+    /// Nominal speed, bits per second.
+    pub speed_bps: f64,
+    /// Whether it has a reverse direction (rate links).
+    pub reverse: bool,
+}
+
+fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> Error {
+    Error::Io(format!("pcap: {}: {err}", path.display()))
+}
+
+impl Capture {
+    /// Opens the files of a run of `scenario` with these flows and links.
+    pub fn new(
+        options: &CaptureOptions,
+        scenario: &Scenario,
+        label: &str,
+        requests: &[Request],
+        headers: &[FlowHeaders],
+        links: &[LinkInfo],
+    ) -> Result<Capture> {
+        options.validate()?;
+        let chunk = scenario.chunk_bytes();
+        if chunk + MAX_HEADERS > u32::from(u16::MAX) {
+            return Err(Error::scenario(
+                "pcap",
+                format!("packets of {chunk} bytes do not fit an IPv4 datagram (65535 bytes): cannot capture them"),
+            ));
+        }
+        std::fs::create_dir_all(&options.dir).map_err(|e| io_error(&options.dir, e))?;
+        let mut isn_rng = rng::stream(scenario.seed, "pcap.isn");
+        let flows = requests
+            .iter()
+            .zip(headers)
+            .map(|(r, h)| Flow {
+                headers: *h,
+                client: r.client,
+                file_bytes: r.file_bytes,
+                isn: [isn_rng.random(), isn_rng.random()],
+            })
+            .collect();
+        let tcp = matches!(scenario.sender, Sender::Tcp(_));
+        // tcp_select_initial_window: the shift that fits the largest window into 16 bits.
+        let space = match &scenario.sender {
+            Sender::Tcp(t) => t.tcp_rmem[2].max(RMEM_MAX),
+            _ => RMEM_MAX,
+        };
+        let wscale = (space.ilog2() as i64 - 15).clamp(0, 14) as u8;
+        let snaplen = if options.payload { FULL_SNAPLEN } else { HEADERS_SNAPLEN };
+        let comment = format!(
+            "bondsim {} run of scenario `{}` (seed {}, scheduler {label}). Simulated time from 0 (1970-01-01), \
+             nanoseconds. {}. No SYN is captured: TCP windows are scaled by 2^{wscale} \
+             (tshark -o tcp.default_window_scaling:{wscale}).",
+            env!("CARGO_PKG_VERSION"),
+            scenario.name,
+            scenario.seed,
+            if options.payload {
+                "Whole frames, payload zero bytes"
+            } else {
+                "Headers only; original lengths recorded"
+            },
+        );
+        let open = |file: String| -> Result<Sink> {
+            let path = options.dir.join(file);
+            let out = File::create(&path).map_err(|e| io_error(&path, e))?;
+            let section = SectionHeaderBlock {
+                options: vec![
+                    SectionHeaderOption::UserApplication(Cow::Owned(format!("bondsim {}", env!("CARGO_PKG_VERSION")))),
+                    SectionHeaderOption::Comment(Cow::Owned(comment.clone())),
+                ],
+                ..SectionHeaderBlock::default()
+            };
+            let writer = PcapNgWriter::with_section_header(BufWriter::with_capacity(1 << 16, out), section)
+                .map_err(|e| io_error(&path, e))?;
+            Ok(Sink { writer, path, written: 0 })
+        };
+        let mut stems: Vec<String> = Vec::new();
+        let mut forward = Vec::new();
+        let mut reverse = Vec::new();
+        for (id, link) in links.iter().enumerate() {
+            // File names from link names: anything but letters, digits, `-`, `_` becomes `_`;
+            // a name already taken gets the link's number.
+            let mut stem: String = link
+                .name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                .collect();
+            if stems.contains(&stem) {
+                stem = format!("{stem}-{id}");
+            }
+            stems.push(stem.clone());
+            let mut fwd = open(format!("{stem}.fwd.pcapng"))?;
+            let what = format!(
+                "{}: bond side, sending (server to clients): each frame as the link finished sending it; \
+                 frames dropped at its full queue are not here, frames later lost on the wire are",
+                link.name
+            );
+            add_interface(&mut fwd, snaplen, link.name, &what, Some(link.speed_bps))?;
+            forward.push(fwd);
+            reverse.push(if link.reverse {
+                let mut rev = open(format!("{stem}.rev.pcapng"))?;
+                let what = format!(
+                    "{}: switch side, sending (clients to server): each frame as the link finished sending it",
+                    link.name
+                );
+                add_interface(&mut rev, snaplen, link.name, &what, Some(link.speed_bps))?;
+                Some(rev)
+            } else {
+                None
+            });
+        }
+        let receivers = open("receivers.pcapng".to_string())?;
+        Ok(Capture {
+            flows,
+            cutter: Cutter::for_scenario(scenario),
+            tcp,
+            mss: u64::from(chunk),
+            wscale,
+            payload: options.payload,
+            snaplen,
+            start: SimTime::from_secs_f64(options.start_s),
+            stop: options.stop_s.map_or(SimTime(u64::MAX), SimTime::from_secs_f64),
+            max_packets: options.max_packets.unwrap_or(u64::MAX),
+            forward,
+            reverse,
+            receivers,
+            client_ifaces: FxHashMap::default(),
+            buf: Vec::with_capacity(usize::from(u16::MAX)),
+            error: None,
+        })
+    }
+
+    /// Link `link` sent `packet` towards the clients.
+    pub fn link_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+        if self.wanted(now) {
+            self.write(now, Where::Forward(link), 0, packet, 0);
+        }
+    }
+
+    /// Link `link`'s reverse direction sent `packet` towards the server.
+    pub fn reverse_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+        if self.wanted(now) {
+            self.write(now, Where::Reverse(link), 0, packet, 0);
+        }
+    }
+
+    /// A copy of `packet` reached its client's NIC.
+    pub fn client_received(&mut self, now: SimTime, packet: &Packet) {
+        if self.wanted(now) {
+            let iface = self.client_interface(packet.flow);
+            self.write(now, Where::Receivers, iface, packet, INBOUND);
+        }
+    }
+
+    /// A client's stack sent `packet` (an acknowledgement).
+    pub fn client_sent(&mut self, now: SimTime, packet: &Packet) {
+        if self.wanted(now) {
+            let iface = self.client_interface(packet.flow);
+            self.write(now, Where::Receivers, iface, packet, OUTBOUND);
+        }
+    }
+
+    /// Flushes every file; the first write error of the run, if any.
+    pub fn finish(self) -> Result<()> {
+        if let Some(err) = self.error {
+            return Err(err);
+        }
+        let sinks = self.forward.into_iter().chain(self.reverse.into_iter().flatten());
+        for sink in sinks.chain(std::iter::once(self.receivers)) {
+            let path = sink.path;
+            sink.writer.into_inner().flush().map_err(|e| io_error(&path, e))?;
+        }
+        Ok(())
+    }
+
+    fn wanted(&self, now: SimTime) -> bool {
+        self.error.is_none() && now >= self.start && now < self.stop
+    }
+
+    /// The interface of the client of `flow` in `receivers.pcapng` (described when first used).
+    fn client_interface(&mut self, flow: u32) -> u32 {
+        let f = self.flows[flow as usize];
+        if let Some(&iface) = self.client_ifaces.get(&f.client) {
+            return iface;
+        }
+        let iface = self.client_ifaces.len() as u32;
+        self.client_ifaces.insert(f.client, iface);
+        let ip = std::net::Ipv4Addr::from(f.headers.dst_ip);
+        let what = format!(
+            "client {} ({ip}, MAC {}): its NIC, both directions: every frame that reached it (inbound, every copy, \
+             before any resequencing) and every acknowledgement its stack sent (outbound)",
+            f.client,
+            format_mac(&f.headers.dst_mac),
+        );
+        let name = format!("client{}", f.client);
+        if let Err(err) = add_interface(&mut self.receivers, self.snaplen, &name, &what, None) {
+            self.error.get_or_insert(err);
+        }
+        iface
+    }
+
+    /// Builds `packet`'s frame and writes it to the file at `at`, interface `iface`.
+    fn write(&mut self, now: SimTime, at: Where, iface: u32, packet: &Packet, flags: u32) {
+        let (headers_len, original) = self.build(packet);
+        let max = self.max_packets;
+        let sink = match at {
+            Where::Forward(l) => &mut self.forward[l],
+            Where::Reverse(l) => self.reverse[l].as_mut().expect("a reverse direction sends only where it exists"),
+            Where::Receivers => &mut self.receivers,
+        };
+        if sink.written >= max {
+            return;
+        }
+        let captured = if self.payload { self.buf.len() } else { headers_len };
+        let mut options = Vec::new();
+        if flags != 0 {
+            options.push(EnhancedPacketOption::Flags(flags));
+        }
+        if packet.retransmit {
+            options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
+        }
+        let block = EnhancedPacketBlock {
+            interface_id: iface,
+            timestamp: Duration::from_nanos(now.0),
+            original_len: original,
+            data: Cow::Borrowed(&self.buf[..captured]),
+            options,
+        };
+        match sink.writer.write_pcapng_block(block) {
+            Ok(_) => sink.written += 1,
+            Err(err) => {
+                let err = io_error(&sink.path, err);
+                self.error.get_or_insert(err);
+            }
+        }
+    }
+
+    /// Builds `packet`'s frame in `buf` (headers, then the payload's zero bytes); returns
+    /// the headers' length and the frame's.
+    fn build(&mut self, packet: &Packet) -> (usize, u32) {
+        let flow = self.flows[packet.flow as usize];
+        let ack = packet.kind == Kind::Ack;
+        let h = if ack { flow.headers.reversed() } else { flow.headers };
+        let payload = if ack { 0 } else { packet.bytes as usize };
+        let zeros = &ZEROS[..payload];
+        let cutter = self.cutter;
+        // The server's sequence number, in bytes, of the model's sequence number `k`.
+        let byte_seq =
+            |k: u32| flow.isn[0].wrapping_add(1).wrapping_add(cutter.offset(flow.file_bytes, u64::from(k)) as u32);
+        let buf = &mut self.buf;
+        buf.clear();
+        let ipv4 = EtherType(h.ethertype);
+        let eth_type = if h.vlan.is_some() { EtherType::VLAN_TAGGED_FRAME } else { ipv4 };
+        let eth = Ethernet2Header { source: h.src_mac, destination: h.dst_mac, ether_type: eth_type };
+        buf.extend_from_slice(&eth.to_bytes());
+        if let Some(vlan) = h.vlan {
+            let tag = SingleVlanHeader {
+                pcp: Default::default(),
+                drop_eligible_indicator: false,
+                vlan_id: VlanId::try_new(vlan).expect("validated VLAN id"),
+                ether_type: ipv4,
+            };
+            buf.extend_from_slice(&tag.to_bytes());
+        }
+        let new_ip = |len: usize, proto| {
+            Ipv4Header::new(len as u16, TTL, proto, h.src_ip, h.dst_ip).expect("checked: frames fit a datagram")
+        };
+        if h.ip_proto == 6 {
+            let (seq, ack_no, window) = if ack {
+                let win = (u64::from(packet.seq) * self.mss) >> self.wscale;
+                (flow.isn[1].wrapping_add(1), byte_seq(packet.ack), win.min(65_535) as u16)
+            } else {
+                (byte_seq(packet.seq), flow.isn[1].wrapping_add(1), 65_535)
+            };
+            let mut tcp_h = TcpHeader::new(h.src_port, h.dst_port, seq, window);
+            tcp_h.ack = true;
+            tcp_h.acknowledgment_number = ack_no;
+            if self.tcp {
+                let mut opts = [const { TcpOptionElement::Noop }; 6];
+                opts[2] = TcpOptionElement::Timestamp(tcp::ts_of(packet.born), packet.ts_ecr);
+                let mut n = 3;
+                if let Some((first, rest)) = packet.sack_blocks().split_first() {
+                    let block = |b: &crate::packet::SackBlock| (byte_seq(b.start), byte_seq(b.end));
+                    let mut more = [None; 3];
+                    for (slot, b) in more.iter_mut().zip(rest) {
+                        *slot = Some(block(b));
+                    }
+                    opts[5] = TcpOptionElement::SelectiveAcknowledgement(block(first), more);
+                    n = 6;
+                }
+                tcp_h.set_options(&opts[..n]).expect("at most 40 option bytes: TS 12 + SACK 2 + 3 blocks of 8 + 2");
+            }
+            let ip = new_ip(tcp_h.header_len() + payload, IpNumber::TCP);
+            tcp_h.checksum = tcp_h.calc_checksum_ipv4(&ip, zeros).expect("checked: frames fit a datagram");
+            ip.write(buf).expect("writing to a Vec");
+            buf.extend_from_slice(&tcp_h.to_bytes());
+        } else {
+            let ip = new_ip(UdpHeader::LEN + payload, IpNumber::UDP);
+            let udp = UdpHeader::with_ipv4_checksum(h.src_port, h.dst_port, &ip, zeros)
+                .expect("checked: frames fit a datagram");
+            ip.write(buf).expect("writing to a Vec");
+            buf.extend_from_slice(&udp.to_bytes());
+        }
+        let headers_len = buf.len();
+        if self.payload {
+            buf.extend_from_slice(zeros);
+        }
+        (headers_len, (headers_len + payload) as u32)
+    }
+}
+
+/// Which file a frame goes to.
+#[derive(Debug, Clone, Copy)]
+enum Where {
+    Forward(usize),
+    Reverse(usize),
+    Receivers,
+}
+
+/// Describes an interface (pcapng §4.2): Ethernet, its name, the capture point, its speed,
+/// nanosecond timestamps.
+fn add_interface(sink: &mut Sink, snaplen: u32, name: &str, what: &str, speed_bps: Option<f64>) -> Result<()> {
+    let mut options = vec![
+        InterfaceDescriptionOption::IfName(Cow::Owned(name.to_string())),
+        InterfaceDescriptionOption::IfDescription(Cow::Owned(what.to_string())),
+        InterfaceDescriptionOption::IfTsResol(9),
+    ];
+    if let Some(bps) = speed_bps {
+        options.push(InterfaceDescriptionOption::IfSpeed(bps.round() as u64));
+    }
+    let idb = InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen, options };
+    sink.writer.write_pcapng_block(idb).map(drop).map_err(|e| io_error(&sink.path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use etherparse::{NetHeaders, PacketHeaders, TransportHeader};
+    use pcap_file::pcapng::{Block, PcapNgReader};
+
+    use super::*;
+    use crate::RunResult;
+
+    /// Two rate links striped round-robin, one with a longer wire, both losing frames:
+    /// TCP flows that see reordering, losses and retransmissions.
+    fn scenario() -> Scenario {
+        Scenario::from_json(
+            &serde_json::json!({
+                "seed": 3,
+                "workload": {"requests": 3, "clients": 2, "file_size": {"kind": "fixed", "bytes": 300_000}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 1000.0, "delay_us": 20.0, "loss": 0.01},
+                          {"rate_mbps": 1000.0, "delay_us": 90.0, "loss": 0.01}],
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn capture(scenario: &Scenario, dir: &std::path::Path, payload: bool) -> RunResult {
+        let _ = std::fs::remove_dir_all(dir);
+        let options = CaptureOptions { dir: dir.into(), payload, max_packets: None, start_s: 0.0, stop_s: None };
+        crate::run_with_capture(scenario, Some(&options), &mut |_| true).unwrap()
+    }
+
+    /// Every frame of a file: (interface, flags, timestamp ns, original length, data).
+    fn frames(path: &std::path::Path) -> Vec<(u32, u32, u64, u32, Vec<u8>)> {
+        let mut reader = PcapNgReader::new(File::open(path).unwrap()).unwrap();
+        let mut out = Vec::new();
+        while let Some(block) = reader.next_block() {
+            if let Block::EnhancedPacket(b) = block.unwrap() {
+                let flags = b.options.iter().find_map(|o| match o {
+                    EnhancedPacketOption::Flags(f) => Some(*f),
+                    _ => None,
+                });
+                out.push((
+                    b.interface_id,
+                    flags.unwrap_or(0),
+                    b.timestamp.as_nanos() as u64,
+                    b.original_len,
+                    b.data.to_vec(),
+                ));
+            }
+        }
+        out
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("bondsim-capture-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn each_file_holds_what_its_capture_point_saw_and_the_run_is_unchanged() {
+        let s = scenario();
+        let d = dir("counts");
+        let r = capture(&s, &d, false);
+        let links = &r.links;
+        for (l, name) in links.name.iter().enumerate() {
+            assert_eq!(frames(&d.join(format!("{name}.fwd.pcapng"))).len() as u64, links.packets_sent[l], "{name}");
+            assert_eq!(
+                frames(&d.join(format!("{name}.rev.pcapng"))).len() as u64,
+                links.reverse_packets_sent[l],
+                "{name} reverse"
+            );
+        }
+        let rx = frames(&d.join("receivers.pcapng"));
+        let inbound = rx.iter().filter(|f| f.1 == INBOUND).count() as u64;
+        let sent: u64 = links.packets_sent.iter().sum();
+        let lost: u64 = links.drops_random.iter().sum();
+        assert!(lost > 0, "the scenario loses frames, so arrivals differ from what was sent");
+        assert_eq!(inbound, sent - lost, "every frame sent and not lost on the wire reaches its client");
+        assert_eq!(rx.len() as u64 - inbound, r.summary.reverse_packets, "and every ACK a client sent");
+        // Headers only: at most MAX_HEADERS captured, the original length recorded.
+        assert!(rx.iter().all(|f| f.4.len() as u32 <= MAX_HEADERS && f.3 >= f.4.len() as u32));
+        assert!(rx.iter().any(|f| f.3 > f.4.len() as u32));
+        // Timestamps never go back within a file.
+        assert!(rx.windows(2).all(|w| w[0].2 <= w[1].2));
+        // The figures do not move with captures on.
+        let figures = |r: &RunResult| {
+            let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+            v["summary"].as_object_mut().unwrap().remove("wall_s");
+            v
+        };
+        assert_eq!(figures(&crate::run(&s).unwrap()), figures(&r));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn frames_carry_valid_checksums_and_byte_sequence_numbers() {
+        let s = scenario();
+        let d = dir("frames");
+        capture(&s, &d, true);
+        let mss = s.chunk_bytes();
+        let rx = frames(&d.join("receivers.pcapng"));
+        let mut first_seq = FxHashMap::default();
+        let (mut data, mut sacks) = (0, 0);
+        for (_, flags, _, original, bytes) in &rx {
+            assert_eq!(*original as usize, bytes.len(), "whole frames with `payload`");
+            let h = PacketHeaders::from_ethernet_slice(bytes).unwrap();
+            let Some(NetHeaders::Ipv4(ip, _)) = &h.net else { panic!("IPv4") };
+            assert_eq!(ip.header_checksum, ip.calc_header_checksum());
+            let Some(TransportHeader::Tcp(tcp)) = &h.transport else { panic!("TCP") };
+            let payload = h.payload.slice();
+            assert_eq!(tcp.checksum, tcp.calc_checksum_ipv4(ip, payload).unwrap());
+            let ts = tcp.options_iterator().any(|o| matches!(o, Ok(TcpOptionElement::Timestamp(..))));
+            assert!(ts, "every segment carries the timestamp option");
+            if *flags == INBOUND {
+                // Data: byte sequence numbers, one MSS apart from the flow's first segment.
+                data += 1;
+                let first = *first_seq.entry(tcp.destination_port).or_insert(tcp.sequence_number);
+                let at = tcp.sequence_number.wrapping_sub(first);
+                assert_eq!(at % mss, 0);
+                assert_eq!(payload.len() as u32, mss.min(300_000 - at));
+            } else {
+                assert!(payload.is_empty() && tcp.ack);
+                let sack =
+                    tcp.options_iterator().any(|o| matches!(o, Ok(TcpOptionElement::SelectiveAcknowledgement(..))));
+                sacks += u32::from(sack);
+            }
+        }
+        assert!(data > 0 && sacks > 0, "data segments and SACKs are there: {data} {sacks}");
+        // Deterministic: the same scenario writes the same bytes.
+        let again = dir("frames-again");
+        capture(&s, &again, true);
+        assert_eq!(
+            std::fs::read(d.join("receivers.pcapng")).unwrap(),
+            std::fs::read(again.join("receivers.pcapng")).unwrap()
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::remove_dir_all(&again).unwrap();
+    }
+
+    #[test]
+    fn a_packet_count_and_a_time_window_keep_files_small() {
+        let s = scenario();
+        let (all_dir, cut_dir) = (dir("all"), dir("cut"));
+        capture(&s, &all_dir, false);
+        let all = frames(&all_dir.join("link0.fwd.pcapng"));
+        let (start, stop) = (all[all.len() / 4].2, all[all.len() / 2].2);
+        let options = CaptureOptions {
+            dir: cut_dir.clone(),
+            payload: false,
+            max_packets: Some(50),
+            start_s: start as f64 / 1e9,
+            stop_s: Some(stop as f64 / 1e9),
+        };
+        crate::run_with_capture(&s, Some(&options), &mut |_| true).unwrap();
+        let cut = frames(&cut_dir.join("link0.fwd.pcapng"));
+        let expected: Vec<_> = all.iter().filter(|f| f.2 >= start && f.2 < stop).take(50).cloned().collect();
+        assert!(all.len() / 4 > 50, "the window holds more than 50 frames, so both limits act");
+        assert_eq!(cut, expected);
+        std::fs::remove_dir_all(&all_dir).unwrap();
+        std::fs::remove_dir_all(&cut_dir).unwrap();
+    }
+
+    #[test]
+    fn bad_options_name_their_field() {
+        for (json, path) in [
+            (r#"{"dir": "x", "max_packets": 0}"#, "pcap.max_packets"),
+            (r#"{"dir": "x", "start_s": 2, "stop_s": 1}"#, "pcap.stop_s"),
+            (r#"{"dir": "x", "snap": 1}"#, "pcap.snap"),
+            (r#"{"dir": ""}"#, "pcap.dir"),
+        ] {
+            match CaptureOptions::from_json(json) {
+                Err(Error::Scenario { path: p, .. }) => assert_eq!(p, path, "{json}"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+    }
+}
