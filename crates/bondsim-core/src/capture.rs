@@ -51,16 +51,14 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use etherparse::{
-    EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, TcpHeader, TcpOptionElement, UdpHeader, VlanId,
-};
+use etherparse::checksum::Sum16BitWords;
+use etherparse::{EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, TcpHeader, UdpHeader, VlanId};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::DataLink;
 use rand::RngExt;
-use rustc_hash::FxHashMap;
 
 use crate::error::{Error, Result};
 use crate::network::{format_mac, FlowHeaders};
@@ -108,7 +106,35 @@ struct Flow {
 struct Sink {
     writer: PcapNgWriter<BufWriter<File>>,
     path: PathBuf,
-    written: u64,
+}
+
+/// Frames handed to the writer thread at once, about this many bytes.
+const BATCH_BYTES: usize = 1 << 18;
+
+/// Batches on their way to the writer thread at most (with the one being filled, what
+/// the capture holds in memory is bounded by a few times [`BATCH_BYTES`]).
+const BATCHES_QUEUED: usize = 4;
+
+/// What the writer thread is asked to write, in order.
+enum Item {
+    /// A frame: `bytes[start..end]` of its batch.
+    Frame { file: u32, iface: u32, ns: u64, original: u32, flags: u32, retransmit: bool, start: u32, end: u32 },
+    /// A new interface of a file.
+    Interface { file: u32, name: String, what: String },
+}
+
+/// Frames built by the simulation's thread, written by the writer thread (which hands the
+/// emptied batch back, so that their memory is reused).
+struct Batch {
+    items: Vec<Item>,
+    bytes: Vec<u8>,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        // Room for a full batch and one more whole frame: filling it never reallocates.
+        Batch { items: Vec::with_capacity(BATCH_BYTES / 64), bytes: Vec::with_capacity(BATCH_BYTES + (1 << 16)) }
+    }
 }
 
 /// The captures of one run.
@@ -120,19 +146,29 @@ pub struct Capture {
     mss: u64,
     wscale: u8,
     payload: bool,
-    snaplen: u32,
     start: SimTime,
     stop: SimTime,
     max_packets: u64,
-    forward: Vec<Sink>,
-    reverse: Vec<Option<Sink>>,
-    receivers: Sink,
-    /// Interface of each client in `receivers.pcapng`, added when it first sees a frame.
-    client_ifaces: FxHashMap<u32, u32>,
-    /// The frame being built.
-    buf: Vec<u8>,
-    /// The first write that failed; nothing more is written after it.
-    error: Option<Error>,
+    /// Frames written to each file so far: each link's forward direction, then the reverse
+    /// directions that exist, then `receivers.pcapng`.
+    written: Vec<u64>,
+    /// Each link's reverse direction's file.
+    reverse: Vec<Option<u32>>,
+    /// The file `receivers.pcapng`.
+    receivers: u32,
+    /// Interface of each client in `receivers.pcapng` (`u32::MAX`: none yet), added when it first sees a frame.
+    client_ifaces: Vec<u32>,
+    /// Interfaces in `receivers.pcapng` so far.
+    client_count: u32,
+    /// Frames built and not yet handed to the writer thread.
+    batch: Batch,
+    /// The way to the writer thread (`None` once it stopped: a write failed).
+    to_writer: Option<std::sync::mpsc::SyncSender<Batch>>,
+    /// Batches the writer thread has emptied.
+    emptied: std::sync::mpsc::Receiver<Batch>,
+    /// The writer thread: every file's [`PcapNgWriter`] is its own; it ends with the first
+    /// error, if any. Serialising and the kernel's writes run beside the simulation.
+    writer: std::thread::JoinHandle<Result<()>>,
 }
 
 /// A link as the capture names it.
@@ -212,11 +248,11 @@ impl Capture {
             };
             let writer = PcapNgWriter::with_section_header(BufWriter::with_capacity(1 << 16, out), section)
                 .map_err(|e| io_error(&path, e))?;
-            Ok(Sink { writer, path, written: 0 })
+            Ok(Sink { writer, path })
         };
         let mut stems: Vec<String> = Vec::new();
         let mut forward = Vec::new();
-        let mut reverse = Vec::new();
+        let mut reverse_sinks = Vec::new();
         for (id, link) in links.iter().enumerate() {
             // File names from link names: anything but letters, digits, `-`, `_` becomes `_`;
             // a name already taken gets the link's number.
@@ -237,19 +273,30 @@ impl Capture {
             );
             add_interface(&mut fwd, snaplen, link.name, &what, Some(link.speed_bps))?;
             forward.push(fwd);
-            reverse.push(if link.reverse {
+            if link.reverse {
                 let mut rev = open(format!("{stem}.rev.pcapng"))?;
                 let what = format!(
                     "{}: switch side, sending (clients to server): each frame as the link finished sending it",
                     link.name
                 );
                 add_interface(&mut rev, snaplen, link.name, &what, Some(link.speed_bps))?;
-                Some(rev)
-            } else {
-                None
-            });
+                reverse_sinks.push((id, rev));
+            }
         }
-        let receivers = open("receivers.pcapng".to_string())?;
+        let mut reverse = vec![None; links.len()];
+        for (k, (id, _)) in reverse_sinks.iter().enumerate() {
+            reverse[*id] = Some((links.len() + k) as u32);
+        }
+        let mut sinks = forward;
+        sinks.extend(reverse_sinks.into_iter().map(|(_, sink)| sink));
+        sinks.push(open("receivers.pcapng".to_string())?);
+        let receivers = (sinks.len() - 1) as u32;
+        let (to_writer, batches) = std::sync::mpsc::sync_channel(BATCHES_QUEUED);
+        let (give_back, emptied) = std::sync::mpsc::sync_channel(BATCHES_QUEUED + 1);
+        let writer = std::thread::Builder::new()
+            .name("bondsim-pcap".into())
+            .spawn(move || write_batches(sinks, snaplen, batches, give_back))
+            .map_err(|e| io_error(&options.dir, e))?;
         Ok(Capture {
             flows,
             cutter: Cutter::for_scenario(scenario),
@@ -257,30 +304,33 @@ impl Capture {
             mss: u64::from(chunk),
             wscale,
             payload: options.payload,
-            snaplen,
             start: SimTime::from_secs_f64(options.start_s),
             stop: options.stop_s.map_or(SimTime(u64::MAX), SimTime::from_secs_f64),
             max_packets: options.max_packets.unwrap_or(u64::MAX),
-            forward,
+            written: vec![0; receivers as usize + 1],
             reverse,
             receivers,
-            client_ifaces: FxHashMap::default(),
-            buf: Vec::with_capacity(usize::from(u16::MAX)),
-            error: None,
+            client_ifaces: vec![u32::MAX; requests.iter().map(|r| r.client as usize + 1).max().unwrap_or(0)],
+            client_count: 0,
+            batch: Batch::new(),
+            to_writer: Some(to_writer),
+            emptied,
+            writer,
         })
     }
 
     /// Link `link` sent `packet` towards the clients.
     pub fn link_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
         if self.wanted(now) {
-            self.write(now, Where::Forward(link), 0, packet, 0);
+            self.write(now, link as u32, 0, packet, 0);
         }
     }
 
     /// Link `link`'s reverse direction sent `packet` towards the server.
     pub fn reverse_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
         if self.wanted(now) {
-            self.write(now, Where::Reverse(link), 0, packet, 0);
+            let file = self.reverse[link].expect("a reverse direction sends only where it exists");
+            self.write(now, file, 0, packet, 0);
         }
     }
 
@@ -288,7 +338,7 @@ impl Capture {
     pub fn client_received(&mut self, now: SimTime, packet: &Packet) {
         if self.wanted(now) {
             let iface = self.client_interface(packet.flow);
-            self.write(now, Where::Receivers, iface, packet, INBOUND);
+            self.write(now, self.receivers, iface, packet, INBOUND);
         }
     }
 
@@ -296,35 +346,43 @@ impl Capture {
     pub fn client_sent(&mut self, now: SimTime, packet: &Packet) {
         if self.wanted(now) {
             let iface = self.client_interface(packet.flow);
-            self.write(now, Where::Receivers, iface, packet, OUTBOUND);
+            self.write(now, self.receivers, iface, packet, OUTBOUND);
         }
     }
 
     /// Flushes every file; the first write error of the run, if any.
-    pub fn finish(self) -> Result<()> {
-        if let Some(err) = self.error {
-            return Err(err);
-        }
-        let sinks = self.forward.into_iter().chain(self.reverse.into_iter().flatten());
-        for sink in sinks.chain(std::iter::once(self.receivers)) {
-            let path = sink.path;
-            sink.writer.into_inner().flush().map_err(|e| io_error(&path, e))?;
-        }
-        Ok(())
+    pub fn finish(mut self) -> Result<()> {
+        self.hand_over();
+        drop(self.to_writer.take());
+        self.writer.join().unwrap_or_else(|_| Err(Error::Io("pcap: the writer thread failed".into())))
     }
 
     fn wanted(&self, now: SimTime) -> bool {
-        self.error.is_none() && now >= self.start && now < self.stop
+        self.to_writer.is_some() && now >= self.start && now < self.stop
+    }
+
+    /// Hands the frames built so far to the writer thread (waiting while it is
+    /// [`BATCHES_QUEUED`] batches behind); if it stopped, captures stop.
+    fn hand_over(&mut self) {
+        let next = self.emptied.try_recv().unwrap_or_else(|_| Batch::new());
+        let batch = std::mem::replace(&mut self.batch, next);
+        if let Some(to) = &self.to_writer {
+            if to.send(batch).is_err() {
+                self.to_writer = None; // its error is told at `finish`
+            }
+        }
     }
 
     /// The interface of the client of `flow` in `receivers.pcapng` (described when first used).
     fn client_interface(&mut self, flow: u32) -> u32 {
-        let f = self.flows[flow as usize];
-        if let Some(&iface) = self.client_ifaces.get(&f.client) {
+        let f = &self.flows[flow as usize];
+        let iface = self.client_ifaces[f.client as usize];
+        if iface != u32::MAX {
             return iface;
         }
-        let iface = self.client_ifaces.len() as u32;
-        self.client_ifaces.insert(f.client, iface);
+        let iface = self.client_count;
+        self.client_count += 1;
+        self.client_ifaces[f.client as usize] = iface;
         let ip = std::net::Ipv4Addr::from(f.headers.dst_ip);
         let what = format!(
             "client {} ({ip}, MAC {}): its NIC, both directions: every frame that reached it (inbound, every copy, \
@@ -333,62 +391,41 @@ impl Capture {
             format_mac(&f.headers.dst_mac),
         );
         let name = format!("client{}", f.client);
-        if let Err(err) = add_interface(&mut self.receivers, self.snaplen, &name, &what, None) {
-            self.error.get_or_insert(err);
-        }
+        self.batch.items.push(Item::Interface { file: self.receivers, name, what });
         iface
     }
 
     /// Builds `packet`'s frame and writes it to the file at `at`, interface `iface`.
-    fn write(&mut self, now: SimTime, at: Where, iface: u32, packet: &Packet, flags: u32) {
-        let (headers_len, original) = self.build(packet);
-        let max = self.max_packets;
-        let sink = match at {
-            Where::Forward(l) => &mut self.forward[l],
-            Where::Reverse(l) => self.reverse[l].as_mut().expect("a reverse direction sends only where it exists"),
-            Where::Receivers => &mut self.receivers,
-        };
-        if sink.written >= max {
+    /// Builds `packet`'s frame into the batch for file `file`, interface `iface`.
+    fn write(&mut self, now: SimTime, file: u32, iface: u32, packet: &Packet, flags: u32) {
+        let written = &mut self.written[file as usize];
+        if *written >= self.max_packets {
             return;
         }
-        let captured = if self.payload { self.buf.len() } else { headers_len };
-        let mut options = Vec::new();
-        if flags != 0 {
-            options.push(EnhancedPacketOption::Flags(flags));
-        }
-        if packet.retransmit {
-            options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
-        }
-        let block = EnhancedPacketBlock {
-            interface_id: iface,
-            timestamp: Duration::from_nanos(now.0),
-            original_len: original,
-            data: Cow::Borrowed(&self.buf[..captured]),
-            options,
-        };
-        match sink.writer.write_pcapng_block(block) {
-            Ok(_) => sink.written += 1,
-            Err(err) => {
-                let err = io_error(&sink.path, err);
-                self.error.get_or_insert(err);
-            }
+        *written += 1;
+        let start = self.batch.bytes.len() as u32;
+        let original = self.build(packet);
+        let end = self.batch.bytes.len() as u32;
+        let retransmit = packet.retransmit;
+        self.batch.items.push(Item::Frame { file, iface, ns: now.0, original, flags, retransmit, start, end });
+        if self.batch.bytes.len() >= BATCH_BYTES {
+            self.hand_over();
         }
     }
 
-    /// Builds `packet`'s frame in `buf` (headers, then the payload's zero bytes); returns
-    /// the headers' length and the frame's.
-    fn build(&mut self, packet: &Packet) -> (usize, u32) {
+    /// Appends `packet`'s frame to the batch (headers, then with `payload` the payload's zero
+    /// bytes); returns the frame's length.
+    fn build(&mut self, packet: &Packet) -> u32 {
         let flow = self.flows[packet.flow as usize];
         let ack = packet.kind == Kind::Ack;
         let h = if ack { flow.headers.reversed() } else { flow.headers };
         let payload = if ack { 0 } else { packet.bytes as usize };
-        let zeros = &ZEROS[..payload];
         let cutter = self.cutter;
         // The server's sequence number, in bytes, of the model's sequence number `k`.
         let byte_seq =
             |k: u32| flow.isn[0].wrapping_add(1).wrapping_add(cutter.offset(flow.file_bytes, u64::from(k)) as u32);
-        let buf = &mut self.buf;
-        buf.clear();
+        let buf = &mut self.batch.bytes;
+        let frame = buf.len();
         let ipv4 = EtherType(h.ethertype);
         let eth_type = if h.vlan.is_some() { EtherType::VLAN_TAGGED_FRAME } else { ipv4 };
         let eth = Ethernet2Header { source: h.src_mac, destination: h.dst_mac, ether_type: eth_type };
@@ -416,45 +453,111 @@ impl Capture {
             tcp_h.ack = true;
             tcp_h.acknowledgment_number = ack_no;
             if self.tcp {
-                let mut opts = [const { TcpOptionElement::Noop }; 6];
-                opts[2] = TcpOptionElement::Timestamp(tcp::ts_of(packet.born), packet.ts_ecr);
-                let mut n = 3;
-                if let Some((first, rest)) = packet.sack_blocks().split_first() {
-                    let block = |b: &crate::packet::SackBlock| (byte_seq(b.start), byte_seq(b.end));
-                    let mut more = [None; 3];
-                    for (slot, b) in more.iter_mut().zip(rest) {
-                        *slot = Some(block(b));
+                // Laid out as `tcp_options_write`: NOP, NOP, timestamp (kind 8, length 10, RFC 7323
+                // §3), then NOP, NOP, SACK (kind 5, length 2 + 8 per block, RFC 2018 §3). Written
+                // as bytes: etherparse's option list encoder costs more than the rest of the frame.
+                let mut opts = [0u8; 40];
+                opts[..4].copy_from_slice(&[1, 1, 8, 10]);
+                opts[4..8].copy_from_slice(&tcp::ts_of(packet.born).to_be_bytes());
+                opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
+                let mut n = 12;
+                let blocks = packet.sack_blocks();
+                if !blocks.is_empty() {
+                    opts[12..16].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
+                    n = 16;
+                    for b in blocks {
+                        opts[n..n + 4].copy_from_slice(&byte_seq(b.start).to_be_bytes());
+                        opts[n + 4..n + 8].copy_from_slice(&byte_seq(b.end).to_be_bytes());
+                        n += 8;
                     }
-                    opts[5] = TcpOptionElement::SelectiveAcknowledgement(block(first), more);
-                    n = 6;
                 }
-                tcp_h.set_options(&opts[..n]).expect("at most 40 option bytes: TS 12 + SACK 2 + 3 blocks of 8 + 2");
+                tcp_h.set_options_raw(&opts[..n]).expect("at most 40 option bytes: 12 + 4 + 3 blocks of 8");
             }
             let ip = new_ip(tcp_h.header_len() + payload, IpNumber::TCP);
-            tcp_h.checksum = tcp_h.calc_checksum_ipv4(&ip, zeros).expect("checked: frames fit a datagram");
             ip.write(buf).expect("writing to a Vec");
+            let at = buf.len();
             buf.extend_from_slice(&tcp_h.to_bytes());
+            let sum = transport_checksum(&ip, &buf[at..], payload);
+            buf[at + 16..at + 18].copy_from_slice(&sum.to_be_bytes());
         } else {
             let ip = new_ip(UdpHeader::LEN + payload, IpNumber::UDP);
-            let udp = UdpHeader::with_ipv4_checksum(h.src_port, h.dst_port, &ip, zeros)
-                .expect("checked: frames fit a datagram");
+            let length = (UdpHeader::LEN + payload) as u16;
+            let udp = UdpHeader { source_port: h.src_port, destination_port: h.dst_port, length, checksum: 0 };
             ip.write(buf).expect("writing to a Vec");
+            let at = buf.len();
             buf.extend_from_slice(&udp.to_bytes());
+            let sum = transport_checksum(&ip, &buf[at..], payload);
+            buf[at + 6..at + 8].copy_from_slice(&sum.to_be_bytes());
         }
-        let headers_len = buf.len();
+        let headers_len = buf.len() - frame;
         if self.payload {
-            buf.extend_from_slice(zeros);
+            buf.extend_from_slice(&ZEROS[..payload]);
         }
-        (headers_len, (headers_len + payload) as u32)
+        (headers_len + payload) as u32
     }
 }
 
-/// Which file a frame goes to.
-#[derive(Debug, Clone, Copy)]
-enum Where {
-    Forward(usize),
-    Reverse(usize),
-    Receivers,
+/// The TCP or UDP checksum (RFC 9293 §3.1, RFC 768) of a segment whose header is `header`
+/// (checksum field 0) and whose payload is `payload` zero bytes: the ones' complement of the
+/// ones' complement sum of the pseudo-header (source, destination, protocol, length), the
+/// header and the payload, to which zero bytes add nothing but their count. UDP sends a sum
+/// of zero as all ones (RFC 768: zero means "no checksum").
+fn transport_checksum(ip: &Ipv4Header, header: &[u8], payload: usize) -> u16 {
+    let len = (header.len() + payload) as u16;
+    let sum = Sum16BitWords::new()
+        .add_4bytes(ip.source)
+        .add_4bytes(ip.destination)
+        .add_2bytes([0, ip.protocol.0])
+        .add_2bytes(len.to_be_bytes())
+        .add_slice(header);
+    if ip.protocol == IpNumber::UDP {
+        sum.to_ones_complement_with_no_zero().to_be()
+    } else {
+        sum.ones_complement().to_be()
+    }
+}
+
+/// The writer thread: writes what the batches hold, in order, then flushes every file.
+fn write_batches(
+    mut sinks: Vec<Sink>,
+    snaplen: u32,
+    batches: std::sync::mpsc::Receiver<Batch>,
+    give_back: std::sync::mpsc::SyncSender<Batch>,
+) -> Result<()> {
+    for mut batch in batches {
+        for item in batch.items.drain(..) {
+            match item {
+                Item::Frame { file, iface, ns, original, flags, retransmit, start, end } => {
+                    let mut options = Vec::new();
+                    if flags != 0 {
+                        options.push(EnhancedPacketOption::Flags(flags));
+                    }
+                    if retransmit {
+                        options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
+                    }
+                    let block = EnhancedPacketBlock {
+                        interface_id: iface,
+                        timestamp: Duration::from_nanos(ns),
+                        original_len: original,
+                        data: Cow::Borrowed(&batch.bytes[start as usize..end as usize]),
+                        options,
+                    };
+                    let sink = &mut sinks[file as usize];
+                    sink.writer.write_pcapng_block(block).map_err(|e| io_error(&sink.path, e))?;
+                }
+                Item::Interface { file, name, what } => {
+                    add_interface(&mut sinks[file as usize], snaplen, &name, &what, None)?
+                }
+            }
+        }
+        batch.bytes.clear();
+        let _ = give_back.try_send(batch); // kept for reuse unless enough are waiting already
+    }
+    for sink in sinks {
+        let path = sink.path;
+        sink.writer.into_inner().flush().map_err(|e| io_error(&path, e))?;
+    }
+    Ok(())
 }
 
 /// Describes an interface (pcapng §4.2): Ethernet, its name, the capture point, its speed,
@@ -474,8 +577,10 @@ fn add_interface(sink: &mut Sink, snaplen: u32, name: &str, what: &str, speed_bp
 
 #[cfg(test)]
 mod tests {
+    use etherparse::TcpOptionElement;
     use etherparse::{NetHeaders, PacketHeaders, TransportHeader};
     use pcap_file::pcapng::{Block, PcapNgReader};
+    use rustc_hash::FxHashMap;
 
     use super::*;
     use crate::RunResult;
