@@ -17,7 +17,7 @@ import pytest
 
 import bondsim
 
-pytestmark = pytest.mark.skipif(
+needs_tshark = pytest.mark.skipif(
     shutil.which("tshark") is None, reason="tshark is not installed (`make tools` installs Debian's package)"
 )
 
@@ -84,6 +84,7 @@ def run_cli(main, tmp_path: Path, *overrides: str, extra: tuple[str, ...] = ()) 
     return pcap, summary, links
 
 
+@needs_tshark
 def test_every_file_holds_exactly_what_the_run_counted_at_its_capture_point(main, tmp_path):
     # Round-robin over two links, both losing 1% of their frames (both ways: a link's reverse direction
     # loses as its forward one does). Two links, not four: tshark takes a second to start per file.
@@ -122,6 +123,7 @@ def test_every_file_holds_exactly_what_the_run_counted_at_its_capture_point(main
     assert all(int(f["frame.len"]) == 66 + int(f["tcp.len"]) for f in inbound(receivers))
 
 
+@needs_tshark
 def test_tshark_flags_what_the_run_counted_as_arriving_out_of_order(main, tmp_path):
     # Balance-rr over links of unequal delay, no loss. tshark flags a data segment whose sequence
     # number is below the highest it has seen as out-of-order, retransmission or spurious
@@ -140,6 +142,7 @@ def test_tshark_flags_what_the_run_counted_as_arriving_out_of_order(main, tmp_pa
     assert len(fooled) > len(marked), (len(fooled), len(marked))
 
 
+@needs_tshark
 def test_without_reordering_tshark_finds_exactly_our_retransmissions(main, tmp_path):
     # Active-backup: one link, so nothing is reordered; it loses 1% of its frames. Every segment
     # tshark finds below the highest seen is then one of our retransmissions (each carries the
@@ -156,6 +159,7 @@ def test_without_reordering_tshark_finds_exactly_our_retransmissions(main, tmp_p
     assert any(f["tcp.options.sack_le"] for f in receivers if f["frame.p2p_dir"] == "0")
 
 
+@needs_tshark
 def test_whole_frames_have_valid_checksums(main, tmp_path):
     pcap, _, _ = run_cli(main, tmp_path, "workload.requests=2", extra=("--pcap-payload",))
     receivers = frames(pcap / "receivers.pcapng")
@@ -166,6 +170,7 @@ def test_whole_frames_have_valid_checksums(main, tmp_path):
     assert any(int(f["frame.len"]) == 1514 for f in receivers), "full-size data frames are there"
 
 
+@needs_tshark
 def test_udp_flows_and_the_python_api(tmp_path):
     scenario = {
         "workload": {"requests": 2, "file_size": {"kind": "fixed", "bytes": 30_000}},
@@ -187,3 +192,16 @@ def test_bad_capture_options_name_the_field(tmp_path):
     with pytest.raises(bondsim.ScenarioError) as err:
         bondsim.run(Path(__file__).parents[1] / "scenarios" / "tcp_rr.toml", SMALL, pcap={"dir": tmp_path, "stop_s": 0})
     assert err.value.path == "pcap.stop_s"
+
+
+def test_a_capture_directory_that_cannot_be_made_is_an_error_naming_it(main, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    done = main("run", "tcp_rr", "--quiet", "--set", "workload.requests=1", "--pcap", str(blocker / "pcap"))
+    assert done.returncode == 2
+    assert f"pcap: {blocker / 'pcap'}" in done.stderr
+    done = main(
+        "run", "tcp_rr", "--quiet", "--set", "workload.requests=1", "--pcap", str(tmp_path), "--pcap-stop", "-1"
+    )
+    assert done.returncode == 2
+    assert "pcap.stop_s" in done.stderr

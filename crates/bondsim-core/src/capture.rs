@@ -41,9 +41,11 @@
 //!
 //! Timestamps are simulated time in nanoseconds (`if_tsresol` = 9) from 0, i.e. from
 //! 1970-01-01. By default only the headers are written (the original length is
-//! recorded); with `payload` the frames are whole, their payload zero bytes. Files are
-//! streamed through buffered writers; `max_packets` (per file) and a time window keep
-//! them small.
+//! recorded); with `payload` the frames are whole, their payload zero bytes. The run's
+//! thread builds frames into batches of about 256 kB; a writer thread turns them into
+//! pcapng blocks (the `pcap-file` crate) and streams them to disk through buffered
+//! writers, a few batches behind at most (memory stays bounded). `max_packets` (per file)
+//! and a time window keep files small.
 
 use std::borrow::Cow;
 use std::fs::File;
