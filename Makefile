@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: all setup build demo test test-rust test-python lint bench clean
+.PHONY: all setup build tools demo test test-rust test-python lint bench clean
 
 all: demo
 
@@ -22,16 +22,25 @@ build: setup
 	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(BIN)):$$PATH \
 		$(BIN)/maturin develop --release --extras dev,dask --quiet
 
+# System tools the tests read the run's output with: tshark reads the packet captures back
+# (Debian's package, installed non-interactively; sudo only when not root). Where it cannot
+# be installed, the capture tests that need it skip, saying so.
+tools:
+	@command -v tshark >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tshark >/dev/null; } \
+		|| echo "tools: tshark could not be installed; the packet capture tests will skip"; }
+
 # The main job: reproduce the thesis's figures (CSV, PNG, markdown summary).
 demo: build
 	$(BIN)/bondsim reproduce thesis --out $(OUT)/thesis
 
-test: build lint test-rust test-python
+test: build tools lint test-rust test-python
 
 test-rust:
 	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core --quiet
 
-test-python:
+test-python: tools
 	$(BIN)/pytest -q
 
 lint: setup

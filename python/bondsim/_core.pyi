@@ -15,8 +15,10 @@ class ScenarioError(BondsimError):
 def check(scenario_json: str) -> str:
     """Checks a scenario (JSON); returns it with every default filled in."""
 
-def run(scenario_json: str, progress: Callable[[int, int, float], None] | None = None) -> str:
-    """Runs a scenario (JSON); returns the result as JSON."""
+def run(
+    scenario_json: str, progress: Callable[[int, int, float], None] | None = None, pcap_json: str | None = None
+) -> str:
+    """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON)."""
 
 def schedulers() -> str:
     """Every registered scheduler as JSON."""

@@ -16,6 +16,10 @@ if TYPE_CHECKING:
 
 ProgressFn = Callable[[int, int, float], None]
 
+#: Packet captures: a directory, or ``{"dir": ..., "payload": bool, "max_packets": int, "start_s": float,
+#: "stop_s": float}`` (README, "Packet captures").
+PcapSpec = str | Path | Mapping[str, Any]
+
 
 class RunResult:
     """One run: the checked scenario, whole-run figures, and per-request / per-link tables.
@@ -103,14 +107,17 @@ def run(
     overrides: Iterable[str] = (),
     *,
     progress: ProgressFn | None = None,
+    pcap: PcapSpec | None = None,
 ) -> RunResult:
-    """Runs a scenario (TOML path or dict) with optional ``path=value`` overrides.
+    """Runs a scenario (TOML path or dict) with optional ``path=value`` overrides; ``pcap`` writes
+    packet captures (pcapng) of the run into a directory (a path, or a dict of capture options).
 
     >>> r = run("scenarios/thesis.toml", ["bond.mode=lb"])        # doctest: +SKIP
     >>> r.summary["ooo_fraction"], r.requests.head()              # doctest: +SKIP
+    >>> run("scenarios/tcp_rr.toml", pcap="out/pcap")             # doctest: +SKIP
     """
     doc = scenario_mod.load(scenario, overrides)
-    return run_checked(doc, progress=progress)
+    return run_checked(doc, progress=progress, pcap=pcap)
 
 
 #: The smallest scenario: one packet over one link (what :func:`summary_figures` runs to learn the names).
@@ -129,6 +136,12 @@ def summary_figures() -> dict[str, bool]:
     }
 
 
-def run_checked(doc: dict, *, progress: ProgressFn | None = None) -> RunResult:
-    """Runs an already loaded and checked scenario dict."""
-    return RunResult.from_json(doc, _core.run(json.dumps(doc), progress))
+def run_checked(doc: dict, *, progress: ProgressFn | None = None, pcap: PcapSpec | None = None) -> RunResult:
+    """Runs an already loaded and checked scenario dict (``pcap``: as in :func:`run`)."""
+    if pcap is None:
+        options = None
+    elif isinstance(pcap, Mapping):
+        options = json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in pcap.items()})
+    else:
+        options = json.dumps({"dir": str(pcap)})
+    return RunResult.from_json(doc, _core.run(json.dumps(doc), progress, options))

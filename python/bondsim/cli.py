@@ -268,9 +268,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
+    pcap = None
+    if args.pcap:
+        pcap = {"dir": args.pcap, "payload": args.pcap_payload, "max_packets": args.pcap_max_packets}
+        pcap |= {"start_s": args.pcap_start, "stop_s": args.pcap_stop}
     bar = RunProgress(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
-        result = run_checked(doc, progress=bar)
+        result = run_checked(doc, progress=bar, pcap=pcap)
     finally:
         bar.close()
     if args.out:
@@ -285,6 +289,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.out:
             files = [*result.FILES, *(["tcp_trace.csv"] if result.tcp_trace is not None else [])]
             console.print(f"wrote {', '.join(files)} to {args.out}")
+        if args.pcap:
+            console.print(f"wrote packet captures (pcapng) to {args.pcap}")
     return 0
 
 
@@ -416,7 +422,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
         "links.csv, scenario.json and process.txt (the thesis's process.sh table).",
         epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
-        "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json",
+        "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json\n"
+        "  bondsim run tcp_rr --pcap out/pcap   (then: tshark -r out/pcap/receivers.pcapng)",
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
     p.add_argument(
@@ -425,6 +432,18 @@ def build_parser() -> argparse.ArgumentParser:
     add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
+    g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
+    g.add_argument(
+        "--pcap",
+        type=Path,
+        metavar="DIR",
+        help="write pcapng files to DIR: LINK.fwd.pcapng and LINK.rev.pcapng (each link's sending end, "
+        "each direction) and receivers.pcapng (each client's NIC); headers only unless --pcap-payload",
+    )
+    g.add_argument("--pcap-payload", action="store_true", help="write whole frames (payload as zero bytes)")
+    g.add_argument("--pcap-max-packets", type=int, metavar="N", help="at most N frames per file")
+    g.add_argument("--pcap-start", type=float, default=0.0, metavar="S", help="leave out frames before S seconds")
+    g.add_argument("--pcap-stop", type=float, metavar="S", help="leave out frames from S seconds on")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(

@@ -10,6 +10,8 @@ pub enum Error {
     Scenario { path: String, message: String },
     /// The run was stopped from outside (e.g. Ctrl-C) before it finished.
     Interrupted,
+    /// A file the run writes (a packet capture) could not be written: which and why.
+    Io(String),
 }
 
 impl Error {
@@ -25,6 +27,7 @@ impl fmt::Display for Error {
             Error::Scenario { path, message } if path.is_empty() => write!(f, "{message}"),
             Error::Scenario { path, message } => write!(f, "{path}: {message}"),
             Error::Interrupted => write!(f, "run interrupted"),
+            Error::Io(message) => write!(f, "{message}"),
         }
     }
 }

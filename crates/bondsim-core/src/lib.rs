@@ -28,6 +28,7 @@
 //! assert!(result.summary.ooo_fraction > 0.2);
 //! ```
 
+pub mod capture;
 pub mod engine;
 pub mod error;
 pub mod link;
@@ -47,7 +48,7 @@ pub use bondsim_time as time;
 pub use error::{Error, Result};
 pub use result::RunResult;
 pub use scenario::Scenario;
-pub use sim::{check, run, run_with_progress, Progress};
+pub use sim::{check, run, run_with_capture, run_with_progress, Progress};
 pub use time::SimTime;
 
 /// Parses a JSON scenario, runs it, and returns the result as JSON.

@@ -24,6 +24,7 @@ use rand_distr::{Distribution, Exp};
 use crate::bond::monitor::Monitor;
 use crate::bond::registry;
 use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
+use crate::capture::{self, Capture};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
 use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
@@ -32,7 +33,7 @@ use crate::packet::Packet;
 use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
-use crate::scenario::{self, RandomFailures, Scenario};
+use crate::scenario::{self, CaptureOptions, RandomFailures, Scenario};
 use crate::time::SimTime;
 use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
@@ -136,9 +137,30 @@ pub fn run(scenario: &Scenario) -> Result<RunResult> {
 
 /// Runs `scenario`, calling `progress` now and then; it returns `false` to stop the run.
 pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<RunResult> {
+    run_with_capture(scenario, None, progress)
+}
+
+/// Runs `scenario` like [`run_with_progress`], writing packet captures if `capture` asks
+/// for them ([`crate::capture`]; the result is the same with or without).
+pub fn run_with_capture(
+    scenario: &Scenario,
+    capture: Option<&CaptureOptions>,
+    progress: &mut dyn FnMut(&Progress) -> bool,
+) -> Result<RunResult> {
     scenario.validate()?;
     let started = Instant::now();
     let mut world = World::build(scenario)?;
+    if let Some(options) = capture {
+        let links: Vec<capture::LinkInfo> = (world.links.iter().zip(&world.link_names).zip(&world.reverse))
+            .map(|((link, name), reverse)| capture::LinkInfo {
+                name,
+                speed_bps: link.capacity_bps(),
+                reverse: reverse.is_some(),
+            })
+            .collect();
+        let c = Capture::new(options, scenario, &world.scheduler_label, &world.requests, &world.headers, &links)?;
+        world.capture = Some(Box::new(c));
+    }
     // The guard: past `max_events` the run stops with an error naming the field (checked when
     // progress is reported, every PROGRESS_EVERY events, so the loop itself stays as it is).
     let mut over: Option<Progress> = None;
@@ -155,6 +177,9 @@ pub fn run_with_progress(scenario: &Scenario, progress: &mut dyn FnMut(&Progress
         (Ok(()), _) if world.events.processed() > scenario.max_events => Err(over_budget(scenario, &world.progress())),
         (outcome, _) => outcome,
     }?;
+    if let Some(c) = world.capture.take() {
+        c.finish()?;
+    }
     Ok(world.finish(scenario, started.elapsed().as_secs_f64()))
 }
 
@@ -265,6 +290,8 @@ struct World {
     reverse_sent: u64,
     reverse_arrived: u64,
     stopped_at: Option<SimTime>,
+    /// Packet captures, when asked for (the hooks cost one test of `None` otherwise).
+    capture: Option<Box<Capture>>,
 }
 
 impl World {
@@ -395,6 +422,7 @@ impl World {
             reverse_sent: 0,
             reverse_arrived: 0,
             stopped_at: None,
+            capture: None,
         };
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable();
@@ -670,6 +698,9 @@ impl World {
         self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
         self.refresh_view(id, now);
         if let Some(packet) = sent {
+            if let Some(c) = self.capture.as_deref_mut() {
+                c.link_sent(now, id, &packet);
+            }
             self.in_flight -= 1;
             self.freed(now, &packet);
             self.arrived_at_client(now, packet);
@@ -682,6 +713,9 @@ impl World {
             return; // the carrier went while this packet was being sent
         }
         let Sent { packet, arrival, next } = link.tx_done(now);
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.link_sent(now, id, &packet);
+        }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
@@ -715,6 +749,9 @@ impl World {
 
     /// A copy of `packet` reached the client's wire at `now`.
     fn arrived_at_client(&mut self, now: SimTime, packet: Packet) {
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.client_received(now, &packet);
+        }
         if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
             let first = !c.delivered;
@@ -829,6 +866,9 @@ impl World {
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
     fn send_back(&mut self, now: SimTime, packet: Packet) {
         self.reverse_sent += 1;
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.client_sent(now, &packet);
+        }
         let Some(id) = self.peer_link(packet.flow as usize) else { return };
         if let Some(queues) = self.ideal_acks.as_mut() {
             // The ideal return path: the link's propagation delay, no queue, no loss.
@@ -860,6 +900,9 @@ impl World {
     fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
         let Sent { packet, arrival, next } = link.tx_done(now);
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.reverse_sent(now, id, &packet);
+        }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
         }

@@ -7,6 +7,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
+use bondsim_core::scenario::CaptureOptions;
 use bondsim_core::{bond::registry, Error, Scenario};
 
 create_exception!(_core, BondsimError, PyException, "Base class of every bondsim error.");
@@ -28,7 +29,7 @@ fn to_py(err: Error) -> PyErr {
             });
             py_err
         }
-        Error::Interrupted => BondsimError::new_err(err.to_string()),
+        Error::Interrupted | Error::Io(_) => BondsimError::new_err(err.to_string()),
     }
 }
 
@@ -44,14 +45,17 @@ fn check(scenario_json: &str) -> PyResult<String> {
 ///
 /// `progress(done_packets, total_packets, sim_time_s)` is called now and then
 /// while the GIL is released for the rest of the run; Ctrl-C stops the run
-/// with `KeyboardInterrupt`.
+/// with `KeyboardInterrupt`. `pcap_json`, if given, asks for packet captures
+/// (`bondsim_core::scenario::CaptureOptions` as JSON: `dir`, `payload`, `max_packets`,
+/// `start_s`, `stop_s`).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None))]
-fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, progress=None, pcap_json=None))]
+fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>, pcap_json: Option<&str>) -> PyResult<String> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    let capture = pcap_json.map(CaptureOptions::from_json).transpose().map_err(to_py)?;
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
-        bondsim_core::run_with_progress(&scenario, &mut |p| {
+        bondsim_core::run_with_capture(&scenario, capture.as_ref(), &mut |p| {
             Python::attach(|py| {
                 let step = py.check_signals().and_then(|()| match &progress {
                     Some(callback) => {

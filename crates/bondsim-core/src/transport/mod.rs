@@ -295,6 +295,20 @@ impl Cutter {
         full * self.per_message(m) + if rest > 0 { self.per_message(rest) } else { 0 }
     }
 
+    /// Bytes of a file of `file` bytes that come before its packet `k` (`file`
+    /// for `k` = [`Cutter::packets`]): a TCP sequence number in bytes, relative
+    /// to the first data byte, for a model sequence number that counts packets.
+    pub fn offset(&self, file: u64, k: u64) -> u64 {
+        let at = if self.thesis {
+            k * self.chunk
+        } else {
+            let m = self.message.unwrap_or(file).max(1);
+            let per = self.per_message(m);
+            (k / per) * m + (k % per) * self.chunk
+        };
+        at.min(file)
+    }
+
     /// Payload bytes of packet `k` of a file of `file` bytes.
     #[inline]
     pub fn packet_bytes(&self, file: u64, k: u64) -> u32 {
@@ -334,6 +348,25 @@ mod tests {
         assert_eq!(c.packets(716_800), 701); // the thesis's class3_6 log line
         assert_eq!(sizes(cutter(1000, None, true), 2500), [1000, 1000, 500]);
         assert_eq!(sizes(cutter(1000, None, true), 2000), [1000, 1000, 0]);
+    }
+
+    #[test]
+    fn a_packets_offset_is_the_sum_of_the_sizes_before_it() {
+        for (c, file) in [
+            (cutter(1000, None, true), 2500),
+            (cutter(1000, None, true), 2000),
+            (cutter(1000, Some(1500), false), 4000),
+            (cutter(1460, Some(64), false), 200),
+            (cutter(1448, Some(65536), false), 3 * 65536 + 100),
+            (cutter(1460, None, false), 0),
+        ] {
+            let mut before = 0;
+            for k in 0..c.packets(file) {
+                assert_eq!(c.offset(file, k), before, "{c:?} file {file} packet {k}");
+                before += u64::from(c.packet_bytes(file, k));
+            }
+            assert_eq!(c.offset(file, c.packets(file)), file, "one past the last packet is the file's end");
+        }
     }
 
     #[test]

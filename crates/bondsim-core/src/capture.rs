@@ -1,0 +1,757 @@
+//! Packet captures: pcapng files of the frames that passed given points of the fabric,
+//! with real Ethernet / IPv4 / TCP or UDP headers built from each flow's headers
+//! ([`crate::network`]), so that Wireshark and tshark read a run as they read a capture.
+//!
+//! Capture points (each file's interface description names its own):
+//!
+//! * `{link}.fwd.pcapng`: the bond's end of a link, sending. Linux hands an outgoing
+//!   frame to packet taps (`tcpdump -i eth0` on a slave) in `dev_queue_xmit_nit`, called
+//!   by `xmit_one` as the frame goes to the driver: frames a full transmit queue dropped
+//!   never reach it, frames later lost on the wire do. A frame is written when the link
+//!   has sent it (its transmission ended; the paced interface's send), stamped then, so
+//!   the file holds exactly the link's `packets_sent` (a frame cut short by a carrier
+//!   loss is not sent and not written).
+//! * `{link}.rev.pcapng`: the same for the link's reverse direction (the switch's port
+//!   sending towards the bond; rate links only: the thesis's paced interface has none).
+//! * `receivers.pcapng`: each client host's NIC, one interface per client (named
+//!   `client{N}`; one file, not one per host, as a scenario may have thousands of
+//!   clients): every frame that reached it (inbound: every copy, in arrival order,
+//!   before any resequencing) and every acknowledgement its stack sent (outbound, stamped
+//!   when handed over, as `dev_queue_xmit_nit` sees it). The direction is in each
+//!   frame's `epb_flags` (pcapng §4.3.1: inbound 1, outbound 2).
+//!
+//! Headers: Ethernet II (802.1Q tag when the scenario has a VLAN), IPv4 (TTL 64,
+//! Linux's `net.ipv4.ip_default_ttl`; DF set, as Linux's path MTU discovery does;
+//! valid header checksum), TCP or UDP with valid checksums (RFC 9293 §3.1, RFC 768:
+//! over the pseudo-header and a payload of zero bytes). The model counts TCP sequence
+//! numbers in packets; the capture turns them into bytes: a segment's sequence number
+//! is ISN + 1 + the bytes of its flow before it ([`Cutter::offset`]: `seq · mss` for
+//! full segments), the ACK number, SACK blocks (RFC 2018 §3) and the data's ACK number
+//! likewise. Each end's ISN is drawn per flow from the seed (stream `pcap.isn`; RFC 6528
+//! §3 asks for a keyed hash of the connection and a clock: the seed is the key, the
+//! clock is left out so captures are deterministic). TCP segments carry the timestamp
+//! option (RFC 7323 §3: TSval the sender's clock when made, TSecr as the model echoed
+//! it) laid out as Linux's `tcp_options_write` does (NOP, NOP, TS; NOP, NOP, SACK). The
+//! window field is the receiver's advertised window scaled down by the shift Linux's
+//! `tcp_select_initial_window` picks (`ilog2(max(tcp_rmem[2], rmem_max)) - 15`, at most
+//! 14); no SYN is captured, so the section comment tells the shift
+//! (`tshark -o tcp.default_window_scaling:N`). Data segments advertise 65535 (the
+//! server's receive window is not modelled). Retransmissions carry the comment
+//! `retransmission` (the model's mark; real captures have none).
+//!
+//! Timestamps are simulated time in nanoseconds (`if_tsresol` = 9) from 0, i.e. from
+//! 1970-01-01. By default only the headers are written (the original length is
+//! recorded); with `payload` the frames are whole, their payload zero bytes. The run's
+//! thread builds frames into batches of about 256 kB; a writer thread turns them into
+//! pcapng blocks (the `pcap-file` crate) and streams them to disk through buffered
+//! writers, a few batches behind at most (memory stays bounded). `max_packets` (per file)
+//! and a time window keep files small.
+
+use std::borrow::Cow;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use etherparse::checksum::Sum16BitWords;
+use etherparse::{EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, TcpHeader, UdpHeader, VlanId};
+use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
+use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
+use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::DataLink;
+use rand::RngExt;
+
+use crate::error::{Error, Result};
+use crate::network::{format_mac, FlowHeaders};
+use crate::packet::{Kind, Packet};
+use crate::rng;
+use crate::scenario::{CaptureOptions, Scenario, Sender};
+use crate::time::SimTime;
+use crate::transport::{tcp, Cutter};
+use crate::workload::Request;
+
+/// Payload bytes, all zero: what the checksums are taken over and what `payload` writes.
+static ZEROS: [u8; 65_536] = [0; 65_536];
+
+/// The longest headers a frame has: Ethernet 14, 802.1Q 4, IPv4 20, TCP 60.
+const MAX_HEADERS: u32 = 98;
+
+/// Snap length of headers-only files (at least [`MAX_HEADERS`]).
+const HEADERS_SNAPLEN: u32 = 128;
+
+/// Snap length of whole-frame files: libpcap's `MAXIMUM_SNAPLEN`.
+const FULL_SNAPLEN: u32 = 262_144;
+
+/// IPv4 time to live: Linux's `net.ipv4.ip_default_ttl`.
+const TTL: u8 = 64;
+
+/// Linux's `net.core.rmem_max` default (`SK_RMEM_MAX`, 212992 bytes on 64-bit), one
+/// bound of the window scale `tcp_select_initial_window` picks.
+const RMEM_MAX: u64 = 212_992;
+
+/// pcapng `epb_flags` direction bits (pcapng §4.3.1).
+const INBOUND: u32 = 1;
+const OUTBOUND: u32 = 2;
+
+/// What the capture needs of one flow.
+#[derive(Debug, Clone, Copy)]
+struct Flow {
+    headers: FlowHeaders,
+    client: u32,
+    file_bytes: u64,
+    /// Initial sequence numbers: the server's, the client's.
+    isn: [u32; 2],
+}
+
+/// One pcapng file being written.
+struct Sink {
+    writer: PcapNgWriter<BufWriter<File>>,
+    path: PathBuf,
+}
+
+/// Frames handed to the writer thread at once, about this many bytes.
+const BATCH_BYTES: usize = 1 << 18;
+
+/// Batches on their way to the writer thread at most (with the one being filled, what
+/// the capture holds in memory is bounded by a few times [`BATCH_BYTES`]).
+const BATCHES_QUEUED: usize = 4;
+
+/// What the writer thread is asked to write, in order.
+enum Item {
+    /// A frame: `bytes[start..end]` of its batch.
+    Frame { file: u32, iface: u32, ns: u64, original: u32, flags: u32, retransmit: bool, start: u32, end: u32 },
+    /// A new interface of a file.
+    Interface { file: u32, name: String, what: String },
+}
+
+/// Frames built by the simulation's thread, written by the writer thread (which hands the
+/// emptied batch back, so that their memory is reused).
+struct Batch {
+    items: Vec<Item>,
+    bytes: Vec<u8>,
+}
+
+impl Batch {
+    fn new() -> Batch {
+        // Room for a full batch and one more whole frame: filling it never reallocates.
+        Batch { items: Vec::with_capacity(BATCH_BYTES / 64), bytes: Vec::with_capacity(BATCH_BYTES + (1 << 16)) }
+    }
+}
+
+/// The captures of one run.
+pub struct Capture {
+    flows: Vec<Flow>,
+    cutter: Cutter,
+    /// The transport is TCP (its segments carry the timestamp option, its ACKs the window).
+    tcp: bool,
+    mss: u64,
+    wscale: u8,
+    payload: bool,
+    start: SimTime,
+    stop: SimTime,
+    max_packets: u64,
+    /// Frames written to each file so far: each link's forward direction, then the reverse
+    /// directions that exist, then `receivers.pcapng`.
+    written: Vec<u64>,
+    /// Each link's reverse direction's file.
+    reverse: Vec<Option<u32>>,
+    /// The file `receivers.pcapng`.
+    receivers: u32,
+    /// Interface of each client in `receivers.pcapng` (`u32::MAX`: none yet), added when it first sees a frame.
+    client_ifaces: Vec<u32>,
+    /// Interfaces in `receivers.pcapng` so far.
+    client_count: u32,
+    /// Frames built and not yet handed to the writer thread.
+    batch: Batch,
+    /// The way to the writer thread (`None` once it stopped: a write failed).
+    to_writer: Option<std::sync::mpsc::SyncSender<Batch>>,
+    /// Batches the writer thread has emptied.
+    emptied: std::sync::mpsc::Receiver<Batch>,
+    /// The writer thread: every file's [`PcapNgWriter`] is its own; it ends with the first
+    /// error, if any. Serialising and the kernel's writes run beside the simulation.
+    writer: std::thread::JoinHandle<Result<()>>,
+}
+
+/// A link as the capture names it.
+pub struct LinkInfo<'a> {
+    /// Its output name (`links.csv`'s `name`).
+    pub name: &'a str,
+    /// Nominal speed, bits per second.
+    pub speed_bps: f64,
+    /// Whether it has a reverse direction (rate links).
+    pub reverse: bool,
+}
+
+fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> Error {
+    Error::Io(format!("pcap: {}: {err}", path.display()))
+}
+
+impl Capture {
+    /// Opens the files of a run of `scenario` with these flows and links.
+    pub fn new(
+        options: &CaptureOptions,
+        scenario: &Scenario,
+        label: &str,
+        requests: &[Request],
+        headers: &[FlowHeaders],
+        links: &[LinkInfo],
+    ) -> Result<Capture> {
+        options.validate()?;
+        let chunk = scenario.chunk_bytes();
+        if chunk + MAX_HEADERS > u32::from(u16::MAX) {
+            return Err(Error::scenario(
+                "pcap",
+                format!("packets of {chunk} bytes do not fit an IPv4 datagram (65535 bytes): cannot capture them"),
+            ));
+        }
+        std::fs::create_dir_all(&options.dir).map_err(|e| io_error(&options.dir, e))?;
+        let mut isn_rng = rng::stream(scenario.seed, "pcap.isn");
+        let flows = requests
+            .iter()
+            .zip(headers)
+            .map(|(r, h)| Flow {
+                headers: *h,
+                client: r.client,
+                file_bytes: r.file_bytes,
+                isn: [isn_rng.random(), isn_rng.random()],
+            })
+            .collect();
+        let tcp = matches!(scenario.sender, Sender::Tcp(_));
+        // tcp_select_initial_window: the shift that fits the largest window into 16 bits.
+        let space = match &scenario.sender {
+            Sender::Tcp(t) => t.tcp_rmem[2].max(RMEM_MAX),
+            _ => RMEM_MAX,
+        };
+        let wscale = (space.ilog2() as i64 - 15).clamp(0, 14) as u8;
+        let snaplen = if options.payload { FULL_SNAPLEN } else { HEADERS_SNAPLEN };
+        let comment = format!(
+            "bondsim {} run of scenario `{}` (seed {}, scheduler {label}). Simulated time from 0 (1970-01-01), \
+             nanoseconds. {}. No SYN is captured: TCP windows are scaled by 2^{wscale} \
+             (tshark -o tcp.default_window_scaling:{wscale}).",
+            env!("CARGO_PKG_VERSION"),
+            scenario.name,
+            scenario.seed,
+            if options.payload {
+                "Whole frames, payload zero bytes"
+            } else {
+                "Headers only; original lengths recorded"
+            },
+        );
+        let open = |file: String| -> Result<Sink> {
+            let path = options.dir.join(file);
+            let out = File::create(&path).map_err(|e| io_error(&path, e))?;
+            let section = SectionHeaderBlock {
+                options: vec![
+                    SectionHeaderOption::UserApplication(Cow::Owned(format!("bondsim {}", env!("CARGO_PKG_VERSION")))),
+                    SectionHeaderOption::Comment(Cow::Owned(comment.clone())),
+                ],
+                ..SectionHeaderBlock::default()
+            };
+            let writer = PcapNgWriter::with_section_header(BufWriter::with_capacity(1 << 16, out), section)
+                .map_err(|e| io_error(&path, e))?;
+            Ok(Sink { writer, path })
+        };
+        let mut stems: Vec<String> = Vec::new();
+        let mut forward = Vec::new();
+        let mut reverse_sinks = Vec::new();
+        for (id, link) in links.iter().enumerate() {
+            // File names from link names: anything but letters, digits, `-`, `_` becomes `_`;
+            // a name already taken gets the link's number.
+            let mut stem: String = link
+                .name
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                .collect();
+            if stems.contains(&stem) {
+                stem = format!("{stem}-{id}");
+            }
+            stems.push(stem.clone());
+            let mut fwd = open(format!("{stem}.fwd.pcapng"))?;
+            let what = format!(
+                "{}: bond side, sending (server to clients): each frame as the link finished sending it; \
+                 frames dropped at its full queue are not here, frames later lost on the wire are",
+                link.name
+            );
+            add_interface(&mut fwd, snaplen, link.name, &what, Some(link.speed_bps))?;
+            forward.push(fwd);
+            if link.reverse {
+                let mut rev = open(format!("{stem}.rev.pcapng"))?;
+                let what = format!(
+                    "{}: switch side, sending (clients to server): each frame as the link finished sending it",
+                    link.name
+                );
+                add_interface(&mut rev, snaplen, link.name, &what, Some(link.speed_bps))?;
+                reverse_sinks.push((id, rev));
+            }
+        }
+        let mut reverse = vec![None; links.len()];
+        for (k, (id, _)) in reverse_sinks.iter().enumerate() {
+            reverse[*id] = Some((links.len() + k) as u32);
+        }
+        let mut sinks = forward;
+        sinks.extend(reverse_sinks.into_iter().map(|(_, sink)| sink));
+        sinks.push(open("receivers.pcapng".to_string())?);
+        let receivers = (sinks.len() - 1) as u32;
+        let (to_writer, batches) = std::sync::mpsc::sync_channel(BATCHES_QUEUED);
+        let (give_back, emptied) = std::sync::mpsc::sync_channel(BATCHES_QUEUED + 1);
+        let writer = std::thread::Builder::new()
+            .name("bondsim-pcap".into())
+            .spawn(move || write_batches(sinks, snaplen, batches, give_back))
+            .map_err(|e| io_error(&options.dir, e))?;
+        Ok(Capture {
+            flows,
+            cutter: Cutter::for_scenario(scenario),
+            tcp,
+            mss: u64::from(chunk),
+            wscale,
+            payload: options.payload,
+            start: SimTime::from_secs_f64(options.start_s),
+            stop: options.stop_s.map_or(SimTime(u64::MAX), SimTime::from_secs_f64),
+            max_packets: options.max_packets.unwrap_or(u64::MAX),
+            written: vec![0; receivers as usize + 1],
+            reverse,
+            receivers,
+            client_ifaces: vec![u32::MAX; requests.iter().map(|r| r.client as usize + 1).max().unwrap_or(0)],
+            client_count: 0,
+            batch: Batch::new(),
+            to_writer: Some(to_writer),
+            emptied,
+            writer,
+        })
+    }
+
+    /// Link `link` sent `packet` towards the clients.
+    pub fn link_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+        if self.wanted(now) {
+            self.write(now, link as u32, 0, packet, 0);
+        }
+    }
+
+    /// Link `link`'s reverse direction sent `packet` towards the server.
+    pub fn reverse_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+        if self.wanted(now) {
+            let file = self.reverse[link].expect("a reverse direction sends only where it exists");
+            self.write(now, file, 0, packet, 0);
+        }
+    }
+
+    /// A copy of `packet` reached its client's NIC.
+    pub fn client_received(&mut self, now: SimTime, packet: &Packet) {
+        if self.wanted(now) {
+            let iface = self.client_interface(packet.flow);
+            self.write(now, self.receivers, iface, packet, INBOUND);
+        }
+    }
+
+    /// A client's stack sent `packet` (an acknowledgement).
+    pub fn client_sent(&mut self, now: SimTime, packet: &Packet) {
+        if self.wanted(now) {
+            let iface = self.client_interface(packet.flow);
+            self.write(now, self.receivers, iface, packet, OUTBOUND);
+        }
+    }
+
+    /// Flushes every file; the first write error of the run, if any.
+    pub fn finish(mut self) -> Result<()> {
+        self.hand_over();
+        drop(self.to_writer.take());
+        self.writer.join().unwrap_or_else(|_| Err(Error::Io("pcap: the writer thread failed".into())))
+    }
+
+    fn wanted(&self, now: SimTime) -> bool {
+        self.to_writer.is_some() && now >= self.start && now < self.stop
+    }
+
+    /// Hands the frames built so far to the writer thread (waiting while it is
+    /// [`BATCHES_QUEUED`] batches behind); if it stopped, captures stop.
+    fn hand_over(&mut self) {
+        let next = self.emptied.try_recv().unwrap_or_else(|_| Batch::new());
+        let batch = std::mem::replace(&mut self.batch, next);
+        if let Some(to) = &self.to_writer {
+            if to.send(batch).is_err() {
+                self.to_writer = None; // its error is told at `finish`
+            }
+        }
+    }
+
+    /// The interface of the client of `flow` in `receivers.pcapng` (described when first used).
+    fn client_interface(&mut self, flow: u32) -> u32 {
+        let f = &self.flows[flow as usize];
+        let iface = self.client_ifaces[f.client as usize];
+        if iface != u32::MAX {
+            return iface;
+        }
+        let iface = self.client_count;
+        self.client_count += 1;
+        self.client_ifaces[f.client as usize] = iface;
+        let ip = std::net::Ipv4Addr::from(f.headers.dst_ip);
+        let what = format!(
+            "client {} ({ip}, MAC {}): its NIC, both directions: every frame that reached it (inbound, every copy, \
+             before any resequencing) and every acknowledgement its stack sent (outbound)",
+            f.client,
+            format_mac(&f.headers.dst_mac),
+        );
+        let name = format!("client{}", f.client);
+        self.batch.items.push(Item::Interface { file: self.receivers, name, what });
+        iface
+    }
+
+    /// Builds `packet`'s frame and writes it to the file at `at`, interface `iface`.
+    /// Builds `packet`'s frame into the batch for file `file`, interface `iface`.
+    fn write(&mut self, now: SimTime, file: u32, iface: u32, packet: &Packet, flags: u32) {
+        let written = &mut self.written[file as usize];
+        if *written >= self.max_packets {
+            return;
+        }
+        *written += 1;
+        let start = self.batch.bytes.len() as u32;
+        let original = self.build(packet);
+        let end = self.batch.bytes.len() as u32;
+        let retransmit = packet.retransmit;
+        self.batch.items.push(Item::Frame { file, iface, ns: now.0, original, flags, retransmit, start, end });
+        if self.batch.bytes.len() >= BATCH_BYTES {
+            self.hand_over();
+        }
+    }
+
+    /// Appends `packet`'s frame to the batch (headers, then with `payload` the payload's zero
+    /// bytes); returns the frame's length.
+    fn build(&mut self, packet: &Packet) -> u32 {
+        let flow = self.flows[packet.flow as usize];
+        let ack = packet.kind == Kind::Ack;
+        let h = if ack { flow.headers.reversed() } else { flow.headers };
+        let payload = if ack { 0 } else { packet.bytes as usize };
+        let cutter = self.cutter;
+        // The server's sequence number, in bytes, of the model's sequence number `k`.
+        let byte_seq =
+            |k: u32| flow.isn[0].wrapping_add(1).wrapping_add(cutter.offset(flow.file_bytes, u64::from(k)) as u32);
+        let buf = &mut self.batch.bytes;
+        let frame = buf.len();
+        let ipv4 = EtherType(h.ethertype);
+        let eth_type = if h.vlan.is_some() { EtherType::VLAN_TAGGED_FRAME } else { ipv4 };
+        let eth = Ethernet2Header { source: h.src_mac, destination: h.dst_mac, ether_type: eth_type };
+        buf.extend_from_slice(&eth.to_bytes());
+        if let Some(vlan) = h.vlan {
+            let tag = SingleVlanHeader {
+                pcp: Default::default(),
+                drop_eligible_indicator: false,
+                vlan_id: VlanId::try_new(vlan).expect("validated VLAN id"),
+                ether_type: ipv4,
+            };
+            buf.extend_from_slice(&tag.to_bytes());
+        }
+        let new_ip = |len: usize, proto| {
+            Ipv4Header::new(len as u16, TTL, proto, h.src_ip, h.dst_ip).expect("checked: frames fit a datagram")
+        };
+        if h.ip_proto == 6 {
+            let (seq, ack_no, window) = if ack {
+                let win = (u64::from(packet.seq) * self.mss) >> self.wscale;
+                (flow.isn[1].wrapping_add(1), byte_seq(packet.ack), win.min(65_535) as u16)
+            } else {
+                (byte_seq(packet.seq), flow.isn[1].wrapping_add(1), 65_535)
+            };
+            let mut tcp_h = TcpHeader::new(h.src_port, h.dst_port, seq, window);
+            tcp_h.ack = true;
+            tcp_h.acknowledgment_number = ack_no;
+            if self.tcp {
+                // Laid out as `tcp_options_write`: NOP, NOP, timestamp (kind 8, length 10, RFC 7323
+                // §3), then NOP, NOP, SACK (kind 5, length 2 + 8 per block, RFC 2018 §3). Written
+                // as bytes: etherparse's option list encoder costs more than the rest of the frame.
+                let mut opts = [0u8; 40];
+                opts[..4].copy_from_slice(&[1, 1, 8, 10]);
+                opts[4..8].copy_from_slice(&tcp::ts_of(packet.born).to_be_bytes());
+                opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
+                let mut n = 12;
+                let blocks = packet.sack_blocks();
+                if !blocks.is_empty() {
+                    opts[12..16].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
+                    n = 16;
+                    for b in blocks {
+                        opts[n..n + 4].copy_from_slice(&byte_seq(b.start).to_be_bytes());
+                        opts[n + 4..n + 8].copy_from_slice(&byte_seq(b.end).to_be_bytes());
+                        n += 8;
+                    }
+                }
+                tcp_h.set_options_raw(&opts[..n]).expect("at most 40 option bytes: 12 + 4 + 3 blocks of 8");
+            }
+            let ip = new_ip(tcp_h.header_len() + payload, IpNumber::TCP);
+            ip.write(buf).expect("writing to a Vec");
+            let at = buf.len();
+            buf.extend_from_slice(&tcp_h.to_bytes());
+            let sum = transport_checksum(&ip, &buf[at..], payload);
+            buf[at + 16..at + 18].copy_from_slice(&sum.to_be_bytes());
+        } else {
+            let ip = new_ip(UdpHeader::LEN + payload, IpNumber::UDP);
+            let length = (UdpHeader::LEN + payload) as u16;
+            let udp = UdpHeader { source_port: h.src_port, destination_port: h.dst_port, length, checksum: 0 };
+            ip.write(buf).expect("writing to a Vec");
+            let at = buf.len();
+            buf.extend_from_slice(&udp.to_bytes());
+            let sum = transport_checksum(&ip, &buf[at..], payload);
+            buf[at + 6..at + 8].copy_from_slice(&sum.to_be_bytes());
+        }
+        let headers_len = buf.len() - frame;
+        if self.payload {
+            buf.extend_from_slice(&ZEROS[..payload]);
+        }
+        (headers_len + payload) as u32
+    }
+}
+
+/// The TCP or UDP checksum (RFC 9293 §3.1, RFC 768) of a segment whose header is `header`
+/// (checksum field 0) and whose payload is `payload` zero bytes: the ones' complement of the
+/// ones' complement sum of the pseudo-header (source, destination, protocol, length), the
+/// header and the payload, to which zero bytes add nothing but their count. UDP sends a sum
+/// of zero as all ones (RFC 768: zero means "no checksum").
+fn transport_checksum(ip: &Ipv4Header, header: &[u8], payload: usize) -> u16 {
+    let len = (header.len() + payload) as u16;
+    let sum = Sum16BitWords::new()
+        .add_4bytes(ip.source)
+        .add_4bytes(ip.destination)
+        .add_2bytes([0, ip.protocol.0])
+        .add_2bytes(len.to_be_bytes())
+        .add_slice(header);
+    if ip.protocol == IpNumber::UDP {
+        sum.to_ones_complement_with_no_zero().to_be()
+    } else {
+        sum.ones_complement().to_be()
+    }
+}
+
+/// The writer thread: writes what the batches hold, in order, then flushes every file.
+fn write_batches(
+    mut sinks: Vec<Sink>,
+    snaplen: u32,
+    batches: std::sync::mpsc::Receiver<Batch>,
+    give_back: std::sync::mpsc::SyncSender<Batch>,
+) -> Result<()> {
+    for mut batch in batches {
+        for item in batch.items.drain(..) {
+            match item {
+                Item::Frame { file, iface, ns, original, flags, retransmit, start, end } => {
+                    let mut options = Vec::new();
+                    if flags != 0 {
+                        options.push(EnhancedPacketOption::Flags(flags));
+                    }
+                    if retransmit {
+                        options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
+                    }
+                    let block = EnhancedPacketBlock {
+                        interface_id: iface,
+                        timestamp: Duration::from_nanos(ns),
+                        original_len: original,
+                        data: Cow::Borrowed(&batch.bytes[start as usize..end as usize]),
+                        options,
+                    };
+                    let sink = &mut sinks[file as usize];
+                    sink.writer.write_pcapng_block(block).map_err(|e| io_error(&sink.path, e))?;
+                }
+                Item::Interface { file, name, what } => {
+                    add_interface(&mut sinks[file as usize], snaplen, &name, &what, None)?
+                }
+            }
+        }
+        batch.bytes.clear();
+        let _ = give_back.try_send(batch); // kept for reuse unless enough are waiting already
+    }
+    for sink in sinks {
+        let path = sink.path;
+        sink.writer.into_inner().flush().map_err(|e| io_error(&path, e))?;
+    }
+    Ok(())
+}
+
+/// Describes an interface (pcapng §4.2): Ethernet, its name, the capture point, its speed,
+/// nanosecond timestamps.
+fn add_interface(sink: &mut Sink, snaplen: u32, name: &str, what: &str, speed_bps: Option<f64>) -> Result<()> {
+    let mut options = vec![
+        InterfaceDescriptionOption::IfName(Cow::Owned(name.to_string())),
+        InterfaceDescriptionOption::IfDescription(Cow::Owned(what.to_string())),
+        InterfaceDescriptionOption::IfTsResol(9),
+    ];
+    if let Some(bps) = speed_bps {
+        options.push(InterfaceDescriptionOption::IfSpeed(bps.round() as u64));
+    }
+    let idb = InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen, options };
+    sink.writer.write_pcapng_block(idb).map(drop).map_err(|e| io_error(&sink.path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use etherparse::TcpOptionElement;
+    use etherparse::{NetHeaders, PacketHeaders, TransportHeader};
+    use pcap_file::pcapng::{Block, PcapNgReader};
+    use rustc_hash::FxHashMap;
+
+    use super::*;
+    use crate::RunResult;
+
+    /// Two rate links striped round-robin, one with a longer wire, both losing frames:
+    /// TCP flows that see reordering, losses and retransmissions.
+    fn scenario() -> Scenario {
+        Scenario::from_json(
+            &serde_json::json!({
+                "seed": 3,
+                "workload": {"requests": 3, "clients": 2, "file_size": {"kind": "fixed", "bytes": 300_000}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 1000.0, "delay_us": 20.0, "loss": 0.01},
+                          {"rate_mbps": 1000.0, "delay_us": 90.0, "loss": 0.01}],
+            })
+            .to_string(),
+        )
+        .unwrap()
+    }
+
+    fn capture(scenario: &Scenario, dir: &std::path::Path, payload: bool) -> RunResult {
+        let _ = std::fs::remove_dir_all(dir);
+        let options = CaptureOptions { dir: dir.into(), payload, max_packets: None, start_s: 0.0, stop_s: None };
+        crate::run_with_capture(scenario, Some(&options), &mut |_| true).unwrap()
+    }
+
+    /// Every frame of a file: (interface, flags, timestamp ns, original length, data).
+    fn frames(path: &std::path::Path) -> Vec<(u32, u32, u64, u32, Vec<u8>)> {
+        let mut reader = PcapNgReader::new(File::open(path).unwrap()).unwrap();
+        let mut out = Vec::new();
+        while let Some(block) = reader.next_block() {
+            if let Block::EnhancedPacket(b) = block.unwrap() {
+                let flags = b.options.iter().find_map(|o| match o {
+                    EnhancedPacketOption::Flags(f) => Some(*f),
+                    _ => None,
+                });
+                out.push((
+                    b.interface_id,
+                    flags.unwrap_or(0),
+                    b.timestamp.as_nanos() as u64,
+                    b.original_len,
+                    b.data.to_vec(),
+                ));
+            }
+        }
+        out
+    }
+
+    fn dir(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("bondsim-capture-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn each_file_holds_what_its_capture_point_saw_and_the_run_is_unchanged() {
+        let s = scenario();
+        let d = dir("counts");
+        let r = capture(&s, &d, false);
+        let links = &r.links;
+        for (l, name) in links.name.iter().enumerate() {
+            assert_eq!(frames(&d.join(format!("{name}.fwd.pcapng"))).len() as u64, links.packets_sent[l], "{name}");
+            assert_eq!(
+                frames(&d.join(format!("{name}.rev.pcapng"))).len() as u64,
+                links.reverse_packets_sent[l],
+                "{name} reverse"
+            );
+        }
+        let rx = frames(&d.join("receivers.pcapng"));
+        let inbound = rx.iter().filter(|f| f.1 == INBOUND).count() as u64;
+        let sent: u64 = links.packets_sent.iter().sum();
+        let lost: u64 = links.drops_random.iter().sum();
+        assert!(lost > 0, "the scenario loses frames, so arrivals differ from what was sent");
+        assert_eq!(inbound, sent - lost, "every frame sent and not lost on the wire reaches its client");
+        assert_eq!(rx.len() as u64 - inbound, r.summary.reverse_packets, "and every ACK a client sent");
+        // Headers only: at most MAX_HEADERS captured, the original length recorded.
+        assert!(rx.iter().all(|f| f.4.len() as u32 <= MAX_HEADERS && f.3 >= f.4.len() as u32));
+        assert!(rx.iter().any(|f| f.3 > f.4.len() as u32));
+        // Timestamps never go back within a file.
+        assert!(rx.windows(2).all(|w| w[0].2 <= w[1].2));
+        // The figures do not move with captures on.
+        let figures = |r: &RunResult| {
+            let mut v: serde_json::Value = serde_json::from_str(&r.to_json()).unwrap();
+            v["summary"].as_object_mut().unwrap().remove("wall_s");
+            v
+        };
+        assert_eq!(figures(&crate::run(&s).unwrap()), figures(&r));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn frames_carry_valid_checksums_and_byte_sequence_numbers() {
+        let s = scenario();
+        let d = dir("frames");
+        capture(&s, &d, true);
+        let mss = s.chunk_bytes();
+        let rx = frames(&d.join("receivers.pcapng"));
+        let mut first_seq = FxHashMap::default();
+        let (mut data, mut sacks) = (0, 0);
+        for (_, flags, _, original, bytes) in &rx {
+            assert_eq!(*original as usize, bytes.len(), "whole frames with `payload`");
+            let h = PacketHeaders::from_ethernet_slice(bytes).unwrap();
+            let Some(NetHeaders::Ipv4(ip, _)) = &h.net else { panic!("IPv4") };
+            assert_eq!(ip.header_checksum, ip.calc_header_checksum());
+            let Some(TransportHeader::Tcp(tcp)) = &h.transport else { panic!("TCP") };
+            let payload = h.payload.slice();
+            assert_eq!(tcp.checksum, tcp.calc_checksum_ipv4(ip, payload).unwrap());
+            let ts = tcp.options_iterator().any(|o| matches!(o, Ok(TcpOptionElement::Timestamp(..))));
+            assert!(ts, "every segment carries the timestamp option");
+            if *flags == INBOUND {
+                // Data: byte sequence numbers, one MSS apart from the flow's first segment.
+                data += 1;
+                let first = *first_seq.entry(tcp.destination_port).or_insert(tcp.sequence_number);
+                let at = tcp.sequence_number.wrapping_sub(first);
+                assert_eq!(at % mss, 0);
+                assert_eq!(payload.len() as u32, mss.min(300_000 - at));
+            } else {
+                assert!(payload.is_empty() && tcp.ack);
+                let sack =
+                    tcp.options_iterator().any(|o| matches!(o, Ok(TcpOptionElement::SelectiveAcknowledgement(..))));
+                sacks += u32::from(sack);
+            }
+        }
+        assert!(data > 0 && sacks > 0, "data segments and SACKs are there: {data} {sacks}");
+        // Deterministic: the same scenario writes the same bytes.
+        let again = dir("frames-again");
+        capture(&s, &again, true);
+        assert_eq!(
+            std::fs::read(d.join("receivers.pcapng")).unwrap(),
+            std::fs::read(again.join("receivers.pcapng")).unwrap()
+        );
+        std::fs::remove_dir_all(&d).unwrap();
+        std::fs::remove_dir_all(&again).unwrap();
+    }
+
+    #[test]
+    fn a_packet_count_and_a_time_window_keep_files_small() {
+        let s = scenario();
+        let (all_dir, cut_dir) = (dir("all"), dir("cut"));
+        capture(&s, &all_dir, false);
+        let all = frames(&all_dir.join("link0.fwd.pcapng"));
+        let (start, stop) = (all[all.len() / 4].2, all[all.len() / 2].2);
+        let options = CaptureOptions {
+            dir: cut_dir.clone(),
+            payload: false,
+            max_packets: Some(50),
+            start_s: start as f64 / 1e9,
+            stop_s: Some(stop as f64 / 1e9),
+        };
+        crate::run_with_capture(&s, Some(&options), &mut |_| true).unwrap();
+        let cut = frames(&cut_dir.join("link0.fwd.pcapng"));
+        let expected: Vec<_> = all.iter().filter(|f| f.2 >= start && f.2 < stop).take(50).cloned().collect();
+        assert!(all.len() / 4 > 50, "the window holds more than 50 frames, so both limits act");
+        assert_eq!(cut, expected);
+        std::fs::remove_dir_all(&all_dir).unwrap();
+        std::fs::remove_dir_all(&cut_dir).unwrap();
+    }
+
+    #[test]
+    fn bad_options_name_their_field() {
+        for (json, path) in [
+            (r#"{"dir": "x", "max_packets": 0}"#, "pcap.max_packets"),
+            (r#"{"dir": "x", "start_s": 2, "stop_s": 1}"#, "pcap.stop_s"),
+            (r#"{"dir": "x", "snap": 1}"#, "pcap.snap"),
+            (r#"{"dir": ""}"#, "pcap.dir"),
+        ] {
+            match CaptureOptions::from_json(json) {
+                Err(Error::Scenario { path: p, .. }) => assert_eq!(p, path, "{json}"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+    }
+}
