@@ -174,3 +174,28 @@ def test_bad_sources_fail_in_one_line(swept, main, tmp_path, args, says):
     db_args = ["--db", str(db)] if args != ["no/such/dir/"] else ["--db", str(tmp_path / "none.duckdb")]
     proc = main("report", *args, *db_args, "--out", str(tmp_path / "x.html"))
     assert proc.returncode == 2 and says in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("trace.link_buckets=3", "trace.link_buckets: must be an even number from 2 to 1000000, got 3"),
+        ("trace.link_ms=0", "trace.link_ms: must be a duration > 0"),
+        ("trace.packets=1000001", "trace.packets: at most 1000000"),
+    ],
+)
+def test_bad_trace_fields_stop_the_run_naming_the_field(main, override, says):
+    proc = main("run", "thesis", "--set", override, "--quiet")
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+def test_an_untraced_run_has_no_time_series_and_says_how_to_get_them(tmp_path, main):
+    assert (
+        main("run", "thesis", "--set", "workload.requests=3", "--out", str(tmp_path / "r"), "--quiet").returncode == 0
+    )
+    result = RunResult.read(tmp_path / "r")
+    assert all(result.trace(kind) is None for kind in RunResult.TRACES)
+    sections = report.sections(report.load([tmp_path / "r"], db="unused.duckdb"))
+    assert any("add a [trace] table" in note for s in sections for note in s.notes)
+    keys = {c.key for s in sections for c in s.charts}
+    assert keys == {"r-reorder-density", "r-reorder-extent", "r-delay"}  # what the summary and tables allow

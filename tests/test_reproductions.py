@@ -220,6 +220,15 @@ def test_thesis_xor_random_macs_follow_the_exact_distribution(reproduced):
     # 200 seeds: each share within 4 standard errors of the exact probability.
     se = (dist["exact_probability"] * (1 - dist["exact_probability"]) / thesis_xor.SEEDS) ** 0.5
     assert ((dist["share_of_runs"] - dist["exact_probability"]).abs() <= 4 * se + 1e-9).all()
+    # the plotted 95% interval of each share, derived here: an indicator per seed, whose sample standard
+    # deviation is sqrt(n p (1 - p) / (n - 1)); Student's t with n - 1 degrees of freedom
+    from scipy import stats as st
+
+    n, p = thesis_xor.SEEDS, dist["share_of_runs"]
+    half = st.t.ppf(0.975, n - 1) * (n * p * (1 - p) / (n - 1)) ** 0.5 / n**0.5
+    assert dist["share_of_runs_hi"].to_numpy() == pytest.approx((p + half).to_numpy())
+    assert dist["share_of_runs_lo"].to_numpy() == pytest.approx((p - half).to_numpy())
+    assert (dist["share_of_runs_hi"] > dist["share_of_runs_lo"])[p.between(0, 1, inclusive="neither")].all()
 
 
 # --- hetero-bonding: seed 002 ---------------------------------------------------------------------
@@ -285,6 +294,11 @@ def test_lacp_flows_per_link_follow_a_fair_coin(reproduced, flows):
     share = rows["share_of_runs"]
     assert share.sum() == pytest.approx(1.0)
     runs = lacp_hashing.RUNS
+    # each share carries its 95% interval over the seeds (an indicator per seed, Student's t)
+    from scipy import stats as st
+
+    half = st.t.ppf(0.975, runs - 1) * (runs * share * (1 - share) / (runs - 1)) ** 0.5 / runs**0.5
+    assert rows["share_of_runs_hi"].to_numpy() == pytest.approx((share + half).to_numpy())
     # Binomial(n, 1/2) flows on link 0: mean n/2, variance n/4, each within 4 standard errors
     mean = (share * share.index).sum()
     variance = (share * (share.index - mean) ** 2).sum()

@@ -107,7 +107,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         "ooo_fraction",
         "mode",
         out / "eft_jitter.png",
-        title=f"Out-of-order share against link jitter (Gigabit + Fast Ethernet; mean, 95% interval, {replications} seeds)",
+        title=f"Out of order vs jitter, 1G + 100M (mean ± 95% CI, {replications} seeds)",
         xlabel="mean jitter (µs; 0 shown at 0.1)",
         ylabel="out-of-order share",
         logx=True,

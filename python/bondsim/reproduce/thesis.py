@@ -138,7 +138,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         "out_of_order",
         "mode",
         out / "fig10_varied_sizes.png",
-        title=f"Fig. 10: files of 1 KB to 900 KB, interface 1 at 82 ms (mean, 95% interval, {replications} seeds)",
+        title=f"Fig. 10: files of 1-900 KB, interface 1 at 82 ms (mean ± 95% CI, {replications} seeds)",
         xlabel="simultaneous requests",
         ylabel="out-of-order packets",
     )
@@ -148,7 +148,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         "p_outorder",
         "mode",
         out / "fig11_p_outorder.png",
-        title=f"Fig. 11: P(outorder), interfaces 1 and 3 at 82 ms (mean, 95% interval, {replications} seeds)",
+        title=f"Fig. 11: P(outorder), interfaces 1, 3 at 82 ms (mean ± 95% CI, {replications} seeds)",
         xlabel="file size (KB)",
         ylabel="P(outorder)",
         reference={"thesis rr ~0.5": ([0, 900], [0.5, 0.5]), "thesis lb ~0.25": ([0, 900], [0.25, 0.25])},
