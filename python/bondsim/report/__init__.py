@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim._core import BondsimError
+from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
 from bondsim.report.charts import Section, run_sections, sweep_charts
 
@@ -107,7 +107,11 @@ def write(source: Source, out: str | Path, png: str | Path | None = None) -> tup
     from bondsim.report import html
 
     parts = sections(source)
-    path = html.render(source.title, parts, out, intro=[f"bondsim report: {source.title}"])
+    intro = [
+        f"Written by bondsim {__version__}; self-contained (works offline). Charts: drag to zoom, double-click to "
+        "reset, click a legend entry to hide its series."
+    ]
+    path = html.render(source.title, parts, out, intro=intro)
     pngs: list[Path] = []
     if png is not None:
         from bondsim.report import png as png_mod
