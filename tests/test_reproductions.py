@@ -104,7 +104,8 @@ def test_thesis_fluid_model_is_the_summarys():
 
 
 def by_mode(table: pd.DataFrame, column: str) -> pd.DataFrame:
-    return table.pivot(index="requests", columns="mode", values=column)
+    """Per load and scheduler, the mean over the seeds (Figure 9 has one, Figure 10 several)."""
+    return table.pivot_table(index="requests", columns="mode", values=column, aggfunc="mean")
 
 
 @pytest.mark.parametrize("figure", ["fig9_fixed_100kb.csv", "fig10_varied_sizes.csv"])
@@ -145,16 +146,43 @@ def test_thesis_drain_time_is_set_by_the_slow_interface(reproduced):
 
 def test_thesis_fig11_two_slow_interfaces(reproduced):
     table = csv(reproduced, "thesis", "fig11_p_outorder.csv")
-    run = table.groupby("mode")["run_ooo_fraction"].first()
+    runs = table.groupby(["mode", "seed"])["run_ooo_fraction"].first()
+    assert len(runs) == 2 * thesis.QUICK_REPLICATIONS  # each scheduler with each seed
+    run = runs.groupby("mode").mean()
     assert run["rr"] == pytest.approx(0.5, abs=0.03)  # two interfaces in four are slow: "about 50%"
     assert run["lb"] == pytest.approx(TWO_SLOW, abs=0.02)  # the thesis's 25% is below its own model
-    for mode, rows in table.groupby("mode"):
+    for (mode, seed), rows in table.groupby(["mode", "seed"]):
         assert rows["entries"].sum() == thesis.FIG11_REQUESTS  # every request counted once
         assert ((rows["p_outorder"] >= 0) & (rows["p_outorder"] <= 1)).all()
         # a two-packet file has at most one packet out of order (its first, sent on a slow interface
         # and overtaken): at most half the slow interfaces' share, below the run's
         one_kb = rows[rows["file_kb"] == 1]["p_outorder"].iloc[0]
-        assert one_kb <= run[mode] / 2
+        assert one_kb <= runs[(mode, seed)] / 2
+
+
+@pytest.mark.parametrize(
+    ("runs_file", "mean_file", "keys", "value"),
+    [
+        ("fig10_varied_sizes.csv", "fig10_varied_sizes_mean.csv", ["requests", "mode"], "out_of_order"),
+        ("fig11_p_outorder.csv", "fig11_p_outorder_mean.csv", ["file_kb", "mode"], "p_outorder"),
+    ],
+)
+def test_thesis_random_figures_show_the_mean_and_its_interval_over_seeds(reproduced, runs_file, mean_file, keys, value):
+    runs, mean = csv(reproduced, "thesis", runs_file), csv(reproduced, "thesis", mean_file)
+    assert set(runs["seed"]) == set(range(1, thesis.QUICK_REPLICATIONS + 1))  # different seeds, not copies
+    # the interval, derived here: mean ± t(0.975, n − 1) · s / √n over the seeds of each point
+    from scipy import stats as st
+
+    grouped = runs.groupby(keys)[value]
+    expected = grouped.agg(["mean", "std", "count"])
+    half = st.t.ppf(0.975, expected["count"] - 1) * expected["std"] / expected["count"] ** 0.5
+    got = mean.set_index(keys).loc[expected.index]
+    spread = expected["count"] > 1
+    assert got[value].to_numpy() == pytest.approx(expected["mean"].to_numpy())
+    assert got[f"{value}_hi"][spread].to_numpy() == pytest.approx((expected["mean"] + half)[spread].to_numpy())
+    assert got[f"{value}_lo"][spread].to_numpy() == pytest.approx((expected["mean"] - half)[spread].to_numpy())
+    # random file sizes: the seeds disagree somewhere, so some band has width
+    assert (got[f"{value}_hi"] - got[f"{value}_lo"]).max() > 0
 
 
 # --- thesis-xor: §4.4.4 ---------------------------------------------------------------------------
@@ -194,6 +222,15 @@ def test_thesis_xor_random_macs_follow_the_exact_distribution(reproduced):
     # 200 seeds: each share within 4 standard errors of the exact probability.
     se = (dist["exact_probability"] * (1 - dist["exact_probability"]) / thesis_xor.SEEDS) ** 0.5
     assert ((dist["share_of_runs"] - dist["exact_probability"]).abs() <= 4 * se + 1e-9).all()
+    # the plotted 95% interval of each share, derived here: an indicator per seed, whose sample standard
+    # deviation is sqrt(n p (1 - p) / (n - 1)); Student's t with n - 1 degrees of freedom
+    from scipy import stats as st
+
+    n, p = thesis_xor.SEEDS, dist["share_of_runs"]
+    half = st.t.ppf(0.975, n - 1) * (n * p * (1 - p) / (n - 1)) ** 0.5 / n**0.5
+    assert dist["share_of_runs_hi"].to_numpy() == pytest.approx((p + half).to_numpy())
+    assert dist["share_of_runs_lo"].to_numpy() == pytest.approx((p - half).to_numpy())
+    assert (dist["share_of_runs_hi"] > dist["share_of_runs_lo"])[p.between(0, 1, inclusive="neither")].all()
 
 
 # --- hetero-bonding: seed 002 ---------------------------------------------------------------------
@@ -259,6 +296,11 @@ def test_lacp_flows_per_link_follow_a_fair_coin(reproduced, flows):
     share = rows["share_of_runs"]
     assert share.sum() == pytest.approx(1.0)
     runs = lacp_hashing.RUNS
+    # each share carries its 95% interval over the seeds (an indicator per seed, Student's t)
+    from scipy import stats as st
+
+    half = st.t.ppf(0.975, runs - 1) * (runs * share * (1 - share) / (runs - 1)) ** 0.5 / runs**0.5
+    assert rows["share_of_runs_hi"].to_numpy() == pytest.approx((share + half).to_numpy())
     # Binomial(n, 1/2) flows on link 0: mean n/2, variance n/4, each within 4 standard errors
     mean = (share * share.index).sum()
     variance = (share * (share.index - mean) ** 2).sum()
@@ -389,8 +431,10 @@ def test_earliest_finish_meets_its_target_without_jitter(reproduced):
 def test_jitter_breaks_earliest_finish_and_the_guard_keeps_order(reproduced):
     jit = csv(reproduced, "earliest-finish", "eft_jitter.csv")
     det = csv(reproduced, "earliest-finish", "eft_deterministic.csv").set_index("mode")
-    assert len(jit) == len(eft.JITTER_US) * len(eft.JITTERED)
-    ooo = jit.pivot(index="jitter_us", columns="mode", values="ooo_fraction")
+    # jitter 0 is deterministic (one run); each other jitter runs once per seed
+    assert len(jit) == (1 + (len(eft.JITTER_US) - 1) * eft.QUICK_REPLICATIONS) * len(eft.JITTERED)
+    assert set(jit[jit["jitter_us"] > 0]["seed"]) == set(range(1, eft.QUICK_REPLICATIONS + 1))
+    ooo = jit.pivot_table(index="jitter_us", columns="mode", values="ooo_fraction", aggfunc="mean")
     assert list(ooo.index) == list(eft.JITTER_US) and sorted(ooo.columns) == sorted(eft.JITTERED)
     assert (jit["utilisation"] <= 1 + 1e-9).all()
     plain, guarded = ooo["earliest-finish"], ooo[eft.JITTERED[1]]
@@ -401,8 +445,15 @@ def test_jitter_breaks_earliest_finish_and_the_guard_keeps_order(reproduced):
         assert ooo.loc[0.0, mode] == det.loc[mode, "ooo_fraction"], mode
     assert plain[0.0] <= eft.OOO_TARGET
     assert plain[max(eft.JITTER_US)] > eft.OOO_TARGET  # where the target stops holding
-    assert (guarded <= eft.OOO_TARGET).all()  # a guard of 4× the mean jitter keeps order
-    assert (ooo["drr-stripe"] == 0).all()  # resequenced at any jitter
+    runs = jit.groupby("mode")["ooo_fraction"]
+    assert (runs.get_group(eft.JITTERED[1]) <= eft.OOO_TARGET).all()  # a guard of 4× the mean jitter keeps order
+    assert (runs.get_group("drr-stripe") == 0).all()  # resequenced at any jitter, whatever the seed
+    # the plotted mean and its interval: the seeds of a jittered point differ, so earliest-finish has a band
+    mean = csv(reproduced, "earliest-finish", "eft_jitter_mean.csv").set_index(["jitter_us", "mode"])
+    plain_band = mean.xs("earliest-finish", level="mode")
+    assert (plain_band["ooo_fraction_hi"] - plain_band["ooo_fraction_lo"]).max() > 0
+    assert (plain_band["ooo_fraction_lo"] <= plain_band["ooo_fraction"]).all()
+    assert plain_band["ooo_fraction"].to_numpy() == pytest.approx(plain.to_numpy())
 
 
 def test_league_earliest_finish_sees_a_slowed_link_as_slower(league_table):

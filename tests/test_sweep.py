@@ -218,15 +218,19 @@ def test_session_shares_one_runner_and_database(tmp_path):
 def test_reproduction_runs_through_the_sweep_path(cli, tmp_path):
     db = tmp_path / "thesis.duckdb"
     first, second = tmp_path / "first", tmp_path / "second"
-    assert cli("reproduce", "thesis", "--out", str(first), "--db", str(db), "--quiet").returncode == 0
+    from bondsim.reproduce import thesis
+
+    assert cli("reproduce", "thesis", "--out", str(first), "--db", str(db), "--quiet", "--quick").returncode == 0
     with duckdb.connect(str(db), read_only=True) as con:
         sweeps = con.execute("SELECT list(name ORDER BY sweep_id) FROM sweeps").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
     assert sweeps == ["thesis/fig9", "thesis/fig10", "thesis/fig11"]
-    thesis_loads = len(range(5, 101, 5))
-    assert runs == 2 * thesis_loads * 2 + 2
+    # Figure 9 once per load and scheduler (deterministic), Figure 10 once per seed too, Figure 11 once
+    # per scheduler and seed
+    points, seeds = len(range(5, 101, 5)) * 2, thesis.QUICK_REPLICATIONS
+    assert runs == points + points * seeds + 2 * seeds
     # again: every run comes from the database, and the figures are the same to the byte
-    assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet").returncode == 0
+    assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet", "--quick").returncode == 0
     for name in ("fig9_fixed_100kb.csv", "fig10_varied_sizes.csv", "fig11_p_outorder.csv", "summary.md"):
         assert (first / name).read_bytes() == (second / name).read_bytes()
 

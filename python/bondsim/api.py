@@ -27,18 +27,40 @@ class RunResult:
     The tables are built as DataFrames when first read (most sweeps only need the summary).
     """
 
-    #: The files :meth:`write` writes (and ``tcp_trace.csv`` when the run traced TCP).
+    #: The files :meth:`write` always writes.
     FILES = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
+    #: Tables a run has only when its scenario asked for them (``sender.trace_ms``, ``[trace]``),
+    #: each written as ``NAME.csv``.
+    TRACES = ("tcp_trace", "link_trace", "link_events", "packet_trace")
 
-    def __init__(self, scenario: dict, summary: dict, requests=None, links=None, tcp_trace=None):
+    def __init__(self, scenario: dict, summary: dict, requests=None, links=None, **traces):
+        unknown = set(traces) - set(self.TRACES)
+        if unknown:
+            raise TypeError(f"unknown tables: {sorted(unknown)}")
         self.scenario = scenario
         self.summary = summary
-        self._tables = {"requests": requests, "links": links, "tcp_trace": tcp_trace}
+        self._tables = {"requests": requests, "links": links, **{k: traces.get(k) for k in self.TRACES}}
 
     @classmethod
     def from_output(cls, scenario: dict, output: dict) -> RunResult:
         """From the core's decoded output (``summary`` and tables as ``{column: [values]}``)."""
-        return cls(scenario, output["summary"], output["requests"], output["links"], output.get("tcp_trace"))
+        traces = {k: output.get(k) for k in cls.TRACES}
+        return cls(scenario, output["summary"], output["requests"], output["links"], **traces)
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> RunResult:
+        """A run written by :meth:`write` (``bondsim run --out``), with whichever trace tables it has."""
+        import pandas as pd
+
+        run_dir = Path(run_dir)
+        scenario = json.loads((run_dir / "scenario.json").read_text())
+        summary = json.loads((run_dir / "summary.json").read_text())
+        tables = {}
+        for kind in ("requests", "links", *cls.TRACES):
+            path = run_dir / f"{kind}.csv"
+            if path.exists():
+                tables[kind] = pd.read_csv(path) if path.stat().st_size > 1 else pd.DataFrame()
+        return cls(scenario, summary, **tables)
 
     @classmethod
     def from_json(cls, scenario: dict, text: str) -> RunResult:
@@ -63,20 +85,48 @@ class RunResult:
         """One row per link."""
         return self._table("links")
 
+    def trace(self, kind: str) -> pd.DataFrame | None:
+        """One of :attr:`TRACES`, or None unless the scenario asked for it."""
+        if self._tables[kind] is None:
+            return None
+        return self._table(kind)
+
     @property
     def tcp_trace(self) -> pd.DataFrame | None:
         """TCP connections sampled over time (``sender.trace_ms``): t_s, flow, cwnd, ssthresh, srtt_us,
         in_flight, acked, retransmits, reordering, state; None unless the scenario asked for it."""
-        if self._tables["tcp_trace"] is None:
-            return None
-        return self._table("tcp_trace")
+        return self.trace("tcp_trace")
+
+    @property
+    def link_trace(self) -> pd.DataFrame | None:
+        """Per link and time bucket (``trace.link_ms``, decimated past ``trace.link_buckets``): t_s (the
+        bucket's end), width_s, link, wire_bytes, utilisation, queue_pkts, queue_max_pkts, carrier, up."""
+        return self.trace("link_trace")
+
+    @property
+    def link_events(self) -> pd.DataFrame | None:
+        """Every change of a link's carrier or the monitor's verdict (with ``trace.link_ms``): t_s, link,
+        carrier, up."""
+        return self.trace("link_events")
+
+    @property
+    def packet_trace(self) -> pd.DataFrame | None:
+        """The first ``trace.packets`` packets in bond order: packet, flow, seq, retransmit, link, sent_s,
+        left_s, arrived_s, out_of_order (on the clients' wire)."""
+        return self.trace("packet_trace")
+
+    @property
+    def files(self) -> list[str]:
+        """The files :meth:`write` writes for this run."""
+        return [*self.FILES, *(f"{k}.csv" for k in self.TRACES if self._tables[k] is not None)]
 
     def __repr__(self) -> str:
         return f"RunResult(scheduler={self.summary.get('scheduler')!r}, seed={self.summary.get('seed')!r})"
 
     def write(self, out: str | Path) -> Path:
         """Writes ``summary.json``, ``requests.csv``, ``links.csv``, ``scenario.json`` and ``process.txt``
-        (the thesis's ``process.sh`` table) into ``out``, and ``tcp_trace.csv`` when the run traced TCP."""
+        (the thesis's ``process.sh`` table) into ``out``, and ``NAME.csv`` for each of :attr:`TRACES` the
+        run recorded."""
         from bondsim.stats import format_process_table, process_table
 
         out = Path(out)
@@ -86,8 +136,10 @@ class RunResult:
         self.requests.to_csv(out / "requests.csv", index=False)
         self.links.to_csv(out / "links.csv", index=False)
         (out / "process.txt").write_text(format_process_table(process_table(self.requests)) + "\n")
-        if self.tcp_trace is not None:
-            self.tcp_trace.to_csv(out / "tcp_trace.csv", index=False)
+        for kind in self.TRACES:
+            table = self.trace(kind)
+            if table is not None:
+                table.to_csv(out / f"{kind}.csv", index=False)
         return out
 
 

@@ -287,8 +287,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console.print(_summary_table(result.summary))
         if args.out:
-            files = [*result.FILES, *(["tcp_trace.csv"] if result.tcp_trace is not None else [])]
-            console.print(f"wrote {', '.join(files)} to {args.out}")
+            console.print(f"wrote {', '.join(result.files)} to {args.out}")
         if args.pcap:
             console.print(f"wrote packet captures (pcapng) to {args.pcap}")
     return 0
@@ -348,6 +347,24 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if not args.quiet:
         console.print(f"wrote figures (CSV + PNG) and {summary}")
         console.print(summary.read_text(), markup=False, highlight=False)
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from bondsim import report
+
+    check_out_file(args.out)
+    if args.png:
+        check_out_dir(args.png, "--png")
+    source = report.load(args.source, args.db, detail=report.DEFAULT_DETAIL if args.detail is None else args.detail)
+    try:
+        path, pngs = report.write(source, args.out, png=args.png)
+    except OSError as exc:
+        raise write_error("--out/--png", exc) from None
+    if not args.quiet:
+        console.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, works offline)")
+        if pngs:
+            console.print(f"wrote {len(pngs)} PNG(s) to {args.png}")
     return 0
 
 
@@ -485,6 +502,41 @@ def build_parser() -> argparse.ArgumentParser:
     add_execution_options(p, db_default=None)
     p.add_argument("--quiet", action="store_true", help="no progress bars or summary on the terminal")
     p.set_defaults(func=cmd_reproduce)
+
+    p = sub.add_parser(
+        "report",
+        help="an interactive HTML report (and PNGs) of a run, a sweep or stored runs",
+        formatter_class=HelpFormatter,
+        description="Write one self-contained HTML file (plotly's JavaScript inline: it works offline) with "
+        "interactive charts: per scheduler, goodput, throughput and out-of-order share against the swept axis "
+        "(mean and 95%% interval over the replications); per run, link utilisation and queues over time, the "
+        "schedule of the first packets (the thesis's Figures 6 and 8), reordering and delay histograms, TCP's "
+        "goodput, cwnd and RTT, link state under failures. Time series appear when the scenario recorded them "
+        "([trace] link_ms, packets; sender.trace_ms for TCP).",
+        epilog="examples:\n  bondsim run tcp_rr --set trace.link_ms=1 --set trace.packets=200 --out out/run\n"
+        "  bondsim report out/run --out out/run.html --png out/run-png\n"
+        "  bondsim sweep scenarios/thesis_load.sweep.toml --db results.duckdb\n"
+        "  bondsim report scenarios/thesis_load.sweep.toml --db results.duckdb --out load.html\n"
+        "  bondsim report 12 13 --db results.duckdb --out two.html",
+    )
+    p.add_argument(
+        "source",
+        nargs="+",
+        help="a run directory (bondsim run --out), a sweep (its file or its name in --db), or run ids in --db",
+    )
+    p.add_argument("--out", type=Path, required=True, help="HTML file to write")
+    p.add_argument("--png", type=Path, metavar="DIR", help="also write every chart as a PNG (matplotlib) into DIR")
+    p.add_argument(
+        "--db", type=Path, default=cli_sweep.DEFAULT_DB, help=f"results database (default {cli_sweep.DEFAULT_DB})"
+    )
+    p.add_argument(
+        "--detail",
+        type=int,
+        metavar="N",
+        help="runs of a sweep drawn in detail: those with time series first, one per scheduler (default 3)",
+    )
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
         "schedulers",

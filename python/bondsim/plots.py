@@ -78,7 +78,9 @@ def bars(
     rotate: bool = False,
 ) -> Path:
     """Grouped bars: one group per value of ``x``, one bar per value of ``by``; optional reference markers.
-    ``rotate`` slants long group labels."""
+    ``rotate`` slants long group labels.
+    Where ``data`` has ``{y}_lo`` and ``{y}_hi`` columns (a mean over replications and its interval,
+    :func:`bondsim.stats.mean_ci`), the bars that have them carry error bars."""
     import numpy as np
 
     groups = list(dict.fromkeys(data[x]))
@@ -86,9 +88,13 @@ def bars(
     width = 0.8 / (len(series) + len(reference or {}))
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     positions = np.arange(len(groups))
+    band = f"{y}_lo" in data and f"{y}_hi" in data
     for i, name in enumerate(series):
         rows = data[data[by] == name].set_index(x).reindex(groups)
-        ax.bar(positions + i * width, rows[y].fillna(0), width, label=str(name))
+        err = None
+        if band and rows[f"{y}_lo"].notna().any():
+            err = [(rows[y] - rows[f"{y}_lo"]).fillna(0), (rows[f"{y}_hi"] - rows[y]).fillna(0)]
+        ax.bar(positions + i * width, rows[y].fillna(0), width, label=str(name), yerr=err, capsize=3)
     for j, (label, values) in enumerate((reference or {}).items()):
         ax.bar(positions + (len(series) + j) * width, values, width, label=label, color="grey", alpha=0.5)
     ax.set_xticks(positions + width * (len(series) + len(reference or {}) - 1) / 2)
@@ -113,9 +119,14 @@ def against(
     xlabel: str,
     ylabel: str,
 ) -> Path:
-    """Bars of a measured distribution (column ``measured``) beside the expected one, labelled ``labels``."""
+    """Bars of a measured distribution (column ``measured``) beside the expected one, labelled ``labels``;
+    the measured bars carry error bars where ``data`` has ``{measured}_lo`` / ``_hi`` (its 95% interval)."""
+    interval = {f"value_{end}": data[f"{measured}_{end}"] for end in ("lo", "hi") if f"{measured}_{end}" in data}
     long = pd.concat(
-        [data.assign(source=labels[0], value=data[measured]), data.assign(source=labels[1], value=data[expected])]
+        [
+            data.assign(source=labels[0], value=data[measured], **interval),
+            data.assign(source=labels[1], value=data[expected]),
+        ]
     )
     return bars(long, x, "value", "source", path, title=title, xlabel=xlabel, ylabel=ylabel)
 

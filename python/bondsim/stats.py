@@ -46,3 +46,11 @@ def mean_ci(
     for column in means:
         out[column] = table.groupby(by, sort=False)[column].mean().to_numpy()
     return out
+
+
+def share_ci(outcomes: list, values: list, name: str, value: str, level: float = 0.95) -> pd.DataFrame:
+    """How often each of ``values`` came out among ``outcomes`` (one per replication): the share (the
+    mean over the replications of an indicator) with its interval from :func:`mean_ci`; columns ``name``,
+    ``value``, ``{value}_lo``, ``{value}_hi``."""
+    hits = pd.DataFrame([{name: v, value: float(o == v)} for v in values for o in outcomes])
+    return mean_ci(hits, [name], value, level).drop(columns=f"{value}_n")

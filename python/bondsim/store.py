@@ -352,16 +352,29 @@ class Store:
                 int(run_id): part.drop(columns="run_id").reset_index(drop=True)
                 for run_id, part in frame.groupby("run_id", sort=False)
             }
-        accepted = {"requests", "links"}
+        accepted = {"requests", "links", *RunResult.TRACES}
         empty = pd.DataFrame()
         return {
             run_id: RunResult(
                 scenario=json.loads(scenario),
                 summary=json.loads(summary),
-                **{kind: by_run.get(run_id, empty) for kind, by_run in tables.items() if kind in accepted},
+                # a run without a trace table has None for it, as when it ran
+                **{
+                    kind: by_run.get(run_id, empty if kind in ("requests", "links") else None)
+                    for kind, by_run in tables.items()
+                    if kind in accepted
+                },
             )
             for run_id, scenario, summary in rows
         }
+
+    def runs_with_traces(self) -> set[int]:
+        """The run ids that recorded a time series (any of :attr:`RunResult.TRACES`)."""
+        kinds = [k for k in self.table_kinds() if k in RunResult.TRACES]
+        if not kinds:
+            return set()
+        query = " UNION ".join(f"SELECT DISTINCT run_id FROM {_ident(k)}" for k in kinds)
+        return {int(r[0]) for r in self.con.execute(query).fetchall()}
 
     def table_kinds(self) -> list[str]:
         """The per-run tables in the database (``links``, ``requests``, ...)."""

@@ -20,6 +20,15 @@ pub struct RunResult {
     /// TCP connections sampled over time (`sender.trace_ms`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
+    /// Each link's load, queue and state per time bucket (`trace.link_ms`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_trace: Option<crate::trace::LinkTrace>,
+    /// Every change of a link's carrier and the monitor's verdict (with `trace.link_ms`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_events: Option<crate::trace::LinkEvents>,
+    /// The first packets' schedule (`trace.packets`), when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub packet_trace: Option<crate::trace::PacketTrace>,
 }
 
 /// Whole-run figures. Everything but `wall_s` is a pure function of the scenario.
@@ -178,6 +187,9 @@ pub struct Summary {
     pub exchange_rtt_p99_ms: Option<f64>,
     /// TCP: the trace stopped at its row limit (only when tracing).
     pub tcp_trace_truncated: Option<bool>,
+    /// `link_events` stopped at its row limit (only with `trace.link_ms`; absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace_truncated: Option<bool>,
     /// Events the engine processed.
     pub events: u64,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
@@ -340,6 +352,8 @@ pub struct Reports<'a> {
     pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
     /// What IP reassembly did (runs whose datagrams are fragmented).
     pub reasm: Option<crate::transport::ipfrag::ReasmStats>,
+    /// The `[trace]` tables (empty unless asked for).
+    pub trace: crate::trace::TraceTables,
 }
 
 impl RunResult {
@@ -557,6 +571,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .and_then(|_| (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6)),
         exchange_rtt_p99_ms: pingpong.and_then(|_| nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6)),
         tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
+        trace_truncated: reports.trace.link_events.as_ref().map(|_| reports.trace.truncated),
         events: reports.events,
         wall_s,
         links: links
@@ -567,7 +582,16 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .map(|((&link, name), &packets_sent)| LinkSummary { link, name: name.clone(), packets_sent })
             .collect(),
     };
-    RunResult { summary, requests, links, tcp_trace: reports.tcp_trace }
+    let trace = reports.trace;
+    RunResult {
+        summary,
+        requests,
+        links,
+        tcp_trace: reports.tcp_trace,
+        link_trace: trace.link_trace,
+        link_events: trace.link_events,
+        packet_trace: trace.packet_trace,
+    }
 }
 
 #[cfg(test)]

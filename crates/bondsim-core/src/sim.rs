@@ -35,6 +35,7 @@ use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, CaptureOptions, RandomFailures, Scenario};
 use crate::time::SimTime;
+use crate::trace::Tracer;
 use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
@@ -292,6 +293,8 @@ struct World {
     stopped_at: Option<SimTime>,
     /// Packet captures, when asked for (the hooks cost one test of `None` otherwise).
     capture: Option<Box<Capture>>,
+    /// Time series for reports (`[trace]`), when asked for.
+    trace: Option<Tracer>,
 }
 
 impl World {
@@ -423,6 +426,7 @@ impl World {
             reverse_arrived: 0,
             stopped_at: None,
             capture: None,
+            trace: Tracer::new(&scenario.trace, scenario.link_count()),
         };
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable();
@@ -455,6 +459,9 @@ impl World {
 
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
         while let Some((now, Event { target, token })) = self.events.pop() {
+            if let Some(trace) = self.trace.as_mut().filter(|t| now > t.next_sample()) {
+                trace.sample(now, &self.links, &self.views);
+            }
             match target {
                 Target::Arrivals => self.arrive(now, (token >> 32) as u32, token as u32),
                 Target::Server => self.endpoint_timer(now, Side::Server, token),
@@ -498,6 +505,9 @@ impl World {
 
     fn refresh_view(&mut self, id: usize, now: SimTime) {
         self.links[id].refresh_view(now, &mut self.views[id]);
+        if let Some(trace) = &mut self.trace {
+            trace.queue(id, self.views[id].queue_len_pkts);
+        }
     }
 
     /// Carries out what an endpoint asked for, in order.
@@ -613,6 +623,9 @@ impl World {
             self.gso_pick = pick;
             pick
         };
+        if let Some(trace) = &mut self.trace {
+            trace.sent(now, &packet, if let Pick::Link(id) = pick { Some(id) } else { None });
+        }
         match pick {
             Pick::Link(id) => {
                 let path = &mut self.paths[flow];
@@ -701,6 +714,9 @@ impl World {
             if let Some(c) = self.capture.as_deref_mut() {
                 c.link_sent(now, id, &packet);
             }
+            if let Some(trace) = &mut self.trace {
+                trace.left(now, &packet);
+            }
             self.in_flight -= 1;
             self.freed(now, &packet);
             self.arrived_at_client(now, packet);
@@ -718,6 +734,9 @@ impl World {
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.left(now, &packet);
         }
         self.freed(now, &packet);
         match arrival {
@@ -771,7 +790,11 @@ impl World {
             }
         }
         if packet.is_data() {
+            let before = self.wire.out_of_order;
             self.wire.arrive(&packet);
+            if let Some(trace) = &mut self.trace {
+                trace.arrived(now, &packet, self.wire.out_of_order > before);
+            }
         }
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
@@ -968,6 +991,14 @@ impl World {
         }
         self.schedule_random_failure(id, now, up);
         self.refresh_view(id, now);
+        self.trace_link_event(now, id);
+    }
+
+    /// Records link `id`'s carrier and the monitor's verdict after a change (`[trace]`).
+    fn trace_link_event(&mut self, now: SimTime, id: usize) {
+        if let Some(trace) = &mut self.trace {
+            trace.link_event(now, id, self.links[id].carrier(), self.views[id].up);
+        }
     }
 
     fn commit(&mut self, now: SimTime, id: usize, generation: u32) {
@@ -975,6 +1006,7 @@ impl World {
         if self.monitor.commit(id, generation, carrier) {
             self.views[id].up = carrier;
             self.refresh_view(id, now);
+            self.trace_link_event(now, id);
             self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
         }
     }
@@ -989,6 +1021,8 @@ impl World {
     /// Each component reports what it did; the result is built from the reports.
     fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
         let tcp_trace = self.server.tcp_trace();
+        let end = self.stopped_at.unwrap_or(self.events.now());
+        let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.views)).unwrap_or_default();
         let links = self
             .links
             .iter()
@@ -1036,6 +1070,7 @@ impl World {
                 }),
                 tcp_trace,
                 reasm: self.client.reasm_stats(),
+                trace,
             },
             wall_s,
         )

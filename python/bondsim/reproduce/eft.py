@@ -5,7 +5,9 @@ Target: at most 1% of packets out of order while reaching at least 99% of
 the bond's capacity, on a deterministic heterogeneous bond (Gigabit + Fast
 Ethernet, ``scenarios/hetero.toml``) where round-robin reorders a quarter
 or more. Then exponential delay jitter of growing mean is added to both
-links: the scheduler's arrival predictions no longer hold exactly.
+links: the scheduler's arrival predictions no longer hold exactly. Jitter is
+random: each jittered point runs with several seeds and is drawn as the mean
+with its 95% interval.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.stats import mean_ci
 from bondsim.sweeps import run_many
 
 CONTENDERS = ("balance-rr", "lb", "least-queue", "n-to-1", "flowlet", "drr-stripe", "earliest-finish")
@@ -26,6 +29,9 @@ JITTERED = ("earliest-finish", "earliest-finish, guard 4x jitter", "flowlet", "d
 GUARD_PER_JITTER = 4.0
 OOO_TARGET = 0.01
 CAPACITY_TARGET = 0.99
+#: Seeds per jittered point (jitter 0 is deterministic: one run): full size, and ``--quick``.
+REPLICATIONS = 3
+QUICK_REPLICATIONS = 2
 
 
 def deterministic(*, progress: bool = True) -> pd.DataFrame:
@@ -49,8 +55,9 @@ def deterministic(*, progress: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def jitter_sweep(*, progress: bool = True) -> pd.DataFrame:
-    """Out-of-order share and utilisation against the jitter's mean."""
+def jitter_sweep(*, replications: int = 1, progress: bool = True) -> pd.DataFrame:
+    """Out-of-order share and utilisation against the jitter's mean, one row per run (seeds 1 …
+    ``replications`` where there is jitter)."""
     base = load_toml(find("hetero"))
     docs, labels = [], []
     for jitter in JITTER_US:
@@ -59,8 +66,9 @@ def jitter_sweep(*, progress: bool = True) -> pd.DataFrame:
         )
         for mode in JITTERED:
             spec = f"earliest-finish[guard_us={GUARD_PER_JITTER * jitter:g}]" if "guard" in mode else mode
-            docs.append(apply_overrides(base, [*extra, f"bond.mode={spec}"]))
-            labels.append({"jitter_us": jitter, "mode": mode})
+            for seed in range(1, (replications if jitter else 1) + 1):
+                docs.append(apply_overrides(base, [*extra, f"bond.mode={spec}", f"seed={seed}"]))
+                labels.append({"jitter_us": jitter, "mode": mode, "seed": seed})
     rows = []
     for label, r in zip(
         labels, run_many(docs, labels=labels, name="earliest-finish/jitter", progress=progress), strict=True
@@ -77,16 +85,21 @@ def jitter_sweep(*, progress: bool = True) -> pd.DataFrame:
 
 
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
-    """Writes both tables (CSV + PNG) and ``summary.md``.
-
-    ``quick`` runs the same: this reproduction already takes seconds.
+    """Writes both tables (CSV + PNG; the jitter sweep's every run and its mean with the 95% interval
+    over the seeds, ``eft_jitter_mean.csv``) and ``summary.md``. ``quick`` runs fewer seeds.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    replications = QUICK_REPLICATIONS if quick else REPLICATIONS
     det = deterministic(progress=progress)
-    jit = jitter_sweep(progress=progress)
+    runs = jitter_sweep(replications=replications, progress=progress)
+    keys = ["jitter_us", "mode"]
+    jit = mean_ci(runs, keys, "ooo_fraction")
+    for column in ("utilisation", "goodput_mbps"):
+        jit[column] = runs.groupby(keys, sort=False)[column].mean().to_numpy()
     det.to_csv(out / "eft_deterministic.csv", index=False)
-    jit.to_csv(out / "eft_jitter.csv", index=False)
+    runs.to_csv(out / "eft_jitter.csv", index=False)
+    jit.to_csv(out / "eft_jitter_mean.csv", index=False)
     guarded = jit[jit["mode"] == JITTERED[1]]
     plots.compare(
         jit.assign(jitter=jit["jitter_us"].clip(lower=0.1)),
@@ -94,7 +107,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         "ooo_fraction",
         "mode",
         out / "eft_jitter.png",
-        title="Out-of-order share against link jitter (Gigabit + Fast Ethernet)",
+        title=f"Out of order vs jitter, 1G + 100M (mean ± 95% CI, {replications} seeds)",
         xlabel="mean jitter (µs; 0 shown at 0.1)",
         ylabel="out-of-order share",
         logx=True,
@@ -143,7 +156,8 @@ Target ({OOO_TARGET:.0%} out of order at {CAPACITY_TARGET:.0%} of capacity, wher
 more): **{verdict}**: earliest-finish reorders {eft["ooo_fraction"]:.3%} at {eft["utilisation"]:.2%} of capacity;
 round-robin reorders {rr["ooo_fraction"]:.1%} and reaches {rr["utilisation"]:.1%}.
 
-With exponential jitter on both links (out-of-order share):
+With exponential jitter on both links (out-of-order share, mean over {replications} seeds; the
+interval of each point is in `eft_jitter_mean.csv` and drawn in `eft_jitter.png`):
 
 """
         + "\n".join(jlines)

@@ -18,6 +18,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
 RUNS = 100
@@ -50,10 +51,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     rows, lines, spread = [], [], {}
     for n in FLOWS:
         counts = flows_on_link0(n, progress=progress)
-        for k in range(n + 1):
-            rows.append(
-                {"flows": n, "on_link0": k, "share_of_runs": counts.count(k) / RUNS, "binomial": binomial(n, k)}
-            )
+        shares = share_ci(counts, list(range(n + 1)), "on_link0", "share_of_runs")
+        rows += shares.assign(flows=n, binomial=[binomial(n, k) for k in range(n + 1)]).to_dict("records")
         one_link = sum(1 for c in counts if c in (0, n))
         p = 2 * binomial(n, n)
         expected = p * RUNS
@@ -68,7 +67,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
             "on_link0",
             "share_of_runs",
             "binomial",
-            (f"bondsim, {RUNS} seeds", "Binomial(n, 1/2)"),
+            (f"bondsim, {RUNS} seeds (95% interval)", "Binomial(n, 1/2)"),
             out / f"lacp_{n}_flows.png",
             title=f"802.3ad layer3+4, {n} flows on 2 links",
             xlabel="flows on link 0",

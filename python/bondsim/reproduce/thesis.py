@@ -7,7 +7,11 @@
 * §6.2.4: how much longer round-robin takes to drain.
 
 Each figure is written as CSV + PNG, and ``summary.md`` sets our figures
-beside what the thesis reported, with the model's own expectation.
+beside what the thesis reported, with the model's own expectation. The thesis
+plots one run per point; Figures 10 and 11 draw random file sizes, so they are
+run with several seeds and drawn as the mean with its 95% interval. Figure 9
+is deterministic (every request asks for 100 KB at the start; the seed only
+picks clients, which neither scheduler reads): one run per point.
 """
 
 from __future__ import annotations
@@ -25,37 +29,50 @@ LOADS = tuple(range(5, 101, 5))
 #: SPECweb99 classes 1-3: 27 files of 1 KB to 900 KB, equally likely.
 VARIED_SIZES = '{kind = "zipfset", classes = [1, 2, 3], popularity = "uniform"}'
 FIG11_REQUESTS = 500
+#: Seeds per point of the random figures (10 and 11): full size, and ``--quick``.
+REPLICATIONS = 5
+QUICK_REPLICATIONS = 2
 
 
 def _base() -> dict:
     return load_toml(find("thesis"))
 
 
-def load_sweep(name: str, changes: dict, *, loads=LOADS, progress: bool = True) -> pd.DataFrame:
-    """Sweeps rr and lb over every load of ``loads`` on the thesis scenario with ``changes``; one row per run."""
+def load_sweep(name: str, changes: dict, *, loads=LOADS, replications: int = 1, progress: bool = True) -> pd.DataFrame:
+    """Sweeps rr and lb over every load of ``loads`` on the thesis scenario with ``changes``, each point
+    with seeds 1 … ``replications``; one row per run."""
     axes = [
         {"path": "workload.requests", "name": "requests", "values": list(loads)},
         {"path": "bond.mode", "name": "mode", "values": list(SCHEDULERS)},
     ]
-    table = sweep({"name": f"thesis/{name}", "base": "thesis", "set": changes, "axes": axes}, progress=progress)
+    spec = {"name": f"thesis/{name}", "base": "thesis", "set": changes, "axes": axes, "replications": replications}
+    table = sweep(spec, progress=progress)
     table["ooo_per_request"] = table["out_of_order"] / table["requests"]
     return table
 
 
-def size_curve(*, progress: bool = True) -> pd.DataFrame:
-    """P(outorder) per file size with interfaces 1 and 3 slow (Figure 11)."""
+def size_curve(*, replications: int = 1, progress: bool = True) -> pd.DataFrame:
+    """P(outorder) per file size with interfaces 1 and 3 slow (Figure 11), one table per run (seeds
+    1 … ``replications`` of each scheduler)."""
     extra = [f"workload.file_size={VARIED_SIZES}", f"workload.requests={FIG11_REQUESTS}", "links.3.period_ms=82"]
-    docs = [apply_overrides(_base(), [*extra, f"bond.mode={mode}"]) for mode in SCHEDULERS]
+    labels = [{"mode": mode, "seed": seed} for mode in SCHEDULERS for seed in range(1, replications + 1)]
+    docs = [apply_overrides(_base(), [*extra, f"bond.mode={x['mode']}", f"seed={x['seed']}"]) for x in labels]
     frames = []
-    labels = [{"mode": mode} for mode in SCHEDULERS]
     results = run_many(docs, labels=labels, name="thesis/fig11", progress=progress)
-    for mode, result in zip(SCHEDULERS, results, strict=True):
+    for label, result in zip(labels, results, strict=True):
         table = stats.process_table(result.requests)
         table["file_kb"] = table["packets"] - 1  # S // 1024 + 1 packets of 1 KB
-        table["mode"] = mode
+        table["mode"] = label["mode"]
+        table["seed"] = label["seed"]
         table["run_ooo_fraction"] = result.summary["ooo_fraction"]
         frames.append(table)
     return pd.concat(frames, ignore_index=True)
+
+
+def size_curve_mean(fig11: pd.DataFrame) -> pd.DataFrame:
+    """Figure 11 over the seeds: per file size and scheduler, the mean P(outorder) and its 95% interval
+    (a size no request of some seed asked for counts only in the seeds that have it)."""
+    return stats.mean_ci(fig11, ["file_kb", "mode"], "p_outorder")
 
 
 def lb_slow_share(periods_ms: list[float], packets_per_tick: int = 4, tick_ms: float = 20.0) -> float:
@@ -85,18 +102,24 @@ def _mean(table: pd.DataFrame, mode: str, column: str, loads) -> float:
 
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes every figure (CSV + PNG) and ``summary.md`` into ``out``; returns the summary's path.
-
-    ``quick`` runs the same: this reproduction already takes seconds.
+    The random figures (10, 11) are also written as their mean and 95% interval over the seeds
+    (``*_mean.csv``). ``quick`` runs them with fewer seeds.
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    replications = QUICK_REPLICATIONS if quick else REPLICATIONS
 
     fig9 = load_sweep("fig9", {}, progress=progress)
-    fig10 = load_sweep("fig10", {"workload.file_size": parse_value(VARIED_SIZES)}, progress=progress)
-    fig11 = size_curve(progress=progress)
+    varied = {"workload.file_size": parse_value(VARIED_SIZES)}
+    fig10 = load_sweep("fig10", varied, replications=replications, progress=progress)
+    fig11 = size_curve(replications=replications, progress=progress)
+    fig10_mean = stats.mean_ci(fig10, ["requests", "mode"], "out_of_order")
+    fig11_mean = size_curve_mean(fig11)
     fig9.to_csv(out / "fig9_fixed_100kb.csv", index=False)
     fig10.to_csv(out / "fig10_varied_sizes.csv", index=False)
+    fig10_mean.to_csv(out / "fig10_varied_sizes_mean.csv", index=False)
     fig11.to_csv(out / "fig11_p_outorder.csv", index=False)
+    fig11_mean.to_csv(out / "fig11_p_outorder_mean.csv", index=False)
 
     plots.compare(
         fig9,
@@ -110,22 +133,22 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         reference={"thesis rr: 25 per request": ([5, 100], [125, 2500])},
     )
     plots.compare(
-        fig10,
+        fig10_mean,
         "requests",
         "out_of_order",
         "mode",
         out / "fig10_varied_sizes.png",
-        title="Fig. 10: files of 1 KB to 900 KB, interface 1 at 82 ms",
+        title=f"Fig. 10: files of 1-900 KB, interface 1 at 82 ms (mean ± 95% CI, {replications} seeds)",
         xlabel="simultaneous requests",
         ylabel="out-of-order packets",
     )
     plots.compare(
-        fig11,
+        fig11_mean,
         "file_kb",
         "p_outorder",
         "mode",
         out / "fig11_p_outorder.png",
-        title="Fig. 11: P(outorder), interfaces 1 and 3 at 82 ms",
+        title=f"Fig. 11: P(outorder), interfaces 1, 3 at 82 ms (mean ± 95% CI, {replications} seeds)",
         xlabel="file size (KB)",
         ylabel="P(outorder)",
         reference={"thesis rr ~0.5": ([0, 900], [0.5, 0.5]), "thesis lb ~0.25": ([0, 900], [0.25, 0.25])},
@@ -142,18 +165,19 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     )
 
     summary = out / "summary.md"
-    summary.write_text(_summary(fig9, fig10, fig11))
+    summary.write_text(_summary(fig9, fig10, fig11, replications))
     return summary
 
 
-def _summary(fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame) -> str:
+def _summary(fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, replications: int) -> str:
     spread = [n for n in LOADS if n % 4 != 0]
     aligned = [n for n in LOADS if n % 4 == 0]
     rr9, lb9 = (_mean(fig9, m, "ooo_fraction", spread) for m in SCHEDULERS)
     rr9_aligned = _mean(fig9, "rr", "ooo_fraction", aligned)
     rr9_per_req = _pick(fig9, "rr", 50, "ooo_per_request")
     rr10, lb10 = (_mean(fig10, m, "ooo_fraction", LOADS) for m in SCHEDULERS)
-    rr11, lb11 = (float(fig11[fig11["mode"] == m]["run_ooo_fraction"].iloc[0]) for m in SCHEDULERS)
+    runs11 = fig11.groupby(["mode", "seed"])["run_ooo_fraction"].first()
+    rr11, lb11 = (float(runs11[m].mean()) for m in SCHEDULERS)
     drain = fig9.pivot(index="requests", columns="mode", values="makespan_s")
     drain_ratio = (drain["rr"] / drain["lb"]).mean()
     one_slow = lb_slow_share([20, 82, 20, 20])
@@ -166,7 +190,9 @@ interfaces, one packet per 20 ms each (the slow ones every 82 ms), a scheduler
 that takes 4 packets every 20 ms, one per queued request in turn, 1 KB chunks,
 `S // 1024 + 1` packets per file, a packet in order iff its chunk number is the
 highest seen so far for its request. All requests are queued at the start.
-Loads: {LOADS[0]} to {LOADS[-1]} simultaneous requests; seed 1.
+Loads: {LOADS[0]} to {LOADS[-1]} simultaneous requests. Figure 9 is deterministic (one
+run per point, seed 1); Figures 10 and 11 draw file sizes at random and are run with
+seeds 1 to {replications}: their figures are means, drawn with their 95% interval.
 
 ## Figure 9: fixed 100 KB files, interface 1 at 82 ms (`fig9_fixed_100kb.*`)
 

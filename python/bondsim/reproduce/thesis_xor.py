@@ -19,6 +19,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
 POLICIES = ("layer2", "layer3+4")
@@ -74,20 +75,14 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     runs = run_many(seeds, labels=seed_labels, name="thesis-xor/random-macs", progress=progress)
     used = [int((r.links["packets_sent"] > 0).sum()) for r in runs]
     exact = links_used_probability()
-    dist = pd.DataFrame(
-        {
-            "links_used": list(exact),
-            "share_of_runs": [used.count(k) / SEEDS for k in exact],
-            "exact_probability": list(exact.values()),
-        }
-    )
+    dist = share_ci(used, list(exact), "links_used", "share_of_runs").assign(exact_probability=list(exact.values()))
     dist.to_csv(out / "xor_links_used.csv", index=False)
     plots.against(
         dist,
         "links_used",
         "share_of_runs",
         "exact_probability",
-        (f"bondsim, {SEEDS} seeds", "exact"),
+        (f"bondsim, {SEEDS} seeds (95% interval)", "exact"),
         out / "xor_links_used.png",
         title="layer2, 4 clients with random MACs on 4 links",
         xlabel="links carrying traffic",

@@ -1,0 +1,120 @@
+"""``bondsim report``: one self-contained, offline HTML report (and PNGs) of a run, a sweep or stored runs.
+
+* :mod:`bondsim.report.charts`: the charts as data, built from results (one place for what is drawn);
+* :mod:`bondsim.report.html`: plotly, its JavaScript inline; :mod:`bondsim.report.png`: matplotlib.
+
+A sweep (or a set of stored runs) gets its figures per scheduler against the swept axis, mean and 95%
+interval over the replications, then the detail of a few of its runs (those that recorded time series
+first, one per scheduler); a run directory gets its detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bondsim._core import BondsimError, __version__
+from bondsim.api import RunResult
+from bondsim.report.charts import Section, run_sections, sweep_charts
+
+#: Runs of a sweep shown in detail unless told (``--detail``).
+DEFAULT_DETAIL = 3
+
+
+@dataclass
+class Source:
+    """What a report shows: its title, the runs of a sweep (one row each, with the swept values and
+    summary figures) and the runs drawn in detail."""
+
+    title: str
+    runs: pd.DataFrame | None = None
+    axes: list[str] = field(default_factory=list)
+    details: list[tuple[str, RunResult]] = field(default_factory=list)
+
+
+def _is_run_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "summary.json").exists()
+
+
+def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]:
+    """Up to ``count`` run ids, those with time series first, then one per scheduler, in grid order."""
+    order = sorted(range(len(runs)), key=lambda i: int(runs["run_id"].iloc[i]) not in traced)
+    picked: list[int] = []
+    seen: set[str] = set()
+    for i in order:
+        scheduler = str(runs["scheduler"].iloc[i])
+        if scheduler not in seen:
+            seen.add(scheduler)
+            picked.append(int(runs["run_id"].iloc[i]))
+    return picked[:count]
+
+
+def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAIL) -> Source:
+    """A run directory (``bondsim run --out``), a sweep (its file or its name in ``db``), or run ids."""
+    from bondsim.store import Store
+
+    refs = [str(r) for r in refs]
+    if not refs:
+        raise BondsimError("report: give a run directory, a sweep, or run ids")
+    if len(refs) == 1 and _is_run_dir(Path(refs[0])):
+        result = RunResult.read(refs[0])
+        return Source(f"bondsim run {Path(refs[0]).name}", details=[(Path(refs[0]).name, result)])
+    if any(Path(r).is_dir() for r in refs):
+        bad = next(r for r in refs if Path(r).is_dir())
+        raise BondsimError(f"{bad}: not a run directory (no summary.json; bondsim run --out writes one)")
+    with Store(db, read_only=True) as store:
+        if all(r.isdigit() for r in refs):
+            ids = [store.resolve(r) for r in refs]
+            runs = store.runs()
+            runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
+            title, axes = f"bondsim runs {', '.join(refs)}", []
+        elif len(refs) == 1:
+            name = refs[0]
+            if name.endswith(".toml") or Path(name).exists():
+                from bondsim.grid import load_sweep
+
+                name = load_sweep(name).name
+            runs = store.runs(sweep=name)
+            if runs.empty:
+                raise BondsimError(f"{refs[0]}: sweep `{name}` has no stored runs in {db}")
+            axes = [c for c in runs.columns[1 : list(runs.columns).index("run_id")]]
+            title = f"bondsim sweep {name}"
+        else:
+            raise BondsimError(f"report: give one sweep, one run directory, or run ids (got {' '.join(refs)})")
+        ids = _pick_details(runs, store.runs_with_traces(), detail)
+        loaded = store.load(ids)
+    details = [(f"run {i} ({loaded[i].summary.get('scheduler')})", loaded[i]) for i in ids]
+    return Source(title, runs, axes, details)
+
+
+def sections(source: Source) -> list[Section]:
+    """Every section the source's data allows: the sweep's figures, then each detailed run's."""
+    out = []
+    if source.runs is not None and len(source.runs):
+        n = len(source.runs)
+        notes = [f"{n} runs; the band (or error bar) is Student's t 95% interval of the mean over the seeds."]
+        out.append(Section("Per scheduler", sweep_charts(source.runs, source.axes, source.title), notes))
+    for tag, result in source.details:
+        out += run_sections(result, tag)
+    return out
+
+
+def write(source: Source, out: str | Path, png: str | Path | None = None) -> tuple[Path, list[Path]]:
+    """Writes the HTML report to ``out`` and, with ``png``, every chart as a PNG there."""
+    from bondsim.report import html
+
+    parts = sections(source)
+    intro = [
+        f"Written by bondsim {__version__}; self-contained (works offline). Charts: drag to zoom, double-click to "
+        "reset, click a legend entry to hide its series."
+    ]
+    path = html.render(source.title, parts, out, intro=intro)
+    pngs: list[Path] = []
+    if png is not None:
+        from bondsim.report import png as png_mod
+
+        pngs = png_mod.render(parts, png)
+    return path, pngs

@@ -1,0 +1,388 @@
+"""The report's charts as plain data (:class:`Chart` of :class:`Series`), built from results; the
+renderers (:mod:`bondsim.report.html` with plotly, :mod:`bondsim.report.png` with matplotlib) draw
+the same charts, so the interactive report and the PNGs for papers show the same thing."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bondsim.api import RunResult
+from bondsim.stats import mean_ci
+
+#: Colours by series index, in both renderers (matplotlib's ``tab10``, which is D3's ``category10``).
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+IN_ORDER = "#1f77b4"
+OUT_OF_ORDER = "#d62728"
+#: Packets a schedule diagram shows at most (the thesis's Figures 6 and 8 show 24).
+SCHEDULE_PACKETS = 48
+#: Flows whose cwnd and RTT are drawn at most (the rest would be a tangle).
+TCP_FLOWS = 8
+
+
+@dataclass
+class Series:
+    """One line, step line, set of markers or set of bars."""
+
+    name: str
+    x: Sequence
+    y: Sequence
+    #: ``line``, ``step`` (held until the next point), ``markers`` or ``bar``.
+    mode: str = "line"
+    #: The 95% interval: a band around a line, error bars on bars.
+    lo: Sequence | None = None
+    hi: Sequence | None = None
+    #: Labels written at the markers.
+    text: Sequence | None = None
+    colour: str | None = None
+    dash: bool = False
+    #: Marker shape: ``circle``, ``square``, ``x``.
+    symbol: str = "circle"
+    legend: bool = True
+
+
+@dataclass
+class Chart:
+    """One chart: ``key`` names its element in the HTML and its PNG file."""
+
+    key: str
+    title: str
+    xlabel: str
+    ylabel: str
+    series: list[Series] = field(default_factory=list)
+    #: Category labels of the y positions 0, 1, … (links of a schedule or a timeline).
+    ycats: list[str] | None = None
+    #: Category labels of the x positions 0, 1, … (bars by scheduler).
+    xcats: list[str] | None = None
+
+
+@dataclass
+class Section:
+    """A heading, a few lines of text and its charts."""
+
+    title: str
+    charts: list[Chart]
+    notes: list[str] = field(default_factory=list)
+
+
+def _key(*parts: object) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", "-".join(str(p) for p in parts).lower()).strip("-")
+
+
+def _colour(i: int) -> str:
+    return PALETTE[i % len(PALETTE)]
+
+
+# -- sweeps: figures against the swept axis, mean and 95% interval over replications --------------
+
+#: (figure, axis title, scale) of the charts per scheduler.
+SWEEP_FIGURES = (
+    ("goodput_bps", "goodput (Mbit/s)", 1e-6),
+    ("throughput_bps", "throughput on the wire (Mbit/s)", 1e-6),
+    ("ooo_fraction", "out-of-order share (delivery point)", 1.0),
+    ("wire_ooo_fraction", "out-of-order share (clients' wire)", 1.0),
+)
+
+
+def sweep_axis(runs: pd.DataFrame, axes: Sequence[str]) -> str | None:
+    """The axis to draw figures against: the first swept one with several numeric values."""
+    for axis in axes:
+        values = pd.to_numeric(runs[axis], errors="coerce")
+        if values.notna().all() and values.nunique() > 1:
+            return axis
+    return None
+
+
+def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Chart]:
+    """Per scheduler (and other swept values), each of :data:`SWEEP_FIGURES` against the swept axis:
+    the mean over the replications (seeds) and its 95% Student-t interval (:func:`bondsim.stats.mean_ci`);
+    bars with error bars when nothing numeric was swept."""
+    x = sweep_axis(runs, axes)
+    runs = runs.copy()
+    scheduler = runs["scheduler"].astype(str)
+
+    def adds(axis: str) -> bool:  # an axis that tells more than the scheduler (not bond.mode itself)
+        pairs = runs[axis].astype(str) + "\0" + scheduler
+        return runs[axis].astype(str).nunique() > 1 and pairs.nunique() > scheduler.nunique()
+
+    others = [a for a in axes if a != x and a != "scheduler" and adds(a)]
+    runs["series"] = runs["scheduler"].astype(str)
+    for other in others:
+        runs["series"] = runs["series"] + f", {other}=" + runs[other].astype(str)
+    charts = []
+    for figure, label, scale in SWEEP_FIGURES:
+        if figure not in runs or runs[figure].isna().all():
+            continue
+        runs["value"] = runs[figure].astype(float) * scale
+        keys = ["series", x] if x else ["series"]
+        mean = mean_ci(runs, keys, "value")
+        n = int(mean["value_n"].max())
+        title = f"{name}: {label}, mean and 95% interval over {n} replication(s)"
+        chart = Chart(_key("sweep", figure), title, x or "scheduler", label)
+        if x:
+            for i, (series, group) in enumerate(mean.groupby("series", sort=False)):
+                group = group.assign(_x=pd.to_numeric(group[x])).sort_values("_x")
+                chart.series.append(
+                    Series(
+                        str(series), group["_x"].tolist(), group["value"].tolist(), "line",
+                        lo=group["value_lo"].tolist(), hi=group["value_hi"].tolist(), colour=_colour(i),
+                    )
+                )  # fmt: skip
+        else:
+            chart.xcats = mean["series"].astype(str).tolist()
+            chart.series.append(
+                Series(
+                    label, list(range(len(mean))), mean["value"].tolist(), "bar",
+                    lo=mean["value_lo"].tolist(), hi=mean["value_hi"].tolist(), colour=_colour(0), legend=False,
+                )
+            )  # fmt: skip
+        charts.append(chart)
+    return charts
+
+
+# -- one run -----------------------------------------------------------------------------------------
+
+
+def _link_names(result: RunResult) -> list[str]:
+    links = result.links
+    return [str(n) for n in links["name"]] if "name" in links else []
+
+
+def link_charts(result: RunResult, tag: str) -> list[Chart]:
+    """Per link: utilisation and longest queue per time bucket (``trace.link_ms``)."""
+    trace = result.link_trace
+    if trace is None or trace.empty:
+        return []
+    names = _link_names(result)
+    util = Chart(_key(tag, "utilisation"), f"{tag}: link utilisation over time", "time (s)", "utilisation")
+    queue = Chart(_key(tag, "queue"), f"{tag}: transmit queue over time", "time (s)", "longest queue in bucket (pkts)")
+    for link, rows in trace.groupby("link", sort=True):
+        name = names[int(link)] if int(link) < len(names) else f"link {link}"
+        colour = _colour(int(link))
+        util.series.append(Series(name, rows["t_s"].tolist(), rows["utilisation"].tolist(), "line", colour=colour))
+        queue.series.append(Series(name, rows["t_s"].tolist(), rows["queue_max_pkts"].tolist(), "line", colour=colour))
+    return [util, queue]
+
+
+def reorder_charts(result: RunResult, tag: str) -> list[Chart]:
+    """RFC 5236 reorder density (from the summary) and the flows' largest RFC 4737 extents."""
+    charts = []
+    density = result.summary.get("reorder_density") or []
+    if density:
+        chart = Chart(
+            _key(tag, "reorder-density"),
+            f"{tag}: RFC 5236 reorder density",
+            "displacement (receive index − expected; ±17: beyond 16)",
+            "share of packets",
+        )
+        chart.series.append(
+            Series(
+                "packets", [d["displacement"] for d in density], [d["fraction"] for d in density], "bar",
+                colour=_colour(0), legend=False,
+            )
+        )  # fmt: skip
+        charts.append(chart)
+    requests = result.requests
+    if "max_extent" in requests and len(requests):
+        counts = requests["max_extent"].value_counts().sort_index()
+        chart = Chart(
+            _key(tag, "reorder-extent"),
+            f"{tag}: largest RFC 4737 reordering extent per flow",
+            "largest extent (packets)",
+            "flows",
+        )
+        chart.series.append(
+            Series("flows", counts.index.tolist(), counts.tolist(), "bar", colour=_colour(1), legend=False)
+        )
+        charts.append(chart)
+    return charts
+
+
+#: The summary's delay quantiles: (figure, label).
+DELAY_QUANTILES = (
+    ("delay_p50_us", "p50"),
+    ("delay_p90_us", "p90"),
+    ("delay_p99_us", "p99"),
+    ("delay_p999_us", "p99.9"),
+    ("delay_max_us", "max"),
+)
+
+
+def delay_chart(result: RunResult, tag: str) -> Chart:
+    """Delivery delay: the traced packets' histogram (``trace.packets``), else the summary's quantiles."""
+    packets = result.packet_trace
+    if packets is not None and packets["arrived_s"].notna().any():
+        arrived = packets.dropna(subset=["arrived_s"])
+        delay = (arrived["arrived_s"] - arrived["sent_s"]).to_numpy() * 1e6
+        counts, edges = np.histogram(delay, bins=min(40, max(5, len(delay) // 5)))
+        chart = Chart(
+            _key(tag, "delay"),
+            f"{tag}: delivery delay of the first {len(packets)} packets (bond to clients' wire)",
+            "delay (µs)",
+            "packets",
+        )
+        mids = ((edges[:-1] + edges[1:]) / 2).tolist()
+        chart.series.append(Series("packets", mids, counts.tolist(), "bar", colour=_colour(2), legend=False))
+        return chart
+    chart = Chart(_key(tag, "delay"), f"{tag}: delivery delay quantiles", "quantile", "delay (µs)")
+    chart.xcats = [label for _, label in DELAY_QUANTILES]
+    values = [float(result.summary.get(k) or 0.0) for k, _ in DELAY_QUANTILES]
+    chart.series.append(Series("delay", list(range(len(values))), values, "bar", colour=_colour(2), legend=False))
+    return chart
+
+
+def tcp_charts(result: RunResult, tag: str) -> list[Chart]:
+    """TCP over time (``sender.trace_ms``): goodput (acknowledged segments), cwnd and smoothed RTT of
+    the first flows, retransmissions marked where a flow's count rose."""
+    trace = result.tcp_trace
+    if trace is None or trace.empty:
+        return []
+    mss = float((result.scenario.get("sender") or {}).get("mss") or 1448)
+    trace = trace.sort_values(["flow", "t_s"])
+    # goodput: segments newly acknowledged between samples, over all flows
+    trace = trace.assign(
+        new_acked=trace.groupby("flow")["acked"].diff().fillna(trace["acked"]),
+        new_rtx=trace.groupby("flow")["retransmits"].diff().fillna(trace["retransmits"]),
+    )
+    per_t = trace.groupby("t_s", sort=True)["new_acked"].sum()
+    times = per_t.index.to_numpy()
+    step = np.diff(times, prepend=0.0)
+    step[step <= 0] = np.nan
+    goodput = per_t.to_numpy() * mss * 8 / step / 1e6
+    good = Chart(_key(tag, "tcp-goodput"), f"{tag}: TCP goodput over time", "time (s)", "goodput (Mbit/s)")
+    good.series.append(Series("all flows", times.tolist(), np.nan_to_num(goodput).tolist(), "line", colour=_colour(0)))
+    cwnd = Chart(_key(tag, "tcp-cwnd"), f"{tag}: TCP congestion window", "time (s)", "cwnd (segments)")
+    rtt = Chart(_key(tag, "tcp-rtt"), f"{tag}: TCP smoothed RTT", "time (s)", "srtt (µs)")
+    flows = sorted(trace["flow"].unique())[:TCP_FLOWS]
+    for i, flow in enumerate(flows):
+        rows = trace[trace["flow"] == flow]
+        colour = _colour(i)
+        cwnd.series.append(Series(f"flow {flow}", rows["t_s"].tolist(), rows["cwnd"].tolist(), "step", colour=colour))
+        srtt = rows.dropna(subset=["srtt_us"])
+        rtt.series.append(Series(f"flow {flow}", srtt["t_s"].tolist(), srtt["srtt_us"].tolist(), "line", colour=colour))
+        rtx = rows[rows["new_rtx"] > 0]
+        if len(rtx):
+            cwnd.series.append(
+                Series(
+                    f"flow {flow} retransmitted", rtx["t_s"].tolist(), rtx["cwnd"].tolist(), "markers",
+                    colour=OUT_OF_ORDER, symbol="x", legend=i == 0,
+                )
+            )  # fmt: skip
+    return [good, cwnd, rtt]
+
+
+def failure_charts(result: RunResult, tag: str) -> list[Chart]:
+    """When links failed: each link's carrier and the monitor's view of it over time (steps), and the
+    traffic each link carried (``trace.link_ms``)."""
+    events, trace = result.link_events, result.link_trace
+    if events is None or events.empty or trace is None:
+        return []
+    names = _link_names(result)
+    end = float(trace["t_s"].max())
+    timeline = Chart(
+        _key(tag, "link-state"),
+        f"{tag}: link state — carrier (solid) and the bond's monitor (dashed)",
+        "time (s)",
+        "link (raised: up)",
+        ycats=names,
+    )
+    for link in range(len(names)):
+        rows = events[events["link"] == link]
+        times = [0.0, *rows["t_s"].tolist(), end]
+        for what, lift, dash in (("carrier", 0.4, False), ("up", 0.3, True)):
+            states = [True, *rows[what].astype(bool).tolist()]
+            states.append(states[-1])
+            ys = [link + (lift if s else 0.0) for s in states]
+            label = f"{names[link]} {'carrier' if what == 'carrier' else 'monitor'}"
+            timeline.series.append(Series(label, times, ys, "step", colour=_colour(link), dash=dash))
+    traffic = Chart(_key(tag, "link-traffic"), f"{tag}: traffic per link", "time (s)", "throughput (Mbit/s)")
+    for link, rows in trace.groupby("link", sort=True):
+        mbps = (rows["wire_bytes"] * 8 / rows["width_s"] / 1e6).tolist()
+        traffic.series.append(Series(names[int(link)], rows["t_s"].tolist(), mbps, "line", colour=_colour(int(link))))
+    return [timeline, traffic]
+
+
+def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -> Chart | None:
+    """The thesis's Figures 6 and 8 drawn from a run: the first packets in the bond's order, each on the
+    link it took, from when the bond was handed it (grey line) to when it reached the clients' wire
+    (its number), out-of-order arrivals in red."""
+    packets = result.packet_trace
+    if packets is None or packets.empty:
+        return None
+    names = _link_names(result)
+    rows = packets.head(limit)
+    ooo = int(rows["out_of_order"].astype(bool).sum())
+    arrived = int(rows["arrived_s"].notna().sum())
+    chart = Chart(
+        _key(tag, "schedule"),
+        f"{tag}: schedule of the first {len(rows)} packets ({ooo} of {arrived} arrived out of order)",
+        "time (ms)",
+        "link",
+        ycats=names,
+    )
+    on_link = rows[rows["link"].notna()]
+    xs: list[float | None] = []
+    ys: list[float | None] = []
+    for r in on_link.itertuples():
+        end = r.arrived_s if pd.notna(r.arrived_s) else r.left_s
+        if pd.notna(end):
+            xs += [r.sent_s * 1e3, end * 1e3, None]
+            ys += [r.link, r.link, None]
+    chart.series.append(Series("waiting and on the wire", xs, ys, "line", colour="#bbbbbb"))
+    for label, flag, colour, symbol in (
+        ("in order", False, IN_ORDER, "square"),
+        ("out of order", True, OUT_OF_ORDER, "x"),
+    ):
+        sel = on_link[(on_link["out_of_order"].astype(bool) == flag) & on_link["arrived_s"].notna()]
+        chart.series.append(
+            Series(
+                label, (sel["arrived_s"] * 1e3).tolist(), sel["link"].astype(int).tolist(), "markers",
+                text=(sel["packet"] + 1).astype(str).tolist(), colour=colour, symbol=symbol,
+            )
+        )  # fmt: skip
+    lost = on_link[on_link["arrived_s"].isna()]
+    if len(lost):
+        chart.series.append(
+            Series(
+                "lost", (lost["sent_s"] * 1e3).tolist(), lost["link"].astype(int).tolist(), "markers",
+                text=(lost["packet"] + 1).astype(str).tolist(), colour="#000000", symbol="x",
+            )
+        )  # fmt: skip
+    return chart
+
+
+def run_sections(result: RunResult, tag: str) -> list[Section]:
+    """Every chart one run's data allows, in sections."""
+    s = result.summary
+    notes = [
+        f"scheduler {s.get('scheduler')}, seed {s.get('seed')}, {s.get('link_count')} links, "
+        f"{s.get('requests')} requests, {s.get('packets')} packets; goodput "
+        f"{(s.get('goodput_bps') or 0) / 1e6:.2f} Mbit/s, out of order {s.get('ooo_fraction', 0):.2%} "
+        f"(wire {s.get('wire_ooo_fraction', 0):.2%})"
+    ]
+    if result.link_trace is None and result.packet_trace is None:
+        notes.append("No time series: add a [trace] table to the scenario (link_ms, packets) to see them.")
+    sections = [Section(f"{tag}: links", link_charts(result, tag), notes)]
+    schedule = schedule_chart(result, tag)
+    if schedule is not None:
+        sections.append(Section(f"{tag}: schedule", [schedule]))
+    sections.append(Section(f"{tag}: reordering and delay", [*reorder_charts(result, tag), delay_chart(result, tag)]))
+    for title, charts in (("TCP", tcp_charts(result, tag)), ("failures", failure_charts(result, tag))):
+        if charts:
+            sections.append(Section(f"{tag}: {title}", charts))
+    return [section for section in sections if section.charts or section.notes]

@@ -1,0 +1,73 @@
+"""The report's charts as static PNGs for papers, drawn with matplotlib (no browser needed: plotly's
+own image export, kaleido, drives a Chrome of its own)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import itertools
+
+import matplotlib.pyplot as plt
+
+from bondsim.report.charts import Chart, Section
+
+_MARKERS = {"circle": "o", "square": "s", "x": "x"}
+#: Marker labels drawn at most per series (more would be ink, not information).
+_LABELS = 200
+
+
+def _none_to_nan(values: Sequence) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
+
+
+def draw(chart: Chart, path: str | Path) -> Path:
+    """One chart as a PNG."""
+    fig, ax = plt.subplots(figsize=(8, 4.2), dpi=120)
+    for s in chart.series:
+        x, y = _none_to_nan(s.x), _none_to_nan(s.y)
+        label = s.name if s.legend else None
+        if s.mode == "bar":
+            err = None
+            if s.lo is not None and s.hi is not None:
+                err = [[v - lo for lo, v in zip(s.lo, y, strict=True)], [h - v for h, v in zip(s.hi, y, strict=True)]]
+            widths = min((b - a for a, b in itertools.pairwise(x) if b > a), default=1.0) * 0.8
+            ax.bar(x, y, width=widths, color=s.colour, yerr=err, capsize=3, label=label)
+        elif s.mode == "markers":
+            ax.scatter(x, y, color=s.colour, marker=_MARKERS[s.symbol], s=24, label=label, zorder=3)
+            for text, xi, yi in list(zip(s.text or [], x, y, strict=False))[:_LABELS]:
+                ax.annotate(str(text), (xi, yi), fontsize=6, xytext=(0, 5), textcoords="offset points", ha="center")
+        else:
+            style = "--" if s.dash else "-"
+            if s.mode == "step":
+                ax.step(x, y, where="post", color=s.colour, linestyle=style, linewidth=1.3, label=label)
+            else:
+                ax.plot(x, y, color=s.colour, linestyle=style, linewidth=1.3, label=label)
+            if s.lo is not None and s.hi is not None:
+                ax.fill_between(x, _none_to_nan(s.lo), _none_to_nan(s.hi), color=s.colour, alpha=0.2)
+    for setter, cats in ((ax.set_yticks, chart.ycats), (ax.set_xticks, chart.xcats)):
+        if cats:
+            setter(range(len(cats)), cats)
+    if chart.xcats:
+        plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=7)
+    ax.set_title(chart.title, fontsize=9)
+    ax.set_xlabel(chart.xlabel)
+    ax.set_ylabel(chart.ylabel)
+    ax.grid(True, alpha=0.3)
+    if any(s.legend for s in chart.series) and len(chart.series) > 1:
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def render(sections: Sequence[Section], out: str | Path) -> list[Path]:
+    """Every chart of the report as ``out/KEY.png``; returns the files written."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    return [draw(chart, out / f"{chart.key}.png") for section in sections for chart in section.charts]

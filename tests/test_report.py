@@ -1,0 +1,201 @@
+"""``bondsim report``: the charts hold what the run and the sweep recorded, the HTML works offline,
+the PNGs are written, and bad sources fail in one line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+
+from bondsim import report
+from bondsim.api import RunResult
+from bondsim.report import charts
+
+#: A small TCP run over tcp_rr's four links with every time series, and link 3 failing for 10 ms.
+#: miimon 1 ms: the monitor sees the failure within a millisecond (bonding.rst: miimon is the
+#: interval, in ms, at which the MII link state is inspected).
+RUN = [
+    "workload.requests=2",
+    "workload.clients=2",
+    "workload.file_size={kind='fixed', bytes=3000000}",
+    "links.1.failures=[{down_s=0.01, up_s=0.02}]",  # the fourth link (link3): spec 1 after count = 3
+    "bond.miimon=1",
+    "trace.link_ms=0.5",
+    "trace.packets=300",
+    "sender.trace_ms=0.5",
+]
+DOWN_S, UP_S, MIIMON_S = 0.01, 0.02, 0.001
+
+SWEEP = """
+base = "thesis"
+replications = 3
+[set]
+"workload.file_size" = { kind = "zipfset", classes = [0, 1], popularity = "uniform" }
+"trace.packets" = 60
+[[axes]]
+path = "workload.requests"
+name = "requests"
+values = [4, 8, 12]
+[[axes]]
+path = "bond.mode"
+name = "mode"
+values = ["rr", "lb"]
+"""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    from bondsim.cli import main
+
+    out = tmp_path_factory.mktemp("report") / "run"
+    assert main(["run", "tcp_rr", *(a for s in RUN for a in ("--set", s)), "--out", str(out), "--quiet"]) == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    from bondsim.cli import main
+
+    where = tmp_path_factory.mktemp("sweep")
+    (where / "small.sweep.toml").write_text(SWEEP)
+    db = where / "r.duckdb"
+    assert main(["sweep", str(where / "small.sweep.toml"), "--db", str(db), "--quiet", "--workers", "2"]) == 0
+    return where / "small.sweep.toml", db
+
+
+def by_key(sections):
+    return {c.key: c for s in sections for c in s.charts}
+
+
+def test_a_run_writes_and_reads_back_its_time_series(run_dir):
+    result = RunResult.read(run_dir)
+    for kind in RunResult.TRACES:
+        assert (run_dir / f"{kind}.csv").exists(), kind
+        assert len(result.trace(kind)) > 0, kind
+    assert len(result.packet_trace) == 300
+    assert set(result.link_trace["link"]) == {0, 1, 2, 3}
+
+
+def test_a_run_report_has_every_chart_holding_the_runs_data(run_dir):
+    source = report.load([run_dir], db="unused.duckdb")
+    charts_ = by_key(report.sections(source))
+    tag = run_dir.name
+    expected = {
+        "utilisation", "queue", "schedule", "reorder-density", "reorder-extent", "delay",
+        "tcp-goodput", "tcp-cwnd", "tcp-rtt", "link-state", "link-traffic",
+    }  # fmt: skip
+    assert set(charts_) == {f"{tag}-{k}" for k in expected}
+    for chart in charts_.values():
+        assert chart.series and all(len(s.x) == len(s.y) for s in chart.series), chart.key
+        assert sum(len(s.x) for s in chart.series) > 0, chart.key
+    result = RunResult.read(run_dir)
+    # the schedule: the first packets, every out-of-order arrival of them marked
+    first = result.packet_trace.head(charts.SCHEDULE_PACKETS)
+    marked = {s.name: s for s in charts_[f"{tag}-schedule"].series}
+    assert len(marked["out of order"].x) == int(first["out_of_order"].sum())
+    assert len(marked["in order"].x) + len(marked["out of order"].x) == int(first["arrived_s"].notna().sum())
+    # the link state: link 3's carrier goes at DOWN_S and returns at UP_S; the monitor follows
+    # within one miimon interval (updelay = downdelay = 0)
+    state = {s.name: s for s in charts_[f"{tag}-link-state"].series}
+
+    def changes(series):  # (time, level) where a step line moves
+        return [(x, y) for x, y, before in zip(series.x[1:], series.y[1:], series.y, strict=False) if y != before]
+
+    assert changes(state["link3 carrier"]) == [(DOWN_S, 3.0), (UP_S, 3 + 0.4)]  # raised while up
+    (down, low), (up, high) = changes(state["link3 monitor"])
+    assert DOWN_S <= down <= DOWN_S + MIIMON_S and UP_S <= up <= UP_S + MIIMON_S and (low, high) == (3.0, 3 + 0.3)
+    assert all(y == 0 + 0.4 for y in state["link0 carrier"].y)  # link 0 never failed
+    # TCP: the goodput over time adds up to the bytes delivered (the acknowledged segments)
+    good = charts_[f"{tag}-tcp-goodput"].series[0]
+    steps = pd.Series(good.x).diff().fillna(good.x[0])
+    delivered_bits = float((pd.Series(good.y) * 1e6 * steps).sum())
+    assert delivered_bits == pytest.approx(2 * 3_000_000 * 8, rel=0.01)
+
+
+def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, main):
+    out, png = tmp_path / "r.html", tmp_path / "png"
+    proc = main("report", str(run_dir), "--out", str(out), "--png", str(png))
+    assert proc.returncode == 0, proc.stderr
+    text = out.read_text()
+    assert not re.search(r"<script[^>]+src=", text), "no script is loaded from elsewhere: it works offline"
+    assert "plotly.js" in text and "Plotly.newPlot" in text
+    assert out.stat().st_size < 10e6
+    keys = [c["key"] for c in json.loads(re.search(r'id="bondsim-charts">(.*?)</script>', text, re.S).group(1))]
+    files = sorted(p.stem for p in png.glob("*.png"))
+    assert files == sorted(keys) and len(keys) == 11
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in png.glob("*.png"))
+
+
+def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, main):
+    sweep_file, db = swept
+    source = report.load([sweep_file], db=db)
+    assert len(source.runs) == 3 * 2 * 3 and source.axes == ["requests", "mode"]
+    assert len(source.details) == 2 and all(r.packet_trace is not None for _, r in source.details)
+    charts_ = by_key(report.sections(source))
+    goodput = charts_["sweep-goodput-bps"]
+    assert sorted(s.name for s in goodput.series) == ["balance-rr", "lb"]  # the mode axis is the scheduler
+    # derived here from the stored runs: the mean over the three seeds, Student's t interval
+    from scipy import stats as st
+
+    runs = source.runs
+    rr = runs[runs["scheduler"] == "balance-rr"].groupby("requests")["goodput_bps"].agg(["mean", "std", "count"])
+    series = next(s for s in goodput.series if s.name == "balance-rr")
+    assert series.x == [4, 8, 12]
+    assert series.y == pytest.approx((rr["mean"] / 1e6).tolist())
+    half = st.t.ppf(0.975, 2) * rr["std"] / 3**0.5 / 1e6
+    assert series.hi == pytest.approx((rr["mean"] / 1e6 + half).tolist())
+    assert max(h - lo for h, lo in zip(series.hi, series.lo, strict=True)) > 0  # random sizes: seeds differ
+    proc = main("report", str(sweep_file), "--db", str(db), "--out", str(tmp_path / "s.html"))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_run_ids_give_bars_per_scheduler(swept, main, tmp_path):
+    _, db = swept
+    source = report.load(["1", "2", "4"], db=db)
+    assert sorted(source.runs["run_id"]) == [1, 2, 4]
+    goodput = by_key(report.sections(source))["sweep-goodput-bps"]
+    assert goodput.xcats == sorted(set(source.runs["scheduler"]), key=list(source.runs["scheduler"]).index)
+    proc = main("report", "1", "2", "4", "--db", str(db), "--out", str(tmp_path / "ids.html"), "--detail", "1")
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["no/such/dir/"], "no results database"),
+        (["nosuchsweep"], "no sweep named `nosuchsweep`"),
+        (["99"], "99: no run with that id"),
+    ],
+)
+def test_bad_sources_fail_in_one_line(swept, main, tmp_path, args, says):
+    _, db = swept
+    db_args = ["--db", str(db)] if args != ["no/such/dir/"] else ["--db", str(tmp_path / "none.duckdb")]
+    proc = main("report", *args, *db_args, "--out", str(tmp_path / "x.html"))
+    assert proc.returncode == 2 and says in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        ("trace.link_buckets=3", "trace.link_buckets: must be an even number from 2 to 1000000, got 3"),
+        ("trace.link_ms=0", "trace.link_ms: must be a duration > 0"),
+        ("trace.packets=1000001", "trace.packets: at most 1000000"),
+    ],
+)
+def test_bad_trace_fields_stop_the_run_naming_the_field(main, override, says):
+    proc = main("run", "thesis", "--set", override, "--quiet")
+    assert proc.returncode == 2 and says in proc.stderr, proc.stderr
+
+
+def test_an_untraced_run_has_no_time_series_and_says_how_to_get_them(tmp_path, main):
+    assert (
+        main("run", "thesis", "--set", "workload.requests=3", "--out", str(tmp_path / "r"), "--quiet").returncode == 0
+    )
+    result = RunResult.read(tmp_path / "r")
+    assert all(result.trace(kind) is None for kind in RunResult.TRACES)
+    sections = report.sections(report.load([tmp_path / "r"], db="unused.duckdb"))
+    assert any("add a [trace] table" in note for s in sections for note in s.notes)
+    keys = {c.key for s in sections for c in s.charts}
+    assert keys == {"r-reorder-density", "r-reorder-extent", "r-delay"}  # what the summary and tables allow
