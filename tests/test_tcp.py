@@ -22,7 +22,15 @@ def test_tcp_rr_scenario_reports_goodput_and_retransmissions(main, tmp_path):
         "run", str(ROOT / "scenarios" / "tcp_rr.toml"), "--out", str(out), "--set", "workload.file_size.bytes=3000000"
     )
     assert proc.returncode == 0, proc.stderr
-    for row in ("goodput", "TCP retransmissions", "spurious (D-SACKed)", "completion time", "on the wire"):
+    rows = (
+        "goodput",
+        "TCP retransmissions",
+        "spurious (D-SACKed)",
+        "D-SACKed segments",
+        "completion time",
+        "on the wire",
+    )
+    for row in rows:
         assert row in proc.stdout, row
     s = json.loads((out / "summary.json").read_text())
     assert s["flows_complete"] == s["requests"] == 8
@@ -30,6 +38,8 @@ def test_tcp_rr_scenario_reports_goodput_and_retransmissions(main, tmp_path):
     assert s["wire_ooo_fraction"] > 0, "round-robin over a longer wire reorders on the wire"
     assert s["tcp_segments_sent"] == s["delivered"] == 8 * -(-3_000_000 // 1448)
     assert 0 < s["goodput_bps"] <= 4e9 * TCP_PAYLOAD_SHARE
+    # A spurious retransmission is a retransmission the receiver D-SACKed.
+    assert s["tcp_spurious_retransmits"] <= min(s["tcp_dsacks_received"], s["tcp_retransmits"])
 
 
 def test_a_tcp_knob_error_names_the_field(main, tmp_path):

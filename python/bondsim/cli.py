@@ -142,6 +142,7 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
         ),
         ("TCP retransmissions", f"{summary['tcp_retransmits']:,}"),
         ("  spurious (D-SACKed)", f"{summary['tcp_spurious_retransmits']:,}"),
+        ("D-SACKed segments", f"{summary['tcp_dsacks_received']:,}"),
         ("fast recoveries", f"{summary['tcp_fast_recoveries']:,}"),
         ("timeouts (RTO)", f"{summary['tcp_rtos']:,} ({summary['tcp_spurious_rtos']:,} spurious, F-RTO)"),
         ("tail loss probes", f"{summary['tcp_tlp_probes']:,}"),

@@ -155,8 +155,12 @@ pub struct Summary {
     pub tcp_segments_sent: Option<u64>,
     /// TCP: segments sent again (fast retransmit, RACK, RTO, TLP).
     pub tcp_retransmits: Option<u64>,
-    /// TCP: retransmissions the receiver reported as duplicates (D-SACK), i.e. spurious.
+    /// TCP: retransmissions the receiver reported as duplicates (D-SACK), i.e. spurious
+    /// (only segments that were retransmitted, each retransmission at most once).
     pub tcp_spurious_retransmits: Option<u64>,
+    /// TCP: segments the receiver reported as duplicates (D-SACK), retransmitted or not
+    /// (under broadcast, every extra copy).
+    pub tcp_dsacks_received: Option<u64>,
     /// TCP: entries into fast recovery.
     pub tcp_fast_recoveries: Option<u64>,
     /// TCP: retransmission timeouts.
@@ -556,6 +560,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         tcp_segments_sent: tcp.map(|t| t.segments_sent),
         tcp_retransmits: tcp.map(|t| t.retransmits),
         tcp_spurious_retransmits: tcp.map(|t| t.spurious_retransmits),
+        tcp_dsacks_received: tcp.map(|t| t.dsacks_received),
         tcp_fast_recoveries: tcp.map(|t| t.fast_recoveries),
         tcp_rtos: tcp.map(|t| t.rtos),
         tcp_tlp_probes: tcp.map(|t| t.tlp_probes),

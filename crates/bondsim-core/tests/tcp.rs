@@ -269,3 +269,67 @@ fn the_receive_window_limits_a_long_path_unless_autotuning_opens_it() {
     let tuned = flow_goodput_bps(&long(true));
     assert!(tuned > 10.0 * fixed, "{tuned:.4e} vs {fixed:.4e}");
 }
+
+/// One flow of `bytes` over `links` identical 1 Gbit/s links bonded in broadcast: every
+/// segment leaves on each link.
+fn broadcast(bytes: u64, links: usize) -> RunResult {
+    let mut value = bulk(bytes, json!({}), json!([{"rate_mbps": 1000.0, "delay_us": 50.0, "count": links}]));
+    value["bond"] = json!({"mode": "broadcast"});
+    run(&scenario(value)).unwrap()
+}
+
+#[test]
+fn a_clean_broadcast_transfer_dsacks_every_extra_copy_and_retransmits_nothing() {
+    let bytes = 10_000_000u64;
+    let segments = bytes.div_ceil(1448);
+    for links in [2u64, 3] {
+        let r = broadcast(bytes, links as usize);
+        let s = &r.summary;
+        assert_eq!(s.drops_queue_full + s.drops_link_down, 0, "{links} links: nothing lost");
+        assert_eq!(s.tcp_retransmits, Some(0), "{links} links: nothing to repair");
+        // Linux calls a D-SACKed segment a spurious retransmission only if it was
+        // retransmitted; the copies of a broadcast bond are none.
+        assert_eq!(s.tcp_spurious_retransmits, Some(0), "{links} links");
+        // The receiver reports every extra copy (RFC 2883 §4) at once, but the reports of the
+        // last segment's copies reach the sender after it finished.
+        let dsacks = s.tcp_dsacks_received.unwrap();
+        let extra = (links - 1) * segments;
+        assert!(dsacks <= extra && dsacks >= extra - (links - 1), "{links} links: {dsacks} D-SACKs of {extra} copies");
+        // The copies cost nothing: the flow runs at one link's payload capacity (1448
+        // payload bytes per 1538 bytes of wire time).
+        let capacity = 1e9 * 1448.0 / 1538.0;
+        let goodput = flow_goodput_bps(&r);
+        assert!(goodput > 0.95 * capacity && goodput <= capacity, "{links} links: {goodput:.4e} vs {capacity:.4e}");
+    }
+}
+
+#[test]
+fn a_broadcast_web_load_whose_queues_overflow_together_stalls_no_connection_on_timeouts() {
+    // The thesis's web test (§4.4) over four broadcast links: 4 clients keep 64 requests
+    // open each, so the four queues fill with the same packets and drop them together.
+    let value = json!({
+        "seed": 1,
+        "workload": {"requests": 1000, "clients": 4, "arrivals": {"kind": "closed", "active": 64},
+                     "file_size": {"kind": "zipfset"}},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "broadcast"},
+        "links": [{"rate_mbps": 1000.0, "delay_us": 20.0, "count": 4}],
+    });
+    let r = run(&scenario(value)).unwrap();
+    let s = &r.summary;
+    assert!(s.drops_queue_full > 0, "the copies overflow the queues");
+    assert_eq!((s.flows_complete, s.tcp_aborted), (1000, Some(0)));
+    // Sending every byte once at one link's payload rate, plus the longest wait a
+    // connection may have without a stall: a first flight lost whole waits for the first
+    // RTO before any RTT sample (TCP_TIMEOUT_INIT, 1 s), then at most two timeouts at
+    // TCP_RTO_MIN (200 ms) above a sub-millisecond SRTT. A connection whose SRTT took in a
+    // timeout (Karn's rule broken), or whose RACK timer the D-SACKs of the copies kept
+    // re-arming, backs off to minutes.
+    let bytes: u64 = r.requests.file_bytes.iter().sum();
+    let transfer_s = bytes as f64 * 8.0 / (1e9 * 1448.0 / 1538.0);
+    let bound = transfer_s + 1.0 + 2.0 * 0.2;
+    assert!(s.duration_s < bound, "{} s vs {bound} s", s.duration_s);
+    // The copies of segments never retransmitted are no spurious retransmissions.
+    assert!(s.tcp_spurious_retransmits.unwrap() <= s.tcp_retransmits.unwrap());
+    assert!(s.tcp_dsacks_received.unwrap() > 2 * s.tcp_segments_sent.unwrap(), "about three copies of each are extra");
+}

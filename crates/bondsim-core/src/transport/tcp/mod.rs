@@ -258,8 +258,12 @@ pub struct TcpStats {
     pub segments_sent: u64,
     /// Segments sent again (fast retransmits, RACK, RTO and TLP retransmissions).
     pub retransmits: u64,
-    /// Retransmissions the receiver reported as duplicates (D-SACK): spurious.
+    /// Retransmissions the receiver reported as duplicates (D-SACK): spurious. Only
+    /// segments that were retransmitted count, each retransmission at most once.
     pub spurious_retransmits: u64,
+    /// Segments the receiver reported as duplicates (D-SACK blocks, Linux's
+    /// `tcpi_dsack_dups`), retransmitted or not: under broadcast, every extra copy.
+    pub dsacks_received: u64,
     /// Entries into fast recovery.
     pub fast_recoveries: u64,
     /// Retransmission timeouts.

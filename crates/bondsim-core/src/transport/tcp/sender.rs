@@ -11,6 +11,11 @@
 //! A message's last segment is cut at the message's end; Linux would coalesce it
 //! with a later write if the application wrote again before it left (never in a
 //! ping-pong, where the next write waits for the peer's answer).
+//!
+//! Not modelled (yet): the handshake: Linux's server takes an RTT sample from its SYN-ACK
+//! (`tcp_synack_rtt_meas`) before any data, while here a connection starts
+//! without SRTT or min_rtt, so a first flight lost whole waits for the 1 s
+//! `TCP_TIMEOUT_INIT` (no loss probe without SRTT), where Linux would probe.
 
 use std::collections::VecDeque;
 
@@ -25,6 +30,9 @@ const SACKED: u8 = 1; // TCPCB_SACKED_ACKED
 const LOST: u8 = 2; // TCPCB_LOST
 const EVER_RETRANS: u8 = 4; // TCPCB_EVER_RETRANS / TCPCB_RETRANS
 const RETRANS_OUT: u8 = 8; // TCPCB_SACKED_RETRANS: a retransmission is in flight
+/// The model's own bookkeeping, no Linux bit: a D-SACK already counted its latest
+/// retransmission spurious (`TcpStats::spurious_retransmits`).
+const DSACKED: u8 = 16;
 
 /// The memory a buffer of `segments` segments of `mss` bytes holds (`skb->truesize`):
 /// its payload plus the `sk_buff` and `skb_shared_info` structures and the header
@@ -147,8 +155,14 @@ struct Conn {
     frto_new_data: bool,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     throttled: bool,
-    /// Segments it retransmitted.
+    /// Segments it retransmitted (`tp->total_retrans`).
     retransmits: u32,
+    /// Segments the receiver reported duplicated (`tp->dsack_dups`).
+    dsack_dups: u32,
+    /// Retransmitted segments cumulatively ACKed before a D-SACK said their
+    /// retransmission was needless, in sequence order (for the spurious count only:
+    /// Linux keeps nothing of ACKed data).
+    retx_acked: VecDeque<u32>,
     done: bool,
 }
 
@@ -332,6 +346,76 @@ impl Conn {
             }
         }
         newly_lost
+    }
+
+    /// A D-SACK of `[start, end)` arrived, before the ACK's cumulative part is taken
+    /// (`tcp_check_dsack` → `tcp_dsack_seen`, and `tcp_sacktag_one`'s D-SACK
+    /// accounting); true when it reports the segment of a tail loss probe (`FLAG_DSACK_TLP`).
+    fn on_dsack(&mut self, start: u32, end: u32, stats: &mut TcpStats) -> bool {
+        let n = end.saturating_sub(start);
+        if n == 0 {
+            return false;
+        }
+        // `tcp_dsack_seen`: a one-segment D-SACK ending at `tlp_high_seq` is the probe's.
+        let tlp = n == 1 && self.tlp_high_seq == Some(end);
+        self.dsack_dups += n;
+        stats.dsacks_received += u64::from(n);
+        stats.spurious_retransmits += u64::from(self.count_spurious(start, end));
+        // `tcp_dsack_seen`: "Skip the DSACK if dup segs weren't retransmitted by sender"
+        // (`dsack_dups > total_retrans`, TCPDSACKIgnoredDubious). A broadcast bond sends
+        // every segment on every link, so its receiver reports (links − 1) duplicates of
+        // each: past the first few, all its D-SACKs are dubious to Linux, and none widens
+        // RACK's window or counts toward an undo.
+        if self.dsack_dups > self.retransmits {
+            return tlp;
+        }
+        // RACK widens its window on D-SACKs once reordering was seen, not for a probe's.
+        if self.reord_seen > 0 && !tlp {
+            self.rack.dsack_seen = true;
+        }
+        if let Some(marker) = self.undo_marker.filter(|_| self.undo_retrans > 0) {
+            let needless = if end <= self.snd_una {
+                // `tcp_check_dsack`, below prior_snd_una and above undo_marker: "D-SACK for
+                // already forgotten data... Do dumb counting." The scoreboard no longer says
+                // whether it was retransmitted: the extra copies of a broadcast bond would
+                // count here, were they not dubious already.
+                if end > marker {
+                    n
+                } else {
+                    0
+                }
+            } else {
+                // `tcp_sacktag_one`: the block's segments above undo_marker that were
+                // retransmitted (TCPCB_RETRANS).
+                let (from, to) = (start.max(self.snd_una).max(marker), end.min(self.snd_nxt));
+                (from..to).filter(|&q| self.seg(q).marks & EVER_RETRANS != 0).count() as u32
+            };
+            self.undo_retrans = (self.undo_retrans - i64::from(needless)).max(0);
+        }
+        tlp
+    }
+
+    /// Needless retransmissions among `[start, end)`, just D-SACKed: the model's own
+    /// count (Linux has no such counter; it keeps nothing of ACKed data). A segment
+    /// counts if it was retransmitted, at most once per retransmission; the duplicates
+    /// a broadcast bond makes of segments never retransmitted count nothing (all its
+    /// D-SACKs are in `dsacks_received`). The extra copies of a retransmission that
+    /// was needed are D-SACKed too, so under broadcast this is an upper bound.
+    fn count_spurious(&mut self, start: u32, end: u32) -> u32 {
+        let mut n = 0;
+        for seq in start..end {
+            if (self.snd_una..self.snd_nxt).contains(&seq) {
+                let s = self.seg_mut(seq);
+                if s.marks & (EVER_RETRANS | DSACKED) == EVER_RETRANS {
+                    s.marks |= DSACKED;
+                    n += 1;
+                }
+            } else if let Ok(i) = self.retx_acked.binary_search(&seq) {
+                self.retx_acked.remove(i);
+                n += 1;
+            }
+        }
+        n
     }
 
     /// `tcp_check_sack_reordering`: a segment at `low` was delivered below the highest SACK.
@@ -650,6 +734,8 @@ impl TcpSender {
             frto: false,
             frto_new_data: false,
             retransmits: 0,
+            dsack_dups: 0,
+            retx_acked: VecDeque::new(),
             done: false,
         }
     }
@@ -697,6 +783,8 @@ impl TcpSender {
         let mut newly_acked_sacked = 0u32;
         let mut first_ackt: Option<SimTime> = None;
         let mut first_sackt: Option<SimTime> = None;
+        // FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was retransmitted.
+        let mut retrans_data_acked = false;
         let mut reord = u32::MAX;
         let mut dsack_tlp = false;
         // FLAG_ORIG_SACK_ACKED: a never-retransmitted segment below high_seq was delivered.
@@ -710,18 +798,7 @@ impl TcpSender {
             b.start < ack.ack || blocks.get(1).is_some_and(|b2| b.start >= b2.start && b.end <= b2.end)
         });
         if dsack {
-            let b = blocks[0];
-            let n = b.end.saturating_sub(b.start);
-            stats.spurious_retransmits += u64::from(n);
-            c.rack.dsack_seen = true;
-            if c.tlp_high_seq.is_some_and(|h| b.end >= h && b.start < h) {
-                dsack_tlp = true;
-            }
-            if let Some(marker) = c.undo_marker {
-                if c.undo_retrans > 0 && b.end > marker {
-                    c.undo_retrans = (c.undo_retrans - i64::from(n)).max(0);
-                }
-            }
+            dsack_tlp = c.on_dsack(blocks[0].start, blocks[0].end, stats);
         }
 
         // SACK blocks (`tcp_sacktag_write_queue`), skipping what the last ACK already said.
@@ -780,6 +857,14 @@ impl TcpSender {
                 let s = c.segs.pop_front().expect("within snd_nxt");
                 let seq = c.snd_una;
                 c.snd_una += 1;
+                // `tcp_clean_rtx_queue`: any segment ever retransmitted (TCPCB_RETRANS),
+                // SACKed or not, makes the ACK FLAG_RETRANS_DATA_ACKED.
+                if s.marks & EVER_RETRANS != 0 {
+                    retrans_data_acked = true;
+                    if s.marks & DSACKED == 0 {
+                        c.retx_acked.push_back(seq);
+                    }
+                }
                 if s.marks & SACKED != 0 {
                     c.sacked_out -= 1;
                     continue;
@@ -800,6 +885,12 @@ impl TcpSender {
             }
             c.retrans_hint = c.retrans_hint.max(c.snd_una);
             c.fack = c.fack.max(c.snd_una);
+            // Duplicates of segments more than a send buffer below snd_una are no longer
+            // looked for (keeps the record bounded).
+            let horizon = c.snd_una.saturating_sub(config.sndbuf_segments);
+            while c.retx_acked.front().is_some_and(|&q| q < horizon) {
+                c.retx_acked.pop_front();
+            }
             c.w.snd_una = u64::from(c.snd_una);
         }
         // RFC 7323 §4.3: echo the receiver's newest timestamp in the data that follows.
@@ -813,9 +904,15 @@ impl TcpSender {
             c.check_reordering(config, reord);
         }
 
-        // RTT (`tcp_ack_update_rtt`): the oldest newly ACKed original, else a SACKed one,
-        // else the timestamp echo; a valid sample resets the backoff.
-        let rtt = first_ackt.or(first_sackt).map(|t| rtt_of(now, t)).or_else(|| {
+        // RTT (`tcp_clean_rtx_queue` → `tcp_ack_update_rtt`): the oldest newly ACKed
+        // original, but not when the ACK also covers a retransmitted segment (Karn's rule:
+        // `if (likely(first_ackt) && !(flag & FLAG_RETRANS_DATA_ACKED))`; after a timeout
+        // the originals ACKed with the retransmission left before it, and their sample
+        // would hold the whole timeout); else the oldest newly SACKed original
+        // (`sack_rtt_us`), else the timestamp echo if data was ACKed (`tcp_rtt_tsopt_us`).
+        // A valid sample resets the backoff.
+        let seq_rtt = first_ackt.filter(|_| !retrans_data_acked).or(first_sackt);
+        let rtt = seq_rtt.map(|t| rtt_of(now, t)).or_else(|| {
             (una_advanced && ack.ts_ecr != 0).then(|| rtt_of(now, super::ts_time(ack.ts_ecr)).max(SimTime(1_000_000)))
         });
         if let Some(rtt) = rtt {
@@ -838,9 +935,12 @@ impl TcpSender {
         }
 
         // D-SACK undo (`tcp_try_undo_dsack`): every retransmission was needless.
+        // `tcp_fastretrans_alert` tries it in Recovery and in Open or Disorder (a late
+        // D-SACK after the recovery ended); in Loss only `tcp_try_undo_loss` undoes, on
+        // an ACK that advances snd_una (`tcp_process_loss`, below).
         if c.undo_marker.is_some()
             && c.undo_retrans == 0
-            && matches!(c.state, CaState::Recovery | CaState::Loss | CaState::Disorder)
+            && matches!(c.state, CaState::Open | CaState::Disorder | CaState::Recovery)
         {
             c.undo_reduction(stats);
             // `tcp_rack_update_reo_wnd` widens RACK's window on such news.
@@ -855,20 +955,6 @@ impl TcpSender {
             c.rack.reo_wnd_steps = (c.rack.reo_wnd_steps + 1).min(0xFF);
             c.rack.dsack_seen = false;
             c.rack.reo_wnd_persist = 16;
-        }
-
-        // Loss detection.
-        let mut newly_lost = 0;
-        let mut reo_wait = None;
-        if config.rack && config.sack {
-            if c.rack.advanced {
-                c.rack.advanced = false;
-                let (n, wait) = c.rack_detect_loss(now);
-                newly_lost += n;
-                reo_wait = wait;
-            }
-        } else if config.sack {
-            newly_lost += c.dupthresh_detect_loss();
         }
 
         // The congestion state machine (`tcp_fastretrans_alert`).
@@ -929,6 +1015,22 @@ impl TcpSender {
             }
             _ => {}
         }
+        // Loss detection (`tcp_identify_packet_loss`), after the state's exits and undos as
+        // in `tcp_fastretrans_alert`: an undo unmarks every loss (`tcp_undo_cwnd_reduction`),
+        // and what RACK finds on this same ACK must survive it (else a segment RACK
+        // already judged lost waits for a probe or the RTO).
+        let mut newly_lost = 0;
+        let mut reo_wait = None;
+        if config.rack && config.sack {
+            if c.rack.advanced {
+                c.rack.advanced = false;
+                let (n, wait) = c.rack_detect_loss(now);
+                newly_lost += n;
+                reo_wait = wait;
+            }
+        } else if config.sack {
+            newly_lost += c.dupthresh_detect_loss();
+        }
         if matches!(c.state, CaState::Open | CaState::Disorder) {
             if c.lost_out > 0 {
                 c.enter_recovery(stats);
@@ -964,14 +1066,20 @@ impl TcpSender {
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
+            c.retx_acked = VecDeque::new();
             self.active -= 1;
             return;
         }
-        // Timers: a pending RACK reordering timeout, else TLP / RTO when data was ACKed.
+        // Timers (`tcp_ack`): RACK's reordering timeout if this ACK's loss detection armed
+        // one (`tcp_rack_mark_lost` clears FLAG_SET_XMIT_TIMER), else TLP / RTO when data
+        // was ACKed (FLAG_SET_XMIT_TIMER is set only by `tcp_clean_rtx_queue`). An ACK
+        // that ACKs nothing leaves a pending reordering timeout alone: under broadcast
+        // every segment brings D-SACKs of its extra copies, and re-arming the RTO on each
+        // of them kept RACK from ever marking a hole lost.
         if let Some(wait) = reo_wait {
             let rto_at = now + c.backed_off_rto(config);
             Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
-        } else if una_advanced || c.timer.deadline().is_none() || c.timer_kind == TimerKind::ReoTimeout {
+        } else if una_advanced || c.timer.deadline().is_none() {
             Self::set_xmit_timer(config, c, flow, now, out);
         }
         self.ready.push_back(flow);
@@ -1061,7 +1169,7 @@ impl TcpSender {
         c.data_sent(now);
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
-        s.marks |= EVER_RETRANS | RETRANS_OUT;
+        s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
         s.sent = now;
         if was_lost {
             c.retrans_out += 1;
@@ -1337,11 +1445,132 @@ mod tests {
     }
 
     fn sack(ack: u32, block: (u32, u32), now: SimTime) -> Packet {
+        ack_with(ack, &[block], 0, now)
+    }
+
+    /// An ACK up to `ack` with SACK `blocks` (the first may be a D-SACK), echoing `ts_ecr`.
+    fn ack_with(ack: u32, blocks: &[(u32, u32)], ts_ecr: u32, now: SimTime) -> Packet {
         let mut a = Packet::ack(0, ack, now);
         a.seq = 1000; // window
-        a.sack[0] = crate::packet::SackBlock { start: block.0, end: block.1 };
-        a.sack_len = 1;
+        for (i, &(start, end)) in blocks.iter().enumerate() {
+            a.sack[i] = crate::packet::SackBlock { start, end };
+        }
+        a.sack_len = blocks.len() as u8;
+        a.ts_ecr = ts_ecr;
         a
+    }
+
+    /// `sent_window` with an RTT of `rtt` measured before.
+    fn sent_window_with_rtt(rtt: SimTime) -> TcpSender {
+        let mut s = sent_window(false);
+        let c = s.conns[0].as_mut().unwrap();
+        c.rtt_sample(&s.config, rtt);
+        s
+    }
+
+    #[test]
+    fn an_ack_covering_a_retransmission_takes_no_rtt_from_the_originals_it_also_covers() {
+        let ms = SimTime(1_000_000);
+        for echo in [true, false] {
+            let mut s = sent_window_with_rtt(ms);
+            let mut out = Vec::new();
+            let timeout = SimTime::from_secs_f64(1.0);
+            s.on_rto(0, timeout, &mut out); // retransmits segment 0
+                                            // 1 ms later one ACK covers the retransmission and segment 1, an original
+                                            // sent at 0: its "RTT" would be the whole second (Karn's rule forbids it).
+                                            // The receiver echoes the retransmission's TSval (RFC 7323 §4.3: it filled the
+                                            // left edge), which times the retransmission itself.
+            let later = timeout + ms;
+            let ts = if echo { super::super::ts_of(timeout) } else { 0 };
+            s.on_packet(later, ack_with(2, &[], ts, later), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            if echo {
+                // One sample of 1 ms on the millisecond clock: SRTT stays at 1 ms.
+                assert_eq!(c.srtt, Some(ms), "the timestamp echo times the retransmission");
+                assert_eq!(c.backoff, 0, "a valid sample resets the backoff");
+            } else {
+                assert_eq!(c.srtt, Some(ms), "no sample at all");
+                assert_eq!(c.backoff, 1, "no valid sample: the backoff stays");
+            }
+        }
+    }
+
+    #[test]
+    fn an_ack_of_nothing_new_leaves_racks_reordering_timer_pending() {
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(SimTime(4 * ms.0));
+        let mut out = Vec::new();
+        // 4 ms after the window left, segment 5 is SACKed: 0-4, sent at the same instant
+        // before it, are late or lost. RACK (`tcp_rack_detect_loss`) waits RACK.rtt + one
+        // reo_wnd step (min_rtt / 4 = 1 ms) from their send time, then TCP_TIMEOUT_MIN.
+        let t = SimTime(4 * ms.0);
+        s.on_packet(t, ack_with(0, &[(5, 6)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        let due = SimTime(4 * ms.0 + ms.0) + REO_SLACK;
+        assert_eq!((c.timer_kind, c.timer.deadline()), (TimerKind::ReoTimeout, Some(due)));
+        // A broadcast copy of segment 5 arrives: a D-SACK inside the SACK block, ACKing
+        // nothing (no FLAG_SET_XMIT_TIMER). The reordering timer stays.
+        let copy = t + SimTime(10_000);
+        s.on_packet(copy, ack_with(0, &[(5, 6), (5, 6)], 0, copy), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.timer_kind, c.timer.deadline()), (TimerKind::ReoTimeout, Some(due)));
+        // It fires: the five are lost, recovery starts and segment 0 is retransmitted
+        // (the window's packets left the NIC long ago: nothing is held below TCP).
+        let token = timer_token(0, c.timer.generation());
+        s.on_timer(due, token, &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.lost_out), (CaState::Recovery, 5));
+        c.wmem = 0;
+        let p = s.poll_transmit(due).expect("a retransmission");
+        assert!(p.retransmit && p.seq == 0, "{p:?}");
+    }
+
+    #[test]
+    fn what_rack_finds_on_the_ack_that_undoes_a_timeout_survives_the_undo() {
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let timeout = SimTime::from_secs_f64(1.0);
+        // The timeout marks all ten lost and retransmits segment 0.
+        s.on_rto(0, timeout, &mut out);
+        // A D-SACK said the retransmission was needless (undo_retrans = 0, as
+        // `tcp_check_dsack` leaves it); then one ACK covers the retransmission of 0 and
+        // SACKs 5, sent at 0. `tcp_try_undo_loss` undoes the timeout (unmarking every
+        // loss), then RACK judges the others: all sent at 0, RACK.rtt + reo_wnd (1 ms +
+        // min_rtt/4) before the retransmission that was delivered, so lost.
+        s.conns[0].as_mut().unwrap().undo_retrans = 0;
+        let later = timeout + ms;
+        s.on_packet(later, ack_with(1, &[(5, 6)], 0, later), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!((c.state, c.lost_out), (CaState::Recovery, 8), "1-4 and 6-9");
+    }
+
+    #[test]
+    fn a_dsack_counts_toward_an_undo_only_while_duplicates_do_not_outnumber_retransmissions() {
+        let ms = SimTime(1_000_000);
+        for (earlier_dups, undone) in [(0, true), (5, false)] {
+            let mut s = sent_window_with_rtt(ms);
+            let mut out = Vec::new();
+            let t = SimTime(2 * ms.0);
+            s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+            // A recovery that began at 0 retransmitted one segment (undo_retrans = 1), and
+            // the receiver reported `earlier_dups` duplicates before (a broadcast bond's copies).
+            let c = s.conns[0].as_mut().unwrap();
+            c.retransmits = 1;
+            c.undo_marker = Some(0);
+            c.undo_retrans = 1;
+            c.dsack_dups = earlier_dups;
+            // A D-SACK of segment 1, below snd_una: Linux cannot tell whether it was
+            // retransmitted ("dumb counting", `tcp_check_dsack`) and counts it, unless
+            // `tcp_dsack_seen` finds it dubious (more duplicates than retransmissions).
+            let t = SimTime(3 * ms.0);
+            s.on_packet(t, ack_with(4, &[(1, 2)], 0, t), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            assert_eq!(c.undo_marker.is_none(), undone, "{earlier_dups} earlier duplicates");
+            assert_eq!(s.stats.dsacks_received, 1);
+            assert_eq!(s.stats.spurious_retransmits, 0, "segment 1 was never retransmitted");
+        }
     }
 
     #[test]
