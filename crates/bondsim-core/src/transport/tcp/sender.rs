@@ -638,27 +638,9 @@ impl TcpSender {
     fn sample(&mut self, now: SimTime) {
         for (flow, c) in self.conns.iter().enumerate() {
             let Some(c) = c.as_ref().filter(|c| !c.done) else { continue };
-            if self.trace.t_s.len() >= TRACE_MAX_ROWS {
-                self.trace.truncated = true;
+            if !trace_row(&mut self.trace, now, flow as u32, c) {
                 return;
             }
-            let t = &mut self.trace;
-            t.t_s.push(now.as_secs_f64());
-            t.flow.push(flow as u32);
-            t.cwnd.push(c.w.cwnd);
-            t.ssthresh.push((c.w.ssthresh < u32::MAX).then_some(c.w.ssthresh));
-            t.srtt_us.push(c.srtt.map(|s| s.0 as f64 / 1e3));
-            t.in_flight.push(c.in_flight());
-            t.acked.push(c.snd_una);
-            t.retransmits.push(c.retransmits);
-            t.reordering.push(c.reordering);
-            t.state.push(match c.state {
-                CaState::Open => "open",
-                CaState::Disorder => "disorder",
-                CaState::Cwr => "cwr",
-                CaState::Recovery => "recovery",
-                CaState::Loss => "loss",
-            });
         }
     }
 
@@ -1063,6 +1045,10 @@ impl TcpSender {
         }
 
         if c.snd_una == c.total {
+            if config.trace_every.is_some() {
+                // The last sample: a connection ends between samples, with all of it acknowledged.
+                trace_row(&mut self.trace, now, flow, c);
+            }
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
@@ -1397,6 +1383,31 @@ impl Endpoint for TcpSender {
     fn tcp_trace(&mut self) -> Option<TcpTrace> {
         self.take_trace()
     }
+}
+
+/// One row of the TCP trace for connection `flow`; false once the trace is full.
+fn trace_row(t: &mut TcpTrace, now: SimTime, flow: u32, c: &Conn) -> bool {
+    if t.t_s.len() >= TRACE_MAX_ROWS {
+        t.truncated = true;
+        return false;
+    }
+    t.t_s.push(now.as_secs_f64());
+    t.flow.push(flow);
+    t.cwnd.push(c.w.cwnd);
+    t.ssthresh.push((c.w.ssthresh < u32::MAX).then_some(c.w.ssthresh));
+    t.srtt_us.push(c.srtt.map(|s| s.0 as f64 / 1e3));
+    t.in_flight.push(c.in_flight());
+    t.acked.push(c.snd_una);
+    t.retransmits.push(c.retransmits);
+    t.reordering.push(c.reordering);
+    t.state.push(match c.state {
+        CaState::Open => "open",
+        CaState::Disorder => "disorder",
+        CaState::Cwr => "cwr",
+        CaState::Recovery => "recovery",
+        CaState::Loss => "loss",
+    });
+    true
 }
 
 #[cfg(test)]
