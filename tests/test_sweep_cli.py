@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -155,9 +156,9 @@ def test_sweep_run_twice_stores_each_run_once(main, tmp_path):
     assert f"0 run now, {SMALL_RUNS} already stored" in third.stdout
 
 
-def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
-    # runs of ~0.3 s on one worker, so the kill lands mid-sweep
-    runs = 6
+def slow_sweep(tmp_path, runs: int) -> tuple[Path, list[str]]:
+    """A sweep of ``runs`` runs of ~0.3 s each on one worker (so a test can act mid-sweep): its
+    database and the command that runs it."""
     sweep_file = write_sweep(
         tmp_path,
         f"""\
@@ -172,12 +173,25 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     )
     db = tmp_path / "runs.duckdb"
     command = [sys.executable, "-m", "bondsim.cli", "sweep", str(sweep_file), "--db", str(db), "--workers", "1"]
+    return db, command
+
+
+def first_run_committed(proc: subprocess.Popen) -> str:
+    """Reads the sweep's progress until the first run is committed; returns that line."""
+    line = ""
+    while "runs done" not in line:
+        line = proc.stderr.readline()
+        assert line, "the sweep ended without reporting a run"
+    return line
+
+
+def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
+    # runs of ~0.3 s on one worker, so the kill lands mid-sweep
+    runs = 6
+    db, command = slow_sweep(tmp_path, runs)
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        line = ""
-        while "runs done" not in line:  # printed once the first run is committed
-            line = proc.stderr.readline()
-            assert line, "the sweep ended without reporting a run"
+        line = first_run_committed(proc)
         done_before_kill = int(line.split(": ")[1].split("/")[0])
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=60)
@@ -200,26 +214,10 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
 
 def test_runs_can_be_listed_while_a_sweep_writes_the_database(tmp_path):
     runs = 6
-    sweep_file = write_sweep(
-        tmp_path,
-        f"""\
-        name = "slow"
-        base = "thesis"
-        replications = {runs}
-        [set]
-        "workload.requests" = 2000
-        "workload.file_size" = {{ kind = "fixed", bytes = 1024000 }}
-        "workload.arrivals" = {{ kind = "poisson", rate_per_s = 50.0 }}
-        """,
-    )
-    db = tmp_path / "runs.duckdb"
-    command = [sys.executable, "-m", "bondsim.cli", "sweep", str(sweep_file), "--db", str(db), "--workers", "1"]
+    db, command = slow_sweep(tmp_path, runs)
     sweep = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
-        line = ""
-        while "runs done" not in line:  # the first run is committed: the database exists
-            line = sweep.stderr.readline()
-            assert line, "the sweep ended without reporting a run"
+        first_run_committed(sweep)  # the database exists
         listed = subprocess.run(
             [sys.executable, "-m", "bondsim.cli", "runs", "list", "--db", str(db), "--json"],
             cwd=ROOT,

@@ -221,6 +221,7 @@ def report(mean: pd.DataFrame, sizes: pd.DataFrame, paper: pd.DataFrame, quick: 
     ideal = 4 * LINK_GOODPUT
     rr = by.loc["balance-rr", "goodput_mbps"]
     ab = by.loc["active-backup", "goodput_mbps"]
+    solo_paper = PAPER_WEB["no bonding (1 client, 1 link)"]
     compared = int(mean["paper_mbps"].notna().sum())
     below = int((mean["paper_mbps"] < mean["goodput_mbps"]).sum())
     parts = ["# thesis-modes: seed 000, §4.4 and §5.3.6.1 on the TCP model\n", __doc__.split("\n\n", 1)[1].strip()]
@@ -254,7 +255,7 @@ def report(mean: pd.DataFrame, sizes: pd.DataFrame, paper: pd.DataFrame, quick: 
         )
     parts += [
         "\n## Why bondsim and the thesis differ\n",
-        "* **The host.** With one client and no bonding the thesis's nginx server moved 723 Mbit/s over a "
+        f"* **The host.** With one client and no bonding the thesis's nginx server moved {solo_paper:.0f} Mbit/s over a "
         f"link that carries {LINK_GOODPUT:.0f} in full frames: its host, not the wire, was the limit, and "
         f"bondsim models no host. {below} of the thesis's {compared} figures are below bondsim's; the order "
         "of the modes is what carries over, not the level.",
@@ -262,17 +263,20 @@ def report(mean: pd.DataFrame, sizes: pd.DataFrame, paper: pd.DataFrame, quick: 
         "the thesis's 2.5 Gbit/s also carries its host's per-packet costs, larger for reordered data (its "
         "kernel of 2010 had no RACK and no GRO on out-of-order segments).",
         f"* **active-backup** uses one link in both: {ab:.0f} Mbit/s here ({ab / LINK_GOODPUT:.1%} of what one "
-        "link carries in full frames), 954 in the thesis: above the 723 of its single-client test, so its "
+        f"link carries in full frames), {PAPER_WEB['active-backup']:.0f} in the thesis: above the {solo_paper:.0f} of its "
+        "single-client test, so its "
         "host was not the limit there, the link was.",
         "* **balance-xor**: with layer2 the four clients' MAC addresses decide which links carry traffic "
         "(the thesis found two clients on one link; `bondsim reproduce thesis-xor` computes how likely that "
         "is); layer3+4 spreads 256 connections over all four in both.",
         "* **broadcast** sends every frame on every link, so four links carry one link's worth of data; "
-        "the thesis's 486 Mbit/s is half of that, and its text blames collisions. A full-duplex switched "
+        f"the thesis's {PAPER_WEB['broadcast']:.0f} Mbit/s is about half of that, and its text blames collisions. A "
+        "full-duplex switched "
         "link has none; what bondsim leaves out is the clients' switch ports, which receive every frame "
         "four times (the LAG delivers each copy), and the host's cost of sending each frame four times.",
         "* **802.3ad**: bondsim's LACP partner aggregates all four ports, so with layer3+4 it matches "
-        "balance-xor. The thesis measured about one link (982 Mbit/s): its switch's LAG was static "
+        f"balance-xor. The thesis measured about one link ({PAPER_WEB['802.3ad (layer3+4)']:.0f} Mbit/s): its switch's "
+        "LAG was static "
         "(configured by hand, §4.2), and a Linux 802.3ad bond without an LACP partner puts each port in "
         "its own aggregator and sends on one of them (ad_select picks one active aggregator).",
         "* **balance-tlb / balance-alb** send everything on one link until their first rebalance, 10 s "
