@@ -274,6 +274,16 @@ impl Receiver {
         new
     }
 
+    /// The connection of `flow` was given up: what its application has not received
+    /// never will be (counted lost, as packets whose every copy was dropped).
+    pub fn abandon(&mut self, flow: u32) {
+        let rx = &self.flows[flow as usize];
+        let missing: Vec<u32> = (rx.resolved.base..rx.packets).filter(|&seq| !rx.resolved.contains(seq)).collect();
+        for seq in missing {
+            self.lost(&Packet { flow, seq, ..Packet::default() });
+        }
+    }
+
     /// A duplicate copy of a packet of `flow` arrived (broadcast's extra copies).
     pub fn duplicate(&mut self, flow: u32) {
         self.flows[flow as usize].duplicates += 1;

@@ -48,7 +48,8 @@ pub struct Summary {
     pub packets: u64,
     /// Distinct packets that reached a client.
     pub delivered: u64,
-    /// Packets lost on the way (every copy dropped).
+    /// Packets lost on the way (every copy dropped; for TCP, which repairs drops, the
+    /// segments a connection that was given up never delivered).
     pub dropped: u64,
     /// Extra copies received (broadcast).
     pub duplicates: u64,

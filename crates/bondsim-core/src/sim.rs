@@ -523,6 +523,12 @@ impl World {
                 Output::Deliver(packet) if side == Side::Client => self.deliver_app(now, &packet),
                 Output::Deliver(_) => {}
                 Output::Lost(packet, cause) => self.receiver.lost_datagram(&packet, cause),
+                Output::Aborted(flow) => {
+                    // A closed loop's client moves on to its next request, as after any error.
+                    let ended = self.receiver.flows()[flow as usize].resolved();
+                    self.receiver.abandon(flow);
+                    self.flow_may_have_ended(now, flow, ended);
+                }
             }
         }
     }

@@ -168,6 +168,29 @@ fn a_dead_path_ends_in_timeouts_with_backoff_then_the_connection_is_given_up() {
     // timeouts would take about 3.4 s.
     let without_backoff = 16.0 * 0.21;
     assert!(s.duration_s > 100.0 * without_backoff / 3.4, "{}", s.duration_s);
+    // What never reached the application is lost to it: the flow has ended.
+    assert_eq!(s.delivered + s.dropped, 20, "every segment delivered or lost");
+    assert!(s.dropped > 0);
+}
+
+#[test]
+fn a_closed_loop_client_moves_on_after_its_connection_is_given_up() {
+    // One client, one request at a time: the first dies with the link (down at 8 ms,
+    // back long after the connection is given up); the second starts when the first
+    // is abandoned and completes once the carrier is back.
+    let mut value = bulk(
+        20 * 1448,
+        json!({}),
+        json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.008, "up_s": 1500.0}]}]),
+    );
+    value["workload"]["requests"] = 2.into();
+    value["workload"]["arrivals"] = json!({"kind": "closed", "active": 1});
+    let r = run(&scenario(value)).unwrap();
+    assert_eq!(r.summary.tcp_aborted, Some(1));
+    let second = r.requests.arrival_s[1].expect("the second request was made");
+    assert!(second > 100.0 && second < 1500.0, "made when the first was given up: {second}");
+    assert_eq!(r.summary.flows_complete, 1, "the second completes once the link is back");
+    assert!(r.requests.finish_s[1].unwrap() > 1500.0);
 }
 
 #[test]

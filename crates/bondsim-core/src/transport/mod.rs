@@ -50,6 +50,9 @@ pub enum Output {
     Deliver(Packet),
     /// This datagram (flow, `seq`) will never reach the application, for this reason.
     Lost(Packet, ipfrag::FragLoss),
+    /// The connection of this flow is given up (TCP's `tcp_write_timeout`): what its
+    /// application has not received never will.
+    Aborted(u32),
 }
 
 /// What runs at one end of the flows of a run.

@@ -1207,6 +1207,7 @@ impl TcpSender {
             c.segs = VecDeque::new();
             self.active -= 1;
             self.stats.aborted += 1;
+            out.push(Output::Aborted(flow));
             return;
         }
         c.w.now = now;
