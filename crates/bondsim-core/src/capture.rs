@@ -98,9 +98,11 @@ const OUTBOUND: u32 = 2;
 #[derive(Debug, Clone, Copy)]
 struct Flow {
     headers: FlowHeaders,
+    /// The headers of the flow's data segments (the clients' in an upload).
+    data_headers: FlowHeaders,
     client: u32,
     file_bytes: u64,
-    /// Initial sequence numbers: the server's, the client's.
+    /// Initial sequence numbers: the data sender's, the data receiver's.
     isn: [u32; 2],
 }
 
@@ -212,6 +214,8 @@ impl Capture {
             .zip(headers)
             .map(|(r, h)| Flow {
                 headers: *h,
+                // An upload's data goes from the client to the server (`workload.direction`).
+                data_headers: if scenario.upload() { h.reversed() } else { *h },
                 client: r.client,
                 file_bytes: r.file_bytes,
                 isn: [isn_rng.random(), isn_rng.random()],
@@ -388,7 +392,7 @@ impl Capture {
         let ip = std::net::Ipv4Addr::from(f.headers.dst_ip);
         let what = format!(
             "client {} ({ip}, MAC {}): its NIC, both directions: every frame that reached it (inbound, every copy, \
-             before any resequencing) and every acknowledgement its stack sent (outbound)",
+             before any resequencing) and every frame its stack sent (outbound: acknowledgements, or an upload's data)",
             f.client,
             format_mac(&f.headers.dst_mac),
         );
@@ -420,7 +424,7 @@ impl Capture {
     fn build(&mut self, packet: &Packet) -> u32 {
         let flow = self.flows[packet.flow as usize];
         let ack = packet.kind == Kind::Ack;
-        let h = if ack { flow.headers.reversed() } else { flow.headers };
+        let h = if ack { flow.data_headers.reversed() } else { flow.data_headers };
         let payload = if ack { 0 } else { packet.bytes as usize };
         let cutter = self.cutter;
         // The server's sequence number, in bytes, of the model's sequence number `k`.

@@ -125,7 +125,7 @@ pub enum Workload {
 impl Workload {
     /// Every kind with its fields, for errors naming a field of another kind.
     const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("requests", &["clients", "requests", "clients_in_turn", "arrivals", "file_size"]),
+        ("requests", &["clients", "requests", "clients_in_turn", "arrivals", "file_size", "direction"]),
         ("pingpong", &["pairs", "token_bytes", "rounds"]),
     ];
 }
@@ -207,6 +207,23 @@ pub struct Requests {
     pub arrivals: Arrivals,
     /// Size of the file each request asks for.
     pub file_size: FileSize,
+    /// Which way the files go: `download` (the server sends them out through the bond,
+    /// the default) or `upload` (each client sends its file to the server: the data
+    /// comes in through the switch, which places it on a port, and the bond carries the
+    /// server's ACKs; iperf from the clients, the thesis's Table 2). TCP only.
+    #[serde(default)]
+    pub direction: Direction,
+}
+
+/// Which way a request's file travels.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// From the server, out through the bond, to the client.
+    #[default]
+    Download,
+    /// From the client, in through the switch and the bond, to the server.
+    Upload,
 }
 
 fn default_clients() -> u32 {
@@ -1288,6 +1305,28 @@ impl Scenario {
                 }
             }
         }
+        if w.direction == Direction::Upload {
+            match &self.sender {
+                Sender::Tcp(t) if t.ack_path == AckPath::Ideal => {
+                    return Err(Error::scenario(
+                        "sender.ack_path",
+                        "\"ideal\" idealises the clients' return path, which carries an upload's data: \
+                         use \"links\" with workload.direction = \"upload\"",
+                    ));
+                }
+                Sender::Tcp(_) => {}
+                _ => {
+                    return Err(Error::scenario(
+                        "workload.direction",
+                        format!(
+                            "\"upload\" needs sender.kind = \"tcp\" (the clients send through their TCP stacks), \
+                             not \"{}\"",
+                            self.sender.kind()
+                        ),
+                    ));
+                }
+            }
+        }
         match &w.file_size {
             FileSize::Fixed { .. } => {}
             FileSize::Uniform { min_bytes, max_bytes } => {
@@ -1673,6 +1712,11 @@ impl Scenario {
     /// Payload bytes per packet.
     pub fn chunk_bytes(&self) -> u32 {
         self.sender.chunk_bytes()
+    }
+
+    /// Whether the clients send the files (`workload.direction = "upload"`).
+    pub fn upload(&self) -> bool {
+        matches!(&self.workload, Workload::Requests(w) if w.direction == Direction::Upload)
     }
 
     /// IPv4 + transport header bytes per packet, plus the VLAN tag if any.

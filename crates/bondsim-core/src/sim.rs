@@ -256,6 +256,9 @@ struct World {
     hears_resolved: bool,
     /// Whether the transport repairs losses itself (TCP).
     reliable: bool,
+    /// The end whose application receives the files: the clients', or the server's in an
+    /// upload (`workload.direction = "upload"`: the clients send through the switch).
+    app_side: Side,
     /// Where the bond put the latest offload buffer's first segment.
     gso_pick: Pick,
     /// Per side (server, client): whether the end wants to hear of TX completions (TCP
@@ -396,6 +399,7 @@ impl World {
             telling: false,
             hears_resolved: false,
             reliable: false,
+            app_side: if scenario.upload() { Side::Server } else { Side::Client },
             gso_pick: Pick::Drop,
             hears_tx_done: [false; 2],
             polling: [false; 2],
@@ -429,7 +433,7 @@ impl World {
             trace: Tracer::new(&scenario.trace, scenario.link_count()),
         };
         world.hears_resolved = world.server.hears_resolved();
-        world.reliable = world.server.reliable();
+        world.reliable = world.server.reliable() || world.client.reliable();
         world.hears_tx_done = [world.server.hears_tx_done(), world.client.hears_tx_done()];
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
@@ -518,9 +522,9 @@ impl World {
                     let target = if side == Side::Server { Target::Server } else { Target::Client };
                     self.events.schedule(at, Event::new(target, token));
                 }
-                // The metrics watch the clients' deliveries (a ping-pong server's
-                // reads are counted by its application).
-                Output::Deliver(packet) if side == Side::Client => self.deliver_app(now, &packet),
+                // The metrics watch the receiving application's deliveries (a ping-pong
+                // server's reads are counted by its application).
+                Output::Deliver(packet) if side == self.app_side => self.deliver_app(now, &packet),
                 Output::Deliver(_) => {}
                 Output::Lost(packet, cause) => self.receiver.lost_datagram(&packet, cause),
                 Output::Aborted(flow) => {
@@ -569,8 +573,13 @@ impl World {
             let file = self.requests[flow as usize].file_bytes;
             self.rx_links[flow as usize] =
                 self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
-            self.with_end(now, Side::Client, |end, out| end.open(now, flow, file, out));
-            self.with_end(now, Side::Server, |end, out| end.open(now, flow, file, out));
+            // The receiving end opens first (its data can arrive at once on a paced link).
+            let (first, second) = match self.app_side {
+                Side::Client => (Side::Client, Side::Server),
+                Side::Server => (Side::Server, Side::Client),
+            };
+            self.with_end(now, first, |end, out| end.open(now, flow, file, out));
+            self.with_end(now, second, |end, out| end.open(now, flow, file, out));
         }
         self.arrived += count;
     }
@@ -634,10 +643,8 @@ impl World {
         }
         match pick {
             Pick::Link(id) => {
-                let path = &mut self.paths[flow];
-                if path.0 != id as u32 {
-                    path.1 += u32::from(path.0 != u32::MAX);
-                    path.0 = id as u32;
+                if self.app_side == Side::Client {
+                    self.note_path(flow, id);
                 }
                 self.enqueue(now, id, packet);
             }
@@ -662,6 +669,15 @@ impl World {
                 self.freed(now, &packet);
                 self.lose(now, packet, DropCause::NoLink);
             }
+        }
+    }
+
+    /// The data of `flow` took link `id` (the bond's pick, or the switch's for an upload).
+    fn note_path(&mut self, flow: usize, id: usize) {
+        let path = &mut self.paths[flow];
+        if path.0 != id as u32 {
+            path.1 += u32::from(path.0 != u32::MAX);
+            path.0 = id as u32;
         }
     }
 
@@ -796,11 +812,7 @@ impl World {
             }
         }
         if packet.is_data() {
-            let before = self.wire.out_of_order;
-            self.wire.arrive(&packet);
-            if let Some(trace) = &mut self.trace {
-                trace.arrived(now, &packet, self.wire.out_of_order > before);
-            }
+            self.wire_arrival(now, &packet);
         }
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
@@ -813,6 +825,24 @@ impl World {
             }
         }
         self.tell_resolved(now, packet);
+    }
+
+    /// A data packet reached the receiving host's wire (the metrics' wire tap).
+    fn wire_arrival(&mut self, now: SimTime, packet: &Packet) {
+        let before = self.wire.out_of_order;
+        self.wire.arrive(packet);
+        if let Some(trace) = &mut self.trace {
+            trace.arrived(now, packet, self.wire.out_of_order > before);
+        }
+    }
+
+    /// A client's packet reached the server: an ACK, or an upload's data (past the wire tap).
+    fn arrived_at_server(&mut self, now: SimTime, packet: Packet) {
+        self.reverse_arrived += 1;
+        if self.app_side == Side::Server && packet.is_data() {
+            self.wire_arrival(now, &packet);
+        }
+        self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
     }
 
     /// Tells the server's end that `packet` is resolved, in the order packets resolve.
@@ -899,6 +929,9 @@ impl World {
             c.client_sent(now, &packet);
         }
         let Some(id) = self.peer_link(packet.flow as usize) else { return };
+        if self.app_side == Side::Server && packet.is_data() {
+            self.note_path(packet.flow as usize, id);
+        }
         if let Some(queues) = self.ideal_acks.as_mut() {
             // The ideal return path: the link's propagation delay, no queue, no loss.
             let delay = self.reverse[id].as_ref().map_or(SimTime::ZERO, |l| l.delay());
@@ -909,9 +942,8 @@ impl World {
         }
         let Some(link) = self.reverse[id].as_mut() else {
             // The paced model has no return path: the packet is at the server at once.
-            self.reverse_arrived += 1;
             self.release(now, Side::Client, &packet);
-            self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
+            self.arrived_at_server(now, packet);
             return;
         };
         match link.enqueue(now, packet) {
@@ -949,8 +981,7 @@ impl World {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
         let packet = link.arrive();
         self.in_flight -= 1;
-        self.reverse_arrived += 1;
-        self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
+        self.arrived_at_server(now, packet);
     }
 
     fn ideal_ack(&mut self, now: SimTime, id: usize) {
@@ -958,8 +989,7 @@ impl World {
         let (at, packet) = queues[id].pop_front().expect("one event per ACK");
         debug_assert_eq!(at, now);
         self.in_flight -= 1;
-        self.reverse_arrived += 1;
-        self.with_end(now, Side::Server, |end, out| end.on_packet(now, packet, out));
+        self.arrived_at_server(now, packet);
     }
 
     fn schedule_random_failure(&mut self, id: usize, now: SimTime, up_now: bool) {
@@ -1026,7 +1056,7 @@ impl World {
 
     /// Each component reports what it did; the result is built from the reports.
     fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
-        let tcp_trace = self.server.tcp_trace();
+        let tcp_trace = self.server.tcp_trace().or_else(|| self.client.tcp_trace());
         let end = self.stopped_at.unwrap_or(self.events.now());
         let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.views)).unwrap_or_default();
         let links = self
@@ -1066,7 +1096,7 @@ impl World {
                         server.merge(&client);
                         Some(server)
                     }
-                    (server, _) => server,
+                    (server, client) => server.or(client),
                 },
                 pingpong: self.server.pingpong_stats().map(|mut server| {
                     if let Some(client) = self.client.pingpong_stats() {

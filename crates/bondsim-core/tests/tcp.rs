@@ -356,3 +356,50 @@ fn a_broadcast_web_load_whose_queues_overflow_together_stalls_no_connection_on_t
     assert!(s.tcp_spurious_retransmits.unwrap() <= s.tcp_retransmits.unwrap());
     assert!(s.tcp_dsacks_received.unwrap() > 2 * s.tcp_segments_sent.unwrap(), "about three copies of each are extra");
 }
+
+/// Four clients each upload `bytes` to the server over four 1 Gbit/s links.
+fn upload(mode: &str, bytes: u64) -> RunResult {
+    let mut value = bulk(bytes, json!({}), json!([{"count": 4, "rate_mbps": 1000.0, "delay_us": 20.0}]));
+    value["workload"] = json!({"requests": 4, "clients": 4, "clients_in_turn": true, "direction": "upload",
+                               "file_size": {"kind": "fixed", "bytes": bytes}});
+    value["bond"]["mode"] = mode.into();
+    run(&scenario(value)).unwrap()
+}
+
+#[test]
+fn an_upload_comes_in_where_the_switch_puts_it_and_the_bond_carries_only_acks() {
+    let bytes = 2_000_000;
+    let r = upload("balance-rr", bytes);
+    let s = &r.summary;
+    assert_eq!(s.flows_complete, 4);
+    assert_eq!(s.delivered, 4 * bytes.div_ceil(1448), "every segment reached the server's application");
+    // The switch hashes each flow to one port: balance-rr's striping is the bond's
+    // transmit side only, so the incoming data is never reordered.
+    assert_eq!(s.wire_out_of_order, 0);
+    assert!(r.requests.link_switches.iter().all(|&n| n == 0), "{:?}", r.requests.link_switches);
+    // The data came in on the reverse links; the bond sent ACKs only (no payload).
+    let reverse: u64 = r.links.reverse_packets_sent.iter().sum();
+    assert!(reverse >= s.delivered, "{reverse}");
+    assert_eq!(r.links.bytes_sent.iter().sum::<u64>(), 0, "no payload left through the bond");
+    assert!(r.links.packets_sent.iter().sum::<u64>() > 0, "the server's ACKs did");
+}
+
+#[test]
+fn an_upload_into_active_backup_or_alb_arrives_on_the_link_the_mode_receives_on() {
+    for mode in ["active-backup", "balance-alb"] {
+        let r = upload(mode, 500_000);
+        assert_eq!(r.summary.flows_complete, 4, "{mode}");
+        for (last, rx) in r.requests.last_link.iter().zip(&r.requests.rx_link) {
+            assert_eq!(last.map(|l| l as usize), *rx, "{mode}: data arrives on the receive link");
+        }
+    }
+}
+
+#[test]
+fn an_upload_needs_tcp() {
+    let mut value = bulk(1000, json!({}), json!([{"rate_mbps": 100.0}]));
+    value["workload"]["direction"] = "upload".into();
+    value["sender"] = json!({"kind": "window"});
+    let err = Scenario::from_json(&value.to_string()).unwrap_err().to_string();
+    assert!(err.starts_with("workload.direction:") && err.contains("tcp"), "{err}");
+}

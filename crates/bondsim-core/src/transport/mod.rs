@@ -212,9 +212,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
 
 /// The two ends of a run's flows.
 pub struct Ends {
-    /// The server's end (the sender).
+    /// The server's end (the sender; the receiver of an upload).
     pub server: End,
-    /// The clients' end (the receiver).
+    /// The clients' end (the receiver; the senders of an upload).
     pub client: End,
 }
 
@@ -240,10 +240,13 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
                 let end = |role| Box::new(TcpPeer::new(config.clone(), cutter, flows, role, p.token_bytes, p.rounds));
                 return Ends { server: end(Role::Server).into(), client: end(Role::Client).into() };
             }
-            Ends {
-                server: Box::new(TcpSender::new(config.clone(), cutter, flows)).into(),
-                client: TcpReceiver::new(config, cutter, flows).into(),
+            let sender: End = Box::new(TcpSender::new(config.clone(), cutter, flows)).into();
+            let receiver: End = TcpReceiver::new(config, cutter, flows).into();
+            if scenario.upload() {
+                // The clients send (their packets take the switch's path in), the server receives.
+                return Ends { server: receiver, client: sender };
             }
+            Ends { server: sender, client: receiver }
         }
     }
 }
