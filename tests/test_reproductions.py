@@ -567,6 +567,27 @@ def test_thesis_modes_web_test_places_each_mode_by_how_many_links_it_uses(reprod
     assert web.loc["earliest-finish", "wire_ooo_fraction"] < web.loc["balance-rr", "wire_ooo_fraction"] / 2
 
 
+def test_thesis_modes_table2_iperf_is_placed_by_the_switch_not_the_bonds_mode(reproduced):
+    runs = csv(reproduced, "thesis-modes", "iperf.csv")
+    assert set(runs["mode"]) == set(thesis_modes.PAPER_IPERF)
+    # the switch hashes each connection to one port: incoming data is never reordered
+    assert (runs["wire_ooo_fraction"] == 0).all()
+    by = runs.set_index(["mode", "replication"])
+    for one_port in ("active-backup", "balance-tlb"):  # they receive on the active slave only
+        rows = runs[runs["mode"] == one_port]
+        assert (rows["ports_in"] == 1).all() and (rows["goodput_mbps"] <= LINK_MBPS * 1.001).all(), one_port
+    alb = runs[runs["mode"] == "balance-alb"]  # ARP answers spread the four clients over the four ports
+    assert (alb["ports_in"] == 4).all() and (alb["goodput_mbps"] > 3 * LINK_MBPS).all()
+    for mode in ("balance-rr", "balance-xor", "broadcast", "802.3ad"):
+        for rep in runs["replication"].unique():
+            row, rr = by.loc[(mode, rep)], by.loc[("balance-rr", rep)]
+            # the bond's mode only places the server's ACKs: the same ports, the same goodput
+            assert row["ports_in"] == rr["ports_in"], (mode, rep)
+            assert row["goodput_mbps"] == pytest.approx(rr["goodput_mbps"], rel=0.02), (mode, rep)
+            # each port in use carries about one link's worth
+            assert row["goodput_mbps"] == pytest.approx(row["ports_in"] * LINK_MBPS, rel=0.05), (mode, rep)
+
+
 def test_thesis_modes_per_size_table(reproduced):
     sizes = csv(reproduced, "thesis-modes", "per_size.csv")
     one = sizes[sizes["packets"] == 1]
