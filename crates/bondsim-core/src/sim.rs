@@ -586,6 +586,10 @@ impl World {
 
     /// The application at the client receives `packet`.
     fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
+        if self.next_request.is_empty() {
+            self.receiver.deliver(now, packet);
+            return;
+        }
         let ended = self.receiver.flows()[packet.flow as usize].resolved();
         self.receiver.deliver(now, packet);
         self.flow_may_have_ended(now, packet.flow, ended);
@@ -691,7 +695,10 @@ impl World {
     /// The server's buffer of `packet` is released: sent by its link (TX completion),
     /// or dropped below the transport. Feeds TCP small queues (`tcp_wfree`).
     fn freed(&mut self, now: SimTime, packet: &Packet) {
-        if !self.copies.contains_key(&packet.bond_seq) {
+        // (Tested in this order, the common case — nobody listens — costs one test.)
+        if self.hears_tx_done[Side::Server as usize]
+            && (self.copies.is_empty() || !self.copies.contains_key(&packet.bond_seq))
+        {
             self.release(now, Side::Server, packet);
         }
     }
@@ -824,7 +831,9 @@ impl World {
                 }
             }
         }
-        self.tell_resolved(now, packet);
+        if self.hears_resolved {
+            self.tell_resolved(now, packet);
+        }
     }
 
     /// A data packet reached the receiving host's wire (the metrics' wire tap).
