@@ -20,6 +20,7 @@ from bondsim.reproduce import (
     PAPERS,
     bulk_tcp,
     eft,
+    failover_switchover,
     ftp_two_links,
     hetero_bonding,
     lacp_hashing,
@@ -686,3 +687,34 @@ def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(
             assert mean[("delay 200 µs", *key)] < mean[("base", *key)]
     summary = (reproduced("elt-tokens") / "summary.md").read_text()
     assert "8.9" in summary and "16.4" in summary and "512" in summary
+
+
+# --- Failover: failover-switchover (seed 003 Fig. 5) ------------------------------------------------
+
+
+def test_failover_switchover_udp_and_tcp_modes(reproduced):
+    runs = csv(reproduced, "failover-switchover", "failover_switchover.csv")
+    fs = failover_switchover
+    # The bond's verdict: the NIC's latency, then the next miimon check.
+    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS).all()
+    udp = runs[runs["transport"] == "udp"]
+    assert len(udp) >= 6
+    # UDP resumes with the first datagram after the verdict: within a datagram gap (at the link's rate,
+    # the stream being offered faster) and a frame's time of the verdict, never before the NIC knew.
+    frame_ms = (1448 + 28 + 38) * 8 / (fs.LINK_MBPS * 1e3)
+    assert udp["fst_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS + 2 * frame_ms).all()
+    # Jittered failures fall at different phases: the FSTs are not all one value.
+    assert udp["fst_ms"].nunique() > 1
+    tcp = runs[runs["transport"] != "udp"]
+    # TCP cannot resume before a packet could: no TCP FST below the fastest UDP one.
+    assert tcp["fst_ms"].min() >= udp["fst_ms"].min() - frame_ms
+    huge = tcp[tcp["group"] == "huge"]
+    normal = tcp[tcp["group"] == "normal"]
+    # The huge group is the RTO's: at least TCP_RTO_MIN, and a timeout fired in every such failure.
+    assert (huge["fst_ms"] >= fs.TCP_RTO_MIN_MS).all()
+    assert (huge["rtos"] >= 1).all()
+    # The normal group recovered without waiting for a timeout.
+    assert (normal["fst_ms"] < fs.TCP_RTO_MIN_MS).all()
+    summary = (reproduced("failover-switchover") / "summary.md").read_text()
+    assert "5–20 ms" in summary and "huge" in summary
+    assert (reproduced("failover-switchover") / "fig5_fst.png").read_bytes().startswith(PNG_SIGNATURE)

@@ -19,6 +19,7 @@ MODULES = {
     "thesis-modes": "thesis_modes",
     "rr-udp": "rr_udp",
     "elt-tokens": "elt_tokens",
+    "failover-switchover": "failover_switchover",
 }
 
 
