@@ -51,3 +51,19 @@ def test_run_prints_detection_switch_over_and_stall_of_the_failovers_table(main,
         assert stall == "-"
     # Read back as written: the table is the run's.
     assert RunResult.read(tmp_path).failovers["detection_ms"].tolist() == table["detection_ms"].tolist()
+
+
+def test_monte_carlo_bench_runs_as_a_sweep_and_writes_its_distribution(tmp_path):
+    import bench_failover
+
+    from bondsim.reproduce import failover_switchover as fs
+
+    out = tmp_path / "failover.md"
+    assert bench_failover.main(["--runs", "10", "--out", str(out)]) == 0
+    runs = pd.read_csv(out.with_suffix(".csv"))
+    assert len(runs) == 10 and set(runs["transport"]) == {"tcp", "udp"}
+    # Random instants: the verdict is the NIC's latency plus up to one miimon period, at varied phases.
+    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS).all()
+    assert runs["down_at_s"].nunique() == 5, "each seed draws its own failure instant (TCP and UDP share seeds)"
+    assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+    assert "Wall time of the sweep" in out.read_text()
