@@ -20,6 +20,7 @@ from bondsim.reproduce import (
     PAPERS,
     bulk_tcp,
     eft,
+    elt_aft,
     failover_switchover,
     ftp_two_links,
     hetero_bonding,
@@ -718,3 +719,19 @@ def test_failover_switchover_udp_and_tcp_modes(reproduced):
     summary = (reproduced("failover-switchover") / "summary.md").read_text()
     assert "5–20 ms" in summary and "huge" in summary
     assert (reproduced("failover-switchover") / "fig5_fst.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_elt_aft_failover_state_runs_at_one_link_and_two_links_at_double(reproduced):
+    runs = csv(reproduced, "elt-aft", "elt_aft.csv").set_index("setup")
+    wire = elt_aft.LINK_MBPS * bulk_tcp.TCP_PAYLOAD_SHARE
+    one = runs.loc["one NIC", "goodput_mbps"]
+    aft = runs.loc["AFT state (one of two off-line)", "goodput_mbps"]
+    two = runs.loc["two NICs", "goodput_mbps"]
+    # One link: the wire's rate in full frames, less slow start's share of a 2 s transfer.
+    assert 0.97 * wire <= one <= wire
+    # The failover state can beat neither one link nor lose more than what went to the dead link.
+    assert aft <= one + 1e-9 and aft >= 0.97 * one
+    # Two lock-step links carry twice one link's payload.
+    assert 1.95 * one <= two <= 2 * wire
+    # The paper's figures are in the table beside ours.
+    assert runs["paper_mbps"].tolist() == list(elt_aft.PAPER_MBPS.values())

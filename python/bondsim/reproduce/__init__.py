@@ -20,6 +20,7 @@ MODULES = {
     "rr-udp": "rr_udp",
     "elt-tokens": "elt_tokens",
     "failover-switchover": "failover_switchover",
+    "elt-aft": "elt_aft",
 }
 
 
