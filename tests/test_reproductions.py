@@ -20,6 +20,8 @@ from bondsim.reproduce import (
     PAPERS,
     bulk_tcp,
     eft,
+    elt_aft,
+    failover_switchover,
     ftp_two_links,
     hetero_bonding,
     lacp_hashing,
@@ -707,3 +709,50 @@ def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(
             assert mean[("delay 200 µs", *key)] < mean[("base", *key)]
     summary = (reproduced("elt-tokens") / "summary.md").read_text()
     assert "8.9" in summary and "16.4" in summary and "512" in summary
+
+
+# --- Failover: failover-switchover (seed 003 Fig. 5) ------------------------------------------------
+
+
+def test_failover_switchover_udp_and_tcp_modes(reproduced):
+    runs = csv(reproduced, "failover-switchover", "failover_switchover.csv")
+    fs = failover_switchover
+    # The bond's verdict: the NIC's latency, then the next miimon check.
+    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS).all()
+    udp = runs[runs["transport"] == "udp"]
+    assert len(udp) >= 6
+    # UDP resumes with the first datagram after the verdict: within a datagram gap (at the link's rate,
+    # the stream being offered faster) and a frame's time of the verdict, never before the NIC knew.
+    frame_ms = (1448 + 28 + 38) * 8 / (fs.LINK_MBPS * 1e3)
+    assert udp["fst_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS + 2 * frame_ms).all()
+    # Jittered failures fall at different phases: the FSTs are not all one value.
+    assert udp["fst_ms"].nunique() > 1
+    tcp = runs[runs["transport"] != "udp"]
+    # TCP cannot resume before a packet could: no TCP FST below the fastest UDP one.
+    assert tcp["fst_ms"].min() >= udp["fst_ms"].min() - frame_ms
+    huge = tcp[tcp["group"] == "huge"]
+    normal = tcp[tcp["group"] == "normal"]
+    # The huge group is the RTO's: at least TCP_RTO_MIN, and a timeout fired in every such failure.
+    assert (huge["fst_ms"] >= fs.TCP_RTO_MIN_MS).all()
+    assert (huge["rtos"] >= 1).all()
+    # The normal group recovered without waiting for a timeout.
+    assert (normal["fst_ms"] < fs.TCP_RTO_MIN_MS).all()
+    summary = (reproduced("failover-switchover") / "summary.md").read_text()
+    assert "5–20 ms" in summary and "huge" in summary
+    assert (reproduced("failover-switchover") / "fig5_fst.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+def test_elt_aft_failover_state_runs_at_one_link_and_two_links_at_double(reproduced):
+    runs = csv(reproduced, "elt-aft", "elt_aft.csv").set_index("setup")
+    wire = elt_aft.LINK_MBPS * bulk_tcp.TCP_PAYLOAD_SHARE
+    one = runs.loc["one NIC", "goodput_mbps"]
+    aft = runs.loc["AFT state (one of two off-line)", "goodput_mbps"]
+    two = runs.loc["two NICs", "goodput_mbps"]
+    # One link: the wire's rate in full frames, less slow start's share of a 2 s transfer.
+    assert 0.97 * wire <= one <= wire
+    # The failover state can beat neither one link nor lose more than what went to the dead link.
+    assert aft <= one + 1e-9 and aft >= 0.97 * one
+    # Two lock-step links carry twice one link's payload.
+    assert 1.95 * one <= two <= 2 * wire
+    # The paper's figures are in the table beside ours.
+    assert runs["paper_mbps"].tolist() == list(elt_aft.PAPER_MBPS.values())

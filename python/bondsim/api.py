@@ -29,9 +29,9 @@ class RunResult:
 
     #: The files :meth:`write` always writes.
     FILES = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
-    #: Tables a run has only when its scenario asked for them (``sender.trace_ms``, ``[trace]``),
-    #: each written as ``NAME.csv``.
-    TRACES = ("tcp_trace", "link_trace", "link_events", "packet_trace")
+    #: Tables a run has only when its scenario asked for them (``sender.trace_ms``, ``[trace]``) or, for
+    #: ``failovers``, when a link can fail; each written as ``NAME.csv``.
+    TRACES = ("tcp_trace", "link_trace", "link_events", "packet_trace", "failovers")
 
     def __init__(self, scenario: dict, summary: dict, requests=None, links=None, **traces):
         unknown = set(traces) - set(self.TRACES)
@@ -114,6 +114,14 @@ class RunResult:
         """The first ``trace.packets`` packets in bond order: packet, flow, seq, retransmit, link, sent_s,
         left_s, arrived_s, out_of_order (on the clients' wire)."""
         return self.trace("packet_trace")
+
+    @property
+    def failovers(self) -> pd.DataFrame | None:
+        """One row per failure of a link (runs whose links can fail): link, name, kind, down_at_s, up_at_s,
+        detected_at_s, detection_ms, switchover_ms (seed 003's flow switch-over time, median over the flows
+        that switched), switchover_ms_max, switchover_flows, lost_queue_full, lost_link_down, lost_no_link,
+        lost_random, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps (README, "Failover")."""
+        return self.trace("failovers")
 
     @property
     def files(self) -> list[str]:

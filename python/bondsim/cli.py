@@ -15,6 +15,7 @@ from bondsim import _core
 from bondsim._core import BondsimError
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.console import Console
     from rich.table import Table
 
@@ -195,10 +196,59 @@ def _summary_table(summary: dict) -> Table:
         rows += _tcp_rows(summary)
     if summary.get("exchanges"):
         rows += _pingpong_rows(summary)
+    if summary.get("failovers"):
+        rows += [
+            ("link failures", f"{summary['failovers']:,}"),
+            ("  detection (max)", _ms(summary["detection_ms_max"])),
+            ("  switch-over (max)", _ms(summary["switchover_ms_max"])),
+            ("  TCP stall (max)", _ms(summary["tcp_stall_ms_max"])),
+        ]
     for name, value in rows:
         table.add_row(name, value)
     for link in summary["links"]:
         table.add_row(f"  {link['name']} packets", f"{link['packets_sent']:,}")
+    return table
+
+
+#: Failures printed one per column by ``bondsim run`` (the rest are in ``failovers.csv``).
+FAILOVER_COLUMNS = 4
+
+
+def _ms(value) -> str:
+    """A duration in ms, or "-" for none (null, NaN)."""
+    return "-" if value is None or value != value else f"{value:,.3f} ms"
+
+
+def _failover_table(failovers: pd.DataFrame) -> Table:
+    """The first failures of a run (``failovers`` table), one column each."""
+    from rich.table import Table
+
+    shown = failovers.head(FAILOVER_COLUMNS)
+    table = Table(title="failovers", show_header=True)
+    table.add_column("figure", style="bold")
+    for i, row in shown.iterrows():
+        table.add_column(f"{i + 1}: {row['name']} ({row['kind']})", justify="right")
+    rows = {
+        "down at": lambda r: f"{r['down_at_s']:.6f} s",
+        "up at": lambda r: "never" if r["up_at_s"] != r["up_at_s"] else f"{r['up_at_s']:.6f} s",
+        "detection": lambda r: "never" if r["detection_ms"] != r["detection_ms"] else _ms(r["detection_ms"]),
+        "switch-over (median)": lambda r: _ms(r["switchover_ms"]),
+        "switch-over (max)": lambda r: _ms(r["switchover_ms_max"]),
+        "flows switched": lambda r: f"{r['switchover_flows']:,}",
+        "TCP stall": lambda r: _ms(r["tcp_stall_ms"]),
+        "RTOs (spurious)": lambda r: (
+            "-" if r["rtos"] != r["rtos"] else f"{int(r['rtos']):,} ({int(r['spurious_rtos']):,})"
+        ),
+        "lost: link down": lambda r: f"{r['lost_link_down']:,}",
+        "lost: no link": lambda r: f"{r['lost_no_link']:,}",
+        "lost: queue full": lambda r: f"{r['lost_queue_full']:,}",
+        "lost: random": lambda r: f"{r['lost_random']:,}",
+        "throughput during": lambda r: f"{r['throughput_bps'] / 1e6:,.3f} Mbit/s",
+    }
+    for name, cell in rows.items():
+        table.add_row(name, *(cell(r) for _, r in shown.iterrows()))
+    if len(failovers) > len(shown):
+        table.caption = f"and {len(failovers) - len(shown):,} more failures (failovers.csv with --out)"
     return table
 
 
@@ -287,6 +337,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(json.dumps(result.summary, indent=2))
     elif not args.quiet:
         console.print(_summary_table(result.summary))
+        if result.failovers is not None and len(result.failovers):
+            console.print(_failover_table(result.failovers))
         if args.out:
             console.print(f"wrote {', '.join(result.files)} to {args.out}")
         if args.pcap:

@@ -160,3 +160,41 @@ def scatter(
         ax.grid(True, alpha=0.3)
     fig.suptitle(title)
     return _save(fig, path)
+
+
+def strip(
+    data: pd.DataFrame,
+    x: str,
+    y: str,
+    path: str | Path,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    bands: dict[str, tuple[str, float, float]] | None = None,
+    lines: dict[str, float] | None = None,
+    logy: bool = True,
+) -> Path:
+    """Every value of ``y`` as a point above its category ``x`` (spread sideways so equal values show), with
+    reference bands (``label: (category, low, high)``, drawn over that category) and horizontal lines."""
+    categories = list(dict.fromkeys(data[x]))
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(categories)), 4.2), dpi=120)
+    for i, category in enumerate(categories):
+        values = data.loc[data[x] == category, y].dropna().to_numpy()
+        offsets = (pd.Series(range(len(values))) % 9 - 4) * 0.04
+        ax.scatter(i + offsets, values, s=14, alpha=0.7)
+    for label, (category, low, high) in (bands or {}).items():
+        i = categories.index(category)
+        ax.fill_between([i - 0.35, i + 0.35], low, high, alpha=0.15, color="grey", label=label)
+    for (label, value), style in zip((lines or {}).items(), REFERENCE_STYLES, strict=False):
+        ax.axhline(value, linestyle=style, color="black", linewidth=0.8, label=label)
+    ax.set_xticks(range(len(categories)), [str(c) for c in categories])
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(True, alpha=0.3)
+    if bands or lines:
+        ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    return _save(fig, path)

@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::failover::FailoverTable;
 use crate::link::LinkStats;
 use crate::receiver::{Receiver, WireTap};
 use crate::time::SimTime;
@@ -29,6 +30,9 @@ pub struct RunResult {
     /// The first packets' schedule (`trace.packets`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub packet_trace: Option<crate::trace::PacketTrace>,
+    /// One row per failure of a link (runs whose links can fail; `failover.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failovers: Option<crate::failover::FailoverTable>,
 }
 
 /// Whole-run figures. Everything but `wall_s` is a pure function of the scenario.
@@ -192,6 +196,14 @@ pub struct Summary {
     pub exchange_rtt_p99_ms: Option<f64>,
     /// TCP: the trace stopped at its row limit (only when tracing).
     pub tcp_trace_truncated: Option<bool>,
+    /// Failures of a link in the run (rows of the `failovers` table; absent if no link can fail).
+    pub failovers: Option<u64>,
+    /// The longest time the bond took to declare a failed link down, ms (`failovers.detection_ms`).
+    pub detection_ms_max: Option<f64>,
+    /// The longest flow switch-over time (seed 003 §4.3), ms (`failovers.switchover_ms_max`).
+    pub switchover_ms_max: Option<f64>,
+    /// The longest TCP stall around a failure, ms (`failovers.tcp_stall_ms`).
+    pub tcp_stall_ms_max: Option<f64>,
     /// `link_events` stopped at its row limit (only with `trace.link_ms`; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_truncated: Option<bool>,
@@ -359,6 +371,8 @@ pub struct Reports<'a> {
     pub reasm: Option<crate::transport::ipfrag::ReasmStats>,
     /// The `[trace]` tables (empty unless asked for).
     pub trace: crate::trace::TraceTables,
+    /// The failover measures (runs whose links can fail).
+    pub failovers: Option<crate::failover::FailoverTable>,
 }
 
 impl RunResult {
@@ -577,6 +591,10 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .and_then(|_| (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6)),
         exchange_rtt_p99_ms: pingpong.and_then(|_| nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6)),
         tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
+        failovers: reports.failovers.as_ref().map(|f| f.link.len() as u64),
+        detection_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.detection_ms)),
+        switchover_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.switchover_ms_max)),
+        tcp_stall_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.tcp_stall_ms)),
         trace_truncated: reports.trace.link_events.as_ref().map(|_| reports.trace.truncated),
         events: reports.events,
         wall_s,
@@ -597,6 +615,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         link_trace: trace.link_trace,
         link_events: trace.link_events,
         packet_trace: trace.packet_trace,
+        failovers: reports.failovers,
     }
 }
 

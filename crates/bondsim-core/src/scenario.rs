@@ -813,6 +813,16 @@ pub struct LinkBase {
     /// Carrier lost and restored at random: exponential up and down times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_failures: Option<RandomFailures>,
+    /// How much later than the physical change the NIC reports a carrier change, ms (0 =
+    /// at once). The bond's miimon reads `netif_carrier_ok` (`use_carrier = 1`), which the
+    /// driver sets from its link-status-change interrupt or watchdog: e1000e, igb and igc
+    /// run their watchdog one jiffy after the LSC interrupt (`mod_timer(&adapter->watchdog_timer,
+    /// jiffies + 1)` in `e1000_intr`/`igb_msix_other`) and it calls `netif_carrier_off`; the PHY
+    /// may take longer still to declare the link down (IEEE 802.3 §40.4.2.5 leaves it to the
+    /// implementer; Jay Vosburgh on the e1000 list, 2012-12-21: "the link down detection using
+    /// netif_carrier_ok() is always about 350 msec" with an e1000e). Packets in flight are
+    /// lost at the physical instant all the same.
+    pub carrier_latency_ms: f64,
 }
 
 impl Default for LinkBase {
@@ -825,6 +835,7 @@ impl Default for LinkBase {
             intermittent: None,
             failures: Vec::new(),
             random_failures: None,
+            carrier_latency_ms: 0.0,
         }
     }
 }
@@ -973,8 +984,16 @@ impl LinkSpec {
         ),
     ];
     /// The fields of [`LinkBase`].
-    const BASE: &'static [&'static str] =
-        &["count", "name", "slowdown", "slow_windows", "intermittent", "failures", "random_failures"];
+    const BASE: &'static [&'static str] = &[
+        "count",
+        "name",
+        "slowdown",
+        "slow_windows",
+        "intermittent",
+        "failures",
+        "random_failures",
+        "carrier_latency_ms",
+    ];
 
     /// A paced link of `period_ms` (the thesis's interface).
     pub fn paced(period_ms: f64) -> LinkSpec {
@@ -1131,6 +1150,12 @@ pub struct Failure {
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up_s: Option<f64>,
+    /// A uniform random offset in [0, jitter_ms) ms, drawn from the stream
+    /// `links.{i}.failures.{k}.jitter`, added to `down_s` and `up_s` alike (the failure
+    /// lasts as long): the failure falls at any phase of the monitor's period, and a sweep
+    /// over `seed` is a Monte Carlo of failure instants. 0 = exactly at `down_s`.
+    #[serde(default)]
+    pub jitter_ms: f64,
 }
 
 /// A link that fails and recovers at random.
@@ -1536,15 +1561,18 @@ impl Scenario {
                 duration(&p("intermittent.normal_s"), im.normal_s, 1.0, false)?;
                 factor(&p("intermittent.slowdown"), im.slowdown)?;
             }
+            duration(&p("carrier_latency_ms"), base.carrier_latency_ms, 1e-3, true)?;
             let mut back_up_at = 0.0_f64;
             for (k, failure) in base.failures.iter().enumerate() {
                 let q = |field: &str| format!("links.{i}.failures.{k}.{field}");
                 duration(&q("down_s"), failure.down_s, 1.0, true)?;
+                duration(&q("jitter_ms"), failure.jitter_ms, 1e-3, true)?;
                 if failure.down_s < back_up_at {
                     return Err(Error::scenario(
                         q("down_s"),
                         format!(
-                            "failures must be in time order: this one starts before the last ended ({back_up_at} s)"
+                            "failures must be in time order: this one starts before the last ended ({back_up_at} s, \
+                             the previous failure's up_s plus its jitter_ms)"
                         ),
                     ));
                 }
@@ -1554,7 +1582,8 @@ impl Scenario {
                         if up <= failure.down_s {
                             return Err(Error::scenario(q("up_s"), format!("must be > down_s ({})", failure.down_s)));
                         }
-                        back_up_at = up;
+                        // With jitter the failure may end up to `jitter_ms` later.
+                        back_up_at = up + failure.jitter_ms / 1e3;
                     }
                     None if k + 1 < base.failures.len() => {
                         return Err(Error::scenario(q("up_s"), "only the last failure may last for ever"));

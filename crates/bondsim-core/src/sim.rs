@@ -27,6 +27,7 @@ use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::capture::{self, Capture};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
+use crate::failover::{self, FailoverLog};
 use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network::{self, FlowHeaders};
 use crate::packet::Packet;
@@ -71,7 +72,8 @@ enum Target {
     Reverse(u32),
     /// The ideal return path of a link delivers its oldest ACK.
     IdealAck(u32),
-    /// A link's carrier goes (token 0) or comes back (1).
+    /// A link's carrier goes (token 0) or comes back (1); the NIC reports that it went
+    /// (2) or came back (3), `carrier_latency_ms` later.
     Carrier(u32),
     /// The monitor commits its verdict on a link (token: its generation).
     Monitor(u32),
@@ -298,6 +300,12 @@ struct World {
     capture: Option<Box<Capture>>,
     /// Time series for reports (`[trace]`), when asked for.
     trace: Option<Tracer>,
+    /// Per link: how late its NIC reports a carrier change (`carrier_latency_ms`), and the
+    /// carrier it reports (what the bond's monitor reads, `netif_carrier_ok`).
+    carrier_latency: Vec<SimTime>,
+    nic_carrier: Vec<bool>,
+    /// The failover measures, when a link can fail (`failover.rs`).
+    failover: Option<Box<FailoverLog>>,
 }
 
 impl World {
@@ -340,10 +348,11 @@ impl World {
             });
             links.push(link);
             link_names.push(link_name(spec, id));
-            for failure in &spec.base.failures {
-                events.schedule(SimTime::from_secs_f64(failure.down_s), Event::new(Target::Carrier(id as u32), 0));
-                if let Some(up) = failure.up_s {
-                    events.schedule(SimTime::from_secs_f64(up), Event::new(Target::Carrier(id as u32), 1));
+            for (k, failure) in spec.base.failures.iter().enumerate() {
+                let (down, up) = failover::failure_instants(failure, seed, id, k);
+                events.schedule(down, Event::new(Target::Carrier(id as u32), 0));
+                if let Some(up) = up {
+                    events.schedule(up, Event::new(Target::Carrier(id as u32), 1));
                 }
             }
             failure_rngs.push(
@@ -431,10 +440,22 @@ impl World {
             stopped_at: None,
             capture: None,
             trace: Tracer::new(&scenario.trace, scenario.link_count()),
+            carrier_latency: scenario
+                .each_link()
+                .map(|(_, spec)| SimTime::from_millis_f64(spec.base.carrier_latency_ms))
+                .collect(),
+            nic_carrier: vec![true; scenario.link_count()],
+            failover: None,
         };
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable() || world.client.reliable();
         world.hears_tx_done = [world.server.hears_tx_done(), world.client.hears_tx_done()];
+        let can_fail =
+            scenario.each_link().any(|(_, s)| !s.base.failures.is_empty() || s.base.random_failures.is_some());
+        if can_fail {
+            let log = FailoverLog::new(world.links.len(), world.requests.len(), world.reliable);
+            world.failover = Some(Box::new(log));
+        }
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -480,6 +501,7 @@ impl World {
                     (_, epoch) => self.reverse_deliver(now, id as usize, epoch),
                 },
                 Target::IdealAck(id) => self.ideal_ack(now, id as usize),
+                Target::Carrier(id) if token >= 2 => self.nic_carrier(now, id as usize, token == 3),
                 Target::Carrier(id) => self.carrier(now, id as usize, token == 1),
                 Target::Monitor(id) => self.commit(now, id as usize, token as u32),
                 Target::Scheduler => self.scheduler_tick(now),
@@ -586,13 +608,15 @@ impl World {
 
     /// The application at the client receives `packet`.
     fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
-        if self.next_request.is_empty() {
-            self.receiver.deliver(now, packet);
-            return;
+        let closed_loop = !self.next_request.is_empty();
+        let ended = closed_loop && self.receiver.flows()[packet.flow as usize].resolved();
+        let first = self.receiver.deliver(now, packet).is_some();
+        if let Some(log) = self.failover.as_deref_mut().filter(|_| first) {
+            log.delivered(now, packet);
         }
-        let ended = self.receiver.flows()[packet.flow as usize].resolved();
-        self.receiver.deliver(now, packet);
-        self.flow_may_have_ended(now, packet.flow, ended);
+        if closed_loop {
+            self.flow_may_have_ended(now, packet.flow, ended);
+        }
     }
 
     /// In a closed loop, a client whose request just ended (every packet arrived or was lost)
@@ -748,6 +772,7 @@ impl World {
             }
             self.in_flight -= 1;
             self.freed(now, &packet);
+            self.failover_arrival(now, id, &packet);
             self.arrived_at_client(now, packet);
         }
     }
@@ -792,7 +817,15 @@ impl World {
         }
         let packet = link.arrive();
         self.in_flight -= 1;
+        self.failover_arrival(now, id, &packet);
         self.arrived_at_client(now, packet);
+    }
+
+    /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
+    fn failover_arrival(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        if let Some(log) = self.failover.as_deref_mut() {
+            log.arrived(now, id, packet);
+        }
     }
 
     /// A copy of `packet` reached the client's wire at `now`.
@@ -888,6 +921,9 @@ impl World {
 
     /// `packet` will never arrive.
     fn lose(&mut self, now: SimTime, packet: Packet, cause: DropCause) {
+        if let Some(log) = self.failover.as_deref_mut() {
+            log.lost(cause);
+        }
         if cause == DropCause::NoLink {
             self.drops_no_link += 1;
         }
@@ -1013,6 +1049,12 @@ impl World {
         if self.links[id].carrier() == up {
             return;
         }
+        if let Some(log) = self.failover.as_deref_mut() {
+            match up {
+                true => log.up(now, id),
+                false => log.down(now, id, "carrier", &self.receiver),
+            }
+        }
         if up {
             self.links[id].carrier_up();
             if let Some(reverse) = self.reverse[id].as_mut() {
@@ -1030,13 +1072,23 @@ impl World {
                 self.release(now, Side::Client, &packet);
             }
         }
-        let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
-        if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
-            self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
+        match self.carrier_latency[id] {
+            SimTime::ZERO => self.nic_carrier(now, id, up),
+            latency => self.events.schedule(now + latency, Event::new(Target::Carrier(id as u32), 2 + u64::from(up))),
         }
         self.schedule_random_failure(id, now, up);
         self.refresh_view(id, now);
         self.trace_link_event(now, id);
+    }
+
+    /// Link `id`'s NIC reports its carrier `up` (`netif_carrier_on`/`off`), `carrier_latency_ms`
+    /// after the change: what the bond's miimon reads from now on.
+    fn nic_carrier(&mut self, now: SimTime, id: usize, up: bool) {
+        self.nic_carrier[id] = up;
+        let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
+        if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
+            self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
+        }
     }
 
     /// Records link `id`'s carrier and the monitor's verdict after a change (`[trace]`).
@@ -1047,8 +1099,11 @@ impl World {
     }
 
     fn commit(&mut self, now: SimTime, id: usize, generation: u32) {
-        let carrier = self.links[id].carrier();
+        let carrier = self.nic_carrier[id];
         if self.monitor.commit(id, generation, carrier) {
+            if let Some(log) = self.failover.as_deref_mut() {
+                log.verdict(now, id, carrier);
+            }
             self.views[id].up = carrier;
             self.refresh_view(id, now);
             self.trace_link_event(now, id);
@@ -1067,6 +1122,14 @@ impl World {
     fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
         let tcp_trace = self.server.tcp_trace().or_else(|| self.client.tcp_trace());
         let end = self.stopped_at.unwrap_or(self.events.now());
+        let tcp = match (self.server.tcp_stats(), self.client.tcp_stats()) {
+            (Some(mut server), Some(client)) => {
+                server.merge(&client);
+                Some(server)
+            }
+            (server, client) => server.or(client),
+        };
+        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, tcp.as_ref()));
         let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.views)).unwrap_or_default();
         let links = self
             .links
@@ -1100,13 +1163,7 @@ impl World {
                 ended_at: self.events.now(),
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
-                tcp: match (self.server.tcp_stats(), self.client.tcp_stats()) {
-                    (Some(mut server), Some(client)) => {
-                        server.merge(&client);
-                        Some(server)
-                    }
-                    (server, client) => server.or(client),
-                },
+                tcp,
                 pingpong: self.server.pingpong_stats().map(|mut server| {
                     if let Some(client) = self.client.pingpong_stats() {
                         server.tokens += client.tokens;
@@ -1116,6 +1173,7 @@ impl World {
                 tcp_trace,
                 reasm: self.client.reasm_stats(),
                 trace,
+                failovers,
             },
             wall_s,
         )

@@ -19,6 +19,8 @@ MODULES = {
     "thesis-modes": "thesis_modes",
     "rr-udp": "rr_udp",
     "elt-tokens": "elt_tokens",
+    "failover-switchover": "failover_switchover",
+    "elt-aft": "elt_aft",
 }
 
 

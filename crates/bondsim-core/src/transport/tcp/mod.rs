@@ -282,6 +282,10 @@ pub struct TcpStats {
     pub aborted: u64,
     /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
     pub spurious_rtos: u64,
+    /// When each retransmission timeout fired (for the failover measures, `failover.rs`).
+    pub rto_at: Vec<SimTime>,
+    /// When F-RTO found a timeout spurious.
+    pub spurious_rto_at: Vec<SimTime>,
 }
 
 impl TcpStats {
@@ -299,6 +303,8 @@ impl TcpStats {
         self.acks_received += other.acks_received;
         self.aborted += other.aborted;
         self.spurious_rtos += other.spurious_rtos;
+        self.rto_at.extend_from_slice(&other.rto_at);
+        self.spurious_rto_at.extend_from_slice(&other.spurious_rto_at);
     }
 }
 

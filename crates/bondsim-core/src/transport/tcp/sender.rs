@@ -967,6 +967,7 @@ impl TcpSender {
                     // was delivered, so not everything was lost: the timeout was spurious.
                     c.undo_reduction(stats);
                     stats.spurious_rtos += 1;
+                    stats.spurious_rto_at.push(now);
                     c.frto = false;
                     c.set_state(CaState::Open);
                 } else {
@@ -1199,6 +1200,7 @@ impl TcpSender {
         let config = &self.config;
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
         self.stats.rtos += 1;
+        self.stats.rto_at.push(now);
         // `tcp_write_timeout`: after `tcp_retries2` (15) backed-off timeouts without
         // progress the connection is aborted (ETIMEDOUT, about 15 minutes at a 200 ms RTO).
         if c.backoff >= TCP_RETRIES2 {

@@ -1,0 +1,286 @@
+//! What a user reads about a failover: one row per failure of a link (the
+//! `failovers` table) and the summary's worst cases.
+//!
+//! The world feeds the log through thin hooks (`sim.rs`): a link's physical
+//! failure and recovery, the bond's verdict on it (the monitor's commit), every
+//! data packet that reaches the clients' wire with the link it came on, every
+//! packet the application receives, every packet lost (with its cause); TCP's
+//! timeouts come from the senders' statistics at the end. The log exists only
+//! when a link can fail, so runs without failures pay nothing.
+//!
+//! Each failure has a window: from the physical failure (`down_at_s`) to the
+//! link's recovery (`up_at_s`), or to the end of the run if it never recovers.
+//!
+//! * `detection_ms`: from the failure to the bond's verdict that the link is down
+//!   (null if the bond never noticed: `miimon = 0`, or the link came back first).
+//! * `switchover_ms`: seed 003 §4.3's flow switch-over time (FST), "the duration from the
+//!   time of last data packets on old active slave (that is, just before link failure) to
+//!   the time of the first data packets on new active slave", per flow that was using the
+//!   failed link (it had a packet arrive over it and was not finished when the link failed):
+//!   from that flow's last data packet to arrive over the failed link before the failure to
+//!   its first data packet to arrive over another link. Median and largest over those flows
+//!   (null if none switched: the flow waited for the link, or ended).
+//! * `lost_*`: packets lost (every copy dropped) in the window, by cause; for TCP these
+//!   are segments its sender will repair, not losses at the application.
+//! * `tcp_stall_ms`: for TCP, the longest gap in the application's in-order delivery of a
+//!   flow that was receiving when the link failed, over the gaps that end after the failure
+//!   and begin inside its window (the largest over flows).
+//! * `rtos`, `spurious_rtos`: TCP retransmission timeouts that fired in the window, and
+//!   the timeouts F-RTO found spurious in it.
+//! * `throughput_bps`: payload bits the application received in the window per second.
+
+use serde::Serialize;
+
+use crate::link::DropCause;
+use crate::packet::Packet;
+use crate::receiver::Receiver;
+use crate::rng;
+use crate::scenario::Failure;
+use crate::time::SimTime;
+use crate::transport::tcp::TcpStats;
+
+/// When a scheduled failure (`links.{link}.failures.{k}`) happens in a run of `seed`:
+/// `down_s` and `up_s` moved by the same uniform offset in [0, `jitter_ms`) drawn from
+/// the stream `links.{link}.failures.{k}.jitter` (none drawn without jitter).
+pub fn failure_instants(failure: &Failure, seed: u64, link: usize, k: usize) -> (SimTime, Option<SimTime>) {
+    let offset = if failure.jitter_ms > 0.0 {
+        let mut stream = rng::stream(seed, &format!("links.{link}.failures.{k}.jitter"));
+        let u: f64 = rand::RngExt::random(&mut stream);
+        SimTime::from_millis_f64(u * failure.jitter_ms)
+    } else {
+        SimTime::ZERO
+    };
+    (SimTime::from_secs_f64(failure.down_s) + offset, failure.up_s.map(|up| SimTime::from_secs_f64(up) + offset))
+}
+
+/// One failure of a link, as it is being measured.
+#[derive(Debug, Clone)]
+struct Row {
+    link: usize,
+    kind: &'static str,
+    down: SimTime,
+    up: Option<SimTime>,
+    detected: Option<SimTime>,
+    /// Per flow that switched: its switch-over time, ns.
+    switchovers: Vec<u64>,
+    stall: Option<SimTime>,
+    lost: [u64; 4],
+    delivered_bytes: u64,
+}
+
+/// A flow's measure still waiting for a packet.
+#[derive(Debug, Clone, Copy)]
+enum Pending {
+    /// The flow's first packet over another link than `rows[row].link` ends it.
+    Switch { row: usize, from: SimTime },
+    /// The flow's next delivery ends a gap that began at `prev`.
+    Stall { row: usize, prev: SimTime },
+}
+
+/// The measures of every failure of a run.
+#[derive(Debug, Clone)]
+pub struct FailoverLog {
+    rows: Vec<Row>,
+    /// Per link: its failure in progress (a row), if any.
+    open: Vec<Option<usize>>,
+    /// Per link: its latest failure (a row), for the verdict.
+    latest: Vec<Option<usize>>,
+    links: usize,
+    /// Per flow and link: when the flow's latest data packet arrived over the link (`SimTime::MAX`: never).
+    last_on: Vec<SimTime>,
+    /// Per flow: its measures waiting for a packet.
+    pending: Vec<Vec<Pending>>,
+    /// Whether the application's deliveries are TCP's (in order, the stall is measured).
+    reliable: bool,
+}
+
+impl FailoverLog {
+    /// A log for `links` links and `flows` flows; `reliable`: the transport repairs losses (TCP).
+    pub fn new(links: usize, flows: usize, reliable: bool) -> FailoverLog {
+        FailoverLog {
+            rows: Vec::new(),
+            open: vec![None; links],
+            latest: vec![None; links],
+            links,
+            last_on: vec![SimTime::MAX; links * flows],
+            pending: vec![Vec::new(); flows],
+            reliable,
+        }
+    }
+
+    /// Link `link` failed (`kind`: how) at `now`; `receiver` says which flows were receiving.
+    pub fn down(&mut self, now: SimTime, link: usize, kind: &'static str, receiver: &Receiver) {
+        if self.open[link].is_some() {
+            return;
+        }
+        let row = self.rows.len();
+        self.rows.push(Row {
+            link,
+            kind,
+            down: now,
+            up: None,
+            detected: None,
+            switchovers: Vec::new(),
+            stall: None,
+            lost: [0; 4],
+            delivered_bytes: 0,
+        });
+        self.open[link] = Some(row);
+        self.latest[link] = Some(row);
+        for (flow, rx) in receiver.flows().iter().enumerate() {
+            if rx.resolved() {
+                continue;
+            }
+            let from = self.last_on[flow * self.links + link];
+            if from != SimTime::MAX {
+                self.pending[flow].push(Pending::Switch { row, from });
+            }
+            if self.reliable && rx.received > 0 {
+                self.pending[flow].push(Pending::Stall { row, prev: rx.last_at });
+            }
+        }
+    }
+
+    /// Link `link` came back at `now`.
+    pub fn up(&mut self, now: SimTime, link: usize) {
+        if let Some(row) = self.open[link].take() {
+            self.rows[row].up = Some(now);
+        }
+    }
+
+    /// The bond's verdict on `link` changed at `now` (`up`: usable).
+    pub fn verdict(&mut self, now: SimTime, link: usize, up: bool) {
+        if let Some(row) = self.latest[link].filter(|_| !up) {
+            self.rows[row].detected.get_or_insert(now);
+        }
+    }
+
+    /// A data packet of `packet.flow` reached the clients' wire over `link` at `now`.
+    pub fn arrived(&mut self, now: SimTime, link: usize, packet: &Packet) {
+        if !packet.is_data() {
+            return;
+        }
+        let flow = packet.flow as usize;
+        self.last_on[flow * self.links + link] = now;
+        let rows = &mut self.rows;
+        self.pending[flow].retain(|p| match *p {
+            Pending::Switch { row, from } if rows[row].link != link => {
+                rows[row].switchovers.push(now.0 - from.0);
+                false
+            }
+            _ => true,
+        });
+    }
+
+    /// The application received `packet` (for the first time) at `now`.
+    pub fn delivered(&mut self, now: SimTime, packet: &Packet) {
+        for row in self.open.iter().flatten() {
+            self.rows[*row].delivered_bytes += u64::from(packet.bytes);
+        }
+        let rows = &mut self.rows;
+        self.pending[packet.flow as usize].retain_mut(|p| match p {
+            Pending::Stall { row, prev } => {
+                let r = &mut rows[*row];
+                let gap = SimTime(now.0 - prev.0);
+                if r.stall.is_none_or(|s| gap > s) {
+                    r.stall = Some(gap);
+                }
+                *prev = now;
+                // Gaps that begin after the window has closed are not this failure's.
+                r.up.is_none_or(|up| now < up)
+            }
+            Pending::Switch { .. } => true,
+        });
+    }
+
+    /// A packet was lost (every copy dropped), for `cause`.
+    pub fn lost(&mut self, cause: DropCause) {
+        for row in self.open.iter().flatten() {
+            self.rows[*row].lost[cause as usize] += 1;
+        }
+    }
+
+    /// The table, the run having ended at `end`; `tcp`: the TCP senders' statistics.
+    pub fn finish(self, end: SimTime, names: &[String], tcp: Option<&TcpStats>) -> FailoverTable {
+        let mut t = FailoverTable::default();
+        let ms = |ns: u64| ns as f64 / 1e6;
+        for r in self.rows {
+            let close = r.up.unwrap_or(end).max(r.down);
+            let within = |at: &Vec<SimTime>| at.iter().filter(|&&x| x >= r.down && x < close).count() as u64;
+            let mut fst = r.switchovers;
+            fst.sort_unstable();
+            let window_s = (close.0 - r.down.0) as f64 / 1e9;
+            t.link.push(r.link);
+            t.name.push(names[r.link].clone());
+            t.kind.push(r.kind);
+            t.down_at_s.push(r.down.as_secs_f64());
+            t.up_at_s.push(r.up.map(SimTime::as_secs_f64));
+            t.detected_at_s.push(r.detected.map(SimTime::as_secs_f64));
+            t.detection_ms.push(r.detected.map(|d| ms(d.0 - r.down.0)));
+            // The median: the lower middle of an even count (nearest rank).
+            t.switchover_ms.push((!fst.is_empty()).then(|| ms(fst[(fst.len() - 1) / 2])));
+            t.switchover_ms_max.push(fst.last().map(|&x| ms(x)));
+            t.switchover_flows.push(fst.len() as u32);
+            t.lost_queue_full.push(r.lost[DropCause::QueueFull as usize]);
+            t.lost_link_down.push(r.lost[DropCause::LinkDown as usize]);
+            t.lost_no_link.push(r.lost[DropCause::NoLink as usize]);
+            t.lost_random.push(r.lost[DropCause::Random as usize]);
+            t.tcp_stall_ms.push(r.stall.filter(|_| self.reliable).map(|s| ms(s.0)));
+            t.rtos.push(tcp.map(|s| within(&s.rto_at)));
+            t.spurious_rtos.push(tcp.map(|s| within(&s.spurious_rto_at)));
+            t.window_s.push(window_s);
+            t.throughput_bps.push(if window_s > 0.0 { r.delivered_bytes as f64 * 8.0 / window_s } else { 0.0 });
+        }
+        t
+    }
+}
+
+/// One row per failure of a link (see the module's notes for each measure).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FailoverTable {
+    /// The failed link's id.
+    pub link: Vec<usize>,
+    /// Its name.
+    pub name: Vec<String>,
+    /// How it failed (`carrier`: the carrier went).
+    pub kind: Vec<&'static str>,
+    /// When it failed, seconds.
+    pub down_at_s: Vec<f64>,
+    /// When it came back, seconds (null: never).
+    pub up_at_s: Vec<Option<f64>>,
+    /// When the bond's monitor declared it down, seconds (null: never).
+    pub detected_at_s: Vec<Option<f64>>,
+    /// `detected_at_s - down_at_s`, ms.
+    pub detection_ms: Vec<Option<f64>>,
+    /// Seed 003's flow switch-over time, median over the flows that switched, ms.
+    pub switchover_ms: Vec<Option<f64>>,
+    /// The largest flow switch-over time, ms.
+    pub switchover_ms_max: Vec<Option<f64>>,
+    /// Flows that were using the link and reached the clients over another one.
+    pub switchover_flows: Vec<u32>,
+    /// Packets lost in the window to a full transmit queue.
+    pub lost_queue_full: Vec<u64>,
+    /// … to a link without carrier (in flight at the failure, or sent into it before the bond knew).
+    pub lost_link_down: Vec<u64>,
+    /// … because the bond had no usable link.
+    pub lost_no_link: Vec<u64>,
+    /// … on a wire at random.
+    pub lost_random: Vec<u64>,
+    /// TCP: the longest gap in a flow's in-order delivery around the failure, ms.
+    pub tcp_stall_ms: Vec<Option<f64>>,
+    /// TCP: retransmission timeouts in the window.
+    pub rtos: Vec<Option<u64>>,
+    /// TCP: timeouts in the window that F-RTO found spurious.
+    pub spurious_rtos: Vec<Option<u64>>,
+    /// The window's length: to `up_at_s`, or to the end of the run, seconds.
+    pub window_s: Vec<f64>,
+    /// Payload bits the application received in the window per second.
+    pub throughput_bps: Vec<f64>,
+}
+
+impl FailoverTable {
+    /// The largest of a column's values (null if none).
+    pub fn max(column: &[Option<f64>]) -> Option<f64> {
+        column.iter().flatten().copied().reduce(f64::max)
+    }
+}

@@ -1,0 +1,185 @@
+//! Failover measures end to end (`failovers` table): every expectation is derived here
+//! from the scenario (monitor period, delays, carrier latency, send rate), never copied
+//! from a run.
+
+use bondsim_core::{run, RunResult, Scenario};
+use serde_json::{json, Value};
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
+/// A UDP stream of `rate_mbps` (1448-byte datagrams) over two 1 Gbit/s links in `mode`;
+/// link 0 fails at `down_s` (moved by up to `jitter_ms`) and comes back at `up_s`.
+fn udp(mode: &str, bond: Value, latency_ms: f64, jitter_ms: f64, seed: u64) -> Value {
+    let mut b = json!({"mode": mode});
+    for (k, v) in bond.as_object().unwrap() {
+        b[k] = v.clone();
+    }
+    json!({
+        "seed": seed,
+        "stop_s": 0.5,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
+        "bond": b,
+        "links": [
+            {"rate_mbps": 1000.0, "delay_us": 10.0, "carrier_latency_ms": latency_ms,
+             "failures": [{"down_s": 0.1, "up_s": 0.3, "jitter_ms": jitter_ms}]},
+            {"rate_mbps": 1000.0, "delay_us": 10.0, "carrier_latency_ms": latency_ms},
+        ],
+    })
+}
+
+const RATE_MBPS: f64 = 100.0;
+/// The stream's packet gap, ms: 1448 payload bytes at RATE_MBPS.
+const GAP_MS: f64 = 1448.0 * 8.0 / (RATE_MBPS * 1e3);
+
+fn only_failure(r: &RunResult) -> &bondsim_core::failover::FailoverTable {
+    let f = r.failovers.as_ref().expect("a run whose link fails has a failovers table");
+    assert_eq!(f.link, [0], "one failure, of link 0");
+    f
+}
+
+#[test]
+fn active_backup_detects_within_carrier_latency_plus_one_check_plus_downdelay() {
+    let (miimon, downdelay, latency) = (10.0, 20.0, 3.0);
+    let mut phases = Vec::new();
+    for seed in 1..=12 {
+        let s = scenario(udp("active-backup", json!({"miimon": miimon, "downdelay": downdelay}), latency, 50.0, seed));
+        let r = run(&s).unwrap();
+        let f = only_failure(&r);
+        let d = f.detection_ms[0].expect("miimon notices the failure");
+        assert!(
+            d >= latency + downdelay - 1e-9 && d <= latency + miimon + downdelay + 1e-9,
+            "seed {seed}: detection {d} ms outside [{}, {}]",
+            latency + downdelay,
+            latency + miimon + downdelay
+        );
+        // The jitter moves the failure inside [0.1 s, 0.1 s + 50 ms) and keeps its length.
+        let (down, up) = (f.down_at_s[0], f.up_at_s[0].unwrap());
+        assert!((0.1..0.15).contains(&down), "seed {seed}: down at {down}");
+        assert!((up - down - 0.2).abs() < 1e-9);
+        assert_eq!(r.summary.failovers, Some(1));
+        assert_eq!(r.summary.detection_ms_max, Some(d));
+        phases.push(d);
+    }
+    // Random instants fall at different phases of the 10 ms check.
+    let spread = phases.iter().cloned().fold(f64::MIN, f64::max) - phases.iter().cloned().fold(f64::MAX, f64::min);
+    assert!(spread > miimon / 4.0, "detection times barely vary: {phases:?}");
+}
+
+#[test]
+fn udp_switch_over_is_the_detection_plus_at_most_a_packet_gap_and_a_frame() {
+    let latency = 4.0;
+    for seed in 1..=6 {
+        let r = run(&scenario(udp("active-backup", json!({"miimon": 1.0}), latency, 10.0, seed))).unwrap();
+        let f = only_failure(&r);
+        let d = f.detection_ms[0].unwrap();
+        let fst = f.switchover_ms[0].expect("the stream switched links");
+        assert_eq!(f.switchover_flows[0], 1);
+        // From the last packet over link 0 (at most a gap before the failure) to the first over
+        // link 1 (sent at the verdict or at most a gap later, then a frame's time on the wire and
+        // the wire's delay): both ends are within one gap of the failure and of the verdict.
+        let frame_ms = (1448.0 + 28.0 + 38.0) * 8.0 / 1e6;
+        assert!(fst >= d - GAP_MS, "seed {seed}: FST {fst} below detection {d} minus a gap");
+        assert!(fst <= d + 2.0 * GAP_MS + frame_ms + 0.01 + 1e-9, "seed {seed}: FST {fst} vs detection {d}");
+        // What the bond sent into the dead link until it knew: about detection / gap packets.
+        let expected = d / GAP_MS;
+        let lost = f.lost_link_down[0] as f64;
+        assert!((lost - expected).abs() <= 2.0, "seed {seed}: lost {lost}, {expected} expected");
+    }
+}
+
+#[test]
+fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
+    let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
+    let f = only_failure(&r);
+    assert_eq!(f.detected_at_s[0], None);
+    assert_eq!(f.detection_ms[0], None);
+    assert_eq!(f.switchover_flows[0], 0, "no flow moved to the backup link");
+    assert_eq!(f.switchover_ms[0], None);
+    // Everything the stream sent in the 200 ms the link was down was lost to it.
+    let sent = 0.2e3 / GAP_MS;
+    let lost = f.lost_link_down[0] as f64;
+    assert!((lost - sent).abs() <= 2.0, "lost {lost}, {sent} sent while down");
+    assert_eq!(f.throughput_bps[0], 0.0);
+    assert_eq!(r.links.packets_sent[1], 0, "the backup link never carried anything");
+}
+
+#[test]
+fn broadcast_loses_nothing_while_one_link_lives() {
+    let r = run(&scenario(udp("broadcast", json!({"miimon": 1.0}), 4.0, 0.0, 1))).unwrap();
+    let f = only_failure(&r);
+    let lost = f.lost_link_down[0] + f.lost_no_link[0] + f.lost_queue_full[0] + f.lost_random[0];
+    assert_eq!(lost, 0, "a packet has its other copy");
+    assert_eq!(r.summary.dropped, 0);
+    assert!(r.summary.drops_link_down > 0, "copies were dropped on the failed link all the same");
+    // The application's rate during the failure is the stream's.
+    let rate = f.throughput_bps[0] / 1e6;
+    assert!((rate - RATE_MBPS).abs() < 0.01 * RATE_MBPS, "{rate} Mbit/s during the failure");
+}
+
+#[test]
+fn carrier_latency_delays_the_verdict_and_costs_what_was_sent_meanwhile() {
+    let lost = |latency: f64| {
+        let r = run(&scenario(udp("active-backup", json!({"miimon": 1.0}), latency, 0.0, 1))).unwrap();
+        let f = only_failure(&r);
+        let d = f.detection_ms[0].unwrap();
+        assert!(d >= latency && d <= latency + 1.0, "latency {latency}: detection {d}");
+        f.lost_link_down[0] as f64
+    };
+    let (fast, slow) = (lost(0.0), lost(50.0));
+    // 50 ms more of the stream went into the dead link.
+    let extra = 50.0 / GAP_MS;
+    assert!((slow - fast - extra).abs() <= 2.0, "{fast} then {slow}: {extra} more expected");
+}
+
+#[test]
+fn tcp_stall_spans_the_failure_and_timeouts_are_counted_in_its_window() {
+    let s = scenario(json!({
+        "seed": 1,
+        "stop_s": 1.0,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "active-backup", "miimon": 0.0},
+        "links": [{"rate_mbps": 100.0, "failures": [{"down_s": 0.2, "up_s": 0.6}]}, {"rate_mbps": 100.0}],
+    }));
+    let r = run(&s).unwrap();
+    let f = only_failure(&r);
+    // No monitor: TCP waits for the link to come back; its delivery stalls at least that long and
+    // its timeouts (backed off from 200 ms) fire in the window.
+    let stall = f.tcp_stall_ms[0].expect("TCP stalled");
+    assert!(stall >= 400.0, "stall {stall} ms shorter than the outage");
+    let rtos = f.rtos[0].unwrap();
+    assert!(rtos >= 1, "a timeout fired while the link was down");
+    assert!(rtos <= r.summary.tcp_rtos.unwrap());
+    assert_eq!(r.summary.tcp_stall_ms_max, Some(stall));
+    // A UDP run has no TCP figures.
+    let u = run(&scenario(udp("active-backup", json!({"miimon": 1.0}), 0.0, 0.0, 1))).unwrap();
+    let uf = only_failure(&u);
+    assert_eq!((uf.tcp_stall_ms[0], uf.rtos[0]), (None, None));
+}
+
+#[test]
+fn runs_whose_links_cannot_fail_have_no_failover_table() {
+    let mut v = udp("active-backup", json!({"miimon": 1.0}), 0.0, 0.0, 1);
+    v["links"][0]["failures"] = json!([]);
+    let r = run(&scenario(v)).unwrap();
+    assert!(r.failovers.is_none());
+    assert_eq!(r.summary.failovers, None);
+}
+
+#[test]
+fn bad_latency_and_jitter_name_their_field() {
+    let err = |v: Value| Scenario::from_json(&v.to_string()).unwrap_err().to_string();
+    let mut v = udp("active-backup", json!({}), -1.0, 0.0, 1);
+    assert!(err(v.clone()).contains("links.0.carrier_latency_ms"), "{}", err(v.clone()));
+    v = udp("active-backup", json!({}), 0.0, -5.0, 1);
+    assert!(err(v.clone()).contains("links.0.failures.0.jitter_ms"));
+    // A jittered failure may end up to jitter_ms after up_s: the next one must start after that.
+    v = udp("active-backup", json!({}), 0.0, 0.0, 1);
+    v["links"][0]["failures"] = json!([{"down_s": 0.1, "up_s": 0.2, "jitter_ms": 50.0}, {"down_s": 0.22}]);
+    assert!(err(v.clone()).contains("links.0.failures.1.down_s"));
+    v["links"][0]["failures"][1]["down_s"] = json!(0.25);
+    assert!(Scenario::from_json(&v.to_string()).is_ok());
+}

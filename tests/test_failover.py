@@ -1,0 +1,69 @@
+"""Failover as a user meets it: `bondsim run` prints the detection time, the flow switch-over time and
+TCP's stall, and they are the figures of the run's `failovers` table."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+from conftest import SCENARIOS
+
+from bondsim.api import RunResult
+
+
+def _printed(out: str, figure: str) -> list[str]:
+    """The cells printed on the row named ``figure`` (rich's box drawing taken away)."""
+    for line in out.splitlines():
+        cells = [c.strip() for c in re.split(r"[│┃]", line) if c.strip()]
+        if cells and cells[0] == figure:
+            return cells[1:]
+    raise AssertionError(f"no row {figure!r} in:\n{out}")
+
+
+def _ms(cell: str) -> float:
+    return float(cell.removesuffix(" ms").replace(",", ""))
+
+
+@pytest.mark.parametrize("name", ["failover_tcp", "failover"])
+def test_run_prints_detection_switch_over_and_stall_of_the_failovers_table(main, tmp_path, name):
+    done = main("run", str(SCENARIOS / f"{name}.toml"), "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "failovers.csv")
+    assert len(table) == 1 and table["name"][0] == "eth0"
+    row = table.iloc[0]
+    assert _ms(_printed(done.stdout, "detection")[0]) == pytest.approx(row["detection_ms"], abs=5e-4)
+    assert _ms(_printed(done.stdout, "switch-over (median)")[0]) == pytest.approx(row["switchover_ms"], abs=5e-4)
+    # The scenarios' own settings bound the detection: the NIC's latency, one miimon check, downdelay.
+    doc = RunResult.read(tmp_path).scenario
+    bond, link = doc["bond"], doc["links"][0]
+    low = link["carrier_latency_ms"] + bond["downdelay"]
+    assert low <= row["detection_ms"] <= low + bond["miimon"]
+    # The flow's last packet over eth0 came before the failure, its first over eth1 after the verdict.
+    assert row["switchover_ms"] >= row["detection_ms"] - 1.0
+    stall = _printed(done.stdout, "TCP stall")[0]
+    if doc["sender"]["kind"] == "tcp":
+        assert _ms(stall) == pytest.approx(row["tcp_stall_ms"], abs=5e-4)
+        assert row["tcp_stall_ms"] >= row["detection_ms"], "TCP cannot deliver before the bond switched"
+        summary = _printed(done.stdout, "TCP stall (max)")[0]
+        assert _ms(summary) == pytest.approx(row["tcp_stall_ms"], abs=5e-4)
+    else:
+        assert stall == "-"
+    # Read back as written: the table is the run's.
+    assert RunResult.read(tmp_path).failovers["detection_ms"].tolist() == table["detection_ms"].tolist()
+
+
+def test_monte_carlo_bench_runs_as_a_sweep_and_writes_its_distribution(tmp_path):
+    import bench_failover
+
+    from bondsim.reproduce import failover_switchover as fs
+
+    out = tmp_path / "failover.md"
+    assert bench_failover.main(["--runs", "10", "--out", str(out)]) == 0
+    runs = pd.read_csv(out.with_suffix(".csv"))
+    assert len(runs) == 10 and set(runs["transport"]) == {"tcp", "udp"}
+    # Random instants: the verdict is the NIC's latency plus up to one miimon period, at varied phases.
+    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS).all()
+    assert runs["down_at_s"].nunique() == 5, "each seed draws its own failure instant (TCP and UDP share seeds)"
+    assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
+    assert "Wall time of the sweep" in out.read_text()
