@@ -22,6 +22,7 @@ from bondsim.reproduce import (
     eft,
     elt_aft,
     failover_switchover,
+    failure_league,
     ftp_two_links,
     hetero_bonding,
     lacp_hashing,
@@ -756,3 +757,23 @@ def test_elt_aft_failover_state_runs_at_one_link_and_two_links_at_double(reprodu
     assert 1.95 * one <= two <= 2 * wire
     # The paper's figures are in the table beside ours.
     assert runs["paper_mbps"].tolist() == list(elt_aft.PAPER_MBPS.values())
+
+
+# --- failure-league: every mode under every failure kind --------------------------------------------
+
+
+def test_failure_league_every_mode_survives_a_carrier_loss_within_one_link(reproduced):
+    runs = csv(reproduced, "failure-league", "league.csv")
+    assert set(runs["mode"]) == set(failure_league.MODES) and set(runs["kind"]) == set(failure_league.KINDS)
+    carrier = runs[runs["kind"] == "carrier"].set_index("mode")
+    # miimon notices a carrier loss at its next check: within one period, never at once
+    assert (carrier["detection_ms"] > 0).all() and (carrier["detection_ms"] <= failure_league.MIIMON_MS).all()
+    # one link is left: nobody delivers more than one link's goodput during the failure
+    assert (carrier["during_mbps"] <= LINK_MBPS * 1.001).all()
+    # broadcast's other copy arrives: nothing lost, no timeout
+    assert carrier.loc["broadcast", "lost_packets"] == 0 and carrier.loc["broadcast", "rtos"] == 0
+    # active-backup's traffic stops at least until the bond notices
+    assert carrier.loc["active-backup", "tcp_stall_ms"] >= carrier.loc["active-backup", "detection_ms"]
+    # striping and hashing use both links again once the link is back
+    for both in ("balance-rr", "balance-xor"):
+        assert carrier.loc[both, "after_mbps"] > 1.5 * LINK_MBPS, both

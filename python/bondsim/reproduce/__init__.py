@@ -21,6 +21,7 @@ MODULES = {
     "elt-tokens": "elt_tokens",
     "failover-switchover": "failover_switchover",
     "elt-aft": "elt_aft",
+    "failure-league": "failure_league",
 }
 
 
