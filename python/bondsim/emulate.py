@@ -8,10 +8,12 @@ packet through the scenario's bond and emulated links in this process. Linux onl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import signal
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +55,18 @@ class EmulateProgress:
             )
 
 
-def _stop_on_sigterm() -> None:
-    """SIGTERM stops a run as Ctrl-C does (the core looks for signals while it runs)."""
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """While in it, SIGTERM stops a run as Ctrl-C does (the core looks for signals while it runs)."""
 
     def handler(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
-    signal.signal(signal.SIGTERM, handler)
+    before = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def emulate_doc(doc: dict, seconds: float | None = None, *, label: str = "emulating", quiet: bool = True):
@@ -101,8 +108,8 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
-    _stop_on_sigterm()
-    result = emulate_doc(doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet)
+    with _stop_on_sigterm():
+        result = emulate_doc(doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet)
     if args.out:
         try:
             result.write(args.out)
@@ -164,8 +171,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.out:
         check_out_file(args.out)
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else [doc["bond"]["mode"]]
-    _stop_on_sigterm()
-    rows = validate_rows(doc, modes, args.seconds, args.quiet)
+    with _stop_on_sigterm():
+        rows = validate_rows(doc, modes, args.seconds, args.quiet)
     if args.out:
         import pandas as pd
 
