@@ -60,6 +60,8 @@ struct Parsed {
     proto: u8,
     src_port: u16,
     dst_port: u16,
+    /// TCP sequence number (0 for other protocols).
+    seq: u32,
     /// Transport payload bytes (TCP data; 0 for a pure ACK).
     payload: u32,
 }
@@ -68,18 +70,19 @@ struct Parsed {
 fn parse(bytes: &[u8]) -> Option<Parsed> {
     let ip = etherparse::Ipv4HeaderSlice::from_slice(bytes).ok()?;
     let rest = bytes.get(ip.slice().len()..usize::from(ip.total_len()).min(bytes.len()))?;
-    let (src_port, dst_port, payload) = match ip.protocol() {
+    let (src_port, dst_port, seq, payload) = match ip.protocol() {
         etherparse::IpNumber::TCP => {
             let tcp = etherparse::TcpHeaderSlice::from_slice(rest).ok()?;
-            (tcp.source_port(), tcp.destination_port(), (rest.len() - tcp.slice().len()) as u32)
+            let payload = (rest.len() - tcp.slice().len()) as u32;
+            (tcp.source_port(), tcp.destination_port(), tcp.sequence_number(), payload)
         }
         etherparse::IpNumber::UDP => {
             let udp = etherparse::UdpHeaderSlice::from_slice(rest).ok()?;
-            (udp.source_port(), udp.destination_port(), (rest.len() - 8) as u32)
+            (udp.source_port(), udp.destination_port(), 0, (rest.len() - 8) as u32)
         }
-        _ => (0, 0, rest.len() as u32),
+        _ => (0, 0, 0, rest.len() as u32),
     };
-    Some(Parsed { src: ip.source(), dst: ip.destination(), proto: ip.protocol().0, src_port, dst_port, payload })
+    Some(Parsed { src: ip.source(), dst: ip.destination(), proto: ip.protocol().0, src_port, dst_port, seq, payload })
 }
 
 /// What the emulator knows of one flow (a 5-tuple from the server's side).
@@ -89,9 +92,11 @@ pub struct FlowStats {
     pub client: usize,
     /// Data packets (TCP payload) the bond took from the server.
     pub packets: u64,
-    /// Data packets written to the client.
+    /// Distinct data segments written to the client (first copies: a segment that arrives
+    /// again, retransmitted or copied, counts once).
     pub delivered: u64,
-    /// Delivered after a packet the bond took later (RFC 4737 reordering, in the bond's order).
+    /// Of those, arrived below the highest sequence number the flow had arrived at: the
+    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number).
     pub out_of_order: u64,
     /// Times consecutive data packets took different links.
     pub link_switches: u32,
@@ -99,8 +104,10 @@ pub struct FlowStats {
     pub last_link: Option<usize>,
     /// The link the client's packets come back on, where the mode decides it (`rx_link`).
     pub rx_link: Option<usize>,
-    next_ordinal: u64,
-    max_delivered: Option<u64>,
+    /// One past the highest sequence number arrived so far.
+    highest_end: Option<u32>,
+    /// Sequence numbers of the segments arrived so far.
+    seen: rustc_hash::FxHashSet<u32>,
 }
 
 /// A frame in the fabric: its bytes and where it goes.
@@ -108,8 +115,8 @@ pub struct FlowStats {
 struct Frame {
     bytes: Vec<u8>,
     dest: Dest,
-    /// The flow and the data packet's position in the bond's order (data from the server only).
-    flow: Option<(FlowKey, u64)>,
+    /// The flow and the data segment's sequence range (data from the server only).
+    flow: Option<(FlowKey, u32, u32)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -296,8 +303,11 @@ impl Fabric {
         Packet { bytes: l3.saturating_sub(self.header_bytes), bond_seq: id, ..Packet::default() }
     }
 
-    /// The server's TUN device gave the bond `bytes` at `now`.
-    pub fn from_server(&mut self, now: SimTime, bytes: Vec<u8>) {
+    /// The server's TUN device gave the bond `bytes` at `now`. Every event due by then runs
+    /// first (what it delivers goes to `out`): a link never starts sending a packet before
+    /// the bond had it, however late the caller is.
+    pub fn from_server(&mut self, now: SimTime, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+        self.advance(now, out);
         let Some(p) = parse(&bytes).filter(|p| p.src == self.server_ip) else {
             self.foreign += 1;
             return;
@@ -315,11 +325,9 @@ impl Fabric {
             let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
             self.flows.insert(key, FlowStats { client, rx_link, ..FlowStats::default() });
         }
-        let ordinal = (p.payload > 0).then(|| {
-            let flow = self.flows.get_mut(&key).expect("inserted");
-            flow.packets += 1;
-            flow.next_ordinal += 1;
-            flow.next_ordinal - 1
+        let segment = (p.payload > 0).then(|| {
+            self.flows.get_mut(&key).expect("inserted").packets += 1;
+            (p.seq, p.seq.wrapping_add(p.payload))
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
@@ -333,7 +341,7 @@ impl Fabric {
             self.drops_no_link += 1;
             return;
         }
-        if let (Some(_), Some(flow)) = (ordinal, self.flows.get_mut(&key)) {
+        if let (Some(_), Some(flow)) = (segment, self.flows.get_mut(&key)) {
             if targets.len() == 1 {
                 if flow.last_link.is_some_and(|l| l != targets[0]) {
                     flow.link_switches += 1;
@@ -341,7 +349,7 @@ impl Fabric {
                 flow.last_link = Some(targets[0]);
             }
         }
-        let flow = ordinal.map(|o| (key, o));
+        let flow = segment.map(|(seq, end)| (key, seq, end));
         let last = targets.len() - 1;
         let mut bytes = Some(bytes);
         for (i, id) in targets.into_iter().enumerate() {
@@ -383,8 +391,10 @@ impl Fabric {
         Some(usable[hash::linux_xmit_hash(HashPolicy::Layer23, headers) as usize % usable.len()])
     }
 
-    /// Client `client`'s TUN device gave `bytes` at `now` (towards the server).
-    pub fn from_client(&mut self, now: SimTime, client: usize, bytes: Vec<u8>) {
+    /// Client `client`'s TUN device gave `bytes` at `now` (towards the server); events due by
+    /// then run first, as in [`Fabric::from_server`].
+    pub fn from_client(&mut self, now: SimTime, client: usize, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+        self.advance(now, out);
         let Some(p) = parse(&bytes).filter(|p| p.dst == self.server_ip) else {
             self.foreign += 1;
             return;
@@ -442,13 +452,16 @@ impl Fabric {
         }
         let packet = link.arrive();
         let Some(frame) = self.frames.remove(&packet.bond_seq) else { return };
-        if let Some((key, ordinal)) = frame.flow {
+        if let Some((key, seq, end)) = frame.flow {
             let flow = self.flows.get_mut(&key).expect("a flow of a sent packet");
-            flow.delivered += 1;
-            if flow.max_delivered.is_some_and(|m| ordinal < m) {
-                flow.out_of_order += 1;
+            if flow.seen.insert(seq) {
+                flow.delivered += 1;
+                // Sequence numbers wrap (RFC 9293 §3.4): compare by their difference.
+                match flow.highest_end {
+                    Some(h) if (seq.wrapping_sub(h) as i32) < 0 => flow.out_of_order += 1,
+                    _ => flow.highest_end = Some(end),
+                }
             }
-            flow.max_delivered = flow.max_delivered.max(Some(ordinal));
         }
         if frame.dest == Dest::Server {
             self.reverse_delivered += 1;

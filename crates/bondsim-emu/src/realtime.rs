@@ -87,9 +87,52 @@ pub fn preflight() -> Result<()> {
     Ok(())
 }
 
-/// Reads every packet waiting on `tun`.
+/// How the deliveries kept to their times.
+struct Timing {
+    /// Lateness in µs, up to a minute (later ones count as a minute).
+    lateness: Histogram<u64>,
+    /// Per forward link: wire bytes delivered, first and last delivery (seconds from the start).
+    delivered: Vec<(u64, f64, f64)>,
+}
+
+impl Timing {
+    fn new(links: usize) -> Timing {
+        Timing {
+            lateness: Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"),
+            delivered: vec![(0, f64::NAN, 0.0); links],
+        }
+    }
+
+    /// Writes `out` to the TUN devices, each packet now (its time has come), noting how late.
+    fn write(&mut self, out: &mut Vec<Delivery>, server_tun: &mut File, client_tuns: &mut [File], start: Instant) {
+        for d in out.drain(..) {
+            let tun = match d.dest {
+                Dest::Server => &mut *server_tun,
+                Dest::Client(c) => &mut client_tuns[c],
+            };
+            // A full TUN queue on the way in drops, as a NIC's ring would.
+            let _ = tun.write(&d.bytes);
+            let written = start.elapsed();
+            self.lateness.saturating_record((written.as_nanos() as u64).saturating_sub(d.due.0) / 1000);
+            if let (Dest::Client(_), Some(link)) = (d.dest, d.link) {
+                let entry = &mut self.delivered[link];
+                entry.0 += d.wire_bytes;
+                if entry.1.is_nan() {
+                    entry.1 = written.as_secs_f64();
+                }
+                entry.2 = written.as_secs_f64();
+            }
+        }
+    }
+}
+
+/// Most packets read from one TUN device before the loop looks at the clock again: a
+/// burst from the kernel must not hold back deliveries that are due.
+const READ_BURST: usize = 32;
+
+/// Reads the packets waiting on `tun`, at most [`READ_BURST`].
 fn drain(tun: &mut File, buf: &mut [u8], mut each: impl FnMut(Vec<u8>)) -> Result<()> {
-    loop {
+    for _ in 0..READ_BURST {
         match tun.read(buf) {
             Ok(n) => each(buf[..n].to_vec()),
             Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
@@ -97,6 +140,7 @@ fn drain(tun: &mut File, buf: &mut [u8], mut each: impl FnMut(Vec<u8>)) -> Resul
             Err(e) => return Err(host_error("reading a TUN device", e)),
         }
     }
+    Ok(())
 }
 
 /// Runs `scenario` on the emulator; `progress` is called about four times a second and
@@ -177,46 +221,32 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack (prctl(2)):
     // 1 ns instead of 50 µs, so ppoll wakes when a delivery is due.
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    let realtime = realtime_priority();
     let start = shared.start;
-    let mut lateness = Histogram::<u64>::new(3).expect("histogram");
-    let mut delivered_link = vec![(0u64, f64::NAN, 0f64); fabric.names.len()];
+    let mut timing = Timing::new(fabric.names.len());
     let mut out: Vec<Delivery> = Vec::new();
     let mut buf = vec![0u8; 65536];
     let mut last_progress = Instant::now();
     let total = requests.len() as u32;
     let mut interrupted = false;
     let mut loop_error = None;
+    let clock = || SimTime(start.elapsed().as_nanos() as u64);
     loop {
-        let now = SimTime(start.elapsed().as_nanos() as u64);
-        fabric.advance(now, &mut out);
-        for d in out.drain(..) {
-            let tun = match d.dest {
-                Dest::Server => &mut server_tun,
-                Dest::Client(c) => &mut client_tuns[c],
-            };
-            // A full TUN queue on the way in drops, as a NIC's ring would.
-            let _ = tun.write(&d.bytes);
-            let written = start.elapsed();
-            lateness.saturating_record((written.as_nanos() as u64).saturating_sub(d.due.0) / 1000);
-            if let (Dest::Client(_), Some(link)) = (d.dest, d.link) {
-                let entry = &mut delivered_link[link];
-                entry.0 += d.wire_bytes;
-                if entry.1.is_nan() {
-                    entry.1 = written.as_secs_f64();
-                }
-                entry.2 = written.as_secs_f64();
-            }
-        }
-        let read_now = SimTime(start.elapsed().as_nanos() as u64);
-        if let Err(e) = drain(&mut server_tun, &mut buf, |p| fabric.from_server(read_now, p)) {
+        fabric.advance(clock(), &mut out);
+        timing.write(&mut out, &mut server_tun, &mut client_tuns, start);
+        // Each packet enters the fabric at the time it was read.
+        let from_server = drain(&mut server_tun, &mut buf, |p| fabric.from_server(clock(), p, &mut out));
+        if let Err(e) = from_server {
             loop_error = Some(e);
             break;
         }
         for (c, tun) in client_tuns.iter_mut().enumerate() {
-            if let Err(e) = drain(tun, &mut buf, |p| fabric.from_client(read_now, c, p)) {
+            let from_client = drain(tun, &mut buf, |p| fabric.from_client(clock(), c, p, &mut out));
+            if let Err(e) = from_client {
                 loop_error = Some(e);
             }
         }
+        timing.write(&mut out, &mut server_tun, &mut client_tuns, start);
         if loop_error.is_some() {
             break;
         }
@@ -276,15 +306,27 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
             })
             .collect(),
         congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
+        realtime,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
     };
-    Ok(result(scenario, &fabric, &outcomes, &kernel, &lateness, &delivered_link, wall_s, limit_s))
+    Ok(result(scenario, &fabric, &outcomes, &kernel, &timing.lateness, &timing.delivered, wall_s, limit_s))
     // Dropping the namespaces' descriptors and the TUN devices here frees them all.
 }
 
 fn fabric_server_ip(scenario: &Scenario) -> Result<[u8; 4]> {
     bondsim_core::network::parse_ip("network.server_ip", &scenario.network.server_ip)
+}
+
+/// Puts the calling thread (the loop) in the real-time class, `SCHED_FIFO` at a low
+/// priority (sched(7)): it sleeps in `ppoll` until a delivery is due and must then run
+/// before the host's ordinary work (a build beside it) does; the kernel's RT throttling
+/// (`sched_rt_runtime_us`, 95% by default) keeps a loop that cannot keep up from taking a
+/// whole core. Returns whether the kernel agreed (root may; a container may not).
+fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: 0 is the calling thread; `param` is a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
 
 /// Requests whose file arrived whole, and requests that ended (whole, or failed) with the
@@ -326,6 +368,8 @@ struct Kernel {
     sysctls: Vec<(String, String)>,
     not_set: Vec<(String, String)>,
     congestion_control: Option<String>,
+    /// The loop ran in the real-time class (`SCHED_FIFO`).
+    realtime: bool,
     server: Map<String, Value>,
     clients: Map<String, Value>,
 }
@@ -441,6 +485,7 @@ fn result(
         "emu_lateness_p999_us": late(0.999),
         "emu_lateness_max_us": lateness.max() as f64,
         "emu_late_share": late_share,
+        "emu_realtime_priority": kernel.realtime,
         "emu_sysctls": kernel.sysctls.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
         "emu_sysctls_not_set": kernel.not_set.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
         "emu_congestion_control": kernel.congestion_control,

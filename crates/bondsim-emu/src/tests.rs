@@ -60,7 +60,7 @@ fn forward(f: &Fabric) -> Vec<LinkStats> {
 #[test]
 fn a_packet_is_due_after_its_transmit_time_and_the_wire_delay_never_before() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8, "delay_us": 1000}]), serde_json::json!({"mode": "rr"}));
-    f.from_server(ms(2.0), tcp_packet(1500, 1, true));
+    f.from_server(ms(2.0), tcp_packet(1500, 1, true), &mut Vec::new());
     let due = ms(2.0) + tx(1500, 8.0) + ms(1.0);
     assert_eq!(f.next_deadline(), Some(ms(2.0) + tx(1500, 8.0)), "first the end of its transmission");
     assert!(run_until(&mut f, due - SimTime(1)).is_empty());
@@ -72,13 +72,25 @@ fn a_packet_is_due_after_its_transmit_time_and_the_wire_delay_never_before() {
 }
 
 #[test]
+fn a_packet_read_late_starts_when_it_was_read_not_when_the_link_fell_idle() {
+    // The first packet is out at t; the caller hands over the second at 3 ms without having
+    // run the fabric in between: the link was idle from t, so the second starts at 3 ms.
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(1500, 0, true), &mut out);
+    f.from_server(ms(3.0), tcp_packet(1500, 1, true), &mut out);
+    assert_eq!(out.iter().map(|d| d.due).collect::<Vec<_>>(), vec![tx(1500, 8.0)], "the first, on the way in");
+    assert_eq!(run_until(&mut f, ms(100.0))[0].due, ms(3.0) + tx(1500, 8.0));
+}
+
+#[test]
 fn back_to_back_packets_leave_one_transmit_time_apart_and_a_full_queue_drops() {
     let mut f = fabric(
         serde_json::json!([{"rate_mbps": 8, "delay_us": 500, "txqueuelen": 3}]),
         serde_json::json!({"mode": "rr"}),
     );
     for seq in 0..4 {
-        f.from_server(SimTime::ZERO, tcp_packet(1000, seq, true));
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
     }
     let out = run_until(&mut f, ms(100.0));
     let dues: Vec<SimTime> = out.iter().map(|d| d.due).collect();
@@ -98,7 +110,7 @@ fn round_robin_over_unequal_links_reorders_what_earliest_finish_keeps_in_order()
     let mut ef = fabric(links, serde_json::json!({"mode": "earliest-finish"}));
     for f in [&mut rr, &mut ef] {
         for seq in 0..4 {
-            f.from_server(SimTime::ZERO, tcp_packet(1000, seq, true));
+            f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
         }
     }
     let t = tx(1000, 8.0);
@@ -118,26 +130,40 @@ fn round_robin_over_unequal_links_reorders_what_earliest_finish_keeps_in_order()
 }
 
 #[test]
+fn a_segment_that_arrives_again_counts_once_and_not_as_reordering() {
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
+    let mut out = Vec::new();
+    for seq in [1000, 2000, 1000, 3000] {
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq, true), &mut out);
+    }
+    f.advance(ms(100.0), &mut out);
+    assert_eq!(out.len(), 4, "every copy reaches the client");
+    let flow = f.flows.values().next().unwrap();
+    assert_eq!((flow.packets, flow.delivered, flow.out_of_order), (4, 3, 0));
+}
+
+#[test]
 fn a_failed_link_drops_until_the_monitor_commits_then_active_backup_moves() {
     let mut f = fabric(
         serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005}]}, {"rate_mbps": 8}]),
         serde_json::json!({"mode": "active-backup", "miimon": 10}),
     );
     // The ACK of a new flow comes back on the active link (active-backup's rx_link).
-    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true));
-    f.from_client(ms(1.0), 0, tcp_packet(52, 0, false));
-    let out = run_until(&mut f, ms(4.0));
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut out);
+    f.from_client(ms(1.0), 0, tcp_packet(52, 0, false), &mut out);
+    f.advance(ms(4.0), &mut out);
     assert_eq!(out.iter().map(|d| d.dest).collect::<Vec<_>>(), vec![Dest::Client(0), Dest::Server]);
     assert_eq!(f.reverse_stats().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 0]);
     // Carrier lost at 5 ms; the monitor's next check (10 ms) commits it. In between, the bond
     // still sends on link 0 and the packet is lost; after it, link 1 carries both ways.
     run_until(&mut f, ms(6.0));
     assert!(f.monitor_up(0));
-    f.from_server(ms(6.0), tcp_packet(500, 1, true));
+    f.from_server(ms(6.0), tcp_packet(500, 1, true), &mut Vec::new());
     run_until(&mut f, ms(10.0));
     assert!(!f.monitor_up(0));
-    f.from_server(ms(11.0), tcp_packet(500, 2, true));
-    f.from_client(ms(11.0), 0, tcp_packet(52, 0, false));
+    f.from_server(ms(11.0), tcp_packet(500, 2, true), &mut Vec::new());
+    f.from_client(ms(11.0), 0, tcp_packet(52, 0, false), &mut Vec::new());
     let out = run_until(&mut f, ms(20.0));
     // The 52-byte ACK is out before the 500-byte data packet.
     assert_eq!(out.iter().map(|d| d.link).collect::<Vec<_>>(), vec![None, Some(1)]);
@@ -151,8 +177,8 @@ fn packets_of_other_hosts_are_not_bonded() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
     let mut stray = tcp_packet(100, 0, true);
     stray[19] = 99; // destination 10.1.0.99: no such client
-    f.from_server(SimTime::ZERO, stray);
-    f.from_server(SimTime::ZERO, vec![0x45, 0, 0]); // not an IPv4 packet
+    f.from_server(SimTime::ZERO, stray, &mut Vec::new());
+    f.from_server(SimTime::ZERO, vec![0x45, 0, 0], &mut Vec::new()); // not an IPv4 packet
     assert!(run_until(&mut f, ms(10.0)).is_empty());
     assert_eq!((f.foreign, f.packets), (2, 0));
 }
