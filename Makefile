@@ -24,12 +24,17 @@ build: setup
 
 # System tools the tests read the run's output with: tshark reads the packet captures back
 # (Debian's package, installed non-interactively; sudo only when not root). Where it cannot
-# be installed, the capture tests that need it skip, saying so.
+# be installed, the capture tests that need it skip, saying so. The emulator (bondsim
+# emulate) addresses its TUN devices with iproute2's `ip`; without it its tests skip.
 tools:
 	@command -v tshark >/dev/null 2>&1 || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq tshark >/dev/null; } \
 		|| echo "tools: tshark could not be installed; the packet capture tests will skip"; }
+	@command -v ip >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq iproute2 >/dev/null; } \
+		|| echo "tools: iproute2 could not be installed; the emulator tests will skip"; }
 
 # The main job: reproduce the thesis's figures (CSV, PNG, markdown summary).
 demo: build
@@ -38,7 +43,7 @@ demo: build
 test: build tools lint test-rust test-python
 
 test-rust:
-	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core --quiet
+	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core -p bondsim-emu --quiet
 
 test-python: tools
 	$(BIN)/pytest -q

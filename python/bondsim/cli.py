@@ -472,7 +472,7 @@ def cmd_scenario_check(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from bondsim import cli_sweep
+    from bondsim import cli_sweep, emulate
     from bondsim.reproduce import PAPERS
 
     parser = argparse.ArgumentParser(
@@ -604,6 +604,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_schedulers)
 
     cli_sweep.add_parsers(sub)
+    emulate.add_parsers(sub)
 
     p = sub.add_parser(
         "scenario",

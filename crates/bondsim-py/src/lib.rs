@@ -56,29 +56,67 @@ fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>, pcap_js
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
         bondsim_core::run_with_capture(&scenario, capture.as_ref(), &mut |p| {
-            Python::attach(|py| {
-                let step = py.check_signals().and_then(|()| match &progress {
-                    Some(callback) => {
-                        callback.call1(py, (p.done_packets, p.total_packets, p.now.as_secs_f64())).map(|_| ())
-                    }
-                    None => Ok(()),
-                });
-                match step {
-                    Ok(()) => true,
-                    Err(err) => {
-                        pending = Some(err);
-                        false
-                    }
-                }
-            })
+            report(&progress, &mut pending, (p.done_packets, p.total_packets, p.now.as_secs_f64()))
         })
         .map(|result| result.to_json()) // serialised without the GIL too
     });
+    finish(outcome, pending)
+}
+
+/// Calls `progress(done, total, seconds)` with the GIL, after looking for signals (Ctrl-C);
+/// on an exception, keeps it in `pending` and returns false (stop).
+fn report(progress: &Option<Py<PyAny>>, pending: &mut Option<PyErr>, args: (u64, u64, f64)) -> bool {
+    Python::attach(|py| {
+        let step = py.check_signals().and_then(|()| match progress {
+            Some(callback) => callback.call1(py, args).map(|_| ()),
+            None => Ok(()),
+        });
+        match step {
+            Ok(()) => true,
+            Err(err) => {
+                *pending = Some(err);
+                false
+            }
+        }
+    })
+}
+
+/// The run's outcome for Python: an interruption raises the exception that caused it.
+fn finish(outcome: Result<String, Error>, mut pending: Option<PyErr>) -> PyResult<String> {
     match outcome {
         Ok(json) => Ok(json),
         Err(Error::Interrupted) if pending.is_some() => Err(pending.take().expect("checked")),
         Err(err) => Err(to_py(err)),
     }
+}
+
+/// Runs a scenario (JSON text) on the emulator (`bondsim_emu`: the kernel's TCP in
+/// network namespaces, the bond in this process; Linux, root) and returns its result as
+/// JSON text. `seconds` bounds the run in real time; `progress(done_requests,
+/// total_requests, elapsed_s)` is called about four times a second; Ctrl-C (and any
+/// exception from `progress`) stops it. Namespaces and devices go with the run.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+#[pyo3(signature = (scenario_json, seconds=None, progress=None))]
+fn emulate(py: Python<'_>, scenario_json: &str, seconds: Option<f64>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    let options = bondsim_emu::Options { seconds };
+    let mut pending: Option<PyErr> = None;
+    let outcome = py.detach(|| {
+        bondsim_emu::realtime::emulate(&scenario, &options, &mut |p| {
+            report(&progress, &mut pending, (u64::from(p.done), u64::from(p.total), p.elapsed_s))
+        })
+        .map(|v| v.to_string())
+    });
+    finish(outcome, pending)
+}
+
+/// Checks that the emulator can carry out a scenario (JSON text): an error names the field.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn emulate_check(scenario_json: &str) -> PyResult<()> {
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    bondsim_emu::check(&scenario).map_err(to_py)
 }
 
 /// Every registered scheduler as JSON: name, aliases, summary, parameters.
@@ -112,5 +150,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    #[cfg(target_os = "linux")]
+    {
+        m.add_function(wrap_pyfunction!(emulate, m)?)?;
+        m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
+    }
     Ok(())
 }

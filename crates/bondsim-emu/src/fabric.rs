@@ -1,0 +1,523 @@
+//! The emulated bond and its links, sans-IO: real IP packets in, each with the time
+//! it is due at the far end out. The real-time loop (`crate::run`) feeds it what it
+//! reads from the TUN devices and writes what it hands back when the time comes; the
+//! tests drive it with made-up times.
+//!
+//! Nothing here is new model code. The scheduler is built as the simulator builds it
+//! (`registry::resolve(mode, options).build(ctx)`, `bondsim_core::sim`), every link is
+//! the simulator's own [`RateLink`] (rate, frame overhead, per-frame cost, drop-tail
+//! `txqueuelen` queue, delay, jitter, random loss from its named stream, slowdowns) and
+//! its reverse direction is [`RateLink::mirror`], the bond's link monitor is
+//! [`Monitor`] (miimon, updelay, downdelay) fed by the emulated carrier, and a client's
+//! packet takes the link the simulator's peer picks (the mode's `rx_link`, else the
+//! switch's layer2+3 hash over the links with carrier, `World::peer_link`). Only the
+//! clock differs: events run when their time has come on the host's monotonic clock.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use bondsim_core::bond::hash::{self, HashPolicy};
+use bondsim_core::bond::monitor::Monitor;
+use bondsim_core::bond::FlowKey;
+use bondsim_core::bond::{registry, BondView, BuildContext, LinkInfo, LinkView, PacketInfo, Pick, Scheduler};
+use bondsim_core::link::{link_name, Enqueued, LinkStats, RateLink, Sent};
+use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
+use bondsim_core::packet::Packet;
+use bondsim_core::scenario::{LinkModel, Scenario};
+use bondsim_core::time::SimTime;
+use bondsim_core::Result;
+use rustc_hash::FxHashMap;
+
+/// Where a packet is going.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dest {
+    /// The server's TUN device.
+    Server,
+    /// Client `n`'s TUN device.
+    Client(usize),
+}
+
+/// A packet to write to `dest`'s TUN device at `due`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// When the emulated link delivers it (the model's time).
+    pub due: SimTime,
+    /// Whose TUN device it goes to.
+    pub dest: Dest,
+    /// The IP packet.
+    pub bytes: Vec<u8>,
+    /// The forward link that carried it (None: a reverse link, to the server).
+    pub link: Option<usize>,
+    /// Its bytes on that link's wire (IP packet, padding and frame overhead).
+    pub wire_bytes: u64,
+}
+
+/// The fields of an IPv4 packet the bond reads.
+#[derive(Debug, Clone, Copy)]
+struct Parsed {
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    src_port: u16,
+    dst_port: u16,
+    /// TCP sequence number (0 for other protocols).
+    seq: u32,
+    /// Transport payload bytes (TCP data; 0 for a pure ACK).
+    payload: u32,
+}
+
+/// Reads an IPv4 packet's addresses, ports and TCP payload length (etherparse).
+fn parse(bytes: &[u8]) -> Option<Parsed> {
+    let ip = etherparse::Ipv4HeaderSlice::from_slice(bytes).ok()?;
+    let rest = bytes.get(ip.slice().len()..usize::from(ip.total_len()).min(bytes.len()))?;
+    let (src_port, dst_port, seq, payload) = match ip.protocol() {
+        etherparse::IpNumber::TCP => {
+            let tcp = etherparse::TcpHeaderSlice::from_slice(rest).ok()?;
+            let payload = (rest.len() - tcp.slice().len()) as u32;
+            (tcp.source_port(), tcp.destination_port(), tcp.sequence_number(), payload)
+        }
+        etherparse::IpNumber::UDP => {
+            let udp = etherparse::UdpHeaderSlice::from_slice(rest).ok()?;
+            (udp.source_port(), udp.destination_port(), 0, (rest.len() - 8) as u32)
+        }
+        _ => (0, 0, 0, rest.len() as u32),
+    };
+    Some(Parsed { src: ip.source(), dst: ip.destination(), proto: ip.protocol().0, src_port, dst_port, seq, payload })
+}
+
+/// What the emulator knows of one flow (a 5-tuple from the server's side).
+#[derive(Debug, Clone, Default)]
+pub struct FlowStats {
+    /// The client it belongs to.
+    pub client: usize,
+    /// Data packets (TCP payload) the bond took from the server.
+    pub packets: u64,
+    /// Distinct data segments written to the client (first copies: a segment that arrives
+    /// again, retransmitted or copied, counts once).
+    pub delivered: u64,
+    /// Of those, arrived below the highest sequence number the flow had arrived at: the
+    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number).
+    pub out_of_order: u64,
+    /// Times consecutive data packets took different links.
+    pub link_switches: u32,
+    /// The link the last data packet took.
+    pub last_link: Option<usize>,
+    /// The link the client's packets come back on, where the mode decides it (`rx_link`).
+    pub rx_link: Option<usize>,
+    /// One past the highest sequence number arrived so far.
+    highest_end: Option<u32>,
+    /// Sequence numbers of the segments arrived so far.
+    seen: rustc_hash::FxHashSet<u32>,
+}
+
+/// A frame in the fabric: its bytes and where it goes.
+#[derive(Debug)]
+struct Frame {
+    bytes: Vec<u8>,
+    dest: Dest,
+    /// The flow and the data segment's sequence range (data from the server only).
+    flow: Option<(FlowKey, u32, u32)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Event {
+    ForwardTxDone(usize, u32),
+    ForwardArrive(usize, u32),
+    ReverseTxDone(usize, u32),
+    ReverseArrive(usize, u32),
+    Carrier(usize, bool),
+    Commit(usize, u32),
+    Tick,
+}
+
+/// The bond, its links both ways, and the packets on them.
+pub struct Fabric {
+    scheduler: Box<dyn Scheduler>,
+    /// Kept for the result's label.
+    pub scheduler_label: String,
+    monitor: Monitor,
+    forward: Vec<RateLink>,
+    reverse: Vec<RateLink>,
+    /// Each link's carrier (both directions).
+    carrier: Vec<bool>,
+    views: Vec<LinkView>,
+    /// Link names, by id.
+    pub names: Vec<String>,
+    events: BinaryHeap<Reverse<(SimTime, u64, Event)>>,
+    order: u64,
+    frames: FxHashMap<u64, Frame>,
+    next_frame: u64,
+    header_bytes: u32,
+    server_mac: network::Mac,
+    server_ip: [u8; 4],
+    router_mac: Option<network::Mac>,
+    vlan: Option<u16>,
+    clients: Clients,
+    /// Flows seen, by 5-tuple (server to client).
+    pub flows: FxHashMap<FlowKey, FlowStats>,
+    /// Packets the bond had no usable link for.
+    pub drops_no_link: u64,
+    /// Packets of an unknown address or protocol (neither the server's nor a client's).
+    pub foreign: u64,
+    /// Packets the server handed to the bond.
+    pub packets: u64,
+    /// Packets the clients sent back.
+    pub reverse_packets: u64,
+    /// Of those, how many reached the server.
+    pub reverse_delivered: u64,
+}
+
+/// The scheduler's build context, as `bondsim_core::sim` makes it for rate links.
+fn build_context(scenario: &Scenario) -> BuildContext {
+    let links = scenario
+        .each_link()
+        .map(|(id, spec)| LinkInfo {
+            name: link_name(spec, id),
+            rate_bps: match &spec.model {
+                LinkModel::Rate(m) => m.rate_mbps * 1e6,
+                LinkModel::Paced(_) => 0.0,
+            },
+        })
+        .collect();
+    BuildContext { links, seed: scenario.seed }
+}
+
+impl Fabric {
+    /// The bond of `scenario` (rate links only: `crate::check` says so first) for `clients`.
+    pub fn new(scenario: &Scenario, clients: Clients) -> Result<Fabric> {
+        let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
+        let scheduler = resolved.build(&build_context(scenario))?;
+        let mut forward = Vec::new();
+        let mut names = Vec::new();
+        let mut events = BinaryHeap::new();
+        let mut order = 0;
+        for (id, spec) in scenario.each_link() {
+            let LinkModel::Rate(model) = &spec.model else {
+                return Err(bondsim_core::Error::scenario(
+                    format!("links.{id}.kind"),
+                    "the emulator emulates rate links only",
+                ));
+            };
+            forward.push(RateLink::new(scenario, spec, model, id));
+            names.push(link_name(spec, id));
+            for f in &spec.base.failures {
+                events.push(Reverse((SimTime::from_secs_f64(f.down_s), order, Event::Carrier(id, false))));
+                order += 1;
+                if let Some(up) = f.up_s {
+                    events.push(Reverse((SimTime::from_secs_f64(up), order, Event::Carrier(id, true))));
+                    order += 1;
+                }
+            }
+        }
+        let reverse = forward.iter().enumerate().map(|(id, l)| l.mirror(scenario.seed, id)).collect();
+        let views = forward.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
+        let n = &scenario.network;
+        let mut fabric = Fabric {
+            scheduler_label: resolved.label(),
+            monitor: Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, forward.len()),
+            scheduler,
+            carrier: vec![true; forward.len()],
+            forward,
+            reverse,
+            views,
+            names,
+            events,
+            order,
+            frames: FxHashMap::default(),
+            next_frame: 0,
+            header_bytes: scenario.l3_header_bytes(),
+            server_mac: network::parse_mac("network.server_mac", &n.server_mac)?,
+            server_ip: network::parse_ip("network.server_ip", &n.server_ip)?,
+            router_mac: n.router_mac.as_deref().map(|m| network::parse_mac("network.router_mac", m)).transpose()?,
+            vlan: n.vlan,
+            clients,
+            flows: FxHashMap::default(),
+            drops_no_link: 0,
+            foreign: 0,
+            packets: 0,
+            reverse_packets: 0,
+            reverse_delivered: 0,
+        };
+        if let Some(every) = fabric.scheduler.tick_interval() {
+            fabric.schedule(every, Event::Tick);
+        }
+        Ok(fabric)
+    }
+
+    fn schedule(&mut self, at: SimTime, event: Event) {
+        self.events.push(Reverse((at, self.order, event)));
+        self.order += 1;
+    }
+
+    /// When the next event is due, if any.
+    pub fn next_deadline(&self) -> Option<SimTime> {
+        self.events.peek().map(|Reverse((at, _, _))| *at)
+    }
+
+    /// Counters of the forward (bond to clients) links.
+    pub fn forward_stats(&self) -> impl Iterator<Item = &LinkStats> {
+        self.forward.iter().map(|l| &l.stats)
+    }
+
+    /// Counters of the reverse (clients to bond) links.
+    pub fn reverse_stats(&self) -> impl Iterator<Item = &LinkStats> {
+        self.reverse.iter().map(|l| &l.stats)
+    }
+
+    /// Nominal rate of each link, bits/s.
+    pub fn rates_bps(&self) -> Vec<f64> {
+        self.forward.iter().map(RateLink::rate_bps).collect()
+    }
+
+    /// Client `n`'s address.
+    pub fn client_ip(&self, n: usize) -> [u8; 4] {
+        self.clients.ips[n]
+    }
+
+    fn client_of(&self, ip: [u8; 4]) -> Option<usize> {
+        self.clients.ips.iter().position(|&c| c == ip)
+    }
+
+    /// The headers the bond's hashes read for a packet from the server to `client`.
+    fn headers(&self, p: &Parsed, client: usize) -> FlowHeaders {
+        FlowHeaders {
+            src_mac: self.server_mac,
+            dst_mac: self.router_mac.unwrap_or(self.clients.macs[client]),
+            src_ip: p.src,
+            dst_ip: p.dst,
+            src_port: p.src_port,
+            dst_port: p.dst_port,
+            ip_proto: p.proto,
+            vlan: self.vlan,
+            ethertype: ETH_P_IP,
+        }
+    }
+
+    fn store(&mut self, frame: Frame) -> Packet {
+        let id = self.next_frame;
+        self.next_frame += 1;
+        let l3 = frame.bytes.len() as u32;
+        self.frames.insert(id, frame);
+        // The link model counts an IP packet as payload + the scenario's header bytes
+        // (`Packet::l3_bytes`): give it the real packet's length that way.
+        Packet { bytes: l3.saturating_sub(self.header_bytes), bond_seq: id, ..Packet::default() }
+    }
+
+    /// The server's TUN device gave the bond `bytes` at `now`. Every event due by then runs
+    /// first (what it delivers goes to `out`): a link never starts sending a packet before
+    /// the bond had it, however late the caller is.
+    pub fn from_server(&mut self, now: SimTime, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+        self.advance(now, out);
+        let Some(p) = parse(&bytes).filter(|p| p.src == self.server_ip) else {
+            self.foreign += 1;
+            return;
+        };
+        let Some(client) = self.client_of(p.dst) else {
+            self.foreign += 1;
+            return;
+        };
+        self.packets += 1;
+        let headers = self.headers(&p, client);
+        let key = headers.key();
+        if !self.flows.contains_key(&key) {
+            // A new flow: the mode may decide where its client's packets come back (as
+            // `World::arrive` asks the scheduler when a request arrives).
+            let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+            self.flows.insert(key, FlowStats { client, rx_link, ..FlowStats::default() });
+        }
+        let segment = (p.payload > 0).then(|| {
+            self.flows.get_mut(&key).expect("inserted").packets += 1;
+            (p.seq, p.seq.wrapping_add(p.payload))
+        });
+        let l3_bytes = bytes.len() as u32;
+        let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
+        let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
+        let targets: Vec<usize> = match pick {
+            Pick::Link(id) => vec![id],
+            Pick::All => (0..self.forward.len()).filter(|&id| self.views[id].up).collect(),
+            Pick::Drop => Vec::new(),
+        };
+        if targets.is_empty() {
+            self.drops_no_link += 1;
+            return;
+        }
+        if let (Some(_), Some(flow)) = (segment, self.flows.get_mut(&key)) {
+            if targets.len() == 1 {
+                if flow.last_link.is_some_and(|l| l != targets[0]) {
+                    flow.link_switches += 1;
+                }
+                flow.last_link = Some(targets[0]);
+            }
+        }
+        let flow = segment.map(|(seq, end)| (key, seq, end));
+        let last = targets.len() - 1;
+        let mut bytes = Some(bytes);
+        for (i, id) in targets.into_iter().enumerate() {
+            let copy = if i == last { bytes.take().expect("once") } else { bytes.clone().expect("kept") };
+            self.enqueue(now, id, true, Frame { bytes: copy, dest: Dest::Client(client), flow });
+            self.forward[id].refresh_view(now, &mut self.views[id]);
+        }
+    }
+
+    /// Hands `frame` to link `id` (forward: the bond's side; else the clients' side) at `now`.
+    fn enqueue(&mut self, now: SimTime, id: usize, forward: bool, frame: Frame) {
+        let packet = self.store(frame);
+        let link = if forward { &mut self.forward[id] } else { &mut self.reverse[id] };
+        match link.enqueue(now, packet) {
+            Enqueued::Started(done) => {
+                let epoch = link.epoch();
+                let event = if forward { Event::ForwardTxDone(id, epoch) } else { Event::ReverseTxDone(id, epoch) };
+                self.schedule(done, event);
+            }
+            Enqueued::Waiting => {}
+            // Counted in the link's drops.
+            Enqueued::Dropped(_) => {
+                self.frames.remove(&packet.bond_seq);
+            }
+        }
+    }
+
+    /// The link the switch sends a client's packet on (`World::peer_link`): the mode's
+    /// receive link where it decides one and its carrier is there, else the switch's
+    /// layer2+3 hash (`bond_xmit_hash`'s formula, the switch's) over the links with carrier.
+    fn peer_link(&self, rx_link: Option<usize>, headers: &FlowHeaders) -> Option<usize> {
+        if let Some(link) = rx_link.filter(|&l| self.carrier[l]) {
+            return Some(link);
+        }
+        let usable: Vec<usize> = (0..self.forward.len()).filter(|&l| self.carrier[l]).collect();
+        if usable.is_empty() {
+            return None;
+        }
+        Some(usable[hash::linux_xmit_hash(HashPolicy::Layer23, headers) as usize % usable.len()])
+    }
+
+    /// Client `client`'s TUN device gave `bytes` at `now` (towards the server); events due by
+    /// then run first, as in [`Fabric::from_server`].
+    pub fn from_client(&mut self, now: SimTime, client: usize, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+        self.advance(now, out);
+        let Some(p) = parse(&bytes).filter(|p| p.dst == self.server_ip) else {
+            self.foreign += 1;
+            return;
+        };
+        self.reverse_packets += 1;
+        // The flow as the server sees it, and the headers the switch hashes (the client's own).
+        let from_server = Parsed { src: p.dst, dst: p.src, src_port: p.dst_port, dst_port: p.src_port, ..p };
+        let server_side = self.headers(&from_server, client);
+        let rx_link = self.flows.get(&server_side.key()).and_then(|f| f.rx_link);
+        let Some(id) = self.peer_link(rx_link, &server_side.reversed()) else { return };
+        self.enqueue(now, id, false, Frame { bytes, dest: Dest::Server, flow: None });
+    }
+
+    /// Runs every event due at or before `now`, each at its own time, and appends what
+    /// reaches a TUN device to `out`.
+    pub fn advance(&mut self, now: SimTime, out: &mut Vec<Delivery>) {
+        while let Some(&Reverse((at, _, event))) = self.events.peek() {
+            if at > now {
+                break;
+            }
+            self.events.pop();
+            self.run(at, event, out);
+        }
+    }
+
+    fn tx_done(&mut self, at: SimTime, id: usize, epoch: u32, forward: bool) {
+        let link = if forward { &mut self.forward[id] } else { &mut self.reverse[id] };
+        if link.epoch() != epoch {
+            return;
+        }
+        let Sent { packet, arrival, next } = link.tx_done(at);
+        if let Some(done) = next {
+            let event = if forward { Event::ForwardTxDone(id, epoch) } else { Event::ReverseTxDone(id, epoch) };
+            self.schedule(done, event);
+        }
+        match arrival {
+            Some(arrival) => {
+                let event = if forward { Event::ForwardArrive(id, epoch) } else { Event::ReverseArrive(id, epoch) };
+                self.schedule(arrival, event);
+            }
+            // Lost on the wire (counted in the link's drops_random).
+            None => {
+                self.frames.remove(&packet.bond_seq);
+            }
+        }
+        if forward {
+            self.forward[id].refresh_view(at, &mut self.views[id]);
+        }
+    }
+
+    fn arrive(&mut self, at: SimTime, id: usize, epoch: u32, forward: bool, out: &mut Vec<Delivery>) {
+        let link = if forward { &mut self.forward[id] } else { &mut self.reverse[id] };
+        if link.epoch() != epoch {
+            return;
+        }
+        let packet = link.arrive();
+        let Some(frame) = self.frames.remove(&packet.bond_seq) else { return };
+        if let Some((key, seq, end)) = frame.flow {
+            let flow = self.flows.get_mut(&key).expect("a flow of a sent packet");
+            if flow.seen.insert(seq) {
+                flow.delivered += 1;
+                // Sequence numbers wrap (RFC 9293 §3.4): compare by their difference.
+                match flow.highest_end {
+                    Some(h) if (seq.wrapping_sub(h) as i32) < 0 => flow.out_of_order += 1,
+                    _ => flow.highest_end = Some(end),
+                }
+            }
+        }
+        if frame.dest == Dest::Server {
+            self.reverse_delivered += 1;
+        }
+        let wire_bytes = self.views[id].wire_bytes(frame.bytes.len() as u32);
+        out.push(Delivery { due: at, dest: frame.dest, link: forward.then_some(id), wire_bytes, bytes: frame.bytes });
+    }
+
+    fn carrier(&mut self, at: SimTime, id: usize, up: bool) {
+        if self.carrier[id] == up {
+            return;
+        }
+        self.carrier[id] = up;
+        if up {
+            self.forward[id].carrier_up();
+            self.reverse[id].carrier_up();
+        } else {
+            for link in [&mut self.forward[id], &mut self.reverse[id]] {
+                for packet in link.carrier_down(at) {
+                    self.frames.remove(&packet.bond_seq);
+                }
+            }
+        }
+        let any_usable = (0..self.forward.len()).any(|l| l != id && self.monitor.is_up(l));
+        if let Some(commit) = self.monitor.carrier_changed(id, at, up, any_usable) {
+            self.schedule(commit.at, Event::Commit(id, commit.generation));
+        }
+        self.forward[id].refresh_view(at, &mut self.views[id]);
+    }
+
+    fn run(&mut self, at: SimTime, event: Event, out: &mut Vec<Delivery>) {
+        match event {
+            Event::ForwardTxDone(id, epoch) => self.tx_done(at, id, epoch, true),
+            Event::ReverseTxDone(id, epoch) => self.tx_done(at, id, epoch, false),
+            Event::ForwardArrive(id, epoch) => self.arrive(at, id, epoch, true, out),
+            Event::ReverseArrive(id, epoch) => self.arrive(at, id, epoch, false, out),
+            Event::Carrier(id, up) => self.carrier(at, id, up),
+            Event::Commit(id, generation) => {
+                let carrier = self.carrier[id];
+                if self.monitor.commit(id, generation, carrier) {
+                    self.views[id].up = carrier;
+                    self.forward[id].refresh_view(at, &mut self.views[id]);
+                    self.scheduler.on_link_change(id, &BondView { now: at, links: &self.views });
+                }
+            }
+            Event::Tick => {
+                self.scheduler.on_tick(&BondView { now: at, links: &self.views });
+                if let Some(every) = self.scheduler.tick_interval() {
+                    self.schedule(at + every, Event::Tick);
+                }
+            }
+        }
+    }
+
+    /// Whether the bond's monitor sees link `id` up.
+    pub fn monitor_up(&self, id: usize) -> bool {
+        self.views[id].up
+    }
+}

@@ -1,0 +1,131 @@
+//! bondsim-emu: the bond's schedulers over the Linux kernel's own TCP.
+//!
+//! `bondsim emulate` runs a scenario on a real data path: the server and each client
+//! are network namespaces of this machine with a TUN device each; the kernel's TCP
+//! in those namespaces carries the scenario's requests between real sockets; this
+//! process reads every IP packet the server's TUN device emits, asks the scenario's
+//! scheduler (the bond crate's code, unchanged) for a link, holds the packet for the
+//! time the emulated link takes (the simulator's own rate-link model, in real time)
+//! and writes it to the client's TUN device when it is due. The clients' packets
+//! (ACKs) come back the same way on the reverse links.
+//!
+//! ```text
+//!  server ns: TCP ─▶ bsim0 ─▶ read ─▶ Fabric: scheduler ─▶ forward RateLink ─▶ due ─▶ write ─▶ bsim0 ─▶ TCP: client ns
+//!                    bsim0 ◀─ write ◀─ due ◀─ reverse RateLink ◀─ peer (rx_link / layer2+3) ◀─ read ◀─ bsim0
+//! ```
+//!
+//! * [`fabric`]: the bond and its emulated links, sans-IO (unit-tested with made-up times).
+//! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
+//! * [`traffic`]: the request/response transfers over real sockets, `TCP_INFO`.
+//! * [`realtime`]: the loop on the monotonic clock, timing honesty (lateness), the result.
+
+#![recursion_limit = "256"]
+
+pub mod fabric;
+#[cfg(target_os = "linux")]
+pub mod ns;
+#[cfg(target_os = "linux")]
+pub mod realtime;
+#[cfg(target_os = "linux")]
+pub mod traffic;
+
+use bondsim_core::scenario::{AckPath, Arrivals, LinkModel, Scenario, Sender, Workload};
+use bondsim_core::{Error, Result};
+
+/// Most requests one emulation may have: each is a real connection with a thread at each end.
+pub const MAX_REQUESTS: u32 = 512;
+/// Most clients (namespaces) one emulation may have.
+pub const MAX_CLIENTS: u32 = 64;
+
+/// Says which part of `scenario` the emulator cannot carry out, naming the field and why.
+pub fn check(scenario: &Scenario) -> Result<()> {
+    let Workload::Requests(w) = &scenario.workload else {
+        return Err(Error::scenario("workload.kind", "the emulator runs `requests` workloads only (not pingpong yet)"));
+    };
+    if scenario.upload() {
+        return Err(Error::scenario("workload.direction", "the emulator runs downloads only (not uploads yet)"));
+    }
+    if w.requests > MAX_REQUESTS {
+        return Err(Error::scenario(
+            "workload.requests",
+            format!("the emulator opens a real connection per request: at most {MAX_REQUESTS}"),
+        ));
+    }
+    if w.clients > MAX_CLIENTS {
+        return Err(Error::scenario(
+            "workload.clients",
+            format!("the emulator makes a network namespace per client: at most {MAX_CLIENTS}"),
+        ));
+    }
+    if let Arrivals::Closed { active } = w.arrivals {
+        if u64::from(active) * u64::from(w.clients) > u64::from(MAX_REQUESTS) {
+            return Err(Error::scenario(
+                "workload.arrivals.active",
+                format!("at most {MAX_REQUESTS} connections at once"),
+            ));
+        }
+    }
+    let Sender::Tcp(tcp) = &scenario.sender else {
+        return Err(Error::scenario(
+            "sender.kind",
+            format!(
+                "the emulator's sender is the kernel's TCP: set sender.kind = \"tcp\" (not `{}`)",
+                scenario.sender.kind()
+            ),
+        ));
+    };
+    if tcp.gso {
+        return Err(Error::scenario(
+            "sender.gso",
+            "the emulator's TUN devices have no offload (IFF_VNET_HDR): set it false",
+        ));
+    }
+    if tcp.ack_path == AckPath::Ideal {
+        return Err(Error::scenario(
+            "sender.ack_path",
+            "the emulator's ACKs take the reverse links: `ideal` is a model only",
+        ));
+    }
+    if scenario.measure_from_s.is_some() {
+        return Err(Error::scenario(
+            "measure_from_s",
+            "the emulator counts goodput over the whole run (not supported yet)",
+        ));
+    }
+    for (id, spec) in scenario.each_link() {
+        if matches!(spec.model, LinkModel::Paced(_)) {
+            return Err(Error::scenario(
+                format!("links.{id}.kind"),
+                "the emulator emulates rate links only (a paced link has no wire a real packet could cross)",
+            ));
+        }
+        if spec.base.random_failures.is_some() {
+            return Err(Error::scenario(
+                format!("links.{id}.random_failures"),
+                "the emulator takes scheduled failures only (links.N.failures)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// How an emulation runs (not part of the scenario).
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop after this many seconds of real time (default: the scenario's `stop_s`, else 60).
+    pub seconds: Option<f64>,
+}
+
+/// Where an emulation is, for a progress bar.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Requests whose file has arrived whole.
+    pub done: u32,
+    /// Requests in all.
+    pub total: u32,
+    /// Seconds since the start.
+    pub elapsed_s: f64,
+}
+
+#[cfg(test)]
+mod tests;

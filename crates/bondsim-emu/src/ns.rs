@@ -1,0 +1,191 @@
+//! Network namespaces and TUN devices, held only by this process.
+//!
+//! Each host (the server, each client) is an anonymous network namespace: a thread
+//! calls `unshare(CLONE_NEWNET)` (unshare(2)) and the namespace is kept by a file
+//! descriptor of `/proc/thread-self/ns/net`, never bound to a name under
+//! `/run/netns`. The kernel frees a network namespace when nothing refers to it
+//! (namespaces(7): "a network namespace is automatically torn down when the last
+//! process in the namespace terminates" — or its last open file descriptor closes),
+//! and with it every device in it (its TUN device, its loopback). So whatever way the
+//! emulator ends — a normal exit, an error, Ctrl-C, a crash or SIGKILL, where no
+//! handler runs — the kernel closes its descriptors and nothing is left behind:
+//! nothing to clean up at the next start and nothing named that another run could
+//! collide with. (The other way, names carrying the pid and a sweep of dead pids at
+//! each start, leaves namespaces behind until a next start comes.)
+//!
+//! Work inside a namespace runs on a thread that entered it with `setns(2)` (a thread's
+//! namespace is its own: the caller's thread is never moved); threads it spawns inherit
+//! it, and so do processes it starts (`ip`, from iproute2, which configures addresses).
+
+use std::fs::File;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::path::Path;
+use std::process::Command;
+
+use nix::sched::{setns, unshare, CloneFlags};
+
+/// Name of the TUN device in every namespace.
+pub const TUN_NAME: &str = "bsim0";
+
+/// An error of the host's (not of the scenario): a message naming what failed.
+pub fn host_error(what: &str, err: impl std::fmt::Display) -> bondsim_core::Error {
+    bondsim_core::Error::Io(format!("emulator: {what}: {err}"))
+}
+
+/// An anonymous network namespace.
+pub struct Netns {
+    fd: OwnedFd,
+}
+
+impl Netns {
+    /// A new, empty network namespace (only `lo`, down).
+    pub fn new() -> bondsim_core::Result<Netns> {
+        std::thread::spawn(|| -> bondsim_core::Result<Netns> {
+            unshare(CloneFlags::CLONE_NEWNET).map_err(|e| host_error("unshare(CLONE_NEWNET)", e))?;
+            let file = File::open("/proc/thread-self/ns/net").map_err(|e| host_error("/proc/thread-self/ns/net", e))?;
+            Ok(Netns { fd: file.into() })
+        })
+        .join()
+        .expect("namespace thread")
+    }
+
+    /// Moves the calling thread into this namespace (for good: call it on a thread of its own).
+    pub fn enter(&self) -> bondsim_core::Result<()> {
+        setns(self.fd.as_fd(), CloneFlags::CLONE_NEWNET).map_err(|e| host_error("setns", e))
+    }
+
+    /// Runs `f` on a thread inside this namespace and returns what it returns.
+    pub fn run<T: Send>(&self, f: impl FnOnce() -> bondsim_core::Result<T> + Send) -> bondsim_core::Result<T> {
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                self.enter()?;
+                f()
+            })
+            .join()
+            .expect("namespace thread")
+        })
+    }
+}
+
+/// Runs `ip ARGS` (iproute2) in the calling thread's namespace.
+pub fn ip(args: &[&str]) -> bondsim_core::Result<()> {
+    let out = Command::new("ip").args(args).output().map_err(|e| host_error("running `ip` (iproute2)", e))?;
+    if !out.status.success() {
+        let msg = String::from_utf8_lossy(&out.stderr);
+        return Err(host_error(&format!("ip {}", args.join(" ")), msg.trim()));
+    }
+    Ok(())
+}
+
+nix::ioctl_write_ptr_bad!(tunsetiff, libc::TUNSETIFF, libc::ifreq);
+
+/// Opens a TUN device in the calling thread's namespace (`IFF_TUN | IFF_NO_PI`: bare IP
+/// packets, Documentation/networking/tuntap.rst), non-blocking, addressed `addr/32` with
+/// `mtu`, up, and the default route through it: every other address is behind the bond.
+pub fn open_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<File> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .map_err(|e| host_error("/dev/net/tun", e))?;
+    // SAFETY: ifreq is plain data; zeroed is its empty value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, src) in req.ifr_name.iter_mut().zip(TUN_NAME.bytes()) {
+        *dst = src as libc::c_char;
+    }
+    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    // SAFETY: TUNSETIFF reads (and writes back the name into) the ifreq we own.
+    unsafe { tunsetiff(file.as_raw_fd(), &req) }.map_err(|e| host_error("TUNSETIFF", e))?;
+    nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
+        .map_err(|e| host_error("O_NONBLOCK on the TUN device", e))?;
+    let addr = format!("{}.{}.{}.{}/32", addr[0], addr[1], addr[2], addr[3]);
+    ip(&["link", "set", "lo", "up"])?;
+    ip(&["addr", "add", &addr, "dev", TUN_NAME])?;
+    ip(&["link", "set", TUN_NAME, "mtu", &mtu.to_string(), "up"])?;
+    ip(&["route", "add", "default", "dev", TUN_NAME])?;
+    Ok(file)
+}
+
+/// What became of a sysctl.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sysctl {
+    /// Written.
+    Set,
+    /// This kernel has no such sysctl.
+    Missing,
+    /// The kernel refused it (the reason).
+    Refused(String),
+}
+
+/// Writes `value` to the sysctl `name` (dotted, under `net.`) of the calling thread's
+/// namespace (`/proc/sys/net` is per network namespace).
+pub fn sysctl(name: &str, value: &str) -> Sysctl {
+    let path = Path::new("/proc/sys").join(name.replace('.', "/"));
+    if !path.exists() {
+        return Sysctl::Missing;
+    }
+    match std::fs::write(&path, value) {
+        Ok(()) => Sysctl::Set,
+        Err(e) => Sysctl::Refused(e.to_string()),
+    }
+}
+
+/// Sets a socket's congestion control (`TCP_CONGESTION`, tcp(7)): a namespace other than
+/// the first may not make an algorithm its default unless the first allows it
+/// (`tcp_set_default_congestion_control`, net/ipv4/tcp_cong.c: "Only init netns can set
+/// default to a restricted algorithm"), but a privileged socket may use any loaded one,
+/// and a listener's choice passes to the connections it accepts (`tcp_ca_openreq_child`
+/// keeps a congestion control set by setsockopt).
+pub fn set_congestion_control(fd: &impl AsRawFd, name: &str) -> bondsim_core::Result<()> {
+    // SAFETY: the option value is the name's bytes, its length given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if rc != 0 {
+        return Err(host_error(&format!("TCP_CONGESTION {name}"), std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// A socket's congestion control (`TCP_CONGESTION`).
+pub fn congestion_control(fd: &impl AsRawFd) -> Option<String> {
+    let mut buf = [0u8; 16];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into `buf`.
+    let rc = unsafe {
+        libc::getsockopt(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr().cast(), &mut len)
+    };
+    (rc == 0).then(|| String::from_utf8_lossy(&buf[..len as usize]).trim_end_matches('\0').to_string())
+}
+
+/// The calling thread's namespace's SNMP counters: `/proc/thread-self/net/snmp` and
+/// `netstat` (`/proc/net` is the thread group leader's namespace, not this thread's), as
+/// `Group.Name` (`Tcp.RetransSegs`, `TcpExt.TCPDSACKRecv`, …): header lines name the
+/// counters of the value lines that follow them (net/ipv4/proc.c, `snmp_seq_show`).
+pub fn counters() -> bondsim_core::Result<Vec<(String, i64)>> {
+    let mut out = Vec::new();
+    for file in ["snmp", "netstat"] {
+        let path = format!("/proc/thread-self/net/{file}");
+        let text = std::fs::read_to_string(&path).map_err(|e| host_error(&path, e))?;
+        let lines: Vec<&str> = text.lines().collect();
+        for pair in lines.chunks(2) {
+            let [names, values] = pair else { continue };
+            let mut names = names.split_whitespace();
+            let mut values = values.split_whitespace();
+            let (Some(group), Some(_)) = (names.next(), values.next()) else { continue };
+            let group = group.trim_end_matches(':');
+            for (name, value) in names.zip(values) {
+                if let Ok(v) = value.parse() {
+                    out.push((format!("{group}.{name}"), v));
+                }
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,556 @@
+//! The emulation in real time: namespaces up, traffic threads started, then one loop
+//! on the host's monotonic clock moves packets between the TUN devices through the
+//! [`Fabric`]; at the end, the result with the same field names as `bondsim run`'s
+//! where they mean the same thing.
+//!
+//! Timing honesty: every packet written to a TUN device is written at or after the time
+//! its emulated link delivers it; how much after (its lateness) is recorded, and the
+//! result gives the percentiles and warns when the host could not keep up.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsFd;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bondsim_core::network::Clients;
+use bondsim_core::scenario::{Arrivals, Scenario, Sender, TcpSender, Workload};
+use bondsim_core::time::SimTime;
+use bondsim_core::workload::{self, PENDING};
+use bondsim_core::{Error, Result};
+use hdrhistogram::Histogram;
+use nix::poll::{PollFd, PollFlags};
+use serde_json::{json, Map, Value};
+
+use crate::fabric::{Delivery, Dest, Fabric};
+use crate::ns::{self, host_error, Netns};
+use crate::traffic::{self, Outcome, Shared, TcpInfo};
+use crate::{Options, Progress};
+
+/// Lateness above which a delivery counts as late in the warning, µs: a tenth of a
+/// millisecond is below any delay a scenario's links give TCP to see.
+const LATE_US: u64 = 1000;
+
+/// The sysctls set in every namespace from the scenario's TCP fields (their Linux
+/// names, Documentation/networking/ip-sysctl.rst), as `(name, value)`.
+fn sysctls(tcp: &TcpSender) -> Vec<(String, String)> {
+    let triple = |v: [u64; 3]| format!("{} {} {}", v[0], v[1], v[2]);
+    [
+        ("net.ipv4.tcp_congestion_control", tcp.tcp_congestion_control.clone()),
+        ("net.ipv4.tcp_reordering", tcp.tcp_reordering.to_string()),
+        ("net.ipv4.tcp_max_reordering", tcp.tcp_max_reordering.to_string()),
+        ("net.ipv4.tcp_recovery", tcp.tcp_recovery.to_string()),
+        ("net.ipv4.tcp_early_retrans", tcp.tcp_early_retrans.to_string()),
+        ("net.ipv4.tcp_frto", tcp.tcp_frto.to_string()),
+        ("net.ipv4.tcp_sack", u8::from(tcp.tcp_sack).to_string()),
+        ("net.ipv4.tcp_dsack", u8::from(tcp.tcp_dsack).to_string()),
+        ("net.ipv4.tcp_moderate_rcvbuf", u8::from(tcp.tcp_moderate_rcvbuf).to_string()),
+        ("net.ipv4.tcp_rmem", triple(tcp.tcp_rmem)),
+        ("net.ipv4.tcp_wmem", triple(tcp.tcp_wmem)),
+        ("net.ipv4.tcp_limit_output_bytes", tcp.tcp_limit_output_bytes.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// Sets `list` in the calling thread's namespace; returns what became of each.
+fn set_sysctls(list: &[(String, String)]) -> Vec<(String, ns::Sysctl)> {
+    list.iter().map(|(name, value)| (name.clone(), ns::sysctl(name, value))).collect()
+}
+
+/// The counters' growth from `before` to `after`, the ones that moved.
+fn counter_delta(before: &[(String, i64)], after: &[(String, i64)]) -> Map<String, Value> {
+    let start: std::collections::HashMap<&str, i64> = before.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    after
+        .iter()
+        .filter_map(|(k, v)| {
+            let d = v - start.get(k.as_str()).copied().unwrap_or(0);
+            (d != 0).then(|| (k.clone(), json!(d)))
+        })
+        .collect()
+}
+
+/// Fails unless this process may make namespaces and TUN devices.
+pub fn preflight() -> Result<()> {
+    if !nix::unistd::geteuid().is_root() {
+        return Err(Error::Io(
+            "emulator: needs root (it makes network namespaces and TUN devices); run it as root".into(),
+        ));
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Err(Error::Io(
+            "emulator: no /dev/net/tun on this machine (the tun module): cannot make TUN devices".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// How the deliveries kept to their times.
+struct Timing {
+    /// Lateness in µs, up to a minute (later ones count as a minute).
+    lateness: Histogram<u64>,
+    /// Per forward link: wire bytes delivered, first and last delivery (seconds from the start).
+    delivered: Vec<(u64, f64, f64)>,
+}
+
+impl Timing {
+    fn new(links: usize) -> Timing {
+        Timing {
+            lateness: Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds"),
+            delivered: vec![(0, f64::NAN, 0.0); links],
+        }
+    }
+
+    /// Writes `out` to the TUN devices, each packet now (its time has come), noting how late.
+    fn write(&mut self, out: &mut Vec<Delivery>, server_tun: &mut File, client_tuns: &mut [File], start: Instant) {
+        for d in out.drain(..) {
+            let tun = match d.dest {
+                Dest::Server => &mut *server_tun,
+                Dest::Client(c) => &mut client_tuns[c],
+            };
+            // A full TUN queue on the way in drops, as a NIC's ring would.
+            let _ = tun.write(&d.bytes);
+            let written = start.elapsed();
+            self.lateness.saturating_record((written.as_nanos() as u64).saturating_sub(d.due.0) / 1000);
+            if let (Dest::Client(_), Some(link)) = (d.dest, d.link) {
+                let entry = &mut self.delivered[link];
+                entry.0 += d.wire_bytes;
+                if entry.1.is_nan() {
+                    entry.1 = written.as_secs_f64();
+                }
+                entry.2 = written.as_secs_f64();
+            }
+        }
+    }
+}
+
+/// Most packets read from one TUN device before the loop looks at the clock again: a
+/// burst from the kernel must not hold back deliveries that are due.
+const READ_BURST: usize = 32;
+
+/// Reads the packets waiting on `tun`, at most [`READ_BURST`].
+fn drain(tun: &mut File, buf: &mut [u8], mut each: impl FnMut(Vec<u8>)) -> Result<()> {
+    for _ in 0..READ_BURST {
+        match tun.read(buf) {
+            Ok(n) => each(buf[..n].to_vec()),
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(host_error("reading a TUN device", e)),
+        }
+    }
+    Ok(())
+}
+
+/// Runs `scenario` on the emulator; `progress` is called about four times a second and
+/// stops the run (`Error::Interrupted`) when it returns false. Returns the result as
+/// JSON: `summary`, `requests` and `links` (columns), as `bondsim run`'s.
+pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(Progress) -> bool) -> Result<Value> {
+    crate::check(scenario)?;
+    preflight()?;
+    let (Workload::Requests(w), Sender::Tcp(tcp)) = (&scenario.workload, &scenario.sender) else {
+        unreachable!("checked")
+    };
+    let limit_s = options.seconds.or(scenario.stop_s).unwrap_or(60.0);
+    let requests = workload::generate(w, scenario.seed);
+    let clients = Clients::new(&scenario.network, w.clients, scenario.seed);
+    let mut fabric = Fabric::new(scenario, clients.clone())?;
+    let mtu = scenario.mtu();
+    let wanted = sysctls(tcp);
+
+    // The hosts: the server's namespace, then one per client.
+    let server_ns = Netns::new()?;
+    let server_ip = fabric_server_ip(scenario)?;
+    let port = scenario.network.server_port;
+    let (mut server_tun, set, server_before, listener) = server_ns.run(|| {
+        let set = set_sysctls(&wanted);
+        let tun = ns::open_tun(server_ip, mtu)?;
+        let listener = std::net::TcpListener::bind(traffic::server_addr(server_ip, port))
+            .map_err(|e| host_error("listening on the server's port", e))?;
+        // The sender's congestion control, whatever the namespace's default could be set to.
+        ns::set_congestion_control(&listener, &tcp.tcp_congestion_control)?;
+        Ok((tun, set, ns::counters()?, listener))
+    })?;
+    let mut client_ns = Vec::new();
+    let mut client_tuns = Vec::new();
+    let mut clients_before = Vec::new();
+    for &ip in &clients.ips {
+        let netns = Netns::new()?;
+        let (tun, before) = netns.run(|| {
+            set_sysctls(&wanted);
+            Ok((ns::open_tun(ip, mtu)?, ns::counters()?))
+        })?;
+        client_ns.push(Arc::new(netns));
+        client_tuns.push(tun);
+        clients_before.push(before);
+    }
+
+    // The traffic: the server's accept loop and the clients' slots.
+    let shared = Arc::new(Shared {
+        stop: Default::default(),
+        outcomes: Mutex::new(
+            requests
+                .iter()
+                .map(|r| Outcome { id: r.id, client: r.client, file_bytes: r.file_bytes, ..Outcome::default() })
+                .collect(),
+        ),
+        start: Instant::now(),
+    });
+    let mut threads = Vec::new();
+    let server_ns = Arc::new(server_ns);
+    {
+        let (shared, netns, nodelay) = (shared.clone(), server_ns.clone(), tcp.nodelay);
+        threads.push(std::thread::spawn(move || {
+            if netns.enter().is_ok() {
+                traffic::serve(listener, shared, nodelay);
+            }
+        }));
+    }
+    for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
+        let (shared, netns) = (shared.clone(), client_ns[client as usize].clone());
+        let addr = traffic::server_addr(server_ip, port);
+        threads.push(std::thread::spawn(move || {
+            if netns.enter().is_ok() {
+                traffic::fetch(addr, ids, shared);
+            }
+        }));
+    }
+
+    // The loop.
+    // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack (prctl(2)):
+    // 1 ns instead of 50 µs, so ppoll wakes when a delivery is due.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    let realtime = realtime_priority();
+    let start = shared.start;
+    let mut timing = Timing::new(fabric.names.len());
+    let mut out: Vec<Delivery> = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    let mut last_progress = Instant::now();
+    let total = requests.len() as u32;
+    let mut interrupted = false;
+    let mut loop_error = None;
+    let clock = || SimTime(start.elapsed().as_nanos() as u64);
+    loop {
+        fabric.advance(clock(), &mut out);
+        timing.write(&mut out, &mut server_tun, &mut client_tuns, start);
+        // Each packet enters the fabric at the time it was read.
+        let from_server = drain(&mut server_tun, &mut buf, |p| fabric.from_server(clock(), p, &mut out));
+        if let Err(e) = from_server {
+            loop_error = Some(e);
+            break;
+        }
+        for (c, tun) in client_tuns.iter_mut().enumerate() {
+            let from_client = drain(tun, &mut buf, |p| fabric.from_client(clock(), c, p, &mut out));
+            if let Err(e) = from_client {
+                loop_error = Some(e);
+            }
+        }
+        timing.write(&mut out, &mut server_tun, &mut client_tuns, start);
+        if loop_error.is_some() {
+            break;
+        }
+        let elapsed = start.elapsed().as_secs_f64();
+        if last_progress.elapsed() >= Duration::from_millis(250) {
+            last_progress = Instant::now();
+            let done = finished(&shared);
+            if !progress(Progress { done: done.0, total, elapsed_s: elapsed }) {
+                interrupted = true;
+                break;
+            }
+            if done.1 == total || elapsed >= limit_s {
+                break;
+            }
+        }
+        // Sleep until the next delivery is due or a TUN device has a packet (at most 50 ms).
+        let now = SimTime(start.elapsed().as_nanos() as u64);
+        let wait = fabric.next_deadline().map_or(50_000_000, |t| t.0.saturating_sub(now.0)).min(50_000_000);
+        if wait > 0 {
+            let mut fds: Vec<PollFd> = std::iter::once(&server_tun)
+                .chain(client_tuns.iter())
+                .map(|f| PollFd::new(f.as_fd(), PollFlags::POLLIN))
+                .collect();
+            let timeout = nix::sys::time::TimeSpec::from_duration(Duration::from_nanos(wait));
+            let _ = nix::poll::ppoll(&mut fds, Some(timeout), None);
+        }
+    }
+    let wall_s = start.elapsed().as_secs_f64();
+    shared.stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        let _ = t.join();
+    }
+    if interrupted {
+        return Err(Error::Interrupted);
+    }
+    if let Some(e) = loop_error {
+        return Err(e);
+    }
+    let server_after = server_ns.run(ns::counters)?;
+    let mut clients_delta = Map::new();
+    for (netns, before) in client_ns.iter().zip(&clients_before) {
+        for (k, v) in counter_delta(before, &netns.run(ns::counters)?) {
+            let sum = clients_delta.get(&k).and_then(Value::as_i64).unwrap_or(0) + v.as_i64().unwrap_or(0);
+            clients_delta.insert(k, json!(sum));
+        }
+    }
+    let outcomes = std::mem::take(&mut *shared.outcomes.lock().expect("outcomes"));
+    let value = |name: &str| wanted.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone()).unwrap_or_default();
+    let kernel = Kernel {
+        sysctls: set.iter().filter(|(_, s)| *s == ns::Sysctl::Set).map(|(k, _)| (k.clone(), value(k))).collect(),
+        not_set: set
+            .iter()
+            .filter_map(|(k, s)| match s {
+                ns::Sysctl::Set => None,
+                ns::Sysctl::Missing => Some((k.clone(), "this kernel has no such sysctl".to_string())),
+                ns::Sysctl::Refused(why) => Some((k.clone(), why.clone())),
+            })
+            .collect(),
+        congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
+        realtime,
+        server: counter_delta(&server_before, &server_after),
+        clients: clients_delta,
+    };
+    Ok(result(scenario, &fabric, &outcomes, &kernel, &timing.lateness, &timing.delivered, wall_s, limit_s))
+    // Dropping the namespaces' descriptors and the TUN devices here frees them all.
+}
+
+fn fabric_server_ip(scenario: &Scenario) -> Result<[u8; 4]> {
+    bondsim_core::network::parse_ip("network.server_ip", &scenario.network.server_ip)
+}
+
+/// Puts the calling thread (the loop) in the real-time class, `SCHED_FIFO` at a low
+/// priority (sched(7)): it sleeps in `ppoll` until a delivery is due and must then run
+/// before the host's ordinary work (a build beside it) does; the kernel's RT throttling
+/// (`sched_rt_runtime_us`, 95% by default) keeps a loop that cannot keep up from taking a
+/// whole core. Returns whether the kernel agreed (root may; a container may not).
+fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: 0 is the calling thread; `param` is a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+/// Requests whose file arrived whole, and requests that ended (whole, or failed) with the
+/// server's socket closed too.
+fn finished(shared: &Shared) -> (u32, u32) {
+    let outcomes = shared.outcomes.lock().expect("outcomes");
+    let whole = outcomes.iter().filter(|o| o.finish_s.is_some()).count() as u32;
+    let ended = outcomes.iter().filter(|o| o.error.is_some() || (o.finish_s.is_some() && o.server.is_some())).count();
+    (whole, ended as u32)
+}
+
+/// The client slots: `(client, [(request, arrival_s, bytes)])`. Open arrivals: one slot per
+/// request, at its arrival time. A closed loop (`arrivals.kind = "closed"`): `active`
+/// slots per client, each fetching its client's requests one after the other (request
+/// `i` is client `i % clients`'s, `workload::generate`), the next at once when one ends.
+fn slots(requests: &[workload::Request], arrivals: &Arrivals, clients: u32) -> Vec<(u32, Vec<traffic::Fetch>)> {
+    match arrivals {
+        Arrivals::Closed { active } => {
+            let n = (active * clients) as usize;
+            (0..n.min(requests.len()))
+                .map(|slot| {
+                    let ids = requests.iter().skip(slot).step_by(n).map(|r| (r.id, 0.0, r.file_bytes)).collect();
+                    (requests[slot].client, ids)
+                })
+                .collect()
+        }
+        _ => requests
+            .iter()
+            .map(|r| {
+                debug_assert_ne!(r.arrival, PENDING);
+                (r.client, vec![(r.id, r.arrival.as_secs_f64(), r.file_bytes)])
+            })
+            .collect(),
+    }
+}
+
+/// What the kernel was set to and counted.
+struct Kernel {
+    sysctls: Vec<(String, String)>,
+    not_set: Vec<(String, String)>,
+    congestion_control: Option<String>,
+    /// The loop ran in the real-time class (`SCHED_FIFO`).
+    realtime: bool,
+    server: Map<String, Value>,
+    clients: Map<String, Value>,
+}
+
+fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// Nearest-rank percentile of sorted `values`.
+fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    (!sorted.is_empty()).then(|| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1])
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    scenario: &Scenario,
+    fabric: &Fabric,
+    outcomes: &[Outcome],
+    kernel: &Kernel,
+    lateness: &Histogram<u64>,
+    delivered_link: &[(u64, f64, f64)],
+    wall_s: f64,
+    limit_s: f64,
+) -> Value {
+    let port = scenario.network.server_port;
+    let server_ip = fabric_server_ip(scenario).expect("checked");
+    let rates = fabric.rates_bps();
+    let capacity: f64 = rates.iter().sum();
+    let finishes: Vec<f64> = outcomes.iter().filter_map(|o| o.finish_s).collect();
+    let makespan = finishes.iter().copied().fold(0.0, f64::max);
+    let complete = outcomes.iter().all(|o| o.finish_s.is_some());
+    let duration = if complete { makespan } else { wall_s.min(limit_s).max(makespan) };
+    let received: u64 = outcomes.iter().map(|o| o.received.min(o.file_bytes)).sum();
+    let mut fct: Vec<f64> = outcomes.iter().filter_map(|o| Some(o.finish_s? - o.start_s?)).collect::<Vec<_>>();
+    fct.sort_by(f64::total_cmp);
+    let server: Vec<TcpInfo> = outcomes.iter().filter_map(|o| o.server).collect();
+    let sum = |f: fn(&TcpInfo) -> u64| server.iter().map(f).sum::<u64>();
+    let reordering: Vec<f64> = server.iter().map(|i| f64::from(i.reordering)).collect();
+    let forward: Vec<_> = fabric.forward_stats().collect();
+    let reverse: Vec<_> = fabric.reverse_stats().collect();
+    let wire_bits: f64 = forward.iter().map(|s| s.wire_bytes as f64 * 8.0).sum();
+    let flows: Vec<_> = fabric.flows.values().collect();
+    let data_packets: u64 = flows.iter().map(|f| f.packets).sum();
+    let data_delivered: u64 = flows.iter().map(|f| f.delivered).sum();
+    let ooo: u64 = flows.iter().map(|f| f.out_of_order).sum();
+    let late = |q: f64| lateness.value_at_quantile(q) as f64;
+    let late_share =
+        if lateness.is_empty() { 0.0 } else { 1.0 - lateness.count_between(0, LATE_US) as f64 / lateness.len() as f64 };
+    let mut warnings = Vec::new();
+    if late_share > 0.01 {
+        warnings.push(format!(
+            "the host could not keep up: {:.1}% of the packets reached their TUN device more than {} ms after \
+             their emulated link delivered them (p99 {:.0} µs); lower the links' rates or load the machine less",
+            late_share * 100.0,
+            LATE_US / 1000,
+            late(0.99)
+        ));
+    }
+    if !complete {
+        let left = outcomes.iter().filter(|o| o.finish_s.is_none()).count();
+        warnings.push(format!("{left} of {} requests did not finish within {limit_s} s", outcomes.len()));
+    }
+    for o in outcomes.iter().filter(|o| o.error.is_some()).take(3) {
+        warnings.push(format!("request {}: {}", o.id, o.error.as_deref().unwrap_or_default()));
+    }
+    let summary = json!({
+        "scenario": scenario.name,
+        "scheduler": fabric.scheduler_label,
+        "seed": scenario.seed,
+        "link_count": rates.len(),
+        "requests": outcomes.len(),
+        "packets": data_packets,
+        "delivered": data_delivered,
+        "wire_out_of_order": ooo,
+        "wire_ooo_fraction": if data_delivered > 0 { ooo as f64 / data_delivered as f64 } else { 0.0 },
+        "reverse_packets": fabric.reverse_packets,
+        "reverse_delivered": fabric.reverse_delivered,
+        "drops_queue_full": forward.iter().map(|s| s.drops_queue_full).sum::<u64>(),
+        "drops_link_down": forward.iter().map(|s| s.drops_link_down).sum::<u64>(),
+        "drops_random": forward.iter().map(|s| s.drops_random).sum::<u64>(),
+        "drops_no_link": fabric.drops_no_link,
+        "makespan_s": makespan,
+        "duration_s": duration,
+        "capacity_bps": capacity,
+        "throughput_bps": if duration > 0.0 { wire_bits / duration } else { 0.0 },
+        "goodput_bps": if duration > 0.0 { received as f64 * 8.0 / duration } else { 0.0 },
+        "utilisation": if duration > 0.0 && capacity > 0.0 { wire_bits / duration / capacity } else { 0.0 },
+        "flows_complete": finishes.len(),
+        "fct_mean_s": mean(&fct),
+        "fct_p50_s": percentile(&fct, 0.5),
+        "fct_p99_s": percentile(&fct, 0.99),
+        "tcp_segments_sent": sum(|i| u64::from(i.segs_out)),
+        "tcp_retransmits": sum(|i| u64::from(i.total_retrans)),
+        // A D-SACK reports a segment that arrived twice; on a bond that copies nothing, only a
+        // retransmitted segment can, and the kernel itself counts D-SACKs beyond the
+        // retransmissions as dubious (`tcp_dsack_seen`, net/ipv4/tcp_input.c: "Skip the
+        // DSACK if dup segs weren't retransmitted by sender").
+        "tcp_spurious_retransmits": sum(|i| u64::from(i.dsack_dups.min(i.total_retrans))),
+        "tcp_dsacks_received": sum(|i| u64::from(i.dsack_dups)),
+        "tcp_rtos": sum(|i| u64::from(i.total_rto)),
+        "tcp_reordering_mean": mean(&reordering),
+        "tcp_reordering_max": server.iter().map(|i| i.reordering).max(),
+        "tcp_rtt_mean_us": mean(&server.iter().map(|i| f64::from(i.rtt_us)).collect::<Vec<_>>()),
+        "tcp_cwnd_mean": mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()),
+        "tcp_rcv_ooopack": outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>(),
+        "wall_s": wall_s,
+        "links": fabric.names.iter().enumerate().map(|(id, name)| json!({
+            "link": id, "name": name, "packets_sent": forward[id].packets_sent,
+        })).collect::<Vec<_>>(),
+        "emulated": true,
+        "emu_lateness_p50_us": late(0.5),
+        "emu_lateness_p99_us": late(0.99),
+        "emu_lateness_p999_us": late(0.999),
+        "emu_lateness_max_us": lateness.max() as f64,
+        "emu_late_share": late_share,
+        "emu_realtime_priority": kernel.realtime,
+        "emu_sysctls": kernel.sysctls.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
+        "emu_sysctls_not_set": kernel.not_set.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
+        "emu_congestion_control": kernel.congestion_control,
+        "emu_kernel_server": kernel.server,
+        "emu_kernel_clients": kernel.clients,
+        "emu_foreign_packets": fabric.foreign,
+        "emu_warnings": warnings,
+    });
+    let flow_of = |o: &Outcome| {
+        let key = bondsim_core::bond::FlowKey {
+            src_ip: server_ip,
+            dst_ip: fabric.client_ip(o.client as usize),
+            src_port: port,
+            dst_port: o.local_port?,
+            ip_proto: 6,
+        };
+        fabric.flows.get(&key)
+    };
+    let col = |f: &dyn Fn(&Outcome) -> Value| Value::Array(outcomes.iter().map(f).collect());
+    let requests = json!({
+        "request": col(&|o| json!(o.id)),
+        "client": col(&|o| json!(o.client)),
+        "file_bytes": col(&|o| json!(o.file_bytes)),
+        "packets": col(&|o| json!(flow_of(o).map_or(0, |f| f.packets))),
+        "received": col(&|o| json!(flow_of(o).map_or(0, |f| f.delivered))),
+        "in_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.delivered - f.out_of_order))),
+        "out_of_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.out_of_order))),
+        "arrival_s": col(&|o| json!(o.start_s)),
+        "finish_s": col(&|o| json!(o.finish_s)),
+        "link_switches": col(&|o| json!(flow_of(o).map_or(0, |f| f.link_switches))),
+        "last_link": col(&|o| json!(flow_of(o).and_then(|f| f.last_link))),
+        "rx_link": col(&|o| json!(flow_of(o).and_then(|f| f.rx_link))),
+        "bytes_received": col(&|o| json!(o.received)),
+        "tcp_retransmits": col(&|o| json!(o.server.map(|i| i.total_retrans))),
+        "tcp_dsack_dups": col(&|o| json!(o.server.map(|i| i.dsack_dups))),
+        "tcp_reordering": col(&|o| json!(o.server.map(|i| i.reordering))),
+        "tcp_rtt_us": col(&|o| json!(o.server.map(|i| i.rtt_us))),
+        "tcp_cwnd": col(&|o| json!(o.server.map(|i| i.snd_cwnd))),
+        "tcp_rcv_ooopack": col(&|o| json!(o.client_info.map(|i| i.rcv_ooopack))),
+        "error": col(&|o| json!(o.error)),
+    });
+    let lc = |f: &dyn Fn(usize) -> Value| Value::Array((0..rates.len()).map(f).collect());
+    let links = json!({
+        "link": lc(&|i| json!(i)),
+        "name": lc(&|i| json!(fabric.names[i])),
+        "kind": lc(&|_| json!("rate")),
+        "capacity_bps": lc(&|i| json!(rates[i])),
+        "packets_sent": lc(&|i| json!(forward[i].packets_sent)),
+        "bytes_sent": lc(&|i| json!(forward[i].bytes_sent)),
+        "wire_bytes": lc(&|i| json!(forward[i].wire_bytes)),
+        "busy_s": lc(&|i| json!(forward[i].busy_ns as f64 / 1e9)),
+        "utilisation": lc(&|i| json!(if duration > 0.0 { forward[i].wire_bytes as f64 * 8.0 / duration / rates[i] } else { 0.0 })),
+        "max_queue_pkts": lc(&|i| json!(forward[i].max_queue_pkts)),
+        "drops_queue_full": lc(&|i| json!(forward[i].drops_queue_full)),
+        "drops_link_down": lc(&|i| json!(forward[i].drops_link_down)),
+        "drops_random": lc(&|i| json!(forward[i].drops_random)),
+        "failures": lc(&|i| json!(forward[i].failures)),
+        "reverse_packets_sent": lc(&|i| json!(reverse[i].packets_sent)),
+        "reverse_drops": lc(&|i| json!(reverse[i].drops_queue_full + reverse[i].drops_link_down + reverse[i].drops_random)),
+        // What the link delivered to the clients' TUN devices, wire bits per second between
+        // its first and last delivery on the host's clock (the rate the emulation held).
+        "delivered_wire_bps": lc(&|i| {
+            let (bytes, first, last) = delivered_link[i];
+            json!(if last > first { bytes as f64 * 8.0 / (last - first) } else { 0.0 })
+        }),
+    });
+    json!({"summary": summary, "requests": requests, "links": links})
+}

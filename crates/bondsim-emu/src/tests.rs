@@ -1,0 +1,205 @@
+//! The emulated links' timing rules, driven with made-up times (no namespaces needed).
+
+use bondsim_core::link::LinkStats;
+use bondsim_core::network::Clients;
+use bondsim_core::time::SimTime;
+use bondsim_core::Scenario;
+
+use crate::fabric::{Delivery, Dest, Fabric};
+
+const SERVER: [u8; 4] = [10, 0, 0, 1];
+const CLIENT: [u8; 4] = [10, 1, 0, 1];
+
+/// A fabric for `links` (JSON list) under `bond` (JSON object), one client.
+fn fabric(links: serde_json::Value, bond: serde_json::Value) -> Fabric {
+    let doc = serde_json::json!({
+        "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "tcp"},
+        "bond": bond,
+        "links": links,
+    });
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    crate::check(&scenario).unwrap();
+    let clients = Clients::new(&scenario.network, 1, scenario.seed);
+    assert_eq!(clients.ips[0], CLIENT);
+    Fabric::new(&scenario, clients).unwrap()
+}
+
+/// An IPv4/TCP packet of `l3` bytes (with `l3 - 52` payload bytes) between the server's
+/// port 8000 and the client's port 40000; `from_server` picks the direction.
+fn tcp_packet(l3: usize, seq: u32, from_server: bool) -> Vec<u8> {
+    let (src, dst, sp, dp) = if from_server { (SERVER, CLIENT, 8000, 40000) } else { (CLIENT, SERVER, 40000, 8000) };
+    let builder = etherparse::PacketBuilder::ipv4(src, dst, 64).tcp(sp, dp, seq, 65535).ack(1);
+    let payload = vec![0u8; l3 - 40];
+    let mut out = Vec::new();
+    builder.write(&mut out, &payload).unwrap();
+    assert_eq!(out.len(), l3);
+    out
+}
+
+fn ms(x: f64) -> SimTime {
+    SimTime::from_secs_f64(x / 1e3)
+}
+
+/// Everything delivered up to `until`.
+fn run_until(f: &mut Fabric, until: SimTime) -> Vec<Delivery> {
+    let mut out = Vec::new();
+    f.advance(until, &mut out);
+    out
+}
+
+/// Transmit time of an `l3`-byte packet at `mbps` with Ethernet's 38 bytes of frame overhead.
+fn tx(l3: u64, mbps: f64) -> SimTime {
+    SimTime::from_secs_f64((l3 + 38) as f64 * 8.0 / (mbps * 1e6))
+}
+
+fn forward(f: &Fabric) -> Vec<LinkStats> {
+    f.forward_stats().cloned().collect()
+}
+
+#[test]
+fn a_packet_is_due_after_its_transmit_time_and_the_wire_delay_never_before() {
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8, "delay_us": 1000}]), serde_json::json!({"mode": "rr"}));
+    f.from_server(ms(2.0), tcp_packet(1500, 1, true), &mut Vec::new());
+    let due = ms(2.0) + tx(1500, 8.0) + ms(1.0);
+    assert_eq!(f.next_deadline(), Some(ms(2.0) + tx(1500, 8.0)), "first the end of its transmission");
+    assert!(run_until(&mut f, due - SimTime(1)).is_empty());
+    let out = run_until(&mut f, due);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].due, out[0].dest, out[0].link), (due, Dest::Client(0), Some(0)));
+    assert_eq!(out[0].bytes, tcp_packet(1500, 1, true), "the packet itself");
+    assert_eq!(out[0].wire_bytes, 1538);
+}
+
+#[test]
+fn a_packet_read_late_starts_when_it_was_read_not_when_the_link_fell_idle() {
+    // The first packet is out at t; the caller hands over the second at 3 ms without having
+    // run the fabric in between: the link was idle from t, so the second starts at 3 ms.
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(1500, 0, true), &mut out);
+    f.from_server(ms(3.0), tcp_packet(1500, 1, true), &mut out);
+    assert_eq!(out.iter().map(|d| d.due).collect::<Vec<_>>(), vec![tx(1500, 8.0)], "the first, on the way in");
+    assert_eq!(run_until(&mut f, ms(100.0))[0].due, ms(3.0) + tx(1500, 8.0));
+}
+
+#[test]
+fn back_to_back_packets_leave_one_transmit_time_apart_and_a_full_queue_drops() {
+    let mut f = fabric(
+        serde_json::json!([{"rate_mbps": 8, "delay_us": 500, "txqueuelen": 3}]),
+        serde_json::json!({"mode": "rr"}),
+    );
+    for seq in 0..4 {
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
+    }
+    let out = run_until(&mut f, ms(100.0));
+    let dues: Vec<SimTime> = out.iter().map(|d| d.due).collect();
+    let t = tx(1000, 8.0);
+    // txqueuelen counts the packet being sent too (the simulator's RateLink): the fourth is dropped.
+    assert_eq!(dues, vec![t + ms(0.5), t + t + ms(0.5), t + t + t + ms(0.5)]);
+    assert_eq!(forward(&f)[0].drops_queue_full, 1);
+}
+
+#[test]
+fn round_robin_over_unequal_links_reorders_what_earliest_finish_keeps_in_order() {
+    // 8 and 2 Mbit/s: a 1000-byte packet takes t and 4t. Round-robin: packets 0 and 2 on
+    // the fast link arrive at t and 2t, packet 1 on the slow one at 4t (after packet 2:
+    // one out of order), packet 3 on the slow one at 8t.
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 2}]);
+    let mut rr = fabric(links.clone(), serde_json::json!({"mode": "balance-rr"}));
+    let mut ef = fabric(links, serde_json::json!({"mode": "earliest-finish"}));
+    for f in [&mut rr, &mut ef] {
+        for seq in 0..4 {
+            f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
+        }
+    }
+    let t = tx(1000, 8.0);
+    let out = run_until(&mut rr, ms(100.0));
+    assert_eq!(out.iter().map(|d| d.link.unwrap()).collect::<Vec<_>>(), vec![0, 0, 1, 1]);
+    assert_eq!(
+        out.iter().map(|d| d.due).collect::<Vec<_>>(),
+        vec![t, t + t, tx(1000, 2.0), tx(1000, 2.0) + tx(1000, 2.0)]
+    );
+    let flow = rr.flows.values().next().unwrap();
+    assert_eq!((flow.packets, flow.delivered, flow.out_of_order, flow.link_switches), (4, 4, 1, 3));
+    // Earliest-finish: the slow link would deliver at 4t; the fast one has each next packet
+    // out by then (t, 2t, 3t, 4t: a tie, the lowest id), so everything takes the fast link.
+    let out = run_until(&mut ef, ms(100.0));
+    assert!(out.iter().all(|d| d.link == Some(0)), "{out:?}");
+    assert_eq!(ef.flows.values().next().unwrap().out_of_order, 0);
+}
+
+#[test]
+fn a_segment_that_arrives_again_counts_once_and_not_as_reordering() {
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
+    let mut out = Vec::new();
+    for seq in [1000, 2000, 1000, 3000] {
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq, true), &mut out);
+    }
+    f.advance(ms(100.0), &mut out);
+    assert_eq!(out.len(), 4, "every copy reaches the client");
+    let flow = f.flows.values().next().unwrap();
+    assert_eq!((flow.packets, flow.delivered, flow.out_of_order), (4, 3, 0));
+}
+
+#[test]
+fn a_failed_link_drops_until_the_monitor_commits_then_active_backup_moves() {
+    let mut f = fabric(
+        serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005}]}, {"rate_mbps": 8}]),
+        serde_json::json!({"mode": "active-backup", "miimon": 10}),
+    );
+    // The ACK of a new flow comes back on the active link (active-backup's rx_link).
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut out);
+    f.from_client(ms(1.0), 0, tcp_packet(52, 0, false), &mut out);
+    f.advance(ms(4.0), &mut out);
+    assert_eq!(out.iter().map(|d| d.dest).collect::<Vec<_>>(), vec![Dest::Client(0), Dest::Server]);
+    assert_eq!(f.reverse_stats().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 0]);
+    // Carrier lost at 5 ms; the monitor's next check (10 ms) commits it. In between, the bond
+    // still sends on link 0 and the packet is lost; after it, link 1 carries both ways.
+    run_until(&mut f, ms(6.0));
+    assert!(f.monitor_up(0));
+    f.from_server(ms(6.0), tcp_packet(500, 1, true), &mut Vec::new());
+    run_until(&mut f, ms(10.0));
+    assert!(!f.monitor_up(0));
+    f.from_server(ms(11.0), tcp_packet(500, 2, true), &mut Vec::new());
+    f.from_client(ms(11.0), 0, tcp_packet(52, 0, false), &mut Vec::new());
+    let out = run_until(&mut f, ms(20.0));
+    // The 52-byte ACK is out before the 500-byte data packet.
+    assert_eq!(out.iter().map(|d| d.link).collect::<Vec<_>>(), vec![None, Some(1)]);
+    let fwd = forward(&f);
+    assert_eq!((fwd[0].drops_link_down, fwd[0].failures, fwd[1].packets_sent), (1, 1, 1));
+    assert_eq!(f.reverse_stats().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 1]);
+}
+
+#[test]
+fn packets_of_other_hosts_are_not_bonded() {
+    let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
+    let mut stray = tcp_packet(100, 0, true);
+    stray[19] = 99; // destination 10.1.0.99: no such client
+    f.from_server(SimTime::ZERO, stray, &mut Vec::new());
+    f.from_server(SimTime::ZERO, vec![0x45, 0, 0], &mut Vec::new()); // not an IPv4 packet
+    assert!(run_until(&mut f, ms(10.0)).is_empty());
+    assert_eq!((f.foreign, f.packets), (2, 0));
+}
+
+#[test]
+fn the_emulator_names_what_it_cannot_do() {
+    let base = serde_json::json!({
+        "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "tcp"}, "bond": {"mode": "rr"}, "links": [{"rate_mbps": 8}],
+    });
+    let cases = [
+        ("/links/0", serde_json::json!({"period_ms": 20}), "links.0.kind"),
+        ("/sender", serde_json::json!({"kind": "window"}), "sender.kind"),
+        ("/sender", serde_json::json!({"kind": "tcp", "gso": true}), "sender.gso"),
+        ("/workload/requests", serde_json::json!(100000), "workload.requests"),
+    ];
+    for (pointer, value, path) in cases {
+        let mut doc = base.clone();
+        *doc.pointer_mut(pointer).unwrap() = value;
+        let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+        let err = crate::check(&scenario).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{path}: ")), "{err}");
+    }
+}

@@ -1,0 +1,245 @@
+"""``bondsim emulate`` and ``bondsim validate``: the scenario's scheduler over the Linux kernel's own TCP.
+
+The emulator (crates/bondsim-emu) makes a network namespace for the server and one per client, each
+with a TUN device, runs the scenario's requests as real TCP transfers between them, and carries every
+packet through the scenario's bond and emulated links in this process. Linux only, as root.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bondsim import _core
+from bondsim._core import BondsimError
+from bondsim.cli import HelpFormatter, add_overrides, check_out_dir, check_out_file, console, write_error
+
+EPILOG_EMULATE = """\
+examples:
+  sudo bondsim emulate scenarios/emulate_rr.toml --out out/emu-rr
+  sudo bondsim emulate scenarios/emulate_rr.toml --set bond.mode=earliest-finish --json
+  sudo bondsim emulate scenarios/emulate_rr.toml --set links.0.failures.0.down_s=1 --seconds 10
+"""
+
+EPILOG_VALIDATE = """\
+examples:
+  sudo bondsim validate scenarios/emulate_rr.toml
+  sudo bondsim validate scenarios/emulate_rr.toml --modes balance-rr,earliest-finish,active-backup --out out/val.csv
+"""
+
+
+class EmulateProgress:
+    """A line on stderr every ``every`` seconds once the run has taken ``after`` seconds."""
+
+    def __init__(self, label: str, limit_s: float, enabled: bool, after: float = 3.0, every: float = 5.0):
+        self.label, self.limit_s, self.enabled, self.after, self.every = label, limit_s, enabled, after, every
+        self.last: float | None = None
+
+    def __call__(self, done: int, total: int, elapsed_s: float) -> None:
+        if not self.enabled or elapsed_s < self.after:
+            return
+        now = time.monotonic()
+        if self.last is None or now - self.last >= self.every:
+            self.last = now
+            print(
+                f"{self.label}: {done}/{total} requests done, {elapsed_s:,.0f} s of at most {self.limit_s:,.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+
+@contextlib.contextmanager
+def _stop_on_sigterm() -> Iterator[None]:
+    """While in it, SIGTERM stops a run as Ctrl-C does (the core looks for signals while it runs)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+def emulate_doc(doc: dict, seconds: float | None = None, *, label: str = "emulating", quiet: bool = True):
+    """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`."""
+    from bondsim.api import RunResult
+
+    if not hasattr(_core, "emulate"):
+        raise BondsimError("the emulator runs on Linux only")
+    limit = seconds or doc.get("stop_s") or 60.0
+    text = _core.emulate(json.dumps(doc), seconds, EmulateProgress(label, limit, enabled=not quiet))
+    return RunResult.from_json(doc, text)
+
+
+def _rows(summary: dict) -> list[tuple[str, str]]:
+    def fmt(value: Any, spec: str) -> str:
+        return "-" if value is None else format(value, spec)
+
+    return [
+        ("scheduler", summary["scheduler"]),
+        ("goodput", f"{summary['goodput_bps'] / 1e6:,.2f} Mbit/s of {summary['capacity_bps'] / 1e6:,.2f}"),
+        ("flows complete", f"{summary['flows_complete']} of {summary['requests']}"),
+        ("flow completion mean", f"{fmt(summary['fct_mean_s'], '.3f')} s"),
+        ("TCP retransmits", f"{summary['tcp_retransmits']:,} ({summary['tcp_spurious_retransmits']:,} spurious)"),
+        ("TCP reordering (max)", fmt(summary["tcp_reordering_max"], "")),
+        ("out of order on the wire", f"{summary['wire_ooo_fraction']:.1%}"),
+        ("link drops (queue, down)", f"{summary['drops_queue_full']:,}, {summary['drops_link_down']:,}"),
+        (
+            "timing: lateness p50 / p99",
+            f"{summary['emu_lateness_p50_us']:,.0f} / {summary['emu_lateness_p99_us']:,.0f} µs",
+        ),
+        ("congestion control", str(summary.get("emu_congestion_control"))),
+        ("sysctls set", str(len(summary["emu_sysctls"]))),
+    ]
+
+
+def cmd_emulate(args: argparse.Namespace) -> int:
+    from bondsim.scenario import load
+
+    doc = load(args.scenario, args.set)
+    if args.out:
+        check_out_dir(args.out)
+    with _stop_on_sigterm():
+        result = emulate_doc(doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet)
+    if args.out:
+        try:
+            result.write(args.out)
+        except OSError as exc:
+            raise write_error("--out", exc) from None
+    summary = result.summary
+    for warning in summary["emu_warnings"]:
+        print(f"warning: {warning}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    elif not args.quiet:
+        from rich.table import Table
+
+        table = Table(title=f"{summary['scenario'] or 'scenario'} (emulated: the kernel's TCP)", show_header=False)
+        for name, value in _rows(summary):
+            table.add_row(name, value)
+        console.print(table)
+        if args.out:
+            console.print(f"wrote {', '.join(result.files)} to {args.out}")
+    return 0
+
+
+#: The figures ``bondsim validate`` puts side by side: (column, summary field, scale).
+VALIDATE_FIGURES = (
+    ("goodput_mbps", "goodput_bps", 1e-6),
+    ("retransmits", "tcp_retransmits", 1),
+    ("spurious", "tcp_spurious_retransmits", 1),
+    ("ooo_share", "wire_ooo_fraction", 1),
+)
+
+
+def validate_rows(doc: dict, modes: list[str], seconds: float | None, quiet: bool) -> list[dict]:
+    """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
+    for goodput also relative to the emulator)."""
+    from bondsim.api import run_checked
+    from bondsim.scenario import load
+
+    rows = []
+    for mode in modes:
+        one = load(doc, [f"bond.mode={mode}"])
+        _core.emulate_check(json.dumps(one))
+        sim = run_checked(one).summary
+        emu = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet).summary
+        row: dict[str, Any] = {"scheduler": sim["scheduler"]}
+        for column, field, scale in VALIDATE_FIGURES:
+            s, e = (sim[field] or 0) * scale, (emu[field] or 0) * scale
+            row |= {f"sim_{column}": s, f"emu_{column}": e, f"diff_{column}": e - s}
+        row["goodput_diff_share"] = (row["diff_goodput_mbps"] / row["emu_goodput_mbps"]) if emu["goodput_bps"] else None
+        row["emu_lateness_p99_us"] = emu["emu_lateness_p99_us"]
+        row["emu_warnings"] = "; ".join(emu["emu_warnings"])
+        rows.append(row)
+    return rows
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from bondsim.scenario import load
+
+    doc = load(args.scenario, args.set)
+    if args.out:
+        check_out_file(args.out)
+    modes = [m.strip() for m in args.modes.split(",")] if args.modes else [doc["bond"]["mode"]]
+    with _stop_on_sigterm():
+        rows = validate_rows(doc, modes, args.seconds, args.quiet)
+    if args.out:
+        import pandas as pd
+
+        pd.DataFrame(rows).to_csv(args.out, index=False)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not args.quiet:
+        from rich.table import Table
+
+        table = Table(title="simulator vs emulator (the kernel's TCP); diff = emulator − simulator")
+        for name in ("scheduler", "goodput Mbit/s sim / emu (diff)", "retransmits", "spurious", "out of order"):
+            table.add_column(name)
+        for r in rows:
+            share = r["goodput_diff_share"]
+            table.add_row(
+                r["scheduler"],
+                f"{r['sim_goodput_mbps']:.2f} / {r['emu_goodput_mbps']:.2f} "
+                f"({'-' if share is None else format(-share, '+.0%')} sim vs emu)",
+                f"{r['sim_retransmits']:,.0f} / {r['emu_retransmits']:,.0f}",
+                f"{r['sim_spurious']:,.0f} / {r['emu_spurious']:,.0f}",
+                f"{r['sim_ooo_share']:.1%} / {r['emu_ooo_share']:.1%}",
+            )
+        console.print(table)
+        for r in rows:
+            if r["emu_warnings"]:
+                print(f"warning ({r['scheduler']}): {r['emu_warnings']}", file=sys.stderr)
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    """``bondsim emulate`` and ``bondsim validate``."""
+    p = sub.add_parser(
+        "emulate",
+        help="run a scenario's bond over the Linux kernel's own TCP (namespaces + TUN; root)",
+        formatter_class=HelpFormatter,
+        description="Run the scenario's scheduler (the same code as `bondsim run`) on a real data path: a network "
+        "namespace for the server and one per client, each with a TUN device; the scenario's requests are real TCP "
+        "transfers between them (the kernel's TCP, set from the scenario's sender.tcp_* fields where the kernel "
+        "allows), and every packet crosses the scenario's bond and its rate links emulated in real time (rate, "
+        "txqueuelen, delay, jitter, loss, slowdowns, failures). Prints the summary with `bondsim run`'s field names "
+        "(goodput_bps, tcp_retransmits, ...) plus the emulator's own (emu_*: timing lateness, kernel counters); "
+        "--out writes summary.json, requests.csv and links.csv as `bondsim run` does. Needs Linux, root and "
+        '/dev/net/tun; rate links and `sender.kind = "tcp"` only. Everything it makes goes with it, even on SIGKILL.',
+        epilog=EPILOG_EMULATE,
+    )
+    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
+    p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json")
+    add_overrides(p)
+    p.add_argument("--seconds", type=float, help="stop after this many seconds of real time (default: stop_s, else 60)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
+    p.set_defaults(func=cmd_emulate)
+
+    p = sub.add_parser(
+        "validate",
+        help="the simulator and the emulator side by side, per scheduler (root)",
+        formatter_class=HelpFormatter,
+        description="Run the scenario in the simulator and in the emulator (`bondsim emulate`) for each scheduler "
+        "and print side by side: goodput, TCP retransmissions, spurious retransmissions (D-SACKed) and the share "
+        "of packets out of order on the clients' wire, with the difference.",
+        epilog=EPILOG_VALIDATE,
+    )
+    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
+    p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
+    add_overrides(p)
+    p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
+    p.add_argument("--out", type=Path, help="CSV file for the table")
+    p.add_argument("--json", action="store_true", help="print the table as JSON")
+    p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
+    p.set_defaults(func=cmd_validate)

@@ -1,0 +1,171 @@
+"""``bondsim emulate``: small emulations (a few Mbit/s, a second or two each) over the kernel's own TCP.
+
+Every figure asserted is measured in the run; the bounds come from the links' rates (derived beside
+each assertion), not from earlier output. Skipped, saying why, where namespaces or TUN devices
+cannot be made.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import ROOT
+
+from bondsim.emulate import emulate_doc
+from bondsim.scenario import load
+
+
+def _why_not() -> str | None:
+    if sys.platform != "linux":
+        return "the emulator runs on Linux only"
+    if os.geteuid() != 0:
+        return "the emulator needs root (network namespaces, TUN devices)"
+    if not Path("/dev/net/tun").exists():
+        return "no /dev/net/tun (the tun module) on this machine"
+    if shutil.which("ip") is None:
+        return "no `ip` (iproute2) on this machine"
+    if subprocess.run(["unshare", "--net", "true"], capture_output=True).returncode != 0:
+        return "this machine does not let us make network namespaces (unshare --net failed)"
+    return None
+
+
+WHY_NOT = _why_not()
+needs_emulator = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
+
+
+def scenario(mode: str, links: list[dict], file_bytes: int, **bond) -> dict:
+    return load(
+        {
+            "name": "test",
+            "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": file_bytes}},
+            "sender": {"kind": "tcp"},
+            "bond": {"mode": mode, **bond},
+            "links": links,
+        }
+    )
+
+
+UNEQUAL = [
+    {"rate_mbps": 8, "delay_us": 2000, "txqueuelen": 100},
+    {"rate_mbps": 2, "delay_us": 2000, "txqueuelen": 100},
+]
+
+
+@needs_emulator
+def test_round_robin_over_unequal_links_retransmits_far_more_and_delivers_less_than_earliest_finish():
+    rr = emulate_doc(scenario("balance-rr", UNEQUAL, 500_000), seconds=20).summary
+    ef = emulate_doc(scenario("earliest-finish", UNEQUAL, 500_000), seconds=20).summary
+    for s in (rr, ef):
+        assert s["flows_complete"] == 1, s["emu_warnings"]
+    # Round-robin puts every other segment on the 2 Mbit/s link: the file cannot arrive faster
+    # than twice that link's rate, 4 Mbit/s (5% for the handshake's share of the time and IP
+    # framing), whatever TCP does; earliest-finish may use both links' 10 Mbit/s.
+    assert rr["goodput_bps"] <= 4e6 * 1.05
+    assert ef["goodput_bps"] > 1.3 * rr["goodput_bps"]
+    # Nothing was lost on the links, so every retransmission was needless: the kernel sent them
+    # because the slow link's segments arrived late (reordering), and D-SACKs report most.
+    assert rr["drops_queue_full"] == rr["drops_link_down"] == rr["drops_random"] == 0
+    assert rr["tcp_retransmits"] >= 50
+    assert rr["tcp_retransmits"] > 5 * max(ef["tcp_retransmits"], 1)
+    assert rr["tcp_spurious_retransmits"] >= 0.5 * rr["tcp_retransmits"]
+    assert rr["wire_ooo_fraction"] > ef["wire_ooo_fraction"]
+    # The kernel's own counters in the server's namespace saw the reordering too.
+    assert rr["emu_kernel_server"].get("TcpExt.TCPDSACKRecv", 0) > 0
+    assert rr["tcp_reordering_max"] > 3  # tcp_reordering's default, set in the namespace
+    assert rr["emu_sysctls"]["net.ipv4.tcp_reordering"] == "3"
+
+
+@needs_emulator
+def test_active_backup_survives_a_link_failure():
+    links = [{"rate_mbps": 8, "delay_us": 1000, "failures": [{"down_s": 0.3}]}, {"rate_mbps": 8, "delay_us": 1000}]
+    result = emulate_doc(scenario("active-backup", links, 1_000_000, miimon=10), seconds=20)
+    s = result.summary
+    assert s["flows_complete"] == 1, s["emu_warnings"]
+    assert result.requests["bytes_received"].tolist() == [1_000_000]
+    links_table = result.links.set_index("link")
+    # The active link lost its carrier with segments on it; the bond moved to the backup,
+    # which carried the rest: a 1 MB file at 8 Mbit/s takes 1 s, well past the failure at 0.3 s.
+    assert links_table.loc[0, "failures"] == 1
+    assert links_table.loc[0, "drops_link_down"] > 0
+    assert links_table.loc[1, "packets_sent"] > links_table.loc[0, "packets_sent"] / 2
+    assert s["tcp_retransmits"] >= links_table.loc[0, "drops_link_down"] - 1
+
+
+def _ip(*args: str) -> str:
+    return subprocess.run(["ip", *args], capture_output=True, text=True, check=True).stdout
+
+
+def _netns_of(pid: int) -> set[str]:
+    """The network namespaces a process's threads are in."""
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found.add(os.readlink(task / "ns" / "net"))
+    return found
+
+
+def _anyone_in(namespaces: set[str]) -> list[int]:
+    """Processes with a thread in one of ``namespaces``."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if _netns_of(int(proc.name)) & namespaces:
+                    pids.append(int(proc.name))
+            except OSError:
+                pass
+    return pids
+
+
+@needs_emulator
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 130)])
+def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code):
+    netns_before, links_before = _ip("netns", "list"), _ip("-o", "link")
+    ours = os.readlink("/proc/self/ns/net")
+    # A transfer that lasts about 10 s (10 MB at 8 Mbit/s): killed well before its end.
+    cmd = [sys.executable, "-m", "bondsim.cli", "emulate", "tcp_rr", "--quiet", "--seconds", "30"]
+    cmd += ["--set", "links=[{rate_mbps=8}]", "--set", "workload.requests=2", "--set", "workload.clients=2"]
+    cmd += ["--set", "workload.file_size.bytes=10000000"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 20
+        made: set[str] = set()
+        while time.monotonic() < deadline and len(made) < 3:  # the server's and the two clients'
+            made |= _netns_of(proc.pid) - {ours}
+            time.sleep(0.05)
+        assert len(made) == 3, f"the emulator never set up its namespaces: {proc.stderr.read1().decode()}"
+        time.sleep(0.5)  # traffic flowing
+        assert proc.poll() is None
+        proc.send_signal(sig)  # SIGKILL: no handler runs; SIGTERM: stops the run as Ctrl-C does
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+    assert proc.returncode == code
+    # Nothing is in the emulator's namespaces any more (the kernel frees a namespace nobody
+    # refers to, with its TUN device); nothing named was ever made, in /run/netns or among the links.
+    assert _anyone_in(made) == []
+    assert _ip("netns", "list") == netns_before
+    assert _ip("-o", "link") == links_before
+
+
+def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
+    r = main("emulate", "thesis")  # 5000 clients: a namespace each would be too many
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: workload.clients: the emulator makes a network namespace per client"), r.stderr
+    r = main("emulate", "tcp_rr", "--set", "sender.kind=window")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: sender.kind: the emulator's sender is the kernel's TCP"), r.stderr
+    r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: sender.gso: "), r.stderr
