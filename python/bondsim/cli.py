@@ -172,6 +172,16 @@ def _flows(summary: dict) -> str:
     return f"{text} ({lossy:,} with lost packets)" if lossy else text
 
 
+def _monitor_rows(summary: dict) -> list[tuple[str, str]]:
+    """The link monitors' figures, when they did something beyond miimon's defaults."""
+    rows = []
+    if summary.get("drops_silent"):
+        rows.append(("  by silent ports", f"{summary['drops_silent']:,}"))
+    if summary.get("arp_probes_sent"):
+        rows.append(("ARP probes / replies", f"{summary['arp_probes_sent']:,} / {summary['arp_replies']:,}"))
+    return rows
+
+
 def _summary_table(summary: dict) -> Table:
     from rich.table import Table
 
@@ -183,6 +193,7 @@ def _summary_table(summary: dict) -> Table:
         ("packets", f"{summary['packets']:,}"),
         ("delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
+        *_monitor_rows(summary),
         ("flows complete", _flows(summary)),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),

@@ -11,6 +11,29 @@
 
 use crate::time::SimTime;
 
+/// `BOND_DEFAULT_MIIMON`, ms.
+pub const DEFAULT_MIIMON_MS: f64 = 100.0;
+
+/// Whether Linux lets `mode` (a canonical scheduler name) run the ARP monitor:
+/// `bond_mode_uses_arp` is false for 802.3ad, balance-tlb and balance-alb (their
+/// slaves' MAC handling and LACP need the MII monitor). Modes Linux does not have
+/// run the load-balancing ARP monitor.
+pub fn mode_uses_arp(mode: &str) -> bool {
+    !matches!(mode, "802.3ad" | "balance-tlb" | "balance-alb")
+}
+
+/// The `miimon` Linux runs `mode` with: `bond_check_params` (and `bond_option_mode_set`)
+/// force it to 100 ms in the modes that cannot use the ARP monitor when none is set
+/// ("miimon must be specified, otherwise bonding will not detect link failure, speed and
+/// duplex which are essential for 802.3ad operation ... Forcing miimon to 100msec").
+pub fn miimon_in_force(mode: &str, miimon_ms: f64) -> f64 {
+    if miimon_ms == 0.0 && !mode_uses_arp(mode) {
+        DEFAULT_MIIMON_MS
+    } else {
+        miimon_ms
+    }
+}
+
 /// A verdict change to apply at `at` unless superseded (`generation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Commit {
@@ -125,6 +148,17 @@ mod tests {
         let c = m.carrier_changed(0, ms(0), false, true).unwrap();
         m.commit(0, c.generation, false);
         assert_eq!(m.carrier_changed(0, ms(55), true, false).unwrap().at, ms(60));
+    }
+
+    #[test]
+    fn linux_forces_miimon_in_the_modes_that_cannot_use_arp() {
+        for mode in ["802.3ad", "balance-tlb", "balance-alb"] {
+            assert!(!mode_uses_arp(mode));
+            assert_eq!(miimon_in_force(mode, 0.0), 100.0);
+            assert_eq!(miimon_in_force(mode, 10.0), 10.0);
+        }
+        assert_eq!(miimon_in_force("active-backup", 0.0), 0.0, "active-backup keeps miimon = 0: no monitor");
+        assert!(mode_uses_arp("balance-rr"));
     }
 
     #[test]

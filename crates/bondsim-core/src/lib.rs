@@ -31,6 +31,7 @@
 pub mod capture;
 pub mod engine;
 pub mod error;
+pub mod fault;
 pub mod link;
 pub mod network;
 pub mod packet;

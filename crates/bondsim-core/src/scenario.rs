@@ -751,6 +751,27 @@ pub struct Bond {
     /// Time a link must be gone before the bond stops using it, ms (rounded down to a multiple of miimon).
     #[serde(default)]
     pub downdelay: f64,
+    /// The ARP monitor's period, ms (0 = off; exclusive with `miimon`, as in Linux).
+    #[serde(default)]
+    pub arp_interval: f64,
+    /// The IPv4 addresses the ARP monitor probes (at most 16, Linux's `BOND_MAX_ARP_TARGETS`).
+    #[serde(default)]
+    pub arp_ip_target: Vec<String>,
+    /// Which ARP traffic counts as a sign of life (Linux's `arp_validate`).
+    #[serde(default)]
+    pub arp_validate: ArpValidate,
+    /// Whether one target answering (`any`) or every target (`all`) keeps a link up
+    /// (Linux's `arp_all_targets`; it applies to validated slaves only).
+    #[serde(default)]
+    pub arp_all_targets: ArpAllTargets,
+    /// ARP monitor intervals without a sign of life before a link is failed (Linux's
+    /// `arp_missed_max`, 1 to 255).
+    #[serde(default = "default_arp_missed_max")]
+    pub arp_missed_max: u32,
+    /// 802.3ad: how often the partner sends LACPDUs (`slow`: every 30 s, `fast`: every
+    /// second) and so how soon a silent partner times out (90 s, 3 s).
+    #[serde(default)]
+    pub lacp_rate: LacpRate,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
@@ -758,6 +779,55 @@ pub struct Bond {
 
 fn default_miimon() -> f64 {
     100.0
+}
+
+fn default_arp_missed_max() -> u32 {
+    2
+}
+
+/// Linux's `arp_validate` values (Documentation/networking/bonding.rst): which slaves
+/// validate ARP traffic (`active`, `backup`, `all`), and whether the others count only
+/// ARP frames (`filter*`) or any frame (`none`, `active`, `backup`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ArpValidate {
+    /// Any frame received counts.
+    #[default]
+    None,
+    /// The active slave counts only validated ARP; the others any frame.
+    Active,
+    /// Backup slaves count only validated ARP; the active any frame.
+    Backup,
+    /// Every slave counts only validated ARP.
+    All,
+    /// Every slave counts only ARP frames, unvalidated.
+    Filter,
+    /// `filter`, and the active slave validates.
+    FilterActive,
+    /// `filter`, and backup slaves validate.
+    FilterBackup,
+}
+
+/// Linux's `arp_all_targets`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ArpAllTargets {
+    /// A link is up if any target answers.
+    #[default]
+    Any,
+    /// A link is up only if every target answers.
+    All,
+}
+
+/// Linux's `lacp_rate`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LacpRate {
+    /// LACPDUs every 30 s, timeout 90 s.
+    #[default]
+    Slow,
+    /// LACPDUs every second, timeout 3 s.
+    Fast,
 }
 
 /// One bonded link (or `count` identical ones): what every link has, and its
@@ -796,6 +866,9 @@ pub struct LinkBase {
     /// Carrier lost and restored at random: exponential up and down times.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub random_failures: Option<RandomFailures>,
+    /// Repeated short losses of carrier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flapping: Option<Flapping>,
 }
 
 impl Default for LinkBase {
@@ -808,6 +881,7 @@ impl Default for LinkBase {
             intermittent: None,
             failures: Vec::new(),
             random_failures: None,
+            flapping: None,
         }
     }
 }
@@ -957,7 +1031,7 @@ impl LinkSpec {
     ];
     /// The fields of [`LinkBase`].
     const BASE: &'static [&'static str] =
-        &["count", "name", "slowdown", "slow_windows", "intermittent", "failures", "random_failures"];
+        &["count", "name", "slowdown", "slow_windows", "intermittent", "failures", "random_failures", "flapping"];
 
     /// A paced link of `period_ms` (the thesis's interface).
     pub fn paced(period_ms: f64) -> LinkSpec {
@@ -1104,16 +1178,94 @@ pub enum Jitter {
     Normal { sd_us: f64 },
 }
 
-/// One loss of carrier.
+/// One failure of a link: a loss of carrier (`kind = "carrier"`), or a port that keeps its
+/// carrier but passes nothing, or only part of its traffic (`kind = "silent"`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Failure {
-    /// When the carrier goes, seconds.
+    /// When the failure starts, seconds.
     pub down_s: f64,
-    /// When it comes back, seconds (never, if absent).
+    /// When it ends, seconds (never, if absent).
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up_s: Option<f64>,
+    /// What fails.
+    #[serde(default)]
+    pub kind: FailureKind,
+    /// `silent`: the fraction of frames the port drops (1 = everything), each frame
+    /// independently, from the stream `links.{id}.silent`.
+    #[serde(default = "default_drop")]
+    pub drop: f64,
+    /// `silent`: which direction drops: `both`, `out` (host to switch: the bond's
+    /// transmissions) or `in` (switch to host: what the bond receives).
+    #[serde(default)]
+    pub direction: FailureDirection,
+}
+
+fn default_drop() -> f64 {
+    1.0
+}
+
+/// What a [`Failure`] breaks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The carrier goes (the NIC reports link down; miimon sees it).
+    #[default]
+    Carrier,
+    /// The carrier stays, frames are dropped: a switch port "suspended", an upstream
+    /// not ready. Only monitors that look at traffic (the ARP monitor, LACPDUs) see it.
+    Silent,
+}
+
+/// The direction a silent failure drops, seen from the bond's host.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureDirection {
+    /// Both directions.
+    #[default]
+    Both,
+    /// Host to switch (the forward link: data, ARP probes).
+    Out,
+    /// Switch to host (the reverse link: ACKs, ARP replies, LACPDUs).
+    In,
+}
+
+impl FailureDirection {
+    /// Whether frames the bond sends (`outgoing`) or receives are dropped.
+    pub fn drops(self, outgoing: bool) -> bool {
+        match self {
+            FailureDirection::Both => true,
+            FailureDirection::Out => outgoing,
+            FailureDirection::In => !outgoing,
+        }
+    }
+}
+
+/// Repeated short losses of carrier: `count` times, the carrier goes for `down_ms`
+/// and comes back for `up_ms`, starting at `start_s`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Flapping {
+    /// When the first loss of carrier starts, seconds.
+    pub start_s: f64,
+    /// How long each loss lasts, ms.
+    pub down_ms: f64,
+    /// How long the carrier stays between two losses, ms.
+    pub up_ms: f64,
+    /// Number of losses.
+    pub count: u32,
+}
+
+impl Flapping {
+    /// Every (down, up) pair of instants, seconds.
+    pub fn windows(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let cycle = (self.down_ms + self.up_ms) / 1e3;
+        (0..self.count).map(move |k| {
+            let down = self.start_s + f64::from(k) * cycle;
+            (down, down + self.down_ms / 1e3)
+        })
+    }
 }
 
 /// A link that fails and recovers at random.
@@ -1522,6 +1674,32 @@ impl Scenario {
                     }
                     None => {}
                 }
+                if failure.kind == FailureKind::Silent {
+                    if !(failure.drop > 0.0 && failure.drop <= 1.0) {
+                        return Err(Error::scenario(
+                            q("drop"),
+                            format!("must be a fraction in (0, 1] (1 = the port passes nothing), got {}", failure.drop),
+                        ));
+                    }
+                } else if failure.drop != 1.0 || failure.direction != FailureDirection::Both {
+                    let field = if failure.drop != 1.0 { "drop" } else { "direction" };
+                    return Err(Error::scenario(
+                        q(field),
+                        "applies to kind = \"silent\" only (a lost carrier stops both directions entirely)",
+                    ));
+                }
+            }
+            if let Some(flap) = &base.flapping {
+                duration(&p("flapping.start_s"), flap.start_s, 1.0, true)?;
+                duration(&p("flapping.down_ms"), flap.down_ms, 1e-3, false)?;
+                duration(&p("flapping.up_ms"), flap.up_ms, 1e-3, false)?;
+                at_least(&p("flapping.count"), u64::from(flap.count), 1)?;
+                if !base.failures.is_empty() || base.random_failures.is_some() {
+                    return Err(Error::scenario(
+                        p("flapping"),
+                        "give one of failures, random_failures or flapping on a link, not several",
+                    ));
+                }
             }
             if let Some(random) = &base.random_failures {
                 duration(&p("random_failures.mtbf_s"), random.mtbf_s, 1.0, false)?;
@@ -1660,6 +1838,55 @@ impl Scenario {
                         "needs the link monitor: set bond.miimon > 0",
                     ));
                 }
+            }
+        }
+        duration("bond.arp_interval", b.arp_interval, 1e-3, true)?;
+        if !(1..=255).contains(&b.arp_missed_max) {
+            return Err(Error::scenario(
+                "bond.arp_missed_max",
+                format!("must be an integer from 1 to 255 (Linux's range), got {}", b.arp_missed_max),
+            ));
+        }
+        // Linux's BOND_MAX_ARP_TARGETS, and bond_is_ip_target_ok: no 0.0.0.0, broadcast or multicast.
+        if b.arp_ip_target.len() > 16 {
+            return Err(Error::scenario(
+                "bond.arp_ip_target",
+                format!("at most 16 targets, got {}", b.arp_ip_target.len()),
+            ));
+        }
+        for (k, target) in b.arp_ip_target.iter().enumerate() {
+            let ok = target
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| !ip.is_unspecified() && !ip.is_broadcast() && !ip.is_multicast());
+            if !ok {
+                return Err(Error::scenario(
+                    format!("bond.arp_ip_target.{k}"),
+                    format!("must be a unicast IPv4 address (not 0.0.0.0, broadcast or multicast), got `{target}`"),
+                ));
+            }
+        }
+        if b.arp_interval > 0.0 {
+            if b.miimon > 0.0 {
+                // bond_option_arp_interval_set: "ARP monitoring cannot be used with MII monitoring.
+                // Disabling MII monitoring" (and bond_option_miimon_set the other way round).
+                return Err(Error::scenario(
+                    "bond.arp_interval",
+                    format!(
+                        "Linux runs one link monitor: setting arp_interval disables miimon and setting miimon \
+                         disables the ARP monitor (bond_option_arp_interval_set / bond_option_miimon_set); \
+                         set bond.miimon = 0 to use the ARP monitor (miimon is {})",
+                        num(b.miimon)
+                    ),
+                ));
+            }
+            if b.arp_ip_target.is_empty() {
+                // bond_check_params: "arp_interval module parameter specified without providing an
+                // arp_ip_target parameter, arp_interval was reset to 0".
+                return Err(Error::scenario(
+                    "bond.arp_ip_target",
+                    "the ARP monitor (arp_interval > 0) needs at least one target: Linux turns it off \
+                     without one (bond_check_params)",
+                ));
             }
         }
         Ok(())
