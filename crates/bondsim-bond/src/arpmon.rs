@@ -29,6 +29,12 @@ pub enum ArpMode {
     ActiveBackup,
     /// `bond_loadbalance_arp_mon` (balance-rr, balance-xor, broadcast and bondsim's own schedulers).
     LoadBalance,
+    /// teamd's `arp_ping` link watch (`lw_psr_callback_periodic`, libteam
+    /// `teamd/teamd_link_watch.c`): every port probes; a port is up at a check if a reply
+    /// came since the last probe, down once more than `missed_max` checks in a row had none.
+    /// Its socket takes ARP replies only. A port starts down (its private data is zeroed) and
+    /// comes up at the first check after a reply.
+    TeamdArpPing,
 }
 
 /// What a slave received.
@@ -54,6 +60,9 @@ struct Slave {
     last_tx: SimTime,
     /// `last_link_up`: when the slave came up or was made active.
     last_link_up: SimTime,
+    /// teamd: a reply came since the last probe, and checks in a row without one.
+    reply_received: bool,
+    missed: u64,
 }
 
 /// The ARP monitor of every slave of a bond.
@@ -91,6 +100,8 @@ impl ArpMonitor {
             trans_start: SimTime::ZERO,
             last_tx: SimTime::ZERO,
             last_link_up: SimTime::ZERO,
+            reply_received: false,
+            missed: 0,
         };
         ArpMonitor {
             interval,
@@ -98,7 +109,7 @@ impl ArpMonitor {
             validate,
             all_targets,
             mode,
-            slaves: vec![slave; links],
+            slaves: vec![Slave { up: mode != ArpMode::TeamdArpPing, ..slave }; links],
             current_arp_slave: None,
             probes_sent: 0,
             replies: 0,
@@ -159,7 +170,9 @@ impl ArpMonitor {
         }
         let validates = self.validates(active);
         let s = &mut self.slaves[link];
-        if validates {
+        if self.mode == ArpMode::TeamdArpPing {
+            s.reply_received |= matches!(frame, Received::Reply(_));
+        } else if validates {
             // The active slave takes ARP from a target (sip = target); a backup also takes the
             // bond's own request to a target that the switch flooded to it (tip = target).
             let target = match frame {
@@ -184,10 +197,15 @@ impl ArpMonitor {
         let mut changes = Vec::new();
         let m = self.missed_max;
         for (link, &has_carrier) in carrier.iter().enumerate().take(self.slaves.len()) {
-            let is_active = self.mode == ArpMode::LoadBalance || active == Some(link);
+            let is_active = self.mode != ArpMode::ActiveBackup || active == Some(link);
             let last_rx = self.last_rx(link, is_active);
+            if self.mode == ArpMode::TeamdArpPing {
+                let s = &mut self.slaves[link];
+                s.missed = if std::mem::take(&mut s.reply_received) { 0 } else { s.missed + 1 };
+            }
             let s = &self.slaves[link];
             let verdict = match self.mode {
+                ArpMode::TeamdArpPing => s.missed == 0 || (s.up && s.missed <= m),
                 ArpMode::LoadBalance if !s.up => {
                     self.in_interval(now, s.last_tx, 1) && self.in_interval(now, last_rx, 1)
                 }
@@ -225,7 +243,9 @@ impl ArpMonitor {
     /// with carrier in `bond_loadbalance_arp_mon`); counts them (`targets` each).
     pub fn probe(&mut self, now: SimTime, active: Option<usize>, carrier: &[bool], targets: usize) -> Vec<usize> {
         let on: Vec<usize> = match (self.mode, active) {
-            (ArpMode::LoadBalance, _) => (0..self.slaves.len()).filter(|&l| carrier[l]).collect(),
+            (ArpMode::LoadBalance | ArpMode::TeamdArpPing, _) => {
+                (0..self.slaves.len()).filter(|&l| carrier[l]).collect()
+            }
             (ArpMode::ActiveBackup, Some(a)) => vec![a],
             (ArpMode::ActiveBackup, None) => {
                 // No active slave: try the next slave with carrier after the last one tried.
@@ -318,6 +338,25 @@ mod tests {
     fn load_balancing_fails_each_silent_slave_after_missed_max_intervals() {
         let failed = run(ArpMode::LoadBalance, 0, 3000, |link, t| link != 1 || t < 2000);
         assert_eq!(failed, [None, Some(2200)], "last reply at 1901 ms + 250 ms: the check at 2200 ms");
+    }
+
+    #[test]
+    fn teamd_arp_ping_fails_a_port_after_more_than_missed_max_checks_without_a_reply() {
+        // missed_max 2: answered until the probe of 900 ms; checks at 1000 (reply seen), then
+        // 1100, 1200 missed (1, 2: still up), 1300 the third: down. A port starts down and comes
+        // up at the first check after a reply: at 100 ms.
+        let mut m = ArpMonitor::new(ms(100), 2, 1, 0, false, ArpMode::TeamdArpPing, 1);
+        assert!(!m.is_up(0));
+        let mut changes = Vec::new();
+        for t in (0..=2000).step_by(100) {
+            changes.extend(m.inspect(ms(t), None, &[true]).into_iter().map(|c| (t, c.1)));
+            m.probe(ms(t), None, &[true], 1);
+            m.received(0, ms(t + 1), Received::Request(0), true); // requests do not count
+            if t < 1000 {
+                m.received(0, ms(t + 1), Received::Reply(0), true);
+            }
+        }
+        assert_eq!(changes, [(100, true), (1300, false)]);
     }
 
     #[test]

@@ -772,6 +772,9 @@ pub struct Bond {
     /// second) and so how soon a silent partner times out (90 s, 3 s).
     #[serde(default)]
     pub lacp_rate: LacpRate,
+    /// teamd's link watch (`teamd:*` modes), replacing miimon (libteam `teamd_link_watch.c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_watch: Option<LinkWatch>,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
@@ -817,6 +820,37 @@ pub enum ArpAllTargets {
     Any,
     /// A link is up only if every target answers.
     All,
+}
+
+/// A teamd link watch (`link_watch.name` in teamd's JSON configuration).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "name", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LinkWatch {
+    /// `ethtool`: the port's carrier as the kernel reports it (at once, by netlink), a change
+    /// taking effect after `delay_up` / `delay_down` ms.
+    Ethtool {
+        /// ms a link must be back before the port is used.
+        #[serde(default)]
+        delay_up: f64,
+        /// ms a link must be gone before the port is dropped.
+        #[serde(default)]
+        delay_down: f64,
+    },
+    /// `arp_ping`: an ARP request to `target_host` on every port every `interval` ms; a port is
+    /// down after more than `missed_max` intervals without a reply, up at the first reply.
+    ArpPing {
+        /// ms between requests.
+        interval: f64,
+        /// Intervals without a reply a port survives (teamd's default 3).
+        #[serde(default = "default_teamd_missed_max")]
+        missed_max: u32,
+        /// The IPv4 address probed.
+        target_host: String,
+    },
+}
+
+fn default_teamd_missed_max() -> u32 {
+    3
 }
 
 /// Linux's `lacp_rate`.
@@ -1863,6 +1897,35 @@ impl Scenario {
                     format!("bond.arp_ip_target.{k}"),
                     format!("must be a unicast IPv4 address (not 0.0.0.0, broadcast or multicast), got `{target}`"),
                 ));
+            }
+        }
+        match &b.link_watch {
+            Some(LinkWatch::Ethtool { delay_up, delay_down }) => {
+                duration("bond.link_watch.delay_up", *delay_up, 1e-3, true)?;
+                duration("bond.link_watch.delay_down", *delay_down, 1e-3, true)?;
+            }
+            Some(LinkWatch::ArpPing { interval, target_host, .. }) => {
+                duration("bond.link_watch.interval", *interval, 1e-3, false)?;
+                if !target_host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| !ip.is_unspecified() && !ip.is_broadcast())
+                {
+                    return Err(Error::scenario(
+                        "bond.link_watch.target_host",
+                        format!("must be a unicast IPv4 address, got `{target_host}`"),
+                    ));
+                }
+            }
+            None => {}
+        }
+        if b.link_watch.is_some() {
+            for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay), ("arp_interval", b.arp_interval)]
+            {
+                if value > 0.0 {
+                    return Err(Error::scenario(
+                        format!("bond.{field}"),
+                        "is the bonding driver's: with a teamd link_watch, use its own delays (ethtool's \
+                         delay_up / delay_down) or arp_ping",
+                    ));
+                }
             }
         }
         if b.arp_interval > 0.0 {

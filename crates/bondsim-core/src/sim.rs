@@ -223,6 +223,9 @@ fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     crate::bond::BuildContext { links, seed: scenario.seed }
 }
 
+/// Why ARP probing needs rate links.
+const NO_RETURN_PATH: &str = "ARP probing needs rate links: the paced interface has no return path for the replies";
+
 /// The ARP monitor and the number of targets it probes.
 type Arp = Option<(ArpMonitor, u32)>;
 
@@ -231,6 +234,38 @@ type Arp = Option<(ArpMonitor, u32)>;
 /// refuses in 802.3ad, balance-tlb and balance-alb.
 fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Monitor, f64, Arp)> {
     let b = &scenario.bond;
+    let paced = links.iter().any(|l| matches!(l, Link::Paced(_)));
+    if let Some(watch) = &b.link_watch {
+        // teamd has no miimon: its link watch is the only monitor.
+        if !mode.starts_with("teamd:") {
+            return Err(Error::scenario(
+                "bond.link_watch",
+                format!(
+                    "is teamd's: it needs a teamd mode (teamd:random, teamd:roundrobin, teamd:loadbalance), got {mode}"
+                ),
+            ));
+        }
+        return Ok(match watch {
+            scenario::LinkWatch::Ethtool { delay_up, delay_down } => {
+                (Monitor::ethtool(*delay_up, *delay_down, links.len()), 0.0, None)
+            }
+            scenario::LinkWatch::ArpPing { interval, missed_max, .. } => {
+                if paced {
+                    return Err(Error::scenario("bond.link_watch", NO_RETURN_PATH));
+                }
+                let ping = ArpMonitor::new(
+                    SimTime::from_millis_f64(*interval),
+                    *missed_max,
+                    1,
+                    0,
+                    false,
+                    ArpMode::TeamdArpPing,
+                    links.len(),
+                );
+                (Monitor::new(0.0, 0.0, 0.0, links.len()), 0.0, Some((ping, 1)))
+            }
+        });
+    }
     let miimon = monitor::miimon_in_force(mode, b.miimon);
     let monitor = Monitor::new(miimon, b.updelay, b.downdelay, links.len());
     if b.arp_interval == 0.0 {
@@ -245,11 +280,8 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
             ),
         ));
     }
-    if links.iter().any(|l| matches!(l, Link::Paced(_))) {
-        return Err(Error::scenario(
-            "bond.arp_interval",
-            "the ARP monitor needs rate links: the paced interface has no return path for the replies",
-        ));
+    if paced {
+        return Err(Error::scenario("bond.arp_interval", NO_RETURN_PATH));
     }
     use scenario::ArpValidate as V;
     let validate = match b.arp_validate {
@@ -513,8 +545,11 @@ impl World {
             miimon_ms,
         };
         if world.arp.is_some() {
-            // bond_open queues the ARP monitor's work at once.
+            // bond_open queues the ARP monitor's work at once. (teamd's arp_ping starts its ports down.)
             world.events.schedule(SimTime::ZERO, Event::new(Target::ArpMonitor, 0));
+            for id in 0..world.links.len() {
+                world.apply_verdict(SimTime::ZERO, id);
+            }
         }
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable();
@@ -1253,7 +1288,7 @@ impl World {
     fn arp_heard(&mut self, now: SimTime, id: usize, frame: Received) {
         let Some((arp, _)) = self.arp.as_ref() else { return };
         let active = match arp.mode() {
-            ArpMode::LoadBalance => true,
+            ArpMode::LoadBalance | ArpMode::TeamdArpPing => true,
             ArpMode::ActiveBackup => self.active_slave(now) == Some(id),
         };
         if let Some((arp, _)) = self.arp.as_mut() {

@@ -254,3 +254,56 @@ fn the_scenario_check_refuses_what_linux_refuses() {
     let e = refused(&udp(json!({"mode": "rr"}), both, json!({}), 10.0, 0.2));
     assert!(e.starts_with("links.0.flapping:"), "{e}");
 }
+
+/// When the bond's view of `link` first came up after being down, seconds.
+fn came_up(r: &RunResult, link: u32) -> Option<f64> {
+    let e = r.link_events.as_ref().unwrap();
+    (0..e.t_s.len()).find(|&i| e.link[i] == link && e.up[i] && i > 0).map(|i| e.t_s[i])
+}
+
+#[test]
+fn teamds_ethtool_watch_acts_on_the_carrier_at_once_plus_its_delay() {
+    let fail = json!({"failures": [{"down_s": 0.5123}]});
+    let watch = json!({"mode": "teamd:roundrobin", "link_watch": {"name": "ethtool", "delay_down": 30}});
+    let r = go(&udp(watch, fail.clone(), json!({}), 20.0, 1.0));
+    let down = went_down(&r, 0).unwrap();
+    assert!((down - 0.5423).abs() < 1e-9, "carrier at 0.5123 s + delay_down 30 ms, got {down}");
+    assert_eq!(r.summary.miimon_ms, 0.0, "teamd has no miimon");
+    // The bonding driver's miimon (100 ms) sees it at its next check instead.
+    let mii = go(&udp(json!({"mode": "teamd:roundrobin"}), fail, json!({}), 20.0, 1.0));
+    assert_eq!(went_down(&mii, 0), Some(0.6));
+}
+
+#[test]
+fn teamds_arp_ping_fails_a_silent_port_after_more_than_missed_max_intervals() {
+    let watch = json!({"mode": "teamd:roundrobin",
+                       "link_watch": {"name": "arp_ping", "interval": 100, "target_host": "10.0.0.254"}});
+    let healthy = go(&udp(watch.clone(), json!({}), json!({}), 20.0, 2.0));
+    // The switch (a LAG) returns every reply on one link, the one its hash picks for the target;
+    // only that port ever comes up (ports start down, up at the first check after a reply).
+    let replied: Vec<usize> = (0..2).filter(|&l| healthy.links.reverse_packets_sent[l] > 0).collect();
+    assert_eq!(replied.len(), 1);
+    let (l, other) = (replied[0], 1 - replied[0]);
+    assert_eq!(came_up(&healthy, l as u32), Some(0.1));
+    assert_eq!(came_up(&healthy, other as u32), None);
+    // That port's replies stop at 1 s: the checks of 1.1 .. 1.3 s miss (≤ missed_max = 3), 1.4 s fails it.
+    let mut links = [json!({}), json!({})];
+    links[l] = silent(1.0, json!({"direction": "in"}));
+    let [a, b] = links;
+    let r = go(&udp(watch, a, b, 20.0, 2.0));
+    let e = r.link_events.as_ref().unwrap();
+    let downs: Vec<f64> = (0..e.t_s.len()).filter(|&i| e.link[i] == l as u32 && !e.up[i]).map(|i| e.t_s[i]).collect();
+    assert_eq!(downs, [0.0, 1.4], "down from the start until the first reply, then failed at 1.4 s");
+    assert!(r.summary.drops_no_link > 0, "no port left up: the team drops what it is handed");
+}
+
+#[test]
+fn a_teamd_link_watch_is_refused_where_teamd_does_not_run() {
+    let base = |bond: Value| udp(bond, json!({}), json!({}), 10.0, 0.1);
+    let e = refused(&base(json!({"mode": "active-backup", "link_watch": {"name": "ethtool"}})));
+    assert!(e.starts_with("bond.link_watch:") && e.contains("teamd mode"), "{e}");
+    let e = refused(&base(json!({"mode": "teamd:random", "downdelay": 10, "link_watch": {"name": "ethtool"}})));
+    assert!(e.starts_with("bond.downdelay:") && e.contains("delay_down"), "{e}");
+    let e = refused(&base(json!({"mode": "teamd:random", "link_watch": {"name": "arp_ping", "interval": 100}})));
+    assert!(e.contains("target_host"), "{e}");
+}
