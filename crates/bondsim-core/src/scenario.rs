@@ -791,6 +791,9 @@ fn default_arp_missed_max() -> u32 {
 /// Linux's `arp_validate` values (Documentation/networking/bonding.rst): which slaves
 /// validate ARP traffic (`active`, `backup`, `all`), and whether the others count only
 /// ARP frames (`filter*`) or any frame (`none`, `active`, `backup`).
+/// Current Linux accepts it in every mode that runs the ARP monitor (bonding.rst: "validated in
+/// any mode that supports arp monitoring"); older kernels took it in active-backup only. The
+/// model is current Linux's: no mode is refused for it.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum ArpValidate {
