@@ -173,6 +173,16 @@ def _flows(summary: dict) -> str:
     return f"{text} ({lossy:,} with lost packets)" if lossy else text
 
 
+def _monitor_rows(summary: dict) -> list[tuple[str, str]]:
+    """The link monitors' figures, when they did something beyond miimon's defaults."""
+    rows = []
+    if summary.get("drops_silent"):
+        rows.append(("  by silent ports", f"{summary['drops_silent']:,}"))
+    if summary.get("arp_probes_sent"):
+        rows.append(("ARP probes / replies", f"{summary['arp_probes_sent']:,} / {summary['arp_replies']:,}"))
+    return rows
+
+
 def _summary_table(summary: dict) -> Table:
     from rich.table import Table
 
@@ -184,6 +194,7 @@ def _summary_table(summary: dict) -> Table:
         ("packets", f"{summary['packets']:,}"),
         ("delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
+        *_monitor_rows(summary),
         ("flows complete", _flows(summary)),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),
@@ -243,6 +254,7 @@ def _failover_table(failovers: pd.DataFrame) -> Table:
         "lost: no link": lambda r: f"{r['lost_no_link']:,}",
         "lost: queue full": lambda r: f"{r['lost_queue_full']:,}",
         "lost: random": lambda r: f"{r['lost_random']:,}",
+        "lost: silent port": lambda r: f"{r['lost_silent']:,}",
         "throughput during": lambda r: f"{r['throughput_bps'] / 1e6:,.3f} Mbit/s",
     }
     for name, cell in rows.items():

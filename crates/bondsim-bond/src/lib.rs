@@ -37,6 +37,7 @@
 
 pub mod active_backup;
 pub mod alb;
+pub mod arpmon;
 pub mod balance_xor;
 pub mod broadcast;
 pub mod drr_stripe;
@@ -46,6 +47,7 @@ pub mod flow;
 pub mod flowlet;
 pub mod hash;
 pub mod lacp;
+pub mod lacpdu;
 pub mod least_queue;
 pub mod load_based;
 pub mod monitor;

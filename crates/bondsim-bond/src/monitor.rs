@@ -11,6 +11,29 @@
 
 use crate::time::SimTime;
 
+/// `BOND_DEFAULT_MIIMON`, ms.
+pub const DEFAULT_MIIMON_MS: f64 = 100.0;
+
+/// Whether Linux lets `mode` (a canonical scheduler name) run the ARP monitor:
+/// `bond_mode_uses_arp` is false for 802.3ad, balance-tlb and balance-alb (their
+/// slaves' MAC handling and LACP need the MII monitor). Modes Linux does not have
+/// run the load-balancing ARP monitor.
+pub fn mode_uses_arp(mode: &str) -> bool {
+    !matches!(mode, "802.3ad" | "balance-tlb" | "balance-alb")
+}
+
+/// The `miimon` Linux runs `mode` with: `bond_check_params` (and `bond_option_mode_set`)
+/// force it to 100 ms in the modes that cannot use the ARP monitor when none is set
+/// ("miimon must be specified, otherwise bonding will not detect link failure, speed and
+/// duplex which are essential for 802.3ad operation ... Forcing miimon to 100msec").
+pub fn miimon_in_force(mode: &str, miimon_ms: f64) -> f64 {
+    if miimon_ms == 0.0 && !mode_uses_arp(mode) {
+        DEFAULT_MIIMON_MS
+    } else {
+        miimon_ms
+    }
+}
+
 /// A verdict change to apply at `at` unless superseded (`generation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Commit {
@@ -32,6 +55,8 @@ pub struct Monitor {
     period: SimTime,
     up_checks: u64,
     down_checks: u64,
+    /// `ignore_updelay`: the bonding driver skips updelay when no link is usable; teamd does not.
+    ignore_updelay: bool,
     links: Vec<LinkState>,
 }
 
@@ -43,6 +68,21 @@ impl Monitor {
             period: SimTime::from_millis_f64(miimon_ms),
             up_checks: checks(updelay_ms),
             down_checks: checks(downdelay_ms),
+            ignore_updelay: true,
+            links: vec![LinkState { verdict_up: true, generation: 0 }; links],
+        }
+    }
+
+    /// teamd's `ethtool` link watch (`lw_ethtool_event_watch_port_changed`): the kernel tells
+    /// teamd of a carrier change at once (netlink, no polling), which takes effect `delay_up_ms`
+    /// / `delay_down_ms` later unless the carrier changes back first; the delays always apply.
+    pub fn ethtool(delay_up_ms: f64, delay_down_ms: f64, links: usize) -> Monitor {
+        // A check every nanosecond: every instant is a check, the delays are exact (in whole ns).
+        Monitor {
+            period: SimTime(1),
+            up_checks: SimTime::from_millis_f64(delay_up_ms).0,
+            down_checks: SimTime::from_millis_f64(delay_down_ms).0,
+            ignore_updelay: false,
             links: vec![LinkState { verdict_up: true, generation: 0 }; links],
         }
     }
@@ -64,8 +104,8 @@ impl Monitor {
         let seen = now.0.div_ceil(period) * period;
         let checks = match (carrier_up, any_usable) {
             (false, _) => self.down_checks,
-            (true, true) => self.up_checks,
-            (true, false) => 0,
+            (true, false) if self.ignore_updelay => 0,
+            (true, _) => self.up_checks,
         };
         Some(Commit { at: SimTime(seen + checks * period), generation: state.generation })
     }
@@ -125,6 +165,27 @@ mod tests {
         let c = m.carrier_changed(0, ms(0), false, true).unwrap();
         m.commit(0, c.generation, false);
         assert_eq!(m.carrier_changed(0, ms(55), true, false).unwrap().at, ms(60));
+    }
+
+    #[test]
+    fn linux_forces_miimon_in_the_modes_that_cannot_use_arp() {
+        for mode in ["802.3ad", "balance-tlb", "balance-alb"] {
+            assert!(!mode_uses_arp(mode));
+            assert_eq!(miimon_in_force(mode, 0.0), 100.0);
+            assert_eq!(miimon_in_force(mode, 10.0), 10.0);
+        }
+        assert_eq!(miimon_in_force("active-backup", 0.0), 0.0, "active-backup keeps miimon = 0: no monitor");
+        assert!(mode_uses_arp("balance-rr"));
+    }
+
+    #[test]
+    fn teamds_ethtool_watch_sees_the_carrier_at_once_and_always_waits_its_delays() {
+        let mut m = Monitor::ethtool(250.0, 30.0, 1);
+        let down = m.carrier_changed(0, SimTime(1_050_000_123), false, true).unwrap();
+        assert_eq!(down.at, SimTime(1_080_000_123), "no miimon grid: the delay from the very instant");
+        m.commit(0, down.generation, false);
+        // No usable link left, yet delay_up applies (the bonding driver would skip it).
+        assert_eq!(m.carrier_changed(0, ms(2000), true, false).unwrap().at, ms(2250));
     }
 
     #[test]

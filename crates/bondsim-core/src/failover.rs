@@ -34,24 +34,8 @@ use serde::Serialize;
 use crate::link::DropCause;
 use crate::packet::Packet;
 use crate::receiver::Receiver;
-use crate::rng;
-use crate::scenario::Failure;
 use crate::time::SimTime;
 use crate::transport::tcp::TcpStats;
-
-/// When a scheduled failure (`links.{link}.failures.{k}`) happens in a run of `seed`:
-/// `down_s` and `up_s` moved by the same uniform offset in [0, `jitter_ms`) drawn from
-/// the stream `links.{link}.failures.{k}.jitter` (none drawn without jitter).
-pub fn failure_instants(failure: &Failure, seed: u64, link: usize, k: usize) -> (SimTime, Option<SimTime>) {
-    let offset = if failure.jitter_ms > 0.0 {
-        let mut stream = rng::stream(seed, &format!("links.{link}.failures.{k}.jitter"));
-        let u: f64 = rand::RngExt::random(&mut stream);
-        SimTime::from_millis_f64(u * failure.jitter_ms)
-    } else {
-        SimTime::ZERO
-    };
-    (SimTime::from_secs_f64(failure.down_s) + offset, failure.up_s.map(|up| SimTime::from_secs_f64(up) + offset))
-}
 
 /// One failure of a link, as it is being measured.
 #[derive(Debug, Clone)]
@@ -64,7 +48,7 @@ struct Row {
     /// Per flow that switched: its switch-over time, ns.
     switchovers: Vec<u64>,
     stall: Option<SimTime>,
-    lost: [u64; 4],
+    lost: [u64; DropCause::COUNT],
     delivered_bytes: u64,
 }
 
@@ -122,7 +106,7 @@ impl FailoverLog {
             detected: None,
             switchovers: Vec::new(),
             stall: None,
-            lost: [0; 4],
+            lost: [0; DropCause::COUNT],
             delivered_bytes: 0,
         });
         self.open[link] = Some(row);
@@ -225,6 +209,7 @@ impl FailoverLog {
             t.lost_link_down.push(r.lost[DropCause::LinkDown as usize]);
             t.lost_no_link.push(r.lost[DropCause::NoLink as usize]);
             t.lost_random.push(r.lost[DropCause::Random as usize]);
+            t.lost_silent.push(r.lost[DropCause::Silent as usize]);
             t.tcp_stall_ms.push(r.stall.filter(|_| self.reliable).map(|s| ms(s.0)));
             t.rtos.push(tcp.map(|s| within(&s.rto_at)));
             t.spurious_rtos.push(tcp.map(|s| within(&s.spurious_rto_at)));
@@ -266,6 +251,8 @@ pub struct FailoverTable {
     pub lost_no_link: Vec<u64>,
     /// … on a wire at random.
     pub lost_random: Vec<u64>,
+    /// Packets lost in the window to a silent port (dropped with the carrier up).
+    pub lost_silent: Vec<u64>,
     /// TCP: the longest gap in a flow's in-order delivery around the failure, ms.
     pub tcp_stall_ms: Vec<Option<f64>>,
     /// TCP: retransmission timeouts in the window.

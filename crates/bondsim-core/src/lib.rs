@@ -32,6 +32,7 @@ pub mod capture;
 pub mod engine;
 pub mod error;
 pub mod failover;
+pub mod fault;
 pub mod link;
 pub mod network;
 pub mod packet;

@@ -16,6 +16,9 @@ pub const IP_MF: u16 = 0x2000;
 pub const IP_OFFSET: u16 = 0x1fff;
 /// The UDP header (RFC 768).
 pub const UDP_HEADER_BYTES: u32 = 8;
+/// An ARP packet for IPv4 over Ethernet (RFC 826: 8 bytes of header, two 6-byte hardware
+/// and two 4-byte protocol addresses).
+pub const ARP_BYTES: u32 = 28;
 
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -28,6 +31,10 @@ pub enum Kind {
     /// TCP data that carries an acknowledgement in `ack` and the SACK fields: a segment of a
     /// connection whose data flows both ways (a ping-pong's). Never an IP fragment.
     DataAck,
+    /// The bond's ARP monitor probe to target number `flow` (RFC 826), host to switch.
+    ArpRequest,
+    /// A target's answer to a probe, switch to host.
+    ArpReply,
 }
 
 /// A SACK block: the sequence range `[start, end)` received above a hole (RFC 2018 §3).
@@ -93,6 +100,16 @@ impl Packet {
         Packet { flow, kind: Kind::Ack, ack, born, ..Packet::default() }
     }
 
+    /// An ARP monitor probe (`kind` = [`Kind::ArpRequest`]) or reply to or from target `target`.
+    pub fn arp(kind: Kind, target: u32, born: SimTime) -> Packet {
+        Packet { flow: target, kind, born, ..Packet::default() }
+    }
+
+    /// Whether it is the ARP monitor's (never the application's).
+    pub fn is_arp(&self) -> bool {
+        matches!(self.kind, Kind::ArpRequest | Kind::ArpReply)
+    }
+
     /// Whether it is an IP fragment (Linux's `ip_is_fragment`: MF set or a non-zero offset).
     pub fn is_fragment(&self) -> bool {
         self.kind == Kind::Data && self.ack & u32::from(IP_MF | IP_OFFSET) != 0
@@ -111,6 +128,9 @@ impl Packet {
     /// IP packet bytes given the scenario's IP + transport header bytes: a fragment
     /// carries the IP header only (its transport header, if any, is in `bytes`).
     pub fn l3_bytes(&self, header_bytes: u32) -> u32 {
+        if self.is_arp() {
+            return ARP_BYTES;
+        }
         self.bytes + if self.is_fragment() { header_bytes - UDP_HEADER_BYTES } else { header_bytes }
     }
 

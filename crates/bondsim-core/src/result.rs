@@ -87,8 +87,17 @@ pub struct Summary {
     pub drops_link_down: u64,
     /// Copies lost on the wire at random (rate links' `loss` / `loss_model`; forward direction).
     pub drops_random: u64,
+    /// Copies dropped by silently failed ports (`failures.K.kind = "silent"`; forward direction).
+    pub drops_silent: u64,
     /// Packets dropped because the bond had no usable link.
     pub drops_no_link: u64,
+    /// The miimon period in force, ms: `bond.miimon`, or the 100 ms Linux forces in 802.3ad,
+    /// balance-tlb and balance-alb when it is 0 (`bond_check_params`).
+    pub miimon_ms: f64,
+    /// ARP requests the ARP monitor sent (not in the application's figures).
+    pub arp_probes_sent: u64,
+    /// ARP replies that reached the bond.
+    pub arp_replies: u64,
     /// Time of the last delivery, seconds.
     pub makespan_s: f64,
     /// Time the rates below are taken over: `stop_s` if the run was stopped, else until the
@@ -300,6 +309,8 @@ pub struct LinkTable {
     pub drops_link_down: Vec<u64>,
     /// Frames lost on the wire at random (`loss`, `loss_model`; counted in `packets_sent` too).
     pub drops_random: Vec<u64>,
+    /// Frames dropped by a silently failed port (counted in `packets_sent` too).
+    pub drops_silent: Vec<u64>,
     /// Carrier losses.
     pub failures: Vec<u64>,
     /// Wake-ups (paced links).
@@ -373,6 +384,12 @@ pub struct Reports<'a> {
     pub trace: crate::trace::TraceTables,
     /// The failover measures (runs whose links can fail).
     pub failovers: Option<crate::failover::FailoverTable>,
+    /// The miimon period in force, ms (Linux forces 100 ms in 802.3ad, balance-tlb and balance-alb).
+    pub miimon_ms: f64,
+    /// ARP monitor requests sent.
+    pub arp_probes_sent: u64,
+    /// ARP monitor replies received.
+    pub arp_replies: u64,
 }
 
 impl RunResult {
@@ -429,7 +446,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let mut links = LinkTable::default();
     let mut loads = Vec::new();
     let mut wire_bits = 0.0;
-    let (mut queue_full, mut link_down, mut random) = (0, 0, 0);
+    let (mut queue_full, mut link_down, mut random, mut silent) = (0, 0, 0, 0);
     for (id, link) in reports.links.iter().enumerate() {
         let s = &link.stats;
         let capacity = link.capacity_bps;
@@ -452,16 +469,18 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         links.drops_queue_full.push(s.drops_queue_full);
         links.drops_link_down.push(s.drops_link_down);
         links.drops_random.push(s.drops_random);
+        links.drops_silent.push(s.drops_silent);
         links.failures.push(s.failures);
         links.polls.push(s.polls);
         links.reverse_packets_sent.push(link.reverse.packets_sent);
         let r = &link.reverse;
-        links.reverse_drops.push(r.drops_queue_full + r.drops_link_down + r.drops_random);
+        links.reverse_drops.push(r.drops_queue_full + r.drops_link_down + r.drops_random + r.drops_silent);
         wire_bits += wire as f64 * 8.0;
         loads.push(wire as f64 * 8.0 / capacity);
         queue_full += s.drops_queue_full;
         link_down += s.drops_link_down;
         random += s.drops_random;
+        silent += s.drops_silent;
     }
     let capacity_bps: f64 = links.capacity_bps.iter().sum();
     let mean_load = loads.iter().sum::<f64>() / loads.len() as f64;
@@ -532,7 +551,11 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         drops_queue_full: queue_full,
         drops_link_down: link_down,
         drops_random: random,
+        drops_silent: silent,
         drops_no_link: reports.drops_no_link,
+        miimon_ms: reports.miimon_ms,
+        arp_probes_sent: reports.arp_probes_sent,
+        arp_replies: reports.arp_replies,
         makespan_s,
         duration_s,
         capacity_bps,

@@ -768,6 +768,30 @@ pub struct Bond {
     /// Time a link must be gone before the bond stops using it, ms (rounded down to a multiple of miimon).
     #[serde(default)]
     pub downdelay: f64,
+    /// The ARP monitor's period, ms (0 = off; exclusive with `miimon`, as in Linux).
+    #[serde(default)]
+    pub arp_interval: f64,
+    /// The IPv4 addresses the ARP monitor probes (at most 16, Linux's `BOND_MAX_ARP_TARGETS`).
+    #[serde(default)]
+    pub arp_ip_target: Vec<String>,
+    /// Which ARP traffic counts as a sign of life (Linux's `arp_validate`).
+    #[serde(default)]
+    pub arp_validate: ArpValidate,
+    /// Whether one target answering (`any`) or every target (`all`) keeps a link up
+    /// (Linux's `arp_all_targets`; it applies to validated slaves only).
+    #[serde(default)]
+    pub arp_all_targets: ArpAllTargets,
+    /// ARP monitor intervals without a sign of life before a link is failed (Linux's
+    /// `arp_missed_max`, 1 to 255).
+    #[serde(default = "default_arp_missed_max")]
+    pub arp_missed_max: u32,
+    /// 802.3ad: how often the partner sends LACPDUs (`slow`: every 30 s, `fast`: every
+    /// second) and so how soon a silent partner times out (90 s, 3 s).
+    #[serde(default)]
+    pub lacp_rate: LacpRate,
+    /// teamd's link watch (`teamd:*` modes), replacing miimon (libteam `teamd_link_watch.c`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link_watch: Option<LinkWatch>,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
@@ -775,6 +799,89 @@ pub struct Bond {
 
 fn default_miimon() -> f64 {
     100.0
+}
+
+fn default_arp_missed_max() -> u32 {
+    2
+}
+
+/// Linux's `arp_validate` values (Documentation/networking/bonding.rst): which slaves
+/// validate ARP traffic (`active`, `backup`, `all`), and whether the others count only
+/// ARP frames (`filter*`) or any frame (`none`, `active`, `backup`).
+/// Current Linux accepts it in every mode that runs the ARP monitor (bonding.rst: "validated in
+/// any mode that supports arp monitoring"); older kernels took it in active-backup only. The
+/// model is current Linux's: no mode is refused for it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ArpValidate {
+    /// Any frame received counts.
+    #[default]
+    None,
+    /// The active slave counts only validated ARP; the others any frame.
+    Active,
+    /// Backup slaves count only validated ARP; the active any frame.
+    Backup,
+    /// Every slave counts only validated ARP.
+    All,
+    /// Every slave counts only ARP frames, unvalidated.
+    Filter,
+    /// `filter`, and the active slave validates.
+    FilterActive,
+    /// `filter`, and backup slaves validate.
+    FilterBackup,
+}
+
+/// Linux's `arp_all_targets`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ArpAllTargets {
+    /// A link is up if any target answers.
+    #[default]
+    Any,
+    /// A link is up only if every target answers.
+    All,
+}
+
+/// A teamd link watch (`link_watch.name` in teamd's JSON configuration).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "name", rename_all = "snake_case", deny_unknown_fields)]
+pub enum LinkWatch {
+    /// `ethtool`: the port's carrier as the kernel reports it (at once, by netlink), a change
+    /// taking effect after `delay_up` / `delay_down` ms.
+    Ethtool {
+        /// ms a link must be back before the port is used.
+        #[serde(default)]
+        delay_up: f64,
+        /// ms a link must be gone before the port is dropped.
+        #[serde(default)]
+        delay_down: f64,
+    },
+    /// `arp_ping`: an ARP request to `target_host` on every port every `interval` ms; a port is
+    /// down after more than `missed_max` intervals without a reply, up at the first reply.
+    ArpPing {
+        /// ms between requests.
+        interval: f64,
+        /// Intervals without a reply a port survives (teamd's default 3).
+        #[serde(default = "default_teamd_missed_max")]
+        missed_max: u32,
+        /// The IPv4 address probed.
+        target_host: String,
+    },
+}
+
+fn default_teamd_missed_max() -> u32 {
+    3
+}
+
+/// Linux's `lacp_rate`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum LacpRate {
+    /// LACPDUs every 30 s, timeout 90 s.
+    #[default]
+    Slow,
+    /// LACPDUs every second, timeout 3 s.
+    Fast,
 }
 
 /// One bonded link (or `count` identical ones): what every link has, and its
@@ -823,6 +930,9 @@ pub struct LinkBase {
     /// netif_carrier_ok() is always about 350 msec" with an e1000e). Packets in flight are
     /// lost at the physical instant all the same.
     pub carrier_latency_ms: f64,
+    /// Repeated short losses of carrier.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flapping: Option<Flapping>,
 }
 
 impl Default for LinkBase {
@@ -836,6 +946,7 @@ impl Default for LinkBase {
             failures: Vec::new(),
             random_failures: None,
             carrier_latency_ms: 0.0,
+            flapping: None,
         }
     }
 }
@@ -993,6 +1104,7 @@ impl LinkSpec {
         "failures",
         "random_failures",
         "carrier_latency_ms",
+        "flapping",
     ];
 
     /// A paced link of `period_ms` (the thesis's interface).
@@ -1140,13 +1252,14 @@ pub enum Jitter {
     Normal { sd_us: f64 },
 }
 
-/// One loss of carrier.
+/// One failure of a link: a loss of carrier (`kind = "carrier"`), or a port that keeps its
+/// carrier but passes nothing, or only part of its traffic (`kind = "silent"`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Failure {
-    /// When the carrier goes, seconds.
+    /// When the failure starts, seconds.
     pub down_s: f64,
-    /// When it comes back, seconds (never, if absent).
+    /// When it ends, seconds (never, if absent).
     #[serde(default)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub up_s: Option<f64>,
@@ -1156,6 +1269,83 @@ pub struct Failure {
     /// over `seed` is a Monte Carlo of failure instants. 0 = exactly at `down_s`.
     #[serde(default)]
     pub jitter_ms: f64,
+    /// What fails.
+    #[serde(default)]
+    pub kind: FailureKind,
+    /// `silent`: the fraction of frames the port drops (1 = everything), each frame
+    /// independently, from the stream `links.{id}.silent`.
+    #[serde(default = "default_drop")]
+    pub drop: f64,
+    /// `silent`: which direction drops: `both`, `out` (host to switch: the bond's
+    /// transmissions) or `in` (switch to host: what the bond receives).
+    #[serde(default)]
+    pub direction: FailureDirection,
+}
+
+fn default_drop() -> f64 {
+    1.0
+}
+
+/// What a [`Failure`] breaks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The carrier goes (the NIC reports link down; miimon sees it).
+    #[default]
+    Carrier,
+    /// The carrier stays, frames are dropped: a switch port "suspended", an upstream
+    /// not ready. Only monitors that look at traffic (the ARP monitor, LACPDUs) see it.
+    Silent,
+}
+
+/// The direction a silent failure drops, seen from the bond's host.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureDirection {
+    /// Both directions.
+    #[default]
+    Both,
+    /// Host to switch (the forward link: data, ARP probes).
+    Out,
+    /// Switch to host (the reverse link: ACKs, ARP replies, LACPDUs).
+    In,
+}
+
+impl FailureDirection {
+    /// Whether frames the bond sends (`outgoing`) or receives are dropped.
+    pub fn drops(self, outgoing: bool) -> bool {
+        match self {
+            FailureDirection::Both => true,
+            FailureDirection::Out => outgoing,
+            FailureDirection::In => !outgoing,
+        }
+    }
+}
+
+/// Repeated short losses of carrier: `count` times, the carrier goes for `down_ms`
+/// and comes back for `up_ms`, starting at `start_s`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Flapping {
+    /// When the first loss of carrier starts, seconds.
+    pub start_s: f64,
+    /// How long each loss lasts, ms.
+    pub down_ms: f64,
+    /// How long the carrier stays between two losses, ms.
+    pub up_ms: f64,
+    /// Number of losses.
+    pub count: u32,
+}
+
+impl Flapping {
+    /// Every (down, up) pair of instants, seconds.
+    pub fn windows(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        let cycle = (self.down_ms + self.up_ms) / 1e3;
+        (0..self.count).map(move |k| {
+            let down = self.start_s + f64::from(k) * cycle;
+            (down, down + self.down_ms / 1e3)
+        })
+    }
 }
 
 /// A link that fails and recovers at random.
@@ -1590,6 +1780,32 @@ impl Scenario {
                     }
                     None => {}
                 }
+                if failure.kind == FailureKind::Silent {
+                    if !(failure.drop > 0.0 && failure.drop <= 1.0) {
+                        return Err(Error::scenario(
+                            q("drop"),
+                            format!("must be a fraction in (0, 1] (1 = the port passes nothing), got {}", failure.drop),
+                        ));
+                    }
+                } else if failure.drop != 1.0 || failure.direction != FailureDirection::Both {
+                    let field = if failure.drop != 1.0 { "drop" } else { "direction" };
+                    return Err(Error::scenario(
+                        q(field),
+                        "applies to kind = \"silent\" only (a lost carrier stops both directions entirely)",
+                    ));
+                }
+            }
+            if let Some(flap) = &base.flapping {
+                duration(&p("flapping.start_s"), flap.start_s, 1.0, true)?;
+                duration(&p("flapping.down_ms"), flap.down_ms, 1e-3, false)?;
+                duration(&p("flapping.up_ms"), flap.up_ms, 1e-3, false)?;
+                at_least(&p("flapping.count"), u64::from(flap.count), 1)?;
+                if !base.failures.is_empty() || base.random_failures.is_some() {
+                    return Err(Error::scenario(
+                        p("flapping"),
+                        "give one of failures, random_failures or flapping on a link, not several",
+                    ));
+                }
             }
             if let Some(random) = &base.random_failures {
                 duration(&p("random_failures.mtbf_s"), random.mtbf_s, 1.0, false)?;
@@ -1728,6 +1944,84 @@ impl Scenario {
                         "needs the link monitor: set bond.miimon > 0",
                     ));
                 }
+            }
+        }
+        duration("bond.arp_interval", b.arp_interval, 1e-3, true)?;
+        if !(1..=255).contains(&b.arp_missed_max) {
+            return Err(Error::scenario(
+                "bond.arp_missed_max",
+                format!("must be an integer from 1 to 255 (Linux's range), got {}", b.arp_missed_max),
+            ));
+        }
+        // Linux's BOND_MAX_ARP_TARGETS, and bond_is_ip_target_ok: no 0.0.0.0, broadcast or multicast.
+        if b.arp_ip_target.len() > 16 {
+            return Err(Error::scenario(
+                "bond.arp_ip_target",
+                format!("at most 16 targets, got {}", b.arp_ip_target.len()),
+            ));
+        }
+        for (k, target) in b.arp_ip_target.iter().enumerate() {
+            let ok = target
+                .parse::<std::net::Ipv4Addr>()
+                .is_ok_and(|ip| !ip.is_unspecified() && !ip.is_broadcast() && !ip.is_multicast());
+            if !ok {
+                return Err(Error::scenario(
+                    format!("bond.arp_ip_target.{k}"),
+                    format!("must be a unicast IPv4 address (not 0.0.0.0, broadcast or multicast), got `{target}`"),
+                ));
+            }
+        }
+        match &b.link_watch {
+            Some(LinkWatch::Ethtool { delay_up, delay_down }) => {
+                duration("bond.link_watch.delay_up", *delay_up, 1e-3, true)?;
+                duration("bond.link_watch.delay_down", *delay_down, 1e-3, true)?;
+            }
+            Some(LinkWatch::ArpPing { interval, target_host, .. }) => {
+                duration("bond.link_watch.interval", *interval, 1e-3, false)?;
+                if !target_host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| !ip.is_unspecified() && !ip.is_broadcast())
+                {
+                    return Err(Error::scenario(
+                        "bond.link_watch.target_host",
+                        format!("must be a unicast IPv4 address, got `{target_host}`"),
+                    ));
+                }
+            }
+            None => {}
+        }
+        if b.link_watch.is_some() {
+            for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay), ("arp_interval", b.arp_interval)]
+            {
+                if value > 0.0 {
+                    return Err(Error::scenario(
+                        format!("bond.{field}"),
+                        "is the bonding driver's: with a teamd link_watch, use its own delays (ethtool's \
+                         delay_up / delay_down) or arp_ping",
+                    ));
+                }
+            }
+        }
+        if b.arp_interval > 0.0 {
+            if b.miimon > 0.0 {
+                // bond_option_arp_interval_set: "ARP monitoring cannot be used with MII monitoring.
+                // Disabling MII monitoring" (and bond_option_miimon_set the other way round).
+                return Err(Error::scenario(
+                    "bond.arp_interval",
+                    format!(
+                        "Linux runs one link monitor: setting arp_interval disables miimon and setting miimon \
+                         disables the ARP monitor (bond_option_arp_interval_set / bond_option_miimon_set); \
+                         set bond.miimon = 0 to use the ARP monitor (miimon is {})",
+                        num(b.miimon)
+                    ),
+                ));
+            }
+            if b.arp_ip_target.is_empty() {
+                // bond_check_params: "arp_interval module parameter specified without providing an
+                // arp_ip_target parameter, arp_interval was reset to 0".
+                return Err(Error::scenario(
+                    "bond.arp_ip_target",
+                    "the ARP monitor (arp_interval > 0) needs at least one target: Linux turns it off \
+                     without one (bond_check_params)",
+                ));
             }
         }
         Ok(())

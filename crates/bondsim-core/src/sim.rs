@@ -5,7 +5,7 @@
 //!  (arrivals)  (transport)  (sched)  forward link … ─┼─▶ wire tap ┘                  (transport)   metrics
 //!                  ▲                                  │
 //!                  └───── reverse link … ◀── peer (switch hash / rx_link) ◀── client end (ACKs)
-//!                                    monitor (miimon) ◀── carrier failures
+//!                     monitors (miimon, ARP probes, LACPDUs) ◀── carrier / silent failures
 //! ```
 //!
 //! Every event names the component it is for ([`Target`]) and carries a token
@@ -21,16 +21,18 @@ use std::time::Instant;
 
 use rand_distr::{Distribution, Exp};
 
-use crate::bond::monitor::Monitor;
+use crate::bond::arpmon::{self, ArpMode, ArpMonitor, Received};
+use crate::bond::monitor::{self, Monitor};
 use crate::bond::registry;
 use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::capture::{self, Capture};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
-use crate::failover::{self, FailoverLog};
+use crate::failover::FailoverLog;
+use crate::fault::{self, SilentPorts};
 use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network::{self, FlowHeaders};
-use crate::packet::Packet;
+use crate::packet::{Kind, Packet};
 use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
@@ -73,10 +75,14 @@ enum Target {
     /// The ideal return path of a link delivers its oldest ACK.
     IdealAck(u32),
     /// A link's carrier goes (token 0) or comes back (1); the NIC reports that it went
-    /// (2) or came back (3), `carrier_latency_ms` later.
+    /// (2) or came back (3), `carrier_latency_ms` later; a silent failure starts (4) or ends (5).
     Carrier(u32),
     /// The monitor commits its verdict on a link (token: its generation).
     Monitor(u32),
+    /// The ARP monitor's periodic run.
+    ArpMonitor,
+    /// 802.3ad takes a link out of its aggregator (token 1) or back (0): LACPDUs lost.
+    Lacp(u32),
     /// The scheduler's periodic work.
     Scheduler,
     /// `stop_s` is reached.
@@ -219,6 +225,90 @@ fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     crate::bond::BuildContext { links, seed: scenario.seed }
 }
 
+/// Why ARP probing needs rate links.
+const NO_RETURN_PATH: &str = "ARP probing needs rate links: the paced interface has no return path for the replies";
+
+/// The ARP monitor and the number of targets it probes.
+type Arp = Option<(ArpMonitor, u32)>;
+
+/// The bond's link monitors as Linux would run them in `mode`: miimon (forced to 100 ms
+/// where Linux forces it, [`monitor::miimon_in_force`]) and the ARP monitor, which Linux
+/// refuses in 802.3ad, balance-tlb and balance-alb.
+fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Monitor, f64, Arp)> {
+    let b = &scenario.bond;
+    let paced = links.iter().any(|l| matches!(l, Link::Paced(_)));
+    if let Some(watch) = &b.link_watch {
+        // teamd has no miimon: its link watch is the only monitor.
+        if !mode.starts_with("teamd:") {
+            return Err(Error::scenario(
+                "bond.link_watch",
+                format!(
+                    "is teamd's: it needs a teamd mode (teamd:random, teamd:roundrobin, teamd:loadbalance), got {mode}"
+                ),
+            ));
+        }
+        return Ok(match watch {
+            scenario::LinkWatch::Ethtool { delay_up, delay_down } => {
+                (Monitor::ethtool(*delay_up, *delay_down, links.len()), 0.0, None)
+            }
+            scenario::LinkWatch::ArpPing { interval, missed_max, .. } => {
+                if paced {
+                    return Err(Error::scenario("bond.link_watch", NO_RETURN_PATH));
+                }
+                let ping = ArpMonitor::new(
+                    SimTime::from_millis_f64(*interval),
+                    *missed_max,
+                    1,
+                    0,
+                    false,
+                    ArpMode::TeamdArpPing,
+                    links.len(),
+                );
+                (Monitor::new(0.0, 0.0, 0.0, links.len()), 0.0, Some((ping, 1)))
+            }
+        });
+    }
+    let miimon = monitor::miimon_in_force(mode, b.miimon);
+    let monitor = Monitor::new(miimon, b.updelay, b.downdelay, links.len());
+    if b.arp_interval == 0.0 {
+        return Ok((monitor, miimon, None));
+    }
+    if !monitor::mode_uses_arp(mode) {
+        return Err(Error::scenario(
+            "bond.arp_interval",
+            format!(
+                "Linux does not run the ARP monitor in {mode} (bond_mode_uses_arp; setting the mode turns it \
+                 off and starts miimon, bond_option_mode_set): use bond.miimon"
+            ),
+        ));
+    }
+    if paced {
+        return Err(Error::scenario("bond.arp_interval", NO_RETURN_PATH));
+    }
+    use scenario::ArpValidate as V;
+    let validate = match b.arp_validate {
+        V::None => 0,
+        V::Active => arpmon::VALIDATE_ACTIVE,
+        V::Backup => arpmon::VALIDATE_BACKUP,
+        V::All => arpmon::VALIDATE_ACTIVE | arpmon::VALIDATE_BACKUP,
+        V::Filter => arpmon::FILTER,
+        V::FilterActive => arpmon::FILTER | arpmon::VALIDATE_ACTIVE,
+        V::FilterBackup => arpmon::FILTER | arpmon::VALIDATE_BACKUP,
+    };
+    let arp_mode = if mode == "active-backup" { ArpMode::ActiveBackup } else { ArpMode::LoadBalance };
+    let targets = b.arp_ip_target.len();
+    let arp = ArpMonitor::new(
+        SimTime::from_millis_f64(b.arp_interval),
+        b.arp_missed_max,
+        targets,
+        validate,
+        b.arp_all_targets == scenario::ArpAllTargets::All,
+        arp_mode,
+        links.len(),
+    );
+    Ok((monitor, miimon, Some((arp, targets as u32))))
+}
+
 /// Per-copy bookkeeping of a packet sent on several links (broadcast).
 #[derive(Debug, Clone, Copy)]
 struct Copies {
@@ -306,6 +396,14 @@ struct World {
     nic_carrier: Vec<bool>,
     /// The failover measures, when a link can fail (`failover.rs`).
     failover: Option<Box<FailoverLog>>,
+    /// Silent port failures (`failures.K.kind = "silent"`).
+    silent: SilentPorts,
+    /// The ARP monitor (`bond.arp_interval`) and the number of targets it probes.
+    arp: Arp,
+    /// Per link: why 802.3ad keeps it out of its aggregator (lost LACPDUs, per direction; 0 = in).
+    lacp_out: Vec<u32>,
+    /// The miimon period in force, ms (Linux forces 100 ms in some modes).
+    miimon_ms: f64,
 }
 
 impl World {
@@ -348,12 +446,19 @@ impl World {
             });
             links.push(link);
             link_names.push(link_name(spec, id));
+            // Silent failures keep the carrier (`fault::SilentPorts`); flapping is carrier losses.
             for (k, failure) in spec.base.failures.iter().enumerate() {
-                let (down, up) = failover::failure_instants(failure, seed, id, k);
-                events.schedule(down, Event::new(Target::Carrier(id as u32), 0));
+                let (down, up) = fault::failure_instants(failure, seed, id, k);
+                // Silent failures only mark the failover measures' window (tokens 4 and 5).
+                let token = if failure.kind == scenario::FailureKind::Carrier { 0 } else { 4 };
+                events.schedule(down, Event::new(Target::Carrier(id as u32), token));
                 if let Some(up) = up {
-                    events.schedule(up, Event::new(Target::Carrier(id as u32), 1));
+                    events.schedule(up, Event::new(Target::Carrier(id as u32), token + 1));
                 }
+            }
+            for (down_s, up_s) in spec.base.flapping.iter().flat_map(|f| f.windows()) {
+                events.schedule(SimTime::from_secs_f64(down_s), Event::new(Target::Carrier(id as u32), 0));
+                events.schedule(SimTime::from_secs_f64(up_s), Event::new(Target::Carrier(id as u32), 1));
             }
             failure_rngs.push(
                 spec.base
@@ -362,9 +467,18 @@ impl World {
                     .map(|r| (r, rng::stream(seed, &format!("links.{id}.random_failures")))),
             );
         }
-        let monitor = Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, links.len());
         let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
+        let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &links)?;
+        let silent = SilentPorts::new(scenario);
+        if resolved.info.name == "802.3ad" {
+            let fast = scenario.bond.lacp_rate == scenario::LacpRate::Fast;
+            for id in 0..links.len() {
+                for (at, change) in silent.lacp_outages(id, seed, fast) {
+                    events.schedule(at, Event::new(Target::Lacp(id as u32), u64::from(change > 0)));
+                }
+            }
+        }
         let scheduler = resolved.build(&bond_context(scenario))?;
         let resequencer = scheduler.resequences().then(Resequencer::default);
         let ends = transport::build(scenario, requests.len());
@@ -446,12 +560,24 @@ impl World {
                 .collect(),
             nic_carrier: vec![true; scenario.link_count()],
             failover: None,
+            silent,
+            lacp_out: vec![0; scenario.link_count()],
+            arp,
+            miimon_ms,
         };
+        if world.arp.is_some() {
+            // bond_open queues the ARP monitor's work at once. (teamd's arp_ping starts its ports down.)
+            world.events.schedule(SimTime::ZERO, Event::new(Target::ArpMonitor, 0));
+            for id in 0..world.links.len() {
+                world.apply_verdict(SimTime::ZERO, id);
+            }
+        }
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable() || world.client.reliable();
         world.hears_tx_done = [world.server.hears_tx_done(), world.client.hears_tx_done()];
-        let can_fail =
-            scenario.each_link().any(|(_, s)| !s.base.failures.is_empty() || s.base.random_failures.is_some());
+        let can_fail = scenario
+            .each_link()
+            .any(|(_, s)| !s.base.failures.is_empty() || s.base.random_failures.is_some() || s.base.flapping.is_some());
         if can_fail {
             let log = FailoverLog::new(world.links.len(), world.requests.len(), world.reliable);
             world.failover = Some(Box::new(log));
@@ -501,9 +627,12 @@ impl World {
                     (_, epoch) => self.reverse_deliver(now, id as usize, epoch),
                 },
                 Target::IdealAck(id) => self.ideal_ack(now, id as usize),
+                Target::Carrier(id) if token >= 4 => self.silent_failure(now, id as usize, token == 5),
                 Target::Carrier(id) if token >= 2 => self.nic_carrier(now, id as usize, token == 3),
                 Target::Carrier(id) => self.carrier(now, id as usize, token == 1),
                 Target::Monitor(id) => self.commit(now, id as usize, token as u32),
+                Target::ArpMonitor => self.arp_tick(now),
+                Target::Lacp(id) => self.lacp(now, id as usize, token == 1),
                 Target::Scheduler => self.scheduler_tick(now),
                 Target::Stop => {
                     self.stopped_at = Some(now);
@@ -741,7 +870,9 @@ impl World {
     }
 
     fn enqueue(&mut self, now: SimTime, id: usize, packet: Packet) {
-        self.in_flight += 1;
+        // The ARP monitor's probes are on the fabric but no part of the workload's traffic.
+        let app = !packet.is_arp();
+        self.in_flight += u64::from(app);
         match self.links[id].enqueue(now, packet) {
             Enqueued::Started(done) => {
                 let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
@@ -749,11 +880,13 @@ impl World {
                 self.events.schedule(done, Event::new(Target::Forward(id as u32), token));
             }
             Enqueued::Waiting => {}
-            Enqueued::Dropped(cause) => {
+            Enqueued::Dropped(cause) if app => {
                 self.in_flight -= 1;
                 self.freed(now, &packet);
                 self.copy_lost(now, packet, cause);
             }
+            // A probe that cannot leave is a missed probe.
+            Enqueued::Dropped(_) => {}
         }
         self.refresh_view(id, now);
     }
@@ -772,8 +905,7 @@ impl World {
             }
             self.in_flight -= 1;
             self.freed(now, &packet);
-            self.failover_arrival(now, id, &packet);
-            self.arrived_at_client(now, packet);
+            self.reached_switch(now, id, packet);
         }
     }
 
@@ -783,11 +915,22 @@ impl World {
             return; // the carrier went while this packet was being sent
         }
         let Sent { packet, arrival, next } = link.tx_done(now);
-        if let Some(c) = self.capture.as_deref_mut() {
+        if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
             c.link_sent(now, id, &packet);
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
+        }
+        if let Some((arp, _)) = self.arp.as_mut() {
+            arp.transmitted(id, now);
+        }
+        if packet.is_arp() {
+            // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
+            if let Some(arrival) = arrival {
+                let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
+                self.events.schedule_ranked(arrival, id as u64, deliver);
+            }
+            return;
         }
         if let Some(trace) = &mut self.trace {
             trace.left(now, &packet);
@@ -816,7 +959,22 @@ impl World {
             return; // lost with the carrier, counted then
         }
         let packet = link.arrive();
+        if packet.is_arp() {
+            self.arp_at_switch(now, id, packet);
+            return;
+        }
         self.in_flight -= 1;
+        self.reached_switch(now, id, packet);
+    }
+
+    /// A frame of the bond's crossed link `id` at `now`: a silent failure of the port drops it,
+    /// else it goes on to the client.
+    fn reached_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
+        if self.silent.drops(id, now, true) {
+            self.links[id].record_drop(DropCause::Silent);
+            self.copy_lost(now, packet, DropCause::Silent);
+            return;
+        }
         self.failover_arrival(now, id, &packet);
         self.arrived_at_client(now, packet);
     }
@@ -1006,13 +1164,17 @@ impl World {
     fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
         let Sent { packet, arrival, next } = link.tx_done(now);
-        if let Some(c) = self.capture.as_deref_mut() {
+        if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
             c.reverse_sent(now, id, &packet);
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
         }
-        self.release(now, Side::Client, &packet);
+        if !packet.is_arp() {
+            self.release(now, Side::Client, &packet);
+        } else if arrival.is_none() {
+            return; // an ARP frame lost on the wire: a missed probe, not a packet in flight
+        }
         match arrival {
             Some(arrival) => self
                 .events
@@ -1025,7 +1187,25 @@ impl World {
     fn reverse_deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
         let packet = link.arrive();
-        self.in_flight -= 1;
+        let frame = match packet.kind {
+            Kind::ArpReply => Received::Reply(packet.flow as usize),
+            Kind::ArpRequest => Received::Request(packet.flow as usize),
+            _ => Received::Other,
+        };
+        if !packet.is_arp() {
+            self.in_flight -= 1;
+        }
+        if self.silent.drops(id, now, false) {
+            // The silent port dropped it on its way to the host (an ACK counts in the reverse drops).
+            if let (Some(link), false) = (self.reverse[id].as_mut(), packet.is_arp()) {
+                link.stats.record_drop(DropCause::Silent);
+            }
+            return;
+        }
+        self.arp_heard(now, id, frame);
+        if packet.is_arp() {
+            return;
+        }
         self.arrived_at_server(now, packet);
     }
 
@@ -1062,11 +1242,15 @@ impl World {
             }
         } else {
             for packet in self.links[id].carrier_down(now) {
+                if packet.is_arp() {
+                    continue; // a missed probe
+                }
                 self.in_flight -= 1;
                 self.freed(now, &packet);
                 self.copy_lost(now, packet, DropCause::LinkDown);
             }
-            let lost = self.reverse[id].as_mut().map(|r| r.carrier_down(now)).unwrap_or_default();
+            let mut lost = self.reverse[id].as_mut().map(|r| r.carrier_down(now)).unwrap_or_default();
+            lost.retain(|p| !p.is_arp());
             self.in_flight -= lost.len() as u64;
             for packet in lost {
                 self.release(now, Side::Client, &packet);
@@ -1079,6 +1263,17 @@ impl World {
         self.schedule_random_failure(id, now, up);
         self.refresh_view(id, now);
         self.trace_link_event(now, id);
+    }
+
+    /// A silent failure of link `id` starts or ends (`up`): the port itself drops frames
+    /// (`fault::SilentPorts`); here only the failover measures' window opens or closes.
+    fn silent_failure(&mut self, now: SimTime, id: usize, up: bool) {
+        if let Some(log) = self.failover.as_deref_mut() {
+            match up {
+                true => log.up(now, id),
+                false => log.down(now, id, "silent", &self.receiver),
+            }
+        }
     }
 
     /// Link `id`'s NIC reports its carrier `up` (`netif_carrier_on`/`off`), `carrier_latency_ms`
@@ -1101,13 +1296,119 @@ impl World {
     fn commit(&mut self, now: SimTime, id: usize, generation: u32) {
         let carrier = self.nic_carrier[id];
         if self.monitor.commit(id, generation, carrier) {
-            if let Some(log) = self.failover.as_deref_mut() {
-                log.verdict(now, id, carrier);
+            self.apply_verdict(now, id);
+        }
+    }
+
+    /// The bond's view of link `id` is every monitor's verdict at once: miimon's, 802.3ad's
+    /// (LACPDUs) and the ARP monitor's; the scheduler hears of a change.
+    fn apply_verdict(&mut self, now: SimTime, id: usize) {
+        let up = self.monitor.is_up(id) && self.lacp_out[id] == 0 && self.arp.as_ref().is_none_or(|(a, _)| a.is_up(id));
+        if self.views[id].up == up {
+            return;
+        }
+        if let Some(log) = self.failover.as_deref_mut() {
+            log.verdict(now, id, up);
+        }
+        self.views[id].up = up;
+        self.refresh_view(id, now);
+        self.trace_link_event(now, id);
+        self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+    }
+
+    /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).
+    fn lacp(&mut self, now: SimTime, id: usize, leaves: bool) {
+        if leaves {
+            self.lacp_out[id] += 1;
+        } else {
+            self.lacp_out[id] -= 1;
+        }
+        self.apply_verdict(now, id);
+    }
+
+    /// The active-backup bond's active slave (`curr_active_slave`: the mode's receive link).
+    fn active_slave(&mut self, now: SimTime) -> Option<usize> {
+        let headers = self.headers.first()?;
+        self.scheduler.rx_link(headers, &BondView { now, links: &self.views })
+    }
+
+    /// One run of the ARP monitor: inspect and commit, then probe every target
+    /// (`bond_activebackup_arp_mon`, `bond_loadbalance_arp_mon`).
+    fn arp_tick(&mut self, now: SimTime) {
+        let Some((arp, _)) = self.arp.as_ref() else { return };
+        let ab = arp.mode() == ArpMode::ActiveBackup;
+        // The monitor reads the NICs' view of the carrier (`netif_carrier_ok`).
+        let carrier = self.nic_carrier.clone();
+        let before = if ab { self.active_slave(now) } else { None };
+        let Some((arp, _)) = self.arp.as_mut() else { return };
+        for (id, _) in arp.inspect(now, before, &carrier) {
+            self.apply_verdict(now, id);
+        }
+        let active = if ab { self.active_slave(now) } else { None };
+        let Some((arp, targets)) = self.arp.as_mut() else { return };
+        if let Some(a) = active.filter(|_| active != before) {
+            arp.made_active(a, now);
+        }
+        let targets = *targets;
+        let interval = arp.interval();
+        for id in arp.probe(now, active, &carrier, targets as usize) {
+            // A NIC without carrier sends nothing, nor does a dead wire carry it: the probe is
+            // missed, not a drop of the workload's.
+            if !carrier[id] || !self.links[id].carrier() {
+                continue;
             }
-            self.views[id].up = carrier;
-            self.refresh_view(id, now);
-            self.trace_link_event(now, id);
-            self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+            for target in 0..targets {
+                self.enqueue(now, id, Packet::arp(Kind::ArpRequest, target, now));
+            }
+        }
+        self.events.schedule(now + interval, Event::new(Target::ArpMonitor, 0));
+    }
+
+    /// An ARP probe to `packet.flow` reached the switch on link `id` (unless the port is
+    /// silent). The target answers; the reply goes where the switch sends the bond's traffic:
+    /// in active-backup (no LAG) to the port it learnt the bond's MAC on, the one the request
+    /// came in on (IEEE 802.1D learning), and the broadcast request is flooded to the other
+    /// ports, where the backups hear it; with a LAG, [`World::peer_link`] picks the link.
+    fn arp_at_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
+        if self.silent.drops(id, now, true) {
+            return; // a missed probe (the drop counters are the workload's packets')
+        }
+        let target = packet.flow;
+        let ab = self.arp.as_ref().is_some_and(|(a, _)| a.mode() == ArpMode::ActiveBackup);
+        let back = if ab {
+            for other in (0..self.links.len()).filter(|&l| l != id) {
+                self.arp_to_host(now, other, Packet::arp(Kind::ArpRequest, target, now));
+            }
+            Some(id)
+        } else {
+            self.peer_link(target as usize % self.headers.len().max(1))
+        };
+        if let Some(back) = back {
+            self.arp_to_host(now, back, Packet::arp(Kind::ArpReply, target, now));
+        }
+    }
+
+    /// Puts an ARP frame on link `id`'s reverse direction (the ARP monitor needs rate links).
+    fn arp_to_host(&mut self, now: SimTime, id: usize, packet: Packet) {
+        if !self.links[id].carrier() {
+            return; // the reverse direction shares the forward one's carrier
+        }
+        let Some(link) = self.reverse[id].as_mut() else { return };
+        if let Enqueued::Started(done) = link.enqueue(now, packet) {
+            let token = link_token(LinkAction::TxDone, link.epoch());
+            self.events.schedule(done, Event::new(Target::Reverse(id as u32), token));
+        }
+    }
+
+    /// Link `id` received `frame`: a sign of life to the ARP monitor, if one runs.
+    fn arp_heard(&mut self, now: SimTime, id: usize, frame: Received) {
+        let Some((arp, _)) = self.arp.as_ref() else { return };
+        let active = match arp.mode() {
+            ArpMode::LoadBalance | ArpMode::TeamdArpPing => true,
+            ArpMode::ActiveBackup => self.active_slave(now) == Some(id),
+        };
+        if let Some((arp, _)) = self.arp.as_mut() {
+            arp.received(id, now, frame, active);
         }
     }
 
@@ -1174,6 +1475,9 @@ impl World {
                 reasm: self.client.reasm_stats(),
                 trace,
                 failovers,
+                miimon_ms: self.miimon_ms,
+                arp_probes_sent: self.arp.as_ref().map_or(0, |(a, _)| a.probes_sent),
+                arp_replies: self.arp.as_ref().map_or(0, |(a, _)| a.replies),
             },
             wall_s,
         )

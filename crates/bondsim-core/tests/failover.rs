@@ -110,7 +110,7 @@ fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_
 fn broadcast_loses_nothing_while_one_link_lives() {
     let r = run(&scenario(udp("broadcast", json!({"miimon": 1.0}), 4.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);
-    let lost = f.lost_link_down[0] + f.lost_no_link[0] + f.lost_queue_full[0] + f.lost_random[0];
+    let lost = f.lost_link_down[0] + f.lost_no_link[0] + f.lost_queue_full[0] + f.lost_random[0] + f.lost_silent[0];
     assert_eq!(lost, 0, "a packet has its other copy");
     assert_eq!(r.summary.dropped, 0);
     assert!(r.summary.drops_link_down > 0, "copies were dropped on the failed link all the same");
@@ -182,4 +182,35 @@ fn bad_latency_and_jitter_name_their_field() {
     assert!(err(v.clone()).contains("links.0.failures.1.down_s"));
     v["links"][0]["failures"][1]["down_s"] = json!(0.25);
     assert!(Scenario::from_json(&v.to_string()).is_ok());
+}
+
+/// A silent port (carrier kept, every frame dropped) opens a failover window of kind
+/// `silent`: miimon never gives a verdict, the ARP monitor does, and what the port swallowed
+/// until then is counted as `lost_silent`.
+#[test]
+fn a_silent_port_is_measured_as_a_failure_only_the_arp_monitor_detects() {
+    let silent = |bond: Value| {
+        let mut v = udp("active-backup", bond, 0.0, 0.0, 1);
+        v["links"][0]["failures"] = json!([{"down_s": 0.1, "up_s": 0.3, "kind": "silent"}]);
+        run(&scenario(v)).unwrap()
+    };
+    let r = silent(json!({"miimon": 1.0}));
+    let f = only_failure(&r);
+    assert_eq!(f.kind, ["silent"]);
+    assert_eq!(f.detection_ms[0], None, "miimon reads the carrier, which stayed");
+    // Everything sent over link 0 in the 200 ms window is lost to the port.
+    let expected = 200.0 / GAP_MS;
+    assert!((f.lost_silent[0] as f64 - expected).abs() <= 2.0, "{} lost, {expected} sent", f.lost_silent[0]);
+    assert_eq!(f.lost_silent[0], r.links.drops_silent[0]);
+
+    let (interval, missed_max) = (10.0, 2.0);
+    let r = silent(json!({"miimon": 0.0, "arp_interval": interval, "arp_ip_target": ["10.0.0.254"]}));
+    let f = only_failure(&r);
+    let d = f.detection_ms[0].expect("the ARP monitor notices the silent port");
+    // The last reply came at most one interval before the failure; the link is failed at the
+    // first check more than missed_max intervals after it (bond_ab_arp_inspect).
+    assert!(d >= (missed_max - 1.0) * interval && d <= (missed_max + 1.0) * interval + 1.0, "detection {d} ms");
+    let lost = f.lost_silent[0] as f64;
+    assert!(lost > 0.0 && lost <= d / GAP_MS + 2.0, "{lost} lost in {d} ms at one per {GAP_MS} ms");
+    assert!(f.switchover_ms[0].is_some(), "the stream moved to link 1");
 }

@@ -40,6 +40,14 @@ pub enum DropCause {
     /// Lost on the wire at random (a rate link's `loss` or `loss_model`), after
     /// taking its transmit time.
     Random,
+    /// Dropped by a port that kept its carrier (`failures.K.kind = "silent"`), after
+    /// crossing the wire.
+    Silent,
+}
+
+impl DropCause {
+    /// How many causes there are (for arrays indexed by `cause as usize`).
+    pub const COUNT: usize = 5;
 }
 
 /// Counters of one link over a run.
@@ -63,16 +71,19 @@ pub struct LinkStats {
     pub drops_link_down: u64,
     /// Frames sent but lost on the wire at random (`loss`, `loss_model`); they count in `packets_sent` too.
     pub drops_random: u64,
+    /// Frames dropped by a silent failure of the port (carrier up); they count in `packets_sent` too.
+    pub drops_silent: u64,
     /// Times the carrier was lost.
     pub failures: u64,
 }
 
 impl LinkStats {
-    fn record_drop(&mut self, cause: DropCause) {
+    pub(crate) fn record_drop(&mut self, cause: DropCause) {
         match cause {
             DropCause::QueueFull => self.drops_queue_full += 1,
             DropCause::LinkDown => self.drops_link_down += 1,
             DropCause::Random => self.drops_random += 1,
+            DropCause::Silent => self.drops_silent += 1,
             DropCause::NoLink => {}
         }
     }
@@ -169,6 +180,14 @@ impl Link {
         match self {
             Link::Paced(l) => &l.stats,
             Link::Rate(l) => &l.stats,
+        }
+    }
+
+    /// Counts a frame that crossed the wire and was dropped at the far end (a silent port).
+    pub fn record_drop(&mut self, cause: DropCause) {
+        match self {
+            Link::Paced(l) => l.stats.record_drop(cause),
+            Link::Rate(l) => l.stats.record_drop(cause),
         }
     }
 
