@@ -40,6 +40,9 @@ pub enum DropCause {
     /// Lost on the wire at random (a rate link's `loss` or `loss_model`), after
     /// taking its transmit time.
     Random,
+    /// Sent, then dropped at the switch port (spanning tree kept it from forwarding:
+    /// `switch.stp`); counted by the switch (`drops_switch_port`).
+    SwitchPort,
 }
 
 /// Counters of one link over a run.
@@ -73,7 +76,7 @@ impl LinkStats {
             DropCause::QueueFull => self.drops_queue_full += 1,
             DropCause::LinkDown => self.drops_link_down += 1,
             DropCause::Random => self.drops_random += 1,
-            DropCause::NoLink => {}
+            DropCause::NoLink | DropCause::SwitchPort => {}
         }
     }
 }
