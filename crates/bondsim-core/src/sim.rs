@@ -4,7 +4,7 @@
 //!  workload ─▶ server end ─▶ bond ─▶ forward link 0 ─┐            ┌─▶ resequencer? ─▶ client end ─▶ app
 //!  (arrivals)  (transport)  (sched)  forward link … ─┼─▶ wire tap ┘                  (transport)   metrics
 //!                  ▲                                  │
-//!                  └───── reverse link … ◀── peer (switch hash / rx_link) ◀── client end (ACKs)
+//!                  └───── reverse link … ◀── switch (switch.rs: LAG hash / rx_link, or MAC table) ◀── client end (ACKs)
 //!                                    monitor (miimon) ◀── carrier failures
 //! ```
 //!
