@@ -218,6 +218,17 @@ fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     crate::bond::BuildContext { links, seed: scenario.seed }
 }
 
+/// The spacing of the gratuitous ARPs after a failover: Linux keeps `peer_notif_delay` in
+/// miimon ticks (`bond_option_peer_notif_delay_set`: the value over miimon, rounded down) and
+/// `bond_should_notify_peers` sends one every `max(1, ticks)` ticks; 0 = one per miimon period.
+fn peer_notif_every(bond: &scenario::Bond) -> SimTime {
+    if bond.miimon == 0.0 {
+        return SimTime::from_millis_f64(bond.peer_notif_delay);
+    }
+    let ticks = (bond.peer_notif_delay / bond.miimon).floor().max(1.0);
+    SimTime::from_millis_f64(ticks * bond.miimon)
+}
+
 /// Per-copy bookkeeping of a packet sent on several links (broadcast).
 #[derive(Debug, Clone, Copy)]
 struct Copies {
@@ -300,8 +311,10 @@ struct World {
     switch: Switch,
     /// The mode's registered name (the bond's receive rules depend on it).
     mode: &'static str,
-    /// `bond.num_grat_arp`, and the active slave the bond last notified its peers of.
+    /// Gratuitous ARPs after an active-backup failover (`bond.num_grat_arp`) and their
+    /// spacing, and the active slave the bond last notified its peers of.
     num_grat_arp: u32,
+    peer_notif_every: SimTime,
     notified_active: Option<usize>,
 }
 
@@ -438,6 +451,7 @@ impl World {
             switch: Switch::new(&scenario.switch, scenario.link_count()),
             mode: resolved.info.name,
             num_grat_arp: scenario.bond.num_grat_arp,
+            peer_notif_every: peer_notif_every(&scenario.bond),
             notified_active: None,
         };
         if world.mode == "active-backup" && !world.headers.is_empty() {
@@ -948,7 +962,7 @@ impl World {
     /// After an active-backup failover the bond notifies its peers on the new active
     /// slave (`bond_change_active_slave` sets `send_peer_notif`; `bond_should_notify_peers`
     /// lets one gratuitous ARP out per `peer_notif_delay`): an unaware switch learns the
-    /// bond's MAC on that port from the first, at the failover. The ARPs are counted
+    /// bond's MAC on that port from each, the first at the failover. The ARPs are counted
     /// (`grat_arps_sent`), not carried on the link (a 60-byte frame beside the data).
     fn notify_peers(&mut self, now: SimTime) {
         if self.mode != "active-backup" || self.headers.is_empty() {
@@ -961,12 +975,7 @@ impl World {
         }
         self.notified_active = active;
         let Some(port) = active else { return };
-        if self.num_grat_arp > 0 {
-            self.switch.stats.grat_arps += u64::from(self.num_grat_arp);
-            if !self.switch.aware() {
-                self.switch.learn(port, headers.src_mac, now);
-            }
-        }
+        self.switch.announce(port, headers.src_mac, now, self.num_grat_arp, self.peer_notif_every);
     }
 
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.

@@ -91,6 +91,9 @@ pub struct Switch {
     up_at: Vec<Option<SimTime>>,
     /// MAC → (port, last frame seen from it).
     table: FxHashMap<Mac, (usize, SimTime)>,
+    /// Gratuitous ARPs the bond will send (when, port, MAC), in time order; each teaches the
+    /// switch when the switch next decides anything at or after its time (no event needed).
+    announced: std::collections::VecDeque<(SimTime, usize, Mac)>,
     /// What it counted.
     pub stats: SwitchStats,
 }
@@ -113,6 +116,7 @@ impl Switch {
             carrier: vec![true; ports],
             up_at: vec![None; ports],
             table: FxHashMap::default(),
+            announced: std::collections::VecDeque::new(),
             stats: SwitchStats { drops_port: vec![0; ports], ..SwitchStats::default() },
         }
     }
@@ -161,6 +165,7 @@ impl Switch {
         if self.aware() {
             return true;
         }
+        self.catch_up(now);
         let state = self.state(port, now);
         if state != PortState::Discarding {
             self.learn(port, src, now);
@@ -194,6 +199,7 @@ impl Switch {
 
     /// Where an unaware switch sends a frame for `dst` at `now` (an aged entry is forgotten).
     pub fn egress(&mut self, dst: Mac, now: SimTime) -> Egress {
+        self.catch_up(now);
         match self.table.get(&dst).copied() {
             Some((_, seen)) if now.saturating_sub(seen) > self.ageing => {
                 self.table.remove(&dst);
@@ -208,6 +214,34 @@ impl Switch {
     /// The ports a flooded frame leaves by at `now`.
     pub fn forwarding_ports(&self, now: SimTime) -> impl Iterator<Item = usize> + '_ {
         (0..self.carrier.len()).filter(move |&p| self.state(p, now) == PortState::Forwarding)
+    }
+
+    /// The bond announces `mac` on `port` with `count` gratuitous ARPs, the first at `now`, then
+    /// one every `every` (they replace any it had yet to send: Linux restarts `send_peer_notif`
+    /// at each change of the active slave). Each is a frame from the bond: learned unless its
+    /// port discards.
+    pub fn announce(&mut self, port: usize, mac: Mac, now: SimTime, count: u32, every: SimTime) {
+        self.stats.grat_arps += u64::from(count);
+        if self.aware() {
+            return;
+        }
+        self.announced.clear();
+        let mut at = now;
+        for _ in 0..count {
+            self.announced.push_back((at, port, mac));
+            at += every;
+        }
+        self.catch_up(now);
+    }
+
+    /// Learns from the gratuitous ARPs sent by `now`, at their times.
+    fn catch_up(&mut self, now: SimTime) {
+        while let Some(&(at, port, mac)) = self.announced.front().filter(|a| a.0 <= now) {
+            self.announced.pop_front();
+            if self.state(port, at) != PortState::Discarding {
+                self.learn(port, mac, at);
+            }
+        }
     }
 
     /// The port `mac` is learned on, if any.
@@ -305,6 +339,23 @@ mod tests {
         assert_eq!(s.egress(BOND, secs(26.0)), Egress::Nowhere);
         assert!(s.ingress(0, BOND, secs(40.0)));
         assert_eq!(s.egress(BOND, secs(40.0)), Egress::Port(0));
+    }
+
+    #[test]
+    fn gratuitous_arps_teach_the_switch_at_their_times() {
+        let mut s = switch(serde_json::json!({"lag": "none"}), 2);
+        s.learn(1, BOND, secs(1.0));
+        // Three ARPs on port 0 from 2 s, one every 100 ms: the first moves the entry at once.
+        s.announce(0, BOND, secs(2.0), 3, secs(0.1));
+        assert_eq!((s.learned(BOND), s.stats.mac_moves, s.stats.grat_arps), (Some(0), 1, 3));
+        // A frame still draining from port 1 moves it back; the next ARP (2.1 s) moves it again.
+        assert!(s.ingress(1, BOND, secs(2.05)));
+        assert_eq!(s.egress(BOND, secs(2.1)), Egress::Port(0));
+        assert_eq!(s.stats.mac_moves, 3);
+        // A LAG counts them and learns nothing.
+        let mut lag = switch(serde_json::json!({}), 2);
+        lag.announce(0, BOND, secs(2.0), 2, secs(0.1));
+        assert_eq!((lag.learned(BOND), lag.stats.grat_arps), (None, 2));
     }
 
     #[test]
