@@ -29,6 +29,7 @@ from bondsim.reproduce import (
     league,
     rr_links,
     rr_udp,
+    rr_unaware_switch,
     thesis,
     thesis_modes,
     thesis_xor,
@@ -538,6 +539,37 @@ def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(rep
     )
     assert speedup.between(1.9, 2.0 + 1e-9).all()  # "decreased by nearly a half" (seed 003 §4.2)
     assert two["wire_ooo_fraction"].max() > 0.2  # reordering is frequent on the wire, yet cheap
+
+
+# --- rr-unaware-switch: seed 003 Fig. 3 ------------------------------------------------------------
+
+
+def test_rr_unaware_switch_spanning_tree_stops_both_slaves_after_the_recovery_a_lag_does_not(reproduced):
+    mean = csv(reproduced, "rr-unaware-switch", "rr_unaware_switch_mean.csv").set_index(["switch", "phase"])
+    assert set(mean.index.get_level_values("switch")) == set(rr_unaware_switch.SWITCHES)
+    after = "after recovery (10-19 s)"
+    # Two links of 100 Mbit/s carry 1448 payload bytes per 1538 on the wire; one link half of it.
+    two_links = 2 * rr_unaware_switch.LINK_MBPS * bulk_tcp.TCP_PAYLOAD_SHARE
+    static = mean.loc[("static LAG", after)]
+    assert static["goodput_mbps"] == pytest.approx(two_links, rel=0.02)  # back to both links at once
+    assert mean.loc[("static LAG", "eth1 down (5-10 s)"), "goodput_mbps"] == pytest.approx(two_links / 2, rel=0.02)
+    # The observation's direction: an unaware switch running STP keeps the recovered port from
+    # forwarding; every other segment dies there and TCP's rate on both slaves falls near zero.
+    stp = mean.loc[("unaware + STP", after)]
+    assert stp["goodput_mbps"] < 0.05 * static["goodput_mbps"]
+    assert stp["drops_switch_port"] > 0 and stp["tcp_rtos"] > 0
+    # ...until two forward delays (2 x 15 s) after the link came back, then both links again.
+    assert stp["recovered_s"] == pytest.approx(rr_unaware_switch.UP_S + 2 * 15, abs=2 * rr_unaware_switch.TRACE_S)
+    assert mean.loc[("unaware + STP", "40-45 s"), "goodput_mbps"] > 0.9 * two_links
+    # MAC learning flaps alone lose nothing: the unaware switch without STP recovers as the LAG does.
+    learning = mean.loc[("unaware", after)]
+    assert learning["switch_mac_moves"] > 0
+    assert learning["goodput_mbps"] == pytest.approx(static["goodput_mbps"], rel=0.02)
+    # RSTP's edge detection forwards after MigrateTime (3 s): back long before STP, after the LAG.
+    edge = mean.loc[("unaware + RSTP auto-edge", after)]
+    assert rr_unaware_switch.UP_S + 3 <= edge["recovered_s"] < stp["recovered_s"]
+    summary = (reproduced("rr-unaware-switch") / "summary.md").read_text()
+    assert "Paper vs bondsim" in summary and "Neither default reproduces 9 s" in summary
 
 
 # --- thesis-modes: §4.4's web test and §5.3.6.1 on the TCP model ------------------------------------

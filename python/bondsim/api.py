@@ -120,7 +120,8 @@ class RunResult:
         """One row per failure of a link (runs whose links can fail): link, name, kind, down_at_s, up_at_s,
         detected_at_s, detection_ms, switchover_ms (seed 003's flow switch-over time, median over the flows
         that switched), switchover_ms_max, switchover_flows, lost_queue_full, lost_link_down, lost_no_link,
-        lost_random, lost_silent, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps (README, "Failover")."""
+        lost_random, lost_silent, lost_switch_port, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps
+        (README, "Failover")."""
         return self.trace("failovers")
 
     @property

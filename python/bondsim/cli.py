@@ -255,6 +255,7 @@ def _failover_table(failovers: pd.DataFrame) -> Table:
         "lost: queue full": lambda r: f"{r['lost_queue_full']:,}",
         "lost: random": lambda r: f"{r['lost_random']:,}",
         "lost: silent port": lambda r: f"{r['lost_silent']:,}",
+        "lost: switch port": lambda r: f"{r['lost_switch_port']:,}",
         "throughput during": lambda r: f"{r['throughput_bps'] / 1e6:,.3f} Mbit/s",
     }
     for name, cell in rows.items():

@@ -210,6 +210,7 @@ impl FailoverLog {
             t.lost_no_link.push(r.lost[DropCause::NoLink as usize]);
             t.lost_random.push(r.lost[DropCause::Random as usize]);
             t.lost_silent.push(r.lost[DropCause::Silent as usize]);
+            t.lost_switch_port.push(r.lost[DropCause::SwitchPort as usize]);
             t.tcp_stall_ms.push(r.stall.filter(|_| self.reliable).map(|s| ms(s.0)));
             t.rtos.push(tcp.map(|s| within(&s.rto_at)));
             t.spurious_rtos.push(tcp.map(|s| within(&s.spurious_rto_at)));
@@ -253,6 +254,8 @@ pub struct FailoverTable {
     pub lost_random: Vec<u64>,
     /// Packets lost in the window to a silent port (dropped with the carrier up).
     pub lost_silent: Vec<u64>,
+    /// Packets lost in the window at a switch port that did not forward (spanning tree).
+    pub lost_switch_port: Vec<u64>,
     /// TCP: the longest gap in a flow's in-order delivery around the failure, ms.
     pub tcp_stall_ms: Vec<Option<f64>>,
     /// TCP: retransmission timeouts in the window.

@@ -41,6 +41,7 @@ pub mod reorder_density;
 pub mod result;
 pub mod scenario;
 pub mod sim;
+pub mod switch;
 pub mod trace;
 pub mod transport;
 pub mod workload;

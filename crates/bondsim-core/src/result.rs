@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::failover::FailoverTable;
 use crate::link::LinkStats;
 use crate::receiver::{Receiver, WireTap};
+use crate::switch::SwitchStats;
 use crate::time::SimTime;
 use crate::transport::ipfrag::FragLoss;
 use crate::workload::Request;
@@ -98,6 +99,18 @@ pub struct Summary {
     pub arp_probes_sent: u64,
     /// ARP replies that reached the bond.
     pub arp_replies: u64,
+    /// Copies the bond sent that the switch dropped at the port (spanning tree: `switch.stp`).
+    pub drops_switch_port: u64,
+    /// Times the switch's MAC table moved a MAC to another port (`switch.lag = "none"`).
+    pub switch_mac_moves: u64,
+    /// Frames towards the bond the switch flooded (destination unknown or aged out).
+    pub switch_flooded: u64,
+    /// Frames towards the bond the switch dropped (learned on a port that does not forward).
+    pub switch_drops_to_bond: u64,
+    /// Frames towards the bond that arrived on a slave the bond does not receive on (dropped by it).
+    pub bond_drops_inactive_slave: u64,
+    /// Gratuitous ARPs the bond sent after active-backup failovers (`bond.num_grat_arp`).
+    pub grat_arps_sent: u64,
     /// Time of the last delivery, seconds.
     pub makespan_s: f64,
     /// Time the rates below are taken over: `stop_s` if the run was stopped, else until the
@@ -319,6 +332,8 @@ pub struct LinkTable {
     pub reverse_packets_sent: Vec<u64>,
     /// Packets lost on the way back (full queue, no carrier, lost on the wire).
     pub reverse_drops: Vec<u64>,
+    /// Frames the link carried that its switch port dropped (spanning tree: `switch.stp`).
+    pub drops_switch_port: Vec<u64>,
 }
 
 /// What a link reports at the end of a run.
@@ -360,6 +375,8 @@ pub struct Reports<'a> {
     pub sent: u64,
     /// Packets dropped for want of a usable link.
     pub drops_no_link: u64,
+    /// What the switch counted.
+    pub switch: SwitchStats,
     /// Packets the clients sent back.
     pub reverse_sent: u64,
     /// Of those, how many reached the server.
@@ -475,6 +492,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         links.reverse_packets_sent.push(link.reverse.packets_sent);
         let r = &link.reverse;
         links.reverse_drops.push(r.drops_queue_full + r.drops_link_down + r.drops_random + r.drops_silent);
+        links.drops_switch_port.push(reports.switch.drops_port.get(id).copied().unwrap_or(0));
         wire_bits += wire as f64 * 8.0;
         loads.push(wire as f64 * 8.0 / capacity);
         queue_full += s.drops_queue_full;
@@ -556,6 +574,12 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         miimon_ms: reports.miimon_ms,
         arp_probes_sent: reports.arp_probes_sent,
         arp_replies: reports.arp_replies,
+        drops_switch_port: reports.switch.drops_port.iter().sum(),
+        switch_mac_moves: reports.switch.mac_moves,
+        switch_flooded: reports.switch.flooded,
+        switch_drops_to_bond: reports.switch.drops_to_bond,
+        bond_drops_inactive_slave: reports.switch.drops_inactive_slave,
+        grat_arps_sent: reports.switch.grat_arps,
         makespan_s,
         duration_s,
         capacity_bps,

@@ -54,6 +54,89 @@ pub struct Scenario {
     /// Time series recorded for reports (`bondsim report`): off unless asked for.
     #[serde(default, skip_serializing_if = "Trace::is_off")]
     pub trace: Trace,
+    /// The switch between the bond's links and the clients (default: a static LAG
+    /// hashing layer2+3 over the ports with carrier, written without it).
+    #[serde(default, skip_serializing_if = "Switch::is_default")]
+    pub switch: Switch,
+}
+
+/// How the switch treats the ports the bond's links plug into.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Lag {
+    /// A static link aggregation (802.3ad without LACP, IEEE 802.1AX-2014 §6): one
+    /// bridge port; the members are the ports with carrier.
+    #[default]
+    Static,
+    /// An LACP aggregation (IEEE 802.1AX-2014 §6.4): as static here, the members being
+    /// the ports with carrier (the partner's LACPDU timeouts are the bond side's model).
+    Lacp,
+    /// No aggregation: every port a bridge port of its own, MAC learning per port
+    /// (IEEE 802.1Q-2018 §8.7), flooding of unknown destinations (§8.8).
+    #[serde(rename = "none")]
+    Unaware,
+}
+
+/// The spanning tree protocol the switch runs on its ports (without a LAG: each port
+/// of the bond its own bridge port).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Stp {
+    /// No spanning tree: a port forwards the instant it has carrier.
+    #[default]
+    #[serde(rename = "none")]
+    Off,
+    /// IEEE 802.1D-1998 STP: a port that comes up listens, then learns, for
+    /// `forward_delay_s` each before it forwards.
+    Stp,
+    /// IEEE 802.1D-2004 §17 RSTP: a designated port that gets no agreement (a host sends
+    /// no BPDUs) discards, then learns, for `forward_delay_s` each (`fdWhile`, §17.29.3);
+    /// with `auto_edge` it becomes an edge port after the edge delay (§17.25, §17.20.4).
+    Rstp,
+}
+
+/// The switch between the bond and its peers (`[switch]`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Switch {
+    /// `static` | `lacp` (LAG-aware) or `none` (unaware: MAC learning per port).
+    pub lag: Lag,
+    /// The switch's own hash for frames towards the bond over a LAG's members
+    /// (a Linux `xmit_hash_policy` name; switches offer the same L2 / L2+L3 / L3+L4 choices).
+    pub hash: String,
+    /// Spanning tree on the bond's ports: `none`, `stp`, `rstp` (only without a LAG: a
+    /// LAG is one bridge port, its members join it without a port state change).
+    pub stp: Stp,
+    /// Bridge Forward Delay, seconds (IEEE 802.1D-2004 Table 17-1: default 15).
+    pub forward_delay_s: f64,
+    /// Links (by id) whose switch ports are edge ports (`AdminEdgePort`): forwarding at once.
+    pub edge_ports: Vec<usize>,
+    /// RSTP's `AutoEdge` (IEEE 802.1D-2004 §17.13): a port that hears no BPDU for the
+    /// edge delay (MigrateTime, 3 s, on a point-to-point link: §17.20.4) becomes an edge port.
+    pub auto_edge: bool,
+    /// MAC address ageing time, seconds (IEEE 802.1D-2004 Table 7-5: recommended 300).
+    pub ageing_s: f64,
+}
+
+impl Default for Switch {
+    fn default() -> Switch {
+        Switch {
+            lag: Lag::Static,
+            hash: "layer2+3".into(),
+            stp: Stp::Off,
+            forward_delay_s: 15.0,
+            edge_ports: Vec::new(),
+            auto_edge: false,
+            ageing_s: 300.0,
+        }
+    }
+}
+
+impl Switch {
+    /// Whether this is the default switch (a scenario is then written without `switch`).
+    pub fn is_default(&self) -> bool {
+        *self == Switch::default()
+    }
 }
 
 /// What a run records over time, for reports: each link's load, queue and state
@@ -792,6 +875,16 @@ pub struct Bond {
     /// teamd's link watch (`teamd:*` modes), replacing miimon (libteam `teamd_link_watch.c`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link_watch: Option<LinkWatch>,
+    /// Gratuitous ARPs the bond sends on the new active slave after an active-backup
+    /// failover (Linux `num_grat_arp` / `num_unsol_na`, default 1, at most 255;
+    /// `bond_change_active_slave` sets `send_peer_notif`). An unaware switch learns the
+    /// bond's MAC on the new port from the first one.
+    #[serde(default = "default_num_grat_arp")]
+    pub num_grat_arp: u32,
+    /// Interval between those ARPs, ms (Linux `peer_notif_delay`: 0 = one per miimon period;
+    /// `bond_should_notify_peers` sends every `max(1, peer_notif_delay / miimon)` ticks).
+    #[serde(default)]
+    pub peer_notif_delay: f64,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
@@ -882,6 +975,10 @@ pub enum LacpRate {
     Slow,
     /// LACPDUs every second, timeout 3 s.
     Fast,
+}
+
+fn default_num_grat_arp() -> u32 {
+    1
 }
 
 /// One bonded link (or `count` identical ones): what every link has, and its
@@ -1424,7 +1521,35 @@ impl Scenario {
         self.validate_network()?;
         self.validate_links()?;
         self.validate_ipfrag()?;
+        self.validate_switch()?;
         self.validate_bond()
+    }
+
+    fn validate_switch(&self) -> Result<()> {
+        let s = &self.switch;
+        if !crate::bond::hash::POLICY_NAMES.contains(&s.hash.as_str()) {
+            let names = crate::bond::hash::POLICY_NAMES.join(", ");
+            return Err(Error::scenario("switch.hash", format!("must be one of {names}, got {:?}", s.hash)));
+        }
+        duration("switch.forward_delay_s", s.forward_delay_s, 1.0, true)?;
+        duration("switch.ageing_s", s.ageing_s, 1.0, false)?;
+        let links = self.link_count();
+        if let Some(bad) = s.edge_ports.iter().find(|&&p| p >= links) {
+            return Err(Error::scenario(
+                "switch.edge_ports",
+                format!("names link ids 0..{}, got {bad}", links.saturating_sub(1)),
+            ));
+        }
+        if s.stp != Stp::Off && s.lag != Lag::Unaware {
+            return Err(Error::scenario(
+                "switch.stp",
+                "applies to the bond's ports only without a LAG (switch.lag = \"none\"): a LAG is one bridge port",
+            ));
+        }
+        if s.auto_edge && s.stp != Stp::Rstp {
+            return Err(Error::scenario("switch.auto_edge", "is RSTP's: set switch.stp = \"rstp\""));
+        }
+        Ok(())
     }
 
     fn validate_ipfrag(&self) -> Result<()> {
@@ -1936,8 +2061,17 @@ impl Scenario {
         duration("bond.miimon", b.miimon, 1e-3, true)?;
         duration("bond.updelay", b.updelay, 1e-3, true)?;
         duration("bond.downdelay", b.downdelay, 1e-3, true)?;
+        duration("bond.peer_notif_delay", b.peer_notif_delay, 1e-3, true)?;
+        if b.num_grat_arp > 255 {
+            return Err(Error::scenario(
+                "bond.num_grat_arp",
+                format!("must be 0 to 255 (Linux), got {}", b.num_grat_arp),
+            ));
+        }
         if b.miimon == 0.0 {
-            for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay)] {
+            for (field, value) in
+                [("updelay", b.updelay), ("downdelay", b.downdelay), ("peer_notif_delay", b.peer_notif_delay)]
+            {
                 if value > 0.0 {
                     return Err(Error::scenario(
                         format!("bond.{field}"),

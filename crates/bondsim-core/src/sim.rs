@@ -4,7 +4,7 @@
 //!  workload ─▶ server end ─▶ bond ─▶ forward link 0 ─┐            ┌─▶ resequencer? ─▶ client end ─▶ app
 //!  (arrivals)  (transport)  (sched)  forward link … ─┼─▶ wire tap ┘                  (transport)   metrics
 //!                  ▲                                  │
-//!                  └───── reverse link … ◀── peer (switch hash / rx_link) ◀── client end (ACKs)
+//!                  └───── reverse link … ◀── switch (switch.rs: LAG hash / rx_link, or MAC table) ◀── client end (ACKs)
 //!                     monitors (miimon, ARP probes, LACPDUs) ◀── carrier / silent failures
 //! ```
 //!
@@ -24,7 +24,7 @@ use rand_distr::{Distribution, Exp};
 use crate::bond::arpmon::{self, ArpMode, ArpMonitor, Received};
 use crate::bond::monitor::{self, Monitor};
 use crate::bond::registry;
-use crate::bond::{hash, BondView, LinkView, PacketInfo, Pick, Scheduler};
+use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::capture::{self, Capture};
 use crate::engine::EventQueue;
 use crate::error::{Error, Result};
@@ -37,6 +37,7 @@ use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
 use crate::rng::{self, Rng};
 use crate::scenario::{self, CaptureOptions, RandomFailures, Scenario};
+use crate::switch::{self, Egress, Switch};
 use crate::time::SimTime;
 use crate::trace::Tracer;
 use crate::transport::ipfrag::FragLoss;
@@ -309,6 +310,17 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
     Ok((monitor, miimon, Some((arp, targets as u32))))
 }
 
+/// The spacing of the gratuitous ARPs after a failover: Linux keeps `peer_notif_delay` in
+/// miimon ticks (`bond_option_peer_notif_delay_set`: the value over miimon, rounded down) and
+/// `bond_should_notify_peers` sends one every `max(1, ticks)` ticks; 0 = one per miimon period.
+fn peer_notif_every(bond: &scenario::Bond) -> SimTime {
+    if bond.miimon == 0.0 {
+        return SimTime::from_millis_f64(bond.peer_notif_delay);
+    }
+    let ticks = (bond.peer_notif_delay / bond.miimon).floor().max(1.0);
+    SimTime::from_millis_f64(ticks * bond.miimon)
+}
+
 /// Per-copy bookkeeping of a packet sent on several links (broadcast).
 #[derive(Debug, Clone, Copy)]
 struct Copies {
@@ -404,6 +416,15 @@ struct World {
     lacp_out: Vec<u32>,
     /// The miimon period in force, ms (Linux forces 100 ms in some modes).
     miimon_ms: f64,
+    /// The switch between the links and the clients (`[switch]`).
+    switch: Switch,
+    /// The mode's registered name (the bond's receive rules depend on it).
+    mode: &'static str,
+    /// Gratuitous ARPs after an active-backup failover (`bond.num_grat_arp`) and their
+    /// spacing, and the active slave the bond last notified its peers of.
+    num_grat_arp: u32,
+    peer_notif_every: SimTime,
+    notified_active: Option<usize>,
 }
 
 impl World {
@@ -564,6 +585,11 @@ impl World {
             lacp_out: vec![0; scenario.link_count()],
             arp,
             miimon_ms,
+            switch: Switch::new(&scenario.switch, scenario.link_count()),
+            mode: resolved.info.name,
+            num_grat_arp: scenario.bond.num_grat_arp,
+            peer_notif_every: peer_notif_every(&scenario.bond),
+            notified_active: None,
         };
         if world.arp.is_some() {
             // bond_open queues the ARP monitor's work at once. (teamd's arp_ping starts its ports down.)
@@ -571,6 +597,11 @@ impl World {
             for id in 0..world.links.len() {
                 world.apply_verdict(SimTime::ZERO, id);
             }
+        }
+        if world.mode == "active-backup" && !world.headers.is_empty() {
+            let headers = world.headers[0];
+            world.notified_active =
+                world.scheduler.rx_link(&headers, &BondView { now: SimTime::ZERO, links: &world.views });
         }
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable() || world.client.reliable();
@@ -905,7 +936,7 @@ impl World {
             }
             self.in_flight -= 1;
             self.freed(now, &packet);
-            self.reached_switch(now, id, packet);
+            self.reach_switch(now, id, packet);
         }
     }
 
@@ -964,19 +995,24 @@ impl World {
             return;
         }
         self.in_flight -= 1;
-        self.reached_switch(now, id, packet);
+        self.reach_switch(now, id, packet);
     }
 
-    /// A frame of the bond's crossed link `id` at `now`: a silent failure of the port drops it,
-    /// else it goes on to the client.
-    fn reached_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
+    /// A copy of `packet` reaches the switch port of link `id`: a silent failure of the port
+    /// drops it (the switch never sees it), else the switch forwards it to the client or
+    /// drops it there (a port that spanning tree keeps from forwarding).
+    fn reach_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
         if self.silent.drops(id, now, true) {
             self.links[id].record_drop(DropCause::Silent);
             self.copy_lost(now, packet, DropCause::Silent);
             return;
         }
-        self.failover_arrival(now, id, &packet);
-        self.arrived_at_client(now, packet);
+        if self.switch.ingress(id, self.headers[packet.flow as usize].src_mac, now) {
+            self.failover_arrival(now, id, &packet);
+            self.arrived_at_client(now, packet);
+        } else {
+            self.copy_lost(now, packet, DropCause::SwitchPort);
+        }
     }
 
     /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
@@ -1110,19 +1146,70 @@ impl World {
         self.tell_resolved(now, packet);
     }
 
-    /// The link the peer (the switch) sends a client's packet of `flow` to the server on:
-    /// the mode's receive link where it decides one (active-backup, tlb, alb), otherwise
-    /// the switch's layer2+3 hash over the links whose carrier it sees.
-    fn peer_link(&self, flow: usize) -> Option<usize> {
+    /// The link the peer (the switch) sends a client's packet of `flow` to the server on.
+    /// A LAG-aware switch: the mode's receive link where it decides one (active-backup,
+    /// tlb, alb), otherwise the switch's hash over the members with carrier. An unaware
+    /// switch: the port its MAC table says, or a flood (`unaware_peer_link`).
+    fn peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
+        if !self.switch.aware() {
+            return self.unaware_peer_link(now, flow);
+        }
         if let Some(link) = self.rx_links[flow].filter(|&l| self.links[l].carrier()) {
             return Some(link);
         }
-        let usable: Vec<usize> = (0..self.links.len()).filter(|&l| self.links[l].carrier()).collect();
-        if usable.is_empty() {
-            return None;
+        self.switch.lag_port(&self.headers[flow].reversed())
+    }
+
+    /// An unaware switch sends a frame for the bond's MAC to the port it learned it on, or
+    /// floods it when unknown; the bond keeps it only if it arrives on a slave it receives
+    /// on (`switch::bond_accepts`). Of a flood's copies the model carries the one the bond
+    /// keeps; the others are counted (`switch_flooded`), not carried.
+    fn unaware_peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
+        let headers = self.headers[flow];
+        let active = match self.mode {
+            // alb keeps unicast on every slave; its rx_link assigns clients, which asking would change.
+            "balance-alb" => None,
+            _ => self.scheduler.rx_link(&headers, &BondView { now, links: &self.views }),
+        };
+        let kept = match self.switch.egress(headers.src_mac, now) {
+            Egress::Port(port) => Some(port).filter(|&p| switch::bond_accepts(self.mode, active, p)),
+            Egress::Flood => {
+                self.switch.stats.flooded += 1;
+                if self.switch.forwarding_ports(now).next().is_none() {
+                    self.switch.stats.drops_to_bond += 1;
+                    return None;
+                }
+                let mode = self.mode;
+                self.switch.forwarding_ports(now).find(|&p| switch::bond_accepts(mode, active, p))
+            }
+            Egress::Nowhere => {
+                self.switch.stats.drops_to_bond += 1;
+                return None;
+            }
+        };
+        if kept.is_none() {
+            self.switch.stats.drops_inactive_slave += 1;
         }
-        let headers = self.headers[flow].reversed();
-        Some(usable[hash::linux_xmit_hash(hash::HashPolicy::Layer23, &headers) as usize % usable.len()])
+        kept
+    }
+
+    /// After an active-backup failover the bond notifies its peers on the new active
+    /// slave (`bond_change_active_slave` sets `send_peer_notif`; `bond_should_notify_peers`
+    /// lets one gratuitous ARP out per `peer_notif_delay`): an unaware switch learns the
+    /// bond's MAC on that port from each, the first at the failover. The ARPs are counted
+    /// (`grat_arps_sent`), not carried on the link (a 60-byte frame beside the data).
+    fn notify_peers(&mut self, now: SimTime) {
+        if self.mode != "active-backup" || self.headers.is_empty() {
+            return;
+        }
+        let headers = self.headers[0];
+        let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+        if active == self.notified_active {
+            return;
+        }
+        self.notified_active = active;
+        let Some(port) = active else { return };
+        self.switch.announce(port, headers.src_mac, now, self.num_grat_arp, self.peer_notif_every);
     }
 
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
@@ -1131,7 +1218,7 @@ impl World {
         if let Some(c) = self.capture.as_deref_mut() {
             c.client_sent(now, &packet);
         }
-        let Some(id) = self.peer_link(packet.flow as usize) else { return };
+        let Some(id) = self.peer_link(now, packet.flow as usize) else { return };
         if self.app_side == Side::Server && packet.is_data() {
             self.note_path(packet.flow as usize, id);
         }
@@ -1256,6 +1343,7 @@ impl World {
                 self.release(now, Side::Client, &packet);
             }
         }
+        self.switch.carrier(id, up, now);
         match self.carrier_latency[id] {
             SimTime::ZERO => self.nic_carrier(now, id, up),
             latency => self.events.schedule(now + latency, Event::new(Target::Carrier(id as u32), 2 + u64::from(up))),
@@ -1314,6 +1402,7 @@ impl World {
         self.refresh_view(id, now);
         self.trace_link_event(now, id);
         self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+        self.notify_peers(now);
     }
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).
@@ -1381,7 +1470,7 @@ impl World {
             }
             Some(id)
         } else {
-            self.peer_link(target as usize % self.headers.len().max(1))
+            self.peer_link(now, target as usize % self.headers.len().max(1))
         };
         if let Some(back) = back {
             self.arp_to_host(now, back, Packet::arp(Kind::ArpReply, target, now));
@@ -1458,6 +1547,7 @@ impl World {
                 links,
                 sent: self.sent,
                 drops_no_link: self.drops_no_link,
+                switch: self.switch.stats,
                 reverse_sent: self.reverse_sent,
                 reverse_arrived: self.reverse_arrived,
                 stopped_at: self.stopped_at,
@@ -1512,20 +1602,76 @@ mod tests {
 
     /// Three 1 Gbit/s links (the last with `failures`), every one losing frames with probability `loss`.
     fn world_with(mode: &str, failures: serde_json::Value, loss: f64) -> World {
-        let scenario = Scenario::from_json(
-            &serde_json::json!({
-                "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 144_800}},
-                "sender": {"kind": "window", "window_pkts": 8, "chunk_bytes": 1448},
-                "bond": {"mode": mode, "miimon": 1.0},
-                "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0, "loss": loss},
-                          {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures, "loss": loss}],
-            })
-            .to_string(),
-        )
-        .unwrap();
+        world_of(serde_json::json!({
+            "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 144_800}},
+            "sender": {"kind": "window", "window_pkts": 8, "chunk_bytes": 1448},
+            "bond": {"mode": mode, "miimon": 1.0},
+            "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0, "loss": loss},
+                      {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures, "loss": loss}],
+        }))
+    }
+
+    /// The world of `scenario`, its clients acknowledging every packet.
+    fn world_of(scenario: serde_json::Value) -> World {
+        let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
         let mut world = World::build(&scenario).unwrap();
         world.client = End::Custom(Box::new(Acker(Default::default())));
         world
+    }
+
+    /// One TCP-less transfer over three links behind an unaware switch (`switch.lag = "none"`),
+    /// the bond sending `num_grat_arp` gratuitous ARPs after a failover.
+    fn unaware_world(mode: &str, num_grat_arp: u32) -> World {
+        world_of(serde_json::json!({
+            "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 144_800}},
+            "bond": {"mode": mode, "miimon": 1.0, "num_grat_arp": num_grat_arp},
+            "links": [{"count": 3, "rate_mbps": 1000.0}],
+            "switch": {"lag": "none"},
+        }))
+    }
+
+    #[test]
+    fn an_unaware_switch_floods_an_unknown_mac_and_the_bond_keeps_the_copy_on_a_slave_it_receives_on() {
+        // Nothing sent yet: the switch does not know the bond's MAC and floods to every port.
+        let mut rr = unaware_world("balance-rr", 1);
+        assert_eq!(rr.peer_link(SimTime::ZERO, 0), Some(0), "every slave of balance-rr receives: the first copy");
+        assert_eq!(rr.switch.stats.flooded, 1);
+        let mut ab = unaware_world("active-backup[primary=link2]", 1);
+        assert_eq!(ab.peer_link(SimTime::ZERO, 0), Some(2), "active-backup keeps only the active slave's copy");
+        // The active slave's port without carrier: the flood reaches only inactive slaves, the bond drops it.
+        ab.switch.carrier(2, false, SimTime::ZERO);
+        assert_eq!(ab.peer_link(SimTime::ZERO, 0), None);
+        assert_eq!((ab.switch.stats.flooded, ab.switch.stats.drops_inactive_slave), (2, 1));
+    }
+
+    /// Fails link 0 of an active-backup bond behind an unaware switch at 1 ms and runs the world's
+    /// events until the monitor commits it (no traffic moves: the test skips the other events).
+    fn fail_over(num_grat_arp: u32) -> World {
+        let mut w = unaware_world("active-backup", num_grat_arp);
+        let mac = w.headers[0].src_mac;
+        let t = SimTime::from_millis_f64(1.0);
+        w.switch.learn(0, mac, t);
+        w.carrier(t, 0, false);
+        while let Some((now, Event { target, token })) = w.events.pop() {
+            if target == Target::Monitor(0) {
+                w.commit(now, 0, token as u32);
+                break;
+            }
+        }
+        w
+    }
+
+    #[test]
+    fn gratuitous_arps_move_the_bonds_mac_to_the_new_active_port_at_the_failover() {
+        let with = fail_over(2);
+        let mac = with.headers[0].src_mac;
+        assert_eq!(with.notified_active, Some(1));
+        assert_eq!(with.switch.learned(mac), Some(1), "learned on the new active slave's port at once");
+        assert_eq!(with.switch.stats.grat_arps, 2);
+        // Without them the entry went with port 0's link and nothing has taught the switch since.
+        let without = fail_over(0);
+        assert_eq!(without.switch.learned(mac), None);
+        assert_eq!(without.switch.stats.grat_arps, 0);
     }
 
     #[test]
@@ -1537,7 +1683,7 @@ mod tests {
         assert_eq!(reverse.iter().sum::<u64>(), 800);
         // The switch hashes each flow (layer2+3 of the reversed headers) onto one link: 100 acks per flow.
         let expected: Vec<u64> =
-            (0..3).map(|l| (0..8).filter(|&f| w.peer_link(f) == Some(l)).count() as u64 * 100).collect();
+            (0..3).map(|l| (0..8).filter(|&f| w.peer_link(SimTime::ZERO, f) == Some(l)).count() as u64 * 100).collect();
         assert_eq!(reverse, expected);
         assert!(expected[2] > 0, "some flows hash onto link 2 (so the failure test below means something)");
         // An acknowledgement takes a frame's time on the wire and the link's delay: it never arrives at once.

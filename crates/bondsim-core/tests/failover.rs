@@ -110,7 +110,12 @@ fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_
 fn broadcast_loses_nothing_while_one_link_lives() {
     let r = run(&scenario(udp("broadcast", json!({"miimon": 1.0}), 4.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);
-    let lost = f.lost_link_down[0] + f.lost_no_link[0] + f.lost_queue_full[0] + f.lost_random[0] + f.lost_silent[0];
+    let lost = f.lost_link_down[0]
+        + f.lost_no_link[0]
+        + f.lost_queue_full[0]
+        + f.lost_random[0]
+        + f.lost_silent[0]
+        + f.lost_switch_port[0];
     assert_eq!(lost, 0, "a packet has its other copy");
     assert_eq!(r.summary.dropped, 0);
     assert!(r.summary.drops_link_down > 0, "copies were dropped on the failed link all the same");

@@ -16,6 +16,7 @@ MODULES = {
     "earliest-finish": "eft",
     "rr-links": "rr_links",
     "ftp-two-links": "ftp_two_links",
+    "rr-unaware-switch": "rr_unaware_switch",
     "thesis-modes": "thesis_modes",
     "rr-udp": "rr_udp",
     "elt-tokens": "elt_tokens",

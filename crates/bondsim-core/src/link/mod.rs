@@ -43,11 +43,14 @@ pub enum DropCause {
     /// Dropped by a port that kept its carrier (`failures.K.kind = "silent"`), after
     /// crossing the wire.
     Silent,
+    /// Sent, then dropped at the switch port (spanning tree kept it from forwarding:
+    /// `switch.stp`); counted by the switch (`drops_switch_port`).
+    SwitchPort,
 }
 
 impl DropCause {
     /// How many causes there are (for arrays indexed by `cause as usize`).
-    pub const COUNT: usize = 5;
+    pub const COUNT: usize = 6;
 }
 
 /// Counters of one link over a run.
@@ -84,7 +87,7 @@ impl LinkStats {
             DropCause::LinkDown => self.drops_link_down += 1,
             DropCause::Random => self.drops_random += 1,
             DropCause::Silent => self.drops_silent += 1,
-            DropCause::NoLink => {}
+            DropCause::NoLink | DropCause::SwitchPort => {}
         }
     }
 }

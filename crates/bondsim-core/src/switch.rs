@@ -1,0 +1,378 @@
+//! The switch between the bond's links and the clients, sans-IO like the
+//! schedulers: it decides (which port a frame for the bond leaves by, whether a
+//! frame from the bond is forwarded), `sim` carries out.
+//!
+//! * **LAG-aware** (`lag = "static" | "lacp"`, the default): the bond's ports are one
+//!   bridge port (IEEE 802.1AX-2014 §6: the aggregator sits below the MAC relay, so
+//!   learning and spanning tree see one port); frames for the bond leave by the
+//!   switch's own hash (`switch.hash`, computed as Linux's `bond_xmit_hash`) over the
+//!   members, the ports with carrier. A member that comes back joins at once.
+//! * **Unaware** (`lag = "none"`): each port is a bridge port. The switch learns the
+//!   source MAC of every frame the bond sends on the port it arrived on (IEEE
+//!   802.1Q-2018 §8.7 learning process), so a MAC seen on two ports moves between
+//!   them (`switch_mac_moves`: balance-rr sends the bond's MAC on every slave, the
+//!   entry flaps about once per packet pair); entries age out after `ageing_s`
+//!   (802.1D-2004 §7.9.2, Table 7-5: 300 s) and are removed when their port loses
+//!   its link (switches do, e.g. Alaxala AX8300S configuration guide §2.1.3:
+//!   "entries learned on a port are deleted when the port links down"). A frame
+//!   for an unknown MAC is flooded to every forwarding port (§8.8.1).
+//! * **Spanning tree** (only without a LAG): a port whose link comes up and is not
+//!   an edge port discards for `forward_delay_s` (STP: listening; RSTP: discarding,
+//!   `fdWhile`, 802.1D-2004 §17.29.3), then learns for `forward_delay_s` (learns
+//!   source MACs, forwards nothing: §7.4), then forwards. A host sends no BPDUs, so
+//!   RSTP's proposal/agreement never shortens this; with `auto_edge` the port
+//!   becomes an edge port after the edge delay (MigrateTime, 3 s on a point-to-point
+//!   link: §17.20.4, §17.25) and forwards. Edge ports (`edge_ports`) forward at once.
+//!   Frames the bond sends into a port that does not forward are dropped there
+//!   (cause `switch_port`, per link in `drops_switch_port`).
+
+use rustc_hash::FxHashMap;
+
+use crate::bond::flow::{FlowHeaders, Mac};
+use crate::bond::hash::{self, HashPolicy};
+use crate::scenario::{self, Lag, Stp};
+use crate::time::SimTime;
+
+/// RSTP's MigrateTime, the edge delay of a point-to-point port (IEEE 802.1D-2004 §17.20.4, Table 17-1).
+const MIGRATE_TIME: SimTime = SimTime(3_000_000_000);
+
+/// A port's state for the relay (IEEE 802.1D-2004 §7.4; STP's blocking and listening are discarding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortState {
+    /// Neither learns nor forwards (no carrier, or listening / discarding after it came up).
+    Discarding,
+    /// Learns source MACs, forwards nothing.
+    Learning,
+    /// Learns and forwards.
+    Forwarding,
+}
+
+/// Where the switch sends a frame for the bond (unaware switch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Egress {
+    /// The port the destination was learned on.
+    Port(usize),
+    /// Unknown destination: every forwarding port.
+    Flood,
+    /// Known on a port that does not forward: dropped at the switch.
+    Nowhere,
+}
+
+/// What the switch counted over a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SwitchStats {
+    /// Times a learned MAC moved to another port.
+    pub mac_moves: u64,
+    /// Frames towards the bond flooded (unknown destination), once per frame.
+    pub flooded: u64,
+    /// Per port: frames from the bond dropped because the port did not forward (spanning tree).
+    pub drops_port: Vec<u64>,
+    /// Frames towards the bond dropped at the switch: learned on a port that does not forward,
+    /// or nowhere to flood to.
+    pub drops_to_bond: u64,
+    /// Frames towards the bond that reached it on a slave it does not receive on (dropped by the bond).
+    pub drops_inactive_slave: u64,
+    /// Gratuitous ARPs the bond sent after an active-backup failover (`bond.num_grat_arp`).
+    pub grat_arps: u64,
+}
+
+/// The switch: its configuration, each port's link, the MAC table.
+#[derive(Debug, Clone)]
+pub struct Switch {
+    lag: Lag,
+    hash: HashPolicy,
+    stp: Stp,
+    forward_delay: SimTime,
+    auto_edge: bool,
+    edge: Vec<bool>,
+    ageing: SimTime,
+    carrier: Vec<bool>,
+    /// When each port's link last came up (`None`: before the run; the port is in its steady state).
+    up_at: Vec<Option<SimTime>>,
+    /// MAC → (port, last frame seen from it).
+    table: FxHashMap<Mac, (usize, SimTime)>,
+    /// Gratuitous ARPs the bond will send (when, port, MAC), in time order; each teaches the
+    /// switch when the switch next decides anything at or after its time (no event needed).
+    announced: std::collections::VecDeque<(SimTime, usize, Mac)>,
+    /// What it counted.
+    pub stats: SwitchStats,
+}
+
+impl Switch {
+    /// A switch with `ports` ports (one per link), all with carrier, the MAC table empty.
+    pub fn new(spec: &scenario::Switch, ports: usize) -> Switch {
+        let mut edge = vec![false; ports];
+        for &p in &spec.edge_ports {
+            edge[p] = true;
+        }
+        Switch {
+            lag: spec.lag,
+            hash: HashPolicy::from_name(&spec.hash),
+            stp: spec.stp,
+            forward_delay: SimTime::from_secs_f64(spec.forward_delay_s),
+            auto_edge: spec.auto_edge,
+            edge,
+            ageing: SimTime::from_secs_f64(spec.ageing_s),
+            carrier: vec![true; ports],
+            up_at: vec![None; ports],
+            table: FxHashMap::default(),
+            announced: std::collections::VecDeque::new(),
+            stats: SwitchStats { drops_port: vec![0; ports], ..SwitchStats::default() },
+        }
+    }
+
+    /// Whether the bond's ports are aggregated (`lag = "static" | "lacp"`).
+    pub fn aware(&self) -> bool {
+        self.lag != Lag::Unaware
+    }
+
+    /// Port `port`'s link went (`up = false`) or came back.
+    pub fn carrier(&mut self, port: usize, up: bool, now: SimTime) {
+        self.carrier[port] = up;
+        if up {
+            self.up_at[port] = Some(now);
+        } else {
+            // The port's learned entries go with its link (see the module's note).
+            self.table.retain(|_, (p, _)| *p != port);
+        }
+    }
+
+    /// Port `port`'s state at `now`.
+    pub fn state(&self, port: usize, now: SimTime) -> PortState {
+        if !self.carrier[port] {
+            return PortState::Discarding;
+        }
+        let Some(up) = self.up_at[port] else { return PortState::Forwarding };
+        if self.aware() || self.stp == Stp::Off || self.edge[port] {
+            return PortState::Forwarding;
+        }
+        let since = now.saturating_sub(up);
+        if self.auto_edge && since >= MIGRATE_TIME {
+            return PortState::Forwarding;
+        }
+        if since < self.forward_delay {
+            PortState::Discarding
+        } else if since < self.forward_delay + self.forward_delay {
+            PortState::Learning
+        } else {
+            PortState::Forwarding
+        }
+    }
+
+    /// A frame from the bond with source MAC `src` reaches port `port`: the switch learns
+    /// where `src` is (unless the port discards) and says whether it forwards the frame.
+    pub fn ingress(&mut self, port: usize, src: Mac, now: SimTime) -> bool {
+        if self.aware() {
+            return true;
+        }
+        self.catch_up(now);
+        let state = self.state(port, now);
+        if state != PortState::Discarding {
+            self.learn(port, src, now);
+        }
+        if state != PortState::Forwarding {
+            self.stats.drops_port[port] += 1;
+            return false;
+        }
+        true
+    }
+
+    /// The switch sees `mac` on `port` (a frame's source, or a gratuitous ARP).
+    pub fn learn(&mut self, port: usize, mac: Mac, now: SimTime) {
+        let ageing = self.ageing;
+        let entry = self.table.entry(mac).or_insert((port, now));
+        if entry.0 != port && now.saturating_sub(entry.1) <= ageing {
+            self.stats.mac_moves += 1;
+        }
+        *entry = (port, now);
+    }
+
+    /// The port a LAG-aware switch sends a frame of the flow `reversed` (seen from the
+    /// client) to the bond on: its hash over the members with carrier.
+    pub fn lag_port(&self, reversed: &FlowHeaders) -> Option<usize> {
+        let members: Vec<usize> = (0..self.carrier.len()).filter(|&p| self.carrier[p]).collect();
+        if members.is_empty() {
+            return None;
+        }
+        Some(members[hash::linux_xmit_hash(self.hash, reversed) as usize % members.len()])
+    }
+
+    /// Where an unaware switch sends a frame for `dst` at `now` (an aged entry is forgotten).
+    pub fn egress(&mut self, dst: Mac, now: SimTime) -> Egress {
+        self.catch_up(now);
+        match self.table.get(&dst).copied() {
+            Some((_, seen)) if now.saturating_sub(seen) > self.ageing => {
+                self.table.remove(&dst);
+                Egress::Flood
+            }
+            Some((port, _)) if self.state(port, now) == PortState::Forwarding => Egress::Port(port),
+            Some(_) => Egress::Nowhere,
+            None => Egress::Flood,
+        }
+    }
+
+    /// The ports a flooded frame leaves by at `now`.
+    pub fn forwarding_ports(&self, now: SimTime) -> impl Iterator<Item = usize> + '_ {
+        (0..self.carrier.len()).filter(move |&p| self.state(p, now) == PortState::Forwarding)
+    }
+
+    /// The bond announces `mac` on `port` with `count` gratuitous ARPs, the first at `now`, then
+    /// one every `every` (they replace any it had yet to send: Linux restarts `send_peer_notif`
+    /// at each change of the active slave). Each is a frame from the bond: learned unless its
+    /// port discards.
+    pub fn announce(&mut self, port: usize, mac: Mac, now: SimTime, count: u32, every: SimTime) {
+        self.stats.grat_arps += u64::from(count);
+        if self.aware() {
+            return;
+        }
+        self.announced.clear();
+        let mut at = now;
+        for _ in 0..count {
+            self.announced.push_back((at, port, mac));
+            at += every;
+        }
+        self.catch_up(now);
+    }
+
+    /// Learns from the gratuitous ARPs sent by `now`, at their times.
+    fn catch_up(&mut self, now: SimTime) {
+        while let Some(&(at, port, mac)) = self.announced.front().filter(|a| a.0 <= now) {
+            self.announced.pop_front();
+            if self.state(port, at) != PortState::Discarding {
+                self.learn(port, mac, at);
+            }
+        }
+    }
+
+    /// The port `mac` is learned on, if any.
+    pub fn learned(&self, mac: Mac) -> Option<usize> {
+        self.table.get(&mac).map(|&(p, _)| p)
+    }
+}
+
+/// Whether the bond passes a frame arriving on slave `port` up to its stack, given the
+/// mode's receive link `active` (`Scheduler::rx_link`). Linux `bond_handle_frame` →
+/// `bond_should_deliver_exact_match` (drivers/net/bonding/bond_main.c): a frame on an
+/// inactive slave goes only to handlers bound to that slave, not to the bond, except
+/// unicast in balance-alb. Inactive slaves exist in the modes with an active slave
+/// (active-backup, balance-tlb); in the others every slave is active.
+pub fn bond_accepts(mode: &str, active: Option<usize>, port: usize) -> bool {
+    mode == "balance-alb" || active.is_none_or(|a| a == port)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOND: Mac = [0, 0x15, 0x17, 0xb0, 0x26, 0xad];
+
+    fn secs(s: f64) -> SimTime {
+        SimTime::from_secs_f64(s)
+    }
+
+    fn switch(spec: serde_json::Value, ports: usize) -> Switch {
+        let spec: scenario::Switch = serde_json::from_value(spec).unwrap();
+        Switch::new(&spec, ports)
+    }
+
+    #[test]
+    fn the_default_switch_is_a_lag_hashing_layer2_3_over_the_ports_with_carrier() {
+        let mut s = switch(serde_json::json!({}), 3);
+        assert!(s.aware());
+        // A client's flow, seen from the client (as the switch sees its frames to the bond).
+        let network = scenario::Network::default();
+        let clients = crate::network::Clients::new(&network, 1, 1);
+        let request = crate::workload::Request { id: 0, client: 0, file_bytes: 1, arrival: SimTime::ZERO };
+        let h = crate::network::flow_headers(&network, &clients, &[request], 1)[0].reversed();
+        let hashed = hash::linux_xmit_hash(HashPolicy::Layer23, &h) as usize;
+        assert_eq!(s.lag_port(&h), Some(hashed % 3));
+        s.carrier(hashed % 3, false, secs(1.0));
+        let left: Vec<usize> = (0..3).filter(|&p| p != hashed % 3).collect();
+        assert_eq!(s.lag_port(&h), Some(left[hashed % 2]));
+        // A LAG forwards whatever arrives on a member, learns nothing per port.
+        assert!(s.ingress(0, BOND, secs(1.0)));
+        assert_eq!(s.learned(BOND), None);
+    }
+
+    #[test]
+    fn an_unaware_switch_learns_moves_floods_and_ages() {
+        let mut s = switch(serde_json::json!({"lag": "none", "ageing_s": 300.0}), 2);
+        assert_eq!(s.egress(BOND, secs(0.0)), Egress::Flood);
+        // balance-rr: the bond's MAC on port 0, 1, 0, 1, ...: every frame after the first moves it.
+        for i in 0..10 {
+            assert!(s.ingress(i % 2, BOND, secs(i as f64 * 1e-3)));
+        }
+        assert_eq!(s.stats.mac_moves, 9);
+        assert_eq!(s.egress(BOND, secs(0.01)), Egress::Port(1));
+        // Silent for longer than the ageing time: forgotten, flooded; a re-learn is no move.
+        assert_eq!(s.egress(BOND, secs(0.009 + 300.001)), Egress::Flood);
+        s.learn(0, BOND, secs(301.0));
+        assert_eq!((s.learned(BOND), s.stats.mac_moves), (Some(0), 9));
+        // The port's link goes: its entries go with it.
+        s.carrier(0, false, secs(302.0));
+        assert_eq!(s.egress(BOND, secs(302.0)), Egress::Flood);
+        assert_eq!(s.forwarding_ports(secs(302.0)).collect::<Vec<_>>(), vec![1]);
+    }
+
+    #[test]
+    fn a_recovered_non_edge_port_discards_then_learns_for_a_forward_delay_each() {
+        let fd = 15.0;
+        let mut s = switch(serde_json::json!({"lag": "none", "stp": "stp", "edge_ports": [1]}), 2);
+        for port in 0..2 {
+            s.carrier(port, false, secs(5.0));
+            s.carrier(port, true, secs(10.0));
+        }
+        let state = |s: &Switch, port, t| s.state(port, secs(t));
+        assert_eq!(state(&s, 0, 10.0 + fd - 1e-3), PortState::Discarding);
+        assert_eq!(state(&s, 0, 10.0 + fd), PortState::Learning);
+        assert_eq!(state(&s, 0, 10.0 + 2.0 * fd - 1e-3), PortState::Learning);
+        assert_eq!(state(&s, 0, 10.0 + 2.0 * fd), PortState::Forwarding);
+        // The edge port forwards at once.
+        assert_eq!(state(&s, 1, 10.0), PortState::Forwarding);
+        // Discarding: dropped and not learned; learning: dropped but learned.
+        assert!(!s.ingress(0, BOND, secs(11.0)));
+        assert_eq!(s.learned(BOND), None);
+        assert!(!s.ingress(0, BOND, secs(26.0)));
+        assert_eq!(s.learned(BOND), Some(0));
+        assert_eq!(s.stats.drops_port, vec![2, 0]);
+        // Learned on a port that does not forward yet: frames for it go nowhere.
+        assert_eq!(s.egress(BOND, secs(26.0)), Egress::Nowhere);
+        assert!(s.ingress(0, BOND, secs(40.0)));
+        assert_eq!(s.egress(BOND, secs(40.0)), Egress::Port(0));
+    }
+
+    #[test]
+    fn gratuitous_arps_teach_the_switch_at_their_times() {
+        let mut s = switch(serde_json::json!({"lag": "none"}), 2);
+        s.learn(1, BOND, secs(1.0));
+        // Three ARPs on port 0 from 2 s, one every 100 ms: the first moves the entry at once.
+        s.announce(0, BOND, secs(2.0), 3, secs(0.1));
+        assert_eq!((s.learned(BOND), s.stats.mac_moves, s.stats.grat_arps), (Some(0), 1, 3));
+        // A frame still draining from port 1 moves it back; the next ARP (2.1 s) moves it again.
+        assert!(s.ingress(1, BOND, secs(2.05)));
+        assert_eq!(s.egress(BOND, secs(2.1)), Egress::Port(0));
+        assert_eq!(s.stats.mac_moves, 3);
+        // A LAG counts them and learns nothing.
+        let mut lag = switch(serde_json::json!({}), 2);
+        lag.announce(0, BOND, secs(2.0), 2, secs(0.1));
+        assert_eq!((lag.learned(BOND), lag.stats.grat_arps), (None, 2));
+    }
+
+    #[test]
+    fn rstp_auto_edge_forwards_after_the_migrate_time() {
+        let mut s = switch(serde_json::json!({"lag": "none", "stp": "rstp", "auto_edge": true}), 1);
+        s.carrier(0, false, secs(5.0));
+        s.carrier(0, true, secs(10.0));
+        assert_eq!(s.state(0, secs(12.999)), PortState::Discarding);
+        assert_eq!(s.state(0, secs(13.0)), PortState::Forwarding);
+    }
+
+    #[test]
+    fn the_bond_takes_frames_only_on_its_active_slave_where_it_has_one() {
+        assert!(bond_accepts("balance-rr", None, 1));
+        assert!(bond_accepts("active-backup", Some(1), 1));
+        assert!(!bond_accepts("active-backup", Some(1), 0));
+        assert!(!bond_accepts("balance-tlb", Some(0), 1));
+        assert!(bond_accepts("balance-alb", Some(0), 1));
+    }
+}
