@@ -69,7 +69,10 @@ VARIANTS: dict[str, dict[str, list[str]]] = {
         "vlan_router": ["network.vlan=42", "network.router_mac='02:00:00:00:00:fe'", "links.2.per_packet_us=1.5"],
         "normal_jitter": ["links.0.jitter={kind='normal', sd_us=5.0}", "links.3.slowdown=2"],
     },
-    "failover": {"plain": [], "udp": ["network.protocol='udp'", "workload.file_size={kind='fixed', bytes=20000000}"]},
+    "failover_udp": {
+        "plain": [],
+        "udp": ["network.protocol='udp'", "workload.file_size={kind='fixed', bytes=20000000}"],
+    },
     "lacp_flows": {"plain": [], "seed3": ["seed=3", "workload.requests=16"]},
     "xor_clients": {"plain": []},
 }

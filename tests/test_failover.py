@@ -3,6 +3,7 @@ TCP's stall, and they are the figures of the run's `failovers` table."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pandas as pd
@@ -25,7 +26,7 @@ def _ms(cell: str) -> float:
     return float(cell.removesuffix(" ms").replace(",", ""))
 
 
-@pytest.mark.parametrize("name", ["failover_tcp", "failover"])
+@pytest.mark.parametrize("name", ["failover", "failover_udp"])
 def test_run_prints_detection_switch_over_and_stall_of_the_failovers_table(main, tmp_path, name):
     done = main("run", str(SCENARIOS / f"{name}.toml"), "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
@@ -67,3 +68,26 @@ def test_monte_carlo_bench_runs_as_a_sweep_and_writes_its_distribution(tmp_path)
     assert runs["down_at_s"].nunique() == 5, "each seed draws its own failure instant (TCP and UDP share seeds)"
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
     assert "Wall time of the sweep" in out.read_text()
+
+
+def test_run_prints_the_switch_counters_only_when_the_switch_did_something(main, tmp_path):
+    from bondsim.cli import SWITCH_ROWS
+
+    # An unaware switch with 802.1D STP: when eth0 returns (3 s) and the bond goes back to it (primary),
+    # the port listens and learns for 2 x forward_delay, dropping what the bond sends there.
+    over = ["switch.lag='none'", "switch.stp='stp'", "bond.primary='eth0'"]
+    done = main("run", "failover_udp", *[x for o in over for x in ("--set", o)], "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    summary = RunResult.read(tmp_path).summary
+    assert summary["drops_switch_port"] > 0 and summary["grat_arps_sent"] >= 1
+    for key, label in SWITCH_ROWS.items():
+        if summary[key]:
+            assert _printed(done.stdout, label.strip()) == [f"{summary[key]:,}"], key
+    # The default switch (a static LAG) drops, floods and moves nothing: only the bond's own gratuitous
+    # ARP after its failover (num_grat_arp = 1) is printed.
+    plain = main("run", "failover_udp", "--json")
+    assert plain.returncode == 0, plain.stderr
+    counts = {key: json.loads(plain.stdout)[key] for key in SWITCH_ROWS}
+    assert counts == {key: 0 for key in SWITCH_ROWS} | {"grat_arps_sent": 1}
+    printed = main("run", "failover_udp").stdout
+    assert [label for label in SWITCH_ROWS.values() if label.strip() in printed] == ["gratuitous ARPs sent"]

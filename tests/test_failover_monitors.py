@@ -6,20 +6,20 @@ import pytest
 
 import bondsim
 
-#: scenarios/failover.toml: 4 flows x 200 Mbit/s of 1448-byte datagrams on eth0 (active-backup).
+#: scenarios/failover_udp.toml: 4 flows x 200 Mbit/s of 1448-byte datagrams on eth0 (active-backup).
 RATE_PPS = 4 * 200e6 / (1448 * 8)
 SILENT = 'links.0.failures=[{down_s=1.0, up_s=3.0, kind="silent"}]'
 ARP = ("bond.miimon=0", "bond.downdelay=0", "bond.arp_interval=100", 'bond.arp_ip_target=["10.0.0.254"]')
 
 
 def test_miimon_misses_a_silent_port_and_the_arp_monitor_catches_it():
-    mii = bondsim.run("failover", [SILENT])
+    mii = bondsim.run("failover_udp", [SILENT])
     s = mii.summary
     # The carrier stays: miimon never fails eth0 over, everything it carries from 1 s to 3 s is dropped.
     assert s["drops_silent"] == pytest.approx(2.0 * RATE_PPS, rel=0.01)
     assert s["dropped"] == s["drops_silent"] and s["drops_link_down"] == 0
     assert mii.links.loc[mii.links["name"] == "eth1", "packets_sent"].item() == 0
-    arp = bondsim.run("failover", [SILENT, *ARP])
+    arp = bondsim.run("failover_udp", [SILENT, *ARP])
     a = arp.summary
     # Probes every 100 ms: the last one answered left at 0.9 s; eth0 is failed at the first check
     # more than arp_missed_max x 100 + 50 ms after it, 1.2 s: 0.2 s of traffic lost, within
@@ -32,13 +32,13 @@ def test_miimon_misses_a_silent_port_and_the_arp_monitor_catches_it():
 
 
 def test_miimon_zero_without_an_arp_monitor_never_fails_over():
-    r = bondsim.run("failover", ["bond.miimon=0", "bond.downdelay=0"])
+    r = bondsim.run("failover_udp", ["bond.miimon=0", "bond.downdelay=0"])
     assert r.summary["miimon_ms"] == 0
     assert r.links.loc[r.links["name"] == "eth1", "packets_sent"].item() == 0
     # eth0 is dead from 1 s to 3 s and the bond keeps sending there.
     assert r.summary["drops_link_down"] == pytest.approx(2.0 * RATE_PPS, rel=0.01)
     # Linux forces 100 ms in 802.3ad (bond_check_params).
-    lacp = bondsim.run("failover", ["bond.miimon=0", "bond.downdelay=0", "bond.mode=802.3ad"])
+    lacp = bondsim.run("failover_udp", ["bond.miimon=0", "bond.downdelay=0", "bond.mode=802.3ad"])
     assert lacp.summary["miimon_ms"] == 100
 
 
@@ -52,6 +52,6 @@ def test_miimon_zero_without_an_arp_monitor_never_fails_over():
     ],
 )
 def test_the_check_refuses_what_linux_refuses(cli, overrides, field, words):
-    done = cli("run", "failover", "--quiet", *[x for o in overrides for x in ("--set", o)])
+    done = cli("run", "failover_udp", "--quiet", *[x for o in overrides for x in ("--set", o)])
     assert done.returncode != 0
     assert field in done.stderr and words in done.stderr, done.stderr

@@ -33,7 +33,7 @@ def test_propagation_delay_and_drop_tail_queue():
 
 
 def test_failover_loses_what_the_dead_link_held_until_the_monitor_notices():
-    s = bondsim.run("failover")
+    s = bondsim.run("failover_udp")
     summary, links = s.summary, s.links
     # 4 flows x 200 Mbit/s of 1448-byte packets go to eth0 until the monitor gives up on it:
     # carrier lost at 1.0 s, seen at the 1.0 s check, committed after downdelay 200 ms.
@@ -42,12 +42,12 @@ def test_failover_loses_what_the_dead_link_held_until_the_monitor_notices():
     assert summary["dropped"] == summary["drops_link_down"]
     assert links.loc[links["name"] == "eth1", "packets_sent"].item() > 0
     # No primary: when eth0 comes back at 3 s, traffic stays on eth1.
-    quick = bondsim.run("failover", ["bond.downdelay=0"]).summary
+    quick = bondsim.run("failover_udp", ["bond.downdelay=0"]).summary
     assert quick["drops_link_down"] < summary["drops_link_down"] / 5
 
 
 def test_failback_to_the_primary():
-    back = bondsim.run("failover", ["bond.primary=eth0"])
+    back = bondsim.run("failover_udp", ["bond.primary=eth0"])
     late = back.requests["finish_s"].max()
     assert late > 3.0
     sent = back.links.set_index("name")["packets_sent"]
@@ -57,21 +57,21 @@ def test_failback_to_the_primary():
 
 def test_round_robin_keeps_sending_into_a_dead_link_until_the_monitor_reacts():
     # The carrier goes at 1.0 s: with miimon = 300 ms the next check is at 1.2 s.
-    slow = run("failover", "bond.mode=balance-rr", "bond.miimon=300", "bond.downdelay=0")
-    fast = run("failover", "bond.mode=balance-rr", "bond.miimon=1", "bond.downdelay=0")
+    slow = run("failover_udp", "bond.mode=balance-rr", "bond.miimon=300", "bond.downdelay=0")
+    fast = run("failover_udp", "bond.mode=balance-rr", "bond.miimon=1", "bond.downdelay=0")
     half_rate_pps = 4 * 200e6 / (1448 * 8) / 2
     assert slow["drops_link_down"] == pytest.approx(0.2 * half_rate_pps, rel=0.02)
     assert 0 < fast["drops_link_down"] < slow["drops_link_down"] / 50
-    blind = run("failover", "bond.mode=balance-rr", "bond.miimon=0", "bond.downdelay=0")
+    blind = run("failover_udp", "bond.mode=balance-rr", "bond.miimon=0", "bond.downdelay=0")
     # miimon = 0: the bond never notices, half the traffic is lost for the whole outage.
     assert blind["drops_link_down"] > slow["drops_link_down"]
 
 
 def test_random_failures_follow_the_seed():
     over = ["links.1.random_failures={mtbf_s = 0.5, mttr_s = 0.1}", "bond.mode=balance-rr"]
-    a = bondsim.run("failover", [*over, "seed=4"]).links
-    b = bondsim.run("failover", [*over, "seed=4"]).links
-    c = bondsim.run("failover", [*over, "seed=5"]).links
+    a = bondsim.run("failover_udp", [*over, "seed=4"]).links
+    b = bondsim.run("failover_udp", [*over, "seed=4"]).links
+    c = bondsim.run("failover_udp", [*over, "seed=5"]).links
     assert a.equals(b)
     assert a["failures"][1] > 2
     assert not a.equals(c)
@@ -109,10 +109,10 @@ def test_link_kind_fields_do_not_mix():
         bondsim.load("hetero", ["sender.chunk_bytes=1500"])
     assert "exceed links.0.mtu" in str(err.value)
     with pytest.raises(bondsim.ScenarioError) as err:
-        bondsim.load("failover", ["links.0.failures=[{down_s = 2.0, up_s = 1.0}]"])
+        bondsim.load("failover_udp", ["links.0.failures=[{down_s = 2.0, up_s = 1.0}]"])
     assert err.value.path == "links.0.failures.0.up_s"
     with pytest.raises(bondsim.ScenarioError) as err:
-        bondsim.load("failover", ["bond.primary=eth9"])
+        bondsim.load("failover_udp", ["bond.primary=eth9"])
     assert err.value.path == "bond.primary" and "eth0, eth1" in str(err.value)
     with pytest.raises(bondsim.ScenarioError) as err:
         bondsim.load("xor_clients", ["network.client_macs.0=00:11"])

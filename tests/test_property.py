@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from bondsim.cli import main
 
-BASES = ("thesis", "hetero", "league", "failover", "lacp_flows", "xor_clients", "tcp_rr")
+BASES = ("thesis", "hetero", "league", "failover_udp", "failover", "lacp_flows", "xor_clients", "tcp_rr")
 
 PATHS = (
     "seed",

@@ -809,3 +809,36 @@ def test_failure_league_every_mode_survives_a_carrier_loss_within_one_link(repro
     # striping and hashing use both links again once the link is back
     for both in ("balance-rr", "balance-xor"):
         assert carrier.loc[both, "after_mbps"] > 1.5 * LINK_MBPS, both
+
+
+def test_failure_league_silent_ports_are_seen_only_by_traffic_monitors(reproduced):
+    runs = csv(reproduced, "failure-league", "league.csv")
+    kind = {k: runs[runs["kind"] == k].set_index("mode") for k in failure_league.KINDS}
+    # miimon reads the carrier, which a silent port keeps: no silent kind is ever detected under miimon
+    for k in ("silent", "silent-out", "silent-in"):
+        assert (kind[k]["detected"] == 0).all(), k
+        assert (kind[k]["monitor"] == f"miimon {failure_league.MIIMON_MS:g} ms").all(), k
+    # active-backup sends and receives on link 0 only: with the port silent both ways nothing moves
+    assert kind["silent"].loc["active-backup", "during_mbps"] == 0
+    # silent-in drops only towards the bond: no data packet is lost (only ACKs are)
+    assert (kind["silent-in"]["lost_packets"] == 0).all()
+    # silent-out: broadcast's copy on link 1 arrives and its ACKs come back: nothing lost, no timeout
+    out = kind["silent-out"].loc["broadcast"]
+    assert out["lost_packets"] == 0 and out["rtos"] == 0
+    # The ARP monitor fails the link at its first check past arp_missed_max (2) intervals and a half after the
+    # last reply (bond_time_in_interval), which came at most one interval before the failure.
+    arp = kind["silent-arpmon"]
+    interval = failure_league.ARP_INTERVAL_MS
+    by_arp = arp[arp["monitor"].str.startswith("ARP monitor")]
+    assert set(by_arp.index) == {"balance-rr", "active-backup", "balance-xor", "broadcast"}
+    assert by_arp["detection_ms"].between(1.5 * interval, 3.5 * interval + 1).all()
+    # Linux runs no ARP monitor in 802.3ad, balance-tlb, balance-alb; fast LACPDUs time out after 3 s,
+    # longer than the quick run's failure: none of them notices.
+    assert (arp.drop(index=by_arp.index)["detected"] == 0).all()
+    # flapping: every loss of carrier is a row of its own
+    scale = failure_league.QUICK_SCALE
+    quick_window_s = (failure_league.UP_S - failure_league.DOWN_S) * scale
+    cycle_s = (failure_league.FLAP_DOWN_MS + failure_league.FLAP_UP_MS) * scale / 1e3
+    assert (kind["flapping"]["failures"] == round(quick_window_s / cycle_s)).all()
+    summary = (reproduced("failure-league") / "summary.md").read_text()
+    assert all(f"## {k}\n" in summary for k in failure_league.KINDS)

@@ -183,6 +183,22 @@ def _monitor_rows(summary: dict) -> list[tuple[str, str]]:
     return rows
 
 
+#: The switch's and the bond's receive-side counters (README, "The switch"), shown when not zero.
+SWITCH_ROWS = {
+    "drops_switch_port": "  at a switch port (STP)",
+    "switch_drops_to_bond": "switch: dropped towards the bond",
+    "switch_flooded": "switch: flooded",
+    "switch_mac_moves": "switch: MAC moves",
+    "bond_drops_inactive_slave": "bond: dropped on inactive slaves",
+    "grat_arps_sent": "gratuitous ARPs sent",
+}
+
+
+def _switch_rows(summary: dict) -> list[tuple[str, str]]:
+    """The switch's figures, when it did anything a static LAG would not."""
+    return [(label, f"{summary[key]:,}") for key, label in SWITCH_ROWS.items() if summary.get(key)]
+
+
 def _summary_table(summary: dict) -> Table:
     from rich.table import Table
 
@@ -195,6 +211,7 @@ def _summary_table(summary: dict) -> Table:
         ("delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
         *_monitor_rows(summary),
+        *_switch_rows(summary),
         ("flows complete", _flows(summary)),
         ("in order", f"{summary['in_order']:,}"),
         ("out of order", f"{summary['out_of_order']:,} ({summary['ooo_fraction']:.2%})"),

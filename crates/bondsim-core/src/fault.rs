@@ -12,7 +12,7 @@ use rand::RngExt;
 
 use crate::bond::lacpdu;
 use crate::rng::{self, Rng};
-use crate::scenario::{Failure, FailureKind, Scenario};
+use crate::scenario::{Failure, FailureKind, Flapping, Scenario};
 use crate::time::SimTime;
 
 /// One silent failure of a link.
@@ -30,18 +30,31 @@ impl Silent {
     }
 }
 
+/// A uniform random offset in [0, `jitter_ms`) ms from the stream `name` of `seed` (none
+/// drawn, zero, without jitter): a failure falls at any phase of the monitor's period, and a
+/// sweep over `seed` is a Monte Carlo of failure instants.
+fn jitter(seed: u64, name: &str, jitter_ms: f64) -> SimTime {
+    if jitter_ms <= 0.0 {
+        return SimTime::ZERO;
+    }
+    let u: f64 = rng::stream(seed, name).random();
+    SimTime::from_millis_f64(u * jitter_ms)
+}
+
 /// When a scheduled failure (`links.{link}.failures.{k}`) happens in a run of `seed`:
-/// `down_s` and `up_s` moved by the same uniform offset in [0, `jitter_ms`) drawn from
-/// the stream `links.{link}.failures.{k}.jitter` (none drawn without jitter).
+/// `down_s` and `up_s` moved by the same offset ([`jitter`], stream
+/// `links.{link}.failures.{k}.jitter`).
 pub fn failure_instants(failure: &Failure, seed: u64, link: usize, k: usize) -> (SimTime, Option<SimTime>) {
-    let offset = if failure.jitter_ms > 0.0 {
-        let mut stream = rng::stream(seed, &format!("links.{link}.failures.{k}.jitter"));
-        let u: f64 = rand::RngExt::random(&mut stream);
-        SimTime::from_millis_f64(u * failure.jitter_ms)
-    } else {
-        SimTime::ZERO
-    };
+    let offset = jitter(seed, &format!("links.{link}.failures.{k}.jitter"), failure.jitter_ms);
     (SimTime::from_secs_f64(failure.down_s) + offset, failure.up_s.map(|up| SimTime::from_secs_f64(up) + offset))
+}
+
+/// Every loss of carrier of a flapping link (`links.{link}.flapping`) in a run of `seed`, as
+/// (down, up) instants: the whole train moved by one offset ([`jitter`], stream
+/// `links.{link}.flapping.jitter`).
+pub fn flapping_instants(flap: &Flapping, seed: u64, link: usize) -> impl Iterator<Item = (SimTime, SimTime)> + '_ {
+    let offset = jitter(seed, &format!("links.{link}.flapping.jitter"), flap.jitter_ms);
+    flap.windows().map(move |(down, up)| (SimTime::from_secs_f64(down) + offset, SimTime::from_secs_f64(up) + offset))
 }
 
 /// Every link's silent failures.

@@ -1432,6 +1432,10 @@ pub struct Flapping {
     pub up_ms: f64,
     /// Number of losses.
     pub count: u32,
+    /// A uniform random offset in [0, jitter_ms) ms added to every instant (stream
+    /// `links.{i}.flapping.jitter`), as a failure's `jitter_ms`. 0 = exactly at `start_s`.
+    #[serde(default)]
+    pub jitter_ms: f64,
 }
 
 impl Flapping {
@@ -1925,6 +1929,7 @@ impl Scenario {
                 duration(&p("flapping.down_ms"), flap.down_ms, 1e-3, false)?;
                 duration(&p("flapping.up_ms"), flap.up_ms, 1e-3, false)?;
                 at_least(&p("flapping.count"), u64::from(flap.count), 1)?;
+                duration(&p("flapping.jitter_ms"), flap.jitter_ms, 1e-3, true)?;
                 if !base.failures.is_empty() || base.random_failures.is_some() {
                     return Err(Error::scenario(
                         p("flapping"),

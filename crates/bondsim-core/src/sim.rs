@@ -477,9 +477,9 @@ impl World {
                     events.schedule(up, Event::new(Target::Carrier(id as u32), token + 1));
                 }
             }
-            for (down_s, up_s) in spec.base.flapping.iter().flat_map(|f| f.windows()) {
-                events.schedule(SimTime::from_secs_f64(down_s), Event::new(Target::Carrier(id as u32), 0));
-                events.schedule(SimTime::from_secs_f64(up_s), Event::new(Target::Carrier(id as u32), 1));
+            for (down, up) in spec.base.flapping.iter().flat_map(|f| fault::flapping_instants(f, seed, id)) {
+                events.schedule(down, Event::new(Target::Carrier(id as u32), 0));
+                events.schedule(up, Event::new(Target::Carrier(id as u32), 1));
             }
             failure_rngs.push(
                 spec.base
@@ -1402,7 +1402,23 @@ impl World {
         self.refresh_view(id, now);
         self.trace_link_event(now, id);
         self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+        self.follow_active_slave(now);
         self.notify_peers(now);
+    }
+
+    /// active-backup and balance-tlb receive on the active slave only (`curr_active_slave`;
+    /// tlb: `bond_alb_xmit`'s peers learn the bond's MAC there): after the bond changes it, a
+    /// LAG-aware switch sends the bond's frames to the new one (a failure that keeps the carrier,
+    /// a silent port, would otherwise keep receiving them). The other modes' receive link
+    /// is fixed at the flow's start (alb's client assignment) or the switch's hash.
+    fn follow_active_slave(&mut self, now: SimTime) {
+        if !matches!(self.mode, "active-backup" | "balance-tlb") {
+            return;
+        }
+        let Some(headers) = self.headers.first() else { return };
+        let active = self.scheduler.rx_link(headers, &BondView { now, links: &self.views });
+        let arrived = (self.arrived as usize).min(self.rx_links.len());
+        self.rx_links[..arrived].fill(active);
     }
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).

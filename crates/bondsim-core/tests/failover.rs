@@ -219,3 +219,31 @@ fn a_silent_port_is_measured_as_a_failure_only_the_arp_monitor_detects() {
     assert!(lost > 0.0 && lost <= d / GAP_MS + 2.0, "{lost} lost in {d} ms at one per {GAP_MS} ms");
     assert!(f.switchover_ms[0].is_some(), "the stream moved to link 1");
 }
+
+/// active-backup receives on its active slave: once the ARP monitor has failed a silent port
+/// over, the ACKs come back on the new active link too, and TCP resumes there long before the
+/// port works again (with the ACKs still sent to the silent port, it never would).
+#[test]
+fn after_a_silent_port_fails_over_tcp_resumes_with_its_acks_on_the_new_active_link() {
+    let doc = json!({
+        "seed": 1,
+        "stop_s": 2.5,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "active-backup", "miimon": 0.0, "arp_interval": 100.0, "arp_ip_target": ["10.0.0.254"]},
+        "links": [
+            {"rate_mbps": 100.0, "failures": [{"down_s": 1.0, "up_s": 3.0, "kind": "silent"}]},
+            {"rate_mbps": 100.0},
+        ],
+    });
+    let r = run(&scenario(doc)).unwrap();
+    let f = only_failure(&r);
+    let detected = f.detected_at_s[0].expect("the ARP monitor fails the silent port");
+    // The window runs from the failure to the end of the run (2.5 s): after the failover and
+    // TCP's backed-off retransmission timer, link 1 carries the transfer at a good share of its rate.
+    let rate = f.throughput_bps[0] / 1e6;
+    let resumed_share = (2.5 - detected - 0.6) / f.window_s[0];
+    assert!(rate > 0.5 * 100.0 * resumed_share, "{rate} Mbit/s during the failure (detected at {detected} s)");
+    // ACKs (one per one or two segments) came back on link 1, beyond its ARP replies.
+    assert!(r.links.reverse_packets_sent[1] > r.links.packets_sent[1] / 4, "{:?}", r.links.reverse_packets_sent);
+}
