@@ -1428,6 +1428,7 @@ impl World {
         } else {
             self.lacp_out[id] -= 1;
         }
+        self.switch.lacp(id, self.lacp_out[id] > 0);
         self.apply_verdict(now, id);
     }
 

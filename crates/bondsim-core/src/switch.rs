@@ -6,7 +6,12 @@
 //!   bridge port (IEEE 802.1AX-2014 §6: the aggregator sits below the MAC relay, so
 //!   learning and spanning tree see one port); frames for the bond leave by the
 //!   switch's own hash (`switch.hash`, computed as Linux's `bond_xmit_hash`) over the
-//!   members, the ports with carrier. A member that comes back joins at once.
+//!   members, the ports with carrier. A member that comes back joins at once. With
+//!   `lag = "lacp"` a member also leaves while LACPDUs are lost on it (the bond's
+//!   `lacp_rate` timeout, `fault::SilentPorts::lacp_outages`): when either side's
+//!   `current_while` timer expires the partner information is defaulted, the port is
+//!   unselected and its Mux machine detaches it from the aggregator, on both ends
+//!   (IEEE 802.1AX-2014 §6.4.12 Receive machine, §6.4.14 Selection, §6.4.15 Mux).
 //! * **Unaware** (`lag = "none"`): each port is a bridge port. The switch learns the
 //!   source MAC of every frame the bond sends on the port it arrived on (IEEE
 //!   802.1Q-2018 §8.7 learning process), so a MAC seen on two ports moves between
@@ -87,6 +92,8 @@ pub struct Switch {
     edge: Vec<bool>,
     ageing: SimTime,
     carrier: Vec<bool>,
+    /// Ports LACP keeps out of the aggregator (`lag = "lacp"`: LACPDUs lost).
+    lacp_out: Vec<bool>,
     /// When each port's link last came up (`None`: before the run; the port is in its steady state).
     up_at: Vec<Option<SimTime>>,
     /// MAC → (port, last frame seen from it).
@@ -114,6 +121,7 @@ impl Switch {
             edge,
             ageing: SimTime::from_secs_f64(spec.ageing_s),
             carrier: vec![true; ports],
+            lacp_out: vec![false; ports],
             up_at: vec![None; ports],
             table: FxHashMap::default(),
             announced: std::collections::VecDeque::new(),
@@ -134,6 +142,15 @@ impl Switch {
         } else {
             // The port's learned entries go with its link (see the module's note).
             self.table.retain(|_, (p, _)| *p != port);
+        }
+    }
+
+    /// LACP took port `port` out of the aggregator (`out`) or put it back: with `lag = "lacp"`
+    /// the switch stops (or resumes) sending the bond's frames on it; a static LAG runs no
+    /// LACP and keeps it.
+    pub fn lacp(&mut self, port: usize, out: bool) {
+        if self.lag == Lag::Lacp {
+            self.lacp_out[port] = out;
         }
     }
 
@@ -188,13 +205,14 @@ impl Switch {
     }
 
     /// The port a LAG-aware switch sends a frame of the flow `reversed` (seen from the
-    /// client) to the bond on: its hash over the members with carrier.
+    /// client) to the bond on: its hash over the members (with carrier, and kept by LACP).
     pub fn lag_port(&self, reversed: &FlowHeaders) -> Option<usize> {
-        let members: Vec<usize> = (0..self.carrier.len()).filter(|&p| self.carrier[p]).collect();
-        if members.is_empty() {
+        let member = |p: &usize| self.carrier[*p] && !self.lacp_out[*p];
+        let n = (0..self.carrier.len()).filter(member).count();
+        if n == 0 {
             return None;
         }
-        Some(members[hash::linux_xmit_hash(self.hash, reversed) as usize % members.len()])
+        (0..self.carrier.len()).filter(member).nth(hash::linux_xmit_hash(self.hash, reversed) as usize % n)
     }
 
     /// Where an unaware switch sends a frame for `dst` at `now` (an aged entry is forgotten).

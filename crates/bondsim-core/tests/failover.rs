@@ -247,3 +247,33 @@ fn after_a_silent_port_fails_over_tcp_resumes_with_its_acks_on_the_new_active_li
     // ACKs (one per one or two segments) came back on link 1, beyond its ARP replies.
     assert!(r.links.reverse_packets_sent[1] > r.links.packets_sent[1] / 4, "{:?}", r.links.reverse_packets_sent);
 }
+
+/// 802.3ad behind a switch that runs LACP: once a silent port's LACPDUs time out (fast rate:
+/// 3 s without one, sent every second) both ends take it out of the aggregator, so the switch
+/// stops hashing the ACKs of some flows into it and every transfer completes. A static LAG
+/// runs no LACP: it keeps those ACKs on the silent port, and their transfers stall until it works.
+#[test]
+fn an_lacp_switch_drops_a_silent_member_a_static_lag_keeps_it() {
+    let run_with = |lag: &str| {
+        let doc = json!({
+            "seed": 1,
+            "stop_s": 20.0,
+            "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 20_000_000}},
+            "sender": {"kind": "tcp"},
+            "bond": {"mode": "802.3ad", "lacp_rate": "fast"},
+            "switch": {"lag": lag},
+            "links": [
+                {"rate_mbps": 100.0, "failures": [{"down_s": 0.5, "up_s": 30.0, "kind": "silent"}]},
+                {"rate_mbps": 100.0},
+            ],
+        });
+        run(&scenario(doc)).unwrap()
+    };
+    let (lacp, fixed) = (run_with("lacp"), run_with("static"));
+    for r in [&lacp, &fixed] {
+        let d = only_failure(r).detection_ms[0].expect("the bond's LACP notices the silent port");
+        assert!((2000.0..=3000.0 + 1.0).contains(&d), "detection {d} ms: 3 s after the last LACPDU, 1 s apart");
+    }
+    assert_eq!(lacp.summary.flows_complete, 8, "every transfer moved to link 1, ACKs too");
+    assert!(fixed.summary.flows_complete < 8, "the static LAG still hashes some flows' ACKs to the silent port");
+}
