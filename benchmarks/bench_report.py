@@ -9,7 +9,7 @@ buckets) and its first 200 packets, stored in a fresh results database. The repo
 per-scheduler figures over all 1,000 runs and 3 runs in detail. Rendering is timed in Debian's
 chromium driven by Playwright (``bondsim.report.browser``), best and median of ``--repeat`` page
 loads: from navigation start until the charts in view are drawn (first paint: the report draws those
-first) and until every chart is drawn (the others follow one at a time without scrolling), each load
+first) and until every chart is drawn (the others follow, without scrolling), each load
 beside a page holding plotly.js and no chart (the baseline: what loading the library costs on this
 machine at that moment, which on a shared machine under load is most of it), with the load average.
 Writes ``benchmarks/results/report.md``.
