@@ -1,6 +1,6 @@
 """The report in a real headless browser: Debian's chromium (installed by .ci/run) driven by
 Playwright, offline. The page loads without console errors, every chart element exists and holds
-data, and a screenshot is kept."""
+data (the charts in view drawn first, the others after them), and a screenshot is kept."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ def test_the_report_renders_in_chromium_with_every_chart_holding_data(tmp_path, 
         assert chart["traces"] >= 1 and chart["points"] >= 1, chart  # and it holds data
         assert chart["drawn"] >= 1, chart
     assert seen.render_ms > 0
+    # The charts in view (the top of a 1300 x 900 window: some, not all 11) are drawn first, the
+    # others after them.
+    assert 1 <= seen.first_paint_charts < len(keys)
+    assert 0 < seen.first_paint_ms <= seen.render_ms
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 50_000
 
 

@@ -42,10 +42,12 @@
 //! Timestamps are simulated time in nanoseconds (`if_tsresol` = 9) from 0, i.e. from
 //! 1970-01-01. By default only the headers are written (the original length is
 //! recorded); with `payload` the frames are whole, their payload zero bytes. The run's
-//! thread builds frames into batches of about 256 kB; a writer thread turns them into
-//! pcapng blocks (the `pcap-file` crate) and streams them to disk through buffered
-//! writers, a few batches behind at most (memory stays bounded). `max_packets` (per file)
-//! and a time window keep files small.
+//! thread builds frames into batches of about 256 kB, each frame from its flow's headers
+//! built once by etherparse ([`Template`], a cache of the flows in flight) with the fields
+//! that change written in and the checksums completed from the template's sums (RFC 1624);
+//! a writer thread turns them into pcapng blocks (the `pcap-file` crate) and streams them to
+//! disk through buffered writers. The batches are a fixed few, reused (memory stays bounded).
+//! `max_packets` (per file) and a time window keep files small.
 
 use std::borrow::Cow;
 use std::fs::File;
@@ -53,12 +55,14 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use byteorder_slice::BigEndian;
 use etherparse::checksum::Sum16BitWords;
 use etherparse::{EtherType, Ethernet2Header, IpNumber, Ipv4Header, SingleVlanHeader, TcpHeader, UdpHeader, VlanId};
 use pcap_file::pcapng::blocks::enhanced_packet::{EnhancedPacketBlock, EnhancedPacketOption};
 use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock, InterfaceDescriptionOption};
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
-use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
+use pcap_file::pcapng::{PcapNgBlock, PcapNgWriter, RawBlock};
 use pcap_file::DataLink;
 use rand::RngExt;
 
@@ -115,9 +119,10 @@ struct Sink {
 /// Frames handed to the writer thread at once, about this many bytes.
 const BATCH_BYTES: usize = 1 << 18;
 
-/// Batches on their way to the writer thread at most (with the one being filled, what
-/// the capture holds in memory is bounded by a few times [`BATCH_BYTES`]).
-const BATCHES_QUEUED: usize = 4;
+/// Batches a capture has at most: the one being filled, the others on their way to the
+/// writer thread or being written. What the capture holds in memory is bounded by this many
+/// batches, made once and reused (fresh ones would cost the kernel a page fault per page).
+const BATCHES: usize = 4;
 
 /// What the writer thread is asked to write, in order.
 enum Item {
@@ -164,12 +169,16 @@ pub struct Capture {
     client_ifaces: Vec<u32>,
     /// Interfaces in `receivers.pcapng` so far.
     client_count: u32,
+    /// Each flow's headers, per direction (a direct-mapped cache of [`TEMPLATES`]).
+    templates: Vec<Template>,
     /// Frames built and not yet handed to the writer thread.
     batch: Batch,
     /// The way to the writer thread (`None` once it stopped: a write failed).
     to_writer: Option<std::sync::mpsc::SyncSender<Batch>>,
     /// Batches the writer thread has emptied.
     emptied: std::sync::mpsc::Receiver<Batch>,
+    /// Batches made so far (at most [`BATCHES`]).
+    batches: usize,
     /// The writer thread: every file's [`PcapNgWriter`] is its own; it ends with the first
     /// error, if any. Serialising and the kernel's writes run beside the simulation.
     writer: std::thread::JoinHandle<Result<()>>,
@@ -297,8 +306,8 @@ impl Capture {
         sinks.extend(reverse_sinks.into_iter().map(|(_, sink)| sink));
         sinks.push(open("receivers.pcapng".to_string())?);
         let receivers = (sinks.len() - 1) as u32;
-        let (to_writer, batches) = std::sync::mpsc::sync_channel(BATCHES_QUEUED);
-        let (give_back, emptied) = std::sync::mpsc::sync_channel(BATCHES_QUEUED + 1);
+        let (to_writer, batches) = std::sync::mpsc::sync_channel(BATCHES);
+        let (give_back, emptied) = std::sync::mpsc::sync_channel(BATCHES);
         let writer = std::thread::Builder::new()
             .name("bondsim-pcap".into())
             .spawn(move || write_batches(sinks, snaplen, batches, give_back))
@@ -318,7 +327,9 @@ impl Capture {
             receivers,
             client_ifaces: vec![u32::MAX; requests.iter().map(|r| r.client as usize + 1).max().unwrap_or(0)],
             client_count: 0,
+            templates: vec![Template::empty(); TEMPLATES],
             batch: Batch::new(),
+            batches: 1,
             to_writer: Some(to_writer),
             emptied,
             writer,
@@ -367,16 +378,24 @@ impl Capture {
         self.to_writer.is_some() && now >= self.start && now < self.stop
     }
 
-    /// Hands the frames built so far to the writer thread (waiting while it is
-    /// [`BATCHES_QUEUED`] batches behind); if it stopped, captures stop.
+    /// Hands the frames built so far to the writer thread and takes an empty batch: one the
+    /// writer thread gave back, a new one while there are fewer than [`BATCHES`], else the
+    /// next one it empties (waiting for it). If the writer thread stopped, captures stop.
     fn hand_over(&mut self) {
-        let next = self.emptied.try_recv().unwrap_or_else(|_| Batch::new());
-        let batch = std::mem::replace(&mut self.batch, next);
+        let batch = std::mem::replace(&mut self.batch, Batch { items: Vec::new(), bytes: Vec::new() });
         if let Some(to) = &self.to_writer {
             if to.send(batch).is_err() {
                 self.to_writer = None; // its error is told at `finish`
             }
         }
+        self.batch = match self.emptied.try_recv() {
+            Ok(batch) => batch,
+            Err(_) if self.batches < BATCHES => {
+                self.batches += 1;
+                Batch::new()
+            }
+            Err(_) => self.emptied.recv().unwrap_or_else(|_| Batch::new()), // stopped: nothing more is built
+        };
     }
 
     /// The interface of the client of `flow` in `receivers.pcapng` (described when first used).
@@ -401,7 +420,6 @@ impl Capture {
         iface
     }
 
-    /// Builds `packet`'s frame and writes it to the file at `at`, interface `iface`.
     /// Builds `packet`'s frame into the batch for file `file`, interface `iface`.
     fn write(&mut self, now: SimTime, file: u32, iface: u32, packet: &Packet, flags: u32) {
         let written = &mut self.written[file as usize];
@@ -420,18 +438,146 @@ impl Capture {
     }
 
     /// Appends `packet`'s frame to the batch (headers, then with `payload` the payload's zero
-    /// bytes); returns the frame's length.
+    /// bytes); returns the frame's length. The headers are the flow's [`Template`] for the
+    /// packet's direction with the fields that differ from frame to frame written in.
     fn build(&mut self, packet: &Packet) -> u32 {
-        let flow = self.flows[packet.flow as usize];
+        let flow = &self.flows[packet.flow as usize];
         let ack = packet.kind == Kind::Ack;
-        let h = if ack { flow.data_headers.reversed() } else { flow.data_headers };
         let payload = if ack { 0 } else { packet.bytes as usize };
         let cutter = self.cutter;
         // The server's sequence number, in bytes, of the model's sequence number `k`.
         let byte_seq =
             |k: u32| flow.isn[0].wrapping_add(1).wrapping_add(cutter.offset(flow.file_bytes, u64::from(k)) as u32);
+        let key = (u64::from(packet.flow) << 1) | u64::from(ack);
+        let slot = (key % TEMPLATES as u64) as usize;
+        if self.templates[slot].key != key {
+            let h = if ack { flow.data_headers.reversed() } else { flow.data_headers };
+            self.templates[slot] = Template::new(key, h);
+        }
+        let t = &self.templates[slot];
+        // What follows the template: TCP's options, laid out as `tcp_options_write`: NOP, NOP,
+        // timestamp (kind 8, length 10, RFC 7323 §3), then NOP, NOP, SACK (kind 5, length 2 + 8
+        // per block, RFC 2018 §3).
+        let mut opts = [0u8; 40];
+        let mut n = 0;
+        if t.tcp && self.tcp {
+            opts[..4].copy_from_slice(&[1, 1, 8, 10]);
+            opts[4..8].copy_from_slice(&tcp::ts_of(packet.born).to_be_bytes());
+            opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
+            n = 12;
+            let blocks = packet.sack_blocks();
+            if !blocks.is_empty() {
+                opts[12..16].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
+                n = 16;
+                for b in blocks {
+                    opts[n..n + 4].copy_from_slice(&byte_seq(b.start).to_be_bytes());
+                    opts[n + 4..n + 8].copy_from_slice(&byte_seq(b.end).to_be_bytes());
+                    n += 8;
+                }
+            }
+        }
+        let ip_at = usize::from(t.ip_at);
+        let l4_header = usize::from(t.len) - ip_at - Ipv4Header::MIN_LEN + n;
+        let l4_len = (l4_header + payload) as u16;
+        let total_len = (Ipv4Header::MIN_LEN as u16 + l4_len).to_be_bytes();
+        // The checksums from the template's sums (its fields that change from frame to frame at
+        // zero) and this frame's values of those fields: the ones' complement sum is the same in
+        // any order and grouping of the 16-bit words (RFC 1071 §2), which is how RFC 1624
+        // updates a checksum for the fields that changed.
+        let ip_sum = t.ip_sum.clone().add_2bytes(total_len).ones_complement().to_be();
+        // The pseudo-header's length (RFC 9293 §3.1, RFC 768), then the header's own fields.
+        let mut l4_sum = t.l4_sum.clone().add_2bytes(l4_len.to_be_bytes());
         let buf = &mut self.batch.bytes;
         let frame = buf.len();
+        let ip = frame + ip_at;
+        let l4 = ip + Ipv4Header::MIN_LEN;
+        buf.extend_from_slice(&t.bytes[..usize::from(t.len)]);
+        buf.extend_from_slice(&opts[..n]);
+        // IPv4 total length (bytes 2-3, RFC 791 §3.1) and header checksum (bytes 10-11).
+        buf[ip + 2..ip + 4].copy_from_slice(&total_len);
+        buf[ip + 10..ip + 12].copy_from_slice(&ip_sum.to_be_bytes());
+        let at = if t.tcp {
+            let (seq, ack_no, window) = if ack {
+                let win = (u64::from(packet.seq) * self.mss) >> self.wscale;
+                (flow.isn[1].wrapping_add(1), byte_seq(packet.ack), win.min(65_535) as u16)
+            } else {
+                (byte_seq(packet.seq), flow.isn[1].wrapping_add(1), 65_535)
+            };
+            // The header (RFC 9293 §3.1): sequence number at byte 4, acknowledgment number at
+            // 8, data offset (32-bit words) in the high nibble of 12, window at 14.
+            let offset = [((l4_header / 4) as u8) << 4, 0];
+            buf[l4 + 4..l4 + 8].copy_from_slice(&seq.to_be_bytes());
+            buf[l4 + 8..l4 + 12].copy_from_slice(&ack_no.to_be_bytes());
+            buf[l4 + 12] = offset[0];
+            buf[l4 + 14..l4 + 16].copy_from_slice(&window.to_be_bytes());
+            l4_sum = l4_sum
+                .add_4bytes(seq.to_be_bytes())
+                .add_4bytes(ack_no.to_be_bytes())
+                .add_2bytes(offset)
+                .add_2bytes(window.to_be_bytes())
+                .add_slice(&opts[..n]);
+            l4 + 16
+        } else {
+            buf[l4 + 4..l4 + 6].copy_from_slice(&l4_len.to_be_bytes()); // UDP length (RFC 768)
+            l4_sum = l4_sum.add_2bytes(l4_len.to_be_bytes());
+            l4 + 6
+        };
+        // Zero payload bytes add nothing to the sum. UDP sends a sum of zero as all ones
+        // (RFC 768: zero means "no checksum").
+        let sum = if t.tcp { l4_sum.ones_complement() } else { l4_sum.to_ones_complement_with_no_zero() };
+        buf[at..at + 2].copy_from_slice(&sum.to_be().to_be_bytes());
+        let headers_len = buf.len() - frame;
+        if self.payload {
+            buf.extend_from_slice(&ZEROS[..payload]);
+        }
+        (headers_len + payload) as u32
+    }
+}
+
+/// Cached [`Template`]s (direct-mapped by flow and direction: the flows a run has in flight at
+/// once have neighbouring numbers, so they rarely share a slot).
+const TEMPLATES: usize = 4096;
+
+/// The headers of one flow's frames in one direction as etherparse writes them: Ethernet II
+/// (and the 802.1Q tag), IPv4 (TTL 64, Linux's `net.ipv4.ip_default_ttl`; DF set, as Linux's
+/// path MTU discovery does; identification 0), and TCP's fixed 20 bytes (ports, ACK flag) or
+/// UDP's 8 (ports). Built once per flow and direction; [`Capture::build`] copies it and writes
+/// the fields that change from frame to frame (lengths, checksums, TCP's numbers, window and
+/// options), so that etherparse's header types are not built for every frame.
+#[derive(Clone)]
+struct Template {
+    /// Flow number times 2, plus 1 for its ACKs (`u64::MAX`: an empty slot).
+    key: u64,
+    /// Bytes used; where the IPv4 header starts; whether the transport header is TCP's.
+    len: u8,
+    ip_at: u8,
+    tcp: bool,
+    bytes: [u8; MAX_TEMPLATE],
+    /// The sum of the IPv4 header's 16-bit words, its total length and checksum zero.
+    ip_sum: Sum16BitWords,
+    /// The sum of the pseudo-header's addresses and protocol and of the transport header's
+    /// fixed words (ports, TCP's flags).
+    l4_sum: Sum16BitWords,
+}
+
+/// Ethernet 14, 802.1Q 4, IPv4 20, TCP 20 (without options).
+const MAX_TEMPLATE: usize = 58;
+
+impl Template {
+    fn empty() -> Template {
+        Template {
+            key: u64::MAX,
+            len: 0,
+            ip_at: 0,
+            tcp: false,
+            bytes: [0; MAX_TEMPLATE],
+            ip_sum: Sum16BitWords::new(),
+            l4_sum: Sum16BitWords::new(),
+        }
+    }
+
+    fn new(key: u64, h: FlowHeaders) -> Template {
+        let mut buf = Vec::with_capacity(MAX_TEMPLATE);
         let ipv4 = EtherType(h.ethertype);
         let eth_type = if h.vlan.is_some() { EtherType::VLAN_TAGGED_FRAME } else { ipv4 };
         let eth = Ethernet2Header { source: h.src_mac, destination: h.dst_mac, ether_type: eth_type };
@@ -445,81 +591,39 @@ impl Capture {
             };
             buf.extend_from_slice(&tag.to_bytes());
         }
-        let new_ip = |len: usize, proto| {
-            Ipv4Header::new(len as u16, TTL, proto, h.src_ip, h.dst_ip).expect("checked: frames fit a datagram")
-        };
-        if h.ip_proto == 6 {
-            let (seq, ack_no, window) = if ack {
-                let win = (u64::from(packet.seq) * self.mss) >> self.wscale;
-                (flow.isn[1].wrapping_add(1), byte_seq(packet.ack), win.min(65_535) as u16)
-            } else {
-                (byte_seq(packet.seq), flow.isn[1].wrapping_add(1), 65_535)
-            };
-            let mut tcp_h = TcpHeader::new(h.src_port, h.dst_port, seq, window);
+        let ip_at = buf.len() as u8;
+        let tcp = h.ip_proto == 6;
+        let proto = if tcp { IpNumber::TCP } else { IpNumber::UDP };
+        // Lengths and checksums are written per frame.
+        let header = Ipv4Header::new(0, TTL, proto, h.src_ip, h.dst_ip).expect("0 fits");
+        header.write(&mut buf).expect("writing to a Vec");
+        if tcp {
+            let mut tcp_h = TcpHeader::new(h.src_port, h.dst_port, 0, 0);
             tcp_h.ack = true;
-            tcp_h.acknowledgment_number = ack_no;
-            if self.tcp {
-                // Laid out as `tcp_options_write`: NOP, NOP, timestamp (kind 8, length 10, RFC 7323
-                // §3), then NOP, NOP, SACK (kind 5, length 2 + 8 per block, RFC 2018 §3). Written
-                // as bytes: etherparse's option list encoder costs more than the rest of the frame.
-                let mut opts = [0u8; 40];
-                opts[..4].copy_from_slice(&[1, 1, 8, 10]);
-                opts[4..8].copy_from_slice(&tcp::ts_of(packet.born).to_be_bytes());
-                opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
-                let mut n = 12;
-                let blocks = packet.sack_blocks();
-                if !blocks.is_empty() {
-                    opts[12..16].copy_from_slice(&[1, 1, 5, 2 + 8 * blocks.len() as u8]);
-                    n = 16;
-                    for b in blocks {
-                        opts[n..n + 4].copy_from_slice(&byte_seq(b.start).to_be_bytes());
-                        opts[n + 4..n + 8].copy_from_slice(&byte_seq(b.end).to_be_bytes());
-                        n += 8;
-                    }
-                }
-                tcp_h.set_options_raw(&opts[..n]).expect("at most 40 option bytes: 12 + 4 + 3 blocks of 8");
-            }
-            let ip = new_ip(tcp_h.header_len() + payload, IpNumber::TCP);
-            ip.write(buf).expect("writing to a Vec");
-            let at = buf.len();
             buf.extend_from_slice(&tcp_h.to_bytes());
-            let sum = transport_checksum(&ip, &buf[at..], payload);
-            buf[at + 16..at + 18].copy_from_slice(&sum.to_be_bytes());
         } else {
-            let ip = new_ip(UdpHeader::LEN + payload, IpNumber::UDP);
-            let length = (UdpHeader::LEN + payload) as u16;
-            let udp = UdpHeader { source_port: h.src_port, destination_port: h.dst_port, length, checksum: 0 };
-            ip.write(buf).expect("writing to a Vec");
-            let at = buf.len();
+            let udp = UdpHeader { source_port: h.src_port, destination_port: h.dst_port, length: 0, checksum: 0 };
             buf.extend_from_slice(&udp.to_bytes());
-            let sum = transport_checksum(&ip, &buf[at..], payload);
-            buf[at + 6..at + 8].copy_from_slice(&sum.to_be_bytes());
         }
-        let headers_len = buf.len() - frame;
-        if self.payload {
-            buf.extend_from_slice(&ZEROS[..payload]);
+        let mut bytes = [0; MAX_TEMPLATE];
+        bytes[..buf.len()].copy_from_slice(&buf);
+        // The fields written per frame are zero here: IPv4's total length and checksum, TCP's
+        // data offset (its sequence and acknowledgment numbers, window and checksum are already
+        // zero; UDP's length and checksum too).
+        let ip = usize::from(ip_at);
+        let l4 = ip + Ipv4Header::MIN_LEN;
+        bytes[ip + 2..ip + 4].fill(0);
+        bytes[ip + 10..ip + 12].fill(0);
+        if tcp {
+            bytes[l4 + 12] = 0;
         }
-        (headers_len + payload) as u32
-    }
-}
-
-/// The TCP or UDP checksum (RFC 9293 §3.1, RFC 768) of a segment whose header is `header`
-/// (checksum field 0) and whose payload is `payload` zero bytes: the ones' complement of the
-/// ones' complement sum of the pseudo-header (source, destination, protocol, length), the
-/// header and the payload, to which zero bytes add nothing but their count. UDP sends a sum
-/// of zero as all ones (RFC 768: zero means "no checksum").
-fn transport_checksum(ip: &Ipv4Header, header: &[u8], payload: usize) -> u16 {
-    let len = (header.len() + payload) as u16;
-    let sum = Sum16BitWords::new()
-        .add_4bytes(ip.source)
-        .add_4bytes(ip.destination)
-        .add_2bytes([0, ip.protocol.0])
-        .add_2bytes(len.to_be_bytes())
-        .add_slice(header);
-    if ip.protocol == IpNumber::UDP {
-        sum.to_ones_complement_with_no_zero().to_be()
-    } else {
-        sum.ones_complement().to_be()
+        let ip_sum = Sum16BitWords::new().add_slice(&bytes[ip..l4]);
+        let l4_sum = Sum16BitWords::new()
+            .add_4bytes(h.src_ip)
+            .add_4bytes(h.dst_ip)
+            .add_2bytes([0, proto.0])
+            .add_slice(&bytes[l4..buf.len()]);
+        Template { key, len: buf.len() as u8, ip_at, tcp, bytes, ip_sum, l4_sum }
     }
 }
 
@@ -530,34 +634,55 @@ fn write_batches(
     batches: std::sync::mpsc::Receiver<Batch>,
     give_back: std::sync::mpsc::SyncSender<Batch>,
 ) -> Result<()> {
+    // Each frame's block is pcap-file's: its body as `EnhancedPacketBlock` writes it (in the
+    // byte order of the section, big-endian: `SectionHeaderBlock`'s default), framed as a
+    // `RawBlock`. What `write_pcapng_block` writes, without measuring each block by writing
+    // it once more to nowhere first (`Block::write_to`), and without an allocation per frame.
+    let mut body = Vec::with_capacity(1 << 16);
     for mut batch in batches {
-        for item in batch.items.drain(..) {
+        let Batch { items, bytes } = &mut batch;
+        let mut epb = EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: Duration::ZERO,
+            original_len: 0,
+            data: Cow::Borrowed(&[]),
+            options: Vec::with_capacity(2),
+        };
+        for item in items.drain(..) {
             match item {
                 Item::Frame { file, iface, ns, original, flags, retransmit, start, end } => {
-                    let mut options = Vec::new();
+                    epb.interface_id = iface;
+                    epb.timestamp = Duration::from_nanos(ns);
+                    epb.original_len = original;
+                    epb.data = Cow::Borrowed(&bytes[start as usize..end as usize]);
+                    epb.options.clear();
                     if flags != 0 {
-                        options.push(EnhancedPacketOption::Flags(flags));
+                        epb.options.push(EnhancedPacketOption::Flags(flags));
                     }
                     if retransmit {
-                        options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
+                        epb.options.push(EnhancedPacketOption::Comment(Cow::Borrowed("retransmission")));
                     }
-                    let block = EnhancedPacketBlock {
-                        interface_id: iface,
-                        timestamp: Duration::from_nanos(ns),
-                        original_len: original,
-                        data: Cow::Borrowed(&batch.bytes[start as usize..end as usize]),
-                        options,
+                    body.clear();
+                    epb.write_to::<BigEndian, _>(&mut body).expect("writing to a Vec");
+                    // The body is padded to 32 bits; type, length and length again add 12 bytes.
+                    let len = body.len() as u32 + 12;
+                    let block = RawBlock {
+                        type_: ENHANCED_PACKET_BLOCK,
+                        initial_len: len,
+                        body: Cow::Borrowed(&body),
+                        trailer_len: len,
                     };
                     let sink = &mut sinks[file as usize];
-                    sink.writer.write_pcapng_block(block).map_err(|e| io_error(&sink.path, e))?;
+                    sink.writer.write_raw_block(&block).map_err(|e| io_error(&sink.path, e))?;
                 }
                 Item::Interface { file, name, what } => {
                     add_interface(&mut sinks[file as usize], snaplen, &name, &what, None)?
                 }
             }
         }
+        drop(epb);
         batch.bytes.clear();
-        let _ = give_back.try_send(batch); // kept for reuse unless enough are waiting already
+        let _ = give_back.try_send(batch); // never full: it holds at most every batch there is
     }
     for sink in sinks {
         let path = sink.path;
@@ -719,6 +844,56 @@ mod tests {
         );
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::remove_dir_all(&again).unwrap();
+    }
+
+    /// UDP in 802.1Q-tagged frames, from more flows than the header cache has slots (each
+    /// flow's headers are built again when another flow took its slot): every frame's IPv4
+    /// and UDP checksums and lengths hold, and each frame carries its own flow's ports.
+    #[test]
+    fn udp_frames_in_a_vlan_from_more_flows_than_cached_headers_are_valid() {
+        let flows = TEMPLATES + 200; // flow numbers beyond TEMPLATES share slots with the first ones
+        let s = Scenario::from_json(
+            &serde_json::json!({
+                "seed": 5,
+                "workload": {"requests": flows, "clients": 3, "file_size": {"kind": "fixed", "bytes": 3000},
+                             "arrivals": {"kind": "poisson", "rate_per_s": 50_000.0}},
+                "sender": {"kind": "cbr", "rate_mbps": 1000.0, "chunk_bytes": 1448},
+                "network": {"protocol": "udp", "vlan": 42},
+                "bond": {"mode": "balance-rr"},
+                "links": [{"rate_mbps": 10000.0}, {"rate_mbps": 10000.0}],
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let d = dir("udp");
+        let r = capture(&s, &d, true);
+        let rx = frames(&d.join("receivers.pcapng"));
+        let mut seen = Vec::new();
+        for (_, _, _, original, bytes) in &rx {
+            let h = PacketHeaders::from_ethernet_slice(bytes).unwrap();
+            assert_eq!(h.link_exts.len(), 1, "one 802.1Q tag");
+            let Some(NetHeaders::Ipv4(ip, _)) = &h.net else { panic!("IPv4") };
+            assert_eq!(ip.header_checksum, ip.calc_header_checksum());
+            assert_eq!(usize::from(ip.total_len) + 18, *original as usize, "Ethernet 14 + tag 4 + the datagram");
+            let Some(TransportHeader::Udp(udp)) = &h.transport else { panic!("UDP") };
+            let payload = h.payload.slice();
+            assert_eq!(usize::from(udp.length), 8 + payload.len());
+            assert_eq!(udp.checksum, udp.calc_checksum_ipv4(ip, payload).unwrap());
+            seen.push((ip.destination, udp.source_port, udp.destination_port));
+        }
+        // Each request of 3000 bytes is 3 datagrams of at most 1448 bytes, none lost: each
+        // flow's headers (as the run made them) are on exactly 3 frames.
+        assert_eq!(r.summary.delivered, 3 * flows as u64);
+        let crate::scenario::Workload::Requests(w) = &s.workload else { unreachable!("a requests workload") };
+        let requests = crate::workload::generate(w, s.seed);
+        let clients = crate::network::Clients::new(&s.network, w.clients, s.seed);
+        let headers = crate::network::flow_headers(&s.network, &clients, &requests, s.seed);
+        assert_eq!(headers.len(), flows);
+        let mut expected: Vec<_> = headers.iter().flat_map(|h| [(h.dst_ip, h.src_port, h.dst_port); 3]).collect();
+        expected.sort_unstable();
+        seen.sort_unstable();
+        assert_eq!(seen, expected);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -32,6 +32,10 @@ class Rendered:
     charts: list[dict]
     #: Milliseconds from navigation start until every chart was drawn.
     render_ms: float
+    #: Milliseconds from navigation start until the charts in view were drawn (the report draws
+    #: those first, then the others), and how many there were.
+    first_paint_ms: float = 0.0
+    first_paint_charts: int = 0
 
 
 def available() -> str | None:
@@ -67,8 +71,10 @@ def render(html: Path, screenshot: Path | None = None, timeout_ms: float = 60_00
             page.wait_for_function("document.body.dataset.rendered !== undefined", timeout=timeout_ms)
             charts = page.evaluate(_CHARTS)
             render_ms = float(page.evaluate("window.bondsimRendered || 0"))
+            first_ms = float(page.evaluate("window.bondsimFirstPaint || 0"))
+            first_charts = int(page.evaluate("Number(document.body.dataset.firstPaint || 0)"))
             if screenshot is not None:
                 page.screenshot(path=str(screenshot), full_page=True)
         finally:
             browser.close()
-    return Rendered(errors, charts, render_ms)
+    return Rendered(errors, charts, render_ms, first_ms, first_charts)
