@@ -603,10 +603,19 @@ def test_thesis_modes_web_test_places_each_mode_by_how_many_links_it_uses(reprod
 
 
 def test_thesis_modes_table2_iperf_is_placed_by_the_switch_not_the_bonds_mode(reproduced):
-    runs = csv(reproduced, "thesis-modes", "iperf.csv")
-    assert set(runs["mode"]) == set(thesis_modes.PAPER_IPERF)
-    # the switch hashes each connection to one port: incoming data is never reordered
-    assert (runs["wire_ooo_fraction"] == 0).all()
+    every = csv(reproduced, "thesis-modes", "iperf.csv")
+    assert set(every["mode"]) == set(thesis_modes.PAPER_IPERF)
+    # the switch hashes each connection to one port: incoming data is never reordered, whatever its hash
+    assert (every["wire_ooo_fraction"] == 0).all()
+    # each port in use carries about one link's worth, under every switch hash
+    assert every["goodput_mbps"].to_numpy() == pytest.approx(every["ports_in"].to_numpy() * LINK_MBPS, rel=0.05)
+    rr = every[every["mode"] == "balance-rr"]
+    assert set(rr["switch_hash"]) == set(thesis_modes.SWITCH_HASHES)
+    ports = {h: rr[rr["switch_hash"] == h].sort_values("replication")["ports_in"].tolist() for h in rr["switch_hash"]}
+    # layer3+4 also reads the connections' ports: it places the same clients differently (seeded, so stable)
+    assert ports["layer3+4"] != ports["layer2+3"]
+    assert "| layer3+4 |" in (reproduced("thesis-modes") / "summary.md").read_text()
+    runs = every[every["switch_hash"] == thesis_modes.SWITCH_HASH]
     by = runs.set_index(["mode", "replication"])
     for one_port in ("active-backup", "balance-tlb"):  # they receive on the active slave only
         rows = runs[runs["mode"] == one_port]
