@@ -68,8 +68,8 @@ pub enum Lag {
     /// bridge port; the members are the ports with carrier.
     #[default]
     Static,
-    /// An LACP aggregation (IEEE 802.1AX-2014 §6.4): as static here, the members being
-    /// the ports with carrier (the partner's LACPDU timeouts are the bond side's model).
+    /// An LACP aggregation (IEEE 802.1AX-2014 §6.4): as static, and a member also leaves
+    /// while its LACPDUs time out (`bond.lacp_rate`, `switch::Switch::lacp`).
     Lacp,
     /// No aggregation: every port a bridge port of its own, MAC learning per port
     /// (IEEE 802.1Q-2018 §8.7), flooding of unknown destinations (§8.8).

@@ -211,7 +211,7 @@ fn over_budget(scenario: &Scenario, p: &Progress) -> Error {
 }
 
 /// What the bond's scheduler is built with: its links' names and speeds, the seed.
-fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
+pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
     let links = scenario
         .each_link()

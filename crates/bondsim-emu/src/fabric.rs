@@ -10,20 +10,22 @@
 //! its reverse direction is [`RateLink::mirror`], the bond's link monitor is
 //! [`Monitor`] (miimon, updelay, downdelay) fed by the emulated carrier, and a client's
 //! packet takes the link the simulator's peer picks (the mode's `rx_link`, else the
-//! switch's layer2+3 hash over the links with carrier, `World::peer_link`). Only the
+//! switch's own hash over its members, `World::peer_link`). Only the
 //! clock differs: events run when their time has come on the host's monotonic clock.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use bondsim_core::bond::hash::{self, HashPolicy};
-use bondsim_core::bond::monitor::Monitor;
+use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
-use bondsim_core::bond::{registry, BondView, BuildContext, LinkInfo, LinkView, PacketInfo, Pick, Scheduler};
+use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Scheduler};
+use bondsim_core::fault;
 use bondsim_core::link::{link_name, Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
 use bondsim_core::packet::Packet;
 use bondsim_core::scenario::{LinkModel, Scenario};
+use bondsim_core::sim::bond_context;
+use bondsim_core::switch::Switch;
 use bondsim_core::time::SimTime;
 use bondsim_core::Result;
 use rustc_hash::FxHashMap;
@@ -140,6 +142,8 @@ pub struct Fabric {
     reverse: Vec<RateLink>,
     /// Each link's carrier (both directions).
     carrier: Vec<bool>,
+    /// The switch between the links and the clients (LAG-aware only: `crate::check`).
+    switch: Switch,
     views: Vec<LinkView>,
     /// Link names, by id.
     pub names: Vec<String>,
@@ -167,26 +171,11 @@ pub struct Fabric {
     pub reverse_delivered: u64,
 }
 
-/// The scheduler's build context, as `bondsim_core::sim` makes it for rate links.
-fn build_context(scenario: &Scenario) -> BuildContext {
-    let links = scenario
-        .each_link()
-        .map(|(id, spec)| LinkInfo {
-            name: link_name(spec, id),
-            rate_bps: match &spec.model {
-                LinkModel::Rate(m) => m.rate_mbps * 1e6,
-                LinkModel::Paced(_) => 0.0,
-            },
-        })
-        .collect();
-    BuildContext { links, seed: scenario.seed }
-}
-
 impl Fabric {
     /// The bond of `scenario` (rate links only: `crate::check` says so first) for `clients`.
     pub fn new(scenario: &Scenario, clients: Clients) -> Result<Fabric> {
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
-        let scheduler = resolved.build(&build_context(scenario))?;
+        let scheduler = resolved.build(&bond_context(scenario))?;
         let mut forward = Vec::new();
         let mut names = Vec::new();
         let mut events = BinaryHeap::new();
@@ -200,11 +189,13 @@ impl Fabric {
             };
             forward.push(RateLink::new(scenario, spec, model, id));
             names.push(link_name(spec, id));
-            for f in &spec.base.failures {
-                events.push(Reverse((SimTime::from_secs_f64(f.down_s), order, Event::Carrier(id, false))));
+            // Carrier failures only (`crate::check`), at the model's instants (jitter included).
+            for (k, f) in spec.base.failures.iter().enumerate() {
+                let (down, up) = fault::failure_instants(f, scenario.seed, id, k);
+                events.push(Reverse((down, order, Event::Carrier(id, false))));
                 order += 1;
-                if let Some(up) = f.up_s {
-                    events.push(Reverse((SimTime::from_secs_f64(up), order, Event::Carrier(id, true))));
+                if let Some(up) = up {
+                    events.push(Reverse((up, order, Event::Carrier(id, true))));
                     order += 1;
                 }
             }
@@ -214,7 +205,13 @@ impl Fabric {
         let n = &scenario.network;
         let mut fabric = Fabric {
             scheduler_label: resolved.label(),
-            monitor: Monitor::new(scenario.bond.miimon, scenario.bond.updelay, scenario.bond.downdelay, forward.len()),
+            monitor: Monitor::new(
+                monitor::miimon_in_force(resolved.info.name, scenario.bond.miimon),
+                scenario.bond.updelay,
+                scenario.bond.downdelay,
+                forward.len(),
+            ),
+            switch: Switch::new(&scenario.switch, forward.len()),
             scheduler,
             carrier: vec![true; forward.len()],
             forward,
@@ -377,18 +374,14 @@ impl Fabric {
         }
     }
 
-    /// The link the switch sends a client's packet on (`World::peer_link`): the mode's
-    /// receive link where it decides one and its carrier is there, else the switch's
-    /// layer2+3 hash (`bond_xmit_hash`'s formula, the switch's) over the links with carrier.
+    /// The link the switch sends a client's packet on (`World::peer_link`, a LAG-aware
+    /// switch): the mode's receive link where it decides one and its carrier is there, else
+    /// the switch's own hash (`switch.hash`) over the members ([`Switch::lag_port`]).
     fn peer_link(&self, rx_link: Option<usize>, headers: &FlowHeaders) -> Option<usize> {
         if let Some(link) = rx_link.filter(|&l| self.carrier[l]) {
             return Some(link);
         }
-        let usable: Vec<usize> = (0..self.forward.len()).filter(|&l| self.carrier[l]).collect();
-        if usable.is_empty() {
-            return None;
-        }
-        Some(usable[hash::linux_xmit_hash(HashPolicy::Layer23, headers) as usize % usable.len()])
+        self.switch.lag_port(headers)
     }
 
     /// Client `client`'s TUN device gave `bytes` at `now` (towards the server); events due by
@@ -475,6 +468,7 @@ impl Fabric {
             return;
         }
         self.carrier[id] = up;
+        self.switch.carrier(id, up, at);
         if up {
             self.forward[id].carrier_up();
             self.reverse[id].carrier_up();

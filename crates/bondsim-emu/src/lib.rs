@@ -29,7 +29,7 @@ pub mod realtime;
 #[cfg(target_os = "linux")]
 pub mod traffic;
 
-use bondsim_core::scenario::{AckPath, Arrivals, LinkModel, Scenario, Sender, Workload};
+use bondsim_core::scenario::{AckPath, Arrivals, FailureKind, Lag, LinkModel, Scenario, Sender, Workload};
 use bondsim_core::{Error, Result};
 
 /// Most requests one emulation may have: each is a real connection with a thread at each end.
@@ -105,6 +105,38 @@ pub fn check(scenario: &Scenario) -> Result<()> {
                 "the emulator takes scheduled failures only (links.N.failures)",
             ));
         }
+        if spec.base.flapping.is_some() {
+            return Err(Error::scenario(
+                format!("links.{id}.flapping"),
+                "the emulator takes scheduled failures only (links.N.failures)",
+            ));
+        }
+        if let Some(k) = spec.base.failures.iter().position(|f| f.kind != FailureKind::Carrier) {
+            return Err(Error::scenario(
+                format!("links.{id}.failures.{k}.kind"),
+                "the emulator fails a link's carrier only (kind = \"carrier\"; silent ports not yet)",
+            ));
+        }
+        if spec.base.carrier_latency_ms != 0.0 {
+            return Err(Error::scenario(
+                format!("links.{id}.carrier_latency_ms"),
+                "the emulator's monitor sees the carrier at once: set it 0 (not emulated yet)",
+            ));
+        }
+    }
+    let b = &scenario.bond;
+    if b.arp_interval != 0.0 || b.link_watch.is_some() {
+        let field = if b.arp_interval != 0.0 { "bond.arp_interval" } else { "bond.link_watch" };
+        return Err(Error::scenario(
+            field,
+            "the emulator's bond watches its links with miimon only (not yet ARP probes)",
+        ));
+    }
+    if scenario.switch.lag == Lag::Unaware {
+        return Err(Error::scenario(
+            "switch.lag",
+            "the emulator's switch is LAG-aware (static or lacp); an unaware switch is a model only (not yet)",
+        ));
     }
     Ok(())
 }

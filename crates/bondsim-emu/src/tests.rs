@@ -188,8 +188,18 @@ fn the_emulator_names_what_it_cannot_do() {
     let base = serde_json::json!({
         "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
         "sender": {"kind": "tcp"}, "bond": {"mode": "rr"}, "links": [{"rate_mbps": 8}],
+        "switch": {"lag": "static"},
     });
+    let silent = serde_json::json!({"rate_mbps": 8, "failures": [{"down_s": 0.1, "kind": "silent"}]});
+    let flapping =
+        serde_json::json!({"rate_mbps": 8, "flapping": {"start_s": 0.1, "down_ms": 5, "up_ms": 5, "count": 2}});
+    let arp = serde_json::json!({"mode": "rr", "miimon": 0, "arp_interval": 100, "arp_ip_target": ["10.0.0.9"]});
     let cases = [
+        ("/links/0", silent, "links.0.failures.0.kind"),
+        ("/links/0", flapping, "links.0.flapping"),
+        ("/links/0", serde_json::json!({"rate_mbps": 8, "carrier_latency_ms": 4}), "links.0.carrier_latency_ms"),
+        ("/bond", arp, "bond.arp_interval"),
+        ("/switch", serde_json::json!({"lag": "none"}), "switch.lag"),
         ("/links/0", serde_json::json!({"period_ms": 20}), "links.0.kind"),
         ("/sender", serde_json::json!({"kind": "window"}), "sender.kind"),
         ("/sender", serde_json::json!({"kind": "tcp", "gso": true}), "sender.gso"),
