@@ -171,7 +171,6 @@ impl Link {
     }
 
     /// Refreshes the queue and idle time in `view` (the rest does not change).
-    #[inline]
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         match self {
             Link::Paced(l) => l.refresh_view(now, view),
