@@ -38,6 +38,16 @@ impl<E> Ord for Entry<E> {
     }
 }
 
+/// The order of an event scheduled at `at` with insertion sequence `seq`.
+pub fn key(at: SimTime, seq: u64) -> u128 {
+    (u128::from(at.0) << 64) | u128::from(seq)
+}
+
+/// The time of an event's key.
+pub fn key_time(key: u128) -> SimTime {
+    SimTime((key >> 64) as u64)
+}
+
 /// A deterministic future-event list.
 pub struct EventQueue<E> {
     heap: BinaryHeap<Entry<E>>,
@@ -71,9 +81,29 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at absolute time `at` (never earlier than now).
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
-        let key = (u128::from(at.0) << 64) | u128::from(self.next_seq);
+        let key = key(at, self.next_seq);
         self.next_seq += 1;
         self.heap.push(Entry { key, event });
+    }
+
+    /// Takes the next insertion sequence number without scheduling anything: the place in
+    /// the order of its instant that an event scheduled now would have. An event kept out of
+    /// the queue (a paced link's idle wake-up, `sim.rs`) holds its place this way, so that
+    /// every other event keeps the sequence number it would have had with it in the queue.
+    pub fn reserve(&mut self) -> u64 {
+        self.next_seq += 1;
+        self.next_seq - 1
+    }
+
+    /// Schedules `event` at `at` in the place `seq` (from [`EventQueue::reserve`]).
+    pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: E) {
+        debug_assert!(at >= self.now && seq < self.next_seq, "event scheduled in the past or unreserved");
+        self.heap.push(Entry { key: key(at, seq), event });
+    }
+
+    /// The key (`time << 64 | seq`) of the next event, if any: events run in key order.
+    pub fn next_key(&self) -> Option<u128> {
+        self.heap.peek().map(|e| e.key)
     }
 
     /// Schedules `event` at `at`, after every plain event of that instant, ordered by `rank`
@@ -93,7 +123,7 @@ impl<E> EventQueue<E> {
     /// Removes the next event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
         let entry = self.heap.pop()?;
-        self.now = SimTime((entry.key >> 64) as u64);
+        self.now = key_time(entry.key);
         self.processed += 1;
         Some((self.now, entry.event))
     }
@@ -139,6 +169,19 @@ mod tests {
         q.schedule_ranked(SimTime(4), 7, "early");
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["early", "plain", "r2", "r9"]);
+    }
+
+    #[test]
+    fn a_reserved_place_orders_as_if_scheduled_when_reserved() {
+        let mut q = EventQueue::new();
+        q.schedule(SimTime(5), "first");
+        let seq = q.reserve();
+        q.schedule(SimTime(5), "third");
+        q.schedule_reserved(SimTime(5), seq, "second");
+        assert_eq!(q.next_key(), Some(key(SimTime(5), 0)));
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["first", "second", "third"]);
+        assert_eq!(q.next_key(), None);
     }
 
     #[test]

@@ -25,10 +25,14 @@ use crate::time::SimTime;
 use crate::transport::ipfrag::FragLoss;
 
 /// The set of resolved (received or lost) sequence numbers of a flow,
-/// remembered from the lowest unresolved one up.
+/// remembered from the lowest unresolved one up: bit `off + i` of `bits` (word by
+/// word, low bit first) is `base + i`. The window slides by moving `off` and dropping
+/// whole words, never by shifting every word; `bits` is empty when nothing above
+/// `base` is resolved (then `off` is 0).
 #[derive(Debug, Clone, Default)]
 struct SeqWindow {
     base: u32,
+    off: u32,
     bits: VecDeque<u64>,
 }
 
@@ -37,8 +41,8 @@ impl SeqWindow {
         if seq < self.base {
             return true;
         }
-        let offset = (seq - self.base) as usize;
-        self.bits.get(offset / 64).is_some_and(|w| w >> (offset % 64) & 1 == 1)
+        let pos = (seq - self.base) as usize + self.off as usize;
+        self.bits.get(pos / 64).is_some_and(|w| w >> (pos % 64) & 1 == 1)
     }
 
     /// Marks `seq` resolved; returns false if it already was.
@@ -50,34 +54,30 @@ impl SeqWindow {
         if self.contains(seq) {
             return false;
         }
-        let offset = (seq - self.base) as usize;
-        if self.bits.len() <= offset / 64 {
-            self.bits.resize(offset / 64 + 1, 0);
+        let pos = (seq - self.base) as usize + self.off as usize;
+        if self.bits.len() <= pos / 64 {
+            self.bits.resize(pos / 64 + 1, 0);
         }
-        self.bits[offset / 64] |= 1 << (offset % 64);
+        self.bits[pos / 64] |= 1 << (pos % 64);
         // Slide past every leading resolved number.
         while let Some(&word) = self.bits.front() {
-            if word == u64::MAX {
+            let resolved = (word >> self.off).trailing_ones();
+            self.base += resolved;
+            if self.off + resolved == 64 {
                 self.bits.pop_front();
-                self.base += 64;
+                self.off = 0;
                 continue;
             }
-            let shift = word.trailing_ones();
-            if shift == 0 {
-                break;
-            }
-            // Shift the whole window down by `shift` bits.
-            let mut carry = 0u64;
-            for w in self.bits.iter_mut().rev() {
-                let next_carry = *w << (64 - shift);
-                *w = (*w >> shift) | carry;
-                carry = next_carry;
-            }
-            self.base += shift;
+            self.off += resolved;
+            // Forget the numbers now below the base.
+            self.bits[0] &= u64::MAX << self.off;
             break;
         }
         while self.bits.back() == Some(&0) {
             self.bits.pop_back();
+        }
+        if self.bits.is_empty() {
+            self.off = 0;
         }
         true
     }
@@ -183,6 +183,29 @@ impl FlowRx {
     }
 }
 
+/// The index of the first of `highs` (increasing numbers) numbered above `seq`, as
+/// `partition_point` finds it, searched from the front: `highs` starts at the lowest
+/// number still missing and a late packet is usually that one, so the answer is near
+/// the front, and a search that doubles its step from there reads only what it needs
+/// of a long list (a binary search over all of it misses the cache at every step).
+fn first_above(highs: &VecDeque<(u32, u64)>, seq: u32) -> usize {
+    let mut hi = 1;
+    while hi < highs.len() && highs[hi].0 <= seq {
+        hi *= 2;
+    }
+    // highs[hi / 2] <= seq was read (when hi > 1), highs[hi] > seq (when hi < len).
+    let (mut lo, mut hi) = (hi / 2, hi.min(highs.len()));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if highs[mid].0 <= seq {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 impl Receiver {
     /// A receiver for flows of these packet counts.
     pub fn new(packets_per_flow: &[u32]) -> Receiver {
@@ -229,7 +252,7 @@ impl Receiver {
             self.in_order += 1;
         } else {
             // RFC 4737 extent: distance back to the first arrival with a higher number.
-            let k = rx.highs.partition_point(|&(s, _)| s <= seq);
+            let k = first_above(&rx.highs, seq);
             let extent = position - rx.highs[k].1;
             rx.max_extent = rx.max_extent.max(extent);
             rx.sum_extent += extent;
@@ -378,6 +401,17 @@ mod tests {
         Packet { bond_seq: u64::from(seq), ..Packet::data(flow, seq, 100, SimTime::ZERO) }
     }
 
+    #[test]
+    fn the_search_from_the_front_finds_what_a_binary_search_finds() {
+        // Every length up to 40, every query from below the first to above the last but one.
+        for len in 1..40u32 {
+            let highs: VecDeque<(u32, u64)> = (0..len).map(|i| (3 * i + 5, u64::from(i))).collect();
+            for seq in 0..3 * len + 3 {
+                assert_eq!(first_above(&highs, seq), highs.partition_point(|&(s, _)| s <= seq), "{len} {seq}");
+            }
+        }
+    }
+
     fn receive(seqs: &[u32]) -> Receiver {
         let mut rx = Receiver::new(&[seqs.len() as u32]);
         for &s in seqs {
@@ -420,6 +454,24 @@ mod tests {
         let rx = receive(&[0, 1, 1, 2, 0]);
         let f = &rx.flows()[0];
         assert_eq!((f.received, f.duplicates, f.in_order), (3, 2, 3));
+    }
+
+    #[test]
+    fn window_holds_what_a_set_holds_whatever_the_order() {
+        // Numbers 0..3000 in a scrambled order (blocks reversed, a stride through each,
+        // repeats), against a plain set: the same answers, the base at the lowest missing.
+        let mut w = SeqWindow::default();
+        let mut set = std::collections::BTreeSet::new();
+        let order = (0..3000u32).map(|i| (i / 300) * 300 + (i % 300) * 7 % 300).rev().chain([5, 2999, 1500]);
+        for (k, seq) in order.enumerate() {
+            assert_eq!(w.insert(seq), set.insert(seq), "insert {seq} (step {k})");
+            let base = (0..).find(|n| !set.contains(n)).unwrap();
+            assert_eq!(w.base, base);
+            assert_eq!(w.bits.is_empty(), set.range(base..).next().is_none(), "step {k}");
+            for probe in [seq.saturating_sub(65), seq, seq + 1, seq + 64, base, base + 63, base + 64] {
+                assert_eq!(w.contains(probe), set.contains(&probe), "contains {probe} at step {k}");
+            }
+        }
     }
 
     #[test]

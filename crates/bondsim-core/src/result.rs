@@ -229,7 +229,8 @@ pub struct Summary {
     /// `link_events` stopped at its row limit (only with `trace.link_ms`; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_truncated: Option<bool>,
-    /// Events the engine processed.
+    /// Events the engine processed (an idle paced link's wake-ups run outside the event
+    /// queue and are not among them: `sim::World::idle_polls_before`).
     pub events: u64,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
     pub wall_s: f64,

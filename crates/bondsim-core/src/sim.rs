@@ -26,7 +26,7 @@ use crate::bond::monitor::{self, Monitor};
 use crate::bond::registry;
 use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
 use crate::capture::{self, Capture};
-use crate::engine::EventQueue;
+use crate::engine::{self, EventQueue};
 use crate::error::{Error, Result};
 use crate::failover::FailoverLog;
 use crate::fault::{self, SilentPorts};
@@ -43,6 +43,9 @@ use crate::trace::Tracer;
 use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
+
+/// No idle wake-up pending ([`World::idle_polls`]).
+const NO_POLL: u128 = u128::MAX;
 
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 1 << 18;
@@ -350,6 +353,18 @@ struct World {
     client: End,
     /// Scratch space for an endpoint's outputs.
     outbox: Vec<Output>,
+    /// Idle paced links' next wake-ups, kept out of the event queue: per link, the key
+    /// (`engine::key`) its poll has in the queue's order, or [`NO_POLL`] (not idle, or not
+    /// paced); and the smallest of them. See [`World::idle_polls_before`].
+    idle_polls: Vec<u128>,
+    next_idle_poll: u128,
+    /// Whether a frame the bond sends meets nothing between its link and the clients: no
+    /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
+    /// (`reach_switch` then skips all three; tested once, at build).
+    plain_path: bool,
+    /// Whether idle paced links wake up outside the queue (not while `[trace]` samples
+    /// the links at whatever events run).
+    lazy_polls: bool,
     /// Resolved packets whose news the server's end has yet to hear, and
     /// whether it is hearing some now (news that breaks while it is being
     /// told waits its turn instead of nesting: a window of drops would
@@ -539,6 +554,10 @@ impl World {
             server: ends.server,
             client: ends.client,
             outbox: Vec::new(),
+            idle_polls: vec![NO_POLL; scenario.link_count()],
+            next_idle_poll: NO_POLL,
+            lazy_polls: scenario.trace.link_ms.is_none(),
+            plain_path: false,
             resolved: std::collections::VecDeque::new(),
             telling: false,
             hears_resolved: false,
@@ -613,6 +632,7 @@ impl World {
             let log = FailoverLog::new(world.links.len(), world.requests.len(), world.reliable);
             world.failover = Some(Box::new(log));
         }
+        world.plain_path = !world.silent.any() && world.switch.aware() && world.failover.is_none();
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -633,14 +653,22 @@ impl World {
     }
 
     fn is_done(&self) -> bool {
-        self.arrived as usize == self.requests.len()
-            && self.in_flight == 0
+        // (In this order: while packets are on the fabric, as after most events, one test.)
+        self.in_flight == 0
+            && self.arrived as usize == self.requests.len()
             && self.server.is_idle()
             && self.client.is_idle()
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
-        while let Some((now, Event { target, token })) = self.events.pop() {
+        loop {
+            if self.next_idle_poll != NO_POLL {
+                match self.events.next_key() {
+                    Some(next) => self.idle_polls_before(next),
+                    None => self.wake_idle_links(),
+                }
+            }
+            let Some((now, Event { target, token })) = self.events.pop() else { break };
             if let Some(trace) = self.trace.as_mut().filter(|t| now > t.next_sample()) {
                 trace.sample(now, &self.links, &self.views);
             }
@@ -910,6 +938,10 @@ impl World {
                 let token = link_token(LinkAction::TxDone, link.epoch());
                 self.events.schedule(done, Event::new(Target::Forward(id as u32), token));
             }
+            // (Tested in this order, a run without idle paced links pays one test.)
+            Enqueued::Waiting if self.next_idle_poll != NO_POLL && self.idle_polls[id] != NO_POLL => {
+                self.wake_idle_link(id)
+            }
             Enqueued::Waiting => {}
             Enqueued::Dropped(cause) if app => {
                 self.in_flight -= 1;
@@ -925,7 +957,17 @@ impl World {
     fn poll(&mut self, now: SimTime, id: usize) {
         let Link::Paced(link) = &mut self.links[id] else { return };
         let (sent, next) = link.poll(now);
-        self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
+        if self.lazy_polls && sent.is_none() {
+            // It had nothing to send: its next wake-up finds nothing either unless a packet
+            // comes first, so it waits out of the queue, in the place it would have had in it.
+            // (A link that just sent its last packet keeps its next wake-up in the queue: in
+            // a steady flow the next packet comes before it, and one idle wake-up is cheaper
+            // than taking it out and putting it back for every packet.)
+            self.idle_polls[id] = engine::key(next, self.events.reserve());
+            self.next_idle_poll = self.next_idle_poll.min(self.idle_polls[id]);
+        } else {
+            self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
+        }
         self.refresh_view(id, now);
         if let Some(packet) = sent {
             if let Some(c) = self.capture.as_deref_mut() {
@@ -937,6 +979,46 @@ impl World {
             self.in_flight -= 1;
             self.freed(now, &packet);
             self.reach_switch(now, id, packet);
+        }
+    }
+
+    /// Runs, in the queue's order, the idle paced links' wake-ups that come before the event
+    /// of key `next`. The thesis's interface (`interface.py`) wakes every period whether or
+    /// not it has something to send; a wake-up with nothing to send changes only the link's
+    /// own counters and view (`PacedLink::poll` with an empty queue) and schedules the next
+    /// one, so it runs here, outside the event queue, at its own time and in its place:
+    /// each reserves the sequence number its successor would have taken, so every event
+    /// keeps its place among those of its instant, and every figure stays as it was.
+    fn idle_polls_before(&mut self, next: u128) {
+        while self.next_idle_poll < next {
+            let at = engine::key_time(self.next_idle_poll);
+            let id = self.idle_polls.iter().position(|&k| k == self.next_idle_poll).expect("a pending wake-up");
+            let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
+            let (sent, following) = link.poll(at);
+            debug_assert!(sent.is_none(), "an idle link sends nothing");
+            self.idle_polls[id] = engine::key(following, self.events.reserve());
+            self.links[id].refresh_view(at, &mut self.views[id]);
+            self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
+        }
+    }
+
+    /// A packet waits on idle paced link `id`: its pending wake-up goes into the event queue.
+    fn wake_idle_link(&mut self, id: usize) {
+        let key = std::mem::replace(&mut self.idle_polls[id], NO_POLL);
+        let poll = Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0));
+        self.events.schedule_reserved(engine::key_time(key), key as u64, poll);
+        if key == self.next_idle_poll {
+            self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
+        }
+    }
+
+    /// Nothing else is scheduled: the idle links wake up in the queue again, as they would
+    /// have (a run that never ends this way meets its guard, `max_events`).
+    fn wake_idle_links(&mut self) {
+        for id in 0..self.idle_polls.len() {
+            if self.idle_polls[id] != NO_POLL {
+                self.wake_idle_link(id);
+            }
         }
     }
 
@@ -1002,17 +1084,19 @@ impl World {
     /// drops it (the switch never sees it), else the switch forwards it to the client or
     /// drops it there (a port that spanning tree keeps from forwarding).
     fn reach_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
-        if self.silent.drops(id, now, true) {
-            self.links[id].record_drop(DropCause::Silent);
-            self.copy_lost(now, packet, DropCause::Silent);
-            return;
-        }
-        if self.switch.ingress(id, self.headers[packet.flow as usize].src_mac, now) {
+        if !self.plain_path {
+            if self.silent.drops(id, now, true) {
+                self.links[id].record_drop(DropCause::Silent);
+                self.copy_lost(now, packet, DropCause::Silent);
+                return;
+            }
+            if !self.switch.ingress(id, self.headers[packet.flow as usize].src_mac, now) {
+                self.copy_lost(now, packet, DropCause::SwitchPort);
+                return;
+            }
             self.failover_arrival(now, id, &packet);
-            self.arrived_at_client(now, packet);
-        } else {
-            self.copy_lost(now, packet, DropCause::SwitchPort);
         }
+        self.arrived_at_client(now, packet);
     }
 
     /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
@@ -1638,6 +1722,54 @@ mod tests {
 
     /// One TCP-less transfer over three links behind an unaware switch (`switch.lag = "none"`),
     /// the bond sending `num_grat_arp` gratuitous ARPs after a failover.
+    /// The result of `scenario` with idle paced links waking outside the event queue
+    /// (`lazy`), or in it every period as the thesis's interface does.
+    fn result_of(scenario: &serde_json::Value, lazy: bool) -> RunResult {
+        let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
+        let mut world = World::build(&scenario).unwrap();
+        world.lazy_polls = lazy;
+        world.run(&mut |_| true).unwrap();
+        world.finish(&scenario, 0.0)
+    }
+
+    #[test]
+    fn idle_paced_links_waking_outside_the_queue_move_no_figure_and_run_fewer_events() {
+        // The thesis's links (one at 82 ms: the others go idle while it drains), and what an idle
+        // wake-up touches: arrivals at any time, the bond reading idle times and slowdowns (lb),
+        // slowdowns that change between wake-ups, trace intervals, a carrier failure.
+        let thesis = |mode: &str, arrivals: serde_json::Value, link0: serde_json::Value| {
+            serde_json::json!({
+                "workload": {"requests": 30, "arrivals": arrivals,
+                             "file_size": {"kind": "uniform", "min_bytes": 1000, "max_bytes": 30000}},
+                "sender": {"kind": "paced", "tick_ms": 20, "packets_per_tick": 4, "chunk_bytes": 1024},
+                "bond": {"mode": mode, "miimon": 10},
+                "links": [link0, {"period_ms": 82, "trace_intervals_s": [0.05, 0.09, 0.02]},
+                          {"period_ms": 20, "intermittent": {"slow_s": 0.3, "normal_s": 0.5, "slowdown": 2.5, "random": true}},
+                          {"period_ms": 20, "slowdown": 1.5}],
+            })
+        };
+        let poisson = serde_json::json!({"kind": "poisson", "rate_per_s": 20.0});
+        let at_start = serde_json::json!({"kind": "at_start"});
+        let plain = serde_json::json!({"period_ms": 20});
+        let slowed = serde_json::json!({"period_ms": 20, "slow_windows": [{"start_s": 0.5, "end_s": 2.0, "slowdown": 3.0}],
+                                        "failures": [{"down_s": 0.4, "up_s": 1.1}]});
+        for (mode, arrivals, link0) in
+            [("rr", &at_start, &plain), ("rr", &poisson, &slowed), ("lb", &poisson, &slowed), ("lb", &at_start, &plain)]
+        {
+            let eager = result_of(&thesis(mode, arrivals.clone(), link0.clone()), false);
+            let lazy = result_of(&thesis(mode, arrivals.clone(), link0.clone()), true);
+            let idle: u64 = eager.links.polls.iter().sum::<u64>() - eager.links.packets_sent.iter().sum::<u64>();
+            assert!(idle > 100, "{mode}: the links idle ({idle} idle wake-ups)");
+            assert!(lazy.summary.events < eager.summary.events, "{mode}: {} events", lazy.summary.events);
+            let figures = |r: &RunResult| {
+                let mut v = serde_json::to_value(r).unwrap();
+                v["summary"]["events"] = 0.into();
+                v
+            };
+            assert_eq!(figures(&lazy), figures(&eager), "{mode} {arrivals}");
+        }
+    }
+
     fn unaware_world(mode: &str, num_grat_arp: u32) -> World {
         world_of(serde_json::json!({
             "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 144_800}},
