@@ -1501,8 +1501,8 @@ impl World {
         }
         let Some(headers) = self.headers.first() else { return };
         let active = self.scheduler.rx_link(headers, &BondView { now, links: &self.views });
-        let arrived = (self.arrived as usize).min(self.rx_links.len());
-        self.rx_links[..arrived].fill(active);
+        // Every flow's (one not yet arrived is set again when it arrives: `arrive`).
+        self.rx_links.fill(active);
     }
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).
