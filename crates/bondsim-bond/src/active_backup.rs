@@ -11,7 +11,7 @@
 
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, LinkId, PacketInfo, Pick, Receive, Scheduler};
 use crate::error::Result;
 use crate::flow::FlowHeaders;
 
@@ -116,6 +116,10 @@ impl Scheduler for ActiveBackup {
 
     fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
         self.link.active
+    }
+
+    fn receive(&self) -> Receive {
+        Receive::ActiveSlave
     }
 }
 

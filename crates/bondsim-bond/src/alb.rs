@@ -13,7 +13,7 @@ use super::active_backup::{PRIMARY, PRIMARY_RESELECT};
 use super::params::Params;
 use super::registry::{BuildContext, SchedulerInfo};
 use super::tlb::{BucketOf, Tlb, REBALANCE, TLB_DYNAMIC_LB};
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, LinkId, PacketInfo, Pick, Receive, Scheduler};
 use crate::error::Result;
 use crate::flow::FlowHeaders;
 use crate::time::SimTime;
@@ -115,6 +115,10 @@ impl Scheduler for Alb {
                 Some(link)
             }
         }
+    }
+
+    fn receive(&self) -> Receive {
+        Receive::PerClient
     }
 }
 

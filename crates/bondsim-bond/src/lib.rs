@@ -193,6 +193,25 @@ pub enum Pick {
     Drop,
 }
 
+/// Where a bond takes frames in: which of its slaves pass a frame up to the stack,
+/// and so where a peer (the switch) must send the bond's traffic. Linux
+/// `bond_handle_frame` → `bond_should_deliver_exact_match`
+/// (drivers/net/bonding/bond_main.c): a frame on an inactive slave goes only to
+/// handlers bound to that slave, except unicast in balance-alb; the modes with an
+/// active slave mark the others inactive (`bond_set_slave_inactive_flags`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Receive {
+    /// Every slave is active and takes frames in (balance-rr, balance-xor, broadcast,
+    /// 802.3ad and the research schedulers).
+    AnySlave,
+    /// Only the active slave (`curr_active_slave`, [`Scheduler::rx_link`]) takes frames
+    /// in, and the bond's MAC is learnt there (active-backup, balance-tlb).
+    ActiveSlave,
+    /// Each client is assigned a slave by ARP negotiation ([`Scheduler::rx_link`]),
+    /// and unicast is taken in on every slave (balance-alb, `rlb_arp_xmit`).
+    PerClient,
+}
+
 /// A bonding mode or packet scheduler: picks the link(s) for each packet.
 ///
 /// Only [`Scheduler::pick`] is required; the hooks let a scheduler keep state
@@ -223,6 +242,11 @@ pub trait Scheduler: Send {
     /// balance-tlb: the active link; balance-alb: its receive load balancing).
     fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
         None
+    }
+
+    /// Where the bond takes frames in ([`Receive`]; every slave, by default).
+    fn receive(&self) -> Receive {
+        Receive::AnySlave
     }
 }
 
@@ -291,5 +315,29 @@ pub(crate) mod test_support {
                 other => panic!("expected a link, got {other:?}"),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod receive_tests {
+    use super::test_support::{build, links};
+    use super::Receive;
+
+    /// `bond_should_deliver_exact_match`: the modes with an active slave take frames in there
+    /// only, balance-alb takes unicast in on every slave by client, the others on any slave.
+    #[test]
+    fn each_mode_says_where_it_takes_frames_in_as_linux_does() {
+        let view = links(2);
+        for (mode, receive) in [
+            ("active-backup", Receive::ActiveSlave),
+            ("balance-tlb", Receive::ActiveSlave),
+            ("balance-alb", Receive::PerClient),
+            ("balance-rr", Receive::AnySlave),
+            ("balance-xor", Receive::AnySlave),
+            ("802.3ad", Receive::AnySlave),
+            ("broadcast", Receive::AnySlave),
+        ] {
+            assert_eq!(build(mode, &view).receive(), receive, "{mode}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use super::active_backup::{ActiveLink, PRIMARY, PRIMARY_RESELECT};
 use super::hash::{linux_xmit_hash, HashPolicy};
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, LinkId, PacketInfo, Pick, Receive, Scheduler};
 use crate::error::Result;
 use crate::flow::FlowHeaders;
 use crate::time::SimTime;
@@ -181,6 +181,10 @@ impl Scheduler for Tlb {
 
     fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
         self.active.active
+    }
+
+    fn receive(&self) -> Receive {
+        Receive::ActiveSlave
     }
 }
 

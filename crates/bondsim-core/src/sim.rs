@@ -24,7 +24,7 @@ use rand_distr::{Distribution, Exp};
 use crate::bond::arpmon::{self, ArpMode, ArpMonitor, Received};
 use crate::bond::monitor::{self, Monitor};
 use crate::bond::registry;
-use crate::bond::{BondView, LinkView, PacketInfo, Pick, Scheduler};
+use crate::bond::{BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
 use crate::capture::{self, Capture};
 use crate::engine::{self, EventQueue};
 use crate::error::{Error, Result};
@@ -1250,21 +1250,21 @@ impl World {
     /// keeps; the others are counted (`switch_flooded`), not carried.
     fn unaware_peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
         let headers = self.headers[flow];
-        let active = match self.mode {
+        let receive = self.scheduler.receive();
+        let active = match receive {
             // alb keeps unicast on every slave; its rx_link assigns clients, which asking would change.
-            "balance-alb" => None,
+            Receive::PerClient => None,
             _ => self.scheduler.rx_link(&headers, &BondView { now, links: &self.views }),
         };
         let kept = match self.switch.egress(headers.src_mac, now) {
-            Egress::Port(port) => Some(port).filter(|&p| switch::bond_accepts(self.mode, active, p)),
+            Egress::Port(port) => Some(port).filter(|&p| switch::bond_accepts(receive, active, p)),
             Egress::Flood => {
                 self.switch.stats.flooded += 1;
                 if self.switch.forwarding_ports(now).next().is_none() {
                     self.switch.stats.drops_to_bond += 1;
                     return None;
                 }
-                let mode = self.mode;
-                self.switch.forwarding_ports(now).find(|&p| switch::bond_accepts(mode, active, p))
+                self.switch.forwarding_ports(now).find(|&p| switch::bond_accepts(receive, active, p))
             }
             Egress::Nowhere => {
                 self.switch.stats.drops_to_bond += 1;
@@ -1490,13 +1490,13 @@ impl World {
         self.notify_peers(now);
     }
 
-    /// active-backup and balance-tlb receive on the active slave only (`curr_active_slave`;
-    /// tlb: `bond_alb_xmit`'s peers learn the bond's MAC there): after the bond changes it, a
+    /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]: active-backup,
+    /// balance-tlb, whose peers learn the bond's MAC there): after the bond changes it, a
     /// LAG-aware switch sends the bond's frames to the new one (a failure that keeps the carrier,
     /// a silent port, would otherwise keep receiving them). The other modes' receive link
     /// is fixed at the flow's start (alb's client assignment) or the switch's hash.
     fn follow_active_slave(&mut self, now: SimTime) {
-        if !matches!(self.mode, "active-backup" | "balance-tlb") {
+        if self.scheduler.receive() != Receive::ActiveSlave {
             return;
         }
         let Some(headers) = self.headers.first() else { return };

@@ -35,6 +35,7 @@ use rustc_hash::FxHashMap;
 
 use crate::bond::flow::{FlowHeaders, Mac};
 use crate::bond::hash::{self, HashPolicy};
+use crate::bond::Receive;
 use crate::scenario::{self, Lag, Stp};
 use crate::time::SimTime;
 
@@ -268,14 +269,15 @@ impl Switch {
     }
 }
 
-/// Whether the bond passes a frame arriving on slave `port` up to its stack, given the
-/// mode's receive link `active` (`Scheduler::rx_link`). Linux `bond_handle_frame` →
-/// `bond_should_deliver_exact_match` (drivers/net/bonding/bond_main.c): a frame on an
-/// inactive slave goes only to handlers bound to that slave, not to the bond, except
-/// unicast in balance-alb. Inactive slaves exist in the modes with an active slave
-/// (active-backup, balance-tlb); in the others every slave is active.
-pub fn bond_accepts(mode: &str, active: Option<usize>, port: usize) -> bool {
-    mode == "balance-alb" || active.is_none_or(|a| a == port)
+/// Whether the bond passes a frame arriving on slave `port` up to its stack, given how it
+/// takes frames in (`Scheduler::receive`) and the mode's receive link `active`
+/// (`Scheduler::rx_link`): a frame on an inactive slave is not delivered to the bond,
+/// except unicast in balance-alb ([`Receive`] cites `bond_should_deliver_exact_match`).
+pub fn bond_accepts(receive: Receive, active: Option<usize>, port: usize) -> bool {
+    match receive {
+        Receive::AnySlave | Receive::PerClient => true,
+        Receive::ActiveSlave => active.is_none_or(|a| a == port),
+    }
 }
 
 #[cfg(test)]
@@ -387,10 +389,9 @@ mod tests {
 
     #[test]
     fn the_bond_takes_frames_only_on_its_active_slave_where_it_has_one() {
-        assert!(bond_accepts("balance-rr", None, 1));
-        assert!(bond_accepts("active-backup", Some(1), 1));
-        assert!(!bond_accepts("active-backup", Some(1), 0));
-        assert!(!bond_accepts("balance-tlb", Some(0), 1));
-        assert!(bond_accepts("balance-alb", Some(0), 1));
+        assert!(bond_accepts(Receive::AnySlave, None, 1));
+        assert!(bond_accepts(Receive::ActiveSlave, Some(1), 1));
+        assert!(!bond_accepts(Receive::ActiveSlave, Some(1), 0));
+        assert!(bond_accepts(Receive::PerClient, Some(0), 1));
     }
 }

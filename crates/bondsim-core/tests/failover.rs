@@ -225,27 +225,72 @@ fn a_silent_port_is_measured_as_a_failure_only_the_arp_monitor_detects() {
 /// port works again (with the ACKs still sent to the silent port, it never would).
 #[test]
 fn after_a_silent_port_fails_over_tcp_resumes_with_its_acks_on_the_new_active_link() {
+    let (rate_mbps, rto_min_s): (f64, f64) = (100.0, 0.2);
+    let (txqueuelen, mtu, overhead_bytes) = (1000u32, 1500u32, 38u32);
     let doc = json!({
         "seed": 1,
         "stop_s": 2.5,
         "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
-        "sender": {"kind": "tcp"},
+        "sender": {"kind": "tcp", "rto_min_ms": rto_min_s * 1e3},
         "bond": {"mode": "active-backup", "miimon": 0.0, "arp_interval": 100.0, "arp_ip_target": ["10.0.0.254"]},
         "links": [
-            {"rate_mbps": 100.0, "failures": [{"down_s": 1.0, "up_s": 3.0, "kind": "silent"}]},
-            {"rate_mbps": 100.0},
+            {"rate_mbps": rate_mbps, "txqueuelen": txqueuelen, "mtu": mtu, "overhead_bytes": overhead_bytes,
+             "failures": [{"down_s": 1.0, "up_s": 3.0, "kind": "silent"}]},
+            {"rate_mbps": rate_mbps, "txqueuelen": txqueuelen, "mtu": mtu, "overhead_bytes": overhead_bytes},
         ],
     });
     let r = run(&scenario(doc)).unwrap();
     let f = only_failure(&r);
+    let down = f.down_at_s[0];
     let detected = f.detected_at_s[0].expect("the ARP monitor fails the silent port");
-    // The window runs from the failure to the end of the run (2.5 s): after the failover and
-    // TCP's backed-off retransmission timer, link 1 carries the transfer at a good share of its rate.
+    // TCP resumes with the first retransmission the bond sends on link 1: the retransmission
+    // timer's next expiry after the detection. Its expiries fall at t0 + (2^k − 1)·R from the
+    // last send before the failure t0 ≤ down (`inet_csk_rto_backoff` doubles each interval),
+    // so the interval pending at the detection is at most (detected − t0) + R long, and
+    // R = srtt + max(4·rttvar, rto_min) (`tcp_rtt_estimator`) with srtt and 4·rttvar at most
+    // the path's longest RTT: a full transmit queue (no propagation delay here).
+    let rtt_max = f64::from(txqueuelen * (mtu + overhead_bytes)) * 8.0 / (rate_mbps * 1e6);
+    let rto_max = rtt_max + rto_min_s.max(rtt_max);
+    let stall = f.tcp_stall_ms[0].expect("a TCP run measures its stall") / 1e3;
+    let resumed = down + stall;
+    assert!(
+        resumed >= detected && resumed <= detected + (detected - down) + rto_max + rtt_max,
+        "resumed at {resumed} s (detected at {detected} s, RTO at most {rto_max} s)"
+    );
+    // From then on link 1 carries the transfer at a good share of its rate (slow start from
+    // one segment reaches the path's BDP in a few milliseconds at this rate).
     let rate = f.throughput_bps[0] / 1e6;
-    let resumed_share = (2.5 - detected - 0.6) / f.window_s[0];
-    assert!(rate > 0.5 * 100.0 * resumed_share, "{rate} Mbit/s during the failure (detected at {detected} s)");
+    let resumed_share = (2.5 - resumed) / f.window_s[0];
+    assert!(rate > 0.5 * rate_mbps * resumed_share, "{rate} Mbit/s during the failure (resumed at {resumed} s)");
     // ACKs (one per one or two segments) came back on link 1, beyond its ARP replies.
     assert!(r.links.reverse_packets_sent[1] > r.links.packets_sent[1] / 4, "{:?}", r.links.reverse_packets_sent);
+}
+
+/// The same failover under a closed loop (each client asks again the instant a request ends):
+/// the requests in progress at the failure get their ACKs back on the new active slave, so
+/// their clients go on, and the requests they ask for after it arrive on it too. Were the
+/// receive link left on the silent port, the requests in progress would never end, and
+/// neither would their clients' later ones.
+#[test]
+fn a_closed_loop_goes_on_across_a_silent_failover() {
+    let (requests, clients) = (24u32, 3u32);
+    let doc = json!({
+        "seed": 3,
+        "stop_s": 6.0,
+        "workload": {"requests": requests, "clients": clients, "arrivals": {"kind": "closed", "active": 1},
+                     "file_size": {"kind": "fixed", "bytes": 2_000_000u64}},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "active-backup", "miimon": 0.0, "arp_interval": 100.0, "arp_ip_target": ["10.0.0.254"]},
+        "links": [
+            {"rate_mbps": 100.0, "failures": [{"down_s": 0.5, "up_s": 30.0, "kind": "silent"}]},
+            {"rate_mbps": 100.0},
+        ],
+    });
+    let r = run(&scenario(doc)).unwrap();
+    only_failure(&r).detected_at_s[0].expect("the ARP monitor fails the silent port");
+    // 24 transfers of 2 MB take 3.8 s at 100 Mbit/s, plus the failover: all end before 6 s.
+    assert_eq!(r.summary.flows_complete, requests, "every request of every client ended");
+    assert!(r.links.packets_sent[0] > 0 && r.links.packets_sent[1] > 0, "{:?}", r.links.packets_sent);
 }
 
 /// 802.3ad behind a switch that runs LACP: once a silent port's LACPDUs time out (fast rate:
