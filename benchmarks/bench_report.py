@@ -8,10 +8,9 @@ over 5 loads × 5 schedulers × 40 seeds = 1,000 runs, every run recording its l
 buckets) and its first 200 packets, stored in a fresh results database. The report then draws the
 per-scheduler figures over all 1,000 runs and 3 runs in detail. Rendering is timed in Debian's
 chromium driven by Playwright (``bondsim.report.browser``), best and median of ``--repeat`` page
-loads: from navigation start until the charts in view are drawn (first paint: the report draws those
-first) and until every chart is drawn (the others follow, without scrolling), each load
-beside a page holding plotly.js and no chart (the baseline: what loading the library costs on this
-machine at that moment, which on a shared machine under load is most of it), with the load average.
+loads: from navigation start until every chart is drawn, each load beside a page holding the
+plotting library (uPlot) and no chart (the baseline: what loading the library costs on this machine at
+that moment), with the load average.
 Writes ``benchmarks/results/report.md``.
 """
 
@@ -25,8 +24,6 @@ import tempfile
 import time
 from datetime import date
 from pathlib import Path
-
-from plotly.offline import get_plotlyjs
 
 import bondsim
 from bondsim import report
@@ -53,26 +50,6 @@ SPEC = {
 }
 
 
-#: Pages that split what loading plotly.js costs: its text read as inert data (the HTML parser's
-#: share), inside a function that is never called (plus V8's pre-parse of it), and run (plus compiling
-#: what its start-up calls and running it: the baseline). Each marks itself rendered at its end.
-SPLIT = {
-    "read as text": '<script type="text/plain">{js}</script>',
-    "pre-parsed, not run": "<script>function neverCalled() {{\n{js}\n}}</script>",
-}
-_DONE = "<script>window.bondsimRendered = performance.now(); document.body.dataset.rendered = 0;</script>"
-
-
-def split_pages(tmp: Path) -> dict[str, Path]:
-    js = get_plotlyjs()
-    pages = {}
-    for name, script in SPLIT.items():
-        page = tmp / f"split-{len(pages)}.html"
-        page.write_text(f"<!DOCTYPE html><html><head>{script.format(js=js)}</head><body>{_DONE}</body></html>")
-        pages[name] = page
-    return pages
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeat", type=int, default=5, help="page loads timed")
@@ -91,24 +68,17 @@ def main() -> None:
         build_s = time.perf_counter() - started
         size_mb = page.stat().st_size / 1e6
         charts = sum(len(s.charts) for s in report.sections(source))
-        empty = html.render("plotly.js alone", [], Path(tmp) / "empty.html")
-        renders, firsts, baselines, loads = [], [], [], []
-        splits: dict[str, list[float]] = {name: [] for name in SPLIT}
-        split = split_pages(Path(tmp))
+        empty = html.render("uPlot alone", [], Path(tmp) / "empty.html")
+        renders, baselines, loads = [], [], []
         for _ in range(args.repeat):
             loads.append(os.getloadavg()[0])
             baselines.append(browser.render(empty).render_ms / 1e3)
-            for name, split_page in split.items():
-                splits[name].append(browser.render(split_page).render_ms / 1e3)
             seen = browser.render(page)
             assert not seen.errors, seen.errors
-            assert len(seen.charts) == charts and all(c["points"] > 0 for c in seen.charts)
+            assert len(seen.charts) == charts and all(c["points"] > 0 and c["coloured"] > 0 for c in seen.charts)
             renders.append(seen.render_ms / 1e3)
-            firsts.append(seen.first_paint_ms / 1e3)
-            in_view = seen.first_paint_charts
     med = statistics.median
-    js_mb = len(get_plotlyjs().encode()) / 1e6
-    read, parsed = med(splits["read as text"]), med(splits["pre-parsed, not run"])
+    js_kb = len(html.library()[0].encode()) / 1e3
     lines = [
         "# Report of a 1,000-run sweep",
         "",
@@ -118,38 +88,22 @@ def main() -> None:
         f"Sweep: thesis scenario, SPECweb99 sizes (classes 0-1), Poisson arrivals, {len(LOADS)} loads × "
         f"{len(SCHEDULERS)} schedulers × {SEEDS} seeds = {len(table)} runs, each with `trace.link_ms = 10` and "
         f"`trace.packets = 200` (ran in {sweep_s:.1f} s). The report: {charts} charts (per-scheduler figures "
-        "with 95% intervals over the 40 seeds, 3 runs in detail).",
+        "with 95% intervals over the 40 seeds, 3 runs in detail), drawn with uPlot "
+        f"({js_kb:.0f} kB of JavaScript inline).",
         "",
         "| figure | target | measured |",
         "| --- | --- | ---: |",
-        f"| first paint in headless chromium (navigation start → the {in_view} charts in view drawn), "
-        f"best of {args.repeat} | < 3 s | {min(firsts):.2f} s (median {statistics.median(firsts):.2f} s) |",
-        f"| render in headless chromium (navigation start → every chart drawn, no scrolling), best of "
-        f"{args.repeat} | < 3 s | {min(renders):.2f} s (median {statistics.median(renders):.2f} s) |",
-        f"| the same for a page of plotly.js alone (baseline), best of {args.repeat} | — | "
-        f"{min(baselines):.2f} s (median {statistics.median(baselines):.2f} s) |",
-        f"| first paint beyond the baseline (median of the differences) | — | "
-        f"{statistics.median(f - b for f, b in zip(firsts, baselines, strict=True)):.2f} s |",
+        f"| render in headless chromium (navigation start → every chart drawn), best of {args.repeat} | < 3 s | "
+        f"{min(renders):.2f} s (median {med(renders):.2f} s) |",
+        f"| the same for a page of uPlot alone (baseline), best of {args.repeat} | — | "
+        f"{min(baselines):.2f} s (median {med(baselines):.2f} s) |",
         f"| every chart beyond the baseline (median of the differences) | — | "
-        f"{statistics.median(r - b for r, b in zip(renders, baselines, strict=True)):.2f} s |",
-        *(
-            f"| plotly.js {name} (where the baseline goes), median of {args.repeat} | — | "
-            f"{statistics.median(times):.2f} s |"
-            for name, times in splits.items()
-        ),
-        f"| file size (plotly.js inline) | < 10 MB | {size_mb:.2f} MB |",
+        f"{med(r - b for r, b in zip(renders, baselines, strict=True)):.2f} s |",
+        f"| file size (uPlot inline) | < 10 MB | {size_mb:.2f} MB |",
         f"| `bondsim report` build (load from DuckDB, charts, HTML) | — | {build_s:.2f} s |",
         "",
         f"Load average (1 min) during the page loads: {min(loads):.1f} to {max(loads):.1f} on {os.cpu_count()} cores "
         "(other engineers' builds and tests share the machine).",
-        "",
-        f"Reading: plotly.js alone (the full bundle, {js_mb:.1f} MB, as the `plotly` package ships it; the partial "
-        f"bundles are published on npm only) takes {med(baselines):.2f} s (median): reading its text {read:.2f} s, "
-        f"pre-parsing it {parsed - read:.2f} s more, compiling what its start-up calls and running it the "
-        f"remaining {med(baselines) - parsed:.2f} s, "
-        "all of it before any chart can be drawn, and all of it slower the busier the machine is. The charts in "
-        "view add the first-paint difference; the other charts follow while the reader looks at those. The "
-        "file size does not depend on the load.",
         "",
     ]
     out = HERE / "results" / "report.md"

@@ -120,7 +120,7 @@ def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, 
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     assert not re.search(r"<script[^>]+src=", text), "no script is loaded from elsewhere: it works offline"
-    assert "plotly.js" in text and "Plotly.newPlot" in text
+    assert "uPlot.js" in text and "new uPlot(" in text  # the library and the script that draws with it
     assert out.stat().st_size < 10e6
     keys = [c["key"] for c in json.loads(re.search(r'id="bondsim-charts">(.*?)</script>', text, re.S).group(1))]
     files = sorted(p.stem for p in png.glob("*.png"))

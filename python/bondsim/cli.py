@@ -590,7 +590,7 @@ def build_parser() -> argparse.ArgumentParser:
         "report",
         help="an interactive HTML report (and PNGs) of a run, a sweep or stored runs",
         formatter_class=HelpFormatter,
-        description="Write one self-contained HTML file (plotly's JavaScript inline: it works offline) with "
+        description="Write one self-contained HTML file (uPlot's JavaScript inline: it works offline) with "
         "interactive charts: per scheduler, goodput, throughput and out-of-order share against the swept axis "
         "(mean and 95%% interval over the replications); per run, link utilisation and queues over time, the "
         "schedule of the first packets (the thesis's Figures 6 and 8), reordering and delay histograms, TCP's "

@@ -1,7 +1,8 @@
 """``bondsim report``: one self-contained, offline HTML report (and PNGs) of a run, a sweep or stored runs.
 
 * :mod:`bondsim.report.charts`: the charts as data, built from results (one place for what is drawn);
-* :mod:`bondsim.report.html`: plotly, its JavaScript inline; :mod:`bondsim.report.png`: matplotlib.
+* :mod:`bondsim.report.html`: uPlot, its JavaScript inline (``draw.js`` draws the charts);
+  :mod:`bondsim.report.png`: matplotlib.
 
 A sweep (or a set of stored runs) gets its figures per scheduler against the swept axis, mean and 95%
 interval over the replications, then the detail of a few of its runs (those that recorded time series

@@ -13,14 +13,30 @@ from pathlib import Path
 #: Debian's chromium.
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-#: Per chart element: its id, plotly's drawing (svg layers), its traces and points, and drawn marks.
-_CHARTS = """() => [...document.querySelectorAll('div.chart')].map(el => ({
-    key: el.id,
-    svg: el.querySelectorAll('.main-svg').length,
-    traces: (el.data || []).length,
-    points: (el.data || []).reduce((n, t) => n + (t.x || []).filter(v => v !== null).length, 0),
-    drawn: el.querySelectorAll('.scatterlayer .trace, .barlayer .trace, canvas').length,
-}))"""
+#: Per chart element: its id, uPlot's canvases, its series and their points, and how many of its
+#: canvas's pixels are in colour (sampled every 4th pixel of every 4th row): the series' colours are
+#: saturated, the grid, axes and labels grey, so colour is what the series drew.
+_CHARTS = """() => [...document.querySelectorAll('div.chart')].map(el => {
+    const canvas = el.querySelector('canvas');
+    let coloured = 0;
+    if (canvas && canvas.width && canvas.height) {
+        const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        for (let y = 0; y < canvas.height; y += 4)
+            for (let x = 0; x < canvas.width; x += 4) {
+                const i = 4 * (y * canvas.width + x);
+                const [r, g, b] = [px[i], px[i + 1], px[i + 2]];
+                if (px[i + 3] > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 40) coloured++;
+            }
+    }
+    const series = el.bondsimSeries || [];
+    return {
+        key: el.id,
+        canvas: el.querySelectorAll('canvas').length,
+        traces: series.length,
+        points: series.reduce((n, s) => n + s.x.filter(v => v !== null).length, 0),
+        coloured,
+    };
+})"""
 
 
 @dataclass
@@ -32,10 +48,6 @@ class Rendered:
     charts: list[dict]
     #: Milliseconds from navigation start until every chart was drawn.
     render_ms: float
-    #: Milliseconds from navigation start until the charts in view were drawn (the report draws
-    #: those first, then the others), and how many there were.
-    first_paint_ms: float = 0.0
-    first_paint_charts: int = 0
 
 
 def available() -> str | None:
@@ -71,10 +83,8 @@ def render(html: Path, screenshot: Path | None = None, timeout_ms: float = 60_00
             page.wait_for_function("document.body.dataset.rendered !== undefined", timeout=timeout_ms)
             charts = page.evaluate(_CHARTS)
             render_ms = float(page.evaluate("window.bondsimRendered || 0"))
-            first_ms = float(page.evaluate("window.bondsimFirstPaint || 0"))
-            first_charts = int(page.evaluate("Number(document.body.dataset.firstPaint || 0)"))
             if screenshot is not None:
                 page.screenshot(path=str(screenshot), full_page=True)
         finally:
             browser.close()
-    return Rendered(errors, charts, render_ms, first_ms, first_charts)
+    return Rendered(errors, charts, render_ms)

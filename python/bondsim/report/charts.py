@@ -1,5 +1,5 @@
 """The report's charts as plain data (:class:`Chart` of :class:`Series`), built from results; the
-renderers (:mod:`bondsim.report.html` with plotly, :mod:`bondsim.report.png` with matplotlib) draw
+renderers (:mod:`bondsim.report.html` with uPlot, :mod:`bondsim.report.png` with matplotlib) draw
 the same charts, so the interactive report and the PNGs for papers show the same thing."""
 
 from __future__ import annotations

@@ -1,5 +1,4 @@
-"""The report's charts as static PNGs for papers, drawn with matplotlib (no browser needed: plotly's
-own image export, kaleido, drives a Chrome of its own)."""
+"""The report's charts as static PNGs for papers, drawn with matplotlib (no browser needed)."""
 
 from __future__ import annotations
 
