@@ -8,6 +8,7 @@ cannot be made.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -97,6 +98,46 @@ def test_active_backup_survives_a_link_failure():
     assert links_table.loc[0, "drops_link_down"] > 0
     assert links_table.loc[1, "packets_sent"] > links_table.loc[0, "packets_sent"] / 2
     assert s["tcp_retransmits"] >= links_table.loc[0, "drops_link_down"] - 1
+
+
+@needs_emulator
+def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, tmp_path):
+    db, small = tmp_path / "runs.duckdb", ["--set", "workload.clients=1", "--set", "workload.requests=1"]
+    small += ["--set", "workload.file_size.bytes=200000", "--set", "links=[{rate_mbps=8, delay_us=1000}]"]
+    r = main("emulate", "emulate_rr", *small, "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    printed = json.loads(r.stdout)
+    r = main("validate", "emulate_rr", *small, "--modes", "earliest-finish", "--db", str(db), "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    [row] = json.loads(r.stdout)
+    listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
+    # The emulation (run 1), then validate's simulated and emulated runs, each tagged with its engine.
+    assert [(x["run_id"], x["engine"], x["scheduler"]) for x in listed] == [
+        (1, "emulator", "balance-rr"),
+        (row["sim_run_id"], "simulator", "earliest-finish"),
+        (row["emu_run_id"], "emulator", "earliest-finish"),
+    ]
+    shown = json.loads(main("runs", "show", "1", "--db", str(db), "--json").stdout)
+    assert shown["engine"] == "emulator"
+    # The stored figures are the run's own, as `emulate --json` printed them.
+    assert shown["summary"]["goodput_bps"] == printed["goodput_bps"] > 0
+    assert shown["summary"]["emu_lateness_p99_us"] == printed["emu_lateness_p99_us"]
+    text = main("runs", "show", "1", "--db", str(db)).stdout
+    assert "(emulator)" in text and "packets_sent" in text  # its links table was stored too
+    compared = json.loads(
+        main("runs", "compare", str(row["sim_run_id"]), str(row["emu_run_id"]), "--db", str(db), "--json").stdout
+    )
+    heads = [f"run {row['sim_run_id']}", f"run {row['emu_run_id']}"]
+    assert compared["engine"] == dict(zip(heads, ["simulator", "emulator"], strict=True))
+    assert [compared["goodput_bps"][h] * 1e-6 for h in heads] == pytest.approx(
+        [row["sim_goodput_mbps"], row["emu_goodput_mbps"]], rel=1e-12
+    )
+    # A report of the three renders (the emulated runs' requests table carries TCP_INFO's columns).
+    out = tmp_path / "report.html"
+    r = main("report", "1", str(row["sim_run_id"]), str(row["emu_run_id"]), "--db", str(db), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    html = out.read_text()
+    assert all(f"run {i} (" in html for i in (1, row["sim_run_id"], row["emu_run_id"]))
 
 
 def _ip(*args: str) -> str:
