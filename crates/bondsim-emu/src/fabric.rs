@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 
 use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
-use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Scheduler};
+use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
 use bondsim_core::fault;
 use bondsim_core::link::{link_name, Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
@@ -159,6 +159,8 @@ pub struct Fabric {
     clients: Clients,
     /// Flows seen, by 5-tuple (server to client).
     pub flows: FxHashMap<FlowKey, FlowStats>,
+    /// The headers of the first flow seen (what the mode's `rx_link` is asked with).
+    first_flow: Option<FlowHeaders>,
     /// Packets the bond had no usable link for.
     pub drops_no_link: u64,
     /// Packets of an unknown address or protocol (neither the server's nor a client's).
@@ -229,6 +231,7 @@ impl Fabric {
             vlan: n.vlan,
             clients,
             flows: FxHashMap::default(),
+            first_flow: None,
             drops_no_link: 0,
             foreign: 0,
             packets: 0,
@@ -321,6 +324,7 @@ impl Fabric {
             // `World::arrive` asks the scheduler when a request arrives).
             let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
             self.flows.insert(key, FlowStats { client, rx_link, ..FlowStats::default() });
+            self.first_flow.get_or_insert(headers);
         }
         let segment = (p.payload > 0).then(|| {
             self.flows.get_mut(&key).expect("inserted").packets += 1;
@@ -499,6 +503,7 @@ impl Fabric {
                     self.views[id].up = carrier;
                     self.forward[id].refresh_view(at, &mut self.views[id]);
                     self.scheduler.on_link_change(id, &BondView { now: at, links: &self.views });
+                    self.follow_active_slave(at);
                 }
             }
             Event::Tick => {
@@ -507,6 +512,22 @@ impl Fabric {
                     self.schedule(at + every, Event::Tick);
                 }
             }
+        }
+    }
+
+    /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]): after the bond
+    /// changes it, the LAG-aware switch sends the bond's frames to the new one, as the model's
+    /// `World::follow_active_slave` (sim.rs) has it — Linux's bond takes frames in on the active
+    /// slave only (`bond_should_deliver_exact_match`, drivers/net/bonding/bond_main.c). Every
+    /// flow's receive link becomes the mode's answer; a flow that starts later asks it itself.
+    fn follow_active_slave(&mut self, now: SimTime) {
+        if self.scheduler.receive() != Receive::ActiveSlave {
+            return;
+        }
+        let Some(headers) = self.first_flow else { return };
+        let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+        for flow in self.flows.values_mut() {
+            flow.rx_link = active;
         }
     }
 

@@ -172,6 +172,45 @@ fn a_failed_link_drops_until_the_monitor_commits_then_active_backup_moves() {
     assert_eq!(f.reverse_stats().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 1]);
 }
 
+/// Packets each reverse link (clients to the bond) has sent.
+fn reverse_sent(f: &Fabric) -> Vec<u64> {
+    f.reverse_stats().map(|s| s.packets_sent).collect()
+}
+
+#[test]
+fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_the_old_one_returns() {
+    // Link 0 loses its carrier at 5 ms and has it back at 30 ms; miimon checks every 10 ms.
+    // The switch sends the bond's frames where the bond receives (its active slave, Linux
+    // `bond_should_deliver_exact_match`): link 1 from the verdict at 10 ms on, and still link 1
+    // after link 0 returns (without a primary the bond keeps its active slave,
+    // `bond_choose_primary_or_current`), as the model's `follow_active_slave` has it.
+    let mut f = fabric(
+        serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]}, {"rate_mbps": 8}]),
+        serde_json::json!({"mode": "active-backup", "miimon": 10}),
+    );
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut out);
+    // The reverse link an ACK sent at `t` ms took (sent whole 0.5 ms later: 90 wire bytes at 8 Mbit/s).
+    let ack_at = |f: &mut Fabric, t: f64| {
+        let before = reverse_sent(f);
+        f.from_client(ms(t), 0, tcp_packet(52, 0, false), &mut Vec::new());
+        run_until(f, ms(t + 0.5));
+        reverse_sent(f).iter().zip(&before).position(|(a, b)| a > b)
+    };
+    assert_eq!(ack_at(&mut f, 1.0), Some(0), "the active link before the failure");
+    run_until(&mut f, ms(12.0));
+    assert!(!f.monitor_up(0));
+    assert_eq!(ack_at(&mut f, 12.0), Some(1), "the new active slave after the verdict");
+    run_until(&mut f, ms(50.0));
+    assert!(f.monitor_up(0), "link 0 is back in the bond");
+    assert_eq!(ack_at(&mut f, 50.0), Some(1), "still the active slave, not the returned link");
+    // A flow that starts now is told the same receive link.
+    let mut second = tcp_packet(500, 0, true);
+    second[21] = 0x41; // the server's port 8001 (0x1f41): another flow
+    f.from_server(ms(51.0), second, &mut Vec::new());
+    assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
+}
+
 #[test]
 fn packets_of_other_hosts_are_not_bonded() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
