@@ -42,12 +42,12 @@ WHY_NOT = _why_not()
 needs_emulator = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 
-def scenario(mode: str, links: list[dict], file_bytes: int, **bond) -> dict:
+def scenario(mode: str, links: list[dict], file_bytes: int, sender: dict | None = None, **bond) -> dict:
     return load(
         {
             "name": "test",
             "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": file_bytes}},
-            "sender": {"kind": "tcp"},
+            "sender": sender or {"kind": "tcp"},
             "bond": {"mode": mode, **bond},
             "links": links,
         }
@@ -140,6 +140,31 @@ def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, 
     assert all(f"run {i} (" in html for i in (1, row["sim_run_id"], row["emu_run_id"]))
 
 
+@needs_emulator
+def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_active_backup():
+    # 300 kB at 6 Mbit/s in 1024-byte datagrams: 293, one every 1.37 ms. The 2 Mbit/s link
+    # takes 4.4 ms to send one (1090 bytes with headers and framing): every datagram round-robin
+    # puts on it arrives after the next one on the 8 Mbit/s link, so exactly the slow link's
+    # half (packets // 2: the odd ones) is out of order at the receiving socket, and the kernel
+    # keeps a socket's datagrams in the order they came, so the wire saw the same share.
+    udp = {"kind": "cbr", "rate_mbps": 6}
+    rr = emulate_doc(scenario("balance-rr", UNEQUAL, 300_000, udp), seconds=20)
+    s = rr.summary
+    assert s["packets"] == 300_000 // 1024 + 1 == s["delivered"], s["emu_warnings"]
+    assert s["dropped"] == 0 and s["tcp_retransmits"] is None
+    assert s["out_of_order"] == s["packets"] // 2
+    assert s["ooo_fraction"] == s["wire_ooo_fraction"] == s["out_of_order"] / s["delivered"]
+    assert rr.requests["out_of_order"].tolist() == [s["out_of_order"]]
+    # Active-backup sends all on the active link: nothing out of order, at the stream's rate
+    # (the last datagram leaves 292 intervals after the first: the payload over that time is
+    # 6 Mbit/s; one interval and the wire's few ms more make it at most 2% less).
+    ab = emulate_doc(scenario("active-backup", UNEQUAL, 300_000, udp), seconds=20)
+    s = ab.summary
+    assert s["delivered"] == s["packets"] and s["out_of_order"] == s["wire_out_of_order"] == 0
+    assert ab.links["packets_sent"].tolist() == [s["packets"], 0]
+    assert 6e6 * 0.98 < s["goodput_bps"] <= 6e6 * 1.004
+
+
 def _ip(*args: str) -> str:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=True).stdout
 
@@ -206,7 +231,7 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     assert r.stderr.startswith("error: workload.clients: the emulator makes a network namespace per client"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.kind=window")
     assert r.returncode == 2
-    assert r.stderr.startswith("error: sender.kind: the emulator's sender is the kernel's TCP"), r.stderr
+    assert r.stderr.startswith("error: sender.kind: the emulator's senders are the kernel's TCP and UDP"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr

@@ -112,8 +112,20 @@ def _rows(summary: dict) -> list[tuple[str, str]]:
         ("goodput", f"{summary['goodput_bps'] / 1e6:,.2f} Mbit/s of {summary['capacity_bps'] / 1e6:,.2f}"),
         ("flows complete", f"{summary['flows_complete']} of {summary['requests']}"),
         ("flow completion mean", f"{fmt(summary['fct_mean_s'], '.3f')} s"),
-        ("TCP retransmits", f"{summary['tcp_retransmits']:,} ({summary['tcp_spurious_retransmits']:,} spurious)"),
-        ("TCP reordering (max)", fmt(summary["tcp_reordering_max"], "")),
+        *(
+            [
+                (
+                    "TCP retransmits",
+                    f"{summary['tcp_retransmits']:,} ({summary['tcp_spurious_retransmits']:,} spurious)",
+                ),
+                ("TCP reordering (max)", fmt(summary["tcp_reordering_max"], "")),
+            ]
+            if summary["tcp_retransmits"] is not None
+            else [
+                ("UDP datagrams lost", f"{summary['dropped']:,} of {summary['packets']:,}"),
+                ("out of order at the receiver", f"{summary['ooo_fraction']:.1%}"),
+            ]
+        ),
         ("out of order on the wire", f"{summary['wire_ooo_fraction']:.1%}"),
         ("link drops (queue, down)", f"{summary['drops_queue_full']:,}, {summary['drops_link_down']:,}"),
         (
@@ -148,7 +160,9 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from rich.table import Table
 
-        table = Table(title=f"{summary['scenario'] or 'scenario'} (emulated: the kernel's TCP)", show_header=False)
+        table = Table(
+            title=f"{summary['scenario'] or 'scenario'} (emulated: the kernel's own stack)", show_header=False
+        )
         for name, value in _rows(summary):
             table.add_row(name, value)
         console.print(table)

@@ -98,7 +98,8 @@ pub struct FlowStats {
     /// again, retransmitted or copied, counts once).
     pub delivered: u64,
     /// Of those, arrived below the highest sequence number the flow had arrived at: the
-    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number).
+    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number;
+    /// a UDP datagram's number is its place in the flow at the bond).
     pub out_of_order: u64,
     /// Times consecutive data packets took different links.
     pub link_switches: u32,
@@ -327,8 +328,16 @@ impl Fabric {
             self.first_flow.get_or_insert(headers);
         }
         let segment = (p.payload > 0).then(|| {
-            self.flows.get_mut(&key).expect("inserted").packets += 1;
-            (p.seq, p.seq.wrapping_add(p.payload))
+            let flow = self.flows.get_mut(&key).expect("inserted");
+            flow.packets += 1;
+            if p.proto == etherparse::IpNumber::UDP.0 {
+                // A datagram has no sequence number on the wire: its number is its place in
+                // its flow as the bond took it (one socket's datagrams leave in the order sent).
+                let n = (flow.packets - 1) as u32;
+                (n, n.wrapping_add(1))
+            } else {
+                (p.seq, p.seq.wrapping_add(p.payload))
+            }
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
@@ -529,6 +538,11 @@ impl Fabric {
         for flow in self.flows.values_mut() {
             flow.rx_link = active;
         }
+    }
+
+    /// Frames on the links (queued, being sent, or on the wire), both ways.
+    pub fn in_flight(&self) -> usize {
+        self.frames.len()
     }
 
     /// Whether the bond's monitor sees link `id` up.

@@ -211,6 +211,28 @@ fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_th
     assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
 }
 
+/// An IPv4/UDP datagram of `l3` bytes from the server's port 8000 to the client's port 40000.
+fn udp_packet(l3: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ipv4(SERVER, CLIENT, 64).udp(8000, 40000).write(&mut out, &vec![0u8; l3 - 28]).unwrap();
+    out
+}
+
+#[test]
+fn a_datagram_is_numbered_by_its_place_in_its_flow_at_the_bond() {
+    // Round-robin over 8 and 2 Mbit/s: datagrams 0 and 2 on the fast link, 1 and 3 on the
+    // slow one (4 times as long): 1 arrives after 2, and 3 after 2 too (below the highest).
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 2}]);
+    let mut f = fabric(links, serde_json::json!({"mode": "balance-rr"}));
+    for _ in 0..4 {
+        f.from_server(SimTime::ZERO, udp_packet(1000), &mut Vec::new());
+    }
+    run_until(&mut f, ms(100.0));
+    let flow = f.flows.values().next().unwrap();
+    // Without a number of its own every datagram would be "the same segment": 1 delivered.
+    assert_eq!((flow.packets, flow.delivered, flow.out_of_order), (4, 4, 1));
+}
+
 #[test]
 fn packets_of_other_hosts_are_not_bonded() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
@@ -251,4 +273,10 @@ fn the_emulator_names_what_it_cannot_do() {
         let err = crate::check(&scenario).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{path}: ")), "{err}");
     }
+    // A datagram the kernel would fragment (the model may: network.protocol = "udp").
+    let mut doc = base.clone();
+    doc["network"] = serde_json::json!({"protocol": "udp"});
+    doc["sender"] = serde_json::json!({"kind": "cbr", "rate_mbps": 5, "chunk_bytes": 1473});
+    let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
+    assert!(err.starts_with("sender.chunk_bytes: the emulator sends whole datagrams: at most 1472 bytes"), "{err}");
 }

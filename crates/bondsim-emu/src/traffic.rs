@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a blocked socket call waits before looking at the stop flag.
-const POLL: Duration = Duration::from_millis(100);
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 
 /// What the kernel's `TCP_INFO` said of one connection at its end.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -78,14 +78,16 @@ pub struct Outcome {
     pub client: u32,
     /// Bytes asked for.
     pub file_bytes: u64,
-    /// Bytes the client's application read.
+    /// Bytes the client's application read (UDP: payload of distinct datagrams).
     pub received: u64,
     /// When the client asked (connect), seconds from the start.
     pub start_s: Option<f64>,
     /// When its application read the last byte, seconds from the start.
     pub finish_s: Option<f64>,
-    /// The server's socket at the end.
+    /// The server's socket at the end (TCP).
     pub server: Option<TcpInfo>,
+    /// The stream's counts (UDP, the `cbr` sender).
+    pub udp: Option<crate::udp::UdpCounts>,
     /// The client's socket at the end.
     pub client_info: Option<TcpInfo>,
     /// The client's port (the flow's 5-tuple with the addresses and the server's port).
@@ -107,11 +109,11 @@ pub struct Shared {
 }
 
 impl Shared {
-    fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
-    fn now_s(&self) -> f64 {
+    pub(crate) fn now_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
     }
 }
