@@ -165,6 +165,27 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     assert 6e6 * 0.98 < s["goodput_bps"] <= 6e6 * 1.004
 
 
+@needs_emulator
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="no iperf3 on the PATH (Debian's iperf3; `make tools`)")
+def test_iperf3_carries_a_request_at_the_links_rate():
+    doc = scenario("active-backup", [{"rate_mbps": 8, "delay_us": 1000}], 1_000_000)
+    result = emulate_doc(doc, seconds=20, traffic="iperf3")
+    s = result.summary
+    assert s["emu_traffic"] == "iperf3" and s["flows_complete"] == 1, s["emu_warnings"]
+    # TCP's payload ceiling on an 8 Mbit/s link: 1448 bytes of payload (1500 less 20 of IP, 20
+    # of TCP and 12 of timestamps) per 1538 bytes on the wire (38 of Ethernet framing).
+    ceiling = 8e6 * 1448 / 1538
+    assert 0.9 * ceiling < s["emu_iperf3_bps"] <= 1.01 * ceiling
+    assert result.requests["iperf3_bps"].tolist() == [s["emu_iperf3_bps"]]
+    # The emulator's own goodput counts iperf3's start and its control exchanges too.
+    assert 0.75 * ceiling < s["goodput_bps"] < s["emu_iperf3_bps"]
+    # Its data connection is the request's flow on the wire (at least the file's full segments);
+    # the one link carried its control connection's packets besides.
+    assert s["packets"] == s["delivered"] >= 1_000_000 // 1448 + 1
+    assert result.links["packets_sent"].iloc[0] > s["packets"]
+    assert s["tcp_retransmits"] == s["drops_queue_full"] == 0
+
+
 def _ip(*args: str) -> str:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=True).stdout
 
@@ -192,12 +213,25 @@ def _anyone_in(namespaces: set[str]) -> list[int]:
 
 
 @needs_emulator
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 130)])
-def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code):
+@pytest.mark.parametrize(
+    ("sig", "code", "traffic"),
+    [
+        (signal.SIGKILL, -signal.SIGKILL, "sockets"),
+        (signal.SIGTERM, 130, "sockets"),
+        pytest.param(
+            signal.SIGKILL,
+            -signal.SIGKILL,
+            "iperf3",
+            marks=pytest.mark.skipif(shutil.which("iperf3") is None, reason="no iperf3 on the PATH"),
+        ),
+    ],
+)
+def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code, traffic):
     netns_before, links_before = _ip("netns", "list"), _ip("-o", "link")
     ours = os.readlink("/proc/self/ns/net")
-    # A transfer that lasts about 10 s (10 MB at 8 Mbit/s): killed well before its end.
-    cmd = [sys.executable, "-m", "bondsim.cli", "emulate", "tcp_rr", "--quiet", "--seconds", "30"]
+    # A transfer that lasts about 10 s (10 MB at 8 Mbit/s): killed well before its end. Under
+    # iperf3 its processes (two servers, two clients) are in the namespaces too.
+    cmd = [sys.executable, "-m", "bondsim.cli", "emulate", "tcp_rr", "--quiet", "--seconds", "30", "--traffic", traffic]
     cmd += ["--set", "links=[{rate_mbps=8}]", "--set", "workload.requests=2", "--set", "workload.clients=2"]
     cmd += ["--set", "workload.file_size.bytes=10000000"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
@@ -210,6 +244,8 @@ def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code):
         assert len(made) == 3, f"the emulator never set up its namespaces: {proc.stderr.read1().decode()}"
         time.sleep(0.5)  # traffic flowing
         assert proc.poll() is None
+        if traffic == "iperf3":  # its two servers and two clients run in the namespaces beside the emulator
+            assert len(_anyone_in(made)) == 5, _anyone_in(made)
         proc.send_signal(sig)  # SIGKILL: no handler runs; SIGTERM: stops the run as Ctrl-C does
         proc.wait(timeout=10)
     finally:

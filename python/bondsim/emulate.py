@@ -30,6 +30,8 @@ examples:
   sudo bondsim emulate scenarios/emulate_rr.toml --set bond.mode=earliest-finish --json
   sudo bondsim emulate scenarios/emulate_rr.toml --set links.0.failures.0.down_s=1 --seconds 10
   sudo bondsim emulate scenarios/emulate_rr.toml --db results.duckdb   # then: bondsim runs list --db results.duckdb
+  sudo bondsim emulate scenarios/emulate_rr.toml --traffic iperf3
+  sudo bondsim emulate scenarios/emulate_rr.toml --set 'sender={kind="cbr", rate_mbps=6}'   # UDP streams
 """
 
 EPILOG_VALIDATE = """\
@@ -74,14 +76,26 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def emulate_doc(doc: dict, seconds: float | None = None, *, label: str = "emulating", quiet: bool = True):
-    """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`."""
+#: What ``--traffic`` takes: the emulator's own sockets, or iperf3 tests (Debian's iperf3 on the PATH).
+TRAFFIC = ("sockets", "iperf3")
+
+
+def emulate_doc(
+    doc: dict,
+    seconds: float | None = None,
+    *,
+    label: str = "emulating",
+    quiet: bool = True,
+    traffic: str = "sockets",
+):
+    """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`. ``traffic``: one
+    of :data:`TRAFFIC`."""
     from bondsim.api import RunResult
 
     if not hasattr(_core, "emulate"):
         raise BondsimError("the emulator runs on Linux only")
     limit = seconds or doc.get("stop_s") or 60.0
-    text = _core.emulate(json.dumps(doc), seconds, EmulateProgress(label, limit, enabled=not quiet))
+    text = _core.emulate(json.dumps(doc), seconds, EmulateProgress(label, limit, enabled=not quiet), traffic)
     return RunResult.from_json(doc, text)
 
 
@@ -145,7 +159,9 @@ def cmd_emulate(args: argparse.Namespace) -> int:
         check_out_dir(args.out)
     _check_db(args.db)
     with _stop_on_sigterm():
-        result = emulate_doc(doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet)
+        result = emulate_doc(
+            doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet, traffic=args.traffic
+        )
     if args.out:
         try:
             result.write(args.out)
@@ -183,7 +199,7 @@ VALIDATE_FIGURES = (
 
 
 def validate_rows(
-    doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None
+    doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str = "sockets"
 ) -> list[dict]:
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
     for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given."""
@@ -195,7 +211,7 @@ def validate_rows(
         one = load(doc, [f"bond.mode={mode}"])
         _core.emulate_check(json.dumps(one))
         simulated = run_checked(one)
-        emulated = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet)
+        emulated = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet, traffic=traffic)
         sim, emu = simulated.summary, emulated.summary
         row: dict[str, Any] = {"scheduler": sim["scheduler"]}
         if db is not None:
@@ -219,7 +235,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else [doc["bond"]["mode"]]
     _check_db(args.db)
     with _stop_on_sigterm():
-        rows = validate_rows(doc, modes, args.seconds, args.quiet, args.db)
+        rows = validate_rows(doc, modes, args.seconds, args.quiet, args.db, args.traffic)
     if args.out:
         import pandas as pd
 
@@ -258,6 +274,13 @@ DB_HELP = (
 )
 
 
+TRAFFIC_HELP = (
+    "what carries the requests: the emulator's own sockets (default; TCP_INFO per connection), or iperf3 "
+    "(one `iperf3 -s -1` per request in the server's namespace, `iperf3 -c -R -J` in the client's: TCP, or UDP at "
+    "the cbr sender's rate; Debian's iperf3, `make tools` installs it)"
+)
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """``bondsim emulate`` and ``bondsim validate``."""
     p = sub.add_parser(
@@ -277,6 +300,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json")
     p.add_argument("--db", type=Path, help=DB_HELP)
+    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
     add_overrides(p)
     p.add_argument("--seconds", type=float, help="stop after this many seconds of real time (default: stop_s, else 60)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -298,6 +322,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")
     p.add_argument("--db", type=Path, help=DB_HELP + "; both sides of each scheduler")
+    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_validate)

@@ -18,11 +18,14 @@
 //! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
 //! * [`traffic`]: the request/response transfers over real sockets, `TCP_INFO`.
 //! * [`udp`]: the `cbr` sender's streams over real UDP sockets.
+//! * [`iperf`]: the same requests as iperf3 tests (`--traffic iperf3`).
 //! * [`realtime`]: the loop on the monotonic clock, timing honesty (lateness), the result.
 
 #![recursion_limit = "256"]
 
 pub mod fabric;
+#[cfg(target_os = "linux")]
+pub mod iperf;
 #[cfg(target_os = "linux")]
 pub mod ns;
 #[cfg(target_os = "linux")]
@@ -185,6 +188,32 @@ fn check_cbr(scenario: &Scenario, cbr: &CbrSender, arrivals: &Arrivals) -> Resul
 pub struct Options {
     /// Stop after this many seconds of real time (default: the scenario's `stop_s`, else 60).
     pub seconds: Option<f64>,
+    /// What carries the requests.
+    pub traffic: Traffic,
+}
+
+/// What carries the scenario's requests between the namespaces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Traffic {
+    /// The emulator's own sockets (TCP transfers, UDP streams), with `TCP_INFO`.
+    #[default]
+    Sockets,
+    /// iperf3 tests, one per request (`iperf`).
+    Iperf3,
+}
+
+impl Traffic {
+    /// The names `--traffic` takes.
+    pub const NAMES: [&'static str; 2] = ["sockets", "iperf3"];
+
+    /// From its name.
+    pub fn from_name(name: &str) -> Result<Traffic> {
+        match name {
+            "sockets" => Ok(Traffic::Sockets),
+            "iperf3" => Ok(Traffic::Iperf3),
+            _ => Err(Error::Io(format!("--traffic: one of {}, not `{name}`", Traffic::NAMES.join(", ")))),
+        }
+    }
 }
 
 /// Where an emulation is, for a progress bar.

@@ -27,6 +27,7 @@ use crate::fabric::{Delivery, Dest, Fabric};
 use crate::ns::{self, host_error, Netns};
 use crate::traffic::{self, Outcome, Shared, TcpInfo};
 use crate::udp;
+use crate::{iperf, Traffic};
 use crate::{Options, Progress};
 
 /// Lateness above which a delivery counts as late in the warning, µs: a tenth of a
@@ -166,11 +167,27 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     let server_ns = Netns::new()?;
     let server_ip = fabric_server_ip(scenario)?;
     let port = scenario.network.server_port;
+    let iperf3 = options.traffic == Traffic::Iperf3;
+    if iperf3 {
+        iperf::preflight()?;
+    }
+    // iperf3's servers listen on a port each, from the scenario's server port on.
+    let iperf3_port = move |id: u32| port.wrapping_add(id as u16);
+    if iperf3 && u32::from(port) + requests.len() as u32 > u32::from(u16::MAX) {
+        return Err(Error::scenario(
+            "network.server_port",
+            format!(
+                "--traffic iperf3 needs a port per request from it: at most {}",
+                u16::MAX as usize - requests.len()
+            ),
+        ));
+    }
     let (mut server_tun, set, server_before, server_socket) = server_ns.run(|| {
         let set = set_sysctls(&wanted);
         let tun = ns::open_tun(server_ip, mtu)?;
         let addr = traffic::server_addr(server_ip, port);
         let socket = match tcp {
+            _ if iperf3 => ServerSocket::Iperf3,
             Some(tcp) => {
                 let listener =
                     std::net::TcpListener::bind(addr).map_err(|e| host_error("listening on the server's port", e))?;
@@ -232,6 +249,33 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         }
         (ServerSocket::Udp(socket), Sender::Cbr(cbr)) => {
             threads.extend(udp_streams(scenario, cbr, socket, &requests, &clients, &client_ns, &shared)?);
+        }
+        (ServerSocket::Iperf3, sender) => {
+            let (ready, started) = std::sync::mpsc::channel();
+            let ports: Vec<u16> = requests.iter().map(|r| iperf3_port(r.id)).collect();
+            let (shared_tx, netns) = (shared.clone(), server_ns.clone());
+            threads.push(std::thread::spawn(move || match netns.enter() {
+                Ok(()) => iperf::serve(server_ip, ports, &shared_tx, ready),
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                }
+            }));
+            if let Err(e) = started.recv().unwrap_or_else(|_| Err(Error::Io("iperf3 servers: no answer".into()))) {
+                shared.stop.store(true, Ordering::Relaxed);
+                for t in threads {
+                    let _ = t.join();
+                }
+                return Err(e);
+            }
+            for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
+                let (shared, netns, sender) = (shared.clone(), client_ns[client as usize].clone(), sender.clone());
+                threads.push(std::thread::spawn(move || {
+                    if netns.enter().is_ok() {
+                        let settings = |id: u32| (iperf::Settings::new(&sender, id as usize), iperf3_port(id));
+                        iperf::fetch(server_ip, ids, settings, &shared);
+                    }
+                }));
+            }
         }
         _ => unreachable!("the server's socket is the sender's"),
     }
@@ -335,6 +379,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
             .collect(),
         congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
         realtime,
+        traffic: options.traffic,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
     };
@@ -342,10 +387,12 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     // Dropping the namespaces' descriptors and the TUN devices here frees them all.
 }
 
-/// The server's socket: a TCP listener, or the UDP socket every stream is sent from.
+/// The server's socket: a TCP listener, or the UDP socket every stream is sent from; none
+/// of ours for iperf3 (its servers bind their own).
 enum ServerSocket {
     Tcp(std::net::TcpListener),
     Udp(std::net::UdpSocket),
+    Iperf3,
 }
 
 /// Starts a sender and a receiver thread per request of the `cbr` sender: each client's
@@ -408,7 +455,11 @@ fn finished(shared: &Shared) -> (u32, u32) {
     let outcomes = shared.outcomes.lock().expect("outcomes");
     let whole = outcomes.iter().filter(|o| o.finish_s.is_some()).count() as u32;
     let closed = |o: &Outcome| o.server.is_some() || o.udp.is_some_and(|u| u.sent_all_s.is_some());
-    let ended = outcomes.iter().filter(|o| o.error.is_some() || (o.finish_s.is_some() && closed(o))).count();
+    // An iperf3 test has ended when its client has (its report is there).
+    let ended = outcomes
+        .iter()
+        .filter(|o| o.error.is_some() || o.iperf3.is_some() || (o.finish_s.is_some() && closed(o)))
+        .count();
     (whole, ended as u32)
 }
 
@@ -449,6 +500,8 @@ struct Kernel {
     congestion_control: Option<String>,
     /// The loop ran in the real-time class (`SCHED_FIFO`).
     realtime: bool,
+    /// What carried the requests.
+    traffic: Traffic,
     server: Map<String, Value>,
     clients: Map<String, Value>,
 }
@@ -483,7 +536,11 @@ fn result(
     let complete = outcomes.iter().all(|o| o.finish_s.is_some());
     // A UDP stream that lost datagrams still ends: at its last arrival, as the simulator's.
     let udp: Vec<udp::UdpCounts> = outcomes.iter().filter_map(|o| o.udp).collect();
-    let last_arrival = udp.iter().filter_map(|u| u.last_arrival_s).fold(makespan, f64::max);
+    let last_arrival = udp
+        .iter()
+        .filter_map(|u| u.last_arrival_s)
+        .chain(outcomes.iter().filter_map(|o| Some(o.iperf3?.ended_s)))
+        .fold(makespan, f64::max);
     let duration =
         if complete || (!is_tcp && last_arrival > 0.0) { last_arrival } else { wall_s.min(limit_s).max(makespan) };
     let received: u64 = outcomes.iter().map(|o| o.received.min(o.file_bytes)).sum();
@@ -495,7 +552,24 @@ fn result(
     let forward: Vec<_> = fabric.forward_stats().collect();
     let reverse: Vec<_> = fabric.reverse_stats().collect();
     let wire_bits: f64 = forward.iter().map(|s| s.wire_bytes as f64 * 8.0).sum();
-    let flows: Vec<_> = fabric.flows.values().collect();
+    // A request's flow on the wire (iperf3's: its data connection or stream, on its server's port).
+    let flow_of = |o: &Outcome| {
+        let key = bondsim_core::bond::FlowKey {
+            src_ip: server_ip,
+            dst_ip: fabric.client_ip(o.client as usize),
+            src_port: o.iperf3.map_or(port, |r| r.server_port),
+            dst_port: o.local_port?,
+            ip_proto: if is_tcp { 6 } else { 17 },
+        };
+        fabric.flows.get(&key)
+    };
+    // The requests' data flows: every flow, but only the tests' own under iperf3 (its control
+    // connections carry data too).
+    let flows: Vec<_> = if outcomes.iter().any(|o| o.iperf3.is_some()) {
+        outcomes.iter().filter_map(flow_of).collect()
+    } else {
+        fabric.flows.values().collect()
+    };
     let data_packets: u64 = flows.iter().map(|f| f.packets).sum();
     let data_delivered: u64 = flows.iter().map(|f| f.delivered).sum();
     let ooo: u64 = flows.iter().map(|f| f.out_of_order).sum();
@@ -522,9 +596,29 @@ fn result(
     // UDP: the receiving applications' counts (the simulator's receiver), TCP's figures none.
     let udp_sum = |f: fn(&udp::UdpCounts) -> u64| udp.iter().map(f).sum::<u64>();
     let (sent, read, in_order) = (udp_sum(|u| u.sent), udp_sum(|u| u.received), udp_sum(|u| u.in_order));
-    let tcp_figure = |v: Value| if is_tcp { v } else { Value::Null };
-    let receiver = if is_tcp {
-        json!({"packets": data_packets, "delivered": data_delivered})
+    // TCP_INFO's figures come from the emulator's own sockets: none under iperf3, whose
+    // report gives the sender's retransmissions only.
+    let iperf3: Vec<&iperf::Iperf3> = outcomes.iter().filter_map(|o| o.iperf3.as_ref()).collect();
+    let own_tcp = is_tcp && iperf3.is_empty();
+    let tcp_figure = |v: Value| if own_tcp { v } else { Value::Null };
+    // iperf3's own UDP counts, summed (none unless iperf3 carried UDP).
+    let iperf3_udp = |f: fn(&(u64, u64, u64)) -> u64| {
+        (!iperf3.is_empty()).then(|| iperf3.iter().try_fold(0, |n, r| Some(n + f(r.udp.as_ref()?)))).flatten()
+    };
+    let retransmits = if own_tcp {
+        json!(sum(|i| u64::from(i.total_retrans)))
+    } else if is_tcp {
+        json!(iperf3.iter().filter_map(|r| r.retransmits).sum::<u64>())
+    } else {
+        Value::Null
+    };
+    let receiver = if is_tcp || udp.is_empty() {
+        // TCP, or UDP under iperf3: the bond's and the clients' wire counts.
+        let mut wire = json!({"packets": data_packets, "delivered": data_delivered});
+        if !is_tcp {
+            wire["dropped"] = json!(data_packets.saturating_sub(data_delivered));
+        }
+        wire
     } else {
         json!({
             "packets": sent,
@@ -563,7 +657,7 @@ fn result(
         "fct_p50_s": percentile(&fct, 0.5),
         "fct_p99_s": percentile(&fct, 0.99),
         "tcp_segments_sent": tcp_figure(json!(sum(|i| u64::from(i.segs_out)))),
-        "tcp_retransmits": tcp_figure(json!(sum(|i| u64::from(i.total_retrans)))),
+        "tcp_retransmits": retransmits,
         // A D-SACK reports a segment that arrived twice; on a bond that copies nothing, only a
         // retransmitted segment can, and the kernel itself counts D-SACKs beyond the
         // retransmissions as dubious (`tcp_dsack_seen`, net/ipv4/tcp_input.c: "Skip the
@@ -594,20 +688,15 @@ fn result(
         "emu_kernel_clients": kernel.clients,
         "emu_foreign_packets": fabric.foreign,
         "emu_warnings": warnings,
+        "emu_traffic": Traffic::NAMES[kernel.traffic as usize],
+        // iperf3's own rate at each receiver, summed (tests that start together overlap).
+        "emu_iperf3_bps": (!iperf3.is_empty()).then(|| iperf3.iter().map(|r| r.bits_per_second).sum::<f64>()),
+        "emu_iperf3_udp_lost": iperf3_udp(|u| u.1),
+        "emu_iperf3_udp_out_of_order": iperf3_udp(|u| u.2),
     });
     if let (Value::Object(summary), Value::Object(receiver)) = (&mut summary, receiver) {
         summary.extend(receiver);
     }
-    let flow_of = |o: &Outcome| {
-        let key = bondsim_core::bond::FlowKey {
-            src_ip: server_ip,
-            dst_ip: fabric.client_ip(o.client as usize),
-            src_port: port,
-            dst_port: o.local_port?,
-            ip_proto: if is_tcp { 6 } else { 17 },
-        };
-        fabric.flows.get(&key)
-    };
     let col = |f: &dyn Fn(&Outcome) -> Value| Value::Array(outcomes.iter().map(f).collect());
     let requests = json!({
         "request": col(&|o| json!(o.id)),
@@ -635,6 +724,7 @@ fn result(
         "tcp_rtt_us": col(&|o| json!(o.server.map(|i| i.rtt_us))),
         "tcp_cwnd": col(&|o| json!(o.server.map(|i| i.snd_cwnd))),
         "tcp_rcv_ooopack": col(&|o| json!(o.client_info.map(|i| i.rcv_ooopack))),
+        "iperf3_bps": col(&|o| json!(o.iperf3.map(|r| r.bits_per_second))),
         "error": col(&|o| json!(o.error)),
     });
     let lc = |f: &dyn Fn(usize) -> Value| Value::Array((0..rates.len()).map(f).collect());

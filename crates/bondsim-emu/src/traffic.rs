@@ -88,6 +88,8 @@ pub struct Outcome {
     pub server: Option<TcpInfo>,
     /// The stream's counts (UDP, the `cbr` sender).
     pub udp: Option<crate::udp::UdpCounts>,
+    /// iperf3's report (`--traffic iperf3`).
+    pub iperf3: Option<crate::iperf::Iperf3>,
     /// The client's socket at the end.
     pub client_info: Option<TcpInfo>,
     /// The client's port (the flow's 5-tuple with the addresses and the server's port).
@@ -115,6 +117,20 @@ impl Shared {
 
     pub(crate) fn now_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    /// Sleeps until `at_s` seconds from the start; false if the run stopped first.
+    pub(crate) fn wait_until(&self, at_s: f64) -> bool {
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            let left = at_s - self.now_s();
+            if left <= 0.0 {
+                return true;
+            }
+            std::thread::sleep(Duration::from_secs_f64(left.min(POLL.as_secs_f64())));
+        }
     }
 }
 
@@ -191,10 +207,7 @@ pub type Fetch = (u32, f64, u64);
 /// namespace), each not before its arrival time (seconds from the start).
 pub fn fetch(server: SocketAddrV4, ids: Vec<Fetch>, shared: Arc<Shared>) {
     for (id, arrival_s, bytes) in ids {
-        while shared.now_s() < arrival_s && !shared.stopped() {
-            std::thread::sleep(Duration::from_secs_f64((arrival_s - shared.now_s()).clamp(0.0, 0.05)));
-        }
-        if shared.stopped() {
+        if !shared.wait_until(arrival_s) {
             return;
         }
         let result = fetch_one(server, id, bytes, &shared);

@@ -13,7 +13,6 @@
 use std::io::ErrorKind;
 use std::net::{SocketAddrV4, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::time::Duration;
 
 use bondsim_core::transport::Cutter;
 
@@ -56,20 +55,6 @@ pub struct Stream {
     pub rate_bps: f64,
 }
 
-/// Sleeps until `at_s` seconds from the start (or the stop); false if stopped.
-fn wait_until(shared: &Shared, at_s: f64) -> bool {
-    loop {
-        if shared.stopped() {
-            return false;
-        }
-        let left = at_s - shared.now_s();
-        if left <= 0.0 {
-            return true;
-        }
-        std::thread::sleep(Duration::from_secs_f64(left.min(POLL.as_secs_f64())));
-    }
-}
-
 /// The server's end of `stream` (in the calling thread's namespace, on `socket`).
 pub fn send(socket: &UdpSocket, stream: Stream, cutter: Cutter, shared: &Shared) {
     // SAFETY: prctl(PR_SET_TIMERSLACK) only changes this thread's timer slack (prctl(2)):
@@ -80,7 +65,7 @@ pub fn send(socket: &UdpSocket, stream: Stream, cutter: Cutter, shared: &Shared)
     let mut counts = UdpCounts::default();
     let mut datagram = Vec::new();
     for k in 0..packets {
-        if !wait_until(shared, due) {
+        if !shared.wait_until(due) {
             break;
         }
         let bytes = cutter.packet_bytes(stream.bytes, k);
