@@ -148,13 +148,20 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     # half (packets // 2: the odd ones) is out of order at the receiving socket, and the kernel
     # keeps a socket's datagrams in the order they came, so the wire saw the same share.
     udp = {"kind": "cbr", "rate_mbps": 6}
-    rr = emulate_doc(scenario("balance-rr", UNEQUAL, 300_000, udp), seconds=20)
+    rr = emulate_doc(load(scenario("balance-rr", UNEQUAL, 300_000, udp), ["trace.packets=1000"]), seconds=20)
     s = rr.summary
     assert s["packets"] == 300_000 // 1024 + 1 == s["delivered"], s["emu_warnings"]
     assert s["dropped"] == 0 and s["tcp_retransmits"] is None
     assert s["out_of_order"] == s["packets"] // 2
     assert s["ooo_fraction"] == s["wire_ooo_fraction"] == s["out_of_order"] / s["delivered"]
     assert rr.requests["out_of_order"].tolist() == [s["out_of_order"]]
+    # The packet trace (trace.packets, as the simulator's): every datagram of request 0 in the
+    # bond's order, alternating links, the slow link's ones (odd) out of order.
+    trace = rr.packet_trace
+    assert trace["flow"].tolist() == [0] * s["packets"] and trace["seq"].tolist() == list(range(s["packets"]))
+    assert trace["link"].tolist() == [k % 2 for k in range(s["packets"])]
+    assert trace["out_of_order"].tolist() == [k % 2 == 1 for k in range(s["packets"])]
+    assert (trace["arrived_s"] > trace["sent_s"]).all()
     # Active-backup sends all on the active link: nothing out of order, at the stream's rate
     # (the last datagram leaves 292 intervals after the first: the payload over that time is
     # 6 Mbit/s; one interval and the wire's few ms more make it at most 2% less).

@@ -434,6 +434,21 @@ fn udp_streams(
     Ok(threads)
 }
 
+/// The fabric's packet trace as the simulator's `packet_trace` table, each row's flow the
+/// request whose flow it is (`key_of`; null for one of no request, as iperf3's control).
+fn packet_trace(
+    fabric: &Fabric,
+    outcomes: &[Outcome],
+    key_of: impl Fn(&Outcome) -> Option<bondsim_core::bond::FlowKey>,
+) -> Value {
+    let request: rustc_hash::FxHashMap<_, u32> = outcomes.iter().filter_map(|o| Some((key_of(o)?, o.id))).collect();
+    let t = &fabric.trace;
+    let mut table = serde_json::to_value(&t.rows).expect("plain data");
+    let flows: Vec<Value> = t.rows.flow.iter().map(|&f| json!(request.get(&t.flows[f as usize]))).collect();
+    table["flow"] = Value::Array(flows);
+    table
+}
+
 fn fabric_server_ip(scenario: &Scenario) -> Result<[u8; 4]> {
     bondsim_core::network::parse_ip("network.server_ip", &scenario.network.server_ip)
 }
@@ -553,16 +568,16 @@ fn result(
     let reverse: Vec<_> = fabric.reverse_stats().collect();
     let wire_bits: f64 = forward.iter().map(|s| s.wire_bytes as f64 * 8.0).sum();
     // A request's flow on the wire (iperf3's: its data connection or stream, on its server's port).
-    let flow_of = |o: &Outcome| {
-        let key = bondsim_core::bond::FlowKey {
+    let key_of = |o: &Outcome| {
+        Some(bondsim_core::bond::FlowKey {
             src_ip: server_ip,
             dst_ip: fabric.client_ip(o.client as usize),
             src_port: o.iperf3.map_or(port, |r| r.server_port),
             dst_port: o.local_port?,
             ip_proto: if is_tcp { 6 } else { 17 },
-        };
-        fabric.flows.get(&key)
+        })
     };
+    let flow_of = |o: &Outcome| fabric.flows.get(&key_of(o)?);
     // The requests' data flows: every flow, but only the tests' own under iperf3 (its control
     // connections carry data too).
     let flows: Vec<_> = if outcomes.iter().any(|o| o.iperf3.is_some()) {
@@ -752,5 +767,9 @@ fn result(
             json!(if last > first { bytes as f64 * 8.0 / (last - first) } else { 0.0 })
         }),
     });
-    json!({"summary": summary, "requests": requests, "links": links})
+    let mut out = json!({"summary": summary, "requests": requests, "links": links});
+    if scenario.trace.packets > 0 {
+        out["packet_trace"] = packet_trace(fabric, outcomes, key_of);
+    }
+    out
 }

@@ -25,6 +25,44 @@ fn fabric(links: serde_json::Value, bond: serde_json::Value) -> Fabric {
     Fabric::new(&scenario, clients).unwrap()
 }
 
+/// A fabric as [`fabric`], one TCP client, tracing the first `packets` data packets.
+fn traced(links: serde_json::Value, bond: serde_json::Value, packets: u32) -> Fabric {
+    let doc = serde_json::json!({
+        "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "tcp"}, "bond": bond, "links": links, "trace": {"packets": packets},
+    });
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    Fabric::new(&scenario, Clients::new(&scenario.network, 1, scenario.seed)).unwrap()
+}
+
+#[test]
+fn the_packet_trace_has_each_data_packets_link_times_and_order_as_the_simulators() {
+    // As in the round-robin test above: packets 0 and 2 on the 8 Mbit/s link arrive at t and
+    // 2t, 1 and 3 on the 2 Mbit/s one at 4t and 8t: only 1 is out of order. The trace keeps
+    // the first three; a copy sent again (seq 0) is a retransmission.
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 2}]);
+    let mut f = traced(links, serde_json::json!({"mode": "balance-rr"}), 3);
+    for seq in 0..3 {
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
+    }
+    f.from_server(ms(1.0), tcp_packet(1000, 0, true), &mut Vec::new());
+    run_until(&mut f, ms(100.0));
+    let t = &f.trace.rows;
+    let (fast, slow) = (tx(1000, 8.0).as_secs_f64(), tx(1000, 2.0).as_secs_f64());
+    assert_eq!(t.packet, vec![0, 1, 2]);
+    assert_eq!(t.seq, vec![0, 1, 2]);
+    assert_eq!(t.link, vec![Some(0), Some(1), Some(0)]);
+    assert_eq!(t.out_of_order, vec![false, true, false]);
+    assert_eq!(t.arrived_s, vec![Some(fast), Some(slow), Some(2.0 * fast)]);
+    assert_eq!(t.left_s, t.arrived_s, "no wire delay");
+    assert_eq!(t.retransmit, vec![false; 3]);
+    let mut g = traced(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}), 10);
+    for seq in [0, 960, 0] {
+        g.from_server(SimTime::ZERO, tcp_packet(1000, seq, true), &mut Vec::new());
+    }
+    assert_eq!(g.trace.rows.retransmit, vec![false, false, true]);
+}
+
 /// An IPv4/TCP packet of `l3` bytes (with `l3 - 52` payload bytes) between the server's
 /// port 8000 and the client's port 40000; `from_server` picks the direction.
 fn tcp_packet(l3: usize, seq: u32, from_server: bool) -> Vec<u8> {
