@@ -245,7 +245,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from rich.table import Table
 
-        table = Table(title="simulator vs emulator (the kernel's TCP); diff = emulator − simulator")
+        table = Table(title="simulator vs emulator (the kernel's own stack); diff = emulator − simulator")
         for name in ("scheduler", "goodput Mbit/s sim / emu (diff)", "retransmits", "spurious", "out of order"):
             table.add_column(name)
         for r in rows:
