@@ -25,7 +25,8 @@ build: setup
 # System tools the tests read the run's output with: tshark reads the packet captures back
 # (Debian's package, installed non-interactively; sudo only when not root). Where it cannot
 # be installed, the capture tests that need it skip, saying so. The emulator (bondsim
-# emulate) addresses its TUN devices with iproute2's `ip`; without it its tests skip.
+# emulate) addresses its TUN devices with iproute2's `ip`; without it its tests skip;
+# `bondsim emulate --traffic iperf3` runs Debian's iperf3.
 tools:
 	@command -v tshark >/dev/null 2>&1 || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -35,6 +36,10 @@ tools:
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq iproute2 >/dev/null; } \
 		|| echo "tools: iproute2 could not be installed; the emulator tests will skip"; }
+	@command -v iperf3 >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq iperf3 >/dev/null; } \
+		|| echo "tools: iperf3 could not be installed; the emulator's iperf3 test will skip"; }
 
 # The main job: reproduce the thesis's figures (CSV, PNG, markdown summary).
 demo: build

@@ -8,6 +8,7 @@ cannot be made.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -41,12 +42,12 @@ WHY_NOT = _why_not()
 needs_emulator = pytest.mark.skipif(WHY_NOT is not None, reason=WHY_NOT or "")
 
 
-def scenario(mode: str, links: list[dict], file_bytes: int, **bond) -> dict:
+def scenario(mode: str, links: list[dict], file_bytes: int, sender: dict | None = None, **bond) -> dict:
     return load(
         {
             "name": "test",
             "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": file_bytes}},
-            "sender": {"kind": "tcp"},
+            "sender": sender or {"kind": "tcp"},
             "bond": {"mode": mode, **bond},
             "links": links,
         }
@@ -99,6 +100,99 @@ def test_active_backup_survives_a_link_failure():
     assert s["tcp_retransmits"] >= links_table.loc[0, "drops_link_down"] - 1
 
 
+@needs_emulator
+def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, tmp_path):
+    db, small = tmp_path / "runs.duckdb", ["--set", "workload.clients=1", "--set", "workload.requests=1"]
+    small += ["--set", "workload.file_size.bytes=200000", "--set", "links=[{rate_mbps=8, delay_us=1000}]"]
+    r = main("emulate", "emulate_rr", *small, "--db", str(db), "--json")
+    assert r.returncode == 0, r.stderr
+    printed = json.loads(r.stdout)
+    r = main("validate", "emulate_rr", *small, "--modes", "earliest-finish", "--db", str(db), "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    [row] = json.loads(r.stdout)
+    listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
+    # The emulation (run 1), then validate's simulated and emulated runs, each tagged with its engine.
+    assert [(x["run_id"], x["engine"], x["scheduler"]) for x in listed] == [
+        (1, "emulator", "balance-rr"),
+        (row["sim_run_id"], "simulator", "earliest-finish"),
+        (row["emu_run_id"], "emulator", "earliest-finish"),
+    ]
+    shown = json.loads(main("runs", "show", "1", "--db", str(db), "--json").stdout)
+    assert shown["engine"] == "emulator"
+    # The stored figures are the run's own, as `emulate --json` printed them.
+    assert shown["summary"]["goodput_bps"] == printed["goodput_bps"] > 0
+    assert shown["summary"]["emu_lateness_p99_us"] == printed["emu_lateness_p99_us"]
+    text = main("runs", "show", "1", "--db", str(db)).stdout
+    assert "(emulator)" in text and "packets_sent" in text  # its links table was stored too
+    compared = json.loads(
+        main("runs", "compare", str(row["sim_run_id"]), str(row["emu_run_id"]), "--db", str(db), "--json").stdout
+    )
+    heads = [f"run {row['sim_run_id']}", f"run {row['emu_run_id']}"]
+    assert compared["engine"] == dict(zip(heads, ["simulator", "emulator"], strict=True))
+    assert [compared["goodput_bps"][h] * 1e-6 for h in heads] == pytest.approx(
+        [row["sim_goodput_mbps"], row["emu_goodput_mbps"]], rel=1e-12
+    )
+    # A report of the three renders (the emulated runs' requests table carries TCP_INFO's columns).
+    out = tmp_path / "report.html"
+    r = main("report", "1", str(row["sim_run_id"]), str(row["emu_run_id"]), "--db", str(db), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    html = out.read_text()
+    assert all(f"run {i} (" in html for i in (1, row["sim_run_id"], row["emu_run_id"]))
+
+
+@needs_emulator
+def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_active_backup():
+    # 300 kB at 6 Mbit/s in 1024-byte datagrams: 293, one every 1.37 ms. The 2 Mbit/s link
+    # takes 4.4 ms to send one (1090 bytes with headers and framing): every datagram round-robin
+    # puts on it arrives after the next one on the 8 Mbit/s link, so exactly the slow link's
+    # half (packets // 2: the odd ones) is out of order at the receiving socket, and the kernel
+    # keeps a socket's datagrams in the order they came, so the wire saw the same share.
+    udp = {"kind": "cbr", "rate_mbps": 6}
+    rr = emulate_doc(load(scenario("balance-rr", UNEQUAL, 300_000, udp), ["trace.packets=1000"]), seconds=20)
+    s = rr.summary
+    assert s["packets"] == 300_000 // 1024 + 1 == s["delivered"], s["emu_warnings"]
+    assert s["dropped"] == 0 and s["tcp_retransmits"] is None
+    assert s["out_of_order"] == s["packets"] // 2
+    assert s["ooo_fraction"] == s["wire_ooo_fraction"] == s["out_of_order"] / s["delivered"]
+    assert rr.requests["out_of_order"].tolist() == [s["out_of_order"]]
+    # The packet trace (trace.packets, as the simulator's): every datagram of request 0 in the
+    # bond's order, alternating links, the slow link's ones (odd) out of order.
+    trace = rr.packet_trace
+    assert trace["flow"].tolist() == [0] * s["packets"] and trace["seq"].tolist() == list(range(s["packets"]))
+    assert trace["link"].tolist() == [k % 2 for k in range(s["packets"])]
+    assert trace["out_of_order"].tolist() == [k % 2 == 1 for k in range(s["packets"])]
+    assert (trace["arrived_s"] > trace["sent_s"]).all()
+    # Active-backup sends all on the active link: nothing out of order, at the stream's rate
+    # (the last datagram leaves 292 intervals after the first: the payload over that time is
+    # 6 Mbit/s; one interval and the wire's few ms more make it at most 2% less).
+    ab = emulate_doc(scenario("active-backup", UNEQUAL, 300_000, udp), seconds=20)
+    s = ab.summary
+    assert s["delivered"] == s["packets"] and s["out_of_order"] == s["wire_out_of_order"] == 0
+    assert ab.links["packets_sent"].tolist() == [s["packets"], 0]
+    assert 6e6 * 0.98 < s["goodput_bps"] <= 6e6 * 1.004
+
+
+@needs_emulator
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="no iperf3 on the PATH (Debian's iperf3; `make tools`)")
+def test_iperf3_carries_a_request_at_the_links_rate():
+    doc = scenario("active-backup", [{"rate_mbps": 8, "delay_us": 1000}], 1_000_000)
+    result = emulate_doc(doc, seconds=20, traffic="iperf3")
+    s = result.summary
+    assert s["emu_traffic"] == "iperf3" and s["flows_complete"] == 1, s["emu_warnings"]
+    # TCP's payload ceiling on an 8 Mbit/s link: 1448 bytes of payload (1500 less 20 of IP, 20
+    # of TCP and 12 of timestamps) per 1538 bytes on the wire (38 of Ethernet framing).
+    ceiling = 8e6 * 1448 / 1538
+    assert 0.9 * ceiling < s["emu_iperf3_bps"] <= 1.01 * ceiling
+    assert result.requests["iperf3_bps"].tolist() == [s["emu_iperf3_bps"]]
+    # The emulator's own goodput counts iperf3's start and its control exchanges too.
+    assert 0.75 * ceiling < s["goodput_bps"] < s["emu_iperf3_bps"]
+    # Its data connection is the request's flow on the wire (at least the file's full segments);
+    # the one link carried its control connection's packets besides.
+    assert s["packets"] == s["delivered"] >= 1_000_000 // 1448 + 1
+    assert result.links["packets_sent"].iloc[0] > s["packets"]
+    assert s["tcp_retransmits"] == s["drops_queue_full"] == 0
+
+
 def _ip(*args: str) -> str:
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=True).stdout
 
@@ -126,12 +220,25 @@ def _anyone_in(namespaces: set[str]) -> list[int]:
 
 
 @needs_emulator
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 130)])
-def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code):
+@pytest.mark.parametrize(
+    ("sig", "code", "traffic"),
+    [
+        (signal.SIGKILL, -signal.SIGKILL, "sockets"),
+        (signal.SIGTERM, 130, "sockets"),
+        pytest.param(
+            signal.SIGKILL,
+            -signal.SIGKILL,
+            "iperf3",
+            marks=pytest.mark.skipif(shutil.which("iperf3") is None, reason="no iperf3 on the PATH"),
+        ),
+    ],
+)
+def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code, traffic):
     netns_before, links_before = _ip("netns", "list"), _ip("-o", "link")
     ours = os.readlink("/proc/self/ns/net")
-    # A transfer that lasts about 10 s (10 MB at 8 Mbit/s): killed well before its end.
-    cmd = [sys.executable, "-m", "bondsim.cli", "emulate", "tcp_rr", "--quiet", "--seconds", "30"]
+    # A transfer that lasts about 10 s (10 MB at 8 Mbit/s): killed well before its end. Under
+    # iperf3 its processes (two servers, two clients) are in the namespaces too.
+    cmd = [sys.executable, "-m", "bondsim.cli", "emulate", "tcp_rr", "--quiet", "--seconds", "30", "--traffic", traffic]
     cmd += ["--set", "links=[{rate_mbps=8}]", "--set", "workload.requests=2", "--set", "workload.clients=2"]
     cmd += ["--set", "workload.file_size.bytes=10000000"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stderr=subprocess.PIPE)
@@ -144,6 +251,8 @@ def test_a_killed_or_stopped_run_leaves_nothing_behind(sig, code):
         assert len(made) == 3, f"the emulator never set up its namespaces: {proc.stderr.read1().decode()}"
         time.sleep(0.5)  # traffic flowing
         assert proc.poll() is None
+        if traffic == "iperf3":  # its two servers and two clients run in the namespaces beside the emulator
+            assert len(_anyone_in(made)) == 5, _anyone_in(made)
         proc.send_signal(sig)  # SIGKILL: no handler runs; SIGTERM: stops the run as Ctrl-C does
         proc.wait(timeout=10)
     finally:
@@ -165,7 +274,7 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     assert r.stderr.startswith("error: workload.clients: the emulator makes a network namespace per client"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.kind=window")
     assert r.returncode == 2
-    assert r.stderr.startswith("error: sender.kind: the emulator's sender is the kernel's TCP"), r.stderr
+    assert r.stderr.startswith("error: sender.kind: the emulator's senders are the kernel's TCP and UDP"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr

@@ -63,3 +63,25 @@ def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
         assert store.add([(scenario_hash(doc), doc, output)]) == first
         assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
         assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == len(output["links"]["link"])
+
+
+def test_emulated_runs_are_each_stored_and_tagged_and_an_older_database_gains_the_tag(tmp_path):
+    doc = bondsim.load("thesis", ["workload.requests=5"])
+    result = bondsim.api.run_checked(doc)
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        sim = [store.add_result(result, "simulator") for _ in range(2)]
+        emu = [store.add_result(result, "emulator") for _ in range(2)]
+        # The simulator's run is the scenario's (stored once); each emulation is a measurement of its own.
+        assert sim[0] == sim[1] and len({sim[0], *emu}) == 3
+        runs = store.runs().set_index("run_id")
+        assert runs.loc[sim[0], "engine"] == "simulator" and runs.loc[emu, "engine"].tolist() == ["emulator"] * 2
+        assert runs.loc[sim[0], "scenario_hash"] == scenario_hash(doc) != runs.loc[emu[0], "scenario_hash"]
+        # stored from the result's tables: the same as the core's own output
+        assert store.load([emu[0]])[emu[0]].links.equals(store.load([sim[0]])[sim[0]].links)
+        # a database made before the tag: its runs were simulated
+        store.con.execute("ALTER TABLE runs DROP COLUMN engine")
+    with Store(db, read_only=True) as store:
+        assert store.record(emu[0])["engine"] == "simulator"
+    with Store(db) as store:
+        assert store.runs()["engine"].tolist() == ["simulator"] * 3

@@ -24,9 +24,13 @@ def schedulers() -> str:
     """Every registered scheduler as JSON."""
 
 def emulate(
-    scenario_json: str, seconds: float | None = None, progress: Callable[[int, int, float], None] | None = None
+    scenario_json: str,
+    seconds: float | None = None,
+    progress: Callable[[int, int, float], None] | None = None,
+    traffic: str | None = None,
 ) -> str:
-    """Runs a scenario (JSON) on the emulator (Linux, root); returns the result as JSON."""
+    """Runs a scenario (JSON) on the emulator (Linux, root); returns the result as JSON. ``traffic``:
+    ``sockets`` (default) or ``iperf3``."""
 
 def emulate_check(scenario_json: str) -> None:
     """Raises ScenarioError naming the field if the emulator cannot carry out the scenario."""

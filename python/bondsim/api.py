@@ -67,6 +67,17 @@ class RunResult:
         """From the core's output as JSON text."""
         return cls.from_output(scenario, json.loads(text))
 
+    def output(self) -> dict:
+        """The result as the core's decoded output (``summary`` and tables as ``{column: [values]}``), the form
+        :meth:`bondsim.store.Store.add` stores."""
+        import pandas as pd
+
+        out: dict[str, Any] = {"summary": self.summary}
+        for kind, value in self._tables.items():
+            if value is not None:
+                out[kind] = value.to_dict(orient="list") if isinstance(value, pd.DataFrame) else value
+        return out
+
     def _table(self, kind: str) -> pd.DataFrame:
         import pandas as pd
 

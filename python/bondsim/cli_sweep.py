@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DEFAULT_DB = Path("bondsim.duckdb")
 
 #: What ``runs list`` shows unless told ``--columns``.
-LIST_COLUMNS = ("run_id", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "wall_s")
+LIST_COLUMNS = ("run_id", "engine", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "wall_s")
 #: What ``sweep`` averages per grid point unless told ``--metrics``.
 SWEEP_METRICS = "ooo_fraction,makespan_s"
 
@@ -199,7 +199,7 @@ def cmd_runs_show(args: argparse.Namespace) -> int:
         [(k, v) for k, v in summary.items() if not isinstance(v, list | dict)], columns=["figure", "value"]
     )
     title = (
-        f"run {run_id}: {record['name']} — {summary.get('scheduler', '?')}, seed {record['seed']} "
+        f"run {run_id}: {record['name']} — {summary.get('scheduler', '?')} ({record['engine']}), seed {record['seed']} "
         f"(scenario {record['scenario_hash']}, bondsim {record['version']}, {record['created_at'][:19]})"
     )
     console.print(title)
@@ -230,7 +230,7 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
     with Store(args.db, read_only=True) as store:
         records = [store.record(store.resolve(ref)) for ref in args.runs]
     heads = [f"run {r['run_id']}" for r in records]
-    rows = []
+    rows = [("engine", [r["engine"] for r in records])]
     scenarios = [_flatten(r["scenario"]) for r in records]
     for path in dict.fromkeys(k for s in scenarios for k in s):
         values = [s.get(path) for s in scenarios]

@@ -15,23 +15,30 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
 from bondsim.cli import HelpFormatter, add_overrides, check_out_dir, check_out_file, console, write_error
+
+if TYPE_CHECKING:
+    from bondsim.api import RunResult
 
 EPILOG_EMULATE = """\
 examples:
   sudo bondsim emulate scenarios/emulate_rr.toml --out out/emu-rr
   sudo bondsim emulate scenarios/emulate_rr.toml --set bond.mode=earliest-finish --json
   sudo bondsim emulate scenarios/emulate_rr.toml --set links.0.failures.0.down_s=1 --seconds 10
+  sudo bondsim emulate scenarios/emulate_rr.toml --db results.duckdb   # then: bondsim runs list --db results.duckdb
+  sudo bondsim emulate scenarios/emulate_rr.toml --traffic iperf3
+  sudo bondsim emulate scenarios/emulate_rr.toml --set 'sender={kind="cbr", rate_mbps=6}'   # UDP streams
 """
 
 EPILOG_VALIDATE = """\
 examples:
   sudo bondsim validate scenarios/emulate_rr.toml
   sudo bondsim validate scenarios/emulate_rr.toml --modes balance-rr,earliest-finish,active-backup --out out/val.csv
+  sudo bondsim validate scenarios/emulate_rr.toml --db results.duckdb   # both sides stored: bondsim runs compare
 """
 
 
@@ -69,15 +76,45 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-def emulate_doc(doc: dict, seconds: float | None = None, *, label: str = "emulating", quiet: bool = True):
-    """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`."""
+#: What ``--traffic`` takes: the emulator's own sockets, or iperf3 tests (Debian's iperf3 on the PATH).
+TRAFFIC = ("sockets", "iperf3")
+
+
+def emulate_doc(
+    doc: dict,
+    seconds: float | None = None,
+    *,
+    label: str = "emulating",
+    quiet: bool = True,
+    traffic: str = "sockets",
+):
+    """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`. ``traffic``: one
+    of :data:`TRAFFIC`."""
     from bondsim.api import RunResult
 
     if not hasattr(_core, "emulate"):
         raise BondsimError("the emulator runs on Linux only")
     limit = seconds or doc.get("stop_s") or 60.0
-    text = _core.emulate(json.dumps(doc), seconds, EmulateProgress(label, limit, enabled=not quiet))
+    text = _core.emulate(json.dumps(doc), seconds, EmulateProgress(label, limit, enabled=not quiet), traffic)
     return RunResult.from_json(doc, text)
+
+
+def _check_db(db: Path | None) -> None:
+    """Opens (making it if need be) the results database before anything runs, so that a run is not lost to
+    a database that cannot be written; lets go of it at once (DuckDB lets one process write at a time)."""
+    if db is not None:
+        from bondsim.store import Store
+
+        with Store(db) as store:
+            store.con  # noqa: B018 (opening it is the check)
+
+
+def _store(db: Path, results: list[tuple[RunResult, str]]) -> list[int]:
+    """Stores ``(RunResult, engine)`` pairs in ``db``; their run ids."""
+    from bondsim.store import Store
+
+    with Store(db) as store:
+        return [store.add_result(result, engine) for result, engine in results]
 
 
 def _rows(summary: dict) -> list[tuple[str, str]]:
@@ -89,8 +126,20 @@ def _rows(summary: dict) -> list[tuple[str, str]]:
         ("goodput", f"{summary['goodput_bps'] / 1e6:,.2f} Mbit/s of {summary['capacity_bps'] / 1e6:,.2f}"),
         ("flows complete", f"{summary['flows_complete']} of {summary['requests']}"),
         ("flow completion mean", f"{fmt(summary['fct_mean_s'], '.3f')} s"),
-        ("TCP retransmits", f"{summary['tcp_retransmits']:,} ({summary['tcp_spurious_retransmits']:,} spurious)"),
-        ("TCP reordering (max)", fmt(summary["tcp_reordering_max"], "")),
+        *(
+            [
+                (
+                    "TCP retransmits",
+                    f"{summary['tcp_retransmits']:,} ({summary['tcp_spurious_retransmits']:,} spurious)",
+                ),
+                ("TCP reordering (max)", fmt(summary["tcp_reordering_max"], "")),
+            ]
+            if summary["tcp_retransmits"] is not None
+            else [
+                ("UDP datagrams lost", f"{summary['dropped']:,} of {summary['packets']:,}"),
+                ("out of order at the receiver", f"{summary['ooo_fraction']:.1%}"),
+            ]
+        ),
         ("out of order on the wire", f"{summary['wire_ooo_fraction']:.1%}"),
         ("link drops (queue, down)", f"{summary['drops_queue_full']:,}, {summary['drops_link_down']:,}"),
         (
@@ -108,13 +157,17 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
+    _check_db(args.db)
     with _stop_on_sigterm():
-        result = emulate_doc(doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet)
+        result = emulate_doc(
+            doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet, traffic=args.traffic
+        )
     if args.out:
         try:
             result.write(args.out)
         except OSError as exc:
             raise write_error("--out", exc) from None
+    stored = _store(args.db, [(result, "emulator")]) if args.db else []
     summary = result.summary
     for warning in summary["emu_warnings"]:
         print(f"warning: {warning}", file=sys.stderr)
@@ -123,12 +176,16 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from rich.table import Table
 
-        table = Table(title=f"{summary['scenario'] or 'scenario'} (emulated: the kernel's TCP)", show_header=False)
+        table = Table(
+            title=f"{summary['scenario'] or 'scenario'} (emulated: the kernel's own stack)", show_header=False
+        )
         for name, value in _rows(summary):
             table.add_row(name, value)
         console.print(table)
         if args.out:
             console.print(f"wrote {', '.join(result.files)} to {args.out}")
+    if stored and not args.quiet:
+        print(f"stored as run {stored[0]} in {args.db} (bondsim runs show {stored[0]} --db {args.db})", file=sys.stderr)
     return 0
 
 
@@ -141,9 +198,11 @@ VALIDATE_FIGURES = (
 )
 
 
-def validate_rows(doc: dict, modes: list[str], seconds: float | None, quiet: bool) -> list[dict]:
+def validate_rows(
+    doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str = "sockets"
+) -> list[dict]:
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
-    for goodput also relative to the emulator)."""
+    for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given."""
     from bondsim.api import run_checked
     from bondsim.scenario import load
 
@@ -151,9 +210,12 @@ def validate_rows(doc: dict, modes: list[str], seconds: float | None, quiet: boo
     for mode in modes:
         one = load(doc, [f"bond.mode={mode}"])
         _core.emulate_check(json.dumps(one))
-        sim = run_checked(one).summary
-        emu = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet).summary
+        simulated = run_checked(one)
+        emulated = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet, traffic=traffic)
+        sim, emu = simulated.summary, emulated.summary
         row: dict[str, Any] = {"scheduler": sim["scheduler"]}
+        if db is not None:
+            row["sim_run_id"], row["emu_run_id"] = _store(db, [(simulated, "simulator"), (emulated, "emulator")])
         for column, field, scale in VALIDATE_FIGURES:
             s, e = (sim[field] or 0) * scale, (emu[field] or 0) * scale
             row |= {f"sim_{column}": s, f"emu_{column}": e, f"diff_{column}": e - s}
@@ -171,8 +233,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.out:
         check_out_file(args.out)
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else [doc["bond"]["mode"]]
+    _check_db(args.db)
     with _stop_on_sigterm():
-        rows = validate_rows(doc, modes, args.seconds, args.quiet)
+        rows = validate_rows(doc, modes, args.seconds, args.quiet, args.db, args.traffic)
     if args.out:
         import pandas as pd
 
@@ -182,7 +245,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from rich.table import Table
 
-        table = Table(title="simulator vs emulator (the kernel's TCP); diff = emulator − simulator")
+        table = Table(title="simulator vs emulator (the kernel's own stack); diff = emulator − simulator")
         for name in ("scheduler", "goodput Mbit/s sim / emu (diff)", "retransmits", "spurious", "out of order"):
             table.add_column(name)
         for r in rows:
@@ -199,7 +262,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for r in rows:
             if r["emu_warnings"]:
                 print(f"warning ({r['scheduler']}): {r['emu_warnings']}", file=sys.stderr)
+        if args.db:
+            pairs = ", ".join(f"{r['scheduler']} {r['sim_run_id']} / {r['emu_run_id']}" for r in rows)
+            console.print(f"stored in {args.db}, run ids simulated / emulated: {pairs} (bondsim runs compare A B)")
     return 0
+
+
+DB_HELP = (
+    "results database (DuckDB file, as `bondsim reproduce --db`) to store the run in, with engine = emulator "
+    "(bondsim runs list/show/compare and bondsim report read it)"
+)
+
+
+TRAFFIC_HELP = (
+    "what carries the requests: the emulator's own sockets (default; TCP_INFO per connection), or iperf3 "
+    "(one `iperf3 -s -1` per request in the server's namespace, `iperf3 -c -R -J` in the client's: TCP, or UDP at "
+    "the cbr sender's rate; Debian's iperf3, `make tools` installs it)"
+)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -220,6 +299,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json")
+    p.add_argument("--db", type=Path, help=DB_HELP)
+    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
     add_overrides(p)
     p.add_argument("--seconds", type=float, help="stop after this many seconds of real time (default: stop_s, else 60)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -240,6 +321,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_overrides(p)
     p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")
+    p.add_argument("--db", type=Path, help=DB_HELP + "; both sides of each scheduler")
+    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_validate)

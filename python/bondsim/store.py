@@ -5,7 +5,8 @@ to it), one transaction per batch of completed runs, so a killed sweep loses
 at most the runs still in flight. Tables:
 
 * ``runs``: one row per run. Fixed columns ``run_id``, ``scenario_hash``,
-  ``name``, ``seed``, ``version``, ``created_at``, ``scenario`` (JSON, the
+  ``name``, ``seed``, ``version``, ``created_at``, ``engine`` (``simulator``, or
+  ``emulator``: ``bondsim emulate`` over the kernel's TCP), ``scenario`` (JSON, the
   checked scenario) and ``summary`` (JSON, everything the core reported), then
   one typed column per scalar summary figure (``ooo_fraction``, ...), added
   the first time the core reports it.
@@ -15,8 +16,11 @@ at most the runs still in flight. Tables:
   ``created_at``) and ``sweep_points`` (``sweep_id``, ``point``,
   ``scenario_hash``, ``seed``, ``labels`` JSON: the swept values).
 
-A run is stored once per (scenario hash, bondsim version): the hash covers the
-checked scenario with its seed, so re-running a sweep skips what is stored.
+A simulated run is stored once per (scenario hash, bondsim version): the hash covers
+the checked scenario with its seed, so re-running a sweep skips what is stored. An
+emulated run is a measurement of its own (the kernel's TCP and the host's timing vary
+from run to run): its key is the scenario's hash with the moment it was stored
+(:func:`run_key`), so it is never skipped as, nor taken for, another run.
 """
 
 from __future__ import annotations
@@ -37,12 +41,16 @@ import pandas as pd
 
 from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
+from bondsim.scenario import scenario_hash
 
 #: The database a command uses when not given ``--db``.
 DEFAULT_DB = Path("bondsim.duckdb")
 
 #: The runs table's own columns; summary figures of the same name live only in ``summary``.
-RUN_COLUMNS = ("run_id", "scenario_hash", "name", "seed", "version", "created_at", "scenario", "summary")
+RUN_COLUMNS = ("run_id", "scenario_hash", "name", "seed", "version", "created_at", "engine", "scenario", "summary")
+
+#: What ran a stored run: the simulator (``bondsim run``, sweeps) or the emulator (``bondsim emulate``).
+ENGINES = ("simulator", "emulator")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -56,6 +64,8 @@ CREATE TABLE IF NOT EXISTS runs (
     summary JSON,
     UNIQUE (scenario_hash, version)
 );
+-- added apart, so that a database made before it gains it too (its runs were simulated)
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'simulator';
 CREATE TABLE IF NOT EXISTS sweeps (
     sweep_id BIGINT PRIMARY KEY,
     name VARCHAR NOT NULL,
@@ -88,6 +98,17 @@ def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pd.D
         # numpy reads plain numbers many times faster than pandas; pandas takes the rest (text, nulls)
         data[column] = numbers if numbers.dtype.kind in "biuf" else pd.Series(values)
     return pd.DataFrame(data)
+
+
+def run_key(scenario: dict, engine: str) -> str:
+    """The key a run is stored under (``scenario_hash``): the simulator's, the checked scenario's hash (the same
+    scenario and seed give the same run); the emulator's, that hash with the engine and the moment (each
+    emulation is a measurement of its own)."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine: one of {', '.join(ENGINES)}, not {engine!r}")
+    if engine == "simulator":
+        return scenario_hash(scenario)
+    return scenario_hash({"engine": engine, "at_ns": time.time_ns(), "scenario": scenario})
 
 
 def scalar_figures(summary: dict) -> dict[str, Any]:
@@ -235,9 +256,10 @@ class Store:
             with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses even this
                 self.con.unregister("incoming")
 
-    def add(self, runs: Sequence[tuple[str, dict, dict]]) -> list[int]:
+    def add(self, runs: Sequence[tuple[str, dict, dict]], engine: str = "simulator") -> list[int]:
         """Stores ``(scenario_hash, scenario, output)`` triples in one transaction, ``output`` being the
-        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``); returns their run ids.
+        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``), each ``engine``'s
+        (:data:`ENGINES`); returns their run ids.
         A run already stored (by another process meanwhile) is not stored again: its id is returned."""
         if not runs:
             return []
@@ -257,6 +279,7 @@ class Store:
                         "name": scenario.get("name"),
                         "seed": scenario.get("seed"),
                         "version": __version__,
+                        "engine": engine,
                         "scenario": json.dumps(scenario),
                         "summary": json.dumps(output["summary"]),
                         **figures,
@@ -270,6 +293,11 @@ class Store:
             self._next_run_id += len(fresh)
             known |= {key: run_id for (key, _, _), run_id in zip(fresh, ids, strict=True)}
         return [known[key] for key, _, _ in runs]
+
+    def add_result(self, result: RunResult, engine: str) -> int:
+        """Stores one run's result (:func:`run_key` says under which key); returns its run id."""
+        key = run_key(result.scenario, engine)
+        return self.add([(key, result.scenario, result.output())], engine)[0]
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -331,8 +359,10 @@ class Store:
 
     def record(self, run_id: int) -> dict:
         """A stored run's own columns, with its scenario and summary as dicts."""
-        cursor = self.con.execute(f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE run_id = ?", [int(run_id)])
-        record = dict(zip(RUN_COLUMNS, cursor.fetchone(), strict=True))
+        cursor = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [int(run_id)])
+        row = dict(zip((d[0] for d in cursor.description), cursor.fetchone(), strict=True))
+        # a database made before `engine` and opened read-only has no such column: its runs were simulated
+        record = {c: row.get(c, ENGINES[0]) if c == "engine" else row[c] for c in RUN_COLUMNS}
         record["scenario"], record["summary"] = json.loads(record["scenario"]), json.loads(record["summary"])
         record["created_at"] = str(record["created_at"])
         return record

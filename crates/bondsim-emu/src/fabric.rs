@@ -18,7 +18,7 @@ use std::collections::BinaryHeap;
 
 use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
-use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Scheduler};
+use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
 use bondsim_core::fault;
 use bondsim_core::link::{link_name, Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
@@ -98,7 +98,8 @@ pub struct FlowStats {
     /// again, retransmitted or copied, counts once).
     pub delivered: u64,
     /// Of those, arrived below the highest sequence number the flow had arrived at: the
-    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number).
+    /// simulator's wire tap rule (`receiver::WireTap`, RFC 4737 reordering by sequence number;
+    /// a UDP datagram's number is its place in the flow at the bond).
     pub out_of_order: u64,
     /// Times consecutive data packets took different links.
     pub link_switches: u32,
@@ -108,6 +109,8 @@ pub struct FlowStats {
     pub rx_link: Option<usize>,
     /// One past the highest sequence number arrived so far.
     highest_end: Option<u32>,
+    /// One past the highest sequence number the bond took (TCP; the packet trace's retransmissions).
+    highest_sent: Option<u32>,
     /// Sequence numbers of the segments arrived so far.
     seen: rustc_hash::FxHashSet<u32>,
 }
@@ -119,6 +122,21 @@ struct Frame {
     dest: Dest,
     /// The flow and the data segment's sequence range (data from the server only).
     flow: Option<(FlowKey, u32, u32)>,
+    /// Its row in the packet trace, if traced.
+    row: Option<usize>,
+}
+
+/// The first `trace.packets` data packets the bond took, as the simulator's `packet_trace`
+/// (`trace::PacketTrace`); `flow` is the order of the flow's first packet here (the run's
+/// result maps it to the request), `seq` the packet's place in its flow at the bond.
+#[derive(Debug, Default)]
+pub struct PacketTrace {
+    /// The rows.
+    pub rows: bondsim_core::trace::PacketTrace,
+    /// Rows to record in all.
+    limit: usize,
+    /// Each traced flow's key, by its `flow` number.
+    pub flows: Vec<FlowKey>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -159,6 +177,10 @@ pub struct Fabric {
     clients: Clients,
     /// Flows seen, by 5-tuple (server to client).
     pub flows: FxHashMap<FlowKey, FlowStats>,
+    /// The headers of the first flow seen (what the mode's `rx_link` is asked with).
+    first_flow: Option<FlowHeaders>,
+    /// The first data packets' schedule (`trace.packets`).
+    pub trace: PacketTrace,
     /// Packets the bond had no usable link for.
     pub drops_no_link: u64,
     /// Packets of an unknown address or protocol (neither the server's nor a client's).
@@ -229,6 +251,8 @@ impl Fabric {
             vlan: n.vlan,
             clients,
             flows: FxHashMap::default(),
+            first_flow: None,
+            trace: PacketTrace { limit: scenario.trace.packets as usize, ..PacketTrace::default() },
             drops_no_link: 0,
             foreign: 0,
             packets: 0,
@@ -321,10 +345,19 @@ impl Fabric {
             // `World::arrive` asks the scheduler when a request arrives).
             let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
             self.flows.insert(key, FlowStats { client, rx_link, ..FlowStats::default() });
+            self.first_flow.get_or_insert(headers);
         }
         let segment = (p.payload > 0).then(|| {
-            self.flows.get_mut(&key).expect("inserted").packets += 1;
-            (p.seq, p.seq.wrapping_add(p.payload))
+            let flow = self.flows.get_mut(&key).expect("inserted");
+            flow.packets += 1;
+            if p.proto == etherparse::IpNumber::UDP.0 {
+                // A datagram has no sequence number on the wire: its number is its place in
+                // its flow as the bond took it (one socket's datagrams leave in the order sent).
+                let n = (flow.packets - 1) as u32;
+                (n, n.wrapping_add(1))
+            } else {
+                (p.seq, p.seq.wrapping_add(p.payload))
+            }
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
@@ -347,13 +380,48 @@ impl Fabric {
             }
         }
         let flow = segment.map(|(seq, end)| (key, seq, end));
+        let row = flow.and_then(|(key, seq, _)| self.trace_row(now, key, seq, &targets));
+        if let Some((key, _, end)) = flow {
+            let stats = self.flows.get_mut(&key).expect("inserted");
+            if stats.highest_sent.is_none_or(|h| (end.wrapping_sub(h) as i32) > 0) {
+                stats.highest_sent = Some(end);
+            }
+        }
         let last = targets.len() - 1;
         let mut bytes = Some(bytes);
         for (i, id) in targets.into_iter().enumerate() {
             let copy = if i == last { bytes.take().expect("once") } else { bytes.clone().expect("kept") };
-            self.enqueue(now, id, true, Frame { bytes: copy, dest: Dest::Client(client), flow });
+            self.enqueue(now, id, true, Frame { bytes: copy, dest: Dest::Client(client), flow, row });
             self.forward[id].refresh_view(now, &mut self.views[id]);
         }
+    }
+
+    /// A row of the packet trace for a data packet of flow `key` (sequence number `seq`)
+    /// the bond sends on `targets` at `now`, while there is room.
+    fn trace_row(&mut self, now: SimTime, key: FlowKey, seq: u32, targets: &[usize]) -> Option<usize> {
+        let t = &mut self.trace;
+        let rows = &mut t.rows;
+        if rows.packet.len() >= t.limit {
+            return None;
+        }
+        let flow = t.flows.iter().position(|&k| k == key).unwrap_or_else(|| {
+            t.flows.push(key);
+            t.flows.len() - 1
+        });
+        let stats = &self.flows[&key];
+        // TCP: a segment below what the flow already sent is a retransmission.
+        let retransmit = key.ip_proto == etherparse::IpNumber::TCP.0
+            && stats.highest_sent.is_some_and(|h| (seq.wrapping_sub(h) as i32) < 0);
+        rows.packet.push(rows.packet.len() as u64);
+        rows.flow.push(flow as u32);
+        rows.seq.push((stats.packets - 1) as u32);
+        rows.retransmit.push(retransmit);
+        rows.link.push((targets.len() == 1).then(|| targets[0] as u32));
+        rows.sent_s.push(now.as_secs_f64());
+        rows.left_s.push(None);
+        rows.arrived_s.push(None);
+        rows.out_of_order.push(false);
+        Some(rows.packet.len() - 1)
     }
 
     /// Hands `frame` to link `id` (forward: the bond's side; else the clients' side) at `now`.
@@ -398,7 +466,7 @@ impl Fabric {
         let server_side = self.headers(&from_server, client);
         let rx_link = self.flows.get(&server_side.key()).and_then(|f| f.rx_link);
         let Some(id) = self.peer_link(rx_link, &server_side.reversed()) else { return };
-        self.enqueue(now, id, false, Frame { bytes, dest: Dest::Server, flow: None });
+        self.enqueue(now, id, false, Frame { bytes, dest: Dest::Server, flow: None, row: None });
     }
 
     /// Runs every event due at or before `now`, each at its own time, and appends what
@@ -419,6 +487,9 @@ impl Fabric {
             return;
         }
         let Sent { packet, arrival, next } = link.tx_done(at);
+        if let Some(row) = self.frames.get(&packet.bond_seq).and_then(|f| f.row) {
+            self.trace.rows.left_s[row].get_or_insert(at.as_secs_f64());
+        }
         if let Some(done) = next {
             let event = if forward { Event::ForwardTxDone(id, epoch) } else { Event::ReverseTxDone(id, epoch) };
             self.schedule(done, event);
@@ -450,9 +521,15 @@ impl Fabric {
             if flow.seen.insert(seq) {
                 flow.delivered += 1;
                 // Sequence numbers wrap (RFC 9293 §3.4): compare by their difference.
-                match flow.highest_end {
-                    Some(h) if (seq.wrapping_sub(h) as i32) < 0 => flow.out_of_order += 1,
-                    _ => flow.highest_end = Some(end),
+                let late = matches!(flow.highest_end, Some(h) if (seq.wrapping_sub(h) as i32) < 0);
+                if late {
+                    flow.out_of_order += 1;
+                } else {
+                    flow.highest_end = Some(end);
+                }
+                if let Some(row) = frame.row {
+                    self.trace.rows.arrived_s[row] = Some(at.as_secs_f64());
+                    self.trace.rows.out_of_order[row] = late;
                 }
             }
         }
@@ -499,6 +576,7 @@ impl Fabric {
                     self.views[id].up = carrier;
                     self.forward[id].refresh_view(at, &mut self.views[id]);
                     self.scheduler.on_link_change(id, &BondView { now: at, links: &self.views });
+                    self.follow_active_slave(at);
                 }
             }
             Event::Tick => {
@@ -508,6 +586,27 @@ impl Fabric {
                 }
             }
         }
+    }
+
+    /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]): after the bond
+    /// changes it, the LAG-aware switch sends the bond's frames to the new one, as the model's
+    /// `World::follow_active_slave` (sim.rs) has it — Linux's bond takes frames in on the active
+    /// slave only (`bond_should_deliver_exact_match`, drivers/net/bonding/bond_main.c). Every
+    /// flow's receive link becomes the mode's answer; a flow that starts later asks it itself.
+    fn follow_active_slave(&mut self, now: SimTime) {
+        if self.scheduler.receive() != Receive::ActiveSlave {
+            return;
+        }
+        let Some(headers) = self.first_flow else { return };
+        let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+        for flow in self.flows.values_mut() {
+            flow.rx_link = active;
+        }
+    }
+
+    /// Frames on the links (queued, being sent, or on the wire), both ways.
+    pub fn in_flight(&self) -> usize {
+        self.frames.len()
     }
 
     /// Whether the bond's monitor sees link `id` up.

@@ -17,19 +17,27 @@
 //! * [`fabric`]: the bond and its emulated links, sans-IO (unit-tested with made-up times).
 //! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
 //! * [`traffic`]: the request/response transfers over real sockets, `TCP_INFO`.
+//! * [`udp`]: the `cbr` sender's streams over real UDP sockets.
+//! * [`iperf`]: the same requests as iperf3 tests (`--traffic iperf3`).
 //! * [`realtime`]: the loop on the monotonic clock, timing honesty (lateness), the result.
 
 #![recursion_limit = "256"]
 
 pub mod fabric;
 #[cfg(target_os = "linux")]
+pub mod iperf;
+#[cfg(target_os = "linux")]
 pub mod ns;
 #[cfg(target_os = "linux")]
 pub mod realtime;
 #[cfg(target_os = "linux")]
 pub mod traffic;
+#[cfg(target_os = "linux")]
+pub mod udp;
 
-use bondsim_core::scenario::{AckPath, Arrivals, FailureKind, Lag, LinkModel, Scenario, Sender, Workload};
+use bondsim_core::scenario::{
+    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Scenario, Sender, TcpSender, Workload,
+};
 use bondsim_core::{Error, Result};
 
 /// Most requests one emulation may have: each is a real connection with a thread at each end.
@@ -65,26 +73,19 @@ pub fn check(scenario: &Scenario) -> Result<()> {
             ));
         }
     }
-    let Sender::Tcp(tcp) = &scenario.sender else {
-        return Err(Error::scenario(
-            "sender.kind",
-            format!(
-                "the emulator's sender is the kernel's TCP: set sender.kind = \"tcp\" (not `{}`)",
-                scenario.sender.kind()
-            ),
-        ));
-    };
-    if tcp.gso {
-        return Err(Error::scenario(
-            "sender.gso",
-            "the emulator's TUN devices have no offload (IFF_VNET_HDR): set it false",
-        ));
-    }
-    if tcp.ack_path == AckPath::Ideal {
-        return Err(Error::scenario(
-            "sender.ack_path",
-            "the emulator's ACKs take the reverse links: `ideal` is a model only",
-        ));
+    match &scenario.sender {
+        Sender::Tcp(tcp) => check_tcp(tcp)?,
+        Sender::Cbr(cbr) => check_cbr(scenario, cbr, &w.arrivals)?,
+        other => {
+            return Err(Error::scenario(
+                "sender.kind",
+                format!(
+                    "the emulator's senders are the kernel's TCP and UDP: set sender.kind = \"tcp\" or \"cbr\" \
+                     (not `{}`)",
+                    other.kind()
+                ),
+            ))
+        }
     }
     if scenario.measure_from_s.is_some() {
         return Err(Error::scenario(
@@ -141,11 +142,78 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     Ok(())
 }
 
+/// What the emulator cannot do with the kernel's TCP sender.
+fn check_tcp(tcp: &TcpSender) -> Result<()> {
+    if tcp.gso {
+        return Err(Error::scenario(
+            "sender.gso",
+            "the emulator's TUN devices have no offload (IFF_VNET_HDR): set it false",
+        ));
+    }
+    if tcp.ack_path == AckPath::Ideal {
+        return Err(Error::scenario(
+            "sender.ack_path",
+            "the emulator's ACKs take the reverse links: `ideal` is a model only",
+        ));
+    }
+    Ok(())
+}
+
+/// Bytes of IPv4 and UDP headers before a datagram's payload.
+pub const UDP_IP_HEADERS: u32 = 28;
+
+/// What the emulator cannot do with the `cbr` sender (real UDP streams, [`udp`]).
+fn check_cbr(scenario: &Scenario, cbr: &CbrSender, arrivals: &Arrivals) -> Result<()> {
+    if matches!(arrivals, Arrivals::Closed { .. }) {
+        return Err(Error::scenario(
+            "workload.arrivals.kind",
+            "the emulator's UDP streams start at their arrival times (open arrivals); a closed loop not yet",
+        ));
+    }
+    if cbr.chunk_bytes + UDP_IP_HEADERS > scenario.mtu() {
+        return Err(Error::scenario(
+            "sender.chunk_bytes",
+            format!(
+                "the emulator sends whole datagrams: at most {} bytes (the MTU less 28 of IP and UDP headers; \
+                 fragments not yet)",
+                scenario.mtu().saturating_sub(UDP_IP_HEADERS)
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// How an emulation runs (not part of the scenario).
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Stop after this many seconds of real time (default: the scenario's `stop_s`, else 60).
     pub seconds: Option<f64>,
+    /// What carries the requests.
+    pub traffic: Traffic,
+}
+
+/// What carries the scenario's requests between the namespaces.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Traffic {
+    /// The emulator's own sockets (TCP transfers, UDP streams), with `TCP_INFO`.
+    #[default]
+    Sockets,
+    /// iperf3 tests, one per request (`iperf`).
+    Iperf3,
+}
+
+impl Traffic {
+    /// The names `--traffic` takes.
+    pub const NAMES: [&'static str; 2] = ["sockets", "iperf3"];
+
+    /// From its name.
+    pub fn from_name(name: &str) -> Result<Traffic> {
+        match name {
+            "sockets" => Ok(Traffic::Sockets),
+            "iperf3" => Ok(Traffic::Iperf3),
+            _ => Err(Error::Io(format!("--traffic: one of {}, not `{name}`", Traffic::NAMES.join(", ")))),
+        }
+    }
 }
 
 /// Where an emulation is, for a progress bar.

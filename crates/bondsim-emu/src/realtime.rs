@@ -26,6 +26,8 @@ use serde_json::{json, Map, Value};
 use crate::fabric::{Delivery, Dest, Fabric};
 use crate::ns::{self, host_error, Netns};
 use crate::traffic::{self, Outcome, Shared, TcpInfo};
+use crate::udp;
+use crate::{iperf, Traffic};
 use crate::{Options, Progress};
 
 /// Lateness above which a delivery counts as late in the warning, µs: a tenth of a
@@ -149,28 +151,55 @@ fn drain(tun: &mut File, buf: &mut [u8], mut each: impl FnMut(Vec<u8>)) -> Resul
 pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(Progress) -> bool) -> Result<Value> {
     crate::check(scenario)?;
     preflight()?;
-    let (Workload::Requests(w), Sender::Tcp(tcp)) = (&scenario.workload, &scenario.sender) else {
-        unreachable!("checked")
+    let Workload::Requests(w) = &scenario.workload else { unreachable!("checked") };
+    let tcp = match &scenario.sender {
+        Sender::Tcp(tcp) => Some(tcp),
+        _ => None,
     };
     let limit_s = options.seconds.or(scenario.stop_s).unwrap_or(60.0);
     let requests = workload::generate(w, scenario.seed);
     let clients = Clients::new(&scenario.network, w.clients, scenario.seed);
     let mut fabric = Fabric::new(scenario, clients.clone())?;
     let mtu = scenario.mtu();
-    let wanted = sysctls(tcp);
+    let wanted = tcp.map(sysctls).unwrap_or_default();
 
     // The hosts: the server's namespace, then one per client.
     let server_ns = Netns::new()?;
     let server_ip = fabric_server_ip(scenario)?;
     let port = scenario.network.server_port;
-    let (mut server_tun, set, server_before, listener) = server_ns.run(|| {
+    let iperf3 = options.traffic == Traffic::Iperf3;
+    if iperf3 {
+        iperf::preflight()?;
+    }
+    // iperf3's servers listen on a port each, from the scenario's server port on.
+    let iperf3_port = move |id: u32| port.wrapping_add(id as u16);
+    if iperf3 && u32::from(port) + requests.len() as u32 > u32::from(u16::MAX) {
+        return Err(Error::scenario(
+            "network.server_port",
+            format!(
+                "--traffic iperf3 needs a port per request from it: at most {}",
+                u16::MAX as usize - requests.len()
+            ),
+        ));
+    }
+    let (mut server_tun, set, server_before, server_socket) = server_ns.run(|| {
         let set = set_sysctls(&wanted);
         let tun = ns::open_tun(server_ip, mtu)?;
-        let listener = std::net::TcpListener::bind(traffic::server_addr(server_ip, port))
-            .map_err(|e| host_error("listening on the server's port", e))?;
-        // The sender's congestion control, whatever the namespace's default could be set to.
-        ns::set_congestion_control(&listener, &tcp.tcp_congestion_control)?;
-        Ok((tun, set, ns::counters()?, listener))
+        let addr = traffic::server_addr(server_ip, port);
+        let socket = match tcp {
+            _ if iperf3 => ServerSocket::Iperf3,
+            Some(tcp) => {
+                let listener =
+                    std::net::TcpListener::bind(addr).map_err(|e| host_error("listening on the server's port", e))?;
+                // The sender's congestion control, whatever the namespace's default could be set to.
+                ns::set_congestion_control(&listener, &tcp.tcp_congestion_control)?;
+                ServerSocket::Tcp(listener)
+            }
+            None => ServerSocket::Udp(
+                std::net::UdpSocket::bind(addr).map_err(|e| host_error("binding the server's UDP port", e))?,
+            ),
+        };
+        Ok((tun, set, ns::counters()?, socket))
     })?;
     let mut client_ns = Vec::new();
     let mut client_tuns = Vec::new();
@@ -186,7 +215,8 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         clients_before.push(before);
     }
 
-    // The traffic: the server's accept loop and the clients' slots.
+    // The traffic: the server's accept loop and the clients' slots (TCP), or a sender and a
+    // receiver per stream (UDP).
     let shared = Arc::new(Shared {
         stop: Default::default(),
         outcomes: Mutex::new(
@@ -199,22 +229,55 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     });
     let mut threads = Vec::new();
     let server_ns = Arc::new(server_ns);
-    {
-        let (shared, netns, nodelay) = (shared.clone(), server_ns.clone(), tcp.nodelay);
-        threads.push(std::thread::spawn(move || {
-            if netns.enter().is_ok() {
-                traffic::serve(listener, shared, nodelay);
+    match (server_socket, &scenario.sender) {
+        (ServerSocket::Tcp(listener), Sender::Tcp(tcp)) => {
+            let (shared_tx, netns, nodelay) = (shared.clone(), server_ns.clone(), tcp.nodelay);
+            threads.push(std::thread::spawn(move || {
+                if netns.enter().is_ok() {
+                    traffic::serve(listener, shared_tx, nodelay);
+                }
+            }));
+            for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
+                let (shared, netns) = (shared.clone(), client_ns[client as usize].clone());
+                let addr = traffic::server_addr(server_ip, port);
+                threads.push(std::thread::spawn(move || {
+                    if netns.enter().is_ok() {
+                        traffic::fetch(addr, ids, shared);
+                    }
+                }));
             }
-        }));
-    }
-    for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
-        let (shared, netns) = (shared.clone(), client_ns[client as usize].clone());
-        let addr = traffic::server_addr(server_ip, port);
-        threads.push(std::thread::spawn(move || {
-            if netns.enter().is_ok() {
-                traffic::fetch(addr, ids, shared);
+        }
+        (ServerSocket::Udp(socket), Sender::Cbr(cbr)) => {
+            threads.extend(udp_streams(scenario, cbr, socket, &requests, &clients, &client_ns, &shared)?);
+        }
+        (ServerSocket::Iperf3, sender) => {
+            let (ready, started) = std::sync::mpsc::channel();
+            let ports: Vec<u16> = requests.iter().map(|r| iperf3_port(r.id)).collect();
+            let (shared_tx, netns) = (shared.clone(), server_ns.clone());
+            threads.push(std::thread::spawn(move || match netns.enter() {
+                Ok(()) => iperf::serve(server_ip, ports, &shared_tx, ready),
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                }
+            }));
+            if let Err(e) = started.recv().unwrap_or_else(|_| Err(Error::Io("iperf3 servers: no answer".into()))) {
+                shared.stop.store(true, Ordering::Relaxed);
+                for t in threads {
+                    let _ = t.join();
+                }
+                return Err(e);
             }
-        }));
+            for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
+                let (shared, netns, sender) = (shared.clone(), client_ns[client as usize].clone(), sender.clone());
+                threads.push(std::thread::spawn(move || {
+                    if netns.enter().is_ok() {
+                        let settings = |id: u32| (iperf::Settings::new(&sender, id as usize), iperf3_port(id));
+                        iperf::fetch(server_ip, ids, settings, &shared);
+                    }
+                }));
+            }
+        }
+        _ => unreachable!("the server's socket is the sender's"),
     }
 
     // The loop.
@@ -229,6 +292,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     let mut last_progress = Instant::now();
     let total = requests.len() as u32;
     let mut interrupted = false;
+    let mut drained = false;
     let mut loop_error = None;
     let clock = || SimTime(start.elapsed().as_nanos() as u64);
     loop {
@@ -261,6 +325,14 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
             if done.1 == total || elapsed >= limit_s {
                 break;
             }
+            // Nothing comes back to say a datagram is lost: the streams are over once every
+            // datagram was sent and the links were empty at two checks in a row (the
+            // receivers had a check's time to read the last ones).
+            let empty = tcp.is_none() && fabric.in_flight() == 0 && udp_sent_all(&shared);
+            if empty && drained {
+                break;
+            }
+            drained = empty;
         }
         // Sleep until the next delivery is due or a TUN device has a packet (at most 50 ms).
         let now = SimTime(start.elapsed().as_nanos() as u64);
@@ -307,11 +379,74 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
             .collect(),
         congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
         realtime,
+        traffic: options.traffic,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
     };
     Ok(result(scenario, &fabric, &outcomes, &kernel, &timing.lateness, &timing.delivered, wall_s, limit_s))
     // Dropping the namespaces' descriptors and the TUN devices here frees them all.
+}
+
+/// The server's socket: a TCP listener, or the UDP socket every stream is sent from; none
+/// of ours for iperf3 (its servers bind their own).
+enum ServerSocket {
+    Tcp(std::net::TcpListener),
+    Udp(std::net::UdpSocket),
+    Iperf3,
+}
+
+/// Starts a sender and a receiver thread per request of the `cbr` sender: each client's
+/// socket is bound in its namespace first, on the port the model gives the flow
+/// (`network::flow_headers`, so that the hash policies see the model's ports), so no
+/// datagram is sent before its receiver is there.
+fn udp_streams(
+    scenario: &Scenario,
+    cbr: &bondsim_core::scenario::CbrSender,
+    socket: std::net::UdpSocket,
+    requests: &[workload::Request],
+    clients: &Clients,
+    client_ns: &[Arc<Netns>],
+    shared: &Arc<Shared>,
+) -> Result<Vec<std::thread::JoinHandle<()>>> {
+    let headers = bondsim_core::network::flow_headers(&scenario.network, clients, requests, scenario.seed);
+    let cutter = bondsim_core::transport::Cutter::for_scenario(scenario);
+    let socket = Arc::new(socket);
+    let mut threads = Vec::new();
+    for (r, h) in requests.iter().zip(&headers) {
+        let ip = clients.ips[r.client as usize];
+        let receiver = client_ns[r.client as usize]
+            .run(|| udp::bind(ip, h.dst_port).map_err(|e| host_error("binding a client's UDP socket", e)))?;
+        let to = receiver.local_addr().map_err(|e| host_error("a client's UDP socket", e))?;
+        let std::net::SocketAddr::V4(to) = to else { unreachable!("bound to an IPv4 address") };
+        {
+            let mut outcomes = shared.outcomes.lock().expect("outcomes");
+            let o = &mut outcomes[r.id as usize];
+            (o.local_port, o.start_s) = (Some(to.port()), Some(r.arrival.as_secs_f64()));
+        }
+        let (id, bytes) = (r.id, r.file_bytes);
+        let shared_rx = shared.clone();
+        threads.push(std::thread::spawn(move || udp::receive(receiver, id, bytes, cutter, &shared_rx)));
+        let stream =
+            udp::Stream { id, to, bytes, arrival_s: r.arrival.as_secs_f64(), rate_bps: cbr.rate_of(id as usize) * 1e6 };
+        let (socket, shared) = (socket.clone(), shared.clone());
+        threads.push(std::thread::spawn(move || udp::send(&socket, stream, cutter, &shared)));
+    }
+    Ok(threads)
+}
+
+/// The fabric's packet trace as the simulator's `packet_trace` table, each row's flow the
+/// request whose flow it is (`key_of`; null for one of no request, as iperf3's control).
+fn packet_trace(
+    fabric: &Fabric,
+    outcomes: &[Outcome],
+    key_of: impl Fn(&Outcome) -> Option<bondsim_core::bond::FlowKey>,
+) -> Value {
+    let request: rustc_hash::FxHashMap<_, u32> = outcomes.iter().filter_map(|o| Some((key_of(o)?, o.id))).collect();
+    let t = &fabric.trace;
+    let mut table = serde_json::to_value(&t.rows).expect("plain data");
+    let flows: Vec<Value> = t.rows.flow.iter().map(|&f| json!(request.get(&t.flows[f as usize]))).collect();
+    table["flow"] = Value::Array(flows);
+    table
 }
 
 fn fabric_server_ip(scenario: &Scenario) -> Result<[u8; 4]> {
@@ -330,12 +465,22 @@ fn realtime_priority() -> bool {
 }
 
 /// Requests whose file arrived whole, and requests that ended (whole, or failed) with the
-/// server's socket closed too.
+/// server's socket closed (TCP) or its last datagram sent (UDP) too.
 fn finished(shared: &Shared) -> (u32, u32) {
     let outcomes = shared.outcomes.lock().expect("outcomes");
     let whole = outcomes.iter().filter(|o| o.finish_s.is_some()).count() as u32;
-    let ended = outcomes.iter().filter(|o| o.error.is_some() || (o.finish_s.is_some() && o.server.is_some())).count();
+    let closed = |o: &Outcome| o.server.is_some() || o.udp.is_some_and(|u| u.sent_all_s.is_some());
+    // An iperf3 test has ended when its client has (its report is there).
+    let ended = outcomes
+        .iter()
+        .filter(|o| o.error.is_some() || o.iperf3.is_some() || (o.finish_s.is_some() && closed(o)))
+        .count();
     (whole, ended as u32)
+}
+
+/// Whether every UDP stream has sent its last datagram.
+fn udp_sent_all(shared: &Shared) -> bool {
+    shared.outcomes.lock().expect("outcomes").iter().all(|o| o.udp.is_some_and(|u| u.sent_all_s.is_some()))
 }
 
 /// The client slots: `(client, [(request, arrival_s, bytes)])`. Open arrivals: one slot per
@@ -370,6 +515,8 @@ struct Kernel {
     congestion_control: Option<String>,
     /// The loop ran in the real-time class (`SCHED_FIFO`).
     realtime: bool,
+    /// What carried the requests.
+    traffic: Traffic,
     server: Map<String, Value>,
     clients: Map<String, Value>,
 }
@@ -398,10 +545,19 @@ fn result(
     let server_ip = fabric_server_ip(scenario).expect("checked");
     let rates = fabric.rates_bps();
     let capacity: f64 = rates.iter().sum();
+    let is_tcp = matches!(scenario.sender, Sender::Tcp(_));
     let finishes: Vec<f64> = outcomes.iter().filter_map(|o| o.finish_s).collect();
     let makespan = finishes.iter().copied().fold(0.0, f64::max);
     let complete = outcomes.iter().all(|o| o.finish_s.is_some());
-    let duration = if complete { makespan } else { wall_s.min(limit_s).max(makespan) };
+    // A UDP stream that lost datagrams still ends: at its last arrival, as the simulator's.
+    let udp: Vec<udp::UdpCounts> = outcomes.iter().filter_map(|o| o.udp).collect();
+    let last_arrival = udp
+        .iter()
+        .filter_map(|u| u.last_arrival_s)
+        .chain(outcomes.iter().filter_map(|o| Some(o.iperf3?.ended_s)))
+        .fold(makespan, f64::max);
+    let duration =
+        if complete || (!is_tcp && last_arrival > 0.0) { last_arrival } else { wall_s.min(limit_s).max(makespan) };
     let received: u64 = outcomes.iter().map(|o| o.received.min(o.file_bytes)).sum();
     let mut fct: Vec<f64> = outcomes.iter().filter_map(|o| Some(o.finish_s? - o.start_s?)).collect::<Vec<_>>();
     fct.sort_by(f64::total_cmp);
@@ -411,7 +567,24 @@ fn result(
     let forward: Vec<_> = fabric.forward_stats().collect();
     let reverse: Vec<_> = fabric.reverse_stats().collect();
     let wire_bits: f64 = forward.iter().map(|s| s.wire_bytes as f64 * 8.0).sum();
-    let flows: Vec<_> = fabric.flows.values().collect();
+    // A request's flow on the wire (iperf3's: its data connection or stream, on its server's port).
+    let key_of = |o: &Outcome| {
+        Some(bondsim_core::bond::FlowKey {
+            src_ip: server_ip,
+            dst_ip: fabric.client_ip(o.client as usize),
+            src_port: o.iperf3.map_or(port, |r| r.server_port),
+            dst_port: o.local_port?,
+            ip_proto: if is_tcp { 6 } else { 17 },
+        })
+    };
+    let flow_of = |o: &Outcome| fabric.flows.get(&key_of(o)?);
+    // The requests' data flows: every flow, but only the tests' own under iperf3 (its control
+    // connections carry data too).
+    let flows: Vec<_> = if outcomes.iter().any(|o| o.iperf3.is_some()) {
+        outcomes.iter().filter_map(flow_of).collect()
+    } else {
+        fabric.flows.values().collect()
+    };
     let data_packets: u64 = flows.iter().map(|f| f.packets).sum();
     let data_delivered: u64 = flows.iter().map(|f| f.delivered).sum();
     let ooo: u64 = flows.iter().map(|f| f.out_of_order).sum();
@@ -428,21 +601,58 @@ fn result(
             late(0.99)
         ));
     }
-    if !complete {
+    if !complete && is_tcp {
         let left = outcomes.iter().filter(|o| o.finish_s.is_none()).count();
         warnings.push(format!("{left} of {} requests did not finish within {limit_s} s", outcomes.len()));
     }
     for o in outcomes.iter().filter(|o| o.error.is_some()).take(3) {
         warnings.push(format!("request {}: {}", o.id, o.error.as_deref().unwrap_or_default()));
     }
-    let summary = json!({
+    // UDP: the receiving applications' counts (the simulator's receiver), TCP's figures none.
+    let udp_sum = |f: fn(&udp::UdpCounts) -> u64| udp.iter().map(f).sum::<u64>();
+    let (sent, read, in_order) = (udp_sum(|u| u.sent), udp_sum(|u| u.received), udp_sum(|u| u.in_order));
+    // TCP_INFO's figures come from the emulator's own sockets: none under iperf3, whose
+    // report gives the sender's retransmissions only.
+    let iperf3: Vec<&iperf::Iperf3> = outcomes.iter().filter_map(|o| o.iperf3.as_ref()).collect();
+    let own_tcp = is_tcp && iperf3.is_empty();
+    let tcp_figure = |v: Value| if own_tcp { v } else { Value::Null };
+    // iperf3's own UDP counts, summed (none unless iperf3 carried UDP).
+    let iperf3_udp = |f: fn(&(u64, u64, u64)) -> u64| {
+        (!iperf3.is_empty()).then(|| iperf3.iter().try_fold(0, |n, r| Some(n + f(r.udp.as_ref()?)))).flatten()
+    };
+    let retransmits = if own_tcp {
+        json!(sum(|i| u64::from(i.total_retrans)))
+    } else if is_tcp {
+        json!(iperf3.iter().filter_map(|r| r.retransmits).sum::<u64>())
+    } else {
+        Value::Null
+    };
+    let receiver = if is_tcp || udp.is_empty() {
+        // TCP, or UDP under iperf3: the bond's and the clients' wire counts.
+        let mut wire = json!({"packets": data_packets, "delivered": data_delivered});
+        if !is_tcp {
+            wire["dropped"] = json!(data_packets.saturating_sub(data_delivered));
+        }
+        wire
+    } else {
+        json!({
+            "packets": sent,
+            "delivered": read,
+            "dropped": sent.saturating_sub(read),
+            "duplicates": udp_sum(|u| u.duplicates),
+            "in_order": in_order,
+            "out_of_order": read - in_order,
+            "ooo_fraction": if read > 0 { (read - in_order) as f64 / read as f64 } else { 0.0 },
+            "flows_with_loss": udp.iter().filter(|u| u.received < u.sent).count(),
+            "emu_udp_send_errors": udp_sum(|u| u.send_errors),
+        })
+    };
+    let mut summary = json!({
         "scenario": scenario.name,
         "scheduler": fabric.scheduler_label,
         "seed": scenario.seed,
         "link_count": rates.len(),
         "requests": outcomes.len(),
-        "packets": data_packets,
-        "delivered": data_delivered,
         "wire_out_of_order": ooo,
         "wire_ooo_fraction": if data_delivered > 0 { ooo as f64 / data_delivered as f64 } else { 0.0 },
         "reverse_packets": fabric.reverse_packets,
@@ -461,20 +671,20 @@ fn result(
         "fct_mean_s": mean(&fct),
         "fct_p50_s": percentile(&fct, 0.5),
         "fct_p99_s": percentile(&fct, 0.99),
-        "tcp_segments_sent": sum(|i| u64::from(i.segs_out)),
-        "tcp_retransmits": sum(|i| u64::from(i.total_retrans)),
+        "tcp_segments_sent": tcp_figure(json!(sum(|i| u64::from(i.segs_out)))),
+        "tcp_retransmits": retransmits,
         // A D-SACK reports a segment that arrived twice; on a bond that copies nothing, only a
         // retransmitted segment can, and the kernel itself counts D-SACKs beyond the
         // retransmissions as dubious (`tcp_dsack_seen`, net/ipv4/tcp_input.c: "Skip the
         // DSACK if dup segs weren't retransmitted by sender").
-        "tcp_spurious_retransmits": sum(|i| u64::from(i.dsack_dups.min(i.total_retrans))),
-        "tcp_dsacks_received": sum(|i| u64::from(i.dsack_dups)),
-        "tcp_rtos": sum(|i| u64::from(i.total_rto)),
+        "tcp_spurious_retransmits": tcp_figure(json!(sum(|i| u64::from(i.dsack_dups.min(i.total_retrans))))),
+        "tcp_dsacks_received": tcp_figure(json!(sum(|i| u64::from(i.dsack_dups)))),
+        "tcp_rtos": tcp_figure(json!(sum(|i| u64::from(i.total_rto)))),
         "tcp_reordering_mean": mean(&reordering),
         "tcp_reordering_max": server.iter().map(|i| i.reordering).max(),
         "tcp_rtt_mean_us": mean(&server.iter().map(|i| f64::from(i.rtt_us)).collect::<Vec<_>>()),
         "tcp_cwnd_mean": mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()),
-        "tcp_rcv_ooopack": outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>(),
+        "tcp_rcv_ooopack": tcp_figure(json!(outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>())),
         "wall_s": wall_s,
         "links": fabric.names.iter().enumerate().map(|(id, name)| json!({
             "link": id, "name": name, "packets_sent": forward[id].packets_sent,
@@ -493,26 +703,30 @@ fn result(
         "emu_kernel_clients": kernel.clients,
         "emu_foreign_packets": fabric.foreign,
         "emu_warnings": warnings,
+        "emu_traffic": Traffic::NAMES[kernel.traffic as usize],
+        // iperf3's own rate at each receiver, summed (tests that start together overlap).
+        "emu_iperf3_bps": (!iperf3.is_empty()).then(|| iperf3.iter().map(|r| r.bits_per_second).sum::<f64>()),
+        "emu_iperf3_udp_lost": iperf3_udp(|u| u.1),
+        "emu_iperf3_udp_out_of_order": iperf3_udp(|u| u.2),
     });
-    let flow_of = |o: &Outcome| {
-        let key = bondsim_core::bond::FlowKey {
-            src_ip: server_ip,
-            dst_ip: fabric.client_ip(o.client as usize),
-            src_port: port,
-            dst_port: o.local_port?,
-            ip_proto: 6,
-        };
-        fabric.flows.get(&key)
-    };
+    if let (Value::Object(summary), Value::Object(receiver)) = (&mut summary, receiver) {
+        summary.extend(receiver);
+    }
     let col = |f: &dyn Fn(&Outcome) -> Value| Value::Array(outcomes.iter().map(f).collect());
     let requests = json!({
         "request": col(&|o| json!(o.id)),
         "client": col(&|o| json!(o.client)),
         "file_bytes": col(&|o| json!(o.file_bytes)),
-        "packets": col(&|o| json!(flow_of(o).map_or(0, |f| f.packets))),
-        "received": col(&|o| json!(flow_of(o).map_or(0, |f| f.delivered))),
-        "in_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.delivered - f.out_of_order))),
-        "out_of_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.out_of_order))),
+        // TCP: the segments on the client's wire; UDP: the datagrams its application read.
+        "packets": col(&|o| json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.packets), |u| u.sent))),
+        "received": col(&|o| json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.delivered), |u| u.received))),
+        "in_order": col(&|o| {
+            json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.delivered - f.out_of_order), |u| u.in_order))
+        }),
+        "out_of_order": col(&|o| {
+            json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.out_of_order), |u| u.received - u.in_order))
+        }),
+        "wire_out_of_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.out_of_order))),
         "arrival_s": col(&|o| json!(o.start_s)),
         "finish_s": col(&|o| json!(o.finish_s)),
         "link_switches": col(&|o| json!(flow_of(o).map_or(0, |f| f.link_switches))),
@@ -525,6 +739,7 @@ fn result(
         "tcp_rtt_us": col(&|o| json!(o.server.map(|i| i.rtt_us))),
         "tcp_cwnd": col(&|o| json!(o.server.map(|i| i.snd_cwnd))),
         "tcp_rcv_ooopack": col(&|o| json!(o.client_info.map(|i| i.rcv_ooopack))),
+        "iperf3_bps": col(&|o| json!(o.iperf3.map(|r| r.bits_per_second))),
         "error": col(&|o| json!(o.error)),
     });
     let lc = |f: &dyn Fn(usize) -> Value| Value::Array((0..rates.len()).map(f).collect());
@@ -552,5 +767,9 @@ fn result(
             json!(if last > first { bytes as f64 * 8.0 / (last - first) } else { 0.0 })
         }),
     });
-    json!({"summary": summary, "requests": requests, "links": links})
+    let mut out = json!({"summary": summary, "requests": requests, "links": links});
+    if scenario.trace.packets > 0 {
+        out["packet_trace"] = packet_trace(fabric, outcomes, key_of);
+    }
+    out
 }

@@ -25,6 +25,44 @@ fn fabric(links: serde_json::Value, bond: serde_json::Value) -> Fabric {
     Fabric::new(&scenario, clients).unwrap()
 }
 
+/// A fabric as [`fabric`], one TCP client, tracing the first `packets` data packets.
+fn traced(links: serde_json::Value, bond: serde_json::Value, packets: u32) -> Fabric {
+    let doc = serde_json::json!({
+        "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "tcp"}, "bond": bond, "links": links, "trace": {"packets": packets},
+    });
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    Fabric::new(&scenario, Clients::new(&scenario.network, 1, scenario.seed)).unwrap()
+}
+
+#[test]
+fn the_packet_trace_has_each_data_packets_link_times_and_order_as_the_simulators() {
+    // As in the round-robin test above: packets 0 and 2 on the 8 Mbit/s link arrive at t and
+    // 2t, 1 and 3 on the 2 Mbit/s one at 4t and 8t: only 1 is out of order. The trace keeps
+    // the first three; a copy sent again (seq 0) is a retransmission.
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 2}]);
+    let mut f = traced(links, serde_json::json!({"mode": "balance-rr"}), 3);
+    for seq in 0..3 {
+        f.from_server(SimTime::ZERO, tcp_packet(1000, seq * 960, true), &mut Vec::new());
+    }
+    f.from_server(ms(1.0), tcp_packet(1000, 0, true), &mut Vec::new());
+    run_until(&mut f, ms(100.0));
+    let t = &f.trace.rows;
+    let (fast, slow) = (tx(1000, 8.0).as_secs_f64(), tx(1000, 2.0).as_secs_f64());
+    assert_eq!(t.packet, vec![0, 1, 2]);
+    assert_eq!(t.seq, vec![0, 1, 2]);
+    assert_eq!(t.link, vec![Some(0), Some(1), Some(0)]);
+    assert_eq!(t.out_of_order, vec![false, true, false]);
+    assert_eq!(t.arrived_s, vec![Some(fast), Some(slow), Some(2.0 * fast)]);
+    assert_eq!(t.left_s, t.arrived_s, "no wire delay");
+    assert_eq!(t.retransmit, vec![false; 3]);
+    let mut g = traced(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}), 10);
+    for seq in [0, 960, 0] {
+        g.from_server(SimTime::ZERO, tcp_packet(1000, seq, true), &mut Vec::new());
+    }
+    assert_eq!(g.trace.rows.retransmit, vec![false, false, true]);
+}
+
 /// An IPv4/TCP packet of `l3` bytes (with `l3 - 52` payload bytes) between the server's
 /// port 8000 and the client's port 40000; `from_server` picks the direction.
 fn tcp_packet(l3: usize, seq: u32, from_server: bool) -> Vec<u8> {
@@ -172,6 +210,67 @@ fn a_failed_link_drops_until_the_monitor_commits_then_active_backup_moves() {
     assert_eq!(f.reverse_stats().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 1]);
 }
 
+/// Packets each reverse link (clients to the bond) has sent.
+fn reverse_sent(f: &Fabric) -> Vec<u64> {
+    f.reverse_stats().map(|s| s.packets_sent).collect()
+}
+
+#[test]
+fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_the_old_one_returns() {
+    // Link 0 loses its carrier at 5 ms and has it back at 30 ms; miimon checks every 10 ms.
+    // The switch sends the bond's frames where the bond receives (its active slave, Linux
+    // `bond_should_deliver_exact_match`): link 1 from the verdict at 10 ms on, and still link 1
+    // after link 0 returns (without a primary the bond keeps its active slave,
+    // `bond_choose_primary_or_current`), as the model's `follow_active_slave` has it.
+    let mut f = fabric(
+        serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]}, {"rate_mbps": 8}]),
+        serde_json::json!({"mode": "active-backup", "miimon": 10}),
+    );
+    let mut out = Vec::new();
+    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut out);
+    // The reverse link an ACK sent at `t` ms took (sent whole 0.5 ms later: 90 wire bytes at 8 Mbit/s).
+    let ack_at = |f: &mut Fabric, t: f64| {
+        let before = reverse_sent(f);
+        f.from_client(ms(t), 0, tcp_packet(52, 0, false), &mut Vec::new());
+        run_until(f, ms(t + 0.5));
+        reverse_sent(f).iter().zip(&before).position(|(a, b)| a > b)
+    };
+    assert_eq!(ack_at(&mut f, 1.0), Some(0), "the active link before the failure");
+    run_until(&mut f, ms(12.0));
+    assert!(!f.monitor_up(0));
+    assert_eq!(ack_at(&mut f, 12.0), Some(1), "the new active slave after the verdict");
+    run_until(&mut f, ms(50.0));
+    assert!(f.monitor_up(0), "link 0 is back in the bond");
+    assert_eq!(ack_at(&mut f, 50.0), Some(1), "still the active slave, not the returned link");
+    // A flow that starts now is told the same receive link.
+    let mut second = tcp_packet(500, 0, true);
+    second[21] = 0x41; // the server's port 8001 (0x1f41): another flow
+    f.from_server(ms(51.0), second, &mut Vec::new());
+    assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
+}
+
+/// An IPv4/UDP datagram of `l3` bytes from the server's port 8000 to the client's port 40000.
+fn udp_packet(l3: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ipv4(SERVER, CLIENT, 64).udp(8000, 40000).write(&mut out, &vec![0u8; l3 - 28]).unwrap();
+    out
+}
+
+#[test]
+fn a_datagram_is_numbered_by_its_place_in_its_flow_at_the_bond() {
+    // Round-robin over 8 and 2 Mbit/s: datagrams 0 and 2 on the fast link, 1 and 3 on the
+    // slow one (4 times as long): 1 arrives after 2, and 3 after 2 too (below the highest).
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 2}]);
+    let mut f = fabric(links, serde_json::json!({"mode": "balance-rr"}));
+    for _ in 0..4 {
+        f.from_server(SimTime::ZERO, udp_packet(1000), &mut Vec::new());
+    }
+    run_until(&mut f, ms(100.0));
+    let flow = f.flows.values().next().unwrap();
+    // Without a number of its own every datagram would be "the same segment": 1 delivered.
+    assert_eq!((flow.packets, flow.delivered, flow.out_of_order), (4, 4, 1));
+}
+
 #[test]
 fn packets_of_other_hosts_are_not_bonded() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8}]), serde_json::json!({"mode": "rr"}));
@@ -212,4 +311,10 @@ fn the_emulator_names_what_it_cannot_do() {
         let err = crate::check(&scenario).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{path}: ")), "{err}");
     }
+    // A datagram the kernel would fragment (the model may: network.protocol = "udp").
+    let mut doc = base.clone();
+    doc["network"] = serde_json::json!({"protocol": "udp"});
+    doc["sender"] = serde_json::json!({"kind": "cbr", "rate_mbps": 5, "chunk_bytes": 1473});
+    let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
+    assert!(err.starts_with("sender.chunk_bytes: the emulator sends whole datagrams: at most 1472 bytes"), "{err}");
 }

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a blocked socket call waits before looking at the stop flag.
-const POLL: Duration = Duration::from_millis(100);
+pub(crate) const POLL: Duration = Duration::from_millis(100);
 
 /// What the kernel's `TCP_INFO` said of one connection at its end.
 #[derive(Debug, Clone, Copy, Default, serde::Serialize)]
@@ -78,14 +78,18 @@ pub struct Outcome {
     pub client: u32,
     /// Bytes asked for.
     pub file_bytes: u64,
-    /// Bytes the client's application read.
+    /// Bytes the client's application read (UDP: payload of distinct datagrams).
     pub received: u64,
     /// When the client asked (connect), seconds from the start.
     pub start_s: Option<f64>,
     /// When its application read the last byte, seconds from the start.
     pub finish_s: Option<f64>,
-    /// The server's socket at the end.
+    /// The server's socket at the end (TCP).
     pub server: Option<TcpInfo>,
+    /// The stream's counts (UDP, the `cbr` sender).
+    pub udp: Option<crate::udp::UdpCounts>,
+    /// iperf3's report (`--traffic iperf3`).
+    pub iperf3: Option<crate::iperf::Iperf3>,
     /// The client's socket at the end.
     pub client_info: Option<TcpInfo>,
     /// The client's port (the flow's 5-tuple with the addresses and the server's port).
@@ -107,12 +111,26 @@ pub struct Shared {
 }
 
 impl Shared {
-    fn stopped(&self) -> bool {
+    pub(crate) fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
 
-    fn now_s(&self) -> f64 {
+    pub(crate) fn now_s(&self) -> f64 {
         self.start.elapsed().as_secs_f64()
+    }
+
+    /// Sleeps until `at_s` seconds from the start; false if the run stopped first.
+    pub(crate) fn wait_until(&self, at_s: f64) -> bool {
+        loop {
+            if self.stopped() {
+                return false;
+            }
+            let left = at_s - self.now_s();
+            if left <= 0.0 {
+                return true;
+            }
+            std::thread::sleep(Duration::from_secs_f64(left.min(POLL.as_secs_f64())));
+        }
     }
 }
 
@@ -189,10 +207,7 @@ pub type Fetch = (u32, f64, u64);
 /// namespace), each not before its arrival time (seconds from the start).
 pub fn fetch(server: SocketAddrV4, ids: Vec<Fetch>, shared: Arc<Shared>) {
     for (id, arrival_s, bytes) in ids {
-        while shared.now_s() < arrival_s && !shared.stopped() {
-            std::thread::sleep(Duration::from_secs_f64((arrival_s - shared.now_s()).clamp(0.0, 0.05)));
-        }
-        if shared.stopped() {
+        if !shared.wait_until(arrival_s) {
             return;
         }
         let result = fetch_one(server, id, bytes, &shared);

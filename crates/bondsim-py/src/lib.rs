@@ -94,13 +94,21 @@ fn finish(outcome: Result<String, Error>, mut pending: Option<PyErr>) -> PyResul
 /// network namespaces, the bond in this process; Linux, root) and returns its result as
 /// JSON text. `seconds` bounds the run in real time; `progress(done_requests,
 /// total_requests, elapsed_s)` is called about four times a second; Ctrl-C (and any
-/// exception from `progress`) stops it. Namespaces and devices go with the run.
+/// exception from `progress`) stops it; `traffic` is `sockets` (the default) or `iperf3`.
+/// Namespaces, devices and child processes go with the run.
 #[cfg(target_os = "linux")]
 #[pyfunction]
-#[pyo3(signature = (scenario_json, seconds=None, progress=None))]
-fn emulate(py: Python<'_>, scenario_json: &str, seconds: Option<f64>, progress: Option<Py<PyAny>>) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, seconds=None, progress=None, traffic=None))]
+fn emulate(
+    py: Python<'_>,
+    scenario_json: &str,
+    seconds: Option<f64>,
+    progress: Option<Py<PyAny>>,
+    traffic: Option<&str>,
+) -> PyResult<String> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
-    let options = bondsim_emu::Options { seconds };
+    let traffic = traffic.map(bondsim_emu::Traffic::from_name).transpose().map_err(to_py)?.unwrap_or_default();
+    let options = bondsim_emu::Options { seconds, traffic };
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
         bondsim_emu::realtime::emulate(&scenario, &options, &mut |p| {

@@ -41,12 +41,12 @@ def _is_run_dir(path: Path) -> bool:
 
 
 def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]:
-    """Up to ``count`` run ids, those with time series first, then one per scheduler, in grid order."""
+    """Up to ``count`` run ids, those with time series first, then one per scheduler and engine, in grid order."""
     order = sorted(range(len(runs)), key=lambda i: int(runs["run_id"].iloc[i]) not in traced)
     picked: list[int] = []
     seen: set[str] = set()
     for i in order:
-        scheduler = str(runs["scheduler"].iloc[i])
+        scheduler = f"{runs['scheduler'].iloc[i]} {runs['engine'].iloc[i] if 'engine' in runs else ''}"
         if scheduler not in seen:
             seen.add(scheduler)
             picked.append(int(runs["run_id"].iloc[i]))
