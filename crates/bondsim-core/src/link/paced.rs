@@ -91,6 +91,7 @@ impl PacedLink {
         self.payload_bits / self.period.as_secs_f64()
     }
 
+    #[inline(always)]
     fn idle_at(&self, now: SimTime) -> SimTime {
         match self.queue.len() as u64 {
             0 => now,
@@ -99,6 +100,7 @@ impl PacedLink {
     }
 
     /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
+    #[inline(always)]
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;
