@@ -58,6 +58,7 @@ impl PacedLink {
 
     /// Wakes the link at `now`: sends the head packet, if any, and returns it
     /// with the time of the next wake-up.
+    #[inline(always)]
     pub fn poll(&mut self, now: SimTime) -> (Option<Packet>, SimTime) {
         self.stats.polls += 1;
         let sent = if self.carrier { self.queue.pop_front() } else { None };
