@@ -8,33 +8,67 @@
 //! deliveries by the order the bond sent them, so two packets reaching the
 //! receiver at the same instant are taken in sending order). Nothing else
 //! breaks ties, so a run is a pure function of its scenario and seed.
-
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+//!
+//! A popped event stays on top of the heap until the next one is scheduled, which then
+//! takes its place with one sift down (most events schedule the next event of their
+//! component: a removal and an insertion would each walk the heap). The order is the same.
 
 use crate::time::SimTime;
 
+#[derive(Clone, Copy)]
 struct Entry<E> {
     /// `time << 64 | seq`: one integer compare orders by time, then insertion.
     key: u128,
     event: E,
 }
 
-impl<E> PartialEq for Entry<E> {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
+/// A binary min-heap on `key`, its root at 0. Hand-written rather than `BinaryHeap`: the
+/// loop's common step is "replace the root and sift it down" ([`EventQueue::push`] over a
+/// taken event), which `BinaryHeap` offers only through `PeekMut` at several times the cost.
+struct Heap<E>(Vec<Entry<E>>);
+
+impl<E: Copy> Heap<E> {
+    fn push(&mut self, entry: Entry<E>) {
+        let mut pos = self.0.len();
+        self.0.push(entry);
+        while pos > 0 {
+            let parent = (pos - 1) / 2;
+            if self.0[parent].key <= entry.key {
+                break;
+            }
+            self.0[pos] = self.0[parent];
+            pos = parent;
+        }
+        self.0[pos] = entry;
     }
-}
-impl<E> Eq for Entry<E> {}
-impl<E> PartialOrd for Entry<E> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    /// Puts `entry` at the root in place of the entry there (the heap is not empty), and
+    /// restores the order.
+    fn replace_root(&mut self, entry: Entry<E>) {
+        let heap = &mut self.0[..];
+        let len = heap.len();
+        let mut pos = 0;
+        let mut child = 1;
+        while child < len {
+            let right = child + 1;
+            if right < len && heap[right].key < heap[child].key {
+                child = right;
+            }
+            if entry.key <= heap[child].key {
+                break;
+            }
+            heap[pos] = heap[child];
+            pos = child;
+            child = 2 * pos + 1;
+        }
+        heap[pos] = entry;
     }
-}
-impl<E> Ord for Entry<E> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // BinaryHeap is a max-heap: reverse so the earliest key is on top.
-        other.key.cmp(&self.key)
+
+    fn pop_root(&mut self) {
+        let last = self.0.pop().expect("a root to remove");
+        if !self.0.is_empty() {
+            self.replace_root(last);
+        }
     }
 }
 
@@ -50,7 +84,9 @@ pub fn key_time(key: u128) -> SimTime {
 
 /// A deterministic future-event list.
 pub struct EventQueue<E> {
-    heap: BinaryHeap<Entry<E>>,
+    heap: Heap<E>,
+    /// Whether the heap's top is the event last popped (taken, its place not yet reused).
+    taken: bool,
     next_seq: u64,
     now: SimTime,
     processed: u64,
@@ -58,11 +94,11 @@ pub struct EventQueue<E> {
 
 impl<E> Default for EventQueue<E> {
     fn default() -> Self {
-        EventQueue { heap: BinaryHeap::new(), next_seq: 0, now: SimTime::ZERO, processed: 0 }
+        EventQueue { heap: Heap(Vec::new()), taken: false, next_seq: 0, now: SimTime::ZERO, processed: 0 }
     }
 }
 
-impl<E> EventQueue<E> {
+impl<E: Copy> EventQueue<E> {
     /// An empty queue at time zero.
     pub fn new() -> Self {
         Self::default()
@@ -83,7 +119,27 @@ impl<E> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let key = key(at, self.next_seq);
         self.next_seq += 1;
-        self.heap.push(Entry { key, event });
+        self.push(Entry { key, event });
+    }
+
+    /// Puts `entry` in the heap, in the taken top's place if there is one.
+    #[inline]
+    fn push(&mut self, entry: Entry<E>) {
+        if self.taken {
+            self.taken = false;
+            self.heap.replace_root(entry);
+        } else {
+            self.heap.push(entry);
+        }
+    }
+
+    /// Removes the taken top, if any, from the heap.
+    #[inline]
+    fn drop_taken(&mut self) {
+        if self.taken {
+            self.taken = false;
+            self.heap.pop_root();
+        }
     }
 
     /// Takes the next insertion sequence number without scheduling anything: the place in
@@ -98,12 +154,13 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `at` in the place `seq` (from [`EventQueue::reserve`]).
     pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: E) {
         debug_assert!(at >= self.now && seq < self.next_seq, "event scheduled in the past or unreserved");
-        self.heap.push(Entry { key: key(at, seq), event });
+        self.push(Entry { key: key(at, seq), event });
     }
 
     /// The key (`time << 64 | seq`) of the next event, if any: events run in key order.
-    pub fn next_key(&self) -> Option<u128> {
-        self.heap.peek().map(|e| e.key)
+    pub fn next_key(&mut self) -> Option<u128> {
+        self.drop_taken();
+        self.heap.0.first().map(|e| e.key)
     }
 
     /// Schedules `event` at `at`, after every plain event of that instant, ordered by `rank`
@@ -112,7 +169,7 @@ impl<E> EventQueue<E> {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         debug_assert!(rank < 1 << 63, "rank out of range");
         let key = (u128::from(at.0) << 64) | u128::from(rank | 1 << 63);
-        self.heap.push(Entry { key, event });
+        self.push(Entry { key, event });
     }
 
     /// Schedules `event` after `delay` from now.
@@ -122,7 +179,9 @@ impl<E> EventQueue<E> {
 
     /// Removes the next event and advances the clock to its time.
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        let entry = self.heap.pop()?;
+        self.drop_taken();
+        let entry = self.heap.0.first()?;
+        self.taken = true;
         self.now = key_time(entry.key);
         self.processed += 1;
         Some((self.now, entry.event))
@@ -182,6 +241,56 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, ["first", "second", "third"]);
         assert_eq!(q.next_key(), None);
+    }
+
+    #[test]
+    fn an_event_scheduled_after_a_pop_takes_its_place_in_the_order() {
+        let mut q = EventQueue::new();
+        for (at, name) in [(10, "c"), (1, "a"), (20, "d")] {
+            q.schedule(SimTime(at), name);
+        }
+        assert_eq!(q.pop(), Some((SimTime(1), "a")));
+        // Replaces the taken "a" on top: earlier than "c", then later than "d".
+        q.schedule(SimTime(5), "b");
+        assert_eq!(q.pop(), Some((SimTime(5), "b")));
+        q.schedule(SimTime(30), "e");
+        let order: Vec<_> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, ["c", "d", "e"]);
+        assert_eq!((q.processed(), q.next_key()), (5, None));
+    }
+
+    #[test]
+    fn interleaved_schedules_and_pops_follow_key_order() {
+        // Against a sorted reference: a pseudo-random mix of plain and ranked schedules and pops.
+        let mut q = EventQueue::new();
+        let mut reference = std::collections::BTreeMap::new();
+        let mut x = 12345u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        for i in 0..5000u64 {
+            match next() % 3 {
+                0 | 1 => {
+                    let at = q.now() + SimTime(next() % 50);
+                    if next() % 4 == 0 {
+                        q.schedule_ranked(at, i, i);
+                        reference.insert((at.0, 1 << 63 | i), i);
+                    } else {
+                        reference.insert((at.0, q.next_seq), i);
+                        q.schedule(at, i);
+                    }
+                }
+                _ => {
+                    let want = reference.pop_first().map(|((at, _), e)| (SimTime(at), e));
+                    assert_eq!(q.pop(), want);
+                }
+            }
+        }
+        while let Some(((at, _), e)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((SimTime(at), e)));
+        }
+        assert_eq!(q.pop(), None);
     }
 
     #[test]

@@ -717,6 +717,7 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn refresh_view(&mut self, id: usize, now: SimTime) {
         self.links[id].refresh_view(now, &mut self.views[id]);
         if let Some(trace) = &mut self.trace {
@@ -795,6 +796,7 @@ impl World {
     }
 
     /// The application at the client receives `packet`.
+    #[inline]
     fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
         let closed_loop = !self.next_request.is_empty();
         let ended = closed_loop && self.receiver.flows()[packet.flow as usize].resolved();
@@ -969,15 +971,15 @@ impl World {
             self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
         }
         self.refresh_view(id, now);
-        if let Some(packet) = sent {
+        if let Some(packet) = &sent {
             if let Some(c) = self.capture.as_deref_mut() {
-                c.link_sent(now, id, &packet);
+                c.link_sent(now, id, packet);
             }
             if let Some(trace) = &mut self.trace {
-                trace.left(now, &packet);
+                trace.left(now, packet);
             }
             self.in_flight -= 1;
-            self.freed(now, &packet);
+            self.freed(now, packet);
             self.reach_switch(now, id, packet);
         }
     }
@@ -1077,24 +1079,25 @@ impl World {
             return;
         }
         self.in_flight -= 1;
-        self.reach_switch(now, id, packet);
+        self.reach_switch(now, id, &packet);
     }
 
     /// A copy of `packet` reaches the switch port of link `id`: a silent failure of the port
     /// drops it (the switch never sees it), else the switch forwards it to the client or
     /// drops it there (a port that spanning tree keeps from forwarding).
-    fn reach_switch(&mut self, now: SimTime, id: usize, packet: Packet) {
+    #[inline]
+    fn reach_switch(&mut self, now: SimTime, id: usize, packet: &Packet) {
         if !self.plain_path {
             if self.silent.drops(id, now, true) {
                 self.links[id].record_drop(DropCause::Silent);
-                self.copy_lost(now, packet, DropCause::Silent);
+                self.copy_lost(now, *packet, DropCause::Silent);
                 return;
             }
             if !self.switch.ingress(id, self.headers[packet.flow as usize].src_mac, now) {
-                self.copy_lost(now, packet, DropCause::SwitchPort);
+                self.copy_lost(now, *packet, DropCause::SwitchPort);
                 return;
             }
-            self.failover_arrival(now, id, &packet);
+            self.failover_arrival(now, id, packet);
         }
         self.arrived_at_client(now, packet);
     }
@@ -1107,9 +1110,9 @@ impl World {
     }
 
     /// A copy of `packet` reached the client's wire at `now`.
-    fn arrived_at_client(&mut self, now: SimTime, packet: Packet) {
+    fn arrived_at_client(&mut self, now: SimTime, packet: &Packet) {
         if let Some(c) = self.capture.as_deref_mut() {
-            c.client_received(now, &packet);
+            c.client_received(now, packet);
         }
         if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
@@ -1124,20 +1127,20 @@ impl World {
                 }
                 if self.reliable {
                     // A real receiver sees the extra copy (and TCP reports it as a D-SACK).
-                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out));
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, *packet, out));
                 }
                 return;
             }
         }
         if packet.is_data() {
-            self.wire_arrival(now, &packet);
+            self.wire_arrival(now, packet);
         }
         match self.resequencer.as_mut() {
             // The sink's every packet goes to the application at once: deliver it without the round trip.
-            None if matches!(self.client, End::Sink(_)) => self.deliver_app(now, &packet),
-            None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, packet, out)),
+            None if matches!(self.client, End::Sink(_)) => self.deliver_app(now, packet),
+            None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, *packet, out)),
             Some(reseq) => {
-                for p in reseq.arrive(packet) {
+                for p in reseq.arrive(*packet) {
                     self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
                 }
             }
@@ -1148,6 +1151,7 @@ impl World {
     }
 
     /// A data packet reached the receiving host's wire (the metrics' wire tap).
+    #[inline]
     fn wire_arrival(&mut self, now: SimTime, packet: &Packet) {
         let before = self.wire.out_of_order;
         self.wire.arrive(packet);
@@ -1166,16 +1170,16 @@ impl World {
     }
 
     /// Tells the server's end that `packet` is resolved, in the order packets resolve.
-    fn tell_resolved(&mut self, now: SimTime, packet: Packet) {
+    fn tell_resolved(&mut self, now: SimTime, packet: &Packet) {
         if !self.hears_resolved {
             return;
         }
         if self.telling {
-            self.resolved.push_back(packet);
+            self.resolved.push_back(*packet);
             return;
         }
         self.telling = true;
-        self.with_end(now, Side::Server, |end, out| end.on_resolved(now, &packet, out));
+        self.with_end(now, Side::Server, |end, out| end.on_resolved(now, packet, out));
         while let Some(p) = self.resolved.pop_front() {
             self.with_end(now, Side::Server, |end, out| end.on_resolved(now, &p, out));
         }
@@ -1227,7 +1231,7 @@ impl World {
                 self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
             }
         }
-        self.tell_resolved(now, packet);
+        self.tell_resolved(now, &packet);
     }
 
     /// The link the peer (the switch) sends a client's packet of `flow` to the server on.

@@ -131,6 +131,7 @@ impl Link {
     }
 
     /// Hands `packet` to the link at `now`.
+    #[inline]
     pub fn enqueue(&mut self, now: SimTime, packet: Packet) -> Enqueued {
         match self {
             Link::Paced(l) => l.enqueue(packet),
@@ -171,6 +172,7 @@ impl Link {
     }
 
     /// Refreshes the queue and idle time in `view` (the rest does not change).
+    #[inline(always)]
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         match self {
             Link::Paced(l) => l.refresh_view(now, view),

@@ -58,6 +58,7 @@ impl PacedLink {
 
     /// Wakes the link at `now`: sends the head packet, if any, and returns it
     /// with the time of the next wake-up.
+    #[inline(always)]
     pub fn poll(&mut self, now: SimTime) -> (Option<Packet>, SimTime) {
         self.stats.polls += 1;
         let sent = if self.carrier { self.queue.pop_front() } else { None };
@@ -91,6 +92,7 @@ impl PacedLink {
         self.payload_bits / self.period.as_secs_f64()
     }
 
+    #[inline(always)]
     fn idle_at(&self, now: SimTime) -> SimTime {
         match self.queue.len() as u64 {
             0 => now,
@@ -99,6 +101,7 @@ impl PacedLink {
     }
 
     /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
+    #[inline(always)]
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;

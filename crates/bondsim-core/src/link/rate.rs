@@ -132,6 +132,10 @@ pub struct RateLink {
     last_arrival: SimTime,
     pub(super) carrier: bool,
     epoch: u32,
+    /// The last frame size (wire bytes) and its nominal transmit time: frames mostly come in
+    /// one size, and the conversion (a division and a rounding) is then done once, not twice
+    /// per frame. The same value either way.
+    tx_memo: (u64, SimTime),
     /// What the link did so far.
     pub stats: LinkStats,
 }
@@ -177,6 +181,7 @@ impl RateLink {
             last_arrival: SimTime::ZERO,
             carrier: true,
             epoch: 0,
+            tx_memo: (u64::MAX, SimTime::ZERO),
             stats: LinkStats::default(),
         }
     }
@@ -227,16 +232,21 @@ impl RateLink {
         u64::from(self.l3_bytes(packet).max(MIN_ETHERNET_PAYLOAD)) + u64::from(self.overhead_bytes)
     }
 
-    fn nominal_tx(&self, packet: &Packet) -> SimTime {
-        self.per_packet + SimTime::from_secs_f64(self.wire_bytes(packet) as f64 * 8.0 / self.rate_bps)
+    #[inline]
+    fn nominal_tx(&mut self, wire_bytes: u64) -> SimTime {
+        if self.tx_memo.0 != wire_bytes {
+            let tx = self.per_packet + SimTime::from_secs_f64(wire_bytes as f64 * 8.0 / self.rate_bps);
+            self.tx_memo = (wire_bytes, tx);
+        }
+        self.tx_memo.1
     }
 
     /// Starts sending the head packet at `now`; returns when it is on the wire.
     #[inline]
     fn start(&mut self, now: SimTime) -> SimTime {
-        let head = self.queue[0];
+        let wire_bytes = self.wire_bytes(&self.queue[0]);
         self.factor = self.slowdown.factor_at(now);
-        let tx = self.nominal_tx(&head).scaled(self.factor);
+        let tx = self.nominal_tx(wire_bytes).scaled(self.factor);
         self.sending = true;
         self.stats.busy_ns += tx.0;
         // Queued packets were predicted at the factor of their queueing: never look idle before
@@ -255,7 +265,8 @@ impl RateLink {
         } else {
             self.queue_bytes += u64::from(self.l3_bytes(&packet));
             self.factor = self.slowdown.factor_at(now);
-            self.backlog_end = self.backlog_end.max(now) + self.nominal_tx(&packet).scaled(self.factor);
+            let tx = self.nominal_tx(self.wire_bytes(&packet));
+            self.backlog_end = self.backlog_end.max(now) + tx.scaled(self.factor);
             self.queue.push_back(packet);
             self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
             return if self.sending { Enqueued::Waiting } else { Enqueued::Started(self.start(now)) };
@@ -315,6 +326,7 @@ impl RateLink {
     }
 
     /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
+    #[inline(always)]
     pub fn refresh_view(&self, now: SimTime, view: &mut LinkView) {
         view.queue_len_pkts = self.queue.len() as u32;
         view.queue_bytes = self.queue_bytes;

@@ -322,6 +322,11 @@ impl Cutter {
             // Full chunks while they fit: no division on this path.
             return if (k + 1) * self.chunk <= file { self.chunk as u32 } else { (file - k * self.chunk) as u32 };
         }
+        if self.message.is_none() {
+            // The whole file is one message: full chunks while another fits before its end
+            // (what the rule below gives, without its five divisions per packet).
+            return if (k + 1) * self.chunk < file { self.chunk as u32 } else { (file - k * self.chunk) as u32 };
+        }
         let m = self.message.unwrap_or(file).max(1);
         let per = self.per_message(m);
         let (message, pos) = (k / per, k % per);
@@ -365,6 +370,12 @@ mod tests {
             (cutter(1460, Some(64), false), 200),
             (cutter(1448, Some(65536), false), 3 * 65536 + 100),
             (cutter(1460, None, false), 0),
+            (cutter(1000, None, false), 1),
+            (cutter(1000, None, false), 999),
+            (cutter(1000, None, false), 1000),
+            (cutter(1000, None, false), 1001),
+            (cutter(1000, None, false), 2000),
+            (cutter(1448, None, false), 10 * 1448 + 7),
         ] {
             let mut before = 0;
             for k in 0..c.packets(file) {

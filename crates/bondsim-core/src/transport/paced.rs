@@ -78,7 +78,9 @@ impl PacedSender {
                 return Some(packet);
             }
         }
-        self.next_req = (self.next_req + 1) % self.queue.len();
+        // `(next_req + 1) % len`, without the division when it does not wrap (most packets).
+        let next = self.next_req + 1;
+        self.next_req = if next < self.queue.len() { next } else { next % self.queue.len() };
         Some(packet)
     }
 
