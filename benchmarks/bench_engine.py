@@ -3,17 +3,21 @@ SimPy, and the rate-based link model.
 
     .venv/bin/python benchmarks/bench_engine.py [--sizes 1e5,1e6,1e7] [--simpy-packets 1e5]
 
-Each bondsim run is its own process (``cargo bench --bench engine``), so peak
-resident memory is per run. The SimPy model (``simpy_model.py``) runs the same
-system in this process; the two are compared as a ratio in the same sitting,
-because absolute times drift on a shared machine. Writes
-``benchmarks/results/engine.json`` and ``engine.md``.
+Each bondsim run is its own single-threaded process (``cargo bench --bench engine``),
+so peak resident memory is per run; every figure is the median of ``--repeat`` runs.
+The SimPy model (``simpy_model.py``) runs the same system (same packets, same requests
+in progress) in this process, the median of ``--simpy-repeat`` runs, in both of the
+thesis model's modes; the two are compared as a ratio in the same sitting, because
+absolute times drift on a shared machine (``bench_peers.py`` adds ns-3 beside them).
+Writes ``benchmarks/results/engine.json`` and the generated part of ``engine.md``
+(between its markers: what is written by hand around it stays).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -44,32 +48,64 @@ def bench_binary() -> Path:
     raise RuntimeError("cargo did not report the engine bench executable")
 
 
+#: The generated part of ``engine.md``.
+BEGIN, END = "<!-- bench_engine.py: begin -->", "<!-- bench_engine.py: end -->"
+
+
+def median_run(runs: list[dict]) -> dict:
+    """The run of median speed (the middle one; of an even count, the slower middle one)."""
+    return sorted(runs, key=lambda r: r["packets_per_s"])[(len(runs) - 1) // 2]
+
+
 def run_rust(binary: Path, packets: int, shape: str, mode: str, repeat: int) -> dict:
-    """Best of ``repeat`` runs (least disturbed by other load on the machine)."""
-    runs = [
-        json.loads(
-            subprocess.run([str(binary), str(packets), shape, mode], check=True, capture_output=True, text=True).stdout
-        )
-        for _ in range(repeat)
-    ]
-    return max(runs, key=lambda r: r["packets_per_s"])
+    """The median of ``repeat`` runs."""
+    return median_run(
+        [
+            json.loads(
+                subprocess.run(
+                    [str(binary), str(packets), shape, mode], check=True, capture_output=True, text=True
+                ).stdout
+            )
+            for _ in range(repeat)
+        ]
+    )
 
 
-def run_simpy(packets: int, shape: str, mode: str) -> dict:
+def run_simpy(packets: int, shape: str, mode: str, repeat: int) -> dict:
+    """The median of ``repeat`` runs of the SimPy model of the engine bench's workload."""
     requests = 100
     file_bytes = (packets // requests - 1) * 1024
     periods = [20, 82 if shape == "thesis" else 20, 20, 20]
-    started = time.perf_counter()
-    result = simpy_model.run(requests, file_bytes, periods, mode)
-    wall = time.perf_counter() - started
-    return {"packets": result["packets"], "wall_s": wall, "packets_per_s": result["packets"] / wall}
+    runs = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = simpy_model.run(requests, file_bytes, periods, mode)
+        wall = time.perf_counter() - started
+        runs.append({"packets": result["packets"], "wall_s": wall, "packets_per_s": result["packets"] / wall})
+    return median_run(runs)
+
+
+def write_markdown(path: Path, generated: list[str]) -> None:
+    """Puts ``generated`` between the markers of ``path``, keeping what is around them (the first
+    time, in place of everything before the first second-level heading)."""
+    block = [BEGIN, *generated, END]
+    text = path.read_text() if path.exists() else ""
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1]
+        path.write_text(head + "\n".join(block) + tail)
+        return
+    at = text.find("\n## ")
+    tail = text[at:] if at >= 0 else "\n"
+    path.write_text("# Engine benchmark\n\n" + "\n".join(block) + "\n" + tail)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1e5,1e6,1e7", help="packet counts for bondsim runs")
     parser.add_argument("--simpy-packets", default="1e5", help="packet count of the SimPy comparison")
-    parser.add_argument("--repeat", type=int, default=3, help="bondsim runs per size (best is kept)")
+    parser.add_argument("--repeat", type=int, default=5, help="bondsim runs per size (the median is reported)")
+    parser.add_argument("--simpy-repeat", type=int, default=3, help="SimPy runs per comparison (the median)")
     args = parser.parse_args()
     sizes = [int(float(s)) for s in args.sizes.split(",")]
     simpy_packets = int(float(args.simpy_packets))
@@ -94,9 +130,9 @@ def main() -> None:
             )
 
     comparisons = []
-    for shape, mode in (("balanced", "rr"), ("thesis", "lb")):
+    for shape, mode in (("balanced", "rr"), ("thesis", "rr"), ("thesis", "lb")):
         ours = run_rust(binary, simpy_packets, shape, mode, args.repeat)
-        theirs = run_simpy(simpy_packets, shape, mode)
+        theirs = run_simpy(simpy_packets, shape, mode, args.simpy_repeat)
         ratio = ours["packets_per_s"] / theirs["packets_per_s"]
         comparisons.append(
             {
@@ -125,9 +161,9 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     (out / "engine.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [
-        "# Engine benchmark",
-        "",
-        f"{results['date']}, {results['machine']}, one core. Command: `.venv/bin/python benchmarks/bench_engine.py`.",
+        f"{results['date']} {time.strftime('%H:%M')} UTC, {results['machine']}, load average {os.getloadavg()[0]:.1f} "
+        f"at the end (2 cores, shared). Command: `.venv/bin/python benchmarks/bench_engine.py` (medians of "
+        f"{args.repeat} runs, each a single-threaded process; SimPy: medians of {args.simpy_repeat}).",
         "",
         "| shape | mode | packets | wall s | M packets/s | M events/s | peak RSS MiB |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
@@ -147,7 +183,7 @@ def main() -> None:
         f"{c['simpy_packets_per_s'] / 1e6:.3f} | {c['ratio']:,.0f}x |"
         for c in comparisons
     ]
-    (out / "engine.md").write_text("\n".join(lines) + "\n")
+    write_markdown(out / "engine.md", lines)
     print(f"wrote {out / 'engine.md'}")
 
 
