@@ -148,8 +148,11 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     # half (packets // 2: the odd ones) is out of order at the receiving socket, and the kernel
     # keeps a socket's datagrams in the order they came, so the wire saw the same share.
     udp = {"kind": "cbr", "rate_mbps": 6}
-    rr = emulate_doc(load(scenario("balance-rr", UNEQUAL, 300_000, udp), ["trace.packets=1000"]), seconds=20)
+    traced = ["trace.packets=1000", "trace.link_ms=10"]
+    rr = emulate_doc(load(scenario("balance-rr", UNEQUAL, 300_000, udp), traced), seconds=20)
     s = rr.summary
+    # What it does not record it says (the link trace), rather than leaving it out silently.
+    assert any(w.startswith("trace.link_ms: ") for w in s["emu_warnings"]) and rr.link_trace is None
     assert s["packets"] == 300_000 // 1024 + 1 == s["delivered"], s["emu_warnings"]
     assert s["dropped"] == 0 and s["tcp_retransmits"] is None
     assert s["out_of_order"] == s["packets"] // 2

@@ -608,6 +608,14 @@ fn result(
     for o in outcomes.iter().filter(|o| o.error.is_some()).take(3) {
         warnings.push(format!("request {}: {}", o.id, o.error.as_deref().unwrap_or_default()));
     }
+    if scenario.trace.link_ms.is_some() {
+        // Said rather than refused: `bondsim validate` runs the same scenario in the simulator,
+        // which does record it.
+        warnings.push(
+            "trace.link_ms: the emulator records no per-link time series (not yet): this run has no link trace"
+                .to_string(),
+        );
+    }
     // UDP: the receiving applications' counts (the simulator's receiver), TCP's figures none.
     let udp_sum = |f: fn(&udp::UdpCounts) -> u64| udp.iter().map(f).sum::<u64>();
     let (sent, read, in_order) = (udp_sum(|u| u.sent), udp_sum(|u| u.received), udp_sum(|u| u.in_order));
