@@ -6,7 +6,7 @@ uPlot (https://github.com/leeoniya/uPlot, MIT) draws on a canvas and weighs 120 
 weighs 4.8 MB: a 1,000-run sweep's report opened in 3.1-4.1 s with plotly, nearly all of it plotly.js
 loading itself (``benchmarks/results/report.md``). It comes from PyPI inside ``uplot-python``, whose
 file is read without importing that package. The charts go to the page as the plain data of
-:mod:`bondsim.report.charts` and the script below draws them: lines and steps as uPlot series over
+:mod:`bondsim.report.charts` and ``draw.js`` draws them: lines and steps as uPlot series over
 the union of their x values, bars with uPlot's bar paths, and what uPlot does not draw itself on the
 same canvas (95% bands under the lines, error bars on bars, marker shapes and their labels, and
 segments whose x values go back, as in a schedule diagram)."""
@@ -62,7 +62,7 @@ h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 
 table { border-collapse: collapse; font-size: 0.85em; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; }
 """
 
-#: The script that draws the charts (its own file, read once).
+#: The script that draws the charts (its own file, put in each report as it is written).
 _DRAW = Path(__file__).with_name("draw.js")
 
 
