@@ -1291,7 +1291,7 @@ impl World {
             return;
         }
         let headers = self.headers[0];
-        let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+        let active = self.active_slave(now);
         if active == self.notified_active {
             return;
         }
@@ -1500,11 +1500,10 @@ impl World {
     /// a silent port, would otherwise keep receiving them). The other modes' receive link
     /// is fixed at the flow's start (alb's client assignment) or the switch's hash.
     fn follow_active_slave(&mut self, now: SimTime) {
-        if self.scheduler.receive() != Receive::ActiveSlave {
+        if self.scheduler.receive() != Receive::ActiveSlave || self.headers.is_empty() {
             return;
         }
-        let Some(headers) = self.headers.first() else { return };
-        let active = self.scheduler.rx_link(headers, &BondView { now, links: &self.views });
+        let active = self.active_slave(now);
         // Every flow's (one not yet arrived is set again when it arrives: `arrive`).
         self.rx_links.fill(active);
     }
@@ -1520,7 +1519,7 @@ impl World {
         self.apply_verdict(now, id);
     }
 
-    /// The active-backup bond's active slave (`curr_active_slave`: the mode's receive link).
+    /// The bond's active slave (`curr_active_slave`: the mode's receive link), where it has one.
     fn active_slave(&mut self, now: SimTime) -> Option<usize> {
         let headers = self.headers.first()?;
         self.scheduler.rx_link(headers, &BondView { now, links: &self.views })

@@ -95,18 +95,14 @@ def render(title: str, sections: Sequence[Section], path: str | Path, intro: Seq
 
 
 def _clean(value):
-    """JSON-ready: numpy scalars and arrays as Python numbers and lists, NaN and infinities as null
-    (JSON has no NaN)."""
+    """JSON-ready: numpy and pandas values as Python numbers and lists (their ``tolist``), NaN and
+    infinities as null (JSON has no NaN)."""
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
-    if hasattr(value, "tolist") and not hasattr(value, "item"):
+    if hasattr(value, "tolist"):
         value = value.tolist()
     if isinstance(value, list | tuple):
         return [_clean(v) for v in value]
-    if hasattr(value, "item"):
-        value = value.item() if getattr(value, "ndim", 0) == 0 else value.tolist()
-        if isinstance(value, list):
-            return [_clean(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
