@@ -115,6 +115,7 @@ impl<E: Copy> EventQueue<E> {
     }
 
     /// Schedules `event` at absolute time `at` (never earlier than now).
+    #[inline(always)]
     pub fn schedule(&mut self, at: SimTime, event: E) {
         debug_assert!(at >= self.now, "event scheduled in the past: {at} < {}", self.now);
         let key = key(at, self.next_seq);

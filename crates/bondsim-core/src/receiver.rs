@@ -46,11 +46,18 @@ impl SeqWindow {
     }
 
     /// Marks `seq` resolved; returns false if it already was.
+    #[inline(always)]
     fn insert(&mut self, seq: u32) -> bool {
         if seq == self.base && self.bits.is_empty() {
             self.base += 1; // the common case: the next number, no gap
             return true;
         }
+        self.insert_with_gap(seq)
+    }
+
+    /// [`SeqWindow::insert`] while a gap is open (or opens now).
+    #[inline(never)]
+    fn insert_with_gap(&mut self, seq: u32) -> bool {
         if self.contains(seq) {
             return false;
         }
@@ -227,6 +234,7 @@ impl Receiver {
 
     /// Records the arrival of `packet` at `now`; returns whether it was in order
     /// (`None` for a duplicate).
+    #[inline(always)]
     pub fn deliver(&mut self, now: SimTime, packet: &Packet) -> Option<bool> {
         let rx = &mut self.flows[packet.flow as usize];
         let seq = packet.seq;

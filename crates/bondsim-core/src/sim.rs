@@ -72,10 +72,17 @@ enum Target {
     Server,
     /// A transport timer of the clients' end.
     Client,
-    /// A forward (bond-side) link (token: [`LinkAction`] and epoch).
-    Forward(u32),
-    /// A reverse (client-to-server) link.
-    Reverse(u32),
+    /// A paced forward (bond-side) link wakes to send (token 0).
+    Poll(u32),
+    /// A rate forward link finished putting its head packet on the wire (token: the
+    /// link's epoch when it started: a carrier loss since makes the event stale).
+    TxDone(u32),
+    /// The oldest packet on a forward link's wire reaches the far end (token: epoch).
+    Deliver(u32),
+    /// [`Target::TxDone`] of a reverse (client-to-server) link.
+    ReverseTxDone(u32),
+    /// [`Target::Deliver`] of a reverse link.
+    ReverseDeliver(u32),
     /// The ideal return path of a link delivers its oldest ACK.
     IdealAck(u32),
     /// A link's carrier goes (token 0) or comes back (1); the NIC reports that it went
@@ -103,30 +110,6 @@ impl Event {
     fn new(target: Target, token: u64) -> Event {
         Event { target, token }
     }
-}
-
-/// What a link event asks of its link; the token's high bits hold the link's epoch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LinkAction {
-    /// A paced link wakes to send.
-    Poll = 0,
-    /// A rate link finished putting its head packet on the wire.
-    TxDone = 1,
-    /// The oldest packet on the wire reaches the far end.
-    Deliver = 2,
-}
-
-fn link_token(action: LinkAction, epoch: u32) -> u64 {
-    u64::from(epoch) << 8 | action as u64
-}
-
-fn link_action(token: u64) -> (LinkAction, u32) {
-    let action = match token & 0xff {
-        0 => LinkAction::Poll,
-        1 => LinkAction::TxDone,
-        _ => LinkAction::Deliver,
-    };
-    (action, (token >> 8) as u32)
 }
 
 /// Which end of the fabric.
@@ -529,7 +512,7 @@ impl World {
         }
         for (id, link) in links.iter().enumerate() {
             if matches!(link, Link::Paced(_)) {
-                events.schedule(SimTime::ZERO, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
+                events.schedule(SimTime::ZERO, Event::new(Target::Poll(id as u32), 0));
             }
         }
 
@@ -676,15 +659,11 @@ impl World {
                 Target::Arrivals => self.arrive(now, (token >> 32) as u32, token as u32),
                 Target::Server => self.endpoint_timer(now, Side::Server, token),
                 Target::Client => self.endpoint_timer(now, Side::Client, token),
-                Target::Forward(id) => match link_action(token) {
-                    (LinkAction::Poll, _) => self.poll(now, id as usize),
-                    (LinkAction::TxDone, epoch) => self.tx_done(now, id as usize, epoch),
-                    (LinkAction::Deliver, epoch) => self.deliver(now, id as usize, epoch),
-                },
-                Target::Reverse(id) => match link_action(token) {
-                    (LinkAction::TxDone, epoch) => self.reverse_tx_done(now, id as usize, epoch),
-                    (_, epoch) => self.reverse_deliver(now, id as usize, epoch),
-                },
+                Target::Poll(id) => self.poll(now, id as usize),
+                Target::TxDone(id) => self.tx_done(now, id as usize, token as u32),
+                Target::Deliver(id) => self.deliver(now, id as usize, token as u32),
+                Target::ReverseTxDone(id) => self.reverse_tx_done(now, id as usize, token as u32),
+                Target::ReverseDeliver(id) => self.reverse_deliver(now, id as usize, token as u32),
                 Target::IdealAck(id) => self.ideal_ack(now, id as usize),
                 Target::Carrier(id) if token >= 4 => self.silent_failure(now, id as usize, token == 5),
                 Target::Carrier(id) if token >= 2 => self.nic_carrier(now, id as usize, token == 3),
@@ -796,7 +775,7 @@ impl World {
     }
 
     /// The application at the client receives `packet`.
-    #[inline]
+    #[inline(always)]
     fn deliver_app(&mut self, now: SimTime, packet: &Packet) {
         let closed_loop = !self.next_request.is_empty();
         let ended = closed_loop && self.receiver.flows()[packet.flow as usize].resolved();
@@ -824,11 +803,13 @@ impl World {
         }
     }
 
+    #[inline(always)]
     fn endpoint_timer(&mut self, now: SimTime, side: Side, token: u64) {
         self.with_end(now, side, |end, out| end.on_timer(now, token, out));
     }
 
     /// Hands a packet from the server's end to the bond.
+    #[inline(always)]
     fn dispatch(&mut self, now: SimTime, mut packet: Packet) {
         self.sent += 1;
         packet.bond_seq = self.next_bond_seq;
@@ -908,6 +889,7 @@ impl World {
 
     /// The server's buffer of `packet` is released: sent by its link (TX completion),
     /// or dropped below the transport. Feeds TCP small queues (`tcp_wfree`).
+    #[inline(always)]
     fn freed(&mut self, now: SimTime, packet: &Packet) {
         // (Tested in this order, the common case — nobody listens — costs one test.)
         if self.hears_tx_done[Side::Server as usize]
@@ -930,6 +912,7 @@ impl World {
         self.with_end(now, side, |end, out| end.on_tx_done(now, packet, out));
     }
 
+    #[inline(always)]
     fn enqueue(&mut self, now: SimTime, id: usize, packet: Packet) {
         // The ARP monitor's probes are on the fabric but no part of the workload's traffic.
         let app = !packet.is_arp();
@@ -937,8 +920,8 @@ impl World {
         match self.links[id].enqueue(now, packet) {
             Enqueued::Started(done) => {
                 let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
-                let token = link_token(LinkAction::TxDone, link.epoch());
-                self.events.schedule(done, Event::new(Target::Forward(id as u32), token));
+                let token = u64::from(link.epoch());
+                self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
             }
             // (Tested in this order, a run without idle paced links pays one test.)
             Enqueued::Waiting if self.next_idle_poll != NO_POLL && self.idle_polls[id] != NO_POLL => {
@@ -968,7 +951,7 @@ impl World {
             self.idle_polls[id] = engine::key(next, self.events.reserve());
             self.next_idle_poll = self.next_idle_poll.min(self.idle_polls[id]);
         } else {
-            self.events.schedule(next, Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0)));
+            self.events.schedule(next, Event::new(Target::Poll(id as u32), 0));
         }
         self.refresh_view(id, now);
         if let Some(packet) = &sent {
@@ -1007,7 +990,7 @@ impl World {
     /// A packet waits on idle paced link `id`: its pending wake-up goes into the event queue.
     fn wake_idle_link(&mut self, id: usize) {
         let key = std::mem::replace(&mut self.idle_polls[id], NO_POLL);
-        let poll = Event::new(Target::Forward(id as u32), link_token(LinkAction::Poll, 0));
+        let poll = Event::new(Target::Poll(id as u32), 0);
         self.events.schedule_reserved(engine::key_time(key), key as u64, poll);
         if key == self.next_idle_poll {
             self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
@@ -1034,7 +1017,7 @@ impl World {
             c.link_sent(now, id, &packet);
         }
         if let Some(done) = next {
-            self.events.schedule(done, Event::new(Target::Forward(id as u32), link_token(LinkAction::TxDone, epoch)));
+            self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
         }
         if let Some((arp, _)) = self.arp.as_mut() {
             arp.transmitted(id, now);
@@ -1042,7 +1025,7 @@ impl World {
         if packet.is_arp() {
             // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
             if let Some(arrival) = arrival {
-                let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
+                let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
                 self.events.schedule_ranked(arrival, id as u64, deliver);
             }
             return;
@@ -1055,7 +1038,7 @@ impl World {
             Some(arrival) => {
                 // Packets reaching the clients at one instant are taken in the order the bond sent them.
                 let rank = packet.bond_seq << 12 | id as u64;
-                let deliver = Event::new(Target::Forward(id as u32), link_token(LinkAction::Deliver, epoch));
+                let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
                 self.events.schedule_ranked(arrival, rank, deliver);
                 self.refresh_view(id, now);
             }
@@ -1085,7 +1068,7 @@ impl World {
     /// A copy of `packet` reaches the switch port of link `id`: a silent failure of the port
     /// drops it (the switch never sees it), else the switch forwards it to the client or
     /// drops it there (a port that spanning tree keeps from forwarding).
-    #[inline]
+    #[inline(always)]
     fn reach_switch(&mut self, now: SimTime, id: usize, packet: &Packet) {
         if !self.plain_path {
             if self.silent.drops(id, now, true) {
@@ -1110,6 +1093,7 @@ impl World {
     }
 
     /// A copy of `packet` reached the client's wire at `now`.
+    #[inline(always)]
     fn arrived_at_client(&mut self, now: SimTime, packet: &Packet) {
         if let Some(c) = self.capture.as_deref_mut() {
             c.client_received(now, packet);
@@ -1326,8 +1310,8 @@ impl World {
         };
         match link.enqueue(now, packet) {
             Enqueued::Started(done) => {
-                let token = link_token(LinkAction::TxDone, link.epoch());
-                self.events.schedule(done, Event::new(Target::Reverse(id as u32), token));
+                let token = u64::from(link.epoch());
+                self.events.schedule(done, Event::new(Target::ReverseTxDone(id as u32), token));
                 self.in_flight += 1;
             }
             Enqueued::Waiting => self.in_flight += 1,
@@ -1343,7 +1327,7 @@ impl World {
             c.reverse_sent(now, id, &packet);
         }
         if let Some(done) = next {
-            self.events.schedule(done, Event::new(Target::Reverse(id as u32), link_token(LinkAction::TxDone, epoch)));
+            self.events.schedule(done, Event::new(Target::ReverseTxDone(id as u32), u64::from(epoch)));
         }
         if !packet.is_arp() {
             self.release(now, Side::Client, &packet);
@@ -1351,9 +1335,9 @@ impl World {
             return; // an ARP frame lost on the wire: a missed probe, not a packet in flight
         }
         match arrival {
-            Some(arrival) => self
-                .events
-                .schedule(arrival, Event::new(Target::Reverse(id as u32), link_token(LinkAction::Deliver, epoch))),
+            Some(arrival) => {
+                self.events.schedule(arrival, Event::new(Target::ReverseDeliver(id as u32), u64::from(epoch)))
+            }
             // Lost on the wire: gone (counted in the reverse link's drops; no oracle on the way back).
             None => self.in_flight -= 1,
         }
@@ -1588,8 +1572,8 @@ impl World {
         }
         let Some(link) = self.reverse[id].as_mut() else { return };
         if let Enqueued::Started(done) = link.enqueue(now, packet) {
-            let token = link_token(LinkAction::TxDone, link.epoch());
-            self.events.schedule(done, Event::new(Target::Reverse(id as u32), token));
+            let token = u64::from(link.epoch());
+            self.events.schedule(done, Event::new(Target::ReverseTxDone(id as u32), token));
         }
     }
 
