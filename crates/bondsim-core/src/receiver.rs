@@ -162,8 +162,8 @@ pub struct Receiver {
     pub measure_from: SimTime,
     /// Time of the latest delivery.
     pub last_delivery: SimTime,
-    /// Delivery delay, nanoseconds.
-    pub delay_ns: Histogram<u64>,
+    /// Delivery delay, nanoseconds ([`Receiver::delay_ns`]).
+    delays: Delays,
     /// RFC 5236 displacement counts over all flows.
     pub density: ReorderDensity,
     /// Fragmented datagrams lost, by [`FragLoss`] cause.
@@ -213,6 +213,48 @@ fn first_above(highs: &VecDeque<(u32, u64)>, seq: u32) -> usize {
     lo
 }
 
+/// Delivery delays in an HdrHistogram, recorded in runs of equal values: the packets a
+/// paced link sends in one period often wait exactly as long as the packets before them
+/// (the thesis's links poll at the sender's ticks), and a run costs one compare per packet
+/// where an update of the histogram costs about 50 instructions. A histogram's counts,
+/// total, minimum and maximum do not depend on the order values are recorded in, so
+/// the figures are the same as with one `record` per packet.
+#[derive(Debug, Clone)]
+struct Delays {
+    histogram: Histogram<u64>,
+    /// The value of the run not yet recorded, and its length.
+    last: u64,
+    run: u64,
+}
+
+impl Default for Delays {
+    fn default() -> Self {
+        Delays { histogram: Histogram::new(3).expect("3 significant digits is valid"), last: 0, run: 0 }
+    }
+}
+
+impl Delays {
+    #[inline(always)]
+    fn record(&mut self, ns: u64) {
+        if ns == self.last {
+            self.run += 1;
+        } else {
+            self.flush();
+            self.last = ns;
+            self.run = 1;
+        }
+    }
+
+    #[inline(never)]
+    fn flush(&mut self) {
+        if self.run > 0 {
+            // Saturate rather than fail on a delay beyond the histogram's range (centuries).
+            let _ = self.histogram.record_n(self.last, self.run);
+            self.run = 0;
+        }
+    }
+}
+
 impl Receiver {
     /// A receiver for flows of these packet counts.
     pub fn new(packets_per_flow: &[u32]) -> Receiver {
@@ -226,10 +268,17 @@ impl Receiver {
             measured_bytes: 0,
             measure_from: SimTime::ZERO,
             last_delivery: SimTime::ZERO,
-            delay_ns: Histogram::new(3).expect("3 significant digits is valid"),
+            delays: Delays::default(),
             density: ReorderDensity::default(),
             datagrams_lost: [0; 4],
         }
+    }
+
+    /// Delivery delays, nanoseconds, of every packet delivered so far.
+    pub fn delay_ns(&self) -> Histogram<u64> {
+        let mut delays = self.delays.clone();
+        delays.flush();
+        delays.histogram
     }
 
     /// Records the arrival of `packet` at `now`; returns whether it was in order
@@ -279,7 +328,7 @@ impl Receiver {
         }
         self.last_delivery = now;
         // Saturate rather than fail on a delay beyond the histogram's range (centuries).
-        let _ = self.delay_ns.record(now.saturating_sub(packet.born).as_nanos());
+        self.delays.record(now.saturating_sub(packet.born).as_nanos());
         Some(in_order)
     }
 
@@ -545,8 +594,8 @@ mod tests {
         let mut rx = Receiver::new(&[2]);
         rx.deliver(SimTime(1_000_000), &packet(0, 0));
         rx.deliver(SimTime(3_000_000), &packet(0, 1));
-        assert_eq!(rx.delay_ns.len(), 2);
-        assert!((rx.delay_ns.max() as f64 - 3e6).abs() / 3e6 < 1e-3);
+        assert_eq!(rx.delay_ns().len(), 2);
+        assert!((rx.delay_ns().max() as f64 - 3e6).abs() / 3e6 < 1e-3);
     }
 
     #[test]
@@ -559,5 +608,37 @@ mod tests {
         assert_eq!(order(r.skip(2)), [3]);
         assert_eq!(order(r.arrive(packet(0, 4))), [4]);
         assert_eq!(r.max_held, 3);
+    }
+
+    #[test]
+    fn delays_recorded_in_runs_make_the_histogram_of_one_record_each() {
+        // Runs, alternations, a zero and a value beyond the initial range, in a pseudo-random order.
+        let mut values = vec![0u64, 0, 5, 5, 5, 20_000_000, 7, 20_000_000, 20_000_000, 1 << 50, 3];
+        let mut x = 1u64;
+        for _ in 0..2_000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let v = [0, 1_000, 1_001, 20_000_000, x >> 40][(x >> 61) as usize % 5];
+            values.extend(std::iter::repeat_n(v, 1 + (x >> 58) as usize % 3));
+        }
+        let mut direct = Histogram::<u64>::new(3).unwrap();
+        let mut delays = Delays::default();
+        for (i, &v) in values.iter().enumerate() {
+            direct.record(v).unwrap();
+            delays.record(v);
+            if i == 100 {
+                // Reading in the middle leaves the rest of the run to be counted once.
+                let mut read = delays.clone();
+                read.flush();
+                assert_eq!(read.histogram.len(), 101);
+            }
+        }
+        delays.flush();
+        let h = &delays.histogram;
+        assert_eq!((h.len(), h.min(), h.max()), (direct.len(), direct.min(), direct.max()));
+        assert_eq!(h.len(), values.len() as u64);
+        for q in [0.0, 0.1, 0.5, 0.9, 0.99, 1.0] {
+            assert_eq!(h.value_at_quantile(q), direct.value_at_quantile(q), "quantile {q}");
+        }
+        assert_eq!(h.mean(), direct.mean());
     }
 }

@@ -505,7 +505,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let mean_load = loads.iter().sum::<f64>() / loads.len() as f64;
     let max_load = loads.iter().cloned().fold(0.0, f64::max);
 
-    let delay = &rx.delay_ns;
+    let delay = &rx.delay_ns();
     let us = |ns: u64| ns as f64 / 1e3;
     let quantile = |q: f64| if delay.is_empty() { 0.0 } else { us(delay.value_at_quantile(q)) };
     let reordered = rx.delivered - rx.in_order;
