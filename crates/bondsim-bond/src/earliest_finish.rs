@@ -41,7 +41,17 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
 
 /// The usable link where a packet of `l3_bytes` sent now would arrive first.
 pub fn earliest_arrival(bond: &BondView, l3_bytes: u32) -> Option<LinkId> {
-    bond.usable().min_by_key(|&id| (bond.links[id].arrival_if_sent(bond.now, l3_bytes), id))
+    // The least (arrival, id) over the usable links.
+    let mut best: Option<(SimTime, LinkId)> = None;
+    for (id, view) in bond.links.iter().enumerate() {
+        if view.up {
+            let candidate = (view.arrival_if_sent(bond.now, l3_bytes), id);
+            if best.is_none_or(|b| candidate < b) {
+                best = Some(candidate);
+            }
+        }
+    }
+    best.map(|(_, id)| id)
 }
 
 /// earliest-finish: with a guard, when and where each flow's (5-tuple's) last packet is due.
