@@ -280,7 +280,7 @@ impl RateLink {
     /// lost on the wire: then it is counted and not in transit), and when the
     /// next packet (if any) will be on the wire. A lost frame took its transmit
     /// time and counts as sent, as a corrupted frame does.
-    #[inline]
+    #[inline(always)]
     pub fn tx_done(&mut self, now: SimTime) -> Sent {
         let packet = self.queue.pop_front().expect("a packet was being sent");
         self.sending = false;
