@@ -50,9 +50,10 @@ impl<E: Copy> Heap<E> {
         let mut pos = 0;
         let mut child = 1;
         while child < len {
-            let right = child + 1;
-            if right < len && heap[right].key < heap[child].key {
-                child = right;
+            // The lesser child, chosen without a branch (which child it is cannot be
+            // predicted: a branch here missed on most sifts).
+            if child + 1 < len {
+                child += usize::from(heap[child + 1].key < heap[child].key);
             }
             if entry.key <= heap[child].key {
                 break;
