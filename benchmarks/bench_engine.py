@@ -86,18 +86,15 @@ def run_simpy(packets: int, shape: str, mode: str, repeat: int) -> dict:
 
 
 def write_markdown(path: Path, generated: list[str]) -> None:
-    """Puts ``generated`` between the markers of ``path``, keeping what is around them (the first
-    time, in place of everything before the first second-level heading)."""
-    block = [BEGIN, *generated, END]
+    """Puts ``generated`` between the markers of ``path``, keeping what is around them (a new
+    file holds the block alone)."""
+    block = "\n".join([BEGIN, *generated, END])
     text = path.read_text() if path.exists() else ""
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        path.write_text(head + "\n".join(block) + tail)
-        return
-    at = text.find("\n## ")
-    tail = text[at:] if at >= 0 else "\n"
-    path.write_text("# Engine benchmark\n\n" + "\n".join(block) + "\n" + tail)
+        path.write_text(head + block + rest.split(END, 1)[1])
+    else:
+        path.write_text("# Engine benchmark\n\n" + block + "\n")
 
 
 def main() -> None:
@@ -150,10 +147,11 @@ def main() -> None:
             flush=True,
         )
 
+    now = time.gmtime()
     results = {
         "machine": platform.platform(),
         "python": platform.python_version(),
-        "date": time.strftime("%Y-%m-%d"),
+        "date": time.strftime("%Y-%m-%d", now),
         "runs": rows,
         "simpy": comparisons,
     }
@@ -161,8 +159,9 @@ def main() -> None:
     out.mkdir(exist_ok=True)
     (out / "engine.json").write_text(json.dumps(results, indent=2) + "\n")
     lines = [
-        f"{results['date']} {time.strftime('%H:%M')} UTC, {results['machine']}, load average {os.getloadavg()[0]:.1f} "
-        f"at the end (2 cores, shared). Command: `.venv/bin/python benchmarks/bench_engine.py` (medians of "
+        f"{results['date']} {time.strftime('%H:%M', now)} UTC, {results['machine']}, load average "
+        f"{os.getloadavg()[0]:.1f} at the end ({os.cpu_count()} cores, shared). "
+        "Command: `.venv/bin/python benchmarks/bench_engine.py` (medians of "
         f"{args.repeat} runs, each a single-threaded process; SimPy: medians of {args.simpy_repeat}).",
         "",
         "| shape | mode | packets | wall s | M packets/s | M events/s | peak RSS MiB |",

@@ -15,11 +15,11 @@ BIN 200000 SHAPE MODE` (see `results/engine.md`). Never run by `make test`.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
+
+from bench_engine import run_rust
 
 SHAPES = "balanced rr,thesis rr,thesis lb,rate balance-rr,rate earliest-finish"
 
@@ -47,9 +47,7 @@ def main() -> int:
         for i in range(args.rounds):
             print(f"{shape} {mode}: round {i + 1}/{args.rounds}", file=sys.stderr, end="\r")
             for b in args.bins:
-                run = [str(b), str(args.packets), shape, mode]
-                out = subprocess.run(run, capture_output=True, text=True, check=True)
-                rates[b].append(json.loads(out.stdout)["packets_per_s"] / 1e6)
+                rates[b].append(run_rust(b, args.packets, shape, mode, 1)["packets_per_s"] / 1e6)
         med = [statistics.median(rates[b]) for b in args.bins]
         cells = [f"{m:.2f}" for m in med] + [f"{m / med[0]:.3f}" for m in med[1:]]
         print(f"| {shape} | {mode} | {' | '.join(cells)} |", flush=True)
