@@ -57,13 +57,16 @@ def chart_data(chart: Chart) -> dict:
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
-.chart { width: 100%; min-height: 380px; margin-bottom: 1em; } p.note { color: #555; font-size: 0.9em; }
+.chart { width: 100%; min-height: @HEIGHT@px; margin-bottom: 1em; } p.note { color: #555; font-size: 0.9em; }
 .u-title { font-size: 14px; font-weight: 500; } .u-legend { font-size: 12px; }
 table { border-collapse: collapse; font-size: 0.85em; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; }
-"""
+""".replace("@HEIGHT@", str(HEIGHT))
 
-#: The script that draws the charts (its own file, put in each report as it is written).
-_DRAW = Path(__file__).with_name("draw.js")
+
+@cache
+def draw_script() -> str:
+    """The script that draws the charts (``draw.js``, put in each report), at the charts' height."""
+    return Path(__file__).with_name("draw.js").read_text(encoding="utf-8").replace("@HEIGHT@", str(HEIGHT))
 
 
 def render(title: str, sections: Sequence[Section], path: str | Path, intro: Sequence[str] = ()) -> Path:
@@ -86,7 +89,7 @@ def render(title: str, sections: Sequence[Section], path: str | Path, intro: Seq
 </head><body>
 {chr(10).join(body)}
 <script type="application/json" id="bondsim-charts">{payload}</script>
-<script>{_DRAW.read_text(encoding="utf-8").replace("@HEIGHT@", str(HEIGHT))}</script>
+<script>{draw_script()}</script>
 </body></html>
 """
     path = Path(path)
