@@ -36,7 +36,7 @@ pub mod traffic;
 pub mod udp;
 
 use bondsim_core::scenario::{
-    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Scenario, Sender, TcpSender, Workload,
+    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Protocol, Scenario, Sender, TcpSender, Workload,
 };
 use bondsim_core::{Error, Result};
 
@@ -159,9 +159,6 @@ fn check_tcp(tcp: &TcpSender) -> Result<()> {
     Ok(())
 }
 
-/// Bytes of IPv4 and UDP headers before a datagram's payload.
-pub const UDP_IP_HEADERS: u32 = 28;
-
 /// What the emulator cannot do with the `cbr` sender (real UDP streams, [`udp`]).
 fn check_cbr(scenario: &Scenario, cbr: &CbrSender, arrivals: &Arrivals) -> Result<()> {
     if matches!(arrivals, Arrivals::Closed { .. }) {
@@ -170,13 +167,14 @@ fn check_cbr(scenario: &Scenario, cbr: &CbrSender, arrivals: &Arrivals) -> Resul
             "the emulator's UDP streams start at their arrival times (open arrivals); a closed loop not yet",
         ));
     }
-    if cbr.chunk_bytes + UDP_IP_HEADERS > scenario.mtu() {
+    let headers = Protocol::Udp.header_bytes();
+    if cbr.chunk_bytes + headers > scenario.mtu() {
         return Err(Error::scenario(
             "sender.chunk_bytes",
             format!(
-                "the emulator sends whole datagrams: at most {} bytes (the MTU less 28 of IP and UDP headers; \
-                 fragments not yet)",
-                scenario.mtu().saturating_sub(UDP_IP_HEADERS)
+                "the emulator sends whole datagrams: at most {} bytes (the MTU less {headers} of IP and UDP \
+                 headers; fragments not yet)",
+                scenario.mtu().saturating_sub(headers)
             ),
         ));
     }

@@ -574,7 +574,7 @@ fn result(
             dst_ip: fabric.client_ip(o.client as usize),
             src_port: o.iperf3.map_or(port, |r| r.server_port),
             dst_port: o.local_port?,
-            ip_proto: if is_tcp { 6 } else { 17 },
+            ip_proto: if is_tcp { etherparse::IpNumber::TCP.0 } else { etherparse::IpNumber::UDP.0 },
         })
     };
     let flow_of = |o: &Outcome| fabric.flows.get(&key_of(o)?);
