@@ -1490,7 +1490,7 @@ impl World {
     /// a silent port, would otherwise keep receiving them). The other modes' receive link
     /// is fixed at the flow's start (alb's client assignment) or the switch's hash.
     fn follow_active_slave(&mut self, now: SimTime) {
-        if self.scheduler.receive() != Receive::ActiveSlave || self.headers.is_empty() {
+        if self.scheduler.receive() != Receive::ActiveSlave {
             return;
         }
         let active = self.active_slave(now);
