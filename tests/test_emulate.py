@@ -167,12 +167,15 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     assert (trace["arrived_s"] > trace["sent_s"]).all()
     # Active-backup sends all on the active link: nothing out of order, at the stream's rate
     # (the last datagram leaves 292 intervals after the first: the payload over that time is
-    # 6 Mbit/s; one interval and the wire's few ms more make it at most 2% less).
+    # 6 Mbit/s; one interval and the wire's few ms more make it about 1% less on an idle
+    # machine). The lower bound leaves room for the real clock: on a loaded 2-core CI machine a
+    # 15 ms stall of the forwarding thread gave 5.78 Mbit/s (3.7% less). Sent on the 2 Mbit/s
+    # link instead, the stream could not pass 2 Mbit/s.
     ab = emulate_doc(scenario("active-backup", UNEQUAL, 300_000, udp), seconds=20)
     s = ab.summary
     assert s["delivered"] == s["packets"] and s["out_of_order"] == s["wire_out_of_order"] == 0
     assert ab.links["packets_sent"].tolist() == [s["packets"], 0]
-    assert 6e6 * 0.98 < s["goodput_bps"] <= 6e6 * 1.004
+    assert 6e6 * 0.9 < s["goodput_bps"] <= 6e6 * 1.004
 
 
 @needs_emulator
