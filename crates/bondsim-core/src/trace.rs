@@ -1,7 +1,8 @@
 //! Time series a run records for reports, only when the scenario's `[trace]` asks:
 //!
 //! * `link_trace`: per link and time bucket of `trace.link_ms`, the bytes the link put on the
-//!   wire, its utilisation, its transmit queue (at the bucket's end and the longest within it),
+//!   wire, its utilisation (the share of the bucket it spent sending, each frame spread over its
+//!   transmit time), its transmit queue (at the bucket's end and the longest within it),
 //!   its carrier and the bond monitor's verdict. Buckets are recorded as time passes (no event is
 //!   added: the world samples before it runs the first event past a bucket's end, when the state
 //!   is still what events up to that end left) and decimated: when a link holds `trace.link_buckets`
@@ -34,6 +35,8 @@ pub const MAX_EVENT_ROWS: usize = 1_000_000;
 #[derive(Debug, Clone, Copy, Default)]
 struct Bucket {
     wire_bytes: u64,
+    /// Bytes carried within the bucket, each frame's spread over its transmit time.
+    carried_bytes: f64,
     queue_pkts: u32,
     queue_max_pkts: u32,
     carrier: bool,
@@ -45,6 +48,7 @@ impl Bucket {
     fn merged(self, later: Bucket) -> Bucket {
         Bucket {
             wire_bytes: self.wire_bytes + later.wire_bytes,
+            carried_bytes: self.carried_bytes + later.carried_bytes,
             queue_max_pkts: self.queue_max_pkts.max(later.queue_max_pkts),
             ..later
         }
@@ -63,8 +67,11 @@ pub struct LinkTrace {
     /// Bytes the link finished putting on the wire within the bucket, frame overhead
     /// included (paced links: payload), as in `links.wire_bytes`.
     pub wire_bytes: Vec<u64>,
-    /// Those bits over the link's nominal capacity times the bucket's width (frames are counted
-    /// when they are done, so a bucket of a few frames' time may read a little above 1).
+    /// The share of the bucket the link spent sending: the bits it carried within the bucket,
+    /// each frame's spread evenly over its transmit time (a paced link's packet over the period
+    /// it used), over the link's nominal capacity times the bucket's width. At most 1 however
+    /// narrow the bucket, unless the link sends faster than its nominal capacity (a `slowdown`
+    /// below 1, or a paced link's `trace_intervals_s` shorter than its period).
     pub utilisation: Vec<f64>,
     /// Transmit queue at the bucket's end, packets.
     pub queue_pkts: Vec<u32>,
@@ -138,6 +145,7 @@ pub struct Tracer {
     links: usize,
     /// Per link: wire bytes at the last bucket's end, longest queue in the bucket being filled.
     wire_before: Vec<u64>,
+    carried_before: Vec<f64>,
     queue_max: Vec<u32>,
     events: LinkEvents,
     truncated: bool,
@@ -173,6 +181,7 @@ impl Tracer {
             buckets: Vec::new(),
             links,
             wire_before: vec![0; links],
+            carried_before: vec![0.0; links],
             queue_max: vec![0; links],
             events: LinkEvents::default(),
             truncated: false,
@@ -193,7 +202,7 @@ impl Tracer {
     pub fn sample(&mut self, now: SimTime, links: &[Link], views: &[LinkView]) {
         let Some(mut width) = self.width else { return };
         while self.next < now {
-            self.close(links, views);
+            self.close(self.next, links, views);
             if self.buckets.len() == self.max_buckets * self.links {
                 self.decimate();
                 width = SimTime(width.0 * 2);
@@ -203,17 +212,21 @@ impl Tracer {
         }
     }
 
-    fn close(&mut self, links: &[Link], views: &[LinkView]) {
+    /// Closes the bucket that ends at `end` (no event ran since).
+    fn close(&mut self, end: SimTime, links: &[Link], views: &[LinkView]) {
         for (id, (link, view)) in links.iter().zip(views).enumerate() {
             let wire = wire_bytes(link);
+            let carried = link.carried_bytes_at(end);
             self.buckets.push(Bucket {
                 wire_bytes: wire - self.wire_before[id],
+                carried_bytes: carried - self.carried_before[id],
                 queue_pkts: view.queue_len_pkts,
                 queue_max_pkts: self.queue_max[id].max(view.queue_len_pkts),
                 carrier: link.carrier(),
                 up: view.up,
             });
             self.wire_before[id] = wire;
+            self.carried_before[id] = carried;
             self.queue_max[id] = view.queue_len_pkts;
         }
     }
@@ -298,7 +311,7 @@ impl Tracer {
             // The bucket the run ended in, if it had begun.
             let begun = SimTime(self.next.0 - width.0);
             let last = (end > begun).then(|| {
-                self.close(links, views);
+                self.close(end, links, views);
                 end
             });
             let mut table = LinkTrace::default();
@@ -313,7 +326,7 @@ impl Tracer {
                     table.link.push(id as u32);
                     table.wire_bytes.push(b.wire_bytes);
                     table.utilisation.push(if capacity > 0.0 && w > 0.0 {
-                        b.wire_bytes as f64 * 8.0 / (capacity * w)
+                        b.carried_bytes * 8.0 / (capacity * w)
                     } else {
                         0.0
                     });

@@ -70,6 +70,64 @@ fn link_buckets_add_up_to_the_links_counters() {
     assert_eq!(r.summary.trace_truncated, Some(false));
 }
 
+/// Rows of `link` in `t`.
+fn rows_of(t: &bondsim_core::trace::LinkTrace, link: u32) -> Vec<usize> {
+    (0..t.link.len()).filter(|&i| t.link[i] == link).collect()
+}
+
+#[test]
+fn buckets_narrower_than_a_frame_read_the_share_of_it_the_link_was_sending() {
+    // 1 µs buckets, 1518-byte frames of 12.3 µs: a frame spans a dozen buckets, each of which the
+    // link spent wholly sending (had a bucket counted the frame it ended in, it would read 12).
+    let r = run(&scenario(&rate_bond(json!({"link_ms": 0.001})))).unwrap();
+    let t = r.link_trace.as_ref().unwrap();
+    assert!(t.utilisation.iter().all(|&u| (-1e-9..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+    assert!(t.utilisation.iter().filter(|&&u| u > 1.0 - 1e-9).count() > 1000, "busy buckets read 1");
+    assert!(t.utilisation.iter().any(|&u| u > 0.01 && u < 0.99), "a frame's start or end shares a bucket");
+    for link in 0..2u32 {
+        let rows = rows_of(t, link);
+        let busy: f64 = rows.iter().map(|&i| t.utilisation[i] * t.width_s[i]).sum();
+        assert!((busy - r.links.busy_s[link as usize]).abs() < 1e-9, "{busy} vs {}", r.links.busy_s[link as usize]);
+    }
+}
+
+#[test]
+fn a_paced_link_spreads_each_packet_over_the_period_it_used() {
+    // The thesis's model: one send per 20 ms period (interface 1: 82 ms), traced in 5 ms buckets.
+    // rr keeps every interface's queue filled, so each reads 1 while it sends, bucket by bucket,
+    // not 4 in the bucket of a send and 0 in the three after it.
+    let doc = json!({
+        "workload": {"requests": 4, "file_size": {"kind": "fixed", "bytes": 102_400}},
+        "bond": {"mode": "rr"},
+        "links": [{"period_ms": 20}, {"period_ms": 82}, {"period_ms": 20}, {"period_ms": 20}],
+        "trace": {"link_ms": 5},
+    });
+    let r = run(&scenario(&doc)).unwrap();
+    let t = r.link_trace.as_ref().unwrap();
+    assert!(t.utilisation.iter().all(|&u| (-1e-9..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+    for link in 0..4u32 {
+        let rows = rows_of(t, link);
+        let capacity = r.links.capacity_bps[link as usize];
+        let carried: f64 = rows.iter().map(|&i| t.utilisation[i] * t.width_s[i] * capacity / 8.0).sum();
+        let sent = r.links.bytes_sent[link as usize] as f64;
+        // Every byte sent is carried within the run but the share of the last period that
+        // reaches past its end (at most one packet).
+        assert!(carried <= sent + 1e-6 && sent - carried <= 1024.0 + 1e-6, "link {link}: {carried} of {sent}");
+        // The first send is at the interface's wake-up one period in (the one at 0 s comes before
+        // the sender's first tick and finds nothing queued); from then on it sends at every
+        // wake-up (its queue holds more than the run's first periods). So the buckets before it
+        // read 0, the one it starts in the share after it (82 ms: 3 of 5 ms), the next ones 1.
+        let period = [20.0, 82.0, 20.0, 20.0][link as usize];
+        let u: Vec<f64> = rows.iter().map(|&i| t.utilisation[i]).collect();
+        let first = (period / 5.0_f64).floor() as usize;
+        let share = ((first + 1) as f64 * 5.0 - period) / 5.0;
+        assert!(u[..first].iter().all(|&x| x == 0.0), "link {link}: {u:?}");
+        let starts = if share < 1.0 { first + 1 } else { first };
+        assert!(share == 1.0 || (u[first] - share).abs() < 1e-9, "link {link}: {u:?}");
+        assert!(u[starts..starts + 8].iter().all(|&x| (x - 1.0).abs() < 1e-9), "link {link}: {u:?}");
+    }
+}
+
 #[test]
 fn buckets_merge_in_pairs_past_the_limit_and_still_cover_the_run() {
     let fine = run(&scenario(&rate_bond(json!({"link_ms": 0.001})))).unwrap();
@@ -166,11 +224,14 @@ fn link_events_record_the_carrier_and_the_monitors_view() {
     // The buckets agree: eth0 carries nothing while its carrier is gone, eth1 carries the traffic
     // from the monitor's verdict on (active-backup fails over).
     let t = r.link_trace.as_ref().unwrap();
+    // A frame cut off by the carrier's loss counts for the time it had the wire: no bucket reads
+    // below 0 or above 1.
+    assert!(t.utilisation.iter().all(|&u| (0.0..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
     for i in 0..t.t_s.len() {
         let start = t.t_s[i] - t.width_s[i];
         // Buckets are (start, end]: the one ending at 3 s already holds the carrier's return.
         if t.link[i] == 0 && start >= 1.0 && t.t_s[i] < 3.0 {
-            assert!(!t.carrier[i] && t.wire_bytes[i] == 0, "bucket ending {}", t.t_s[i]);
+            assert!(!t.carrier[i] && t.wire_bytes[i] == 0 && t.utilisation[i] == 0.0, "bucket ending {}", t.t_s[i]);
         }
         if t.link[i] == 1 && start >= 1.3 && t.t_s[i] <= 3.0 {
             assert!(t.wire_bytes[i] > 0, "eth1 carries the traffic, bucket ending {}", t.t_s[i]);

@@ -196,6 +196,15 @@ impl Link {
         }
     }
 
+    /// Bytes the link carried up to `t`, each frame's spread over its transmit time (paced links:
+    /// payload over the period it used); see [`RateLink::carried_bytes_at`].
+    pub fn carried_bytes_at(&self, t: SimTime) -> f64 {
+        match self {
+            Link::Paced(l) => l.carried_bytes_at(t),
+            Link::Rate(l) => l.carried_bytes_at(t),
+        }
+    }
+
     /// Nominal capacity, bits per second (paced links: payload bits per period).
     pub fn capacity_bps(&self) -> f64 {
         match self {

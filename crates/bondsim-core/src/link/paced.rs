@@ -21,6 +21,9 @@ pub struct PacedLink {
     queue: VecDeque<Packet>,
     queue_bytes: u64,
     next_poll: SimTime,
+    /// The last send: its time, the next wake-up after it (the send opportunity it used) and
+    /// its payload bytes.
+    last_send: (SimTime, SimTime, u32),
     pub(super) carrier: bool,
     /// What the link did so far.
     pub stats: LinkStats,
@@ -39,6 +42,7 @@ impl PacedLink {
             queue: VecDeque::new(),
             queue_bytes: 0,
             next_poll: SimTime::ZERO,
+            last_send: (SimTime::ZERO, SimTime::ZERO, 0),
             carrier: true,
             stats: LinkStats::default(),
         }
@@ -74,7 +78,25 @@ impl PacedLink {
         }
         self.factor = self.slowdown.factor_at(now);
         self.next_poll = now + interval.scaled(self.factor);
+        if let Some(packet) = &sent {
+            self.last_send = (now, self.next_poll, packet.bytes);
+        }
         (sent, self.next_poll)
+    }
+
+    /// Payload bytes the link carried up to `t` (not before its last wake-up), each packet's
+    /// spread evenly over the send opportunity it used (from its send to the next wake-up; the
+    /// thesis's interface sends one packet per period, `interface.py`'s `process_pending`):
+    /// what the link trace's `utilisation` is made of, so a bucket shorter than the period
+    /// reads the share of it the link was sending, not a whole packet or none.
+    pub fn carried_bytes_at(&self, t: SimTime) -> f64 {
+        let (from, until, bytes) = self.last_send;
+        let ahead = if t < until && from < until {
+            f64::from(bytes) * ((until - t).as_secs_f64() / (until - from).as_secs_f64()).min(1.0)
+        } else {
+            0.0
+        };
+        self.stats.bytes_sent as f64 - ahead
     }
 
     /// The carrier goes: everything queued is lost.
@@ -163,6 +185,21 @@ mod tests {
         let (p, _) = link.poll(next);
         assert_eq!(p, None);
         assert_eq!((link.stats.packets_sent, link.stats.polls, link.stats.max_queue_pkts), (2, 3, 2));
+    }
+
+    #[test]
+    fn carried_bytes_spread_each_packet_over_the_period_it_used() {
+        let s = scenario(serde_json::json!([{}]));
+        let mut link = paced_link(&s);
+        link.enqueue(packet(0));
+        let ms = SimTime::from_millis_f64;
+        let (_, next) = link.poll(ms(20.0));
+        assert_eq!(link.carried_bytes_at(ms(20.0)), 0.0);
+        assert!((link.carried_bytes_at(ms(25.0)) - 256.0).abs() < 1e-9, "a quarter of the period");
+        // An idle wake-up at the period's end: the packet is wholly carried, nothing more.
+        link.poll(next);
+        assert_eq!(link.carried_bytes_at(next), 1024.0);
+        assert_eq!(link.carried_bytes_at(ms(55.0)), 1024.0);
     }
 
     #[test]

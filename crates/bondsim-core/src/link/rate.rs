@@ -136,6 +136,11 @@ pub struct RateLink {
     /// one size, and the conversion (a division and a rounding) is then done once, not twice
     /// per frame. The same value either way.
     tx_memo: (u64, SimTime),
+    /// When the frame being sent (if `sending`) started and will be on the wire.
+    tx_span: (SimTime, SimTime),
+    /// Wire bytes of frames cut off by a carrier loss, counted for the share of their transmit
+    /// time that had passed ([`RateLink::carried_bytes_at`]).
+    cut_bytes: f64,
     /// What the link did so far.
     pub stats: LinkStats,
 }
@@ -182,6 +187,8 @@ impl RateLink {
             carrier: true,
             epoch: 0,
             tx_memo: (u64::MAX, SimTime::ZERO),
+            tx_span: (SimTime::ZERO, SimTime::ZERO),
+            cut_bytes: 0.0,
             stats: LinkStats::default(),
         }
     }
@@ -248,6 +255,7 @@ impl RateLink {
         self.factor = self.slowdown.factor_at(now);
         let tx = self.nominal_tx(wire_bytes).scaled(self.factor);
         self.sending = true;
+        self.tx_span = (now, now + tx);
         self.stats.busy_ns += tx.0;
         // Queued packets were predicted at the factor of their queueing: never look idle before
         // the frame being sent is out.
@@ -317,12 +325,33 @@ impl RateLink {
         self.carrier = false;
         self.epoch = self.epoch.wrapping_add(1);
         self.stats.failures += 1;
+        // The frame being sent took the wire until now: its bytes count for that share.
+        self.cut_bytes += self.in_progress_bytes(now);
         self.sending = false;
         self.queue_bytes = 0;
         self.backlog_end = now;
         let lost: Vec<Packet> = self.transit.drain(..).chain(self.queue.drain(..)).collect();
         self.stats.drops_link_down += lost.len() as u64;
         lost
+    }
+
+    /// Bytes of the frame being sent at `t` (if any), for the share of its transmit time before `t`.
+    fn in_progress_bytes(&self, t: SimTime) -> f64 {
+        let (from, until) = self.tx_span;
+        if !self.sending || t <= from || until <= from {
+            return 0.0;
+        }
+        let share = ((t - from).as_secs_f64() / (until - from).as_secs_f64()).min(1.0);
+        self.wire_bytes(&self.queue[0]) as f64 * share
+    }
+
+    /// Wire bytes the link carried up to `t` (not before its last event), each frame's spread
+    /// evenly over its transmit time: frames done, the share of the one being sent, and of any
+    /// cut off by a carrier loss. Over a span it is the bytes the link carried within it, so its
+    /// bits over the rate are the share of the span the link spent sending (at most the span,
+    /// one frame at a time): the link trace's `utilisation`.
+    pub fn carried_bytes_at(&self, t: SimTime) -> f64 {
+        self.stats.wire_bytes as f64 + self.cut_bytes + self.in_progress_bytes(t)
     }
 
     /// Refreshes what changes in the bond's view of this link: its queue and when it will be idle.
@@ -386,6 +415,24 @@ mod tests {
         assert_eq!((sent.packet.seq, sent.arrival, sent.next), (0, Some(SimTime(133_040)), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);
         assert_eq!(l.arrive().seq, 0);
+    }
+
+    #[test]
+    fn carried_bytes_grow_with_the_frames_transmit_time_and_keep_a_cut_frames_share() {
+        let mut l = link(serde_json::json!({}));
+        // Two 1538-byte frames of 123.04 us each, back to back.
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        assert_eq!(l.carried_bytes_at(SimTime::ZERO), 0.0);
+        assert!((l.carried_bytes_at(SimTime(30_760)) - 1538.0 / 4.0).abs() < 1e-9);
+        l.tx_done(done);
+        assert_eq!(l.carried_bytes_at(done), 1538.0);
+        // The second frame is cut off half-way: its half stays carried, nothing more comes.
+        let half = SimTime(done.0 + 61_520);
+        assert!((l.carried_bytes_at(half) - 1538.0 * 1.5).abs() < 1e-9);
+        l.carrier_down(half);
+        assert!((l.carried_bytes_at(half) - 1538.0 * 1.5).abs() < 1e-9);
+        assert!((l.carried_bytes_at(SimTime(done.0 * 3)) - 1538.0 * 1.5).abs() < 1e-9);
     }
 
     #[test]
