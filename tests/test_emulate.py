@@ -175,6 +175,7 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     s = ab.summary
     assert s["delivered"] == s["packets"] and s["out_of_order"] == s["wire_out_of_order"] == 0
     assert ab.links["packets_sent"].tolist() == [s["packets"], 0]
+    assert s["emu_traffic"] == "sockets"  # not asked for: the emulator's default
     assert 6e6 * 0.9 < s["goodput_bps"] <= 6e6 * 1.004
 
 
@@ -284,3 +285,8 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr
+    # --traffic takes the emulator's own list (bondsim._core.EMU_TRAFFIC).
+    r = main("emulate", "tcp_rr", "--traffic", "ns3")
+    assert r.returncode == 2
+    line = r.stderr.splitlines()[-1]
+    assert "--traffic: invalid choice: 'ns3'" in line and "sockets" in line and "iperf3" in line, r.stderr

@@ -76,8 +76,9 @@ def _stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, before)
 
 
-#: What ``--traffic`` takes: the emulator's own sockets, or iperf3 tests (Debian's iperf3 on the PATH).
-TRAFFIC = ("sockets", "iperf3")
+#: What ``--traffic`` takes, the default first: the emulator's own sockets, or iperf3 tests (Debian's
+#: iperf3 on the PATH). The emulator's own list (empty where there is no emulator: not Linux).
+TRAFFIC: tuple[str, ...] = tuple(getattr(_core, "EMU_TRAFFIC", ()))
 
 
 def emulate_doc(
@@ -86,10 +87,10 @@ def emulate_doc(
     *,
     label: str = "emulating",
     quiet: bool = True,
-    traffic: str = "sockets",
+    traffic: str | None = None,
 ):
     """Runs a loaded scenario dict on the emulator; returns a :class:`bondsim.api.RunResult`. ``traffic``: one
-    of :data:`TRAFFIC`."""
+    of :data:`TRAFFIC` (default: the first)."""
     from bondsim.api import RunResult
 
     if not hasattr(_core, "emulate"):
@@ -199,7 +200,7 @@ VALIDATE_FIGURES = (
 
 
 def validate_rows(
-    doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str = "sockets"
+    doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str | None = None
 ) -> list[dict]:
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
     for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given."""
@@ -300,7 +301,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json")
     p.add_argument("--db", type=Path, help=DB_HELP)
-    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
+    p.add_argument("--traffic", choices=TRAFFIC, help=TRAFFIC_HELP)
     add_overrides(p)
     p.add_argument("--seconds", type=float, help="stop after this many seconds of real time (default: stop_s, else 60)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -322,7 +323,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")
     p.add_argument("--db", type=Path, help=DB_HELP + "; both sides of each scheduler")
-    p.add_argument("--traffic", choices=TRAFFIC, default="sockets", help=TRAFFIC_HELP)
+    p.add_argument("--traffic", choices=TRAFFIC, help=TRAFFIC_HELP)
     p.add_argument("--json", action="store_true", help="print the table as JSON")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_validate)

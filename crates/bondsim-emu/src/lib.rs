@@ -201,7 +201,7 @@ pub enum Traffic {
 }
 
 impl Traffic {
-    /// The names `--traffic` takes.
+    /// The names `--traffic` takes, in declaration order (the default first).
     pub const NAMES: [&'static str; 2] = ["sockets", "iperf3"];
 
     /// From its name.

@@ -318,3 +318,13 @@ fn the_emulator_names_what_it_cannot_do() {
     let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
     assert!(err.starts_with("sender.chunk_bytes: the emulator sends whole datagrams: at most 1472 bytes"), "{err}");
 }
+
+#[test]
+fn traffic_names_list_the_default_first_and_each_names_its_kind() {
+    // Python's `--traffic` takes this list (`_core.EMU_TRAFFIC`) and leaves the default to it.
+    assert_eq!(crate::Traffic::from_name(crate::Traffic::NAMES[0]).unwrap(), crate::Traffic::default());
+    let kinds: Vec<crate::Traffic> =
+        crate::Traffic::NAMES.iter().map(|n| crate::Traffic::from_name(n).unwrap()).collect();
+    assert_eq!(kinds, [crate::Traffic::Sockets, crate::Traffic::Iperf3]);
+    assert!(crate::Traffic::from_name("ns3").unwrap_err().to_string().contains("one of sockets, iperf3"));
+}

@@ -162,6 +162,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     {
         m.add_function(wrap_pyfunction!(emulate, m)?)?;
         m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
+        // What `emulate`'s `traffic` takes, the default first.
+        m.add("EMU_TRAFFIC", bondsim_emu::Traffic::NAMES.to_vec())?;
     }
     Ok(())
 }
