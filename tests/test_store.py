@@ -83,5 +83,6 @@ def test_emulated_runs_are_each_stored_and_tagged_and_an_older_database_gains_th
         store.con.execute("ALTER TABLE runs DROP COLUMN engine")
     with Store(db, read_only=True) as store:
         assert store.record(emu[0])["engine"] == "simulator"
+        assert store.runs()["engine"].tolist() == ["simulator"] * 3  # what the report reads
     with Store(db) as store:
         assert store.runs()["engine"].tolist() == ["simulator"] * 3

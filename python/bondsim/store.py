@@ -51,8 +51,10 @@ RUN_COLUMNS = ("run_id", "scenario_hash", "name", "seed", "version", "created_at
 
 #: What ran a stored run: the simulator (``bondsim run``, sweeps) or the emulator (``bondsim emulate``).
 ENGINES = ("simulator", "emulator")
+#: The engine of the runs of a database made before ``engine`` was stored: they were simulated.
+LEGACY_ENGINE = ENGINES[0]
 
-_SCHEMA = """
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS runs (
     run_id BIGINT PRIMARY KEY,
     scenario_hash VARCHAR NOT NULL,
@@ -65,7 +67,7 @@ CREATE TABLE IF NOT EXISTS runs (
     UNIQUE (scenario_hash, version)
 );
 -- added apart, so that a database made before it gains it too (its runs were simulated)
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT 'simulator';
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS engine VARCHAR DEFAULT '{LEGACY_ENGINE}';
 CREATE TABLE IF NOT EXISTS sweeps (
     sweep_id BIGINT PRIMARY KEY,
     name VARCHAR NOT NULL,
@@ -84,6 +86,13 @@ CREATE TABLE IF NOT EXISTS sweep_points (
 """
 
 _INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+
+
+def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
+    """``runs`` with an ``engine`` column: a database made before it, opened read-only, has none."""
+    if "engine" not in runs:
+        runs["engine"] = LEGACY_ENGINE
+    return runs
 
 
 def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pd.DataFrame:
@@ -361,8 +370,7 @@ class Store:
         """A stored run's own columns, with its scenario and summary as dicts."""
         cursor = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [int(run_id)])
         row = dict(zip((d[0] for d in cursor.description), cursor.fetchone(), strict=True))
-        # a database made before `engine` and opened read-only has no such column: its runs were simulated
-        record = {c: row.get(c, ENGINES[0]) if c == "engine" else row[c] for c in RUN_COLUMNS}
+        record = {c: row.get(c, LEGACY_ENGINE) if c == "engine" else row[c] for c in RUN_COLUMNS}
         record["scenario"], record["summary"] = json.loads(record["scenario"]), json.loads(record["summary"])
         record["created_at"] = str(record["created_at"])
         return record
@@ -442,7 +450,7 @@ class Store:
         """The runs table without its JSON columns; with ``sweep``, that sweep's stored runs in grid order
         with the swept values as columns."""
         if sweep is None:
-            return self.con.execute("SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id").df()
+            return _with_engine(self.con.execute("SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id").df())
         frame = self.con.execute(
             """
             SELECT p.point, p.labels, r.* EXCLUDE (scenario, summary)
@@ -454,7 +462,7 @@ class Store:
         labels = pd.DataFrame([json.loads(text) for text in frame.pop("labels")], index=frame.index)
         labels = labels.drop(columns=[c for c in labels.columns if c in RUN_COLUMNS])
         figures = frame.drop(columns=["point", *(c for c in labels.columns if c in frame.columns)])
-        return pd.concat([frame[["point"]], labels, figures], axis=1)
+        return _with_engine(pd.concat([frame[["point"]], labels, figures], axis=1))
 
     def resolve(self, ref: str) -> int:
         """A run id from a run id or a scenario hash prefix."""

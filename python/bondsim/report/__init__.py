@@ -46,7 +46,7 @@ def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]
     picked: list[int] = []
     seen: set[str] = set()
     for i in order:
-        scheduler = f"{runs['scheduler'].iloc[i]} {runs['engine'].iloc[i] if 'engine' in runs else ''}"
+        scheduler = f"{runs['scheduler'].iloc[i]} {runs['engine'].iloc[i]}"
         if scheduler not in seen:
             seen.add(scheduler)
             picked.append(int(runs["run_id"].iloc[i]))
