@@ -66,6 +66,12 @@ impl SeqWindow {
             self.bits.resize(pos / 64 + 1, 0);
         }
         self.bits[pos / 64] |= 1 << (pos % 64);
+        if seq != self.base {
+            // The lowest unresolved number still is: nothing to slide past (and the last word
+            // holds a resolved number, so nothing to trim). The front word is not read, which a
+            // late packet of a long gap would miss in the cache for.
+            return true;
+        }
         // Slide past every leading resolved number.
         while let Some(&word) = self.bits.front() {
             let resolved = (word >> self.off).trailing_ones();
@@ -314,9 +320,14 @@ impl Receiver {
             rx.max_extent = rx.max_extent.max(extent);
             rx.sum_extent += extent;
         }
+        // Forget the highs below the lowest missing number. Only when it moved on can there be new
+        // ones, that is when `seq` was it (`seq` is resolved now: had it not been the lowest, the
+        // lowest would still be below it); the front of a long list is not read for nothing.
         let base = rx.resolved.base;
-        while rx.highs.len() > 1 && rx.highs[0].0 < base {
-            rx.highs.pop_front();
+        if rx.highs.len() > 1 && seq < base {
+            while rx.highs.len() > 1 && rx.highs[0].0 < base {
+                rx.highs.pop_front();
+            }
         }
         let expected = i64::from(seq) - i64::from(rx.lost_below(seq));
         self.density.record(position as i64 - expected);
