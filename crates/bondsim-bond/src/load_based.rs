@@ -25,13 +25,18 @@ pub struct LoadBased;
 
 impl Scheduler for LoadBased {
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
-        let mut best: Option<(u32, usize)> = None;
+        // The least (queue length, link number) among the links up: the first with the fewest
+        // queued packets, found without a branch per link (which one wins is not predictable).
+        let mut best = u64::MAX;
         for (id, link) in bond.links.iter().enumerate() {
-            if link.up && best.is_none_or(|(q, _)| link.queue_len_pkts < q) {
-                best = Some((link.queue_len_pkts, id));
-            }
+            let key = (u64::from(link.queue_len_pkts) << 32) | id as u64;
+            best = best.min(if link.up { key } else { u64::MAX });
         }
-        best.map_or(Pick::Drop, |(_, id)| Pick::Link(id))
+        if best == u64::MAX {
+            Pick::Drop
+        } else {
+            Pick::Link((best & u64::from(u32::MAX)) as usize)
+        }
     }
 }
 
