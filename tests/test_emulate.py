@@ -144,9 +144,11 @@ def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, 
 def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_active_backup():
     # 300 kB at 6 Mbit/s in 1024-byte datagrams: 293, one every 1.37 ms. The 2 Mbit/s link
     # takes 4.4 ms to send one (1090 bytes with headers and framing): every datagram round-robin
-    # puts on it arrives after the next one on the 8 Mbit/s link, so exactly the slow link's
-    # half (packets // 2: the odd ones) is out of order at the receiving socket, and the kernel
-    # keeps a socket's datagrams in the order they came, so the wire saw the same share.
+    # puts on it arrives after the next one on the 8 Mbit/s link, so the slow link's half (packets
+    # // 2: the odd ones) is out of order at the receiving socket, and the kernel keeps a socket's
+    # datagrams in the order they came, so the wire saw the same share. Real time decides the odd
+    # few: when the sender stalls for ~3 ms after an odd datagram (a loaded machine; CI saw 145 of
+    # 146), the next one leaves late and arrives after it, which leaves it in order.
     udp = {"kind": "cbr", "rate_mbps": 6}
     traced = ["trace.packets=1000", "trace.link_ms=10"]
     rr = emulate_doc(load(scenario("balance-rr", UNEQUAL, 300_000, udp), traced), seconds=20)
@@ -155,15 +157,19 @@ def test_udp_streams_are_reordered_by_round_robin_over_unequal_links_and_not_by_
     assert any(w.startswith("trace.link_ms: ") for w in s["emu_warnings"]) and rr.link_trace is None
     assert s["packets"] == 300_000 // 1024 + 1 == s["delivered"], s["emu_warnings"]
     assert s["dropped"] == 0 and s["tcp_retransmits"] is None
-    assert s["out_of_order"] == s["packets"] // 2
+    assert s["packets"] // 2 * 0.95 <= s["out_of_order"] <= s["packets"] // 2
     assert s["ooo_fraction"] == s["wire_ooo_fraction"] == s["out_of_order"] / s["delivered"]
     assert rr.requests["out_of_order"].tolist() == [s["out_of_order"]]
     # The packet trace (trace.packets, as the simulator's): every datagram of request 0 in the
-    # bond's order, alternating links, the slow link's ones (odd) out of order.
+    # bond's order, alternating links; out of order exactly the slow link's ones (odd) that the
+    # next datagram overtook, and as many as the socket saw.
     trace = rr.packet_trace
-    assert trace["flow"].tolist() == [0] * s["packets"] and trace["seq"].tolist() == list(range(s["packets"]))
-    assert trace["link"].tolist() == [k % 2 for k in range(s["packets"])]
-    assert trace["out_of_order"].tolist() == [k % 2 == 1 for k in range(s["packets"])]
+    n = s["packets"]
+    assert trace["flow"].tolist() == [0] * n and trace["seq"].tolist() == list(range(n))
+    assert trace["link"].tolist() == [k % 2 for k in range(n)]
+    arrived, ooo = trace["arrived_s"].tolist(), trace["out_of_order"].tolist()
+    overtaken = [k % 2 == 1 and k + 1 < n and arrived[k + 1] < arrived[k] for k in range(n)]
+    assert ooo == overtaken and sum(ooo) == s["out_of_order"]
     assert (trace["arrived_s"] > trace["sent_s"]).all()
     # Active-backup sends all on the active link: nothing out of order, at the stream's rate
     # (the last datagram leaves 292 intervals after the first: the payload over that time is
