@@ -67,19 +67,17 @@ impl PacedLink {
         self.stats.polls += 1;
         let sent = if self.carrier { self.queue.pop_front() } else { None };
         let interval = if self.trace.is_empty() { self.period } else { self.trace[self.trace_pos] };
+        self.factor = self.slowdown.factor_at(now);
+        self.next_poll = now + interval.scaled(self.factor);
         if let Some(packet) = &sent {
             self.queue_bytes -= u64::from(packet.bytes);
             self.stats.packets_sent += 1;
             self.stats.bytes_sent += u64::from(packet.bytes);
+            self.last_send = (now, self.next_poll, packet.bytes);
             if !self.trace.is_empty() {
                 // One trace entry per send; an idle wake-up does not consume one.
                 self.trace_pos = (self.trace_pos + 1) % self.trace.len();
             }
-        }
-        self.factor = self.slowdown.factor_at(now);
-        self.next_poll = now + interval.scaled(self.factor);
-        if let Some(packet) = &sent {
-            self.last_send = (now, self.next_poll, packet.bytes);
         }
         (sent, self.next_poll)
     }
