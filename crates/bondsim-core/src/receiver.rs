@@ -98,8 +98,8 @@ impl SeqWindow {
 
 /// Delivery state of one flow. Laid out in declaration order on cache-line bounds: what every
 /// delivery reads and writes fills the first two lines (flows' packets interleave, so each
-/// delivery finds its flow's state cold; in one place it costs two misses, not four), what
-/// only a reordered, duplicate or lost packet touches comes after.
+/// delivery finds its flow's state cold: two lines to fetch, where the compiler's order spread
+/// them over three or four), what only a reordered, duplicate or lost packet touches comes after.
 #[derive(Debug, Clone, Default)]
 #[repr(C, align(64))]
 pub struct FlowRx {
