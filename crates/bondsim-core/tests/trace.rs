@@ -22,6 +22,22 @@ fn rate_bond(trace: Value) -> Value {
     })
 }
 
+/// The thesis's controlled experiment: 4 paced interfaces at 20 ms (interface 1 at 82 ms, slow),
+/// balance-rr, `requests` files of `file_bytes`.
+fn thesis_bond(requests: u32, file_bytes: u64, trace: Value) -> Value {
+    json!({
+        "workload": {"requests": requests, "file_size": {"kind": "fixed", "bytes": file_bytes}},
+        "bond": {"mode": "rr"},
+        "links": [{"period_ms": 20}, {"period_ms": 82}, {"period_ms": 20}, {"period_ms": 20}],
+        "trace": trace,
+    })
+}
+
+/// Every bucket's utilisation is a share of the bucket: within [0, 1] (to rounding).
+fn assert_shares(t: &bondsim_core::trace::LinkTrace) {
+    assert!(t.utilisation.iter().all(|&u| (-1e-9..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+}
+
 fn without_wall(mut r: RunResult) -> Value {
     r.summary.wall_s = 0.0;
     let mut v: Value = serde_json::from_str(&r.to_json()).unwrap();
@@ -81,7 +97,7 @@ fn buckets_narrower_than_a_frame_read_the_share_of_it_the_link_was_sending() {
     // link spent wholly sending (had a bucket counted the frame it ended in, it would read 12).
     let r = run(&scenario(&rate_bond(json!({"link_ms": 0.001})))).unwrap();
     let t = r.link_trace.as_ref().unwrap();
-    assert!(t.utilisation.iter().all(|&u| (-1e-9..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+    assert_shares(t);
     assert!(t.utilisation.iter().filter(|&&u| u > 1.0 - 1e-9).count() > 1000, "busy buckets read 1");
     assert!(t.utilisation.iter().any(|&u| u > 0.01 && u < 0.99), "a frame's start or end shares a bucket");
     for link in 0..2u32 {
@@ -96,28 +112,24 @@ fn a_paced_link_spreads_each_packet_over_the_period_it_used() {
     // The thesis's model: one send per 20 ms period (interface 1: 82 ms), traced in 5 ms buckets.
     // rr keeps every interface's queue filled, so each reads 1 while it sends, bucket by bucket,
     // not 4 in the bucket of a send and 0 in the three after it.
-    let doc = json!({
-        "workload": {"requests": 4, "file_size": {"kind": "fixed", "bytes": 102_400}},
-        "bond": {"mode": "rr"},
-        "links": [{"period_ms": 20}, {"period_ms": 82}, {"period_ms": 20}, {"period_ms": 20}],
-        "trace": {"link_ms": 5},
-    });
+    let doc = thesis_bond(4, 102_400, json!({"link_ms": 5}));
     let r = run(&scenario(&doc)).unwrap();
     let t = r.link_trace.as_ref().unwrap();
-    assert!(t.utilisation.iter().all(|&u| (-1e-9..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+    assert_shares(t);
     for link in 0..4u32 {
         let rows = rows_of(t, link);
         let capacity = r.links.capacity_bps[link as usize];
         let carried: f64 = rows.iter().map(|&i| t.utilisation[i] * t.width_s[i] * capacity / 8.0).sum();
         let sent = r.links.bytes_sent[link as usize] as f64;
+        let packet = sent / r.links.packets_sent[link as usize] as f64;
         // Every byte sent is carried within the run but the share of the last period that
         // reaches past its end (at most one packet).
-        assert!(carried <= sent + 1e-6 && sent - carried <= 1024.0 + 1e-6, "link {link}: {carried} of {sent}");
+        assert!(carried <= sent + 1e-6 && sent - carried <= packet + 1e-6, "link {link}: {carried} of {sent}");
         // The first send is at the interface's wake-up one period in (the one at 0 s comes before
         // the sender's first tick and finds nothing queued); from then on it sends at every
         // wake-up (its queue holds more than the run's first periods). So the buckets before it
         // read 0, the one it starts in the share after it (82 ms: 3 of 5 ms), the next ones 1.
-        let period = [20.0, 82.0, 20.0, 20.0][link as usize];
+        let period = doc["links"][link as usize]["period_ms"].as_f64().unwrap();
         let u: Vec<f64> = rows.iter().map(|&i| t.utilisation[i]).collect();
         let first = (period / 5.0_f64).floor() as usize;
         let share = ((first + 1) as f64 * 5.0 - period) / 5.0;
@@ -157,12 +169,7 @@ fn buckets_merge_in_pairs_past_the_limit_and_still_cover_the_run() {
 #[test]
 fn the_packet_schedule_agrees_with_the_runs_counters() {
     // The thesis's controlled experiment (paced links, interface 1 slow): balance-rr reorders.
-    let doc = json!({
-        "workload": {"requests": 6, "file_size": {"kind": "fixed", "bytes": 20_480}},
-        "bond": {"mode": "rr"},
-        "links": [{"period_ms": 20}, {"period_ms": 82}, {"period_ms": 20}, {"period_ms": 20}],
-        "trace": {"packets": 1000},
-    });
+    let doc = thesis_bond(6, 20_480, json!({"packets": 1000}));
     let r = run(&scenario(&doc)).unwrap();
     let p = r.packet_trace.as_ref().unwrap();
     let n = r.summary.packets as usize;
@@ -226,7 +233,7 @@ fn link_events_record_the_carrier_and_the_monitors_view() {
     let t = r.link_trace.as_ref().unwrap();
     // A frame cut off by the carrier's loss counts for the time it had the wire: no bucket reads
     // below 0 or above 1.
-    assert!(t.utilisation.iter().all(|&u| (0.0..=1.0 + 1e-9).contains(&u)), "{:?}", t.utilisation);
+    assert_shares(t);
     for i in 0..t.t_s.len() {
         let start = t.t_s[i] - t.width_s[i];
         // Buckets are (start, end]: the one ending at 3 s already holds the carrier's return.
