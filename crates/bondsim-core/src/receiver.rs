@@ -344,7 +344,6 @@ impl Receiver {
             self.measured_bytes += u64::from(packet.bytes);
         }
         self.last_delivery = now;
-        // Saturate rather than fail on a delay beyond the histogram's range (centuries).
         self.delays.record(now.saturating_sub(packet.born).as_nanos());
         Some(in_order)
     }
