@@ -106,6 +106,10 @@ impl ActiveBackup {
 }
 
 impl Scheduler for ActiveBackup {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, _bond: &BondView) -> Pick {
         self.link.active.map_or(Pick::Drop, Pick::Link)
     }

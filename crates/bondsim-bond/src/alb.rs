@@ -78,6 +78,10 @@ impl Alb {
 }
 
 impl Scheduler for Alb {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         self.tlb.pick(packet, bond)
     }

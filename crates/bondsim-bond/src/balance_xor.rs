@@ -40,6 +40,10 @@ pub struct BalanceXor {
 }
 
 impl Scheduler for BalanceXor {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, _bond: &BondView) -> Pick {
         if self.usable.is_empty() {
             return Pick::Drop;

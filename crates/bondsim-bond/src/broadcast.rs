@@ -23,6 +23,10 @@ fn build(_params: &Params, _ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
 pub struct Broadcast;
 
 impl Scheduler for Broadcast {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, _bond: &BondView) -> Pick {
         Pick::All
     }

@@ -57,6 +57,10 @@ pub struct DrrStripe {
 }
 
 impl Scheduler for DrrStripe {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         if bond.usable().next().is_none() {
             return Pick::Drop;

@@ -148,6 +148,10 @@ impl Lacp {
 }
 
 impl Scheduler for Lacp {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         if self.refresh_at.is_some_and(|t| bond.now >= t) {
             self.refresh(bond.now);

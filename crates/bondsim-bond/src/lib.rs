@@ -248,6 +248,19 @@ pub trait Scheduler: Send {
     fn receive(&self) -> Receive {
         Receive::AnySlave
     }
+
+    /// Whether any of its methods reads the links' load in the view: `queue_len_pkts`,
+    /// `queue_bytes`, `idle_at_est`, `slowdown_est` (directly or through
+    /// [`LinkView::tx_time`] and [`LinkView::arrival_if_sent`]). A scheduler that reads only
+    /// which links are up and their fixed properties (round-robin, the hashes,
+    /// active-backup; balance-tlb and -alb count the bytes they sent themselves) says
+    /// `false`, and the simulator then does not keep those
+    /// fields up to date (it would refresh a link's at each of its queue changes, twice per
+    /// packet). `true` by default; a test checks, for every registered scheduler, that those
+    /// saying `false` decide the same whatever the load fields hold.
+    fn reads_link_load(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
@@ -339,5 +352,72 @@ mod receive_tests {
         ] {
             assert_eq!(build(mode, &view).receive(), receive, "{mode}");
         }
+    }
+}
+
+#[cfg(test)]
+mod link_load_tests {
+    use rand::RngExt;
+
+    use super::test_support::{build, headers, links};
+    use super::*;
+    use crate::registry::ALL;
+
+    /// Everything `scheduler` decides over a run of calls (picks, receive links, after
+    /// link changes and ticks), with the load fields of its view drawn from `load_seed` and
+    /// everything else (which links are up, the packets, the time) the same for any seed.
+    fn decisions(mode: &str, load_seed: u64) -> Vec<String> {
+        let mut view = links(4);
+        for (id, l) in view.iter_mut().enumerate() {
+            l.rate_bps = [1e9, 1e9, 10e9, 100e6][id]; // fixed properties differ, but not by seed
+        }
+        let mut scheduler = build(mode, &view);
+        let (mut fixed, mut load) = (rng::stream(7, "fixed"), rng::stream(load_seed, "load"));
+        let mut out = Vec::new();
+        let mut now = SimTime::ZERO;
+        for step in 0..3000u32 {
+            now += SimTime(1 + fixed.random_range(0..50_000u64));
+            for l in view.iter_mut() {
+                l.queue_len_pkts = load.random_range(0..200);
+                l.queue_bytes = u64::from(l.queue_len_pkts) * load.random_range(60..1500);
+                l.idle_at_est = now + SimTime(load.random_range(0..10_000_000));
+                l.slowdown_est = load.random_range(1.0..5.0);
+            }
+            if step % 97 == 0 {
+                let id = fixed.random_range(0..view.len());
+                // Never all down for long: a link comes back when it is the last one up.
+                view[id].up = !view[id].up || view.iter().filter(|l| l.up).count() == 1;
+                scheduler.on_link_change(id, &BondView { now, links: &view });
+            }
+            let bond = BondView { now, links: &view };
+            if scheduler.tick_interval().is_some() && step % 50 == 0 {
+                scheduler.on_tick(&bond);
+            }
+            let h = headers(fixed.random_range(1..9), fixed.random_range(1024..65535));
+            let bytes = fixed.random_range(40..1460);
+            let packet = PacketInfo { bytes, l3_bytes: bytes + 40, headers: &h };
+            out.push(format!("{:?}", scheduler.pick(&packet, &bond)));
+            if step % 11 == 0 {
+                out.push(format!("rx {:?}", scheduler.rx_link(&h, &bond)));
+            }
+        }
+        out
+    }
+
+    /// A scheduler that says it does not read the links' load decides the same whatever the
+    /// load fields hold (the simulator leaves them stale for it); one that says it does is
+    /// moved by them (so the saying stays exact both ways).
+    #[test]
+    fn schedulers_that_say_they_ignore_link_load_do() {
+        let mut ignoring = Vec::new();
+        for info in ALL {
+            let reads = build(info.name, &links(4)).reads_link_load();
+            let same = (1..4).all(|seed| decisions(info.name, seed) == decisions(info.name, 0));
+            assert_eq!(reads, !same, "{}: reads_link_load() is {reads}", info.name);
+            if !reads {
+                ignoring.push(info.name);
+            }
+        }
+        assert!(ignoring.contains(&"balance-rr") && ignoring.contains(&"balance-xor"), "{ignoring:?}");
     }
 }

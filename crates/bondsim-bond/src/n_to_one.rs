@@ -85,6 +85,10 @@ impl NToOne {
 }
 
 impl Scheduler for NToOne {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         let primary_up = bond.links[self.primary].up;
         if primary_up && self.cutoff.is_some_and(|c| packet.bytes >= c) {

@@ -35,6 +35,10 @@ pub struct Null {
 }
 
 impl Scheduler for Null {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
         if bond.links[self.link].up {
             Pick::Link(self.link)

@@ -135,6 +135,10 @@ impl OvsBond {
 }
 
 impl Scheduler for OvsBond {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         let h = packet.headers;
         let hash = if self.tcp {

@@ -45,6 +45,10 @@ pub struct RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
         let id = match self.packets_per_slave {
             0 => self.rng.random::<u32>(),

@@ -78,6 +78,10 @@ pub struct Random {
 }
 
 impl Scheduler for Random {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
         let start = self.rng.random_range(0..bond.links.len());
         bond.first_usable_from(start).map_or(Pick::Drop, Pick::Link)
@@ -90,6 +94,10 @@ pub struct RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
         let start = self.sent as usize % bond.links.len();
         self.sent = self.sent.wrapping_add(1);
@@ -142,6 +150,10 @@ impl LoadBalance {
 }
 
 impl Scheduler for LoadBalance {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, _bond: &BondView) -> Pick {
         if self.enabled.is_empty() {
             return Pick::Drop;

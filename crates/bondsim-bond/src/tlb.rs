@@ -130,6 +130,10 @@ impl Tlb {
 }
 
 impl Scheduler for Tlb {
+    fn reads_link_load(&self) -> bool {
+        false
+    }
+
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         let hash = match self.bucket_of {
             BucketOf::XmitHash(policy) => linux_xmit_hash(policy, packet.headers),

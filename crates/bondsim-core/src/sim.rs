@@ -348,6 +348,10 @@ struct World {
     /// Whether idle paced links wake up outside the queue (not while `[trace]` samples
     /// the links at whatever events run).
     lazy_polls: bool,
+    /// Whether the links' load in `views` (queue, idle time, slowdown) is kept up to date at
+    /// each of their changes: the scheduler reads it ([`Scheduler::reads_link_load`]) or
+    /// `[trace]` records the queues. Otherwise nothing reads it and it is left as it was.
+    fresh_views: bool,
     /// Resolved packets whose news the server's end has yet to hear, and
     /// whether it is hearing some now (news that breaks while it is being
     /// told waits its turn instead of nesting: a window of drops would
@@ -540,6 +544,7 @@ impl World {
             idle_polls: vec![NO_POLL; scenario.link_count()],
             next_idle_poll: NO_POLL,
             lazy_polls: scenario.trace.link_ms.is_none(),
+            fresh_views: true,
             plain_path: false,
             resolved: std::collections::VecDeque::new(),
             telling: false,
@@ -616,6 +621,7 @@ impl World {
             world.failover = Some(Box::new(log));
         }
         world.plain_path = !world.silent.any() && world.switch.aware() && world.failover.is_none();
+        world.fresh_views = world.scheduler.reads_link_load() || world.trace.is_some();
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -698,6 +704,9 @@ impl World {
 
     #[inline(always)]
     fn refresh_view(&mut self, id: usize, now: SimTime) {
+        if !self.fresh_views {
+            return;
+        }
         self.links[id].refresh_view(now, &mut self.views[id]);
         if let Some(trace) = &mut self.trace {
             trace.queue(id, self.views[id].queue_len_pkts);
@@ -988,7 +997,9 @@ impl World {
             let (sent, following) = link.poll(at);
             debug_assert!(sent.is_none(), "an idle link sends nothing");
             self.idle_polls[id] = engine::key(following, self.events.reserve());
-            self.links[id].refresh_view(at, &mut self.views[id]);
+            if self.fresh_views {
+                self.links[id].refresh_view(at, &mut self.views[id]);
+            }
             self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
         }
     }
