@@ -338,9 +338,10 @@ struct World {
     outbox: Vec<Output>,
     /// Idle paced links' next wake-ups, kept out of the event queue: per link, the key
     /// (`engine::key`) its poll has in the queue's order, or [`NO_POLL`] (not idle, or not
-    /// paced); and the smallest of them. See [`World::idle_polls_before`].
+    /// paced); and the smallest of them with its link. See [`World::idle_polls_before`].
     idle_polls: Vec<u128>,
     next_idle_poll: u128,
+    next_idle_link: usize,
     /// Whether a frame the bond sends meets nothing between its link and the clients: no
     /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
     /// (`reach_switch` then skips all three; tested once, at build).
@@ -543,6 +544,7 @@ impl World {
             outbox: Vec::new(),
             idle_polls: vec![NO_POLL; scenario.link_count()],
             next_idle_poll: NO_POLL,
+            next_idle_link: 0,
             lazy_polls: scenario.trace.link_ms.is_none(),
             fresh_views: true,
             plain_path: false,
@@ -964,7 +966,9 @@ impl World {
             // a steady flow the next packet comes before it, and one idle wake-up is cheaper
             // than taking it out and putting it back for every packet.)
             self.idle_polls[id] = engine::key(next, self.events.reserve());
-            self.next_idle_poll = self.next_idle_poll.min(self.idle_polls[id]);
+            if self.idle_polls[id] < self.next_idle_poll {
+                (self.next_idle_poll, self.next_idle_link) = (self.idle_polls[id], id);
+            }
         } else {
             self.events.schedule(next, Event::new(Target::Poll(id as u32), 0));
         }
@@ -991,8 +995,7 @@ impl World {
     /// keeps its place among those of its instant, and every figure stays as it was.
     fn idle_polls_before(&mut self, next: u128) {
         while self.next_idle_poll < next {
-            let at = engine::key_time(self.next_idle_poll);
-            let id = self.idle_polls.iter().position(|&k| k == self.next_idle_poll).expect("a pending wake-up");
+            let (at, id) = (engine::key_time(self.next_idle_poll), self.next_idle_link);
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
             let (sent, following) = link.poll(at);
             debug_assert!(sent.is_none(), "an idle link sends nothing");
@@ -1000,7 +1003,17 @@ impl World {
             if self.fresh_views {
                 self.links[id].refresh_view(at, &mut self.views[id]);
             }
-            self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
+            self.find_next_idle_poll();
+        }
+    }
+
+    /// Finds the first of the idle links' wake-ups.
+    fn find_next_idle_poll(&mut self) {
+        (self.next_idle_poll, self.next_idle_link) = (NO_POLL, 0);
+        for (id, &key) in self.idle_polls.iter().enumerate() {
+            if key < self.next_idle_poll {
+                (self.next_idle_poll, self.next_idle_link) = (key, id);
+            }
         }
     }
 
@@ -1010,7 +1023,7 @@ impl World {
         let poll = Event::new(Target::Poll(id as u32), 0);
         self.events.schedule_reserved(engine::key_time(key), key as u64, poll);
         if key == self.next_idle_poll {
-            self.next_idle_poll = self.idle_polls.iter().copied().min().unwrap_or(NO_POLL);
+            self.find_next_idle_poll();
         }
     }
 
