@@ -111,6 +111,7 @@ def main() -> None:
     rows = []
     for shape, mode in (
         ("balanced", "rr"),
+        ("thesis", "rr"),  # the issue-10 figure (7.2 M packets/s, 3.58 M events per 10^6 packets) was this mode's
         ("thesis", "lb"),
         ("rate", "balance-rr"),
         ("rate", "earliest-finish"),
