@@ -254,10 +254,10 @@ pub trait Scheduler: Send {
     /// [`LinkView::tx_time`] and [`LinkView::arrival_if_sent`]). A scheduler that reads only
     /// which links are up and their fixed properties (round-robin, the hashes,
     /// active-backup; balance-tlb and -alb count the bytes they sent themselves) says
-    /// `false`, and the simulator then does not keep those
-    /// fields up to date (it would refresh a link's at each of its queue changes, twice per
-    /// packet). `true` by default; a test checks, for every registered scheduler, that those
-    /// saying `false` decide the same whatever the load fields hold.
+    /// `false`, and the simulator then leaves those fields as they were (it would refresh a
+    /// link's at each of its queue changes, twice per packet). `true` by default; a test
+    /// checks, for every registered scheduler, that the saying matches what moves its
+    /// decisions.
     fn reads_link_load(&self) -> bool {
         true
     }
