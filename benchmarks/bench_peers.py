@@ -207,6 +207,12 @@ def ratio(x: float) -> str:
     return f"{x:.1f}×" if x < 10 else f"{x:,.0f}×"
 
 
+def per_run(b: dict, n: dict) -> str:
+    """Each run's own ratio (bondsim's rate over the ns-3 run beside it): median and range."""
+    ratios = sorted((b["packets"] / bw) / (n["packets"] / nw) for bw, nw in zip(b["walls"], n["walls"], strict=True))
+    return f"{ratio(statistics.median(ratios))} ({ratios[0]:.2f}–{ratios[-1]:.2f})"
+
+
 def link_name(mbps: float, delay_us: float) -> str:
     rate = f"{mbps / 1000:g} Gbit/s" if mbps >= 1000 else f"{mbps:g} Mbit/s"
     delay = f"{delay_us / 1000:g} ms" if delay_us >= 1000 else f"{delay_us:g} µs"
@@ -243,7 +249,9 @@ def write_report(path: Path, args: argparse.Namespace, command: str, results: di
         "times its own simulation loop on one thread (bondsim: the core's `wall_s`; ns-3: `Simulator::Run()`). "
         "The simulated figures are the same in every run on both sides (both are deterministic). The machine "
         f"is shared (load average {results['load'][0]:.1f} before the runs, {results['load'][1]:.1f} after, on "
-        f"{os.cpu_count()} cores), so absolute rates drift between sittings; the ratios are the figure to read.",
+        f"{os.cpu_count()} cores), so absolute rates drift between sittings; the ratios are the figure to read. "
+        "`ratio` is that of the two medians; `per run` pairs each bondsim run with the ns-3 run next to it "
+        "(the median of those ratios, and their range).",
         "",
         "## The thesis's paced model",
         "",
@@ -258,15 +266,16 @@ def write_report(path: Path, args: argparse.Namespace, command: str, results: di
         "`sim::World::idle_polls_before`); the ns-3 program schedules every one.",
         "",
         "| shape | mode | packets | out of order bondsim / ns-3 | events bondsim / ns-3 | "
-        "bondsim M packets/s | ns-3 M packets/s | ratio |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "bondsim M packets/s | ns-3 M packets/s | ratio | per run |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for row in results["thesis"]:
         b, n = row["bondsim"], row["ns3"]
         bps, nps = b["packets"] / b["wall_s"], n["packets"] / n["wall_s"]
         lines.append(
             f"| {row['shape']} | {row['mode']} | {b['packets']:,} | {b['out_of_order']:,} / {n['out_of_order']:,} | "
-            f"{b['events']:,} / {n['events']:,} | {bps / 1e6:.2f} | {nps / 1e6:.2f} | {ratio(bps / nps)} |"
+            f"{b['events']:,} / {n['events']:,} | {bps / 1e6:.2f} | {nps / 1e6:.2f} | {ratio(bps / nps)} | "
+            f"{per_run(b, n)} |"
         )
     lines += [
         "",
