@@ -330,7 +330,7 @@ impl Receiver {
         // ones, that is when `seq` was it (`seq` is resolved now: had it not been the lowest, the
         // lowest would still be below it); the front of a long list is not read for nothing.
         let base = rx.resolved.base;
-        if rx.highs.len() > 1 && seq < base {
+        if seq < base {
             while rx.highs.len() > 1 && rx.highs[0].0 < base {
                 rx.highs.pop_front();
             }
