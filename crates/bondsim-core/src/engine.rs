@@ -153,6 +153,13 @@ impl<E: Copy> EventQueue<E> {
         self.next_seq - 1
     }
 
+    /// Takes the next `count` insertion sequence numbers at once (what `count` calls of
+    /// [`EventQueue::reserve`] take), returning the first.
+    pub fn reserve_many(&mut self, count: u64) -> u64 {
+        self.next_seq += count;
+        self.next_seq - count
+    }
+
     /// Schedules `event` at `at` in the place `seq` (from [`EventQueue::reserve`]).
     pub fn schedule_reserved(&mut self, at: SimTime, seq: u64, event: E) {
         debug_assert!(at >= self.now && seq < self.next_seq, "event scheduled in the past or unreserved");

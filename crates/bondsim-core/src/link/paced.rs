@@ -82,6 +82,27 @@ impl PacedLink {
         (sent, self.next_poll)
     }
 
+    /// The time from one wake-up to the next while the link is idle, when it is the same at
+    /// every wake-up: no trace of intervals and a slowdown that does not change over time
+    /// (then `poll` on an empty queue moves the next wake-up on by this step and changes
+    /// nothing else but the wake-up count). `None` otherwise.
+    pub fn idle_step(&self) -> Option<SimTime> {
+        let factor = self.slowdown.constant()?;
+        let step = self.period.scaled(factor);
+        (self.trace.is_empty() && step > SimTime::ZERO).then_some(step)
+    }
+
+    /// What `count` (≥ 1) calls of `poll` on the empty queue do, the last at `last`, each
+    /// [`PacedLink::idle_step`] after the one before: returns the next wake-up.
+    pub fn skip_idle_polls(&mut self, count: u64, last: SimTime) -> SimTime {
+        debug_assert!(self.queue.is_empty() && count >= 1, "only an idle link's wake-ups are counted");
+        let step = self.idle_step().expect("an idle step");
+        self.stats.polls += count;
+        self.factor = self.slowdown.factor_at(last);
+        self.next_poll = last + step;
+        self.next_poll
+    }
+
     /// Payload bytes the link carried up to `t` (not before its last wake-up), each packet's
     /// spread evenly over the send opportunity it used (from its send to the next wake-up; the
     /// thesis's interface sends one packet per period, `interface.py`'s `process_pending`):

@@ -86,6 +86,11 @@ impl Slowdown {
         }
     }
 
+    /// The factor, when it is the same at all times (no windows, no intermittent slowdown).
+    pub fn constant(&self) -> Option<f64> {
+        (self.windows.is_empty() && self.intermittent.is_none()).then_some(self.uniform)
+    }
+
     /// The factor at `now` (queries in non-decreasing time order).
     pub fn factor_at(&mut self, now: SimTime) -> f64 {
         let mut factor = self.uniform;
