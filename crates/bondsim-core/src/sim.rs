@@ -47,6 +47,10 @@ use crate::workload::{self, Request};
 /// No idle wake-up pending ([`World::idle_polls`]).
 const NO_POLL: u128 = u128::MAX;
 
+/// The most idle links whose wake-ups are counted in bulk at once
+/// ([`World::skip_idle_polls_before`]; with more, they run one by one).
+const BULK_LINKS: usize = 8;
+
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 1 << 18;
 
@@ -343,9 +347,8 @@ struct World {
     next_idle_poll: u128,
     next_idle_link: usize,
     /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same
-    /// ([`PacedLink::idle_step`]), else 0; and scratch space for [`World::skip_idle_polls_before`].
+    /// ([`PacedLink::idle_step`]), else 0.
     idle_steps: Vec<u64>,
-    idle_batch: Vec<(u128, usize, u64)>,
     /// Idle wake-ups counted in bulk, whether counting in bulk is off, and the idle links'
     /// wake-up keys after each [`World::idle_polls_before`]: what the tests check the bulk
     /// path by.
@@ -565,7 +568,6 @@ impl World {
                     Link::Rate(_) => 0,
                 })
                 .collect(),
-            idle_batch: Vec::new(),
             #[cfg(test)]
             bulk_idle_polls: 0,
             #[cfg(test)]
@@ -1074,23 +1076,43 @@ impl World {
         if engine::key_time(self.next_idle_poll).0 + step >= end {
             return false;
         }
-        let mut batch = std::mem::take(&mut self.idle_batch);
-        batch.clear();
+        // The links in the cycle in the order of their keys (a few: an insertion sort on the
+        // stack; more than `BULK_LINKS` run one by one), then each one's wake-ups.
+        let mut keys = [NO_POLL; BULK_LINKS];
+        let mut ids = [0u32; BULK_LINKS];
+        let mut n = 0;
         for (id, &key) in self.idle_polls.iter().enumerate() {
             if key < bound {
-                let at = engine::key_time(key).0;
-                batch.push((key, id, 1 + (end - at).saturating_sub(1) / step));
+                if n == BULK_LINKS {
+                    return false;
+                }
+                let mut pos = n;
+                while pos > 0 && keys[pos - 1] > key {
+                    (keys[pos], ids[pos]) = (keys[pos - 1], ids[pos - 1]);
+                    pos -= 1;
+                }
+                (keys[pos], ids[pos]) = (key, id as u32);
+                n += 1;
             }
         }
-        batch.sort_unstable_by_key(|&(key, _, _)| key);
-        let count: u64 = batch.iter().map(|&(_, _, wakes)| wakes).sum();
+        let mut wakes = [0u64; BULK_LINKS];
+        let (mut count, mut at) = (0, u64::MAX);
+        for j in 0..n {
+            // (Links on one grid wake at the same times: one division for them all.)
+            let t = engine::key_time(keys[j]).0;
+            wakes[j] = if t == at { wakes[j - 1] } else { 1 + (end - t).saturating_sub(1) / step };
+            at = t;
+            count += wakes[j];
+        }
         let first_seq = self.events.reserve_many(count);
-        for (j, &(key, id, wakes)) in batch.iter().enumerate() {
-            let before: u64 = batch.iter().map(|&(_, _, other)| other.min(wakes - 1)).sum();
-            let last = SimTime(engine::key_time(key).0 + (wakes - 1) * step);
+        for j in 0..n {
+            let mine = wakes[j];
+            let place = j as u64 + wakes[..n].iter().map(|&other| other.min(mine - 1)).sum::<u64>();
+            let id = ids[j] as usize;
+            let last = SimTime(engine::key_time(keys[j]).0 + (mine - 1) * step);
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
-            let following = link.skip_idle_polls(wakes, last);
-            self.idle_polls[id] = engine::key(following, first_seq + before + j as u64);
+            let following = link.skip_idle_polls(mine, last, SimTime(step));
+            self.idle_polls[id] = engine::key(following, first_seq + place);
             if self.fresh_views {
                 self.links[id].refresh_view(last, &mut self.views[id]);
             }
@@ -1099,7 +1121,6 @@ impl World {
         {
             self.bulk_idle_polls += count;
         }
-        self.idle_batch = batch;
         self.find_next_idle_poll();
         true
     }
