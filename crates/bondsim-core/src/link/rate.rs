@@ -236,7 +236,12 @@ impl RateLink {
     }
 
     fn wire_bytes(&self, packet: &Packet) -> u64 {
-        u64::from(self.l3_bytes(packet).max(MIN_ETHERNET_PAYLOAD)) + u64::from(self.overhead_bytes)
+        self.wire_bytes_of(self.l3_bytes(packet))
+    }
+
+    /// The bytes a frame of `l3_bytes` at layer 3 occupies on the wire.
+    fn wire_bytes_of(&self, l3_bytes: u32) -> u64 {
+        u64::from(l3_bytes.max(MIN_ETHERNET_PAYLOAD)) + u64::from(self.overhead_bytes)
     }
 
     #[inline]
@@ -252,6 +257,12 @@ impl RateLink {
     #[inline]
     fn start(&mut self, now: SimTime) -> SimTime {
         let wire_bytes = self.wire_bytes(&self.queue[0]);
+        self.start_frame(now, wire_bytes)
+    }
+
+    /// [`RateLink::start`], the head packet being of `wire_bytes` on the wire.
+    #[inline]
+    fn start_frame(&mut self, now: SimTime, wire_bytes: u64) -> SimTime {
         self.factor = self.slowdown.factor_at(now);
         let tx = self.nominal_tx(wire_bytes).scaled(self.factor);
         self.sending = true;
@@ -271,13 +282,20 @@ impl RateLink {
         } else if self.queue.len() >= self.txqueuelen {
             DropCause::QueueFull
         } else {
-            self.queue_bytes += u64::from(self.l3_bytes(&packet));
+            let l3_bytes = self.l3_bytes(&packet);
+            self.queue_bytes += u64::from(l3_bytes);
             self.factor = self.slowdown.factor_at(now);
-            let tx = self.nominal_tx(self.wire_bytes(&packet));
+            let wire_bytes = self.wire_bytes_of(l3_bytes);
+            let tx = self.nominal_tx(wire_bytes);
             self.backlog_end = self.backlog_end.max(now) + tx.scaled(self.factor);
             self.queue.push_back(packet);
             self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
-            return if self.sending { Enqueued::Waiting } else { Enqueued::Started(self.start(now)) };
+            return match (self.sending, self.queue.len()) {
+                (true, _) => Enqueued::Waiting,
+                // (An idle link's queue is empty: the packet just queued is the head.)
+                (false, 1) => Enqueued::Started(self.start_frame(now, wire_bytes)),
+                (false, _) => Enqueued::Started(self.start(now)),
+            };
         };
         self.stats.record_drop(cause);
         Enqueued::Dropped(cause)
@@ -292,10 +310,11 @@ impl RateLink {
     pub fn tx_done(&mut self, now: SimTime) -> Sent {
         let packet = self.queue.pop_front().expect("a packet was being sent");
         self.sending = false;
-        self.queue_bytes -= u64::from(self.l3_bytes(&packet));
+        let l3_bytes = self.l3_bytes(&packet);
+        self.queue_bytes -= u64::from(l3_bytes);
         self.stats.packets_sent += 1;
         self.stats.bytes_sent += u64::from(packet.bytes);
-        self.stats.wire_bytes += self.wire_bytes(&packet);
+        self.stats.wire_bytes += self.wire_bytes_of(l3_bytes);
         // Every frame draws its jitter, lost or not: the frames that arrive get
         // the same jitter whatever the loss.
         let jitter = match &mut self.jitter {
