@@ -349,15 +349,15 @@ struct World {
     /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same
     /// ([`PacedLink::idle_step`]), else 0.
     idle_steps: Vec<u64>,
-    /// Idle wake-ups counted in bulk, whether counting in bulk is off, and the idle links'
-    /// wake-up keys after each [`World::idle_polls_before`]: what the tests check the bulk
-    /// path by.
+    /// Idle wake-ups counted in bulk, whether counting in bulk is off, and (when a test asks
+    /// for it with `Some`) the idle links' wake-up keys after each [`World::idle_polls_before`]:
+    /// what the tests check the bulk path by.
     #[cfg(test)]
     bulk_idle_polls: u64,
     #[cfg(test)]
     bulk_off: bool,
     #[cfg(test)]
-    idle_log: Vec<Vec<u128>>,
+    idle_log: Option<Vec<Vec<u128>>>,
     /// Whether a frame the bond sends meets nothing between its link and the clients: no
     /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
     /// (`reach_switch` then skips all three; tested once, at build).
@@ -573,7 +573,7 @@ impl World {
             #[cfg(test)]
             bulk_off: false,
             #[cfg(test)]
-            idle_log: Vec::new(),
+            idle_log: None,
             lazy_polls: scenario.trace.link_ms.is_none(),
             fresh_views: true,
             plain_path: false,
@@ -1045,7 +1045,9 @@ impl World {
             self.find_next_idle_poll();
         }
         #[cfg(test)]
-        self.idle_log.push(self.idle_polls.clone());
+        if let Some(log) = &mut self.idle_log {
+            log.push(self.idle_polls.clone());
+        }
     }
 
     /// Counts in bulk, without running them one by one, the idle wake-ups of the links that
@@ -1879,9 +1881,9 @@ mod tests {
     fn idle_keys_of(scenario: &serde_json::Value, bulk_off: bool) -> Vec<Vec<u128>> {
         let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
         let mut world = World::build(&scenario).unwrap();
-        world.bulk_off = bulk_off;
+        (world.bulk_off, world.idle_log) = (bulk_off, Some(Vec::new()));
         world.run(&mut |_| true).unwrap();
-        world.idle_log
+        world.idle_log.unwrap()
     }
 
     /// Every figure of a result but the event count (which idle links waking outside the
