@@ -57,8 +57,10 @@ def main() -> int:
     print("| --- | --- |" + " ---: |" * (2 * len(names) - 1))
     for shape, mode in shapes:
         rates: dict[Path, list[float]] = {b: [] for b in args.bins}
+        # Progress on stderr: rewritten in place on a terminal, one line per round in a pipe or file.
+        end = "\r" if sys.stderr.isatty() else "\n"
         for i in range(args.rounds):
-            print(f"{shape} {mode}: round {i + 1}/{args.rounds}", file=sys.stderr, end="\r")
+            print(f"{shape} {mode}: round {i + 1}/{args.rounds}", file=sys.stderr, end=end, flush=True)
             for b in args.bins:
                 rates[b].append(run_rust(b, args.packets, shape, mode, 1)["packets_per_s"] / 1e6)
         med = [statistics.median(rates[b]) for b in args.bins]
