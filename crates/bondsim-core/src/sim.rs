@@ -1021,7 +1021,8 @@ impl World {
     /// own counters and view (`PacedLink::poll` with an empty queue) and schedules the next
     /// one, so it runs here, outside the event queue, at its own time and in its place:
     /// each reserves the sequence number its successor would have taken, so every event
-    /// keeps its place among those of its instant, and every figure stays as it was.
+    /// keeps its place among those of its instant, and every figure stays as it was. Links
+    /// idling at one fixed step are counted in bulk ([`World::skip_idle_polls_before`]).
     fn idle_polls_before(&mut self, next: u128) {
         #[cfg(test)]
         let bulk_off = self.bulk_off;
