@@ -1040,9 +1040,7 @@ impl World {
             let (sent, following) = link.poll(at);
             debug_assert!(sent.is_none(), "an idle link sends nothing");
             self.idle_polls[id] = engine::key(following, self.events.reserve());
-            if self.fresh_views {
-                self.links[id].refresh_view(at, &mut self.views[id]);
-            }
+            self.refresh_idle_view(id, at);
             self.find_next_idle_poll();
         }
         #[cfg(test)]
@@ -1116,9 +1114,7 @@ impl World {
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
             let following = link.skip_idle_polls(mine, last, SimTime(step));
             self.idle_polls[id] = engine::key(following, first_seq + place);
-            if self.fresh_views {
-                self.links[id].refresh_view(last, &mut self.views[id]);
-            }
+            self.refresh_idle_view(id, last);
         }
         #[cfg(test)]
         {
@@ -1126,6 +1122,15 @@ impl World {
         }
         self.find_next_idle_poll();
         true
+    }
+
+    /// The view of link `id` after an idle wake-up at `at` (its queue stays empty, so the
+    /// trace's queue record, [`World::refresh_view`]'s other half, has nothing new).
+    #[inline(always)]
+    fn refresh_idle_view(&mut self, id: usize, at: SimTime) {
+        if self.fresh_views {
+            self.links[id].refresh_view(at, &mut self.views[id]);
+        }
     }
 
     /// Finds the first of the idle links' wake-ups.
