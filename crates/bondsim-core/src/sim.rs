@@ -1064,26 +1064,22 @@ impl World {
     /// ⌊(T − t_j − 1) / d⌋` times before the bound (from its second wake-up its sequence
     /// number is newer than the bound's, so a wake-up at `T` itself comes after it), and its
     /// last wake-up is number `Σ_k min(R_k, R_j − 1) + j` of the `Σ_k R_k` run: the
-    /// sequence number it reserves is that far from the first reserved.
+    /// sequence number it reserves is that far from the first reserved. When they all wake at
+    /// one time (the common case: links of one period fed by one sender), that is
+    /// `n (R − 1) + j`.
     #[inline(never)]
     fn skip_idle_polls_before(&mut self, next: u128, step: u64) -> bool {
-        let mut bound = next;
-        for (id, &key) in self.idle_polls.iter().enumerate() {
-            if self.idle_steps[id] != step {
-                bound = bound.min(key);
-            }
-        }
-        let end = engine::key_time(bound).0;
-        if engine::key_time(self.next_idle_poll).0 + step >= end {
-            return false;
-        }
-        // The links in the cycle in the order of their keys (a few: an insertion sort on the
-        // stack; more than `BULK_LINKS` run one by one), then each one's wake-ups.
+        // One scan: the links at this step in the order of their keys (a few: an insertion sort
+        // on the stack; with more than `BULK_LINKS` they run one by one), and the first key of
+        // the others, which bounds the cycle. (Every idle link at this step is in the cycle: it
+        // is due at most `d` after the first, before the bound.)
         let mut keys = [NO_POLL; BULK_LINKS];
         let mut ids = [0u32; BULK_LINKS];
-        let mut n = 0;
-        for (id, &key) in self.idle_polls.iter().enumerate() {
-            if key < bound {
+        let (mut n, mut others) = (0, NO_POLL);
+        for (id, (&key, &link_step)) in self.idle_polls.iter().zip(&self.idle_steps).enumerate() {
+            if link_step != step {
+                others = others.min(key);
+            } else if key != NO_POLL {
                 if n == BULK_LINKS {
                     return false;
                 }
@@ -1096,31 +1092,51 @@ impl World {
                 n += 1;
             }
         }
+        let (t0, end) = (engine::key_time(keys[0]).0, engine::key_time(next.min(others)).0);
+        if t0 + step >= end {
+            return false;
+        }
         let mut wakes = [0u64; BULK_LINKS];
         let (mut count, mut at) = (0, u64::MAX);
         for j in 0..n {
             // (Links on one grid wake at the same times: one division for them all.)
             let t = engine::key_time(keys[j]).0;
-            wakes[j] = if t == at { wakes[j - 1] } else { 1 + (end - t).saturating_sub(1) / step };
+            debug_assert!(t < end, "every link at this step is due before the bound");
+            wakes[j] = if t == at { wakes[j - 1] } else { 1 + (end - t - 1) / step };
             at = t;
             count += wakes[j];
         }
         let first_seq = self.events.reserve_many(count);
+        let one_time = at == t0;
+        let mut first = others;
         for j in 0..n {
             let mine = wakes[j];
-            let place = j as u64 + wakes[..n].iter().map(|&other| other.min(mine - 1)).sum::<u64>();
+            let place = if one_time {
+                n as u64 * (mine - 1) + j as u64
+            } else {
+                j as u64 + wakes[..n].iter().map(|&other| other.min(mine - 1)).sum::<u64>()
+            };
             let id = ids[j] as usize;
             let last = SimTime(engine::key_time(keys[j]).0 + (mine - 1) * step);
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
             let following = link.skip_idle_polls(mine, last, SimTime(step));
-            self.idle_polls[id] = engine::key(following, first_seq + place);
+            let key = engine::key(following, first_seq + place);
+            self.idle_polls[id] = key;
+            if key < first {
+                (first, self.next_idle_link) = (key, id);
+            }
             self.refresh_idle_view(id, last);
+        }
+        // The next idle wake-up: one of these, or else the others' first, found by a scan.
+        if first < others {
+            self.next_idle_poll = first;
+        } else {
+            self.find_next_idle_poll();
         }
         #[cfg(test)]
         {
             self.bulk_idle_polls += count;
         }
-        self.find_next_idle_poll();
         true
     }
 

@@ -98,8 +98,9 @@ impl PacedLink {
     pub fn skip_idle_polls(&mut self, count: u64, last: SimTime, step: SimTime) -> SimTime {
         debug_assert!(self.queue.is_empty() && count >= 1, "only an idle link's wake-ups are counted");
         debug_assert_eq!(self.idle_step(), Some(step), "the link's own idle step");
+        // (The factor is the slowdown's constant one, set at the link's first wake-up.)
+        debug_assert_eq!(Some(self.factor), self.slowdown.constant(), "a constant slowdown");
         self.stats.polls += count;
-        self.factor = self.slowdown.factor_at(last);
         self.next_poll = last + step;
         self.next_poll
     }
