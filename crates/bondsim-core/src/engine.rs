@@ -172,6 +172,12 @@ impl<E: Copy> EventQueue<E> {
         self.heap.0.first().map(|e| e.key)
     }
 
+    /// The events waiting in the queue, in no particular order.
+    pub fn pending(&mut self) -> impl Iterator<Item = &E> {
+        self.drop_taken();
+        self.heap.0.iter().map(|e| &e.event)
+    }
+
     /// Schedules `event` at `at`, after every plain event of that instant, ordered by `rank`
     /// among ranked ones (`rank` must be unique among events of one instant and below 2^63).
     pub fn schedule_ranked(&mut self, at: SimTime, rank: u64, event: E) {

@@ -349,6 +349,11 @@ struct World {
     /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same
     /// ([`PacedLink::idle_step`]), else 0.
     idle_steps: Vec<u64>,
+    /// Whether idle links may be frozen once the run only drains (paced sender, sink, no
+    /// trace, nothing between the links and the clients; see [`World::freeze_idle_links`]),
+    /// and the frozen ones: per link, the key of its first wake-up not run.
+    may_freeze: bool,
+    frozen: Vec<(usize, u128)>,
     /// Idle wake-ups counted in bulk, whether counting in bulk is off, and (when a test asks
     /// for it with `Some`) the idle links' wake-up keys after each [`World::idle_polls_before`]:
     /// what the tests check the bulk path by.
@@ -358,6 +363,15 @@ struct World {
     bulk_off: bool,
     #[cfg(test)]
     idle_log: Option<Vec<Vec<u128>>>,
+    /// Whether freezing is off, the links frozen, and the frozen links with a wake-up at the
+    /// last event's time ([`World::settle_frozen`]): counted from their step, after the last
+    /// event and before it; their first wake-up not run, after it and before it.
+    #[cfg(test)]
+    freeze_off: bool,
+    #[cfg(test)]
+    frozen_links: u64,
+    #[cfg(test)]
+    frozen_ties: [u64; 4],
     /// Whether a frame the bond sends meets nothing between its link and the clients: no
     /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
     /// (`reach_switch` then skips all three; tested once, at build).
@@ -568,12 +582,20 @@ impl World {
                     Link::Rate(_) => 0,
                 })
                 .collect(),
+            may_freeze: false,
+            frozen: Vec::new(),
             #[cfg(test)]
             bulk_idle_polls: 0,
             #[cfg(test)]
             bulk_off: false,
             #[cfg(test)]
             idle_log: None,
+            #[cfg(test)]
+            freeze_off: false,
+            #[cfg(test)]
+            frozen_links: 0,
+            #[cfg(test)]
+            frozen_ties: [0; 4],
             lazy_polls: scenario.trace.link_ms.is_none(),
             fresh_views: true,
             plain_path: false,
@@ -653,6 +675,12 @@ impl World {
         }
         world.plain_path = !world.silent.any() && world.switch.aware() && world.failover.is_none();
         world.fresh_views = world.scheduler.reads_link_load() || world.trace.is_some();
+        world.may_freeze = world.lazy_polls
+            && world.plain_path
+            && world.trace.is_none()
+            && world.resequencer.is_none()
+            && world.next_request.is_empty()
+            && matches!((&world.server, &world.client), (End::PacedSender(_), End::Sink(_)));
         let mut out = std::mem::take(&mut world.outbox);
         world.server.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Server, &mut out);
@@ -681,6 +709,14 @@ impl World {
     }
 
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
+        self.run_events(progress)?;
+        if !self.frozen.is_empty() {
+            self.settle_frozen();
+        }
+        Ok(())
+    }
+
+    fn run_events(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
         loop {
             if self.next_idle_poll != NO_POLL {
                 match self.events.next_key() {
@@ -994,9 +1030,14 @@ impl World {
             // (A link that just sent its last packet keeps its next wake-up in the queue: in
             // a steady flow the next packet comes before it, and one idle wake-up is cheaper
             // than taking it out and putting it back for every packet.)
-            self.idle_polls[id] = engine::key(next, self.events.reserve());
-            if self.idle_polls[id] < self.next_idle_poll {
-                (self.next_idle_poll, self.next_idle_link) = (self.idle_polls[id], id);
+            let key = engine::key(next, self.events.reserve());
+            if !self.frozen.is_empty() {
+                self.frozen.push((id, key)); // (the run only drains: it stays idle)
+            } else {
+                self.idle_polls[id] = key;
+                if key < self.next_idle_poll {
+                    (self.next_idle_poll, self.next_idle_link) = (key, id);
+                }
             }
         } else {
             self.events.schedule(next, Event::new(Target::Poll(id as u32), 0));
@@ -1069,6 +1110,9 @@ impl World {
     /// `n (R − 1) + j`.
     #[inline(never)]
     fn skip_idle_polls_before(&mut self, next: u128, step: u64) -> bool {
+        if self.may_freeze && self.freeze_idle_links() {
+            return true;
+        }
         // One scan: the links at this step in the order of their keys (a few: an insertion sort
         // on the stack; with more than `BULK_LINKS` they run one by one), and the first key of
         // the others, which bounds the cycle. (Every idle link at this step is in the cycle: it
@@ -1138,6 +1182,79 @@ impl World {
             self.bulk_idle_polls += count;
         }
         true
+    }
+
+    /// Freezes the idle links when the run only drains, and returns whether it did: every
+    /// request has arrived and the paced sender has sent everything, and all that waits in the
+    /// queue is the wake-ups of links with packets left, each waking at a fixed step no other
+    /// link has. Then no link is given a packet again, so the idle links stay idle to the end;
+    /// their wake-ups change nothing but their own counts, which are made once, at the end
+    /// ([`World::settle_frozen`]). (The sequence numbers they would have reserved are not:
+    /// the events that remain keep their order among themselves.)
+    fn freeze_idle_links(&mut self) -> bool {
+        if self.arrived as usize != self.requests.len() || !self.server.is_idle() || self.capture.is_some() {
+            return false;
+        }
+        #[cfg(test)]
+        if self.freeze_off || self.idle_log.is_some() {
+            return false; // (the key log compares keys: frozen links have none)
+        }
+        let steps = &self.idle_steps;
+        let own_step = |id: usize| steps[id] != 0 && steps.iter().filter(|&&s| s == steps[id]).count() == 1;
+        let drains = self.events.pending().all(|e| matches!(e.target, Target::Poll(id) if own_step(id as usize)));
+        let idle_fixed = self.idle_polls.iter().zip(steps).all(|(&key, &step)| key == NO_POLL || step != 0);
+        if !(drains && idle_fixed) {
+            return false;
+        }
+        for (id, key) in self.idle_polls.iter_mut().enumerate() {
+            if *key != NO_POLL {
+                self.frozen.push((id, std::mem::replace(key, NO_POLL)));
+            }
+        }
+        #[cfg(test)]
+        {
+            self.frozen_links += self.frozen.len() as u64;
+        }
+        (self.next_idle_poll, self.next_idle_link) = (NO_POLL, 0);
+        true
+    }
+
+    /// Counts the frozen links' wake-ups ([`World::freeze_idle_links`]) before the last event
+    /// run, at time `T`: the wake-up of a link at its own fixed step `d_L`, whose key was
+    /// reserved by that link's wake-up `d_L` before. A frozen link wakes at each of its steps
+    /// `d` from its first wake-up not run, at `t`, and the wake-ups before `T` come before the
+    /// last event; one at `T` itself comes before it when its key is the older, that is when
+    /// it was reserved first: by the link's wake-up at `T − d`, before `T − d_L` when
+    /// `d > d_L` (the two steps differ). The last event's link is the one that woke at `T`
+    /// with the least step: of the wake-ups run at `T`, the last holds the newest key, the one
+    /// reserved last, at `T − d_L`.
+    fn settle_frozen(&mut self) {
+        let end = self.events.now().0;
+        let last_step = (self.links.iter().zip(&self.idle_steps))
+            .filter_map(|(link, &step)| match link {
+                Link::Paced(link) if step != 0 && link.next_poll().0 == end + step => Some(step),
+                _ => None,
+            })
+            .min()
+            .expect("the last event is a wake-up of a link at a fixed step");
+        for (id, key) in std::mem::take(&mut self.frozen) {
+            let (t, step) = (engine::key_time(key).0, self.idle_steps[id]);
+            if t > end {
+                continue;
+            }
+            let at_end = (end - t).is_multiple_of(step) && step > last_step;
+            #[cfg(test)]
+            if (end - t).is_multiple_of(step) {
+                self.frozen_ties[2 * usize::from(t == end) + usize::from(at_end)] += 1;
+            }
+            let wakes = (end - t).div_ceil(step) + u64::from(at_end);
+            if wakes > 0 {
+                let at = SimTime(t + (wakes - 1) * step);
+                let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
+                link.skip_idle_polls(wakes, at, SimTime(step));
+                self.refresh_idle_view(id, at);
+            }
+        }
     }
 
     /// The view of link `id` after an idle wake-up at `at` (its queue stays empty, so the
@@ -1884,17 +2001,19 @@ mod tests {
     /// The result of `scenario` with idle paced links waking outside the event queue
     /// (`lazy`), or in it every period as the thesis's interface does.
     fn result_of(scenario: &serde_json::Value, lazy: bool) -> RunResult {
-        result_and_bulk_polls(scenario, lazy).0
+        run_of(scenario, lazy, true).0
     }
 
-    /// [`result_of`], and how many idle wake-ups were counted in bulk.
-    fn result_and_bulk_polls(scenario: &serde_json::Value, lazy: bool) -> (RunResult, u64) {
+    /// A run of `scenario`, idle wake-ups in the queue (`lazy` false) or outside it, idle links
+    /// frozen when the run drains unless `freeze` is false; with the wake-ups counted in bulk,
+    /// the links frozen and [`World::frozen_ties`].
+    fn run_of(scenario: &serde_json::Value, lazy: bool, freeze: bool) -> (RunResult, u64, u64, [u64; 4]) {
         let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
         let mut world = World::build(&scenario).unwrap();
-        world.lazy_polls = lazy;
+        (world.lazy_polls, world.freeze_off) = (lazy, !freeze);
         world.run(&mut |_| true).unwrap();
-        let bulk = world.bulk_idle_polls;
-        (world.finish(&scenario, 0.0), bulk)
+        let (bulk, frozen, ties) = (world.bulk_idle_polls, world.frozen_links, world.frozen_ties);
+        (world.finish(&scenario, 0.0), bulk, frozen, ties)
     }
 
     /// The idle links' wake-up keys (time and sequence number) before each event of a run of
@@ -1950,6 +2069,46 @@ mod tests {
     }
 
     #[test]
+    fn idle_links_frozen_while_the_run_drains_move_no_figure() {
+        // Once the sender has sent everything, the idle links are frozen and their wake-ups
+        // counted at the end (`freeze_idle_links`, `settle_frozen`). Three links of every mix
+        // of seven periods (ties in time everywhere: multiples of 2 ms, against the sender's
+        // 20 ms tick), fed 2 and 3 packets a tick, under schedulers that share the packets
+        // evenly, by load, by flow and all to one link: the last link to drain is sometimes the
+        // slowest, sometimes not, sometimes drains soon after the sender stops; and a frozen
+        // link's wake-up at the last event's time comes before it in some runs and after it in
+        // others, both when it follows from its step and when it is the first one not run.
+        let periods = [4.0, 10.0, 20.0, 25.0, 30.0, 60.0, 82.0];
+        let mut cases: Vec<(&str, u32, Vec<f64>)> = Vec::new();
+        for mode in ["rr", "lb", "xor", "active-backup"] {
+            for i in 0..2 * periods.len().pow(3) {
+                let mix = [i % 7, i / 7 % 7, i / 49 % 7].map(|p| periods[p]).to_vec();
+                cases.push((mode, 2 + i as u32 / 343, mix));
+            }
+        }
+        // Two links wake at the last event's time, and the last event is the one of the lesser
+        // step: a frozen link's step lies between theirs.
+        cases.push(("lb", 2, vec![60.0, 20.0, 4.0, 30.0]));
+        cases.push(("lb", 2, vec![4.0, 60.0, 20.0, 30.0]));
+        let (mut frozen, mut ties) = (0, [0; 4]);
+        for (mode, per_tick, mix) in cases {
+            let links: Vec<_> = mix.iter().map(|p| serde_json::json!({"period_ms": p})).collect();
+            let s = serde_json::json!({
+                "workload": {"requests": 12, "file_size": {"kind": "uniform", "min_bytes": 1000, "max_bytes": 30000}},
+                "sender": {"kind": "paced", "tick_ms": 20, "packets_per_tick": per_tick, "chunk_bytes": 1024},
+                "bond": {"mode": mode},
+                "links": links,
+            });
+            let (lazy, _, links_frozen, run_ties) = run_of(&s, true, true);
+            assert_eq!(figures(&lazy), figures(&result_of(&s, false)), "{mode} {per_tick} {mix:?}");
+            frozen += links_frozen;
+            ties.iter_mut().zip(run_ties).for_each(|(all, run)| *all += run);
+        }
+        assert!(frozen > 1000, "{frozen} links frozen");
+        assert!(ties.iter().all(|&n| n > 0), "wake-ups at the last event's time: {ties:?}");
+    }
+
+    #[test]
     fn idle_wake_ups_counted_in_bulk_move_no_figure() {
         // Links that idle at one fixed step take turns in a cycle, and their wake-ups are
         // counted in bulk (`skip_idle_polls_before`). Ties in time everywhere: the sender ticks
@@ -1978,8 +2137,8 @@ mod tests {
                 (&at_start, &other, 60_000),
             ] {
                 let s = scenario(mode, arrivals.clone(), last.clone(), files);
-                let (eager, _) = result_and_bulk_polls(&s, false);
-                let (lazy, bulk) = result_and_bulk_polls(&s, true);
+                let eager = result_of(&s, false);
+                let (lazy, bulk, _, _) = run_of(&s, true, false);
                 // (lb between Poisson arrivals: the sender ticks on and lb keeps the 82 ms link
                 // short, so no link idles twice between events: they run one by one.)
                 let ticking = mode == "lb" && arrivals == &poisson;

@@ -82,6 +82,11 @@ impl PacedLink {
         (sent, self.next_poll)
     }
 
+    /// When the link wakes up next.
+    pub fn next_poll(&self) -> SimTime {
+        self.next_poll
+    }
+
     /// The time from one wake-up to the next while the link is idle, when it is the same at
     /// every wake-up: no trace of intervals and a slowdown that does not change over time
     /// (then `poll` on an empty queue moves the next wake-up on by this step and changes
