@@ -263,8 +263,8 @@ def write_report(path: Path, args: argparse.Namespace, command: str, results: di
         "delivery metrics (RFC 4737 extents, RFC 5236 density, delay histogram, per-request and per-link "
         "tables); the ns-3 program, like the SimPy one in `bench_engine.py`, counts only what this table shows. "
         "bondsim runs an idle interface's wake-ups outside its event queue, and counts those of interfaces "
-        "idling at one fixed period in bulk (same figures, fewer events: `sim::World::idle_polls_before`); "
-        "the ns-3 program schedules every one.",
+        "idling at one fixed period in bulk, or once at the end while the run only drains (same figures, "
+        "fewer events: `sim::World::idle_polls_before`); the ns-3 program schedules every one.",
         "",
         "| shape | mode | packets | out of order bondsim / ns-3 | events bondsim / ns-3 | "
         "bondsim M packets/s | ns-3 M packets/s | ratio | per run |",

@@ -1063,7 +1063,8 @@ impl World {
     /// one, so it runs here, outside the event queue, at its own time and in its place:
     /// each reserves the sequence number its successor would have taken, so every event
     /// keeps its place among those of its instant, and every figure stays as it was. Links
-    /// idling at one fixed step are counted in bulk ([`World::skip_idle_polls_before`]).
+    /// idling at one fixed step are counted in bulk ([`World::skip_idle_polls_before`]), and
+    /// once the run only drains, once at its end ([`World::freeze_idle_links`]).
     fn idle_polls_before(&mut self, next: u128) {
         #[cfg(test)]
         let bulk_off = self.bulk_off;
