@@ -1243,9 +1243,10 @@ impl World {
             if t > end {
                 continue;
             }
-            let at_end = (end - t).is_multiple_of(step) && step > last_step;
+            let on_grid = (end - t).is_multiple_of(step);
+            let at_end = on_grid && step > last_step;
             #[cfg(test)]
-            if (end - t).is_multiple_of(step) {
+            if on_grid {
                 self.frozen_ties[2 * usize::from(t == end) + usize::from(at_end)] += 1;
             }
             let wakes = (end - t).div_ceil(step) + u64::from(at_end);
@@ -2073,8 +2074,8 @@ mod tests {
     fn idle_links_frozen_while_the_run_drains_move_no_figure() {
         // Once the sender has sent everything, the idle links are frozen and their wake-ups
         // counted at the end (`freeze_idle_links`, `settle_frozen`). Three links of every mix
-        // of seven periods (ties in time everywhere: multiples of 2 ms, against the sender's
-        // 20 ms tick), fed 2 and 3 packets a tick, under schedulers that share the packets
+        // of seven periods (ties in time everywhere: whole milliseconds with many common
+        // multiples, against the sender's 20 ms tick), fed 2 and 3 packets a tick, under schedulers that share the packets
         // evenly, by load, by flow and all to one link: the last link to drain is sometimes the
         // slowest, sometimes not, sometimes drains soon after the sender stops; and a frozen
         // link's wake-up at the last event's time comes before it in some runs and after it in
