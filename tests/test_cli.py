@@ -240,3 +240,33 @@ def test_long_runs_show_progress_lines_when_output_is_piped(capsys):
     quiet = RunProgress("running x", after=0.0, enabled=False)
     quiet(1, 100, 0.1)
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def test_a_run_written_over_another_leaves_none_of_its_files(main, tmp_path):
+    out = tmp_path / "run"
+    traced = ["--set", "workload.requests=2", "--set", "trace.link_ms=1", "--quiet"]
+    assert main("run", "thesis", *traced, "--out", str(out)).returncode == 0
+    assert (out / "link_trace.csv").exists()
+    assert main("run", "thesis", "--set", "workload.requests=2", "--quiet", "--out", str(out)).returncode == 0
+    files = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
+    assert sorted(p.name for p in out.iterdir()) == sorted(files), "the first run's trace is gone"
+
+
+def test_plot_says_the_file_it_wrote(main, tmp_path):
+    run_dir = tmp_path / "run"
+    assert main("run", "thesis", "--quiet", "--set", "workload.requests=2", "--out", str(run_dir)).returncode == 0
+    done = main("plot", str(run_dir), "--out", str(tmp_path / "figure"))
+    assert done.returncode == 0, done.stderr
+    # matplotlib writes PNG when the name has no suffix, and adds it: the message names that file
+    assert f"wrote {tmp_path / 'figure.png'}" in " ".join(done.stdout.split())
+    assert (tmp_path / "figure.png").read_bytes()[:4] == b"\x89PNG" and not (tmp_path / "figure").exists()
+
+
+def test_numbers_of_options_are_checked_by_argparse(main):
+    for args, says in [
+        (["run", "thesis", "--pcap", "x", "--pcap-start", "nan"], "argument --pcap-start: must be a finite number"),
+        (["run", "thesis", "--pcap", "x", "--pcap-stop", "inf"], "argument --pcap-stop: must be a finite number"),
+        (["runs", "list", "--limit", "-1"], "argument --limit: must be a whole number, 0 or more; got '-1'"),
+    ]:
+        done = main(*args)
+        assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -91,3 +91,17 @@ def test_run_prints_the_switch_counters_only_when_the_switch_did_something(main,
     assert counts == {key: 0 for key in SWITCH_ROWS} | {"grat_arps_sent": 1}
     printed = main("run", "failover_udp").stdout
     assert [label for label in SWITCH_ROWS.values() if label.strip() in printed] == ["gratuitous ARPs sent"]
+
+
+def test_a_later_failure_of_a_link_no_flow_uses_any_more_switches_no_flow(main, tmp_path):
+    # eth0 fails at 0.5 s and the flow moves to eth1 for good (no primary); eth0 fails again at 1.5 s
+    failures = "links.0.failures=[{down_s = 0.5, up_s = 1.0}, {down_s = 1.5, up_s = 1.7}]"
+    done = main("run", "failover", "--set", "stop_s=2", "--set", failures, "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    table = pd.read_csv(tmp_path / "failovers.csv")
+    assert list(table["down_at_s"]) == [0.5, 1.5]
+    first, second = table.iloc[0], table.iloc[1]
+    assert first["switchover_flows"] == 1 and first["switchover_ms"] >= first["detection_ms"]
+    assert second["switchover_flows"] == 0 and pd.isna(second["switchover_ms"])
+    # The headline is the first failure's: the second switched nothing
+    assert _ms(_printed(done.stdout, "switch-over (max)")[0]) == pytest.approx(first["switchover_ms_max"], abs=5e-4)

@@ -188,6 +188,17 @@ def test_udp_flows_and_the_python_api(tmp_path):
         assert {(f["vlan.id"], f["udp.checksum.status"], f["ip.checksum.status"]) for f in fs} == {("7", "1", "1")}
 
 
+def test_an_earlier_runs_captures_in_the_directory_are_replaced_not_mixed(main, tmp_path):
+    for stale in ("old.fwd.pcapng", "old.rev.pcapng", "receivers.pcapng"):
+        (tmp_path / stale).write_bytes(b"earlier run")
+    (tmp_path / "notes.txt").write_text("the user's")
+    done = main("run", "tcp_rr", "--quiet", "--set", "workload.requests=1", "--pcap", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert "old.fwd.pcapng" not in names and "old.rev.pcapng" not in names and "notes.txt" in names
+    assert (tmp_path / "receivers.pcapng").read_bytes() != b"earlier run"
+
+
 def test_bad_capture_options_name_the_field(tmp_path):
     with pytest.raises(bondsim.ScenarioError) as err:
         bondsim.run(Path(__file__).parents[1] / "scenarios" / "tcp_rr.toml", SMALL, pcap={"dir": tmp_path, "stop_s": 0})

@@ -176,6 +176,20 @@ def test_bad_sources_fail_in_one_line(swept, main, tmp_path, args, says):
     assert proc.returncode == 2 and says in proc.stderr and proc.stderr.count("\n") == 1, proc.stderr
 
 
+def test_several_run_directories_make_one_report_of_each_run(run_dir, main, tmp_path):
+    other = tmp_path / "thesis"
+    assert main("run", "thesis", "--quiet", "--set", "workload.requests=2", "--out", str(other)).returncode == 0
+    done = main("report", str(run_dir), str(other), "--out", str(tmp_path / "both.html"))
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "both.html").read_text()
+    assert "<title>bondsim run run, thesis</title>" in html
+    # each run's sections, under its directory's name; only the TCP run has a TCP section
+    assert "run: links" in html and "thesis: links" in html
+    assert "run: TCP" in html and "thesis: TCP" not in html
+    bad = main("report", str(run_dir), str(tmp_path / "none"), "--out", str(tmp_path / "x.html"))
+    assert bad.returncode == 2 and f"{tmp_path / 'none'}: not a run directory (not a directory)" in bad.stderr
+
+
 @pytest.mark.parametrize(
     ("override", "says"),
     [

@@ -61,6 +61,12 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
             "links.0.slow_windows.0.end_s",
             "must be > start_s",
         ),
+        # a name is a link's identity in every output and in bond.primary
+        ("links.1.name=link0", "links.1.name", "gives link 1 the name `link0`, which link 0 has"),
+        # TOML dates and times have no JSON form: named like NaN, not a traceback
+        ("seed=1979-05-27", "seed", "is a TOML date or time (1979-05-27)"),
+        ("name=07:32:00", "name", "is a TOML date or time (07:32:00)"),
+        ("links.0.slow_windows=[{start_s = 1979-05-27T07:32:00Z}]", "links.0.slow_windows.0.start_s", "TOML date"),
     ],
 )
 def test_bad_field_is_named_with_what_is_allowed(override, path, says):
@@ -74,8 +80,38 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
     assert "\n" not in str(err)
 
 
+@pytest.mark.parametrize(
+    ("override", "path", "says"),
+    [
+        # TCP's packet size is its MSS: the error names the field the user sets
+        ("sender.mss=0", "sender.mss", "must be >= 1"),
+        ("sender.mss=100000", "sender.mss", "header bytes exceed links.0.mtu"),
+        # Linux's sysctl takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c)
+        ("sender.tcp_early_retrans=5", "sender.tcp_early_retrans", "Linux takes 0 to 4"),
+        ("sender.tcp_early_retrans=4", "sender.tcp_early_retrans", None),
+    ],
+)
+def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):
+    if says is None:
+        load("tcp_rr", [override])
+        return
+    err = error_of(override, source="tcp_rr")
+    assert err.path == path and says in str(err), str(err)
+
+
+def test_nesting_deeper_than_any_field_is_one_error_not_a_recursion_traceback(tmp_path):
+    deep = "[" * 600 + "]" * 600
+    assert "nest more than" in str(error_of(f"seed={deep}"))
+    assert "nest more than" in str(error_of(".".join(["workload"] + ["x"] * 600) + "=1"))
+    dotted = tmp_path / "dotted.toml"
+    dotted.write_text(load_text() + "\n" + ".".join(["a"] * 500) + ".b = 1\n")
+    assert "nest more than" in str(error_of(source=dotted))
+
+
 def test_bad_override_syntax():
     assert "path=value" in str(error_of("bond.mode"))
+    # a byte that is not UTF-8, as Python's argv keeps it (a lone surrogate)
+    assert str(error_of("name=a\udcffb")) == "name: --set takes UTF-8 text"
     assert error_of("links.9.period_ms=1").path == "links.9"
     assert error_of("seed.x=1").path == "seed"
 
@@ -92,6 +128,32 @@ def test_missing_and_malformed_files(tmp_path):
     (tmp_path / "bad.txt").write_text("0.1\nsoon\n")
     trace.write_text(load_text().replace("period_ms = 82  # the slow interface", 'trace_file = "bad.txt"'))
     assert "bad.txt:2: expected seconds as a number, got `soon`" in str(error_of(source=trace))
+
+
+def test_files_that_are_not_regular_or_too_large_are_refused_before_reading(tmp_path, monkeypatch):
+    import os
+
+    from bondsim import scenario
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    # A FIFO would block the read for ever, a device never end: refused by kind, at once
+    for path in (fifo, "/dev/zero", tmp_path):
+        err = error_of(source=path)
+        assert "is not a regular file" in str(err) or "is a directory" in str(err), str(err)
+    big = tmp_path / "big.toml"
+    big.write_text(load_text())
+    monkeypatch.setattr(scenario, "MAX_FILE_BYTES", 100)
+    assert f"is {big.stat().st_size:,} bytes, more than the 100 bondsim reads" in str(error_of(source=big))
+
+
+def test_a_leading_byte_order_mark_is_read_as_utf8(tmp_path):
+    bom = tmp_path / "bom.toml"
+    bom.write_bytes(b"\xef\xbb\xbf" + load_text().encode())
+    assert load(bom) == load("thesis")
+    dated = tmp_path / "dated.toml"
+    dated.write_text(load_text().replace("seed = 1", "seed = 1979-05-27"))
+    assert error_of(source=dated).path == "seed"
 
 
 def load_text() -> str:

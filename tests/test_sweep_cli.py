@@ -95,6 +95,12 @@ BAD_SWEEPS = [
     ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
     ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
     ('base = "nosuch"\n', "base: cannot read scenario"),
+    # an optional field the base leaves out: a bad first value is the value's fault, not the path's
+    ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [-1]\n', "axes.0.values.0: stop_s = -1: stop_s: must be"),
+    ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [1979-05-27]\n', "axes.0.values.0: stop_s = "),
+    ('base = "thesis"\n[set]\nname = 1979-05-27\n', "name: is a TOML date or time (1979-05-27)"),
+    ('base = "thesis"\nreplications = 2\n[set]\nseed = 18446744073709551615\n', "replications: 2 replications"),
+    ('base = "thesis"\nname = ' + "[" * 600 + "]" * 600 + "\n", "nest more than 32 deep"),
     (
         'base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr", "flowlet[gapp_us=5]"]\n',
         "axes.0.values.1: bond.mode = 'flowlet[gapp_us=5]': bond.mode: `gapp_us` is not a parameter of flowlet",
@@ -381,6 +387,9 @@ def test_runs_show_and_compare(main, stored):
     assert "run 3" in text and "ooo_fraction" in text and "packets_sent" in text
     nowhere = main("runs", "show", "99", "--db", str(stored))
     assert nowhere.returncode == 2 and nowhere.stderr.startswith("error: 99: no run with that id")
+    for pattern in ("%%%%", "____", record["scenario_hash"][:3] + "%"):  # characters, not SQL wildcards
+        wild = main("runs", "show", pattern, "--db", str(stored))
+        assert wild.returncode == 2 and "no run with that id or scenario hash" in wild.stderr, pattern
 
     ids = {(r["mode"], r["seed"], r["workload.requests"]): r["run_id"] for r in _sweep_rows(main, stored)}
     rr, lb = ids[("rr", 1, 10)], ids[("lb", 1, 10)]

@@ -146,7 +146,8 @@ class RunResult:
     def write(self, out: str | Path) -> Path:
         """Writes ``summary.json``, ``requests.csv``, ``links.csv``, ``scenario.json`` and ``process.txt``
         (the thesis's ``process.sh`` table) into ``out``, and ``NAME.csv`` for each of :attr:`TRACES` the
-        run recorded."""
+        run recorded; an earlier run's ``NAME.csv`` of a trace this run did not record is removed, so
+        that the directory holds one run."""
         from bondsim.stats import format_process_table, process_table
 
         out = Path(out)
@@ -160,6 +161,8 @@ class RunResult:
             table = self.trace(kind)
             if table is not None:
                 table.to_csv(out / f"{kind}.csv", index=False)
+            else:
+                (out / f"{kind}.csv").unlink(missing_ok=True)
         return out
 
 

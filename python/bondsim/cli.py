@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 import time
@@ -94,6 +95,28 @@ def _nearest_existing(path: Path) -> Path:
         if candidate.exists():
             return candidate
     return Path.cwd()
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number, 0 or more; got {text!r}")
+    return value
+
+
+def finite(text: str) -> float:
+    """An argparse type: a finite number (not NaN, not an infinity)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number; got {text!r}")
+    return value
 
 
 def check_out_dir(path: Path, option: str = "--out") -> None:
@@ -542,8 +565,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--pcap-payload", action="store_true", help="write whole frames (payload as zero bytes)")
     g.add_argument("--pcap-max-packets", type=int, metavar="N", help="at most N frames per file")
-    g.add_argument("--pcap-start", type=float, default=0.0, metavar="S", help="leave out frames before S seconds")
-    g.add_argument("--pcap-stop", type=float, metavar="S", help="leave out frames from S seconds on")
+    g.add_argument("--pcap-start", type=finite, default=0.0, metavar="S", help="leave out frames before S seconds")
+    g.add_argument("--pcap-stop", type=finite, metavar="S", help="leave out frames from S seconds on")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser(
@@ -670,6 +693,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the machine said no (a file, a disk, a permission): one line all the same
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+    except RecursionError:  # a document nested beyond what any reader checks: one line all the same
+        print("error: the input nests tables or arrays too deeply", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         errors.print("interrupted")

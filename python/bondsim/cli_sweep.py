@@ -11,7 +11,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bondsim._core import BondsimError
-from bondsim.cli import HelpFormatter, add_execution_options, add_overrides, check_out_dir, console, write_error
+from bondsim.cli import (
+    HelpFormatter,
+    add_execution_options,
+    add_overrides,
+    check_out_dir,
+    console,
+    count,
+    write_error,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -360,7 +368,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     a.add_argument(
         "--columns", help="columns to show, comma-separated (default: swept values, " + ", ".join(LIST_COLUMNS) + ")"
     )
-    a.add_argument("--limit", type=int, default=50, help="show the last N runs (default 50; 0: all)")
+    a.add_argument("--limit", type=count, default=50, help="show the last N runs (default 50; 0: all)")
     a.add_argument("--json", action="store_true", help="print every run as JSON records")
 
     a = action(

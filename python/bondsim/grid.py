@@ -50,6 +50,7 @@ from bondsim.scenario import (
     scenario_error,
     scenario_hash,
     set_path,
+    too_deep,
 )
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
@@ -220,10 +221,13 @@ def _axis(i: int, raw: _RawAxis, base: dict, base_dir: Path) -> Axis:
     """``raw`` with every value checked against the base scenario."""
     where, path, kind, values = f"axes.{i}", raw.path, raw.kind, raw.values
     if not _has_field(base, path):
+        # A field left out of the checked base (an optional one) is found by setting it: an unknown
+        # field is the path's fault, any other error the first value's (checked below).
         try:
             _with(base, [(path, values[0])], base_dir)
         except ScenarioError as exc:
-            raise scenario_error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
+            if "unknown field" in str(exc) or not str(getattr(exc, "path", "")).startswith(path):
+                raise scenario_error(f"{where}.path", f"{path} is not a field of the base scenario ({exc})") from None
     seen: dict[str, int] = {}  # scenario hash -> the value's index
     for j, value in enumerate(values):
         at = f"{where}.values.{j}" if kind == "values" else f"{where}.{kind}"
@@ -286,6 +290,12 @@ def _seeds(spec: Mapping, base_seed: int) -> list[int]:
         count = spec["replications"]
         if not isinstance(count, int) or isinstance(count, bool) or count < 1:
             raise scenario_error("replications", f"must be a whole number of runs, 1 or more; got {count!r}")
+        if base_seed + count > 2**64:
+            raise scenario_error(
+                "replications",
+                f"{count} replications count seeds up from the base seed {base_seed} past 2^64-1; "
+                "lower the seed or give seeds = [...]",
+            )
         return [base_seed + i for i in range(count)]
     if "seeds" in spec:
         seeds = _listed(spec["seeds"], "seeds")
@@ -348,6 +358,13 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
     ``overrides`` (``path=value``) change the base scenario, like ``bondsim run --set``.
     In a dict, ``axes`` may also be ``{path: values}``.
     """
+    try:
+        return _load_sweep(source, overrides)
+    except RecursionError:
+        raise too_deep() from None
+
+
+def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep:
     if isinstance(source, Mapping):
         spec, where, default_name = _normalised(source), Path.cwd(), "sweep"
     else:

@@ -17,6 +17,9 @@ REFERENCE_STYLES = ("--", ":", "-.", (0, (8, 3)))
 def _save(fig, path: str | Path) -> Path:
     fig.tight_layout()
     path = Path(path)
+    if not path.suffix:
+        # matplotlib would write PNG and add the suffix itself: the path returned is the file written
+        path = path.with_name(path.name + ".png")
     fig.savefig(path)
     plt.close(fig)
     return path

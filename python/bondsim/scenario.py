@@ -13,9 +13,12 @@ file references into inline data so the core never reads files:
 
 from __future__ import annotations
 
+import codecs
 import copy
+import datetime
 import json
 import math
+import stat
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -74,17 +77,36 @@ def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
         path, sep, text = item.partition("=")
         if not sep:
             raise scenario_error("", f"--set takes path=value, got `{item}`")
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8 (Python keeps them as surrogates)
+            raise scenario_error(path.strip().encode("utf-8", "replace").decode(), "--set takes UTF-8 text") from None
         set_path(doc, path.strip(), parse_value(text.strip()))
     return doc
 
 
+#: The largest scenario, sweep or trace file read, bytes: a file beyond it is refused before it is
+#: read (``/dev/zero`` or a mistaken multi-gigabyte file would otherwise fill the memory).
+MAX_FILE_BYTES = 256 * 2**20
+
+
 def read_text(path: Path, where: str, what: str) -> str:
-    """The text of ``path`` (UTF-8); a :class:`~bondsim.ScenarioError` at ``where`` if it cannot be read
-    or is not UTF-8."""
+    """The text of ``path`` (UTF-8, a leading byte-order mark dropped); a :class:`~bondsim.ScenarioError`
+    at ``where`` if it is not a regular file (a FIFO or a device would block or never end), is larger
+    than :data:`MAX_FILE_BYTES`, cannot be read or is not UTF-8."""
     try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise scenario_error(where, f"{what} {path} is {kind}")
+        if info.st_size > MAX_FILE_BYTES:
+            raise scenario_error(
+                where, f"{what} {path} is {info.st_size:,} bytes, more than the {MAX_FILE_BYTES:,} bondsim reads"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise scenario_error(where, f"cannot read {what} {path}: {exc.strerror}") from None
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -166,36 +188,54 @@ def load_toml(path: str | Path) -> dict:
 def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
     """Loads a scenario (TOML path, shipped name like ``thesis``, or dict), applies
     overrides, checks it; returns it with every default filled in."""
-    if isinstance(source, Mapping):
-        doc, base = dict(source), Path.cwd()
-    else:
-        path = find(source)
-        doc = load_toml(path)
-        base = path.parent
-    doc = resolve_files(apply_overrides(doc, overrides), base)
-    return check(doc)
+    try:
+        if isinstance(source, Mapping):
+            doc, base = dict(source), Path.cwd()
+        else:
+            path = find(source)
+            doc = load_toml(path)
+            base = path.parent
+        doc = resolve_files(apply_overrides(doc, overrides), base)
+        return check(doc)
+    except RecursionError:
+        raise too_deep() from None
 
 
-def _not_finite(value: Any, path: str = "") -> tuple[str, float] | None:
-    """The dotted path and value of the first NaN or infinity in ``value``, if any."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return path, value
-    items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
-    for key, item in items:
-        found = _not_finite(item, f"{path}.{key}" if path else str(key))
-        if found:
-            return found
+#: How deep tables and arrays may nest in a scenario (the deepest of bondsim's own is 5).
+MAX_DEPTH = 32
+
+
+def too_deep() -> ScenarioError:
+    """The error for a document nested deeper than :data:`MAX_DEPTH` (Python's own limit would otherwise
+    end in a traceback)."""
+    return scenario_error("", f"tables and arrays nest more than {MAX_DEPTH} deep; no scenario field is that deep")
+
+
+def _bad_value(value: Any) -> tuple[str, str] | None:
+    """The dotted path of the first value JSON (and so the core) cannot take, and why: NaN, an infinity,
+    or a TOML date or time; a :class:`~bondsim.ScenarioError` if ``value`` nests too deep."""
+    stack: list[tuple[str, Any, int]] = [("", value, 0)]
+    while stack:
+        path, item, depth = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            text = "NaN" if math.isnan(item) else "infinity" if item > 0 else "-infinity"
+            return path, f"must be a finite number, got {text}"
+        if isinstance(item, datetime.date | datetime.time):
+            return path, f"is a TOML date or time ({item.isoformat()}); no scenario field takes one"
+        items = item.items() if isinstance(item, Mapping) else enumerate(item) if isinstance(item, list) else ()
+        children = [(f"{path}.{key}" if path else str(key), child, depth + 1) for key, child in items]
+        if children and depth >= MAX_DEPTH:
+            raise too_deep()
+        stack.extend(reversed(children))
     return None
 
 
 def check(doc: Mapping) -> dict:
     """Checks a scenario dict against the core's schema; returns it with every default filled in."""
-    found = _not_finite(doc)
+    found = _bad_value(doc)
     if found:
-        # JSON has no NaN or infinity: say so here rather than let the core stumble on the token
-        path, value = found
-        text = "NaN" if math.isnan(value) else "infinity" if value > 0 else "-infinity"
-        raise scenario_error(path, f"must be a finite number, got {text}")
+        # JSON has no NaN, infinity or date: say so here rather than let the core stumble on the token
+        raise scenario_error(*found)
     return json.loads(_core.check(json.dumps(doc, allow_nan=False)))
 
 

@@ -469,7 +469,9 @@ class Store:
         if ref.isdigit() and self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [int(ref)]).fetchone():
             return int(ref)
         found = self.con.execute(
-            "SELECT run_id FROM runs WHERE scenario_hash LIKE ? ORDER BY run_id", [ref.lower() + "%"]
+            # starts_with, not LIKE: a `%` or `_` in what the user typed is a character, not a wildcard
+            "SELECT run_id FROM runs WHERE starts_with(scenario_hash, ?) ORDER BY run_id",
+            [ref.lower()],
         ).fetchall()
         if len(ref) >= 4 and len(found) == 1:
             return found[0][0]

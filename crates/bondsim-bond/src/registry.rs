@@ -155,6 +155,9 @@ pub fn resolve(mode: &str, options: &BTreeMap<String, serde_json::Value>) -> Res
             let (key, value) = item
                 .split_once('=')
                 .ok_or_else(|| Error::at("bond.mode", format!("parameter `{item}` must be written key=value")))?;
+            if seen.iter().any(|k| k == key.trim()) {
+                return Err(Error::at("bond.mode", format!("`{}` is given twice in `{mode}`", key.trim())));
+            }
             params.set_text("bond.mode", key.trim(), value.trim(), info.name)?;
             seen.push(key.trim().to_string());
         }
@@ -250,5 +253,7 @@ mod tests {
         assert!(e.to_string().contains("must end with `]`"), "{e}");
         let e = resolve_json("rr[packets_per_slave=2]", serde_json::json!({"packets_per_slave": 2})).unwrap_err();
         assert!(e.to_string().contains("both here and in bond.mode"), "{e}");
+        let e = resolve_json("rr[packets_per_slave=1, packets_per_slave=2]", serde_json::json!({})).unwrap_err();
+        assert!(e.to_string().contains("`packets_per_slave` is given twice"), "{e}");
     }
 }

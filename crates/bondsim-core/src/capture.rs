@@ -217,6 +217,15 @@ impl Capture {
             ));
         }
         std::fs::create_dir_all(&options.dir).map_err(|e| io_error(&options.dir, e))?;
+        // An earlier run's captures in the directory (of other links, perhaps) would sit beside
+        // this run's as if they were of it: the files named as captures are written here are removed.
+        for entry in std::fs::read_dir(&options.dir).map_err(|e| io_error(&options.dir, e))? {
+            let path = entry.map_err(|e| io_error(&options.dir, e))?.path();
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if name == "receivers.pcapng" || name.ends_with(".fwd.pcapng") || name.ends_with(".rev.pcapng") {
+                std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
+            }
+        }
         let mut isn_rng = rng::stream(scenario.seed, "pcap.isn");
         let flows = requests
             .iter()

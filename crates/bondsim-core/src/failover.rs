@@ -16,7 +16,8 @@
 //! * `switchover_ms`: seed 003 §4.3's flow switch-over time (FST), "the duration from the
 //!   time of last data packets on old active slave (that is, just before link failure) to
 //!   the time of the first data packets on new active slave", per flow that was using the
-//!   failed link (it had a packet arrive over it and was not finished when the link failed):
+//!   failed link (the latest of its data packets to arrive before the failure came over it, at
+//!   the same instant as over any other, and it was not finished when the link failed):
 //!   from that flow's last data packet to arrive over the failed link before the failure to
 //!   its first data packet to arrive over another link. Median and largest over those flows
 //!   (null if none switched: the flow waited for the link, or ended).
@@ -115,8 +116,12 @@ impl FailoverLog {
             if rx.resolved() {
                 continue;
             }
-            let from = self.last_on[flow * self.links + link];
-            if from != SimTime::MAX {
+            // The flow was using the link if the latest of its data packets came over it: not a
+            // flow that had moved to another link before (after an earlier failure of this one,
+            // or a rebalancing), whose packets over the other link only go on.
+            let seen = &self.last_on[flow * self.links..(flow + 1) * self.links];
+            let from = seen[link];
+            if from != SimTime::MAX && seen.iter().all(|&t| t == SimTime::MAX || t <= from) {
                 self.pending[flow].push(Pending::Switch { row, from });
             }
             if self.reliable && rx.received > 0 {
@@ -272,5 +277,44 @@ impl FailoverTable {
     /// The largest of a column's values (null if none).
     pub fn max(column: &[Option<f64>]) -> Option<f64> {
         column.iter().flatten().copied().reduce(f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(flow: u32, seq: u32) -> Packet {
+        Packet::data(flow, seq, 1000, SimTime::ZERO)
+    }
+
+    fn ms(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
+    #[test]
+    fn a_flow_switches_only_from_the_link_its_latest_packet_came_over() {
+        // Flow 0 stays on link 0; flow 1 moves to link 1 before the failure; flow 2's copies come
+        // over both links at once (broadcast).
+        let receiver = Receiver::new(&[100, 100, 100]);
+        let mut log = FailoverLog::new(2, 3, false);
+        log.arrived(ms(1), 0, &data(0, 0));
+        log.arrived(ms(1), 0, &data(1, 0));
+        log.arrived(ms(2), 1, &data(1, 1));
+        log.arrived(ms(3), 0, &data(2, 0));
+        log.arrived(ms(3), 1, &data(2, 0));
+        log.down(ms(4), 0, "carrier", &receiver);
+        log.arrived(ms(5), 1, &data(2, 1)); // 5 - 3 = 2 ms
+        log.arrived(ms(6), 1, &data(1, 2)); // flow 1 only goes on: not a switch
+        log.arrived(ms(9), 1, &data(0, 1)); // 9 - 1 = 8 ms
+        log.up(ms(10), 0);
+        // Link 0 fails again; no flow has come over it since its first failure.
+        log.arrived(ms(11), 1, &data(0, 2));
+        log.down(ms(12), 0, "carrier", &receiver);
+        log.arrived(ms(13), 1, &data(0, 3));
+        let t = log.finish(ms(20), &["eth0".into(), "eth1".into()], None);
+        assert_eq!(t.switchover_flows, vec![2, 0]);
+        assert_eq!(t.switchover_ms, vec![Some(2.0), None]);
+        assert_eq!(t.switchover_ms_max, vec![Some(8.0), None]);
     }
 }

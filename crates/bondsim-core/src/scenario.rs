@@ -717,6 +717,14 @@ impl Sender {
         }
     }
 
+    /// The field that sets [`Sender::chunk_bytes`]: TCP's is its MSS.
+    pub fn chunk_field(&self) -> &'static str {
+        match self {
+            Sender::Tcp(_) => "sender.mss",
+            _ => "sender.chunk_bytes",
+        }
+    }
+
     /// Payload bytes per packet.
     pub fn chunk_bytes(&self) -> u32 {
         match self {
@@ -1173,6 +1181,17 @@ fn default_txqueuelen() -> u32 {
 }
 
 impl LinkSpec {
+    /// The name of link `id` (its place after `count` expansion), as the outputs, the captures and
+    /// `bond.primary` know it: `name`, or `name` and the id when the spec makes several links, else
+    /// `link` and the id.
+    pub fn link_name(&self, id: usize) -> String {
+        match (&self.base.name, self.base.count) {
+            (Some(name), 1) => name.clone(),
+            (Some(name), _) => format!("{name}{id}"),
+            (None, _) => format!("link{id}"),
+        }
+    }
+
     /// Every kind with its own fields.
     const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
         ("paced", &["period_ms", "trace_intervals_s"]),
@@ -1735,7 +1754,7 @@ impl Scenario {
     }
 
     fn validate_sender(&self) -> Result<()> {
-        at_least("sender.chunk_bytes", u64::from(self.sender.chunk_bytes()), 1)?;
+        at_least(self.sender.chunk_field(), u64::from(self.sender.chunk_bytes()), 1)?;
         if let Some(message) = self.sender.message_bytes() {
             at_least("sender.message_bytes", u64::from(message), 1)?;
         }
@@ -1795,6 +1814,13 @@ impl Scenario {
                 }
                 at_least("sender.initial_cwnd", u64::from(t.initial_cwnd), 1)?;
                 at_least("sender.tcp_reordering", u64::from(t.tcp_reordering), 1)?;
+                // Linux takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c: extra1 = SYSCTL_ZERO, extra2 = SYSCTL_FOUR).
+                if t.tcp_early_retrans > 4 {
+                    return Err(Error::scenario(
+                        "sender.tcp_early_retrans",
+                        format!("Linux takes 0 to 4 (3 or 4: tail loss probes), got {}", t.tcp_early_retrans),
+                    ));
+                }
                 if t.tcp_max_reordering < t.tcp_reordering {
                     return Err(Error::scenario(
                         "sender.tcp_max_reordering",
@@ -1856,6 +1882,22 @@ impl Scenario {
     fn validate_links(&self) -> Result<()> {
         if self.links.is_empty() {
             return Err(Error::scenario("links", "a bond needs at least one link"));
+        }
+        // A name is a link's identity in every output (rows, capture files, failovers) and in
+        // `bond.primary`: two links of one name could not be told apart.
+        let mut named = rustc_hash::FxHashMap::default();
+        let mut id = 0;
+        for (i, spec) in self.links.iter().enumerate() {
+            for _ in 0..spec.base.count {
+                let name = spec.link_name(id);
+                if let Some(other) = named.insert(name.clone(), id) {
+                    return Err(Error::scenario(
+                        format!("links.{i}.name"),
+                        format!("gives link {id} the name `{name}`, which link {other} has; link names must differ"),
+                    ));
+                }
+                id += 1;
+            }
         }
         let packet = u64::from(self.chunk_bytes()) + u64::from(self.l3_header_bytes());
         for (i, link) in self.links.iter().enumerate() {
@@ -1975,7 +2017,7 @@ impl Scenario {
                     }
                     if packet > u64::from(m.mtu) && !self.fragments() {
                         return Err(Error::scenario(
-                            "sender.chunk_bytes",
+                            self.sender.chunk_field(),
                             format!(
                                 "{} payload + {} header bytes exceed links.{i}.mtu ({}); only UDP datagrams of a \
                                  cbr sender (network.protocol = \"udp\") are fragmented",

@@ -30,7 +30,7 @@ use crate::engine::{self, EventQueue};
 use crate::error::{Error, Result};
 use crate::failover::FailoverLog;
 use crate::fault::{self, SilentPorts};
-use crate::link::{link_name, DropCause, Enqueued, Link, RateLink, Sent};
+use crate::link::{DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network::{self, FlowHeaders};
 use crate::packet::{Kind, Packet};
 use crate::receiver::{Receiver, Resequencer, WireTap};
@@ -206,7 +206,7 @@ pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     let links = scenario
         .each_link()
         .map(|(id, spec)| crate::bond::LinkInfo {
-            name: link_name(spec, id),
+            name: spec.link_name(id),
             rate_bps: match &spec.model {
                 scenario::LinkModel::Rate(m) => m.rate_mbps * 1e6,
                 scenario::LinkModel::Paced(m) => chunk_bits / (m.period_ms / 1e3),
@@ -499,7 +499,7 @@ impl World {
                 Link::Paced(_) => None,
             });
             links.push(link);
-            link_names.push(link_name(spec, id));
+            link_names.push(spec.link_name(id));
             // Silent failures keep the carrier (`fault::SilentPorts`); flapping is carrier losses.
             for (k, failure) in spec.base.failures.iter().enumerate() {
                 let (down, up) = fault::failure_instants(failure, seed, id, k);

@@ -20,7 +20,7 @@ use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
 use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
 use bondsim_core::fault;
-use bondsim_core::link::{link_name, Enqueued, LinkStats, RateLink, Sent};
+use bondsim_core::link::{Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
 use bondsim_core::packet::Packet;
 use bondsim_core::scenario::{LinkModel, Scenario};
@@ -210,7 +210,7 @@ impl Fabric {
                 ));
             };
             forward.push(RateLink::new(scenario, spec, model, id));
-            names.push(link_name(spec, id));
+            names.push(spec.link_name(id));
             // Carrier failures only (`crate::check`), at the model's instants (jitter included).
             for (k, f) in spec.base.failures.iter().enumerate() {
                 let (down, up) = fault::failure_instants(f, scenario.seed, id, k);

@@ -60,12 +60,20 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
     refs = [str(r) for r in refs]
     if not refs:
         raise BondsimError("report: give a run directory, a sweep, or run ids")
-    if len(refs) == 1 and _is_run_dir(Path(refs[0])):
-        result = RunResult.read(refs[0])
-        return Source(f"bondsim run {Path(refs[0]).name}", details=[(Path(refs[0]).name, result)])
     if any(Path(r).is_dir() for r in refs):
-        bad = next(r for r in refs if Path(r).is_dir())
-        raise BondsimError(f"{bad}: not a run directory (no summary.json; bondsim run --out writes one)")
+        bad = next((r for r in refs if not _is_run_dir(Path(r))), None)
+        if bad is not None:
+            says = "no summary.json; bondsim run --out writes one" if Path(bad).is_dir() else "not a directory"
+            raise BondsimError(f"{bad}: not a run directory ({says}); give run directories, or a sweep, or run ids")
+        # One run directory or several: each run's sections, tagged by its directory (numbered if repeated)
+        names = [Path(r).name for r in refs]
+        tags = [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
+        details = [(tag, RunResult.read(r)) for tag, r in zip(tags, refs, strict=True)]
+        return Source(f"bondsim run {', '.join(names)}", details=details)
+    if not Path(db).exists() and not all(r.isdigit() for r in refs) and not Path(refs[0]).exists():
+        raise BondsimError(
+            f"{refs[0]}: no run directory or sweep file of that name, and no results database {db} to find a sweep in"
+        )
     with Store(db, read_only=True) as store:
         if all(r.isdigit() for r in refs):
             ids = [store.resolve(r) for r in refs]

@@ -103,15 +103,6 @@ pub enum Enqueued {
     Dropped(DropCause),
 }
 
-/// The output name of link `id` described by `spec`.
-pub fn link_name(spec: &LinkSpec, id: usize) -> String {
-    match (&spec.base.name, spec.base.count) {
-        (Some(name), 1) => name.clone(),
-        (Some(name), _) => format!("{name}{id}"),
-        (None, _) => format!("link{id}"),
-    }
-}
-
 /// A link of either kind.
 #[derive(Debug, Clone)]
 pub enum Link {
