@@ -267,6 +267,9 @@ def test_numbers_of_options_are_checked_by_argparse(main):
         (["run", "thesis", "--pcap", "x", "--pcap-start", "nan"], "argument --pcap-start: must be a finite number"),
         (["run", "thesis", "--pcap", "x", "--pcap-stop", "inf"], "argument --pcap-stop: must be a finite number"),
         (["runs", "list", "--limit", "-1"], "argument --limit: must be a whole number, 0 or more; got '-1'"),
+        (["report", "x", "--out", "x.html", "--detail", "-1"], "argument --detail: must be a whole number"),
+        (["run", "thesis", "--pcap-payload"], "--pcap-payload: a capture option needs --pcap DIR"),
+        (["run", "thesis", "--pcap-start", "1"], "--pcap-start: a capture option needs --pcap DIR"),
     ]:
         done = main(*args)
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -89,6 +89,7 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         # Linux's sysctl takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c)
         ("sender.tcp_early_retrans=5", "sender.tcp_early_retrans", "Linux takes 0 to 4"),
         ("sender.tcp_early_retrans=4", "sender.tcp_early_retrans", None),
+        ("network.protocol=udp", "network.protocol", "a tcp sender's segments are TCP"),
     ],
 )
 def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):

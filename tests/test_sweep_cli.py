@@ -418,3 +418,17 @@ def test_runs_export(main, stored, tmp_path, fmt):
     assert {"workload.requests", "mode", "seed", "run_id", "scenario_hash", "ooo_fraction"} <= set(runs.columns)
     assert links == SMALL_RUNS * 4
     assert requests == runs["requests"].sum()
+
+
+def test_a_set_of_a_swept_field_and_a_database_of_another_kind_are_refused(main, tmp_path):
+    sweep_file = write_sweep(tmp_path, SMALL)
+    done = main("sweep", str(sweep_file), "--db", str(tmp_path / "r.duckdb"), "--set", "bond.mode=lb")
+    assert done.returncode == 2 and "bond.mode: is swept by axes.1" in done.stderr, done.stderr
+    import sqlite3
+
+    sqlite3.connect(tmp_path / "other.db").execute("create table t (a)").connection.commit()
+    for args in (["runs", "list"], ["sweep", str(sweep_file), "--dry-run"]):
+        done = main(*args, "--db", str(tmp_path / "other.db"))
+        if args[0] == "sweep" and done.returncode == 0:
+            continue  # a dry run opens no database
+        assert done.returncode == 2 and "is an SQLite database, not a bondsim results database" in done.stderr

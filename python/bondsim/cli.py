@@ -372,6 +372,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_dir(args.out)
+    capture_options = {"--pcap-payload": args.pcap_payload, "--pcap-max-packets": args.pcap_max_packets}
+    capture_options |= {"--pcap-start": args.pcap_start != 0.0, "--pcap-stop": args.pcap_stop}
+    stray = [name for name, given in capture_options.items() if given is not None and given is not False]
+    if stray and not args.pcap:
+        raise BondsimError(f"{stray[0]}: a capture option needs --pcap DIR (where the captures go)")
     pcap = None
     if args.pcap:
         pcap = {"dir": args.pcap, "payload": args.pcap_payload, "max_packets": args.pcap_max_packets}
@@ -637,7 +642,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--detail",
-        type=int,
+        type=count,
         metavar="N",
         help="runs of a sweep drawn in detail: those with time series first, one per scheduler (default 3)",
     )

@@ -392,6 +392,11 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
                 raise scenario_error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
         drafts.append(axis)
     _check_size(drafts, spec, limit)
+    for item in overrides:
+        path = item.partition("=")[0].strip()
+        swept = next((i for i, a in enumerate(drafts) if a.path == path), None)
+        if swept is not None:
+            raise scenario_error(path, f"is swept by axes.{swept}: a --set of it would be replaced by every point")
     base, base_dir = _base(spec, where, overrides)
     axes = [_axis(i, raw, base, base_dir) for i, raw in enumerate(drafts)]
     seeds = _seeds(spec, base["seed"])

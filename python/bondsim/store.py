@@ -149,6 +149,14 @@ LOCK_WAIT_S = 30.0
 
 def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     """A connection to ``path``, waiting up to ``wait_s`` for a process that has it open to let go."""
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as f:
+            head = f.read(16)
+        # DuckDB's files carry "DUCK" after an 8-byte checksum; another file (an SQLite one makes DuckDB
+        # try to download a reader for it) is refused here, naming what it is.
+        if head[8:12] != b"DUCK":
+            kind = "is an SQLite database" if head.startswith(b"SQLite format") else "is another kind of file"
+            raise BondsimError(f"{path}: {kind}, not a bondsim results database (DuckDB); pass another --db")
     deadline = time.monotonic() + wait_s
     pause = 0.02
     while True:

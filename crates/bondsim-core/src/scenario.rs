@@ -1856,6 +1856,12 @@ impl Scenario {
 
     fn validate_network(&self) -> Result<()> {
         let n = &self.network;
+        if matches!(self.sender, Sender::Tcp(_)) && n.protocol == Protocol::Udp {
+            return Err(Error::scenario(
+                "network.protocol",
+                "a tcp sender's segments are TCP; \"udp\" is for the paced, window and cbr senders",
+            ));
+        }
         crate::network::parse_mac("network.server_mac", &n.server_mac)?;
         crate::network::parse_ip("network.server_ip", &n.server_ip)?;
         for (i, mac) in n.client_macs.iter().enumerate() {
