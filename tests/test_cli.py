@@ -273,3 +273,41 @@ def test_numbers_of_options_are_checked_by_argparse(main):
     ]:
         done = main(*args)
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_damaged_run_directories_are_named_in_one_line_by_plot_and_report(main, tmp_path):
+    import shutil
+
+    good = tmp_path / "good"
+    assert main("run", "thesis", "--quiet", "--set", "workload.requests=3", "--out", str(good)).returncode == 0
+    damages = {
+        "json": ("summary.json", "{not json", "summary.json: Expecting property name"),
+        "list": ("summary.json", "[1, 2]", "summary.json holds no JSON object"),
+        "csv": ("requests.csv", 'a,b\n1,2,3,4\n"unterminated', "requests.csv: Error tokenizing data"),
+        "binary": ("requests.csv", b"\xff\xfe\x00garbage", "requests.csv: 'utf-8' codec can't decode"),
+        "empty": ("requests.csv", "", "requests.csv is empty"),
+        "gone": ("links.csv", None, "no links.csv"),
+    }
+    for name, (file, content, says) in damages.items():
+        bad = tmp_path / name
+        shutil.copytree(good, bad)
+        if content is None:
+            (bad / file).unlink()
+        elif isinstance(content, bytes):
+            (bad / file).write_bytes(content)
+        else:
+            (bad / file).write_text(content)
+        for args in (
+            ["plot", str(bad), "--out", str(tmp_path / "p.png")],
+            ["report", str(bad), "--out", str(tmp_path / "r.html")],
+        ):
+            done = main(*args)
+            assert done.returncode == 2, (name, args[0], done.stderr)
+            assert done.stderr == f"error: {bad}: not a run directory ({says}" + done.stderr.split(says, 1)[1]
+            assert "bondsim run --out writes one" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_quick_reproduction_says_so_in_its_summary(main, tmp_path):
+    done = main("reproduce", "hetero-bonding", "--quick", "--quiet", "--workers", "1", "--out", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert "Quick size (`--quick`)" in (tmp_path / "summary.md").read_text()

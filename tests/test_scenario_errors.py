@@ -196,3 +196,29 @@ def test_checked_scenario_has_every_default():
     assert doc["sender"] == {"kind": "paced", "tick_ms": 20.0, "packets_per_tick": 4, "chunk_bytes": 1024}
     assert doc["links"][1]["period_ms"] == 82.0
     assert doc["links"][0]["slowdown"] == 1.0
+
+
+def test_the_python_api_takes_numpy_numbers_and_names_what_it_cannot_take():
+    import numpy as np
+
+    doc = {"workload": {"requests": np.int64(2), "file_size": {"kind": "fixed", "bytes": np.int32(3000)}}}
+    doc |= {"links": [{"period_ms": np.float64(20.0)}, {"period_ms": 82}], "bond": {"mode": "rr"}}
+    plain_doc = {"workload": {"requests": 2, "file_size": {"kind": "fixed", "bytes": 3000}}}
+    plain_doc |= {"links": [{"period_ms": 20.0}, {"period_ms": 82}], "bond": {"mode": "rr"}}
+    assert bondsim.run(doc).summary["packets"] == bondsim.run(plain_doc).summary["packets"] == 2 * 3
+    swept = bondsim.sweep(
+        {"base": "thesis", "axes": {"workload.requests": np.arange(1, 3)}, "seeds": np.array([1, 2])},
+        progress=False,
+        workers=1,
+    )
+    assert sorted(zip(swept["workload.requests"], swept["seed"], strict=True)) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    for source, overrides, says in [
+        (None, [], "a scenario is a TOML file, a shipped name like `thesis`, or a dict; got None"),
+        (42, [], "got 42"),
+        ("thesis", "bond.mode=lb", "overrides are a list of 'path=value' strings"),
+        ("thesis", None, "overrides are a list of 'path=value' strings"),
+        ("thesis", [("bond.mode", "lb")], "an override is a 'path=value' string"),
+    ]:
+        with pytest.raises(ScenarioError) as info:
+            bondsim.run(source, overrides)
+        assert says in str(info.value)

@@ -99,6 +99,15 @@ BAD_SWEEPS = [
     ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [-1]\n', "axes.0.values.0: stop_s = -1: stop_s: must be"),
     ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [1979-05-27]\n', "axes.0.values.0: stop_s = "),
     ('base = "thesis"\n[set]\nname = 1979-05-27\n', "name: is a TOML date or time (1979-05-27)"),
+    # an axis named as a summary figure would stand in its place in every result
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "goodput_bps"\nvalues = ["rr", "lb"]\n',
+        "axes.0.name: `goodput_bps` is a column of every sweep result",
+    ),
+    (
+        'base = "thesis"\n[set]\n"bond.mode" = "lb"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr"]\n',
+        "set.bond.mode: is swept by axes.0",
+    ),
     ('base = "thesis"\nreplications = 2\n[set]\nseed = 18446744073709551615\n', "replications: 2 replications"),
     ('base = "thesis"\nname = ' + "[" * 600 + "]" * 600 + "\n", "nest more than 32 deep"),
     (
@@ -432,3 +441,10 @@ def test_a_set_of_a_swept_field_and_a_database_of_another_kind_are_refused(main,
         if args[0] == "sweep" and done.returncode == 0:
             continue  # a dry run opens no database
         assert done.returncode == 2 and "is an SQLite database, not a bondsim results database" in done.stderr
+
+
+def test_a_fifo_as_the_database_is_refused_not_waited_on(main, tmp_path):
+    fifo = tmp_path / "fifo.duckdb"
+    os.mkfifo(fifo)
+    done = main("runs", "list", "--db", str(fifo))
+    assert done.returncode == 2 and "not a regular file, not a bondsim results database" in done.stderr

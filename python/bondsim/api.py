@@ -49,18 +49,42 @@ class RunResult:
 
     @classmethod
     def read(cls, run_dir: str | Path) -> RunResult:
-        """A run written by :meth:`write` (``bondsim run --out``), with whichever trace tables it has."""
+        """A run written by :meth:`write` (``bondsim run --out``), with whichever trace tables it has; a
+        :class:`~bondsim.BondsimError` naming the directory and what is wrong if it holds no such run."""
         import pandas as pd
 
         run_dir = Path(run_dir)
-        scenario = json.loads((run_dir / "scenario.json").read_text())
-        summary = json.loads((run_dir / "summary.json").read_text())
+
+        def bad(reason: str) -> _core.BondsimError:
+            return _core.BondsimError(f"{run_dir}: not a run directory ({reason}; bondsim run --out writes one)")
+
+        if not run_dir.is_dir():
+            raise bad("not a directory")
+        docs = {}
+        for name in ("scenario.json", "summary.json"):
+            try:
+                docs[name] = json.loads((run_dir / name).read_text(encoding="utf-8"))
+            except FileNotFoundError:
+                raise bad(f"no {name}") from None
+            except (OSError, UnicodeDecodeError, ValueError) as exc:
+                raise bad(f"{name}: {str(exc).splitlines()[0]}") from None
+            if not isinstance(docs[name], dict):
+                raise bad(f"{name} holds no JSON object")
         tables = {}
         for kind in ("requests", "links", *cls.TRACES):
             path = run_dir / f"{kind}.csv"
-            if path.exists():
+            whole = kind in ("requests", "links")  # every run has them, with their header at least
+            if not path.exists() and not whole:
+                continue
+            try:
+                if whole and path.stat().st_size <= 1:
+                    raise bad(f"{kind}.csv is empty")
                 tables[kind] = pd.read_csv(path) if path.stat().st_size > 1 else pd.DataFrame()
-        return cls(scenario, summary, **tables)
+            except FileNotFoundError:
+                raise bad(f"no {kind}.csv") from None
+            except (OSError, UnicodeDecodeError, ValueError) as exc:  # pandas' parse errors are ValueErrors
+                raise bad(f"{kind}.csv: {str(exc).splitlines()[0]}") from None
+        return cls(docs["scenario.json"], docs["summary.json"], **tables)
 
     @classmethod
     def from_json(cls, scenario: dict, text: str) -> RunResult:

@@ -408,18 +408,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from bondsim import plots
+    from bondsim.api import RunResult
     from bondsim.stats import process_table
 
     check_out_file(args.out)
     frames = []
     for run_dir in args.runs:
-        try:
-            summary = json.loads((run_dir / "summary.json").read_text())
-            requests = pd.read_csv(run_dir / "requests.csv")
-        except (OSError, ValueError) as exc:
-            raise BondsimError(f"{run_dir}: not a run directory (bondsim run --out): {exc}") from None
-        table = process_table(requests)
-        table["run"] = f"{summary['scheduler']} ({run_dir.name})"
+        result = RunResult.read(run_dir)
+        table = process_table(result.requests)
+        table["run"] = f"{result.summary.get('scheduler')} ({run_dir.name})"
         frames.append(table)
     data = pd.concat(frames, ignore_index=True)
     y = {"p_outorder": "P(outorder)", "average": "average out-of-order packets per file"}[args.metric]
@@ -453,6 +450,10 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     try:
         with session(workers=args.workers, dask=args.dask, db=args.db):
             summary = module.reproduce(args.out, progress=not args.quiet, quick=args.quick)
+        text = summary.read_text()
+        if args.quick and "quick size" not in text.lower():
+            # what --help promises: a quick run says so (where the module has not said how its size differs)
+            summary.write_text(text.rstrip("\n") + "\n\n*Quick size (`--quick`), what the tests run.*\n")
     except OSError as exc:
         raise write_error("--out", exc) from None
     if not args.quiet:

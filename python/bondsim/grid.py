@@ -45,6 +45,8 @@ from bondsim.scenario import (
     apply_overrides,
     check,
     find,
+    override_list,
+    plain,
     read_text,
     resolve_files,
     scenario_error,
@@ -212,7 +214,11 @@ def _raw_axis(i: int, raw: Any) -> _RawAxis:
     name = raw.get("name", path)
     if not isinstance(name, str) or not name:
         raise scenario_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
-    if name in RESERVED:
+    from bondsim.api import summary_figures
+
+    # A summary figure's name would stand for the figure in every result; an axis may take it only for the
+    # field the figure reports (`requests` for workload.requests: the two are one value).
+    if name in RESERVED or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
         raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
     return _RawAxis(path=path, name=name, kind=kind, values=values)
 
@@ -344,7 +350,7 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
 
 def _normalised(spec: Mapping) -> dict:
     """``spec`` with Python conveniences turned into the file's layout: ``axes`` as {path: values}."""
-    spec = dict(spec)
+    spec = plain(spec)
     if isinstance(spec.get("axes"), Mapping):
         spec["axes"] = [
             {"path": path, "values": _listed(values, f"axes.{path}")} for path, values in spec["axes"].items()
@@ -392,6 +398,11 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
                 raise scenario_error(f"axes.{i}.name", f"`{axis.name}` already names axes.{j}")
         drafts.append(axis)
     _check_size(drafts, spec, limit)
+    overrides = override_list(overrides)
+    fixed = spec.get("set", {})
+    for i, axis in enumerate(drafts):
+        if isinstance(fixed, Mapping) and axis.path in fixed:
+            raise scenario_error(f"set.{axis.path}", f"is swept by axes.{i}: every point would replace it")
     for item in overrides:
         path = item.partition("=")[0].strip()
         swept = next((i for i, a in enumerate(drafts) if a.path == path), None)

@@ -70,10 +70,34 @@ def set_path(doc: dict, path: str, value: Any) -> None:
             raise scenario_error(".".join(keys[:depth]), f"is a value ({node!r}), it has no field `{key}`")
 
 
+def plain(value: Any) -> Any:
+    """``value`` with numpy's scalars and arrays (a notebook's usual numbers) as Python's own, and tuples
+    as lists: what JSON, and so the core, takes."""
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):
+        return plain(value.tolist())
+    if isinstance(value, Mapping):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+def override_list(overrides: Any) -> list[str]:
+    """``overrides`` checked to be ``path=value`` strings (a lone string would be read a character at a time)."""
+    if isinstance(overrides, str | bytes) or not isinstance(overrides, Iterable):
+        example = "e.g. ['bond.mode=lb']"
+        raise scenario_error("", f"overrides are a list of 'path=value' strings, {example}; got {overrides!r}")
+    items = list(overrides)
+    bad = next((item for item in items if not isinstance(item, str)), None)
+    if bad is not None:
+        raise scenario_error("", f"an override is a 'path=value' string, e.g. 'bond.mode=lb'; got {bad!r}")
+    return items
+
+
 def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
     """A copy of ``doc`` with every ``path=value`` override applied in order."""
     doc = copy.deepcopy(doc)
-    for item in overrides:
+    for item in override_list(overrides):
         path, sep, text = item.partition("=")
         if not sep:
             raise scenario_error("", f"--set takes path=value, got `{item}`")
@@ -190,7 +214,11 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
     overrides, checks it; returns it with every default filled in."""
     try:
         if isinstance(source, Mapping):
-            doc, base = dict(source), Path.cwd()
+            doc, base = plain(source), Path.cwd()
+        elif not isinstance(source, str | Path) or not str(source):
+            raise scenario_error(
+                "", f"a scenario is a TOML file, a shipped name like `thesis`, or a dict; got {source!r}"
+            )
         else:
             path = find(source)
             doc = load_toml(path)

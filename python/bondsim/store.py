@@ -149,6 +149,8 @@ LOCK_WAIT_S = 30.0
 
 def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     """A connection to ``path``, waiting up to ``wait_s`` for a process that has it open to let go."""
+    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would block the open for ever
+        raise BondsimError(f"{path}: not a regular file, not a bondsim results database; pass another --db")
     if path.is_file() and path.stat().st_size > 0:
         with path.open("rb") as f:
             head = f.read(16)
