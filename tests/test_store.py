@@ -86,3 +86,21 @@ def test_emulated_runs_are_each_stored_and_tagged_and_an_older_database_gains_th
         assert store.runs()["engine"].tolist() == ["simulator"] * 3  # what the report reads
     with Store(db) as store:
         assert store.runs()["engine"].tolist() == ["simulator"] * 3
+
+
+def test_asking_for_what_is_not_stored_is_an_error_naming_it(tmp_path):
+    import pytest
+
+    doc = bondsim.load("thesis", ["workload.requests=2"])
+    with Store(tmp_path / "runs.duckdb") as store:
+        (run_id,) = store.add([(scenario_hash(doc), doc, core_output(doc))])
+        assert store.record(run_id)["run_id"] == run_id and set(store.load([run_id])) == {run_id}
+        for call, says in [
+            (lambda: store.record(999), "999: no run with that id"),
+            (lambda: store.load([run_id, 999]), "no run with id 999"),
+            (lambda: store.load(1), "run ids are a list of whole numbers"),
+            (lambda: store.export(tmp_path / "out", "xls"), "format: parquet or csv, got 'xls'"),
+            (lambda: store.load([run_id])[run_id].trace("nosuch"), "'nosuch': no such trace; traces: tcp_trace"),
+        ]:
+            with pytest.raises(bondsim.BondsimError, match=says):
+                call()

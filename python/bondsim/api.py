@@ -122,6 +122,8 @@ class RunResult:
 
     def trace(self, kind: str) -> pd.DataFrame | None:
         """One of :attr:`TRACES`, or None unless the scenario asked for it."""
+        if kind not in self.TRACES:
+            raise _core.BondsimError(f"{kind!r}: no such trace; traces: {', '.join(self.TRACES)}")
         if self._tables[kind] is None:
             return None
         return self._table(kind)

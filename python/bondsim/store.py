@@ -379,7 +379,10 @@ class Store:
     def record(self, run_id: int) -> dict:
         """A stored run's own columns, with its scenario and summary as dicts."""
         cursor = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [int(run_id)])
-        row = dict(zip((d[0] for d in cursor.description), cursor.fetchone(), strict=True))
+        found = cursor.fetchone()
+        if found is None:
+            raise BondsimError(f"{run_id}: no run with that id in {self.path}")
+        row = dict(zip((d[0] for d in cursor.description), found, strict=True))
         record = {c: row.get(c, LEGACY_ENGINE) if c == "engine" else row[c] for c in RUN_COLUMNS}
         record["scenario"], record["summary"] = json.loads(record["scenario"]), json.loads(record["summary"])
         record["created_at"] = str(record["created_at"])
@@ -387,10 +390,15 @@ class Store:
 
     def load(self, run_ids: Sequence[int]) -> dict[int, RunResult]:
         """The stored runs as results (summary, scenario and every table), by run id."""
+        if isinstance(run_ids, str) or not isinstance(run_ids, Iterable):
+            raise BondsimError(f"run ids are a list of whole numbers, e.g. [1, 2]; got {run_ids!r}")
         ids = [int(i) for i in run_ids]  # numpy integers too, e.g. a runs() column
         rows = self.con.execute(
             "SELECT run_id, scenario, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [ids]
         ).fetchall()
+        missing = sorted(set(ids) - {row[0] for row in rows})
+        if missing:
+            raise BondsimError(f"no run with id {', '.join(map(str, missing))} in {self.path}")
         tables: dict[str, dict[int, pd.DataFrame]] = {}
         for kind in self.table_kinds():
             frame = self.con.execute(
@@ -493,6 +501,8 @@ class Store:
     def export(self, out: Path, fmt: str, sweep: str | None = None) -> list[Path]:
         """Writes ``runs`` (with swept values if ``sweep``) and every per-run table to ``out`` as
         Parquet or CSV; returns the files written."""
+        if fmt not in ("parquet", "csv"):
+            raise BondsimError(f"format: parquet or csv, got {fmt!r}")
         out.mkdir(parents=True, exist_ok=True)
         options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
         runs = self.runs(sweep)
