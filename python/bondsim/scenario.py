@@ -229,7 +229,7 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
         raise too_deep() from None
 
 
-#: How deep tables and arrays may nest in a scenario (the deepest of bondsim's own is 5).
+#: How deep tables and arrays may nest in a scenario (its own fields are a handful of levels deep).
 MAX_DEPTH = 32
 
 
