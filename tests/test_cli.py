@@ -311,3 +311,15 @@ def test_a_quick_reproduction_says_so_in_its_summary(main, tmp_path):
     done = main("reproduce", "hetero-bonding", "--quick", "--quiet", "--workers", "1", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr
     assert "Quick size (`--quick`)" in (tmp_path / "summary.md").read_text()
+
+
+def test_an_empty_path_is_refused_and_schedulers_takes_a_mode_with_brackets(main):
+    for args in (
+        ["run", "thesis", "--out", ""],
+        ["run", "thesis", "--pcap", " "],
+        ["reproduce", "thesis", "--out", ""],
+    ):
+        done = main(*args)
+        assert done.returncode == 2 and "an empty path; give a file or directory name" in done.stderr, done.stderr
+    done = main("schedulers", "balance-rr[packets_per_slave=2]", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["name"] == "balance-rr"

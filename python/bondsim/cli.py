@@ -119,6 +119,13 @@ def finite(text: str) -> float:
     return value
 
 
+def path_arg(text: str) -> Path:
+    """An argparse type: a path that is not empty (``Path("")`` would be the current directory)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give a file or directory name")
+    return Path(text)
+
+
 def check_out_dir(path: Path, option: str = "--out") -> None:
     """Refuses, before anything runs, an output directory that cannot be made or written into."""
     path = Path(path).absolute()
@@ -486,7 +493,9 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
 
     entries = json.loads(_core.schedulers())
     if args.name:
-        wanted = [e for e in entries if args.name in (e["name"], *e["aliases"])]
+        # `name[key=value,...]` as bond.mode takes it: the scheduler is the name
+        name = args.name.split("[", 1)[0].strip()
+        wanted = [e for e in entries if name in (e["name"], *e["aliases"])]
         if not wanted:
             names = ", ".join(e["name"] for e in entries)
             raise BondsimError(f"{args.name}: no such scheduler; registered: {names}")
@@ -556,7 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
     p.add_argument(
-        "--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
+        "--out", type=path_arg, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
     )
     add_overrides(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
@@ -564,7 +573,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
     g.add_argument(
         "--pcap",
-        type=Path,
+        type=path_arg,
         metavar="DIR",
         help="write pcapng files to DIR: LINK.fwd.pcapng and LINK.rev.pcapng (each link's sending end, "
         "each direction) and receivers.pcapng (each client's NIC); headers only unless --pcap-payload",
@@ -584,8 +593,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  bondsim run thesis --out out/rr && bondsim run thesis --set bond.mode=lb --out out/lb\n"
         "  bondsim plot out/rr out/lb --out out/rr_vs_lb.png",
     )
-    p.add_argument("runs", nargs="+", type=Path, help="run directories (bondsim run --out DIR)")
-    p.add_argument("--out", type=Path, required=True, help="PNG file to write")
+    p.add_argument("runs", nargs="+", type=path_arg, help="run directories (bondsim run --out DIR)")
+    p.add_argument("--out", type=path_arg, required=True, help="PNG file to write")
     p.add_argument("--metric", choices=["p_outorder", "average"], default="p_outorder", help="what to plot")
     p.add_argument("--title", help="figure title")
     p.add_argument("--logx", action="store_true", help="logarithmic packets-per-file axis")
@@ -604,7 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  bondsim reproduce elt-tokens --out out/elt-tokens --db results.duckdb",
     )
     p.add_argument("paper", choices=sorted(PAPERS), help="which paper")
-    p.add_argument("--out", type=Path, required=True, help="directory for the figures and summary.md")
+    p.add_argument("--out", type=path_arg, required=True, help="directory for the figures and summary.md")
     p.add_argument(
         "--quick",
         action="store_true",
@@ -636,8 +645,8 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         help="a run directory (bondsim run --out), a sweep (its file or its name in --db), or run ids in --db",
     )
-    p.add_argument("--out", type=Path, required=True, help="HTML file to write")
-    p.add_argument("--png", type=Path, metavar="DIR", help="also write every chart as a PNG (matplotlib) into DIR")
+    p.add_argument("--out", type=path_arg, required=True, help="HTML file to write")
+    p.add_argument("--png", type=path_arg, metavar="DIR", help="also write every chart as a PNG (matplotlib) into DIR")
     p.add_argument(
         "--db", type=Path, default=cli_sweep.DEFAULT_DB, help=f"results database (default {cli_sweep.DEFAULT_DB})"
     )

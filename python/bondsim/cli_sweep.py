@@ -18,6 +18,7 @@ from bondsim.cli import (
     check_out_dir,
     console,
     count,
+    path_arg,
     write_error,
 )
 
@@ -408,7 +409,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "links.<format> and requests.<format> (and any other per-run table) into a directory.",
         "examples:\n  bondsim runs export out/all\n  bondsim runs export out/load --sweep thesis_load --format csv",
     )
-    a.add_argument("out", type=Path, help="directory to write into")
+    a.add_argument("out", type=path_arg, help="directory to write into")
     a.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="file format (default parquet)")
     a.add_argument("--sweep", help="only the runs of this sweep")
     a.add_argument("--quiet", action="store_true", help="print nothing but errors")
