@@ -63,6 +63,8 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ),
         # a name is a link's identity in every output and in bond.primary
         ("links.1.name=link0", "links.1.name", "gives link 1 the name `link0`, which link 0 has"),
+        # refused at once, before anything is done per link
+        ("links.0.count=1000000000", "links", "at most 4096 links in a bond, got 1000000003"),
         # TOML dates and times have no JSON form: named like NaN, not a traceback
         ("seed=1979-05-27", "seed", "is a TOML date or time (1979-05-27)"),
         ("name=07:32:00", "name", "is a TOML date or time (07:32:00)"),

@@ -1889,22 +1889,6 @@ impl Scenario {
         if self.links.is_empty() {
             return Err(Error::scenario("links", "a bond needs at least one link"));
         }
-        // A name is a link's identity in every output (rows, capture files, failovers) and in
-        // `bond.primary`: two links of one name could not be told apart.
-        let mut named = rustc_hash::FxHashMap::default();
-        let mut id = 0;
-        for (i, spec) in self.links.iter().enumerate() {
-            for _ in 0..spec.base.count {
-                let name = spec.link_name(id);
-                if let Some(other) = named.insert(name.clone(), id) {
-                    return Err(Error::scenario(
-                        format!("links.{i}.name"),
-                        format!("gives link {id} the name `{name}`, which link {other} has; link names must differ"),
-                    ));
-                }
-                id += 1;
-            }
-        }
         let packet = u64::from(self.chunk_bytes()) + u64::from(self.l3_header_bytes());
         for (i, link) in self.links.iter().enumerate() {
             let p = |field: &str| format!("links.{i}.{field}");
@@ -2105,6 +2089,23 @@ impl Scenario {
         let links: u64 = self.links.iter().map(|l| u64::from(l.base.count)).sum();
         if links > 4096 {
             return Err(Error::scenario("links", format!("at most 4096 links in a bond, got {links}")));
+        }
+        // A name is a link's identity in every output (rows, capture files, failovers) and in
+        // `bond.primary`: two links of one name could not be told apart. (Checked once the number
+        // of links is known to be bounded.)
+        let mut named = rustc_hash::FxHashMap::default();
+        let mut id = 0;
+        for (i, spec) in self.links.iter().enumerate() {
+            for _ in 0..spec.base.count {
+                let name = spec.link_name(id);
+                if let Some(other) = named.insert(name.clone(), id) {
+                    return Err(Error::scenario(
+                        format!("links.{i}.name"),
+                        format!("gives link {id} the name `{name}`, which link {other} has; link names must differ"),
+                    ));
+                }
+                id += 1;
+            }
         }
         Ok(())
     }
