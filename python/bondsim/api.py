@@ -77,9 +77,10 @@ class RunResult:
             if not path.exists() and not whole:
                 continue
             try:
-                if whole and path.stat().st_size <= 1:
+                size = path.stat().st_size
+                if whole and size <= 1:
                     raise bad(f"{kind}.csv is empty")
-                tables[kind] = pd.read_csv(path) if path.stat().st_size > 1 else pd.DataFrame()
+                tables[kind] = pd.read_csv(path) if size > 1 else pd.DataFrame()
             except FileNotFoundError:
                 raise bad(f"no {kind}.csv") from None
             except (OSError, UnicodeDecodeError, ValueError) as exc:  # pandas' parse errors are ValueErrors

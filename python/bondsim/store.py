@@ -149,16 +149,6 @@ LOCK_WAIT_S = 30.0
 
 def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     """A connection to ``path``, waiting up to ``wait_s`` for a process that has it open to let go."""
-    if path.exists() and not path.is_file() and not path.is_dir():  # a FIFO would block the open for ever
-        raise BondsimError(f"{path}: not a regular file, not a bondsim results database; pass another --db")
-    if path.is_file() and path.stat().st_size > 0:
-        with path.open("rb") as f:
-            head = f.read(16)
-        # DuckDB's files carry "DUCK" after an 8-byte checksum; another file (an SQLite one makes DuckDB
-        # try to download a reader for it) is refused here, naming what it is.
-        if head[8:12] != b"DUCK":
-            kind = "is an SQLite database" if head.startswith(b"SQLite format") else "is another kind of file"
-            raise BondsimError(f"{path}: {kind}, not a bondsim results database (DuckDB); pass another --db")
     deadline = time.monotonic() + wait_s
     pause = 0.02
     while True:
@@ -180,6 +170,20 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
             pause = min(pause * 2, 0.5)
 
 
+def _check_kind(path: Path) -> None:
+    """Refuses a ``path`` that is no DuckDB file (or none yet): a FIFO would block the open for ever, and an
+    SQLite file makes DuckDB try to download a reader for it."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        raise BondsimError(f"{path}: not a regular file, not a bondsim results database; pass another --db")
+    if path.is_file() and path.stat().st_size > 0:
+        with path.open("rb") as f:
+            head = f.read(16)
+        # DuckDB's files carry "DUCK" after an 8-byte checksum
+        if head[8:12] != b"DUCK":
+            kind = "is an SQLite database" if head.startswith(b"SQLite format") else "is another kind of file"
+            raise BondsimError(f"{path}: {kind}, not a bondsim results database (DuckDB); pass another --db")
+
+
 class Store:
     """A results database (DuckDB file); use as a context manager or call :meth:`close`.
 
@@ -193,6 +197,7 @@ class Store:
         self.wait_s = wait_s
         if read_only and not self.path.exists():
             raise BondsimError(f"{self.path}: no results database here (run a sweep first, or pass --db)")
+        _check_kind(self.path)  # once: the file is opened again after every release
         self._con: duckdb.DuckDBPyConnection | None = None
         self._forget()
         self.con  # noqa: B018 (open now: an unusable file is an error here, not at first use)

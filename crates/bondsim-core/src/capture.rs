@@ -194,6 +194,11 @@ pub struct LinkInfo<'a> {
     pub reverse: bool,
 }
 
+/// The file names a capture writes (what a capture directory's earlier files are known by).
+const FWD_SUFFIX: &str = ".fwd.pcapng";
+const REV_SUFFIX: &str = ".rev.pcapng";
+const RECEIVERS_FILE: &str = "receivers.pcapng";
+
 fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> Error {
     Error::Io(format!("pcap: {}: {err}", path.display()))
 }
@@ -222,7 +227,7 @@ impl Capture {
         for entry in std::fs::read_dir(&options.dir).map_err(|e| io_error(&options.dir, e))? {
             let path = entry.map_err(|e| io_error(&options.dir, e))?.path();
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if name == "receivers.pcapng" || name.ends_with(".fwd.pcapng") || name.ends_with(".rev.pcapng") {
+            if name == RECEIVERS_FILE || name.ends_with(FWD_SUFFIX) || name.ends_with(REV_SUFFIX) {
                 std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
             }
         }
@@ -289,7 +294,7 @@ impl Capture {
                 stem = format!("{stem}-{id}");
             }
             stems.push(stem.clone());
-            let mut fwd = open(format!("{stem}.fwd.pcapng"))?;
+            let mut fwd = open(format!("{stem}{FWD_SUFFIX}"))?;
             let what = format!(
                 "{}: bond side, sending (server to clients): each frame as the link finished sending it; \
                  frames dropped at its full queue are not here, frames later lost on the wire are",
@@ -298,7 +303,7 @@ impl Capture {
             add_interface(&mut fwd, snaplen, link.name, &what, Some(link.speed_bps))?;
             forward.push(fwd);
             if link.reverse {
-                let mut rev = open(format!("{stem}.rev.pcapng"))?;
+                let mut rev = open(format!("{stem}{REV_SUFFIX}"))?;
                 let what = format!(
                     "{}: switch side, sending (clients to server): each frame as the link finished sending it",
                     link.name
@@ -313,7 +318,7 @@ impl Capture {
         }
         let mut sinks = forward;
         sinks.extend(reverse_sinks.into_iter().map(|(_, sink)| sink));
-        sinks.push(open("receivers.pcapng".to_string())?);
+        sinks.push(open(RECEIVERS_FILE.to_string())?);
         let receivers = (sinks.len() - 1) as u32;
         let (to_writer, batches) = std::sync::mpsc::sync_channel(BATCHES);
         let (give_back, emptied) = std::sync::mpsc::sync_channel(BATCHES);
