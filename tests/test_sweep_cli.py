@@ -228,7 +228,9 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
 
 
 def test_runs_can_be_listed_while_a_sweep_writes_the_database(tmp_path):
-    runs = 6
+    # 20 runs of ~0.3 s: the listing (a fresh interpreter, ~1 s) lands mid-sweep even on a loaded
+    # machine (with 6 runs a CI run once saw the sweep end first)
+    runs = 20
     db, command = slow_sweep(tmp_path, runs)
     sweep = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
