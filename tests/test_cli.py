@@ -270,6 +270,7 @@ def test_numbers_of_options_are_checked_by_argparse(main):
         (["report", "x", "--out", "x.html", "--detail", "-1"], "argument --detail: must be a whole number"),
         (["run", "thesis", "--pcap-payload"], "--pcap-payload: a capture option needs --pcap DIR"),
         (["run", "thesis", "--pcap-start", "1"], "--pcap-start: a capture option needs --pcap DIR"),
+        (["run", "thesis", "--pcap-start", "0"], "--pcap-start: a capture option needs --pcap DIR"),
     ]:
         done = main(*args)
         assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr, done.stderr

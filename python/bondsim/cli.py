@@ -380,14 +380,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)
     capture_options = {"--pcap-payload": args.pcap_payload, "--pcap-max-packets": args.pcap_max_packets}
-    capture_options |= {"--pcap-start": args.pcap_start != 0.0, "--pcap-stop": args.pcap_stop}
+    capture_options |= {"--pcap-start": args.pcap_start, "--pcap-stop": args.pcap_stop}
     stray = [name for name, given in capture_options.items() if given is not None and given is not False]
     if stray and not args.pcap:
         raise BondsimError(f"{stray[0]}: a capture option needs --pcap DIR (where the captures go)")
     pcap = None
     if args.pcap:
+        # What was not given is left out: the core's CaptureOptions sets the defaults.
         pcap = {"dir": args.pcap, "payload": args.pcap_payload, "max_packets": args.pcap_max_packets}
         pcap |= {"start_s": args.pcap_start, "stop_s": args.pcap_stop}
+        pcap = {key: value for key, value in pcap.items() if value is not None}
     bar = RunProgress(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
         result = run_checked(doc, progress=bar, pcap=pcap)
@@ -580,7 +582,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     g.add_argument("--pcap-payload", action="store_true", help="write whole frames (payload as zero bytes)")
     g.add_argument("--pcap-max-packets", type=int, metavar="N", help="at most N frames per file")
-    g.add_argument("--pcap-start", type=finite, default=0.0, metavar="S", help="leave out frames before S seconds")
+    g.add_argument("--pcap-start", type=finite, metavar="S", help="leave out frames before S seconds (default: 0)")
     g.add_argument("--pcap-stop", type=finite, metavar="S", help="leave out frames from S seconds on")
     p.set_defaults(func=cmd_run)
 
