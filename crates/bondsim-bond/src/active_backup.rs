@@ -63,7 +63,7 @@ impl ActiveLink {
     fn best(&self, bond: &BondView) -> Option<LinkId> {
         match self.primary {
             Some(p) if bond.links[p].up => Some(p),
-            _ => bond.usable().next(),
+            _ => bond.monitored_up().next(),
         }
     }
 

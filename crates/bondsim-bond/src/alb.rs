@@ -94,6 +94,12 @@ impl Scheduler for Alb {
         self.tlb.on_tick(bond);
     }
 
+    fn on_carrier_change(&mut self, link: LinkId, bond: &BondView) {
+        // Transmit as tlb; the clients' receive links move at the monitor's verdict
+        // (`rlb_clear_slave` runs from `bond_alb_handle_link_change`).
+        self.tlb.on_carrier_change(link, bond);
+    }
+
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
         self.tlb.on_link_change(link, bond);
         let up = bond.links[link].up;

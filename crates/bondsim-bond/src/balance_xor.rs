@@ -55,6 +55,10 @@ impl Scheduler for BalanceXor {
     fn on_link_change(&mut self, _link: LinkId, bond: &BondView) {
         self.usable = bond.usable_ids();
     }
+
+    fn on_carrier_change(&mut self, _link: LinkId, bond: &BondView) {
+        self.usable = bond.usable_ids(); // bond_update_slave_arr at NETDEV_CHANGE
+    }
 }
 
 #[cfg(test)]

@@ -66,9 +66,9 @@ impl Scheduler for DrrStripe {
             return Pick::Drop;
         }
         let n = self.quantum.len();
-        while !(bond.links[self.current].up && self.deficit[self.current] > 0) {
+        while !(bond.links[self.current].can_tx() && self.deficit[self.current] > 0) {
             self.current = (self.current + 1) % n;
-            if bond.links[self.current].up {
+            if bond.links[self.current].can_tx() {
                 self.deficit[self.current] += self.quantum[self.current];
             }
         }

@@ -44,7 +44,7 @@ pub fn earliest_arrival(bond: &BondView, l3_bytes: u32) -> Option<LinkId> {
     // The least (arrival, id) over the usable links.
     let mut best: Option<(SimTime, LinkId)> = None;
     for (id, view) in bond.links.iter().enumerate() {
-        if view.up {
+        if view.can_tx() {
             let candidate = (view.arrival_if_sent(bond.now, l3_bytes), id);
             if best.is_none_or(|b| candidate < b) {
                 best = Some(candidate);

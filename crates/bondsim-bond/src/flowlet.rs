@@ -42,7 +42,7 @@ impl Scheduler for Flowlet {
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         let key = packet.headers.key();
         let link = match self.flows.get(&key, bond.now) {
-            Some(&link) if bond.links[link].up => link,
+            Some(&link) if bond.links[link].can_tx() => link,
             _ => match earliest_arrival(bond, packet.l3_bytes) {
                 Some(link) => link,
                 None => return Pick::Drop,

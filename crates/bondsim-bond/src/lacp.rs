@@ -54,6 +54,7 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
         aggregator,
         ready_at: vec![SimTime::ZERO; ctx.links.len()],
         up: vec![true; ctx.links.len()],
+        nic_carrier: vec![true; ctx.links.len()],
         rate: ctx.links.iter().map(|l| l.rate_bps).collect(),
         active: None,
         usable: Vec::new(),
@@ -72,6 +73,10 @@ pub struct Lacp {
     aggregator: Vec<usize>,
     ready_at: Vec<SimTime>,
     up: Vec<bool>,
+    /// Each port's NIC carrier: a port without it stays in its aggregator until the monitor's
+    /// verdict but leaves the usable array at once (`bond_update_slave_arr` skips a slave that
+    /// fails `bond_slave_can_tx`).
+    nic_carrier: Vec<bool>,
     rate: Vec<f64>,
     active: Option<usize>,
     usable: Vec<LinkId>,
@@ -134,7 +139,7 @@ impl Lacp {
             return;
         };
         for l in 0..self.up.len() {
-            if self.aggregator[l] != agg || !self.up[l] {
+            if self.aggregator[l] != agg || !self.up[l] || !self.nic_carrier[l] {
                 continue;
             }
             if self.ready_at[l] <= now {
@@ -168,6 +173,11 @@ impl Scheduler for Lacp {
         if self.up[link] {
             self.ready_at[link] = bond.now + AGGREGATE_WAIT;
         }
+        self.refresh(bond.now);
+    }
+
+    fn on_carrier_change(&mut self, link: LinkId, bond: &BondView) {
+        self.nic_carrier[link] = bond.links[link].carrier;
         self.refresh(bond.now);
     }
 }

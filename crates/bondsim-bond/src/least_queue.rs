@@ -47,7 +47,7 @@ pub struct LeastQueue {
 impl Scheduler for LeastQueue {
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
         if let Some((primary, cutoff)) = self.primary {
-            if packet.bytes >= cutoff && bond.links[primary].up {
+            if packet.bytes >= cutoff && bond.links[primary].can_tx() {
                 return Pick::Link(primary);
             }
         }

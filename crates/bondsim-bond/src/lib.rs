@@ -78,14 +78,19 @@ pub const MIN_ETHERNET_PAYLOAD: u32 = 46;
 
 /// What the bond knows of one link when it decides.
 ///
-/// `up`, the queue and the nominal speed are what a real bond knows too.
+/// `up`, `carrier`, the queue and the nominal speed are what a real bond knows too.
 /// `idle_at_est` and `delay_est` are estimates: the simulator supplies its
 /// links' exact figures, a real data path (the emulator) supplies its own
 /// estimates (from the queue and the nominal rate, a measured delay).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LinkView {
-    /// Up as the bond's link monitor last saw it.
+    /// Up as the bond's link monitor last saw it (miimon's, the ARP monitor's, 802.3ad's
+    /// verdict: the kernel's `slave->link == BOND_LINK_UP`).
     pub up: bool,
+    /// The NIC reports carrier (`netif_carrier_ok`, `carrier_latency_ms` after the wire
+    /// changed): the kernel's `bond_slave_is_up`. A link the monitor still sees up but
+    /// without carrier cannot send ([`LinkView::can_tx`]).
+    pub carrier: bool,
     /// Packets waiting in (or being sent from) the link's transmit queue.
     pub queue_len_pkts: u32,
     /// Bytes (IP packets) waiting in the link's transmit queue.
@@ -107,6 +112,17 @@ pub struct LinkView {
 }
 
 impl LinkView {
+    /// Whether the bond may send on the link: the monitor sees it up and the NIC has
+    /// carrier (the kernel's `bond_slave_can_tx`, `include/net/bonding.h`:
+    /// `bond_slave_is_up(slave) && slave->link == BOND_LINK_UP && bond_is_active_slave(slave)`).
+    /// balance-rr's walk, broadcast, the hash modes' usable array and tlb/alb's choice
+    /// test it on every packet or at every carrier change; active-backup sends on its
+    /// active slave whatever its carrier, until the monitor's verdict.
+    #[inline]
+    pub fn can_tx(&self) -> bool {
+        self.up && self.carrier
+    }
+
     /// Speed in Mbit/s as the kernel's `slave->speed` holds it.
     pub fn speed_mbps(&self) -> u32 {
         (self.rate_bps / 1e6).round() as u32
@@ -143,19 +159,26 @@ pub struct BondView<'a> {
 }
 
 impl BondView<'_> {
-    /// Ids of the links the bond believes are up, in id order.
+    /// Ids of the links the bond may send on ([`LinkView::can_tx`]), in id order.
     pub fn usable(&self) -> impl Iterator<Item = LinkId> + '_ {
+        self.links.iter().enumerate().filter(|(_, l)| l.can_tx()).map(|(id, _)| id)
+    }
+
+    /// Ids of the links the link monitor sees up, carrier or not, in id order (what
+    /// active-backup chooses its active slave among: `bond_find_best_slave` tests
+    /// `slave->link == BOND_LINK_UP` only).
+    pub fn monitored_up(&self) -> impl Iterator<Item = LinkId> + '_ {
         self.links.iter().enumerate().filter(|(_, l)| l.up).map(|(id, _)| id)
     }
 
     /// The first usable link at or after `start`, wrapping around (the kernel's
-    /// `bond_get_slave_by_id` walk).
+    /// `bond_get_slave_by_id` walk, which tests `bond_slave_can_tx`).
     pub fn first_usable_from(&self, start: LinkId) -> Option<LinkId> {
-        if self.links[start].up {
+        if self.links[start].can_tx() {
             return Some(start);
         }
         let n = self.links.len();
-        (start + 1..n).chain(0..start).find(|&id| self.links[id].up)
+        (start + 1..n).chain(0..start).find(|&id| self.links[id].can_tx())
     }
 
     /// Ids of the usable links, in id order (the kernel's `usable_slaves` array).
@@ -231,6 +254,14 @@ pub trait Scheduler: Send {
     /// The link monitor changed its verdict on `link` (`bond.links[link].up`).
     fn on_link_change(&mut self, _link: LinkId, _bond: &BondView) {}
 
+    /// `link`'s NIC reported a carrier change (`bond.links[link].carrier`), the monitor's
+    /// verdict unchanged. The kernel hears of it at once (`NETDEV_CHANGE`, an urgent
+    /// linkwatch event for a bond's slave) and rebuilds the hash modes' usable array
+    /// (`bond_slave_netdev_event` → `bond_update_slave_arr`, which skips a slave that
+    /// cannot send); a scheduler that keeps such a list rebuilds it here. Schedulers that
+    /// test [`LinkView::can_tx`] per packet need nothing.
+    fn on_carrier_change(&mut self, _link: LinkId, _bond: &BondView) {}
+
     /// True if the receiver puts packets back in the order the bond sent them
     /// (a resequencing buffer, as striping protocols do).
     fn resequences(&self) -> bool {
@@ -272,6 +303,7 @@ pub(crate) mod test_support {
     pub fn links(n: usize) -> Vec<LinkView> {
         let idle = LinkView {
             up: true,
+            carrier: true,
             queue_len_pkts: 0,
             queue_bytes: 0,
             rate_bps: 1e9,
@@ -420,5 +452,78 @@ mod link_load_tests {
             }
         }
         assert!(ignoring.contains(&"balance-rr") && ignoring.contains(&"balance-xor"), "{ignoring:?}");
+    }
+}
+
+#[cfg(test)]
+mod carrier_tests {
+    use super::test_support::{build, headers, links};
+    use super::*;
+    use crate::registry::ALL;
+
+    /// Where `scheduler` puts two packets of each of 64 flows: `Some(link)`, or `None` for a drop.
+    fn spread(scheduler: &mut dyn Scheduler, view: &[LinkView]) -> Vec<Option<LinkId>> {
+        let bond = BondView { now: SimTime::ZERO, links: view };
+        let mut out = Vec::new();
+        for flow in 0..64u16 {
+            let h = headers((flow % 8) as u8 + 1, 40000 + flow);
+            for _ in 0..2 {
+                out.push(match scheduler.pick(&PacketInfo { bytes: 1024, l3_bytes: 1064, headers: &h }, &bond) {
+                    Pick::Link(id) => Some(id),
+                    Pick::Drop => None,
+                    Pick::All => panic!("broadcast is placed by the simulator"),
+                });
+            }
+        }
+        out
+    }
+
+    /// The busiest link's NIC loses its carrier while the monitor still sees it up (its
+    /// downdelay, or the miimon tick not yet come). The kernel's `bond_slave_can_tx` tests
+    /// the carrier (`bond_slave_is_up`): balance-rr's walk skips the link, the hash modes'
+    /// usable array is rebuilt at `NETDEV_CHANGE`, tlb/alb drop the packet of a bucket found on
+    /// it and move the bucket; so do the research schedulers, modes of the same bond.
+    /// Active-backup sends on its active slave until the verdict (`bond_xmit_activebackup`
+    /// tests nothing), OVS and teamd's loadbalance runner on the members their own link
+    /// watch enabled.
+    #[test]
+    fn a_link_without_carrier_is_left_before_the_monitors_verdict_by_every_mode_but_the_verdict_driven_ones() {
+        let verdict_driven = ["active-backup", "ovs:balance-slb", "ovs:balance-tcp", "teamd:loadbalance"];
+        let mut checked = Vec::new();
+        for info in ALL.iter().filter(|i| i.name != "broadcast") {
+            let mut view = links(3);
+            let mut scheduler = build(info.name, &view);
+            let before = spread(scheduler.as_mut(), &view);
+            let busiest = (0..3).max_by_key(|&l| before.iter().filter(|&&p| p == Some(l)).count()).expect("3 links");
+            view[busiest].carrier = false;
+            scheduler.on_carrier_change(busiest, &BondView { now: SimTime::ZERO, links: &view });
+            let after = spread(scheduler.as_mut(), &view);
+            let name = info.name;
+            if verdict_driven.contains(&name) {
+                assert!(after.contains(&Some(busiest)), "{name}: left link {busiest} before the verdict: {after:?}");
+                continue;
+            }
+            assert!(!after.contains(&Some(busiest)), "{name}: sent on link {busiest} without carrier: {after:?}");
+            if name != "null" {
+                // (`null` sends on one link only: it drops everything)
+                assert!(after.iter().flatten().count() > after.len() / 2, "{name}: dropped the traffic: {after:?}");
+            }
+            view[busiest].carrier = true;
+            scheduler.on_carrier_change(busiest, &BondView { now: SimTime::ZERO, links: &view });
+            if ["balance-rr", "balance-xor", "802.3ad", "null"].contains(&name) {
+                let back = spread(scheduler.as_mut(), &view);
+                assert!(back.contains(&Some(busiest)), "{name}: carrier back, link {busiest} unused: {back:?}");
+            }
+            checked.push(name);
+        }
+        for mode in ["balance-rr", "balance-xor", "802.3ad", "balance-tlb", "balance-alb", "teamd:roundrobin", "lb"] {
+            assert!(checked.contains(&mode), "{mode} not checked: {checked:?}");
+        }
+        // Active-backup keeps its active slave (link 0) through the carrier loss.
+        let mut view = links(2);
+        let mut ab = build("active-backup", &view);
+        view[0].carrier = false;
+        ab.on_carrier_change(0, &BondView { now: SimTime::ZERO, links: &view });
+        assert!(spread(ab.as_mut(), &view).iter().all(|&l| l == Some(0)));
     }
 }

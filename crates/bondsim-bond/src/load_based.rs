@@ -30,7 +30,7 @@ impl Scheduler for LoadBased {
         let mut best = u64::MAX;
         for (id, link) in bond.links.iter().enumerate() {
             let key = (u64::from(link.queue_len_pkts) << 32) | id as u64;
-            best = best.min(if link.up { key } else { u64::MAX });
+            best = best.min(if link.can_tx() { key } else { u64::MAX });
         }
         if best == u64::MAX {
             Pick::Drop

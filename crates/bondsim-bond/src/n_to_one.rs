@@ -90,7 +90,7 @@ impl Scheduler for NToOne {
     }
 
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
-        let primary_up = bond.links[self.primary].up;
+        let primary_up = bond.links[self.primary].can_tx();
         if primary_up && self.cutoff.is_some_and(|c| packet.bytes >= c) {
             return Pick::Link(self.primary);
         }
@@ -109,7 +109,7 @@ impl Scheduler for NToOne {
                     j + 1
                 }
             };
-            if bond.links[link].up {
+            if bond.links[link].can_tx() {
                 return Pick::Link(link);
             }
         }

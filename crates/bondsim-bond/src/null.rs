@@ -40,7 +40,7 @@ impl Scheduler for Null {
     }
 
     fn pick(&mut self, _packet: &PacketInfo, bond: &BondView) -> Pick {
-        if bond.links[self.link].up {
+        if bond.links[self.link].can_tx() {
             Pick::Link(self.link)
         } else {
             Pick::Drop

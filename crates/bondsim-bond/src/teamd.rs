@@ -176,7 +176,9 @@ impl Scheduler for LoadBalance {
     }
 
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
-        self.enabled = bond.usable_ids();
+        // The team driver's enabled ports: what teamd's link watch enabled, carrier or not
+        // (`lb_transmit` sends on the port the hash maps to without testing `team_port_txable`).
+        self.enabled = bond.monitored_up().collect();
         if !bond.links[link].up {
             self.mapping.iter_mut().filter(|m| **m == Some(link)).for_each(|m| *m = None);
         }

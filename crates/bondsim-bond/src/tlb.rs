@@ -156,8 +156,9 @@ impl Scheduler for Tlb {
                 link
             }
         };
-        if !bond.links[link].up {
-            // bond_do_alb_xmit: a bucket on a link that cannot send is cleared and the packet dropped.
+        if !bond.links[link].can_tx() {
+            // bond_do_alb_xmit: a bucket on a link that cannot send (`bond_slave_can_tx`: the
+            // monitor's verdict or the carrier) is cleared and the packet dropped.
             self.clear_link(link);
             return Pick::Drop;
         }
@@ -181,6 +182,12 @@ impl Scheduler for Tlb {
         } else {
             self.clear_link(link);
         }
+    }
+
+    fn on_carrier_change(&mut self, _link: LinkId, bond: &BondView) {
+        // tlb_dynamic_lb = 0 hashes over the usable array, rebuilt at the carrier change;
+        // the dynamic buckets find a link without carrier at their next packet (`pick`).
+        self.usable = bond.usable_ids();
     }
 
     fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {

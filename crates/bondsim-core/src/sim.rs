@@ -930,7 +930,8 @@ impl World {
                 self.enqueue(now, id, packet);
             }
             Pick::All => {
-                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.views[id].up).collect();
+                // bond_xmit_broadcast: every slave that `bond_slave_is_up` with `BOND_LINK_UP`.
+                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.views[id].can_tx()).collect();
                 if targets.is_empty() {
                     self.freed(now, &packet);
                     self.lose(now, packet, DropCause::NoLink);
@@ -1729,12 +1730,17 @@ impl World {
 
     /// Link `id`'s NIC reports its carrier `up` (`netif_carrier_on`/`off`), `carrier_latency_ms`
     /// after the change: what the bond's miimon reads from now on.
+    /// The bond hears of it at once too (`NETDEV_CHANGE`, an urgent linkwatch event for a
+    /// bond's slave, `linkwatch_urgent_event`): every mode but active-backup stops sending on
+    /// a link without carrier before the monitor's verdict ([`LinkView::can_tx`]).
     fn nic_carrier(&mut self, now: SimTime, id: usize, up: bool) {
         self.nic_carrier[id] = up;
         let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
         if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
             self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
         }
+        self.views[id].carrier = up;
+        self.scheduler.on_carrier_change(id, &BondView { now, links: &self.views });
     }
 
     /// Records link `id`'s carrier and the monitor's verdict after a change (`[trace]`).

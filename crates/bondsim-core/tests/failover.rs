@@ -91,6 +91,27 @@ fn udp_switch_over_is_the_detection_plus_at_most_a_packet_gap_and_a_frame() {
 }
 
 #[test]
+fn load_balancing_modes_leave_a_link_when_its_nic_reports_no_carrier_not_at_the_verdict() {
+    // `bond_slave_can_tx` (include/net/bonding.h) tests the NIC's carrier (`bond_slave_is_up`)
+    // besides the monitor's `BOND_LINK_UP`: balance-rr's walk skips the link and tlb drops the
+    // one packet of a bucket found on it and moves the bucket, as soon as the NIC reports;
+    // active-backup sends on its active slave until miimon's verdict and its downdelay.
+    let (miimon, downdelay, latency) = (10.0, 20.0, 4.0);
+    let bond = json!({"miimon": miimon, "downdelay": downdelay});
+    for (mode, share) in [("balance-rr", 0.5), ("balance-tlb", 1.0), ("active-backup", 1.0)] {
+        let r = run(&scenario(udp(mode, bond.clone(), latency, 0.0, 1))).unwrap();
+        let f = only_failure(&r);
+        let d = f.detection_ms[0].expect("miimon notices the failure");
+        assert!(d >= latency + downdelay - 1e-9 && d <= latency + miimon + downdelay + 1e-9, "{mode}: detection {d}");
+        // Sent into the dead link: the stream's share of link 0 until the bond stopped using it.
+        let until_ms = if mode == "active-backup" { d } else { latency };
+        let expected = until_ms / GAP_MS * share + if mode == "balance-tlb" { 1.0 } else { 0.0 };
+        let lost = (f.lost_link_down[0] + f.lost_no_link[0]) as f64;
+        assert!((lost - expected).abs() <= 2.0, "{mode}: lost {lost}, {expected} expected");
+    }
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);

@@ -364,7 +364,7 @@ impl Fabric {
         let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
         let targets: Vec<usize> = match pick {
             Pick::Link(id) => vec![id],
-            Pick::All => (0..self.forward.len()).filter(|&id| self.views[id].up).collect(),
+            Pick::All => (0..self.forward.len()).filter(|&id| self.views[id].can_tx()).collect(),
             Pick::Drop => Vec::new(),
         };
         if targets.is_empty() {
@@ -561,6 +561,9 @@ impl Fabric {
             self.schedule(commit.at, Event::Commit(id, commit.generation));
         }
         self.forward[id].refresh_view(at, &mut self.views[id]);
+        // The bond sees the carrier at once, as the model's `World::nic_carrier` (sim.rs) has it.
+        self.views[id].carrier = up;
+        self.scheduler.on_carrier_change(id, &BondView { now: at, links: &self.views });
     }
 
     fn run(&mut self, at: SimTime, event: Event, out: &mut Vec<Delivery>) {

@@ -9,8 +9,8 @@ unstated, and what we chose:
 
 * the AFT state: the second NIC's carrier is gone from the start (`failures = [{down_s = 0}]`); the
   bond's monitor (miimon 100 ms, the value Linux's bonding documentation suggests; the paper's Link
-  Inspector polls MII at an unstated period) removes it at its first check, and what was sent to it
-  until then is repaired by TCP;
+  Inspector polls MII at an unstated period) removes it at its first check, and balance-rr sends
+  nothing to it meanwhile (Linux's `bond_slave_can_tx` tests the NIC's carrier on every packet);
 * the duration: 10 s transfers (quick: 2 s) instead of 10 min: the steady state is reached in well
   under a second at this round trip;
 * a one-way delay of 10 µs per link (cable and switch).
@@ -91,8 +91,8 @@ def report(runs: pd.DataFrame, quick: bool) -> str:
         "\n## Why the figures differ\n",
         f"* **One NIC** runs at the wire's rate in full frames, {wire:.2f} Mbit/s (1448 payload bytes per "
         "1538 on the wire): the paper's 93.91 is the same figure.",
-        "* **The AFT state** is one NIC's rate in the model, less the segments the bond sent to the dead link "
-        "before its first monitor check (TCP repairs them within a round trip). The paper's 89.40 is 5% below "
+        "* **The AFT state** is one NIC's rate in the model: balance-rr skips the NIC without carrier from the "
+        "first packet (`bond_slave_can_tx`), before its first monitor check. The paper's 89.40 is 5% below "
         "its single NIC: its fault-tolerance path (a user-level Link Inspector and a middleware driver in "
         "FreeBSD) cost something the model does not have.",
         "* **Two NICs**: the model doubles the single link (equal links in lock-step keep round-robin in "

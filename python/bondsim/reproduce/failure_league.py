@@ -221,10 +221,14 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "* One link is left while link 0 is down, so no mode can deliver more than one link's goodput "
         "during the failure; active-backup, balance-tlb and balance-alb (fresh: one transmitting link until "
         "their first rebalance) move everything to the survivor, the hashing modes (balance-xor, 802.3ad) "
-        "rehash over the links the monitor still sees, and balance-rr stripes over what is left.",
+        "rehash over the links that can still send, and balance-rr stripes over what is left.",
         "* Detection is the monitor's: up to one miimon period after the NIC reports the change (plus the "
-        "NIC's own latency where the kind has one). Until then the bond keeps sending into the dead link and "
-        "TCP repairs what it loses there.",
+        "NIC's own latency where the kind has one). Until then active-backup keeps sending into the dead link "
+        "(`bond_xmit_activebackup` tests nothing); every other mode leaves a link without carrier as soon as "
+        "the NIC reports (`bond_slave_can_tx` tests the carrier: balance-rr's walk skips it, the hash modes' "
+        "usable array is rebuilt at the carrier event, tlb and alb move its buckets), and TCP repairs only "
+        "what was on the link's queue and wire. balance-tlb takes frames in on its active slave alone, so "
+        "its ACKs still wait for the verdict.",
         "* A silent port keeps its carrier: miimon never notices it, and the bond keeps sending into it (and the "
         "switch keeps sending the ACKs of the flows it hashes there) until the port works again. Only a monitor "
         "that watches traffic sees it (silent-arpmon): the ARP monitor at its first check more than `arp_missed_max` (2) "
@@ -237,8 +241,9 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "see nothing, while every loss still takes what was on the wire.",
         "* broadcast sends every segment on both links: it loses nothing a client needs while one link "
         "lives, but it only ever carries one link's worth.",
-        "* Where the bond kept sending into the dead link until its monitor noticed, TCP's tail loss probes "
-        "went there too: the flows on that link wait for the retransmission timeout (Linux's minimum 200 ms "
+        "* Where the bond kept sending into the dead link until its monitor noticed (active-backup), TCP's tail "
+        "loss probes went there too, and where the ACKs kept coming back over it (balance-tlb) the probes' ACKs "
+        "were lost: the flows on that link wait for the retransmission timeout (Linux's minimum 200 ms "
         "plus the RTT), which is the stall, not the detection.",
         "* After the link returns, 802.3ad does not use it for LACP's aggregate wait "
         "(`AD_AGGREGATE_WAIT_TIME`, 2 s), longer than the measured second here: one link's worth after.",

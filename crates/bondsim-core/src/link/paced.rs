@@ -161,6 +161,7 @@ impl PacedLink {
     pub fn view(&self, now: SimTime, up: bool) -> LinkView {
         LinkView {
             up,
+            carrier: true, // links start with carrier; the simulator follows the NIC's reports
             queue_len_pkts: self.queue.len() as u32,
             queue_bytes: self.queue_bytes,
             rate_bps: self.capacity_bps(),

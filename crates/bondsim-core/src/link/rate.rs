@@ -386,6 +386,7 @@ impl RateLink {
     pub fn view(&self, now: SimTime, up: bool) -> LinkView {
         LinkView {
             up,
+            carrier: true, // links start with carrier; the simulator follows the NIC's reports
             queue_len_pkts: self.queue.len() as u32,
             queue_bytes: self.queue_bytes,
             rate_bps: self.rate_bps,
