@@ -118,7 +118,7 @@ impl LinkView {
     /// balance-rr's walk, broadcast, the hash modes' usable array and tlb/alb's choice
     /// test it on every packet or at every carrier change; active-backup sends on its
     /// active slave whatever its carrier, until the monitor's verdict.
-    #[inline]
+    #[inline(always)]
     pub fn can_tx(&self) -> bool {
         self.up && self.carrier
     }
@@ -173,10 +173,17 @@ impl BondView<'_> {
 
     /// The first usable link at or after `start`, wrapping around (the kernel's
     /// `bond_get_slave_by_id` walk, which tests `bond_slave_can_tx`).
+    #[inline(always)]
     pub fn first_usable_from(&self, start: LinkId) -> Option<LinkId> {
         if self.links[start].can_tx() {
             return Some(start);
         }
+        self.first_usable_after(start)
+    }
+
+    /// [`BondView::first_usable_from`] when `start` cannot send (kept out of the per-packet path).
+    #[inline(never)]
+    fn first_usable_after(&self, start: LinkId) -> Option<LinkId> {
         let n = self.links.len();
         (start + 1..n).chain(0..start).find(|&id| self.links[id].can_tx())
     }
