@@ -545,7 +545,8 @@ pub struct TcpSender {
     /// `net.ipv4.tcp_max_reordering`.
     #[serde(default = "default_max_reordering")]
     pub tcp_max_reordering: u32,
-    /// `net.ipv4.tcp_recovery`: bit 0x1 enables RACK loss detection.
+    /// `net.ipv4.tcp_recovery` (include/net/tcp.h): bit 0x1 enables RACK loss detection, 0x2
+    /// keeps its reordering window static, 0x4 keeps the window once dupthresh segments are SACKed.
     #[serde(default = "default_recovery")]
     pub tcp_recovery: u32,
     /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.

@@ -37,8 +37,14 @@ pub struct TcpConfig {
     pub reordering: u32,
     /// `net.ipv4.tcp_max_reordering`.
     pub max_reordering: u32,
-    /// RACK loss detection (`net.ipv4.tcp_recovery` bit 0x1).
+    /// RACK loss detection (`net.ipv4.tcp_recovery` bit 0x1, `TCP_RACK_LOSS_DETECTION`).
     pub rack: bool,
+    /// RACK's reordering window stays at one step, D-SACKs do not widen it (bit 0x2,
+    /// `TCP_RACK_STATIC_REO_WND`).
+    pub static_reo_wnd: bool,
+    /// RACK keeps its window even once `reordering` segments are SACKed (bit 0x4,
+    /// `TCP_RACK_NO_DUPTHRESH`).
+    pub no_dupthresh: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` ≥ 3).
     pub tlp: bool,
     /// SACK (`net.ipv4.tcp_sack`).
@@ -86,6 +92,8 @@ impl TcpConfig {
             reordering: spec.tcp_reordering,
             max_reordering: spec.tcp_max_reordering,
             rack: spec.tcp_recovery & 1 != 0,
+            static_reo_wnd: spec.tcp_recovery & 2 != 0,
+            no_dupthresh: spec.tcp_recovery & 4 != 0,
             tlp: spec.tcp_early_retrans >= 3,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,

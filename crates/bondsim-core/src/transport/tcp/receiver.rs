@@ -12,7 +12,8 @@ use crate::packet::{Kind, Packet, SackBlock};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
-/// `TCP_MAX_QUICKACKS` (`include/net/tcp.h`): quick ACKs at the start of a connection.
+/// `TCP_MAX_QUICKACKS` (`include/net/tcp.h`): quick ACKs at the start of a connection, and
+/// after a duplicate segment arrives.
 const MAX_QUICKACKS: u32 = 16;
 /// `TCP_FASTRETRANS_THRESH`: duplicate ACKs sent at once before SACK compression starts.
 const FASTRETRANS_THRESH: u32 = 3;
@@ -283,8 +284,13 @@ impl Endpoint for TcpReceiver {
                 c.dsack = Some((s, s + 1));
             }
             c.ack_now = true;
-            // `tcp_enter_quickack_mode` also leaves ping-pong mode (`inet_csk_exit_pingpong_mode`):
-            // the peer resent, so its answers are not carrying our ACKs in time.
+            // `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`: the next segments are ACKed at
+            // once too (`tcp_incr_quickack`: rcv_wnd / (2·rcv_mss), at least 2, at most 16, and
+            // never fewer than are left). It also leaves ping-pong mode
+            // (`inet_csk_exit_pingpong_mode`): the peer resent, so its answers are not carrying
+            // our ACKs in time.
+            let quickacks = (c.rcv_wnd / (2 * u64::from(mss))).max(2).min(u64::from(MAX_QUICKACKS)) as u32;
+            c.quick = c.quick.max(quickacks);
             c.pingpong = false;
             return self.ack_check(now, flow, mss, out);
         }
@@ -469,6 +475,27 @@ mod tests {
         assert_eq!(acks(&mut r).iter().map(|a| a.0).collect::<Vec<_>>(), [3]);
         r.on_packet(at, small(3), &mut out);
         assert_eq!(acks(&mut r).len(), 1, "out of ping-pong mode: quick ACKs again");
+    }
+
+    #[test]
+    fn a_duplicate_segment_brings_the_quick_acks_back() {
+        let mut r = receiver(true);
+        let mut out = Vec::new();
+        for s in 0..24 {
+            r.on_packet(SimTime(10), data(s), &mut out);
+        }
+        assert_eq!(acks(&mut r).len(), 16 + 4, "16 quick ACKs, then one per two full segments");
+        // A needless retransmission arrives: D-SACK at once, and `tcp_enter_quickack_mode` with
+        // TCP_MAX_QUICKACKS (the window allows 16): the duplicate's ACK takes one of them.
+        r.on_packet(SimTime(20), data(3), &mut out);
+        assert_eq!(acks(&mut r).len(), 1);
+        for s in 24..39 {
+            r.on_packet(SimTime(30), data(s), &mut out);
+        }
+        assert_eq!(acks(&mut r).len(), 15, "every segment ACKed at once again");
+        r.on_packet(SimTime(30), data(39), &mut out);
+        r.on_packet(SimTime(30), data(40), &mut out);
+        assert_eq!(acks(&mut r).len(), 1, "then one per two full segments");
     }
 
     #[test]

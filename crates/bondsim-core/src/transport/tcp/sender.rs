@@ -50,6 +50,9 @@ fn packet_truesize(p: &Packet) -> u64 {
 /// `net.ipv4.tcp_retries2`: timeouts before the connection is given up.
 const TCP_RETRIES2: u32 = 15;
 
+/// Recoveries RACK's widened window lasts without a new D-SACK (`TCP_RACK_RECOVERY_THRESH`).
+const RACK_RECOVERY_THRESH: u32 = 16;
+
 /// `tcp_rack_mark_lost` arms the reordering timer `TCP_TIMEOUT_MIN_US` (2 ms) late.
 const REO_SLACK: SimTime = SimTime(2_000_000);
 
@@ -58,6 +61,9 @@ const REO_SLACK: SimTime = SimTime(2_000_000);
 struct Seg {
     /// Its latest transmission (`skb_mstamp`).
     sent: SimTime,
+    /// The connection's delivered count at that transmission (`tx.delivered`, tcp_rate.c
+    /// `tcp_rate_skb_sent`).
+    delivered: u32,
     marks: u8,
 }
 
@@ -84,6 +90,9 @@ struct Rack {
     reo_wnd_persist: u32,
     /// A D-SACK arrived since the window was last adjusted (`dsack_seen`).
     dsack_seen: bool,
+    /// The delivered count when the window was last widened (`last_delivered`): D-SACKs
+    /// for data sent before then are the previous window's, not this one's.
+    last_delivered: u32,
     /// `rack.advanced`: a newer delivery was seen since loss detection last ran.
     advanced: bool,
 }
@@ -159,6 +168,8 @@ struct Conn {
     retransmits: u32,
     /// Segments the receiver reported duplicated (`tp->dsack_dups`).
     dsack_dups: u32,
+    /// Segments delivered, ACKed or SACKed, each once (`tp->delivered`).
+    delivered: u32,
     /// Retransmitted segments cumulatively ACKed before a D-SACK said their
     /// retransmission was needless, in sequence order (for the spurious count only:
     /// Linux keeps nothing of ACKed data).
@@ -239,10 +250,13 @@ impl Conn {
     }
 
     /// `tcp_rack_reo_wnd` (`net/ipv4/tcp_recovery.c`).
-    fn rack_reo_wnd(&self) -> SimTime {
+    fn rack_reo_wnd(&self, config: &TcpConfig) -> SimTime {
         if self.reord_seen == 0 {
             // No reordering seen: be aggressive in recovery, or once dupthresh SACKs are in.
-            if matches!(self.state, CaState::Recovery | CaState::Loss) || self.sacked_out >= self.reordering {
+            if matches!(self.state, CaState::Recovery | CaState::Loss) {
+                return SimTime::ZERO;
+            }
+            if self.sacked_out >= self.reordering && !config.no_dupthresh {
                 return SimTime::ZERO;
             }
         }
@@ -250,6 +264,29 @@ impl Conn {
         let min_rtt = self.min_rtt.unwrap_or(SimTime::ZERO);
         let srtt = self.srtt.unwrap_or(SimTime::ZERO);
         SimTime((min_rtt.0 / 4) * u64::from(self.rack.reo_wnd_steps)).min(srtt)
+    }
+
+    /// `tcp_rack_update_reo_wnd` (tcp_recovery.c), after an ACK's deliveries are counted:
+    /// `prior_delivered` is the rate sample's (0: the ACK delivered nothing, or only data sent
+    /// before anything was delivered, and the window is left alone). A D-SACK widens the window
+    /// by one step (min_rtt/4) at most once a round trip: one for data sent before the last
+    /// widening is disregarded ("Disregard DSACK if a rtt has not passed since we adjusted
+    /// reo_wnd"); with no D-SACK pending and no recovery left to persist, back to one step.
+    fn update_reo_wnd(&mut self, config: &TcpConfig, prior_delivered: u32) {
+        if config.static_reo_wnd || prior_delivered == 0 {
+            return;
+        }
+        if prior_delivered < self.rack.last_delivered {
+            self.rack.dsack_seen = false;
+        }
+        if self.rack.dsack_seen {
+            self.rack.reo_wnd_steps = (self.rack.reo_wnd_steps + 1).min(0xFF);
+            self.rack.dsack_seen = false;
+            self.rack.last_delivered = self.delivered;
+            self.rack.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.rack.reo_wnd_persist == 0 {
+            self.rack.reo_wnd_steps = 1;
+        }
     }
 
     /// `tcp_rack_advance`: segment `seq`, sent at `sent`, was delivered.
@@ -272,8 +309,8 @@ impl Conn {
     /// `tcp_rack_detect_loss`: marks lost every segment sent a reordering window
     /// before the newest delivered one; returns the marks made and, if some
     /// segment may still be lost, how long until it would be.
-    fn rack_detect_loss(&mut self, now: SimTime) -> (u32, Option<SimTime>) {
-        let reo_wnd = self.rack_reo_wnd();
+    fn rack_detect_loss(&mut self, config: &TcpConfig, now: SimTime) -> (u32, Option<SimTime>) {
+        let reo_wnd = self.rack_reo_wnd(config);
         let mut newly_lost = 0;
         let mut wait: Option<SimTime> = None;
         // Segments in sequence order; never-retransmitted ones were also sent in that order,
@@ -717,6 +754,7 @@ impl TcpSender {
             frto_new_data: false,
             retransmits: 0,
             dsack_dups: 0,
+            delivered: 0,
             retx_acked: VecDeque::new(),
             done: false,
         }
@@ -761,6 +799,7 @@ impl TcpSender {
         stats.acks_received += 1;
         c.w.now = now;
         let prior_fack = c.fack.max(c.snd_una);
+        let prior_snd_una = c.snd_una;
         let prior_in_flight = c.in_flight();
         let mut newly_acked_sacked = 0u32;
         let mut first_ackt: Option<SimTime> = None;
@@ -772,6 +811,9 @@ impl TcpSender {
         // FLAG_ORIG_SACK_ACKED: a never-retransmitted segment below high_seq was delivered.
         let mut orig_acked = false;
         let mut newly_sacked = 0u32;
+        // The rate sample's `prior_delivered`: the delivered count when the latest sent of the
+        // segments this ACK delivers left (`tcp_rate_skb_delivered`); 0 when it delivers none.
+        let mut prior_delivered = 0u32;
         c.frto_new_data = false;
 
         // D-SACK (RFC 2883 §4; `tcp_check_dsack`): a first block below the ACK, or inside the second.
@@ -814,6 +856,7 @@ impl TcpSender {
                         }
                         newly_acked_sacked += 1;
                         newly_sacked += 1;
+                        prior_delivered = prior_delivered.max(s.delivered);
                         if s.marks & EVER_RETRANS == 0 {
                             orig_acked |= seq < c.high_seq;
                             first_sackt = Some(first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
@@ -852,6 +895,7 @@ impl TcpSender {
                     continue;
                 }
                 newly_acked_sacked += 1;
+                prior_delivered = prior_delivered.max(s.delivered);
                 if s.marks & LOST != 0 {
                     c.lost_out -= 1;
                 }
@@ -885,6 +929,8 @@ impl TcpSender {
         if reord < prior_fack && config.sack {
             c.check_reordering(config, reord);
         }
+        c.delivered += newly_acked_sacked;
+        c.update_reo_wnd(config, prior_delivered);
 
         // RTT (`tcp_clean_rtx_queue` → `tcp_ack_update_rtt`): the oldest newly ACKed
         // original, but not when the ACK also covers a retransmitted segment (Karn's rule:
@@ -916,27 +962,49 @@ impl TcpSender {
             }
         }
 
+        // Partial undo (`tcp_try_undo_partial`, first in `tcp_fastretrans_alert`'s Recovery case):
+        // an ACK that advances snd_una but not past high_seq and echoes a timestamp older than
+        // the first retransmission was sent for original data, "rather than with a retransmit":
+        // evidence of reordering (`tcp_check_sack_reordering(sk, prior_snd_una, 1)`). With
+        // retransmissions still out Linux returns there: this ACK marks nothing more lost (nor
+        // tries the D-SACK undo); with none, the reduction is undone and the connection kept
+        // open (`tcp_try_keep_open`), RACK then judging this ACK's news afresh.
+        let mut hold_losses = false;
+        if c.state == CaState::Recovery
+            && una_advanced
+            && c.snd_una < c.high_seq
+            && c.undo_marker.is_some()
+            && c.packet_delayed(ack.ts_ecr)
+        {
+            c.check_reordering(config, prior_snd_una);
+            if c.retrans_out > 0 {
+                hold_losses = true;
+            } else {
+                c.undo_reduction(stats);
+                // `tcp_any_retrans_done`: the head segment was ever retransmitted.
+                let retrans_done = c.snd_una < c.snd_nxt && c.seg(c.snd_una).marks & EVER_RETRANS != 0;
+                let keep =
+                    if c.sacked_out + c.lost_out > 0 || retrans_done { CaState::Disorder } else { CaState::Open };
+                c.set_state(keep);
+                c.high_seq = c.snd_nxt;
+            }
+        }
+
         // D-SACK undo (`tcp_try_undo_dsack`): every retransmission was needless.
         // `tcp_fastretrans_alert` tries it in Recovery and in Open or Disorder (a late
         // D-SACK after the recovery ended); in Loss only `tcp_try_undo_loss` undoes, on
         // an ACK that advances snd_una (`tcp_process_loss`, below).
-        if c.undo_marker.is_some()
+        if !hold_losses
+            && c.undo_marker.is_some()
             && c.undo_retrans == 0
             && matches!(c.state, CaState::Open | CaState::Disorder | CaState::Recovery)
         {
+            // `tcp_try_undo_dsack`: the window keeps its width one recovery longer.
+            c.rack.reo_wnd_persist = (c.rack.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
             c.undo_reduction(stats);
-            // `tcp_rack_update_reo_wnd` widens RACK's window on such news.
             if c.state != CaState::Open {
                 c.set_state(if c.sacked_out > 0 { CaState::Disorder } else { CaState::Open });
             }
-        }
-
-        // RACK's reordering window follows D-SACKs (`tcp_rack_update_reo_wnd`): one more
-        // step per round with a D-SACK, back to one after 16 recoveries without.
-        if c.rack.dsack_seen && una_advanced {
-            c.rack.reo_wnd_steps = (c.rack.reo_wnd_steps + 1).min(0xFF);
-            c.rack.dsack_seen = false;
-            c.rack.reo_wnd_persist = 16;
         }
 
         // The congestion state machine (`tcp_fastretrans_alert`).
@@ -947,12 +1015,12 @@ impl TcpSender {
                     c.undo_reduction(stats);
                 } else {
                     c.end_cwnd_reduction();
+                    // A recovery that was not undone counts toward the window's return to one
+                    // step (`else if (tp->rack.reo_wnd_persist) tp->rack.reo_wnd_persist--;`),
+                    // which `update_reo_wnd` makes at the next delivery.
+                    c.rack.reo_wnd_persist = c.rack.reo_wnd_persist.saturating_sub(1);
                 }
                 c.set_state(CaState::Open);
-                c.rack.reo_wnd_persist = c.rack.reo_wnd_persist.saturating_sub(1);
-                if c.rack.reo_wnd_persist == 0 {
-                    c.rack.reo_wnd_steps = 1;
-                }
             }
             CaState::Loss => {
                 // `tcp_process_loss`.
@@ -1004,10 +1072,12 @@ impl TcpSender {
         // already judged lost waits for a probe or the RTO).
         let mut newly_lost = 0;
         let mut reo_wait = None;
-        if config.rack && config.sack {
+        if hold_losses {
+            // (`tcp_try_undo_partial` returned: no loss detection on this ACK)
+        } else if config.rack && config.sack {
             if c.rack.advanced {
                 c.rack.advanced = false;
-                let (n, wait) = c.rack_detect_loss(now);
+                let (n, wait) = c.rack_detect_loss(config, now);
                 newly_lost += n;
                 reo_wait = wait;
             }
@@ -1154,10 +1224,12 @@ impl TcpSender {
 
     fn retransmit(c: &mut Conn, stats: &mut TcpStats, flow: u32, seq: u32, now: SimTime, cutter: &Cutter) -> Packet {
         c.data_sent(now);
+        let delivered = c.delivered;
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
         s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
         s.sent = now;
+        s.delivered = delivered;
         if was_lost {
             c.retrans_out += 1;
         } else {
@@ -1185,7 +1257,8 @@ impl TcpSender {
         c.data_sent(now);
         let seq = c.snd_nxt;
         c.snd_nxt += 1;
-        c.segs.push_back(Seg { sent: now, marks: 0 });
+        let delivered = c.delivered;
+        c.segs.push_back(Seg { sent: now, delivered, marks: 0 });
         if c.state == CaState::Recovery {
             c.prr_out += 1;
         }
@@ -1276,9 +1349,9 @@ impl TcpSender {
 
     /// RACK's reordering timer fired (`tcp_rack_reo_timeout`).
     fn on_reo_timeout(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
-        let stats = &mut self.stats;
+        let (config, stats) = (&self.config, &mut self.stats);
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
-        let (lost, wait) = c.rack_detect_loss(now);
+        let (lost, wait) = c.rack_detect_loss(config, now);
         if lost > 0 && matches!(c.state, CaState::Open | CaState::Disorder) {
             c.enter_recovery(stats);
             // `tcp_rack_reo_timeout`: room for the first retransmission at once.
@@ -1507,6 +1580,84 @@ mod tests {
                 assert_eq!(c.backoff, 1, "no valid sample: the backoff stays");
             }
         }
+    }
+
+    #[test]
+    fn racks_window_widens_once_a_round_trip_however_many_dsacks_the_round_brings() {
+        // `tcp_rack_update_reo_wnd`: a D-SACK for data sent before the window last widened
+        // ("a rtt has not passed since we adjusted reo_wnd") is disregarded.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let c = s.conns[0].as_mut().unwrap();
+        c.reord_seen = 1; // reordering seen: D-SACKs widen the window
+        c.retransmits = 10; // and are not dubious (fewer duplicates than retransmissions)
+        let steps = |s: &TcpSender| s.conns[0].as_ref().unwrap().rack.reo_wnd_steps;
+        // 0-3 delivered; what is sent next leaves with 4 delivered.
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+        s.conns[0].as_mut().unwrap().wmem = 0;
+        let second: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).map(|p| p.seq).collect();
+        assert!(second.len() >= 3 && second[0] == 10, "{second:?}");
+        // A D-SACK on an ACK delivering only first-window data (sent with 0 delivered: the rate
+        // sample has no prior_delivered) waits; the next delivery of later data widens: 2 steps.
+        let t = SimTime(3 * ms.0);
+        s.on_packet(t, ack_with(5, &[(1, 2)], 0, t), &mut out);
+        assert_eq!(steps(&s), 1);
+        s.on_packet(t, ack_with(5, &[(10, 11)], 0, t), &mut out);
+        assert_eq!(steps(&s), 2, "the pending D-SACK widened the window");
+        // More D-SACKs in the same round, on ACKs delivering data sent before the widening: no more.
+        for (i, dup) in [2u32, 3].into_iter().enumerate() {
+            let t = SimTime(3 * ms.0 + 100_000 * (i as u64 + 1));
+            s.on_packet(t, ack_with(5, &[(dup, dup + 1), (10, 12 + i as u32)], 0, t), &mut out);
+        }
+        assert_eq!(steps(&s), 2, "one step per round trip");
+        // Data sent after the widening, delivered with a D-SACK: the next round, one more step.
+        let t = SimTime(4 * ms.0);
+        s.conns[0].as_mut().unwrap().wmem = 0;
+        let third: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).map(|p| p.seq).collect();
+        let late = *third.first().expect("room to send");
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(5, &[(4, 5), (late, late + 1)], 0, t), &mut out);
+        assert_eq!(steps(&s), 3);
+    }
+
+    #[test]
+    fn a_partial_ack_echoing_the_originals_timestamp_holds_the_losses_then_undoes() {
+        // `tcp_try_undo_partial`: in Recovery, an ACK that advances snd_una below high_seq and
+        // echoes a TSval older than the first retransmission was triggered by the original.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        // 5 ms after the window left, 3-9 are SACKed: RACK marks 0-2 lost, recovery starts.
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.lost_out, c.high_seq), (CaState::Recovery, 3, 10));
+        c.wmem = 0;
+        let resent: Vec<u32> =
+            std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit).map(|p| p.seq).collect();
+        assert!(!resent.is_empty() && resent[0] == 0, "{resent:?}");
+        let c = s.conns[0].as_ref().unwrap();
+        let (cwnd_before, reordering_before) = (c.prior_cwnd, c.reordering);
+        // The original of 0 arrives late: its ACK echoes the window's TSval (from 0 ms, before
+        // the retransmissions at 5 ms). Retransmissions are out: hold, mark nothing more lost.
+        let early = super::super::ts_of(SimTime::ZERO);
+        let t = SimTime(6 * ms.0);
+        s.on_packet(t, ack_with(1, &[(3, 10)], early, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(c.state, CaState::Recovery);
+        assert!(c.reordering > reordering_before, "reordering raised from the timestamps: {}", c.reordering);
+        assert_eq!((c.reord_seen, s.stats.undos), (1, 0));
+        // The originals of 1 and 2 too, and now no retransmission is out unanswered... once the
+        // ACK covers them all: the reduction is undone, the connection kept open (SACKed data
+        // remain: Disorder).
+        let t = SimTime(7 * ms.0);
+        s.on_packet(t, ack_with(3, &[(3, 10)], early, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!(c.state, CaState::Disorder);
+        assert!(c.w.cwnd >= cwnd_before, "cwnd {} restored to {cwnd_before}", c.w.cwnd);
     }
 
     #[test]
