@@ -78,6 +78,10 @@ impl Alb {
 }
 
 impl Scheduler for Alb {
+    fn skips_updelay(&self, _link: LinkId, bond: &BondView) -> bool {
+        bond.usable().next().is_none() // `usable_slaves->count == 0`
+    }
+
     fn reads_link_load(&self) -> bool {
         false
     }

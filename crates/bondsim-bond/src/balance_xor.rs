@@ -40,6 +40,10 @@ pub struct BalanceXor {
 }
 
 impl Scheduler for BalanceXor {
+    fn skips_updelay(&self, _link: LinkId, bond: &BondView) -> bool {
+        bond.usable().next().is_none() // `usable_slaves->count == 0`
+    }
+
     fn reads_link_load(&self) -> bool {
         false
     }

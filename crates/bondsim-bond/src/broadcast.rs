@@ -3,7 +3,7 @@
 
 use super::params::Params;
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, PacketInfo, Pick, Scheduler};
+use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
 
 /// Registry entry.
@@ -23,6 +23,10 @@ fn build(_params: &Params, _ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
 pub struct Broadcast;
 
 impl Scheduler for Broadcast {
+    fn skips_updelay(&self, _link: LinkId, _bond: &BondView) -> bool {
+        false // no usable array (`usable_slaves` is NULL outside the hash modes): updelay always applies
+    }
+
     fn reads_link_load(&self) -> bool {
         false
     }

@@ -153,6 +153,10 @@ impl Lacp {
 }
 
 impl Scheduler for Lacp {
+    fn skips_updelay(&self, _link: LinkId, bond: &BondView) -> bool {
+        bond.usable().next().is_none() // `usable_slaves->count == 0`
+    }
+
     fn reads_link_load(&self) -> bool {
         false
     }

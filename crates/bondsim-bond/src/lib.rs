@@ -269,6 +269,16 @@ pub trait Scheduler: Send {
     /// test [`LinkView::can_tx`] per packet need nothing.
     fn on_carrier_change(&mut self, _link: LinkId, _bond: &BondView) {}
 
+    /// Whether miimon skips `updelay` for `link`, whose carrier is back now
+    /// (`bond_miimon_inspect`'s `ignore_updelay`, Linux ≥ 5.13): active-backup when it has no
+    /// active slave, the hash modes (balance-xor, 802.3ad, balance-tlb, balance-alb) when
+    /// their usable array is empty; balance-rr and broadcast keep no such array and always
+    /// wait. By default: when the monitor sees no other link up (active-backup's rule, and
+    /// what this simulator's own schedulers and teamd's and OVS's modes keep).
+    fn skips_updelay(&self, link: LinkId, bond: &BondView) -> bool {
+        !bond.monitored_up().any(|l| l != link)
+    }
+
     /// True if the receiver puts packets back in the order the bond sent them
     /// (a resequencing buffer, as striping protocols do).
     fn resequences(&self) -> bool {

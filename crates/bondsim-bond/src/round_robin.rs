@@ -15,7 +15,7 @@ use rand::RngExt;
 
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, PacketInfo, Pick, Scheduler};
+use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
 use crate::error::Result;
 use crate::rng::Rng;
 
@@ -45,6 +45,10 @@ pub struct RoundRobin {
 }
 
 impl Scheduler for RoundRobin {
+    fn skips_updelay(&self, _link: LinkId, _bond: &BondView) -> bool {
+        false // no usable array (`usable_slaves` is NULL outside the hash modes): updelay always applies
+    }
+
     fn reads_link_load(&self) -> bool {
         false
     }

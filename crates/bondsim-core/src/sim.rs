@@ -1735,7 +1735,7 @@ impl World {
     /// a link without carrier before the monitor's verdict ([`LinkView::can_tx`]).
     fn nic_carrier(&mut self, now: SimTime, id: usize, up: bool) {
         self.nic_carrier[id] = up;
-        let any_usable = (0..self.links.len()).any(|l| l != id && self.monitor.is_up(l));
+        let any_usable = !self.scheduler.skips_updelay(id, &BondView { now, links: &self.views });
         if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
             self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
         }

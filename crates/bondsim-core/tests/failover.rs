@@ -112,6 +112,36 @@ fn load_balancing_modes_leave_a_link_when_its_nic_reports_no_carrier_not_at_the_
 }
 
 #[test]
+fn updelay_is_skipped_when_nothing_can_send_except_in_balance_rr_and_broadcast() {
+    // Both links lose carrier at 0.1 s; link 0 returns at 0.2 s, link 1 at 0.4 s; miimon 10 ms,
+    // updelay 50 ms. `bond_miimon_inspect` skips the updelay when the bond has no active slave
+    // (active-backup) or an empty usable array (the hash modes); balance-rr and broadcast keep
+    // no usable array and wait it out: the stream has no link for 50 ms longer.
+    let window_ms = |mode: &str| {
+        let s = scenario(json!({
+            "seed": 1,
+            "stop_s": 0.5,
+            "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+            "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
+            "bond": {"mode": mode, "miimon": 10.0, "updelay": 50.0},
+            "links": [
+                {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1, "up_s": 0.2}]},
+                {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1, "up_s": 0.4}]},
+            ],
+        }));
+        let r = run(&s).unwrap();
+        // From the verdict at 0.1 s the bond has no link until link 0's verdict comes back.
+        r.summary.drops_no_link as f64 * GAP_MS
+    };
+    for (mode, expected) in
+        [("active-backup", 100.0), ("balance-xor", 100.0), ("balance-rr", 150.0), ("broadcast", 150.0)]
+    {
+        let got = window_ms(mode);
+        assert!((got - expected).abs() <= 2.0 * GAP_MS, "{mode}: no link for {got} ms, {expected} expected");
+    }
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);

@@ -556,7 +556,7 @@ impl Fabric {
                 }
             }
         }
-        let any_usable = (0..self.forward.len()).any(|l| l != id && self.monitor.is_up(l));
+        let any_usable = !self.scheduler.skips_updelay(id, &BondView { now: at, links: &self.views });
         if let Some(commit) = self.monitor.carrier_changed(id, at, up, any_usable) {
             self.schedule(commit.at, Event::Commit(id, commit.generation));
         }
