@@ -3,9 +3,11 @@
 //!
 //! The monitor checks every link's carrier every `miimon`; a change seen at a
 //! check is committed `downdelay` (or `updelay`) later, both rounded down to
-//! whole checks as the kernel stores them; if the carrier is back by the
-//! commit, nothing changes. `updelay` is skipped when no link is usable (the
-//! kernel's `ignore_updelay`). With `miimon = 0` the bond never notices a
+//! whole checks as the kernel stores them (`BOND_LINK_FAIL` / `BOND_LINK_BACK`
+//! counting `slave->delay` down). A check that sees the carrier back aborts the
+//! countdown ("recovered before downdelay expired"); a carrier that comes back and
+//! goes again between two checks is never seen, and the countdown goes on.
+//! `updelay` is skipped when the mode says so (the kernel's `ignore_updelay`). With `miimon = 0` the bond never notices a
 //! failure. The checks are computed, not simulated one by one, so a short
 //! `miimon` costs nothing.
 
@@ -34,12 +36,12 @@ pub fn miimon_in_force(mode: &str, miimon_ms: f64) -> f64 {
     }
 }
 
-/// A verdict change to apply at `at` unless superseded (`generation`).
+/// A verdict change to apply at `at` unless a check aborted it (`generation`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Commit {
     /// When the monitor commits the change.
     pub at: SimTime,
-    /// Identifies the change; a later carrier change voids it.
+    /// Identifies the countdown; one aborted by a check is void.
     pub generation: u32,
 }
 
@@ -47,6 +49,15 @@ pub struct Commit {
 struct LinkState {
     verdict_up: bool,
     generation: u32,
+    /// A countdown runs (`BOND_LINK_FAIL` or `BOND_LINK_BACK`).
+    counting: bool,
+    /// The carrier came back to the verdict at this time during the countdown; a check
+    /// at or after it sees that and aborts the countdown.
+    restored_at: Option<SimTime>,
+}
+
+impl LinkState {
+    const UP: LinkState = LinkState { verdict_up: true, generation: 0, counting: false, restored_at: None };
 }
 
 /// The monitor of every link of the bond.
@@ -69,7 +80,7 @@ impl Monitor {
             up_checks: checks(updelay_ms),
             down_checks: checks(downdelay_ms),
             ignore_updelay: true,
-            links: vec![LinkState { verdict_up: true, generation: 0 }; links],
+            links: vec![LinkState::UP; links],
         }
     }
 
@@ -83,7 +94,7 @@ impl Monitor {
             up_checks: SimTime::from_millis_f64(delay_up_ms).0,
             down_checks: SimTime::from_millis_f64(delay_down_ms).0,
             ignore_updelay: false,
-            links: vec![LinkState { verdict_up: true, generation: 0 }; links],
+            links: vec![LinkState::UP; links],
         }
     }
 
@@ -95,12 +106,30 @@ impl Monitor {
     /// The carrier of `link` changed at `now`; returns the commit to schedule, if any.
     /// `any_usable` says whether the bond has a usable link now (for `ignore_updelay`).
     pub fn carrier_changed(&mut self, link: usize, now: SimTime, carrier_up: bool, any_usable: bool) -> Option<Commit> {
+        let period = self.period.0;
         let state = &mut self.links[link];
-        state.generation = state.generation.wrapping_add(1);
-        if self.period == SimTime::ZERO || state.verdict_up == carrier_up {
+        if period == 0 {
             return None;
         }
-        let period = self.period.0;
+        if state.verdict_up == carrier_up {
+            // Back to what the bond believes: the next check sees it (in `commit` or below).
+            if state.counting {
+                state.restored_at = Some(now);
+            }
+            return None;
+        }
+        if state.counting {
+            if let Some(back) = state.restored_at.take() {
+                // It was back since `back`: did a check (at a multiple of the period, a change at
+                // the same instant coming first) fall before it went again?
+                if back.0.div_ceil(period) * period >= now.0 {
+                    return None; // unseen: the countdown goes on, its commit stands
+                }
+            }
+        }
+        state.generation = state.generation.wrapping_add(1);
+        state.counting = true;
+        state.restored_at = None;
         let seen = now.0.div_ceil(period) * period;
         let checks = match (carrier_up, any_usable) {
             (false, _) => self.down_checks,
@@ -114,8 +143,13 @@ impl Monitor {
     /// agrees; returns true if the verdict changed.
     pub fn commit(&mut self, link: usize, generation: u32, carrier_up: bool) -> bool {
         let state = &mut self.links[link];
-        if state.generation != generation || state.verdict_up == carrier_up {
+        if state.generation != generation {
             return false;
+        }
+        state.counting = false;
+        state.restored_at = None;
+        if state.verdict_up == carrier_up {
+            return false; // a check saw the carrier back: the countdown was aborted
         }
         state.verdict_up = carrier_up;
         true
@@ -155,8 +189,44 @@ mod tests {
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
         let c = m.carrier_changed(0, ms(10), false, true).unwrap();
         assert_eq!(m.carrier_changed(0, ms(150), true, true), None);
-        assert!(!m.commit(0, c.generation, false));
+        assert!(!m.commit(0, c.generation, true), "the check at 200 saw the carrier back");
         assert!(m.is_up(0));
+    }
+
+    #[test]
+    fn a_flap_between_two_checks_is_unseen_and_the_countdown_goes_on() {
+        // `bond_miimon_inspect` reads the carrier at its checks only: in BOND_LINK_FAIL a check
+        // that sees it back aborts ("recovered before downdelay expired"), else `delay--` goes on.
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
+        assert_eq!(c.at, ms(400), "seen at 100, 3 checks of downdelay");
+        assert_eq!(m.carrier_changed(0, ms(120), true, true), None);
+        assert_eq!(m.carrier_changed(0, ms(150), false, true), None, "no check in [120, 150): unseen");
+        assert!(m.commit(0, c.generation, false), "the first countdown commits");
+        assert!(!m.is_up(0));
+        // Seen back by the check at 200 (aborted), gone again at 250: a new countdown.
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let first = m.carrier_changed(0, ms(10), false, true).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(120), true, true), None);
+        let second = m.carrier_changed(0, ms(250), false, true).expect("a new countdown");
+        assert_eq!(second.at, ms(600));
+        assert!(!m.commit(0, first.generation, false), "the aborted countdown is void");
+        assert!(m.commit(0, second.generation, false));
+        // A check at the very instant it goes again sees it gone (a carrier change comes first).
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(150), true, true), None);
+        assert_eq!(m.carrier_changed(0, ms(200), false, true), None, "the check at 200 sees it gone");
+        assert!(m.commit(0, c.generation, false));
+        // updelay alike (BOND_LINK_BACK: "link status down again after %d ms").
+        let mut m = Monitor::new(100.0, 200.0, 0.0, 1);
+        let down = m.carrier_changed(0, ms(0), false, true).unwrap();
+        assert!(m.commit(0, down.generation, false));
+        let up = m.carrier_changed(0, ms(310), true, true).unwrap();
+        assert_eq!(up.at, ms(600));
+        assert_eq!(m.carrier_changed(0, ms(320), false, true), None);
+        assert_eq!(m.carrier_changed(0, ms(390), true, true), None, "no check in [320, 390): unseen");
+        assert!(m.commit(0, up.generation, true));
     }
 
     #[test]

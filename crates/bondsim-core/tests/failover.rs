@@ -142,6 +142,30 @@ fn updelay_is_skipped_when_nothing_can_send_except_in_balance_rr_and_broadcast()
 }
 
 #[test]
+fn a_carrier_back_and_gone_between_two_checks_leaves_the_downdelay_counting() {
+    // miimon 10 ms, downdelay 20 ms. The carrier goes at 100.5 ms (seen by the check at 110:
+    // BOND_LINK_FAIL), is back at 110.2 and gone again at 115: no check falls between, so the
+    // countdown goes on and the verdict comes at 130 ms, not 140 (`bond_miimon_inspect` reads the
+    // carrier at its checks only). Active-backup sends into the link until then, except while
+    // its carrier was back.
+    let s = scenario(json!({
+        "seed": 1,
+        "stop_s": 0.3,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
+        "bond": {"mode": "active-backup", "miimon": 10.0, "downdelay": 20.0},
+        "links": [
+            {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1005, "up_s": 0.1102}, {"down_s": 0.115, "up_s": 0.25}]},
+            {"rate_mbps": 1000.0},
+        ],
+    }));
+    let r = run(&s).unwrap();
+    let dead_ms = (110.2 - 100.5) + (130.0 - 115.0);
+    let lost = r.summary.drops_link_down as f64;
+    assert!((lost - dead_ms / GAP_MS).abs() <= 2.0, "lost {lost}, {} expected", dead_ms / GAP_MS);
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);
