@@ -34,6 +34,19 @@ const RATE_MBPS: f64 = 100.0;
 /// The stream's packet gap, ms: 1448 payload bytes at RATE_MBPS.
 const GAP_MS: f64 = 1448.0 * 8.0 / (RATE_MBPS * 1e3);
 
+/// The UDP stream of [`udp`] over two 1 Gbit/s links failing as `failures` say, `bond` as given.
+fn stream_over_two_links(bond: Value, failures: [Value; 2], stop_s: f64) -> Scenario {
+    let [f0, f1] = failures;
+    scenario(json!({
+        "seed": 1,
+        "stop_s": stop_s,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
+        "bond": bond,
+        "links": [{"rate_mbps": 1000.0, "failures": f0}, {"rate_mbps": 1000.0, "failures": f1}],
+    }))
+}
+
 fn only_failure(r: &RunResult) -> &bondsim_core::failover::FailoverTable {
     let f = r.failovers.as_ref().expect("a run whose link fails has a failovers table");
     assert_eq!(f.link, [0], "one failure, of link 0");
@@ -118,18 +131,9 @@ fn updelay_is_skipped_when_nothing_can_send_except_in_balance_rr_and_broadcast()
     // (active-backup) or an empty usable array (the hash modes); balance-rr and broadcast keep
     // no usable array and wait it out: the stream has no link for 50 ms longer.
     let window_ms = |mode: &str| {
-        let s = scenario(json!({
-            "seed": 1,
-            "stop_s": 0.5,
-            "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
-            "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
-            "bond": {"mode": mode, "miimon": 10.0, "updelay": 50.0},
-            "links": [
-                {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1, "up_s": 0.2}]},
-                {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1, "up_s": 0.4}]},
-            ],
-        }));
-        let r = run(&s).unwrap();
+        let bond = json!({"mode": mode, "miimon": 10.0, "updelay": 50.0});
+        let failures = [json!([{"down_s": 0.1, "up_s": 0.2}]), json!([{"down_s": 0.1, "up_s": 0.4}])];
+        let r = run(&stream_over_two_links(bond, failures, 0.5)).unwrap();
         // From the verdict at 0.1 s the bond has no link until link 0's verdict comes back.
         r.summary.drops_no_link as f64 * GAP_MS
     };
@@ -148,18 +152,9 @@ fn a_carrier_back_and_gone_between_two_checks_leaves_the_downdelay_counting() {
     // countdown goes on and the verdict comes at 130 ms, not 140 (`bond_miimon_inspect` reads the
     // carrier at its checks only). Active-backup sends into the link until then, except while
     // its carrier was back.
-    let s = scenario(json!({
-        "seed": 1,
-        "stop_s": 0.3,
-        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
-        "sender": {"kind": "cbr", "rate_mbps": RATE_MBPS, "chunk_bytes": 1448},
-        "bond": {"mode": "active-backup", "miimon": 10.0, "downdelay": 20.0},
-        "links": [
-            {"rate_mbps": 1000.0, "failures": [{"down_s": 0.1005, "up_s": 0.1102}, {"down_s": 0.115, "up_s": 0.25}]},
-            {"rate_mbps": 1000.0},
-        ],
-    }));
-    let r = run(&s).unwrap();
+    let bond = json!({"mode": "active-backup", "miimon": 10.0, "downdelay": 20.0});
+    let failures = [json!([{"down_s": 0.1005, "up_s": 0.1102}, {"down_s": 0.115, "up_s": 0.25}]), json!([])];
+    let r = run(&stream_over_two_links(bond, failures, 0.3)).unwrap();
     let dead_ms = (110.2 - 100.5) + (130.0 - 115.0);
     let lost = r.summary.drops_link_down as f64;
     assert!((lost - dead_ms / GAP_MS).abs() <= 2.0, "lost {lost}, {} expected", dead_ms / GAP_MS);
