@@ -590,17 +590,23 @@ impl Conn {
         }
     }
 
-    /// `tcp_undo_cwnd_reduction`: the reduction was needless.
-    fn undo_reduction(&mut self, stats: &mut TcpStats) {
-        // Segments marked lost are not lost after all.
-        for seq in self.snd_una..self.snd_nxt {
-            let s = self.seg_mut(seq);
-            if s.marks & LOST != 0 {
-                s.marks &= !LOST;
-                self.lost_out -= 1;
+    /// `tcp_undo_cwnd_reduction(sk, unmark_loss)`: the reduction was needless. The timeout's
+    /// and the partial undo unmark every loss (`unmark_loss`); the D-SACK and full-recovery undos
+    /// keep the marks, so a loss still evident starts a new recovery on the same ACK
+    /// ("reordering then loss", `tcp_fastretrans_alert`). Either way RACK looks again
+    /// (`tp->rack.advanced = 1; /* Force RACK to re-exam losses */`).
+    fn undo_reduction(&mut self, stats: &mut TcpStats, unmark_loss: bool) {
+        if unmark_loss {
+            for seq in self.snd_una..self.snd_nxt {
+                let s = self.seg_mut(seq);
+                if s.marks & LOST != 0 {
+                    s.marks &= !LOST;
+                    self.lost_out -= 1;
+                }
             }
+            self.retrans_hint = self.snd_nxt;
         }
-        self.retrans_hint = self.snd_nxt;
+        self.rack.advanced = true;
         self.w.cwnd = self.cc.undo_cwnd(&self.w, self.prior_cwnd);
         if self.prior_ssthresh > self.w.ssthresh {
             self.w.ssthresh = self.prior_ssthresh;
@@ -823,6 +829,13 @@ impl TcpSender {
         });
         if dsack {
             dsack_tlp = c.on_dsack(blocks[0].start, blocks[0].end, stats);
+            // `tcp_sacktag_one`: a D-SACK of a retransmitted segment already SACKed says the
+            // original arrived after data sent later: reordering, from the lowest such segment.
+            let (start, end) = (blocks[0].start.max(c.snd_una), blocks[0].end.min(c.snd_nxt));
+            if let Some(seq) = (start..end).find(|&q| c.seg(q).marks & (SACKED | EVER_RETRANS) == SACKED | EVER_RETRANS)
+            {
+                reord = reord.min(seq);
+            }
         }
 
         // SACK blocks (`tcp_sacktag_write_queue`), skipping what the last ACK already said.
@@ -930,7 +943,13 @@ impl TcpSender {
             c.check_reordering(config, reord);
         }
         c.delivered += newly_acked_sacked;
-        c.update_reo_wnd(config, prior_delivered);
+        // An ACK below snd_una (ACKs reordered on their way back) takes `tcp_ack`'s `old_ack`
+        // path: its SACK blocks are tagged and `tcp_fastretrans_alert` runs, nothing else (no
+        // RTT sample, RACK window update, loss-probe answer nor window growth or reduction).
+        let old_ack = ack.ack < prior_snd_una;
+        if !old_ack {
+            c.update_reo_wnd(config, prior_delivered);
+        }
 
         // RTT (`tcp_clean_rtx_queue` → `tcp_ack_update_rtt`): the oldest newly ACKed
         // original, but not when the ACK also covers a retransmitted segment (Karn's rule:
@@ -940,18 +959,20 @@ impl TcpSender {
         // (`sack_rtt_us`), else the timestamp echo if data was ACKed (`tcp_rtt_tsopt_us`).
         // A valid sample resets the backoff.
         let seq_rtt = first_ackt.filter(|_| !retrans_data_acked).or(first_sackt);
-        let rtt = seq_rtt.map(|t| rtt_of(now, t)).or_else(|| {
+        let rtt = seq_rtt.filter(|_| !old_ack).map(|t| rtt_of(now, t)).or_else(|| {
             (una_advanced && ack.ts_ecr != 0).then(|| rtt_of(now, super::ts_time(ack.ts_ecr)).max(SimTime(1_000_000)))
         });
         if let Some(rtt) = rtt {
             c.rtt_sample(config, rtt);
             c.backoff = 0;
         }
-        c.w.snd_nxt = u64::from(c.snd_nxt);
-        c.cc.pkts_acked(&mut c.w, &AckSample { acked: newly_acked_sacked, rtt, in_flight: prior_in_flight });
+        if !old_ack {
+            c.w.snd_nxt = u64::from(c.snd_nxt);
+            c.cc.pkts_acked(&mut c.w, &AckSample { acked: newly_acked_sacked, rtt, in_flight: prior_in_flight });
+        }
 
         // Tail loss probe answered (`tcp_process_tlp_ack`).
-        if let Some(high) = c.tlp_high_seq {
+        if let Some(high) = c.tlp_high_seq.filter(|_| !old_ack) {
             if ack.ack >= high {
                 c.tlp_high_seq = None;
                 if c.tlp_retrans && !dsack_tlp && ack.ack > high {
@@ -980,7 +1001,7 @@ impl TcpSender {
             if c.retrans_out > 0 {
                 hold_losses = true;
             } else {
-                c.undo_reduction(stats);
+                c.undo_reduction(stats, true);
                 // `tcp_any_retrans_done`: the head segment was ever retransmitted.
                 let retrans_done = c.snd_una < c.snd_nxt && c.seg(c.snd_una).marks & EVER_RETRANS != 0;
                 let keep =
@@ -1001,7 +1022,7 @@ impl TcpSender {
         {
             // `tcp_try_undo_dsack`: the window keeps its width one recovery longer.
             c.rack.reo_wnd_persist = (c.rack.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
-            c.undo_reduction(stats);
+            c.undo_reduction(stats, false);
             if c.state != CaState::Open {
                 c.set_state(if c.sacked_out > 0 { CaState::Disorder } else { CaState::Open });
             }
@@ -1012,7 +1033,7 @@ impl TcpSender {
             CaState::Recovery if c.snd_una >= c.high_seq => {
                 // `tcp_try_undo_recovery`: undo if the timestamps show the retransmissions needless.
                 if c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr)) {
-                    c.undo_reduction(stats);
+                    c.undo_reduction(stats, false);
                 } else {
                     c.end_cwnd_reduction();
                     // A recovery that was not undone counts toward the window's return to one
@@ -1028,12 +1049,12 @@ impl TcpSender {
                 let may_undo = c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr));
                 if una_advanced && may_undo {
                     // `tcp_try_undo_loss`: the timestamps show the timeout needless.
-                    c.undo_reduction(stats);
+                    c.undo_reduction(stats, true);
                     c.set_state(CaState::Open);
                 } else if c.frto && orig_acked {
                     // F-RTO (RFC 5682 §3.1 step 3.b, SACK-enhanced): data never retransmitted
                     // was delivered, so not everything was lost: the timeout was spurious.
-                    c.undo_reduction(stats);
+                    c.undo_reduction(stats, true);
                     stats.spurious_rtos += 1;
                     stats.spurious_rto_at.push(now);
                     c.frto = false;
@@ -1057,7 +1078,7 @@ impl TcpSender {
                     if recovered && !c.frto_new_data {
                         // `tcp_try_undo_recovery`, then back to Open.
                         if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
-                            c.undo_reduction(stats);
+                            c.undo_reduction(stats, false);
                         }
                         c.frto = false;
                         c.set_state(CaState::Open);
@@ -1067,9 +1088,10 @@ impl TcpSender {
             _ => {}
         }
         // Loss detection (`tcp_identify_packet_loss`), after the state's exits and undos as
-        // in `tcp_fastretrans_alert`: an undo unmarks every loss (`tcp_undo_cwnd_reduction`),
-        // and what RACK finds on this same ACK must survive it (else a segment RACK
-        // already judged lost waits for a probe or the RTO).
+        // in `tcp_fastretrans_alert`: the timeout's and the partial undo unmark every loss
+        // (`tcp_undo_cwnd_reduction`), every undo makes RACK look again, and what RACK finds on
+        // this same ACK must survive it (else a segment RACK already judged lost waits for a
+        // probe or the RTO).
         let mut newly_lost = 0;
         let mut reo_wait = None;
         if hold_losses {
@@ -1096,7 +1118,9 @@ impl TcpSender {
         }
 
         // The window (`tcp_cong_control`).
-        if c.state == CaState::Recovery {
+        if old_ack {
+            // (none on the `old_ack` path)
+        } else if c.state == CaState::Recovery {
             c.cwnd_reduction(newly_acked_sacked, newly_lost, una_advanced);
         } else {
             // `tcp_may_raise_cwnd`: with a raised reordering degree any forward progress
@@ -1658,6 +1682,71 @@ mod tests {
         assert_eq!(s.stats.undos, 1);
         assert_eq!(c.state, CaState::Disorder);
         assert!(c.w.cwnd >= cwnd_before, "cwnd {} restored to {cwnd_before}", c.w.cwnd);
+    }
+
+    #[test]
+    fn a_dsack_undo_keeps_the_losses_still_evident_and_recovers_them_at_once() {
+        // `tcp_try_undo_dsack` calls `tcp_undo_cwnd_reduction(sk, false)`: the marks stay, and
+        // `tcp_time_to_recover` (lost_out) starts a new recovery on the same ACK, even one that
+        // delivers nothing new.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.lost_out), (CaState::Recovery, 3));
+        // Segment 3 had been retransmitted once in this recovery (the only retransmission).
+        c.seg_mut(3).marks |= EVER_RETRANS;
+        (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
+        // A D-SACK (inside the SACK block) says that retransmission was needless.
+        let t = SimTime(6 * ms.0);
+        s.on_packet(t, ack_with(0, &[(3, 4), (3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(s.stats.undos, 1);
+        assert_eq!((c.state, c.lost_out), (CaState::Recovery, 3), "0-2 are still lost: a new recovery");
+        assert_eq!(s.stats.fast_recoveries, 2);
+    }
+
+    #[test]
+    fn a_dsack_of_a_retransmitted_segment_already_sacked_is_reordering() {
+        // `tcp_sacktag_one`: "if ((sacked & TCPCB_SACKED_ACKED) && before(start_seq, state->reord))
+        // state->reord = start_seq;" for a D-SACK of a retransmitted segment.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.reordering, c.reord_seen), (3, 0));
+        c.seg_mut(5).marks |= EVER_RETRANS; // SACKed, and once retransmitted
+        c.retransmits = 1;
+        let t = SimTime(3 * ms.0);
+        s.on_packet(t, ack_with(0, &[(5, 6), (3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.reordering, c.reord_seen), (10 - 5, 1), "fack 10 less the D-SACKed 5");
+    }
+
+    #[test]
+    fn an_ack_below_snd_una_only_tags_its_sack_blocks() {
+        // `tcp_ack`: "if (before(ack, prior_snd_una)) ... goto old_ack;" where only
+        // `tcp_sacktag_write_queue` and `tcp_fastretrans_alert` run.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(5, &[], 0, t), &mut out);
+        s.conns[0].as_mut().unwrap().wmem = 0;
+        let sent = std::iter::from_fn(|| s.poll_transmit(t)).count();
+        assert!(sent >= 3, "room for new data");
+        let c = s.conns[0].as_ref().unwrap();
+        let (cwnd, srtt, delivered) = (c.w.cwnd, c.srtt, c.delivered);
+        // An ACK overtaken by the one above, reporting segment 11 (sent at 2 ms) 3 ms later.
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(3, &[(11, 12)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.snd_una, c.sacked_out, c.delivered), (5, 1, delivered + 1), "the SACK is tagged");
+        assert_eq!((c.w.cwnd, c.srtt), (cwnd, srtt), "no window growth, no RTT sample");
     }
 
     #[test]
