@@ -154,7 +154,9 @@ impl Lacp {
 
 impl Scheduler for Lacp {
     fn skips_updelay(&self, _link: LinkId, bond: &BondView) -> bool {
-        bond.usable().next().is_none() // `usable_slaves->count == 0`
+        // `usable_slaves->count == 0`: the active aggregator's distributing ports (one whose
+        // aggregate wait ended by now joins at the next refresh).
+        !self.carrier || (self.usable.is_empty() && self.refresh_at.is_none_or(|t| t > bond.now))
     }
 
     fn reads_link_load(&self) -> bool {
@@ -210,6 +212,22 @@ mod tests {
         let used: std::collections::HashSet<_> =
             (0..200).map(|p| pick(lacp.as_mut(), &view, SimTime::ZERO, 30000 + p)).collect();
         assert_eq!(used, [Pick::Link(0), Pick::Link(1)].into_iter().collect());
+    }
+
+    #[test]
+    fn updelay_is_skipped_while_no_port_distributes() {
+        // `usable_slaves->count == 0` counts the active aggregator's distributing ports: a port
+        // in its aggregate wait does not make the bond usable.
+        let mut view = links(2);
+        let mut lacp = build("802.3ad", &view);
+        change(lacp.as_mut(), &mut view, SimTime(10), 0, false);
+        change(lacp.as_mut(), &mut view, SimTime(20), 1, false);
+        let back = SimTime(10_000_000_000);
+        change(lacp.as_mut(), &mut view, back, 1, true); // waiting AGGREGATE_WAIT
+        let soon = back + SimTime(500_000_000);
+        assert!(lacp.skips_updelay(0, &BondView { now: soon, links: &view }));
+        let after = back + super::AGGREGATE_WAIT;
+        assert!(!lacp.skips_updelay(0, &BondView { now: after, links: &view }), "link 1 distributes from then on");
     }
 
     #[test]

@@ -117,7 +117,8 @@ impl LinkView {
     /// `bond_slave_is_up(slave) && slave->link == BOND_LINK_UP && bond_is_active_slave(slave)`).
     /// balance-rr's walk, broadcast, the hash modes' usable array and tlb/alb's choice
     /// test it on every packet or at every carrier change; active-backup sends on its
-    /// active slave whatever its carrier, until the monitor's verdict.
+    /// active slave whatever its carrier, until the monitor's verdict. (Under teamd's
+    /// `arp_ping` the simulator leaves `carrier` true: the port's user linkup replaces it.)
     #[inline(always)]
     pub fn can_tx(&self) -> bool {
         self.up && self.carrier

@@ -1739,6 +1739,11 @@ impl World {
         if let Some(commit) = self.monitor.carrier_changed(id, now, up, any_usable) {
             self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
         }
+        // teamd's arp_ping watch enables the port's user linkup (`team_set_port_user_linkup_enabled`):
+        // the team driver's `team_port_txable` then reads teamd's verdict, not the carrier.
+        if self.arp.as_ref().is_some_and(|(a, _)| a.mode() == ArpMode::TeamdArpPing) {
+            return;
+        }
         self.views[id].carrier = up;
         self.scheduler.on_carrier_change(id, &BondView { now, links: &self.views });
     }

@@ -298,6 +298,41 @@ fn teamds_arp_ping_fails_a_silent_port_after_more_than_missed_max_intervals() {
 }
 
 #[test]
+fn under_teamds_arp_ping_the_team_sends_on_a_port_without_carrier_until_the_watch_fails_it() {
+    // arp_ping enables the port's user linkup (`team_set_port_user_linkup_enabled`): the team
+    // driver's `team_port_txable` reads teamd's verdict, not the carrier, so the port keeps
+    // being handed frames until arp_ping fails it.
+    let watch = json!({"mode": "teamd:roundrobin",
+                       "link_watch": {"name": "arp_ping", "interval": 100, "target_host": "10.0.0.254"}});
+    let healthy = go(&udp(watch.clone(), json!({}), json!({}), 20.0, 2.0));
+    let l = (0..2).find(|&l| healthy.links.reverse_packets_sent[l] > 0).expect("the port with replies");
+    let mut links = [json!({}), json!({})];
+    links[l] = json!({"failures": [{"down_s": 1.0}]});
+    let [a, b] = links;
+    let r = go(&udp(watch, a, b, 20.0, 2.0));
+    let e = r.link_events.as_ref().unwrap();
+    let down = (0..e.t_s.len())
+        .find(|&i| e.link[i] == l as u32 && !e.up[i] && e.t_s[i] > 1.0)
+        .map(|i| e.t_s[i])
+        .expect("arp_ping fails the port");
+    assert!(down > 1.1, "the watch needs more than one interval: {down}");
+    // The switch now returns the replies on the other port, which comes up at its next check.
+    let other_up = (0..e.t_s.len())
+        .find(|&i| e.link[i] == 1 - l as u32 && e.up[i] && e.t_s[i] > 1.0)
+        .map(|i| e.t_s[i])
+        .expect("the other port comes up");
+    // Four streams of 20 Mbit/s: all of it into the dead port until the other one came up,
+    // then every second packet (round-robin over the two ports up) until the verdict.
+    let pps = 4.0 * 20e6 / (1448.0 * 8.0);
+    let sent_meanwhile = (other_up - 1.0) * pps + (down - other_up) * pps / 2.0;
+    let lost = r.summary.drops_link_down as f64;
+    assert!(
+        (lost - sent_meanwhile).abs() < 0.02 * sent_meanwhile + 2.0,
+        "{lost} into the dead port, {sent_meanwhile} expected"
+    );
+}
+
+#[test]
 fn a_teamd_link_watch_is_refused_where_teamd_does_not_run() {
     let base = |bond: Value| udp(bond, json!({}), json!({}), 10.0, 0.1);
     let e = refused(&base(json!({"mode": "active-backup", "link_watch": {"name": "ethtool"}})));

@@ -285,11 +285,14 @@ impl Endpoint for TcpReceiver {
             }
             c.ack_now = true;
             // `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`: the next segments are ACKed at
-            // once too (`tcp_incr_quickack`: rcv_wnd / (2·rcv_mss), at least 2, at most 16, and
+            // once too (`tcp_incr_quickack`: rcv_wnd / (2·rcv_mss), 2 if that is 0, at most 16, and
             // never fewer than are left). It also leaves ping-pong mode
             // (`inet_csk_exit_pingpong_mode`): the peer resent, so its answers are not carrying
             // our ACKs in time.
-            let quickacks = (c.rcv_wnd / (2 * u64::from(mss))).max(2).min(u64::from(MAX_QUICKACKS)) as u32;
+            let quickacks = match c.rcv_wnd / (2 * u64::from(mss)) {
+                0 => 2,
+                q => q.min(u64::from(MAX_QUICKACKS)) as u32,
+            };
             c.quick = c.quick.max(quickacks);
             c.pingpong = false;
             return self.ack_check(now, flow, mss, out);

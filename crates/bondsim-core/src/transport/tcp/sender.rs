@@ -1015,7 +1015,11 @@ impl TcpSender {
         // `tcp_fastretrans_alert` tries it in Recovery and in Open or Disorder (a late
         // D-SACK after the recovery ended); in Loss only `tcp_try_undo_loss` undoes, on
         // an ACK that advances snd_una (`tcp_process_loss`, below).
+        // The ACK that ends a recovery undoes it in the state machine below
+        // (`tcp_try_undo_recovery` runs first, step D of `tcp_fastretrans_alert`).
+        let ends_recovery = c.state == CaState::Recovery && c.snd_una >= c.high_seq;
         if !hold_losses
+            && !ends_recovery
             && c.undo_marker.is_some()
             && c.undo_retrans == 0
             && matches!(c.state, CaState::Open | CaState::Disorder | CaState::Recovery)
@@ -1079,6 +1083,8 @@ impl TcpSender {
                         // `tcp_try_undo_recovery`, then back to Open.
                         if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
                             c.undo_reduction(stats, false);
+                        } else {
+                            c.rack.reo_wnd_persist = c.rack.reo_wnd_persist.saturating_sub(1);
                         }
                         c.frto = false;
                         c.set_state(CaState::Open);
@@ -1747,6 +1753,35 @@ mod tests {
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.snd_una, c.sacked_out, c.delivered), (5, 1, delivered + 1), "the SACK is tagged");
         assert_eq!((c.w.cwnd, c.srtt), (cwnd, srtt), "no window growth, no RTT sample");
+    }
+
+    #[test]
+    fn racks_window_persists_by_the_recoveries_linux_counts() {
+        let ms = SimTime(1_000_000);
+        // A D-SACK on the ACK that ends a recovery: `tcp_try_undo_recovery` undoes it first, so
+        // `tcp_try_undo_dsack` (which would keep the window one recovery longer) does not run.
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.high_seq), (CaState::Recovery, 10));
+        c.seg_mut(0).marks |= EVER_RETRANS;
+        (c.retransmits, c.undo_retrans, c.reord_seen, c.rack.reo_wnd_persist) = (1, 1, 1, 0);
+        let t = SimTime(6 * ms.0);
+        s.on_packet(t, ack_with(10, &[(0, 1)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((s.stats.undos, c.state, c.rack.reo_wnd_persist), (1, CaState::Open, 0));
+        // A timeout's recovery that ends without an undo counts down like a fast recovery's
+        // (`tcp_process_loss` → `tcp_try_undo_recovery`: "else if (tp->rack.reo_wnd_persist) ...--").
+        let mut s = sent_window(false);
+        s.conns[0].as_mut().unwrap().rack.reo_wnd_persist = 5;
+        let t = SimTime::from_secs_f64(1.0);
+        s.on_rto(0, t, &mut out);
+        let later = t + ms;
+        s.on_packet(later, ack_with(10, &[], 0, later), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((s.stats.undos, c.state, c.rack.reo_wnd_persist), (0, CaState::Open, 4));
     }
 
     #[test]
