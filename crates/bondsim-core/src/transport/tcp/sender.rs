@@ -1690,23 +1690,28 @@ mod tests {
         assert!(c.w.cwnd >= cwnd_before, "cwnd {} restored to {cwnd_before}", c.w.cwnd);
     }
 
+    /// [`sent_window_with_rtt`] (1 ms) in Recovery: 3-9 SACKed at 5 ms, so RACK marked 0-2 lost;
+    /// segment `retransmitted` was retransmitted once, the recovery's only retransmission.
+    fn in_recovery_with_one_retransmission(retransmitted: u32) -> TcpSender {
+        let mut s = sent_window_with_rtt(SimTime(1_000_000));
+        let t = SimTime(5_000_000);
+        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut Vec::new());
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.lost_out, c.high_seq), (CaState::Recovery, 3, 10));
+        c.seg_mut(retransmitted).marks |= EVER_RETRANS;
+        (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
+        s
+    }
+
     #[test]
     fn a_dsack_undo_keeps_the_losses_still_evident_and_recovers_them_at_once() {
         // `tcp_try_undo_dsack` calls `tcp_undo_cwnd_reduction(sk, false)`: the marks stay, and
         // `tcp_time_to_recover` (lost_out) starts a new recovery on the same ACK, even one that
         // delivers nothing new.
-        let ms = SimTime(1_000_000);
-        let mut s = sent_window_with_rtt(ms);
+        let mut s = in_recovery_with_one_retransmission(3);
         let mut out = Vec::new();
-        let t = SimTime(5 * ms.0);
-        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
-        let c = s.conns[0].as_mut().unwrap();
-        assert_eq!((c.state, c.lost_out), (CaState::Recovery, 3));
-        // Segment 3 had been retransmitted once in this recovery (the only retransmission).
-        c.seg_mut(3).marks |= EVER_RETRANS;
-        (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
         // A D-SACK (inside the SACK block) says that retransmission was needless.
-        let t = SimTime(6 * ms.0);
+        let t = SimTime(6_000_000);
         s.on_packet(t, ack_with(0, &[(3, 4), (3, 10)], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!(s.stats.undos, 1);
@@ -1760,14 +1765,9 @@ mod tests {
         let ms = SimTime(1_000_000);
         // A D-SACK on the ACK that ends a recovery: `tcp_try_undo_recovery` undoes it first, so
         // `tcp_try_undo_dsack` (which would keep the window one recovery longer) does not run.
-        let mut s = sent_window_with_rtt(ms);
+        let mut s = in_recovery_with_one_retransmission(0);
         let mut out = Vec::new();
-        let t = SimTime(5 * ms.0);
-        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
-        let c = s.conns[0].as_mut().unwrap();
-        assert_eq!((c.state, c.high_seq), (CaState::Recovery, 10));
-        c.seg_mut(0).marks |= EVER_RETRANS;
-        (c.retransmits, c.undo_retrans, c.reord_seen, c.rack.reo_wnd_persist) = (1, 1, 1, 0);
+        assert_eq!(s.conns[0].as_ref().unwrap().rack.reo_wnd_persist, 0);
         let t = SimTime(6 * ms.0);
         s.on_packet(t, ack_with(10, &[(0, 1)], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
