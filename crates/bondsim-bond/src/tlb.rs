@@ -49,14 +49,14 @@ pub const REBALANCE: ParamSpec = ParamSpec {
 pub const BUCKETS: usize = 256;
 
 fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
-    Ok(Box::new(Tlb::new(params, ctx, BucketOf::XmitHash(HashPolicy::from_name(params.choice("xmit_hash_policy"))))?))
+    Ok(Box::new(Tlb::new(params, ctx, BucketOf::XmitHash)?))
 }
 
 /// How a packet's bucket is found.
 #[derive(Debug, Clone, Copy)]
 pub enum BucketOf {
     /// `bond_xmit_hash & 0xff` (balance-tlb).
-    XmitHash(HashPolicy),
+    XmitHash,
     /// XOR of the destination IP's bytes (balance-alb's `_simple_hash`).
     DestinationIp,
 }
@@ -64,17 +64,24 @@ pub enum BucketOf {
 #[derive(Debug, Clone, Copy, Default)]
 struct Bucket {
     link: Option<LinkId>,
-    tx_bytes: u64,
-    load_history: u64,
+    // u32 as the kernel's `tlb_client_info` keeps them (`bond_alb.h`): a bucket sending
+    // more than 4 GiB in an interval wraps, and so does its recorded load.
+    tx_bytes: u32,
+    load_history: u32,
 }
 
 /// The transmit side of balance-tlb and balance-alb.
 pub struct Tlb {
     bucket_of: BucketOf,
+    /// `xmit_hash_policy`: the hash of balance-tlb's buckets, and of both modes' usable array
+    /// when `tlb_dynamic_lb` is 0 (`bond_xmit_tlb_slave_get`, `bond_xmit_alb_slave_get`:
+    /// `slaves->arr[bond_xmit_hash(bond, skb) % count]`).
+    policy: HashPolicy,
     dynamic: bool,
     interval: SimTime,
     buckets: Vec<Bucket>,
-    load: Vec<u64>,
+    /// Each link's assigned load (`tlb_slave_info.load`, u32).
+    load: Vec<u32>,
     usable: Vec<LinkId>,
     /// The active link (receives; takes non-balanced traffic).
     pub active: ActiveLink,
@@ -85,6 +92,7 @@ impl Tlb {
     pub fn new(params: &Params, ctx: &BuildContext, bucket_of: BucketOf) -> Result<Tlb> {
         Ok(Tlb {
             bucket_of,
+            policy: HashPolicy::from_name(params.choice("xmit_hash_policy")),
             dynamic: params.int("tlb_dynamic_lb") == 1,
             interval: SimTime::from_secs_f64(params.float("rebalance_interval_s")),
             buckets: vec![Bucket::default(); BUCKETS],
@@ -95,8 +103,8 @@ impl Tlb {
     }
 
     /// The kernel's `compute_gap`, wrapping in 32 bits as it does.
-    fn gap(speed_mbps: u32, load: u64) -> i64 {
-        i64::from(speed_mbps.wrapping_shl(20)) - i64::from((load as u32).wrapping_shl(3))
+    fn gap(speed_mbps: u32, load: u32) -> i64 {
+        i64::from(speed_mbps.wrapping_shl(20)) - i64::from(load.wrapping_shl(3))
     }
 
     fn least_loaded(&self, bond: &BondView) -> Option<LinkId> {
@@ -121,7 +129,7 @@ impl Tlb {
     fn rebalance(&mut self) {
         let seconds = self.interval.as_secs_f64();
         for b in self.buckets.iter_mut().filter(|b| b.link.is_some()) {
-            b.load_history = 1 + (b.tx_bytes as f64 / seconds) as u64;
+            b.load_history = 1u32.wrapping_add((f64::from(b.tx_bytes) / seconds) as u64 as u32);
             b.tx_bytes = 0;
             b.link = None;
         }
@@ -139,24 +147,25 @@ impl Scheduler for Tlb {
     }
 
     fn pick(&mut self, packet: &PacketInfo, bond: &BondView) -> Pick {
-        let hash = match self.bucket_of {
-            BucketOf::XmitHash(policy) => linux_xmit_hash(policy, packet.headers),
-            BucketOf::DestinationIp => u32::from(packet.headers.dst_ip.iter().fold(0u8, |x, b| x ^ b)),
-        };
         if !self.dynamic {
             return if self.usable.is_empty() {
                 Pick::Drop
             } else {
+                let hash = linux_xmit_hash(self.policy, packet.headers);
                 Pick::Link(self.usable[hash as usize % self.usable.len()])
             };
         }
+        let hash = match self.bucket_of {
+            BucketOf::XmitHash => linux_xmit_hash(self.policy, packet.headers),
+            BucketOf::DestinationIp => u32::from(packet.headers.dst_ip.iter().fold(0u8, |x, b| x ^ b)),
+        };
         let index = (hash & 0xff) as usize;
         let link = match self.buckets[index].link {
             Some(link) => link,
             None => {
                 let Some(link) = self.least_loaded(bond) else { return Pick::Drop };
                 self.buckets[index].link = Some(link);
-                self.load[link] += self.buckets[index].load_history;
+                self.load[link] = self.load[link].wrapping_add(self.buckets[index].load_history);
                 link
             }
         };
@@ -166,7 +175,7 @@ impl Scheduler for Tlb {
             self.clear_link(link);
             return Pick::Drop;
         }
-        self.buckets[index].tx_bytes += u64::from(packet.frame_bytes());
+        self.buckets[index].tx_bytes = self.buckets[index].tx_bytes.wrapping_add(packet.frame_bytes());
         Pick::Link(link)
     }
 
@@ -216,6 +225,32 @@ mod tests {
     }
 
     #[test]
+    fn a_buckets_bytes_wrap_in_32_bits_as_the_kernel_counts_them() {
+        // `tlb_client_info.tx_bytes` is a u32: a bucket that sent 4 GiB + 10 MB in the interval
+        // is recorded as 10 MB (then /10 s), lighter than one that sent 20 MB.
+        let view = links(2);
+        let mut tlb = build("balance-tlb", &view);
+        let bond = BondView { now: SimTime::ZERO, links: &view };
+        let mut sent = |tlb: &mut Box<dyn crate::Scheduler>, client: u8, bytes: u64| {
+            let h = headers(client, 40000);
+            let mut left = bytes;
+            while left > 0 {
+                let l3 = left.min(60_000) as u32;
+                tlb.pick(&crate::PacketInfo { bytes: l3, l3_bytes: l3 - 14, headers: &h }, &bond);
+                left -= u64::from(l3);
+            }
+        };
+        sent(&mut tlb, 1, (1 << 32) + 10_000_000); // heavy, wrapped
+        sent(&mut tlb, 2, 20_000_000);
+        tlb.on_tick(&bond);
+        // After the rebalance: the wrapped bucket first (link 0, its light recorded load), then
+        // the 20 MB one (link 1, the emptier), then a third bucket finds link 0 the lighter.
+        assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1));
+        assert_eq!(send(tlb.as_mut(), &view, 3), Pick::Link(0), "with 64-bit counters link 1 would be the lighter");
+    }
+
+    #[test]
     fn gap_wraps_in_32_bits_as_the_kernel_does() {
         assert_eq!(Tlb::gap(1000, 0), 1000 << 20);
         assert_eq!(Tlb::gap(25_000, 0), 444_596_224); // less than a 1 Gbit/s link's 1_048_576_000
@@ -235,6 +270,23 @@ mod tests {
         tlb.on_tick(&BondView { now: SimTime::ZERO, links: &view });
         assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
         assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1), "the heavy bucket's load pushes others away");
+    }
+
+    #[test]
+    fn balance_alb_without_dynamic_lb_hashes_by_the_xmit_hash_policy() {
+        // `bond_xmit_alb_slave_get`: "tx_slave = slaves->arr[bond_xmit_hash(bond, skb) % count]",
+        // the xmit_hash_policy's hash, not the dynamic table's destination-IP XOR.
+        use crate::hash::{linux_xmit_hash, HashPolicy};
+        let view = links(3);
+        for policy in ["layer2", "layer3+4"] {
+            let mut alb = build(&format!("balance-alb[tlb_dynamic_lb=0,xmit_hash_policy={policy}]"), &view);
+            for client in 1..40u8 {
+                let h = headers(client, 40000 + u16::from(client));
+                let want = linux_xmit_hash(HashPolicy::from_name(policy), &h) as usize % 3;
+                let got = alb.pick(&packet(&h), &BondView { now: SimTime::ZERO, links: &view });
+                assert_eq!(got, Pick::Link(want), "{policy}, client {client}");
+            }
+        }
     }
 
     #[test]
