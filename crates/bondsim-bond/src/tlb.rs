@@ -231,7 +231,7 @@ mod tests {
         let view = links(2);
         let mut tlb = build("balance-tlb", &view);
         let bond = BondView { now: SimTime::ZERO, links: &view };
-        let mut sent = |tlb: &mut Box<dyn crate::Scheduler>, client: u8, bytes: u64| {
+        let sent = |tlb: &mut Box<dyn crate::Scheduler>, client: u8, bytes: u64| {
             let h = headers(client, 40000);
             let mut left = bytes;
             while left > 0 {
