@@ -1783,15 +1783,29 @@ impl World {
     /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]: active-backup,
     /// balance-tlb, whose peers learn the bond's MAC there): after the bond changes it, a
     /// LAG-aware switch sends the bond's frames to the new one (a failure that keeps the carrier,
-    /// a silent port, would otherwise keep receiving them). The other modes' receive link
-    /// is fixed at the flow's start (alb's client assignment) or the switch's hash.
+    /// a silent port, would otherwise keep receiving them). balance-alb's clients follow its
+    /// RLB table ([`Receive::PerClient`]); the other modes' receive link is the switch's hash.
     fn follow_active_slave(&mut self, now: SimTime) {
-        if self.scheduler.receive() != Receive::ActiveSlave {
-            return;
+        match self.scheduler.receive() {
+            Receive::ActiveSlave => {
+                let active = self.active_slave(now);
+                // Every flow's (one not yet arrived is set again when it arrives: `arrive`).
+                self.rx_links.fill(active);
+            }
+            Receive::PerClient => {
+                // balance-alb: the link change moved clients in the RLB table (`rlb_clear_slave`
+                // off a failed link, `rlb_rebalance` over all when one is back) and the bond's
+                // ARP updates (`rlb_update_rx_clients`) move their traffic; the updates' own
+                // delay (the 100 ms ALB tick) is not modelled. Flows not yet arrived ask at arrival.
+                for flow in 0..self.rx_links.len() {
+                    if self.rx_links[flow].is_some() {
+                        let bond = BondView { now, links: &self.views };
+                        self.rx_links[flow] = self.scheduler.rx_link(&self.headers[flow], &bond);
+                    }
+                }
+            }
+            Receive::AnySlave => {}
         }
-        let active = self.active_slave(now);
-        // Every flow's (one not yet arrived is set again when it arrives: `arrive`).
-        self.rx_links.fill(active);
     }
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).

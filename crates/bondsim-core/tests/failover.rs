@@ -161,6 +161,31 @@ fn a_carrier_back_and_gone_between_two_checks_leaves_the_downdelay_counting() {
 }
 
 #[test]
+fn balance_alb_moves_a_failed_links_clients_and_brings_them_back_only_at_its_verdict() {
+    // RLB: `rlb_clear_slave` moves the clients of a failed link to another and the bond's ARP
+    // updates move their traffic; they come back only when `rlb_rebalance` reshuffles at the
+    // verdict that the link is up (after updelay), not when its carrier returns.
+    let run_until = |up_s: f64| {
+        let s = scenario(json!({
+            "seed": 1,
+            "stop_s": 0.25,
+            "workload": {"requests": 2, "clients": 2, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+            "sender": {"kind": "tcp"},
+            "bond": {"mode": "balance-alb", "miimon": 10.0, "updelay": 200.0},
+            "links": [{"rate_mbps": 1000.0}, {"rate_mbps": 1000.0, "failures": [{"down_s": 0.05, "up_s": up_s}]}],
+        }));
+        run(&s).unwrap()
+    };
+    let back = run_until(0.1); // carrier back at 0.1 s, verdict at 0.3 s: after the run
+    let never = run_until(10.0);
+    assert!(never.links.reverse_packets_sent[1] > 0, "a client's ACKs came in on link 1 before it failed");
+    assert_eq!(
+        back.links.reverse_packets_sent[1], never.links.reverse_packets_sent[1],
+        "no ACK on link 1 between its carrier's return and its verdict"
+    );
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);
