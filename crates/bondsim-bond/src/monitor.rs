@@ -54,10 +54,20 @@ struct LinkState {
     /// The carrier came back to the verdict at this time during the countdown; a check
     /// at or after it sees that and aborts the countdown.
     restored_at: Option<SimTime>,
+    /// The countdown's first check and its commit.
+    seen_at: SimTime,
+    commit_at: SimTime,
 }
 
 impl LinkState {
-    const UP: LinkState = LinkState { verdict_up: true, generation: 0, counting: false, restored_at: None };
+    const UP: LinkState = LinkState {
+        verdict_up: true,
+        generation: 0,
+        counting: false,
+        restored_at: None,
+        seen_at: SimTime::ZERO,
+        commit_at: SimTime::ZERO,
+    };
 }
 
 /// The monitor of every link of the bond.
@@ -98,6 +108,26 @@ impl Monitor {
         }
     }
 
+    /// Links whose carrier is back and whose updelay runs (`BOND_LINK_BACK`: seen by a check
+    /// at or before `now`, carrier still up), with when their updelay ends.
+    pub fn waiting_up(&self, now: SimTime) -> impl Iterator<Item = (usize, SimTime)> + '_ {
+        self.links
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.counting && !s.verdict_up && s.restored_at.is_none() && s.seen_at <= now)
+            .map(|(l, s)| (l, s.commit_at))
+    }
+
+    /// `bond_change_active_slave` making a `BOND_LINK_BACK` slave active: it is up at once
+    /// ("making interface the new active one %d ms earlier"), its updelay void.
+    pub fn promote(&mut self, link: usize) {
+        let state = &mut self.links[link];
+        state.verdict_up = true;
+        state.counting = false;
+        state.restored_at = None;
+        state.generation = state.generation.wrapping_add(1);
+    }
+
     /// Whether the bond believes `link` is up.
     pub fn is_up(&self, link: usize) -> bool {
         self.links[link].verdict_up
@@ -136,7 +166,9 @@ impl Monitor {
             (true, false) if self.ignore_updelay => 0,
             (true, _) => self.up_checks,
         };
-        Some(Commit { at: SimTime(seen + checks * period), generation: state.generation })
+        let at = SimTime(seen + checks * period);
+        (state.seen_at, state.commit_at) = (SimTime(seen), at);
+        Some(Commit { at, generation: state.generation })
     }
 
     /// Applies `commit` for `link` if it still stands and the carrier still

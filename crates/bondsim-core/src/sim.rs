@@ -1778,6 +1778,17 @@ impl World {
         self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
         self.follow_active_slave(now);
         self.notify_peers(now);
+        // The last slave up went down: `bond_select_active_slave` → `bond_find_best_slave`
+        // takes, with no slave `BOND_LINK_UP`, the `BOND_LINK_BACK` one (carrier up, updelay
+        // running) nearest its end, and `bond_change_active_slave` sets it up at once. The
+        // bonding driver's modes only (teamd and OVS watch their links themselves).
+        let bonding_driver = !self.mode.starts_with("teamd:") && !self.mode.starts_with("ovs:");
+        if !up && bonding_driver && !self.views.iter().any(|v| v.up) {
+            if let Some((back, _)) = self.monitor.waiting_up(now).min_by_key(|&(link, at)| (at, link)) {
+                self.monitor.promote(back);
+                self.apply_verdict(now, back);
+            }
+        }
     }
 
     /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]: active-backup,

@@ -186,6 +186,21 @@ fn balance_alb_moves_a_failed_links_clients_and_brings_them_back_only_at_its_ver
 }
 
 #[test]
+fn with_no_link_up_a_link_waiting_out_its_updelay_is_made_active_at_once() {
+    // miimon 10 ms, updelay 100 ms. Link 1 fails at 50 ms and its carrier is back at 200 ms
+    // (BOND_LINK_BACK, up at 300 ms); link 0 fails at 250 ms. `bond_find_best_slave` finds no
+    // slave up and takes the one in BOND_LINK_BACK ("making interface the new active one 50 ms
+    // earlier"): the stream goes on over link 1 from 250 ms instead of waiting until 300 ms.
+    for mode in ["active-backup", "balance-rr", "balance-xor"] {
+        let bond = json!({"mode": mode, "miimon": 10.0, "updelay": 100.0});
+        let failures = [json!([{"down_s": 0.25, "up_s": 0.45}]), json!([{"down_s": 0.05, "up_s": 0.2}])];
+        let r = run(&stream_over_two_links(bond, failures, 0.5)).unwrap();
+        assert!(r.summary.drops_no_link <= 2, "{mode}: {} dropped with no link", r.summary.drops_no_link);
+        assert!(r.links.packets_sent[1] as f64 >= 0.2 / (GAP_MS / 1e3) * 0.95, "{mode}: link 1 carried the stream");
+    }
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);
