@@ -7,9 +7,9 @@
 //! counting `slave->delay` down). A check that sees the carrier back aborts the
 //! countdown ("recovered before downdelay expired"); a carrier that comes back and
 //! goes again between two checks is never seen, and the countdown goes on.
-//! `updelay` is skipped when the mode says so (the kernel's `ignore_updelay`). With `miimon = 0` the bond never notices a
-//! failure. The checks are computed, not simulated one by one, so a short
-//! `miimon` costs nothing.
+//! `updelay` is skipped when the mode says so (the kernel's `ignore_updelay`).
+//! With `miimon = 0` the bond never notices a failure. The checks are computed,
+//! not simulated one by one, so a short `miimon` costs nothing.
 
 use crate::time::SimTime;
 
@@ -134,8 +134,17 @@ impl Monitor {
     }
 
     /// The carrier of `link` changed at `now`; returns the commit to schedule, if any.
-    /// `any_usable` says whether the bond has a usable link now (for `ignore_updelay`).
-    pub fn carrier_changed(&mut self, link: usize, now: SimTime, carrier_up: bool, any_usable: bool) -> Option<Commit> {
+    /// `skip_updelay`: the mode would skip the updelay now ([`Scheduler::skips_updelay`], the
+    /// kernel's `ignore_updelay`; a monitor that never skips it, teamd's, disregards it).
+    ///
+    /// [`Scheduler::skips_updelay`]: crate::Scheduler::skips_updelay
+    pub fn carrier_changed(
+        &mut self,
+        link: usize,
+        now: SimTime,
+        carrier_up: bool,
+        skip_updelay: bool,
+    ) -> Option<Commit> {
         let period = self.period.0;
         let state = &mut self.links[link];
         if period == 0 {
@@ -161,9 +170,9 @@ impl Monitor {
         state.counting = true;
         state.restored_at = None;
         let seen = now.0.div_ceil(period) * period;
-        let checks = match (carrier_up, any_usable) {
+        let checks = match (carrier_up, skip_updelay) {
             (false, _) => self.down_checks,
-            (true, false) if self.ignore_updelay => 0,
+            (true, true) if self.ignore_updelay => 0,
             (true, _) => self.up_checks,
         };
         let at = SimTime(seen + checks * period);
@@ -199,7 +208,7 @@ mod tests {
     #[test]
     fn failure_is_committed_at_the_next_check_plus_downdelay() {
         let mut m = Monitor::new(100.0, 0.0, 200.0, 2);
-        let c = m.carrier_changed(0, ms(1050), false, true).unwrap();
+        let c = m.carrier_changed(0, ms(1050), false, false).unwrap();
         assert_eq!(c.at, ms(1300)); // seen at 1100, committed two checks later
         assert!(m.is_up(0));
         assert!(m.commit(0, c.generation, false));
@@ -209,18 +218,18 @@ mod tests {
     #[test]
     fn delays_round_down_to_whole_checks() {
         let mut m = Monitor::new(100.0, 250.0, 0.0, 1);
-        let down = m.carrier_changed(0, ms(100), false, true).unwrap();
+        let down = m.carrier_changed(0, ms(100), false, false).unwrap();
         assert_eq!(down.at, ms(100)); // a check at the very moment sees it
         m.commit(0, down.generation, false);
-        let up = m.carrier_changed(0, ms(430), true, true).unwrap();
+        let up = m.carrier_changed(0, ms(430), true, false).unwrap();
         assert_eq!(up.at, ms(700)); // seen at 500, updelay 250 ms = 2 checks
     }
 
     #[test]
     fn carrier_back_before_the_commit_cancels_it() {
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(150), true, true), None);
+        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(150), true, false), None);
         assert!(!m.commit(0, c.generation, true), "the check at 200 saw the carrier back");
         assert!(m.is_up(0));
     }
@@ -230,43 +239,43 @@ mod tests {
         // `bond_miimon_inspect` reads the carrier at its checks only: in BOND_LINK_FAIL a check
         // that sees it back aborts ("recovered before downdelay expired"), else `delay--` goes on.
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
+        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
         assert_eq!(c.at, ms(400), "seen at 100, 3 checks of downdelay");
-        assert_eq!(m.carrier_changed(0, ms(120), true, true), None);
-        assert_eq!(m.carrier_changed(0, ms(150), false, true), None, "no check in [120, 150): unseen");
+        assert_eq!(m.carrier_changed(0, ms(120), true, false), None);
+        assert_eq!(m.carrier_changed(0, ms(150), false, false), None, "no check in [120, 150): unseen");
         assert!(m.commit(0, c.generation, false), "the first countdown commits");
         assert!(!m.is_up(0));
         // Seen back by the check at 200 (aborted), gone again at 250: a new countdown.
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let first = m.carrier_changed(0, ms(10), false, true).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(120), true, true), None);
-        let second = m.carrier_changed(0, ms(250), false, true).expect("a new countdown");
+        let first = m.carrier_changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(120), true, false), None);
+        let second = m.carrier_changed(0, ms(250), false, false).expect("a new countdown");
         assert_eq!(second.at, ms(600));
         assert!(!m.commit(0, first.generation, false), "the aborted countdown is void");
         assert!(m.commit(0, second.generation, false));
         // A check at the very instant it goes again sees it gone (a carrier change comes first).
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, true).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(150), true, true), None);
-        assert_eq!(m.carrier_changed(0, ms(200), false, true), None, "the check at 200 sees it gone");
+        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.carrier_changed(0, ms(150), true, false), None);
+        assert_eq!(m.carrier_changed(0, ms(200), false, false), None, "the check at 200 sees it gone");
         assert!(m.commit(0, c.generation, false));
         // updelay alike (BOND_LINK_BACK: "link status down again after %d ms").
         let mut m = Monitor::new(100.0, 200.0, 0.0, 1);
-        let down = m.carrier_changed(0, ms(0), false, true).unwrap();
+        let down = m.carrier_changed(0, ms(0), false, false).unwrap();
         assert!(m.commit(0, down.generation, false));
-        let up = m.carrier_changed(0, ms(310), true, true).unwrap();
+        let up = m.carrier_changed(0, ms(310), true, false).unwrap();
         assert_eq!(up.at, ms(600));
-        assert_eq!(m.carrier_changed(0, ms(320), false, true), None);
-        assert_eq!(m.carrier_changed(0, ms(390), true, true), None, "no check in [320, 390): unseen");
+        assert_eq!(m.carrier_changed(0, ms(320), false, false), None);
+        assert_eq!(m.carrier_changed(0, ms(390), true, false), None, "no check in [320, 390): unseen");
         assert!(m.commit(0, up.generation, true));
     }
 
     #[test]
     fn updelay_is_skipped_when_nothing_is_usable() {
         let mut m = Monitor::new(10.0, 1000.0, 0.0, 1);
-        let c = m.carrier_changed(0, ms(0), false, true).unwrap();
+        let c = m.carrier_changed(0, ms(0), false, false).unwrap();
         m.commit(0, c.generation, false);
-        assert_eq!(m.carrier_changed(0, ms(55), true, false).unwrap().at, ms(60));
+        assert_eq!(m.carrier_changed(0, ms(55), true, true).unwrap().at, ms(60));
     }
 
     #[test]
@@ -283,17 +292,17 @@ mod tests {
     #[test]
     fn teamds_ethtool_watch_sees_the_carrier_at_once_and_always_waits_its_delays() {
         let mut m = Monitor::ethtool(250.0, 30.0, 1);
-        let down = m.carrier_changed(0, SimTime(1_050_000_123), false, true).unwrap();
+        let down = m.carrier_changed(0, SimTime(1_050_000_123), false, false).unwrap();
         assert_eq!(down.at, SimTime(1_080_000_123), "no miimon grid: the delay from the very instant");
         m.commit(0, down.generation, false);
         // No usable link left, yet delay_up applies (the bonding driver would skip it).
-        assert_eq!(m.carrier_changed(0, ms(2000), true, false).unwrap().at, ms(2250));
+        assert_eq!(m.carrier_changed(0, ms(2000), true, true).unwrap().at, ms(2250));
     }
 
     #[test]
     fn miimon_zero_never_notices() {
         let mut m = Monitor::new(0.0, 0.0, 0.0, 1);
-        assert_eq!(m.carrier_changed(0, ms(5), false, true), None);
+        assert_eq!(m.carrier_changed(0, ms(5), false, false), None);
         assert!(m.is_up(0));
     }
 }

@@ -556,8 +556,8 @@ impl Fabric {
                 }
             }
         }
-        let any_usable = !self.scheduler.skips_updelay(id, &BondView { now: at, links: &self.views });
-        if let Some(commit) = self.monitor.carrier_changed(id, at, up, any_usable) {
+        let skip_updelay = self.scheduler.skips_updelay(id, &BondView { now: at, links: &self.views });
+        if let Some(commit) = self.monitor.carrier_changed(id, at, up, skip_updelay) {
             self.schedule(commit.at, Event::Commit(id, commit.generation));
         }
         self.forward[id].refresh_view(at, &mut self.views[id]);

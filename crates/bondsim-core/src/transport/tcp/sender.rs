@@ -1657,13 +1657,10 @@ mod tests {
         // `tcp_try_undo_partial`: in Recovery, an ACK that advances snd_una below high_seq and
         // echoes a TSval older than the first retransmission was triggered by the original.
         let ms = SimTime(1_000_000);
-        let mut s = sent_window_with_rtt(ms);
+        let mut s = in_recovery_after_a_sack_of_3_to_9();
         let mut out = Vec::new();
-        // 5 ms after the window left, 3-9 are SACKed: RACK marks 0-2 lost, recovery starts.
         let t = SimTime(5 * ms.0);
-        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
         let c = s.conns[0].as_mut().unwrap();
-        assert_eq!((c.state, c.lost_out, c.high_seq), (CaState::Recovery, 3, 10));
         c.wmem = 0;
         let resent: Vec<u32> =
             std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit).map(|p| p.seq).collect();
@@ -1690,14 +1687,21 @@ mod tests {
         assert!(c.w.cwnd >= cwnd_before, "cwnd {} restored to {cwnd_before}", c.w.cwnd);
     }
 
-    /// [`sent_window_with_rtt`] (1 ms) in Recovery: 3-9 SACKed at 5 ms, so RACK marked 0-2 lost;
-    /// segment `retransmitted` was retransmitted once, the recovery's only retransmission.
-    fn in_recovery_with_one_retransmission(retransmitted: u32) -> TcpSender {
+    /// [`sent_window_with_rtt`] (1 ms) in Recovery: 3-9 SACKed at 5 ms, so RACK marked 0-2 lost.
+    fn in_recovery_after_a_sack_of_3_to_9() -> TcpSender {
         let mut s = sent_window_with_rtt(SimTime(1_000_000));
         let t = SimTime(5_000_000);
         s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut Vec::new());
-        let c = s.conns[0].as_mut().unwrap();
+        let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.state, c.lost_out, c.high_seq), (CaState::Recovery, 3, 10));
+        s
+    }
+
+    /// [`in_recovery_after_a_sack_of_3_to_9`], segment `retransmitted` retransmitted once, the
+    /// recovery's only retransmission.
+    fn in_recovery_with_one_retransmission(retransmitted: u32) -> TcpSender {
+        let mut s = in_recovery_after_a_sack_of_3_to_9();
+        let c = s.conns[0].as_mut().unwrap();
         c.seg_mut(retransmitted).marks |= EVER_RETRANS;
         (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
         s
@@ -1723,16 +1727,13 @@ mod tests {
     fn a_dsack_of_a_retransmitted_segment_already_sacked_is_reordering() {
         // `tcp_sacktag_one`: "if ((sacked & TCPCB_SACKED_ACKED) && before(start_seq, state->reord))
         // state->reord = start_seq;" for a D-SACK of a retransmitted segment.
-        let ms = SimTime(1_000_000);
-        let mut s = sent_window_with_rtt(ms);
+        let mut s = in_recovery_after_a_sack_of_3_to_9();
         let mut out = Vec::new();
-        let t = SimTime(2 * ms.0);
-        s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut out);
         let c = s.conns[0].as_mut().unwrap();
         assert_eq!((c.reordering, c.reord_seen), (3, 0));
         c.seg_mut(5).marks |= EVER_RETRANS; // SACKed, and once retransmitted
         c.retransmits = 1;
-        let t = SimTime(3 * ms.0);
+        let t = SimTime(6_000_000);
         s.on_packet(t, ack_with(0, &[(5, 6), (3, 10)], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.reordering, c.reord_seen), (10 - 5, 1), "fack 10 less the D-SACKed 5");
