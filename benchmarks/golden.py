@@ -76,6 +76,8 @@ VARIANTS: dict[str, dict[str, list[str]]] = {
         "udp": ["network.protocol='udp'", "workload.file_size={kind='fixed', bytes=20000000}"],
     },
     "lacp_flows": {"plain": [], "seed3": ["seed=3", "workload.requests=16"]},
+    # An unaware switch (MAC learning, floods, balance-tlb/-alb's per-slave addresses) through a failover.
+    "failover": {"plain": [], "unaware": ["switch.lag='none'"]},
     "xor_clients": {"plain": []},
 }
 

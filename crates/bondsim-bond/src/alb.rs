@@ -134,6 +134,14 @@ impl Scheduler for Alb {
     fn receive(&self) -> Receive {
         Receive::PerClient
     }
+
+    fn own_slave_macs(&self) -> bool {
+        true
+    }
+
+    fn active_link(&self) -> Option<LinkId> {
+        self.tlb.active.active
+    }
 }
 
 #[cfg(test)]

@@ -298,6 +298,21 @@ pub trait Scheduler: Send {
         Receive::AnySlave
     }
 
+    /// Whether each slave keeps a MAC address of its own (balance-tlb and balance-alb:
+    /// `bond_alb_init_slave` gives a slave back its permanent address, and `bond_do_alb_xmit`
+    /// writes it as the source of every frame sent on a slave other than the active one, which
+    /// holds the bond's). Elsewhere every slave takes the bond's address (`bond_enslave`), the
+    /// default.
+    fn own_slave_macs(&self) -> bool {
+        false
+    }
+
+    /// The bond's active slave (`curr_active_slave`) where the mode keeps one apart from its
+    /// receive links; asked only of modes with [`Scheduler::own_slave_macs`] (none by default).
+    fn active_link(&self) -> Option<LinkId> {
+        None
+    }
+
     /// Whether any of its methods reads the links' load in the view: `queue_len_pkts`,
     /// `queue_bytes`, `idle_at_est`, `slowdown_est` (directly or through
     /// [`LinkView::tx_time`] and [`LinkView::arrival_if_sent`]). A scheduler that reads only

@@ -210,6 +210,14 @@ impl Scheduler for Tlb {
     fn receive(&self) -> Receive {
         Receive::ActiveSlave
     }
+
+    fn own_slave_macs(&self) -> bool {
+        true
+    }
+
+    fn active_link(&self) -> Option<LinkId> {
+        self.active.active
+    }
 }
 
 #[cfg(test)]

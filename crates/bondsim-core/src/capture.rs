@@ -67,7 +67,7 @@ use pcap_file::DataLink;
 use rand::RngExt;
 
 use crate::error::{Error, Result};
-use crate::network::{format_mac, FlowHeaders};
+use crate::network::{format_mac, FlowHeaders, Mac};
 use crate::packet::{Kind, Packet};
 use crate::rng;
 use crate::scenario::{CaptureOptions, Scenario, Sender};
@@ -350,34 +350,38 @@ impl Capture {
         })
     }
 
-    /// Link `link` sent `packet` towards the clients.
-    pub fn link_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+    // Each frame carries on the bond's side the address of the slave it left or is sent to
+    // (`bond_mac`): the bond's own, but for balance-tlb's and -alb's slaves' own addresses
+    // (`network::SlaveMacs`).
+
+    /// Link `link` sent `packet` towards the clients, from `bond_mac`.
+    pub fn link_sent(&mut self, now: SimTime, link: usize, packet: &Packet, bond_mac: Mac) {
         if self.wanted(now) {
-            self.write(now, link as u32, 0, packet, 0);
+            self.write(now, link as u32, 0, packet, 0, bond_mac);
         }
     }
 
-    /// Link `link`'s reverse direction sent `packet` towards the server.
-    pub fn reverse_sent(&mut self, now: SimTime, link: usize, packet: &Packet) {
+    /// Link `link`'s reverse direction sent `packet` towards the server, to `bond_mac`.
+    pub fn reverse_sent(&mut self, now: SimTime, link: usize, packet: &Packet, bond_mac: Mac) {
         if self.wanted(now) {
             let file = self.reverse[link].expect("a reverse direction sends only where it exists");
-            self.write(now, file, 0, packet, 0);
+            self.write(now, file, 0, packet, 0, bond_mac);
         }
     }
 
-    /// A copy of `packet` reached its client's NIC.
-    pub fn client_received(&mut self, now: SimTime, packet: &Packet) {
+    /// A copy of `packet` reached its client's NIC, from `bond_mac`.
+    pub fn client_received(&mut self, now: SimTime, packet: &Packet, bond_mac: Mac) {
         if self.wanted(now) {
             let iface = self.client_interface(packet.flow);
-            self.write(now, self.receivers, iface, packet, INBOUND);
+            self.write(now, self.receivers, iface, packet, INBOUND, bond_mac);
         }
     }
 
-    /// A client's stack sent `packet` (an acknowledgement).
-    pub fn client_sent(&mut self, now: SimTime, packet: &Packet) {
+    /// A client's stack sent `packet` (an acknowledgement) to `bond_mac`.
+    pub fn client_sent(&mut self, now: SimTime, packet: &Packet, bond_mac: Mac) {
         if self.wanted(now) {
             let iface = self.client_interface(packet.flow);
-            self.write(now, self.receivers, iface, packet, OUTBOUND);
+            self.write(now, self.receivers, iface, packet, OUTBOUND, bond_mac);
         }
     }
 
@@ -435,7 +439,7 @@ impl Capture {
     }
 
     /// Builds `packet`'s frame into the batch for file `file`, interface `iface`.
-    fn write(&mut self, now: SimTime, file: u32, iface: u32, packet: &Packet, flags: u32) {
+    fn write(&mut self, now: SimTime, file: u32, iface: u32, packet: &Packet, flags: u32, bond_mac: Mac) {
         let written = &mut self.written[file as usize];
         if *written >= self.max_packets {
             return;
@@ -444,6 +448,9 @@ impl Capture {
         let start = self.batch.bytes.len() as u32;
         let original = self.build(packet);
         let end = self.batch.bytes.len() as u32;
+        // The bond's side of the frame: the destination of an ACK, the source of the rest.
+        let at = start as usize + if packet.kind == Kind::Ack { 0 } else { 6 };
+        self.batch.bytes[at..at + 6].copy_from_slice(&bond_mac);
         let retransmit = packet.retransmit;
         self.batch.items.push(Item::Frame { file, iface, ns: now.0, original, flags, retransmit, start, end });
         if self.batch.bytes.len() >= BATCH_BYTES {
@@ -858,6 +865,45 @@ mod tests {
         );
         std::fs::remove_dir_all(&d).unwrap();
         std::fs::remove_dir_all(&again).unwrap();
+    }
+
+    #[test]
+    fn balance_tlb_and_alb_frames_carry_their_slaves_own_addresses() {
+        // (balance-xor's ACKs take the switch's hash: any number of slaves.)
+        for (mode, rx_slaves) in [("balance-tlb", Some(1)), ("balance-alb", Some(3)), ("balance-xor", None)] {
+            let s = Scenario::from_json(
+                &serde_json::json!({
+                    "workload": {"requests": 6, "clients": 6, "file_size": {"kind": "fixed", "bytes": 6_000_000}},
+                    "sender": {"kind": "tcp"},
+                    "bond": {"mode": mode, "rebalance_interval_s": 0.1, "xmit_hash_policy": "layer3+4"},
+                    "links": [{"count": 3, "rate_mbps": 1000.0, "delay_us": 10.0}],
+                })
+                .to_string(),
+            )
+            .unwrap();
+            let d = dir(mode);
+            capture(&s, &d, false);
+            let bond = crate::network::parse_mac("m", &s.network.server_mac).unwrap();
+            let own = mode != "balance-xor";
+            let macs = crate::network::SlaveMacs::new(bond, 3, own);
+            let mut seen_rx = Vec::new();
+            for link in 0..3 {
+                let fwd = frames(&d.join(format!("link{link}.fwd.pcapng")));
+                assert!(!fwd.is_empty(), "{mode}: link{link} sent frames");
+                // Data leaves from the slave's address (the active slave, link0, holds the bond's).
+                assert!(fwd.iter().all(|f| f.4[6..12] == macs.of(link)), "{mode} link{link}");
+                let rev = frames(&d.join(format!("link{link}.rev.pcapng")));
+                if !rev.is_empty() {
+                    seen_rx.push(link);
+                    // ACKs go to the bond's address, or in balance-alb to the receiving slave's.
+                    let dst = if mode == "balance-alb" { macs.of(link) } else { bond };
+                    assert!(rev.iter().all(|f| f.4[0..6] == dst), "{mode} link{link} reverse");
+                }
+            }
+            assert!(rx_slaves.is_none_or(|n| n == seen_rx.len()), "{mode}: receives on {seen_rx:?}");
+            assert_eq!(macs.of(1) != bond, own);
+            std::fs::remove_dir_all(&d).unwrap();
+        }
     }
 
     /// UDP in 802.1Q-tagged frames, from more flows than the header cache has slots (each

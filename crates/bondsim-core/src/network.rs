@@ -85,6 +85,55 @@ impl Clients {
     }
 }
 
+/// The MAC address each of the bond's slaves has (its `dev_addr`) and sends with.
+///
+/// The bond takes its first slave's address (`bond_enslave` → `bond_set_dev_addr`); slave
+/// `i`'s permanent address is the bond's plus `i` (the ports of one multi-port NIC). Most
+/// modes give every slave the bond's address (`bond_enslave`: `dev_set_mac_address` to the
+/// master's). balance-tlb and balance-alb give each its permanent one back
+/// (`bond_alb_init_slave` → `alb_set_slave_mac_addr`), the active slave holding the bond's,
+/// and swap addresses when the active slave changes (`bond_alb_handle_active_change` →
+/// `alb_swap_mac_addr`): a frame on another slave carries that slave's address
+/// (`bond_do_alb_xmit`), so an unaware switch learns the bond's on the active slave only.
+#[derive(Debug, Clone)]
+pub struct SlaveMacs {
+    bond: Mac,
+    macs: Vec<Mac>,
+}
+
+impl SlaveMacs {
+    /// `slaves` slaves of a bond of address `bond`, each with its own address (`own`) or the bond's.
+    pub fn new(bond: Mac, slaves: usize, own: bool) -> SlaveMacs {
+        let base = bond.iter().fold(0u64, |n, &b| n << 8 | u64::from(b));
+        let macs = (0..slaves as u64)
+            .map(|i| if own { base.wrapping_add(i) & ((1 << 48) - 1) } else { base })
+            .map(|n| std::array::from_fn(|k| (n >> (8 * (5 - k))) as u8))
+            .collect();
+        SlaveMacs { bond, macs }
+    }
+
+    /// The bond's own address.
+    pub fn bond(&self) -> Mac {
+        self.bond
+    }
+
+    /// Slave `slave`'s address: the source of the frames it sends, and the destination its NIC takes.
+    pub fn of(&self, slave: usize) -> Mac {
+        self.macs[slave]
+    }
+
+    /// `new` becomes the active slave (`bond_alb_handle_active_change`): it takes the bond's
+    /// address from the slave that holds it (`bond_slave_has_mac`), which takes `new`'s. Returns
+    /// the two slaves whose addresses the bond then teaches the switch (`alb_fasten_mac_swap`;
+    /// the same one twice when `new` already held it).
+    pub fn make_active(&mut self, new: usize) -> [usize; 2] {
+        let bond = self.bond;
+        let holder = self.macs.iter().position(|&m| m == bond).unwrap_or(new);
+        self.macs.swap(holder, new);
+        [holder, new]
+    }
+}
+
 /// The headers of every flow, indexed by flow (request) id.
 pub fn flow_headers(network: &Network, clients: &Clients, requests: &[Request], seed: u64) -> Vec<FlowHeaders> {
     let server_mac = parse_mac("network.server_mac", &network.server_mac).expect("validated");
@@ -129,6 +178,26 @@ mod tests {
         assert_eq!(parse_ip("i", "10.0.0.2").unwrap(), [10, 0, 0, 2]);
         assert!(parse_ip("i", "10.0.0.256").is_err());
         assert_eq!(format_mac(&[0, 0x15, 0x17, 0xb0, 0x26, 0xad]), "00:15:17:b0:26:ad");
+    }
+
+    #[test]
+    fn tlb_slaves_keep_their_own_addresses_and_the_active_one_holds_the_bonds() {
+        let bond = [0, 0x15, 0x17, 0xb0, 0x26, 0xff];
+        let mut macs = SlaveMacs::new(bond, 3, true);
+        // The first slave's address is the bond's; the next ones follow it (carrying into byte 4).
+        assert_eq!(
+            (0..3).map(|i| macs.of(i)).collect::<Vec<_>>(),
+            [bond, [0, 0x15, 0x17, 0xb0, 0x27, 0], [0, 0x15, 0x17, 0xb0, 0x27, 1]]
+        );
+        let second = macs.of(2);
+        // Slave 2 becomes active: it takes the bond's address, slave 0 its address.
+        assert_eq!(macs.make_active(2), [0, 2]);
+        assert_eq!((macs.of(0), macs.of(2)), (second, bond));
+        // Already holding it: the same slave twice, nothing moves.
+        assert_eq!(macs.make_active(2), [2, 2]);
+        assert_eq!(macs.of(2), bond);
+        let shared = SlaveMacs::new(bond, 3, false);
+        assert!((0..3).all(|i| shared.of(i) == bond));
     }
 
     #[test]

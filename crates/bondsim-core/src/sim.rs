@@ -54,6 +54,12 @@ const BULK_LINKS: usize = 8;
 /// How often (in events) the progress callback is called.
 const PROGRESS_EVERY: u64 = 1 << 18;
 
+/// balance-tlb's and -alb's learning packets: every `lp_interval` (`BOND_ALB_DEFAULT_LP_INTERVAL`,
+/// 1 s), from the `lp_interval × ALB_TIMER_TICKS_PER_SEC`-th run of the ALB timer (every 100 ms
+/// from `bond_open`; the first run counts 1), so first 0.9 s after the start.
+const LP_INTERVAL: SimTime = SimTime(1_000_000_000);
+const LP_FIRST: SimTime = SimTime(900_000_000);
+
 /// Where a run stands, for progress bars.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -100,6 +106,8 @@ enum Target {
     Lacp(u32),
     /// The scheduler's periodic work.
     Scheduler,
+    /// balance-tlb/-alb send learning packets on every slave (behind an unaware switch).
+    Learning,
     /// `stop_s` is reached.
     Stop,
 }
@@ -458,6 +466,11 @@ struct World {
     num_grat_arp: u32,
     peer_notif_every: SimTime,
     notified_active: Option<usize>,
+    /// Each slave's MAC address, and whether the mode keeps one per slave and moves the bond's
+    /// to its active slave (balance-tlb/-alb, [`network::SlaveMacs`]): the active slave it last did.
+    slave_macs: network::SlaveMacs,
+    own_macs: bool,
+    mac_active: Option<usize>,
 }
 
 impl World {
@@ -534,6 +547,7 @@ impl World {
             }
         }
         let scheduler = resolved.build(&bond_context(scenario))?;
+        let own_macs = scheduler.own_slave_macs();
         let resequencer = scheduler.resequences().then(Resequencer::default);
         let ends = transport::build(scenario, requests.len());
 
@@ -650,7 +664,20 @@ impl World {
             num_grat_arp: scenario.bond.num_grat_arp,
             peer_notif_every: peer_notif_every(&scenario.bond),
             notified_active: None,
+            slave_macs: network::SlaveMacs::new(
+                network::parse_mac("network.server_mac", &scenario.network.server_mac)?,
+                scenario.link_count(),
+                own_macs,
+            ),
+            own_macs,
+            mac_active: None,
         };
+        if own_macs {
+            world.follow_active_mac(SimTime::ZERO);
+            if !world.switch.aware() {
+                world.events.schedule(LP_FIRST, Event::new(Target::Learning, 0));
+            }
+        }
         if world.arp.is_some() {
             // bond_open queues the ARP monitor's work at once. (teamd's arp_ping starts its ports down.)
             world.events.schedule(SimTime::ZERO, Event::new(Target::ArpMonitor, 0));
@@ -745,6 +772,7 @@ impl World {
                 Target::ArpMonitor => self.arp_tick(now),
                 Target::Lacp(id) => self.lacp(now, id as usize, token == 1),
                 Target::Scheduler => self.scheduler_tick(now),
+                Target::Learning => self.learning_packets(now),
                 Target::Stop => {
                     self.stopped_at = Some(now);
                     break;
@@ -845,6 +873,7 @@ impl World {
             let file = self.requests[flow as usize].file_bytes;
             self.rx_links[flow as usize] =
                 self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
+            self.taught_client(now, flow as usize);
             // The receiving end opens first (its data can arrive at once on a paced link).
             let (first, second) = match self.app_side {
                 Side::Client => (Side::Client, Side::Server),
@@ -1046,7 +1075,7 @@ impl World {
         self.refresh_view(id, now);
         if let Some(packet) = &sent {
             if let Some(c) = self.capture.as_deref_mut() {
-                c.link_sent(now, id, packet);
+                c.link_sent(now, id, packet, self.slave_macs.of(id));
             }
             if let Some(trace) = &mut self.trace {
                 trace.left(now, packet);
@@ -1306,7 +1335,7 @@ impl World {
         }
         let Sent { packet, arrival, next } = link.tx_done(now);
         if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
-            c.link_sent(now, id, &packet);
+            c.link_sent(now, id, &packet, self.slave_macs.of(id));
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
@@ -1368,13 +1397,13 @@ impl World {
                 self.copy_lost(now, *packet, DropCause::Silent);
                 return;
             }
-            if !self.switch.ingress(id, self.headers[packet.flow as usize].src_mac, now) {
+            if !self.switch.ingress(id, self.slave_macs.of(id), now) {
                 self.copy_lost(now, *packet, DropCause::SwitchPort);
                 return;
             }
             self.failover_arrival(now, id, packet);
         }
-        self.arrived_at_client(now, packet);
+        self.arrived_at_client(now, id, packet);
     }
 
     /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
@@ -1386,9 +1415,9 @@ impl World {
 
     /// A copy of `packet` reached the client's wire at `now`.
     #[inline(always)]
-    fn arrived_at_client(&mut self, now: SimTime, packet: &Packet) {
+    fn arrived_at_client(&mut self, now: SimTime, id: usize, packet: &Packet) {
         if let Some(c) = self.capture.as_deref_mut() {
-            c.client_received(now, packet);
+            c.client_received(now, packet, self.slave_macs.of(id));
         }
         if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
@@ -1524,9 +1553,19 @@ impl World {
         self.switch.lag_port(&self.headers[flow].reversed())
     }
 
-    /// An unaware switch sends a frame for the bond's MAC to the port it learned it on, or
-    /// floods it when unknown; the bond keeps it only if it arrives on a slave it receives
-    /// on (`switch::bond_accepts`). Of a flood's copies the model carries the one the bond
+    /// The address the client of `flow` sends its frames to: the bond's, or in balance-alb the
+    /// address of the slave the bond's ARP answer named (`rlb_arp_xmit` writes the assigned
+    /// slave's `dev_addr`).
+    fn client_dst_mac(&self, flow: usize) -> network::Mac {
+        match (self.own_macs, self.rx_links[flow]) {
+            (true, Some(link)) if self.scheduler.receive() == Receive::PerClient => self.slave_macs.of(link),
+            _ => self.slave_macs.bond(),
+        }
+    }
+
+    /// An unaware switch sends a frame for the bond's MAC (balance-alb: the MAC of the client's
+    /// receive slave) to the port it learned it on, or floods it when unknown; the bond keeps it
+    /// only if it arrives on a slave it receives on (`switch::bond_accepts`). Of a flood's copies the model carries the one the bond
     /// keeps; the others are counted (`switch_flooded`), not carried.
     fn unaware_peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
         let headers = self.headers[flow];
@@ -1536,15 +1575,18 @@ impl World {
             Receive::PerClient => None,
             _ => self.scheduler.rx_link(&headers, &BondView { now, links: &self.views }),
         };
-        let kept = match self.switch.egress(headers.src_mac, now) {
-            Egress::Port(port) => Some(port).filter(|&p| switch::bond_accepts(receive, active, p)),
+        let dst = self.client_dst_mac(flow);
+        let macs = &self.slave_macs;
+        let accepts = |p: usize| switch::bond_accepts(receive, active, p, macs.of(p) == dst);
+        let kept = match self.switch.egress(dst, now) {
+            Egress::Port(port) => Some(port).filter(|&p| accepts(p)),
             Egress::Flood => {
                 self.switch.stats.flooded += 1;
                 if self.switch.forwarding_ports(now).next().is_none() {
                     self.switch.stats.drops_to_bond += 1;
                     return None;
                 }
-                self.switch.forwarding_ports(now).find(|&p| switch::bond_accepts(receive, active, p))
+                self.switch.forwarding_ports(now).find(|&p| accepts(p))
             }
             Egress::Nowhere => {
                 self.switch.stats.drops_to_bond += 1;
@@ -1579,8 +1621,9 @@ impl World {
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
     fn send_back(&mut self, now: SimTime, packet: Packet) {
         self.reverse_sent += 1;
-        if let Some(c) = self.capture.as_deref_mut() {
-            c.client_sent(now, &packet);
+        if self.capture.is_some() {
+            let dst = self.client_dst_mac(packet.flow as usize);
+            self.capture.as_deref_mut().expect("a capture").client_sent(now, &packet, dst);
         }
         let Some(id) = self.peer_link(now, packet.flow as usize) else { return };
         if self.app_side == Side::Server && packet.is_data() {
@@ -1615,8 +1658,9 @@ impl World {
     fn reverse_tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         let Some(link) = self.reverse[id].as_mut().filter(|l| l.epoch() == epoch) else { return };
         let Sent { packet, arrival, next } = link.tx_done(now);
-        if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
-            c.reverse_sent(now, id, &packet);
+        if self.capture.is_some() && !packet.is_arp() {
+            let dst = self.client_dst_mac(packet.flow as usize);
+            self.capture.as_deref_mut().expect("a capture").reverse_sent(now, id, &packet, dst);
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::ReverseTxDone(id as u32), u64::from(epoch)));
@@ -1778,6 +1822,7 @@ impl World {
         self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
         self.follow_active_slave(now);
         self.notify_peers(now);
+        self.follow_active_mac(now);
         // The last slave up went down: `bond_select_active_slave` → `bond_find_best_slave`
         // takes, with no slave `BOND_LINK_UP`, the `BOND_LINK_BACK` one (carrier up, updelay
         // running) nearest its end, and `bond_change_active_slave` sets it up at once. The
@@ -1812,11 +1857,63 @@ impl World {
                     if self.rx_links[flow].is_some() {
                         let bond = BondView { now, links: &self.views };
                         self.rx_links[flow] = self.scheduler.rx_link(&self.headers[flow], &bond);
+                        self.taught_client(now, flow);
                     }
                 }
             }
             Receive::AnySlave => {}
         }
+    }
+
+    /// balance-tlb/-alb: a new active slave takes the bond's MAC address from the slave that
+    /// held it ([`network::SlaveMacs::make_active`]), and the bond teaches the switch both
+    /// addresses at once (`alb_fasten_mac_swap`: learning packets on each that can send).
+    fn follow_active_mac(&mut self, now: SimTime) {
+        if !self.own_macs {
+            return;
+        }
+        let active = self.scheduler.active_link();
+        if active == self.mac_active {
+            return;
+        }
+        self.mac_active = active;
+        // With no active slave (`bond_alb_handle_active_change` with none) the addresses stay.
+        let Some(new) = active else { return };
+        let [holder, new] = self.slave_macs.make_active(new);
+        for slave in if holder == new { vec![new] } else { vec![holder, new] } {
+            if self.views[slave].can_tx() {
+                self.learning_frame(now, slave);
+            }
+        }
+    }
+
+    /// balance-alb tells a client its receive slave by an ARP reply sent on that slave from its
+    /// address (`rlb_arp_xmit`, `rlb_update_client`): an unaware switch learns it there.
+    fn taught_client(&mut self, now: SimTime, flow: usize) {
+        if !self.own_macs || self.switch.aware() || self.scheduler.receive() != Receive::PerClient {
+            return;
+        }
+        if let Some(slave) = self.rx_links[flow].filter(|&l| self.views[l].can_tx()) {
+            self.learning_frame(now, slave);
+        }
+    }
+
+    /// balance-tlb/-alb's periodic learning packets (`bond_alb_monitor`: every slave, from its
+    /// own address, each `lp_interval`); a slave without carrier sends nothing (its port discards).
+    fn learning_packets(&mut self, now: SimTime) {
+        for slave in 0..self.links.len() {
+            self.learning_frame(now, slave);
+        }
+        self.events.schedule(now + LP_INTERVAL, Event::new(Target::Learning, 0));
+    }
+
+    /// One learning packet (`alb_send_lp_vid`: a frame from and to the slave's own address) on
+    /// `slave`: an unaware switch learns the address on its port, unless a silent failure drops it.
+    fn learning_frame(&mut self, now: SimTime, slave: usize) {
+        if self.switch.aware() || self.silent.drops(slave, now, true) {
+            return;
+        }
+        self.switch.learning_frame(slave, self.slave_macs.of(slave), now);
     }
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).
@@ -2034,8 +2131,6 @@ mod tests {
         world
     }
 
-    /// One TCP-less transfer over three links behind an unaware switch (`switch.lag = "none"`),
-    /// the bond sending `num_grat_arp` gratuitous ARPs after a failover.
     /// The result of `scenario` with idle paced links waking outside the event queue
     /// (`lazy`), or in it every period as the thesis's interface does.
     fn result_of(scenario: &serde_json::Value, lazy: bool) -> RunResult {
@@ -2189,6 +2284,8 @@ mod tests {
         }
     }
 
+    /// One TCP-less transfer over three links behind an unaware switch (`switch.lag = "none"`),
+    /// the bond sending `num_grat_arp` gratuitous ARPs after a failover.
     fn unaware_world(mode: &str, num_grat_arp: u32) -> World {
         world_of(serde_json::json!({
             "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 144_800}},
@@ -2210,6 +2307,88 @@ mod tests {
         ab.switch.carrier(2, false, SimTime::ZERO);
         assert_eq!(ab.peer_link(SimTime::ZERO, 0), None);
         assert_eq!((ab.switch.stats.flooded, ab.switch.stats.drops_inactive_slave), (2, 1));
+    }
+
+    /// Eight TCP transfers of 3 MB over four Gigabit links of a `mode` bond behind a switch of
+    /// `lag`, run to the end; balance-tlb and -alb rebalance every 100 ms so that flows spread.
+    fn tcp_behind(mode: &str, lag: &str) -> World {
+        let scenario = Scenario::from_json(
+            &serde_json::json!({
+                "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 3_000_000}},
+                "sender": {"kind": "tcp"},
+                "bond": {"mode": mode, "rebalance_interval_s": 0.1},
+                "links": [{"count": 4, "rate_mbps": 1000.0, "delay_us": 10.0}],
+                "switch": {"lag": lag},
+            })
+            .to_string(),
+        )
+        .unwrap();
+        let mut w = World::build(&scenario).unwrap();
+        w.run(&mut |_| true).unwrap();
+        w
+    }
+
+    #[test]
+    fn balance_tlb_and_alb_behind_an_unaware_switch_send_from_each_slaves_own_address() {
+        for mode in ["balance-tlb", "balance-alb"] {
+            let plain = tcp_behind(mode, "none");
+            let sent: Vec<u64> = plain.links.iter().map(|l| l.stats().packets_sent).collect();
+            assert!(sent.iter().filter(|&&n| n > 0).count() >= 3, "{mode}: flows spread over the slaves: {sent:?}");
+            // The bond's address stays on the active slave's port, each other slave's on its own:
+            // nothing moves, nothing is flooded or lost (with the bond's address on every frame the
+            // switch moved it with each slave's frames and sent ACKs to slaves that drop them).
+            let stats = &plain.switch.stats;
+            assert_eq!((stats.mac_moves, stats.flooded, stats.drops_inactive_slave), (0, 0, 0), "{mode}");
+            assert_eq!(plain.switch.learned(plain.slave_macs.bond()), Some(0), "{mode}");
+            for slave in 1..4 {
+                assert_eq!(plain.switch.learned(plain.slave_macs.of(slave)), Some(slave), "{mode}");
+            }
+            // So the clients' frames reach the bond as behind a LAG that knows the mode's receive links.
+            let lag = tcp_behind(mode, "static");
+            let figures =
+                |w: &World| (w.receiver.delivered, w.receiver.last_delivery, w.reverse_sent, w.reverse_arrived);
+            assert_eq!(figures(&plain), figures(&lag), "{mode}");
+            let reverse =
+                |w: &World| -> Vec<u64> { w.reverse.iter().map(|r| r.as_ref().unwrap().stats.packets_sent).collect() };
+            assert_eq!(reverse(&plain), reverse(&lag), "{mode}");
+            if mode == "balance-tlb" {
+                assert_eq!(reverse(&plain)[1..], [0, 0, 0], "balance-tlb receives on its active slave only");
+            } else {
+                assert!(reverse(&plain).iter().all(|&n| n > 0), "balance-alb's clients send to their own slaves");
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_active_tlb_slave_takes_the_bonds_address_and_teaches_the_switch_at_once() {
+        let mut w = unaware_world("balance-tlb", 0);
+        let (bond, second) = (w.slave_macs.bond(), w.slave_macs.of(1));
+        assert_eq!(w.switch.learned(bond), Some(0), "taught when the first slave became active");
+        let t = SimTime::from_millis_f64(1.0);
+        w.carrier(t, 0, false);
+        while let Some((now, Event { target, token })) = w.events.pop() {
+            if target == Target::Monitor(0) {
+                w.commit(now, 0, token as u32);
+                break;
+            }
+        }
+        assert_eq!(w.scheduler.active_link(), Some(1));
+        // Slave 1 holds the bond's address now, slave 0 slave 1's (`alb_swap_mac_addr`), and the
+        // switch learned the bond's on port 1 at the change; slave 0's port has no link.
+        assert_eq!((w.slave_macs.of(1), w.slave_macs.of(0)), (bond, second));
+        assert_eq!((w.switch.learned(bond), w.switch.learned(second)), (Some(1), None));
+        // Learning packets: each slave's own address on its port, every second from 0.9 s.
+        let mut w = unaware_world("balance-tlb", 0);
+        assert_eq!(w.switch.learned(w.slave_macs.of(2)), None);
+        while let Some((now, Event { target, .. })) = w.events.pop() {
+            if target == Target::Learning {
+                assert_eq!(now, SimTime::from_millis_f64(900.0));
+                w.learning_packets(now);
+                break;
+            }
+        }
+        assert_eq!(w.switch.learned(w.slave_macs.of(2)), Some(2));
+        assert!(w.events.pending().any(|e| e.target == Target::Learning));
     }
 
     /// Fails link 0 of an active-backup bond behind an unaware switch at 1 ms and runs the world's

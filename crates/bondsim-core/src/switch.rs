@@ -263,6 +263,18 @@ impl Switch {
         }
     }
 
+    /// A frame the bond sends on `port` only for the switch to learn `mac` from (balance-tlb's
+    /// and -alb's learning packets, `alb_send_learning_packets`): learned unless the port discards.
+    pub fn learning_frame(&mut self, port: usize, mac: Mac, now: SimTime) {
+        if self.aware() {
+            return;
+        }
+        self.catch_up(now);
+        if self.state(port, now) != PortState::Discarding {
+            self.learn(port, mac, now);
+        }
+    }
+
     /// The port `mac` is learned on, if any.
     pub fn learned(&self, mac: Mac) -> Option<usize> {
         self.table.get(&mac).map(|&(p, _)| p)
@@ -270,12 +282,16 @@ impl Switch {
 }
 
 /// Whether the bond passes a frame arriving on slave `port` up to its stack, given how it
-/// takes frames in (`Scheduler::receive`) and the mode's receive link `active`
-/// (`Scheduler::rx_link`): a frame on an inactive slave is not delivered to the bond,
-/// except unicast in balance-alb ([`Receive`] cites `bond_should_deliver_exact_match`).
-pub fn bond_accepts(receive: Receive, active: Option<usize>, port: usize) -> bool {
+/// takes frames in (`Scheduler::receive`), the mode's receive link `active`
+/// (`Scheduler::rx_link`) and whether the frame is `addressed` to that slave's NIC: a frame
+/// on an inactive slave is not delivered to the bond, except unicast in balance-alb
+/// ([`Receive`] cites `bond_should_deliver_exact_match`), whose slaves each take only their
+/// own address (`alb_set_slave_mac_addr` programs it into the NIC; every other mode's slaves
+/// all hold the bond's, [`crate::network::SlaveMacs`]).
+pub fn bond_accepts(receive: Receive, active: Option<usize>, port: usize, addressed: bool) -> bool {
     match receive {
-        Receive::AnySlave | Receive::PerClient => true,
+        Receive::AnySlave => true,
+        Receive::PerClient => addressed,
         Receive::ActiveSlave => active.is_none_or(|a| a == port),
     }
 }
@@ -389,9 +405,24 @@ mod tests {
 
     #[test]
     fn the_bond_takes_frames_only_on_its_active_slave_where_it_has_one() {
-        assert!(bond_accepts(Receive::AnySlave, None, 1));
-        assert!(bond_accepts(Receive::ActiveSlave, Some(1), 1));
-        assert!(!bond_accepts(Receive::ActiveSlave, Some(1), 0));
-        assert!(bond_accepts(Receive::PerClient, Some(0), 1));
+        assert!(bond_accepts(Receive::AnySlave, None, 1, true));
+        assert!(bond_accepts(Receive::ActiveSlave, Some(1), 1, true));
+        assert!(!bond_accepts(Receive::ActiveSlave, Some(1), 0, true));
+        // balance-alb: any slave, but only the frames addressed to its own NIC.
+        assert!(bond_accepts(Receive::PerClient, Some(0), 1, true));
+        assert!(!bond_accepts(Receive::PerClient, Some(1), 1, false));
+    }
+
+    #[test]
+    fn learning_frames_teach_a_port_unless_it_discards_and_a_lag_ignores_them() {
+        let mut s = switch(serde_json::json!({"lag": "none"}), 2);
+        s.learning_frame(1, BOND, secs(1.0));
+        assert_eq!(s.learned(BOND), Some(1));
+        s.carrier(0, false, secs(2.0));
+        s.learning_frame(0, BOND, secs(2.5));
+        assert_eq!((s.learned(BOND), s.stats.mac_moves), (Some(1), 0));
+        let mut lag = switch(serde_json::json!({"lag": "static"}), 2);
+        lag.learning_frame(1, BOND, secs(1.0));
+        assert_eq!(lag.learned(BOND), None);
     }
 }
