@@ -7,8 +7,12 @@
 //! 4096 Mbit/s and more wrap — and that link's load grows by the bucket's
 //! load history. Every 10 s (`BOND_TLB_REBALANCE_INTERVAL`) every bucket is
 //! released and its history set to `1 + bytes sent / 10 s`, so flows are
-//! re-placed greedily by their recent rate. A link that fails loses its
-//! buckets. With `tlb_dynamic_lb = 0` there is no rebalancing: flows go to
+//! re-placed greedily by their recent rate. The rebalance is counted in the ALB
+//! timer's 100 ms runs (`bond_alb_monitor`, `tx_rebalance_counter`); a link coming
+//! up orders one at the next run and restarts the count
+//! (`bond_alb_handle_link_change`). A link that fails loses its buckets, and at a
+//! change of active link the old and the new one are released with their history
+//! saved (`bond_alb_handle_active_change` → `tlb_clear_slave(.., 1)`). With `tlb_dynamic_lb = 0` there is no rebalancing: flows go to
 //! `usable[xmit_hash % count]`. The bond receives on the active link only.
 
 use super::active_backup::{ActiveLink, PRIMARY, PRIMARY_RESELECT};
@@ -48,6 +52,9 @@ pub const REBALANCE: ParamSpec = ParamSpec {
 /// Number of transmit buckets (`TLB_HASH_TABLE_SIZE`).
 pub const BUCKETS: usize = 256;
 
+/// The ALB timer's period (`alb_delta_in_ticks`: `HZ / ALB_TIMER_TICKS_PER_SEC`, 10 a second).
+pub const ALB_TICK: SimTime = SimTime(100_000_000);
+
 fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
     Ok(Box::new(Tlb::new(params, ctx, BucketOf::XmitHash)?))
 }
@@ -79,6 +86,10 @@ pub struct Tlb {
     policy: HashPolicy,
     dynamic: bool,
     interval: SimTime,
+    /// The rebalance interval in ALB timer runs, and the runs counted since the last rebalance
+    /// (`BOND_TLB_REBALANCE_TICKS`, `tx_rebalance_counter`).
+    rebalance_ticks: u32,
+    counter: u32,
     buckets: Vec<Bucket>,
     /// Each link's assigned load (`tlb_slave_info.load`, u32).
     load: Vec<u32>,
@@ -95,6 +106,10 @@ impl Tlb {
             policy: HashPolicy::from_name(params.choice("xmit_hash_policy")),
             dynamic: params.int("tlb_dynamic_lb") == 1,
             interval: SimTime::from_secs_f64(params.float("rebalance_interval_s")),
+            rebalance_ticks: ((params.float("rebalance_interval_s") / ALB_TICK.as_secs_f64()).round() as u32).max(1),
+            // `bond_alb_init_slave` orders a rebalance at the timer's first run, at `bond_open`,
+            // when nothing is placed yet: the count starts there.
+            counter: 0,
             buckets: vec![Bucket::default(); BUCKETS],
             load: vec![0; ctx.links.len()],
             usable: (0..ctx.links.len()).collect(),
@@ -118,22 +133,25 @@ impl Tlb {
         best.map(|(_, id)| id)
     }
 
-    fn clear_link(&mut self, link: LinkId) {
+    /// `tlb_clear_slave`: releases `link`'s buckets; with `save_load` their history becomes
+    /// `1 + bytes sent / interval` and the count restarts (`tlb_init_table_entry`), without it
+    /// both are kept.
+    fn clear_link(&mut self, link: LinkId, save_load: bool) {
+        let seconds = self.interval.as_secs_f64();
         for b in self.buckets.iter_mut().filter(|b| b.link == Some(link)) {
             b.link = None;
-            b.tx_bytes = 0;
+            if save_load {
+                b.load_history = 1u32.wrapping_add((f64::from(b.tx_bytes) / seconds) as u64 as u32);
+                b.tx_bytes = 0;
+            }
         }
         self.load[link] = 0;
     }
 
     fn rebalance(&mut self) {
-        let seconds = self.interval.as_secs_f64();
-        for b in self.buckets.iter_mut().filter(|b| b.link.is_some()) {
-            b.load_history = 1u32.wrapping_add((f64::from(b.tx_bytes) / seconds) as u64 as u32);
-            b.tx_bytes = 0;
-            b.link = None;
+        for link in 0..self.load.len() {
+            self.clear_link(link, true);
         }
-        self.load.iter_mut().for_each(|l| *l = 0);
     }
 }
 
@@ -172,7 +190,7 @@ impl Scheduler for Tlb {
         if !bond.links[link].can_tx() {
             // bond_do_alb_xmit: a bucket on a link that cannot send (`bond_slave_can_tx`: the
             // monitor's verdict or the carrier) is cleared and the packet dropped.
-            self.clear_link(link);
+            self.clear_link(link, false);
             return Pick::Drop;
         }
         self.buckets[index].tx_bytes = self.buckets[index].tx_bytes.wrapping_add(packet.frame_bytes());
@@ -180,20 +198,33 @@ impl Scheduler for Tlb {
     }
 
     fn tick_interval(&self) -> Option<SimTime> {
-        self.dynamic.then_some(self.interval)
+        self.dynamic.then_some(ALB_TICK)
     }
 
     fn on_tick(&mut self, _bond: &BondView) {
-        self.rebalance();
+        self.counter += 1;
+        if self.counter >= self.rebalance_ticks {
+            self.rebalance();
+            self.counter = 0;
+        }
     }
 
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
         self.usable = bond.usable_ids();
-        self.active.on_link_change(link, bond);
+        // `bond_alb_handle_link_change`: a link down loses its buckets at once; a link up
+        // orders a rebalance at the timer's next run.
         if bond.links[link].up {
-            self.rebalance(); // the kernel orders a rebalance at its next 100 ms tick
+            self.counter = self.rebalance_ticks;
         } else {
-            self.clear_link(link);
+            self.clear_link(link, false);
+        }
+        let before = self.active.active;
+        if self.active.on_link_change(link, bond) {
+            // `bond_alb_handle_active_change`: the old and the new active link are released,
+            // their loads saved (the old one is the slave that held the bond's address).
+            for l in [before, self.active.active].into_iter().flatten() {
+                self.clear_link(l, true);
+            }
         }
     }
 
@@ -250,12 +281,80 @@ mod tests {
         };
         sent(&mut tlb, 1, (1 << 32) + 10_000_000); // heavy, wrapped
         sent(&mut tlb, 2, 20_000_000);
-        tlb.on_tick(&bond);
+        rebalance(tlb.as_mut(), &bond);
         // After the rebalance: the wrapped bucket first (link 0, its light recorded load), then
         // the 20 MB one (link 1, the emptier), then a third bucket finds link 0 the lighter.
         assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
         assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1));
         assert_eq!(send(tlb.as_mut(), &view, 3), Pick::Link(0), "with 64-bit counters link 1 would be the lighter");
+    }
+
+    /// Runs the ALB timer for one rebalance interval (10 s: 100 runs).
+    fn rebalance(tlb: &mut dyn crate::Scheduler, bond: &BondView) {
+        assert_eq!(tlb.tick_interval(), Some(super::ALB_TICK));
+        for _ in 0..100 {
+            tlb.on_tick(bond);
+        }
+    }
+
+    #[test]
+    fn rebalances_come_every_100_timer_runs_and_a_link_up_orders_one_at_the_next() {
+        let mut view = links(2);
+        let mut tlb = build("balance-tlb", &view);
+        let bond = |view: &[LinkView]| view.to_vec();
+        // Client 1 heavy on link 0; a new client lands on link 0 too (no load known yet).
+        for _ in 0..10_000 {
+            send(tlb.as_mut(), &view, 1);
+        }
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(0));
+        let v = bond(&view);
+        for _ in 0..99 {
+            tlb.on_tick(&BondView { now: SimTime::ZERO, links: &v });
+        }
+        assert_eq!(send(tlb.as_mut(), &view, 3), Pick::Link(0), "99 runs: no rebalance yet");
+        tlb.on_tick(&BondView { now: SimTime::ZERO, links: &v });
+        assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1), "the 100th run rebalanced by load");
+        // Link 1 fails: its bucket (client 2's) goes at once, to link 0, with its saved history.
+        view[1].up = false;
+        tlb.on_link_change(1, &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(0));
+        // It comes back: no rebalance yet (a new client finds link 0 loaded with both histories
+        // and takes link 1; an immediate rebalance would have emptied both links).
+        view[1].up = true;
+        tlb.on_link_change(1, &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(send(tlb.as_mut(), &view, 4), Pick::Link(1), "placed by the loads before the rebalance");
+        assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(0));
+        // The next run rebalances, and the count restarts from there.
+        tlb.on_tick(&BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
+        assert_eq!(send(tlb.as_mut(), &view, 4), Pick::Link(1), "released at the run after the link came up");
+    }
+
+    #[test]
+    fn a_change_of_active_link_releases_the_new_ones_buckets_with_their_load() {
+        let mut view = links(3);
+        let mut tlb = build("balance-tlb", &view);
+        let bond = |view: &[LinkView]| view.to_vec();
+        // Histories: client 1 the heaviest, then 2, then 3; placed in that order over the three links.
+        for (client, packets) in [(1, 300), (2, 200), (3, 100)] {
+            for _ in 0..packets {
+                send(tlb.as_mut(), &view, client);
+            }
+        }
+        let v = bond(&view);
+        rebalance(tlb.as_mut(), &BondView { now: SimTime::ZERO, links: &v });
+        for (client, link) in [(1, 0), (2, 1), (3, 2)] {
+            assert_eq!(send(tlb.as_mut(), &view, client), Pick::Link(link));
+        }
+        // The active link 0 fails: link 1 becomes active and its buckets are released, its load
+        // zeroed (`tlb_clear_slave(bond, new_slave, 1)`), so client 1 moves to link 1, not to link
+        // 2 (whose load, client 3's, is lighter than client 2's that link 1 would still carry).
+        view[0].up = false;
+        tlb.on_link_change(0, &BondView { now: SimTime::ZERO, links: &view });
+        assert_eq!(tlb.active_link(), Some(1));
+        assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(1));
+        assert_eq!(send(tlb.as_mut(), &view, 3), Pick::Link(2), "a link not involved keeps its buckets");
     }
 
     #[test]
@@ -275,7 +374,7 @@ mod tests {
         for _ in 0..10_000 {
             send(tlb.as_mut(), &view, 1);
         }
-        tlb.on_tick(&BondView { now: SimTime::ZERO, links: &view });
+        rebalance(tlb.as_mut(), &BondView { now: SimTime::ZERO, links: &view });
         assert_eq!(send(tlb.as_mut(), &view, 1), Pick::Link(0));
         assert_eq!(send(tlb.as_mut(), &view, 2), Pick::Link(1), "the heavy bucket's load pushes others away");
     }
