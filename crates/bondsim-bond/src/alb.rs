@@ -34,6 +34,7 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
     Ok(Box::new(Alb {
         tlb: Tlb::new(params, ctx, BucketOf::DestinationIp)?,
         clients: vec![None; RLB_ENTRIES],
+        used: Vec::new(),
         last_rx: None,
     }))
 }
@@ -43,6 +44,9 @@ pub struct Alb {
     tlb: Tlb,
     /// Per entry: (client IP, its receive link).
     clients: Vec<Option<([u8; 4], LinkId)>>,
+    /// The entries in use, in the order they were first taken (`rx_hashtbl_used_head`'s list,
+    /// walked newest first: `rlb_choose_channel` puts a newly assigned entry at its head).
+    used: Vec<usize>,
     last_rx: Option<LinkId>,
 }
 
@@ -107,7 +111,8 @@ impl Scheduler for Alb {
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
         self.tlb.on_link_change(link, bond);
         let up = bond.links[link].up;
-        for i in 0..RLB_ENTRIES {
+        for k in (0..self.used.len()).rev() {
+            let i = self.used[k];
             let Some((ip, rx)) = self.clients[i] else { continue };
             // Link back: reshuffle every client; link gone: move only its clients.
             if up || rx == link {
@@ -122,9 +127,13 @@ impl Scheduler for Alb {
         let index = usize::from(ip.iter().fold(0u8, |x, b| x ^ b));
         match self.clients[index] {
             Some((known, link)) if known == ip => Some(link),
-            _ => {
-                // A new client, or one replacing another in the same entry.
+            taken => {
+                // A new client, or one replacing another in the same entry (which keeps its place
+                // in the list of entries in use).
                 let link = self.next_rx_link(bond)?;
+                if taken.is_none() {
+                    self.used.push(index);
+                }
                 self.clients[index] = Some((ip, link));
                 Some(link)
             }
@@ -169,6 +178,26 @@ mod tests {
         let view = links(3);
         let mut tlb = build("balance-tlb", &view);
         assert!((1..=5).all(|c| rx(tlb.as_mut(), &view, c) == Some(0)));
+    }
+
+    #[test]
+    fn a_link_back_reshuffles_the_clients_newest_first() {
+        // Clients 1, 4, 2, 7 take table entries 10, 15, 9, 12 (the XOR of their IPs' bytes) in
+        // that order; `rlb_clear_slave` and `rlb_rebalance` walk the entries in use newest first
+        // (7, 2, 4, 1), neither oldest first nor by index.
+        let mut view = links(2);
+        let mut alb = build("balance-alb", &view);
+        let clients = [1, 4, 2, 7];
+        let got: Vec<_> = clients.iter().map(|&c| rx(alb.as_mut(), &view, c)).collect();
+        assert_eq!(got, [Some(0), Some(1), Some(0), Some(1)]);
+        for up in [false, true] {
+            view[1].up = up;
+            alb.on_link_change(1, &BondView { now: SimTime::ZERO, links: &view });
+        }
+        // After link 0 was handed out last: 7 → link 1, 2 → link 0, 4 → link 1, 1 → link 0
+        // (oldest first would give 1, 0, 1, 0; by index 0, 0, 1, 1).
+        let got: Vec<_> = clients.iter().map(|&c| rx(alb.as_mut(), &view, c)).collect();
+        assert_eq!(got, [Some(0), Some(1), Some(0), Some(1)]);
     }
 
     #[test]

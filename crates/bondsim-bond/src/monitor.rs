@@ -12,6 +12,7 @@
 //! not simulated one by one, so a short `miimon` costs nothing.
 
 use crate::time::SimTime;
+use crate::LinkView;
 
 /// `BOND_DEFAULT_MIIMON`, ms.
 pub const DEFAULT_MIIMON_MS: f64 = 100.0;
@@ -116,6 +117,20 @@ impl Monitor {
             .enumerate()
             .filter(move |(_, s)| s.counting && !s.verdict_up && s.restored_at.is_none() && s.seen_at <= now)
             .map(|(l, s)| (l, s.commit_at))
+    }
+
+    /// After a verdict took a link down: when no link of `links` is up, the bonding driver's
+    /// `bond_select_active_slave` → `bond_find_best_slave` takes the `BOND_LINK_BACK` link (carrier
+    /// up, updelay running) nearest the end of its updelay (the lowest-numbered of equals), and
+    /// `bond_change_active_slave` makes it up at once ([`Monitor::promote`]); returns it, if any.
+    /// Not for `mode`s of teamd and Open vSwitch, which watch their links themselves.
+    pub fn promote_if_none_up(&mut self, mode: &str, links: &[LinkView], now: SimTime) -> Option<usize> {
+        if mode.starts_with("teamd:") || mode.starts_with("ovs:") || links.iter().any(|l| l.up) {
+            return None;
+        }
+        let (link, _) = self.waiting_up(now).min_by_key(|&(link, at)| (at, link))?;
+        self.promote(link);
+        Some(link)
     }
 
     /// `bond_change_active_slave` making a `BOND_LINK_BACK` slave active: it is up at once

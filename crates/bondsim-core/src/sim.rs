@@ -1823,16 +1823,10 @@ impl World {
         self.follow_active_slave(now);
         self.notify_peers(now);
         self.follow_active_mac(now);
-        // The last slave up went down: `bond_select_active_slave` → `bond_find_best_slave`
-        // takes, with no slave `BOND_LINK_UP`, the `BOND_LINK_BACK` one (carrier up, updelay
-        // running) nearest its end, and `bond_change_active_slave` sets it up at once. The
-        // bonding driver's modes only (teamd and OVS watch their links themselves).
-        let bonding_driver = !self.mode.starts_with("teamd:") && !self.mode.starts_with("ovs:");
-        if !up && bonding_driver && !self.views.iter().any(|v| v.up) {
-            if let Some((back, _)) = self.monitor.waiting_up(now).min_by_key(|&(link, at)| (at, link)) {
-                self.monitor.promote(back);
-                self.apply_verdict(now, back);
-            }
+        // The last slave up went down: one waiting out its updelay may be made up at once.
+        let promoted = if up { None } else { self.monitor.promote_if_none_up(self.mode, &self.views, now) };
+        if let Some(back) = promoted {
+            self.apply_verdict(now, back);
         }
     }
 

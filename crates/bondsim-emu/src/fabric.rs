@@ -107,6 +107,8 @@ pub struct FlowStats {
     pub last_link: Option<usize>,
     /// The link the client's packets come back on, where the mode decides it (`rx_link`).
     pub rx_link: Option<usize>,
+    /// Its headers (what the mode's `rx_link` is asked with).
+    headers: Option<FlowHeaders>,
     /// One past the highest sequence number arrived so far.
     highest_end: Option<u32>,
     /// One past the highest sequence number the bond took (TCP; the packet trace's retransmissions).
@@ -155,6 +157,8 @@ pub struct Fabric {
     scheduler: Box<dyn Scheduler>,
     /// Kept for the result's label.
     pub scheduler_label: String,
+    /// The mode's registered name (whether the bonding driver picks its active link).
+    mode: &'static str,
     monitor: Monitor,
     forward: Vec<RateLink>,
     reverse: Vec<RateLink>,
@@ -227,6 +231,7 @@ impl Fabric {
         let n = &scenario.network;
         let mut fabric = Fabric {
             scheduler_label: resolved.label(),
+            mode: resolved.info.name,
             monitor: Monitor::new(
                 monitor::miimon_in_force(resolved.info.name, scenario.bond.miimon),
                 scenario.bond.updelay,
@@ -344,7 +349,7 @@ impl Fabric {
             // A new flow: the mode may decide where its client's packets come back (as
             // `World::arrive` asks the scheduler when a request arrives).
             let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
-            self.flows.insert(key, FlowStats { client, rx_link, ..FlowStats::default() });
+            self.flows.insert(key, FlowStats { client, rx_link, headers: Some(headers), ..FlowStats::default() });
             self.first_flow.get_or_insert(headers);
         }
         let segment = (p.payload > 0).then(|| {
@@ -576,10 +581,7 @@ impl Fabric {
             Event::Commit(id, generation) => {
                 let carrier = self.carrier[id];
                 if self.monitor.commit(id, generation, carrier) {
-                    self.views[id].up = carrier;
-                    self.forward[id].refresh_view(at, &mut self.views[id]);
-                    self.scheduler.on_link_change(id, &BondView { now: at, links: &self.views });
-                    self.follow_active_slave(at);
+                    self.apply_verdict(at, id);
                 }
             }
             Event::Tick => {
@@ -591,19 +593,45 @@ impl Fabric {
         }
     }
 
-    /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]): after the bond
-    /// changes it, the LAG-aware switch sends the bond's frames to the new one, as the model's
-    /// `World::follow_active_slave` (sim.rs) has it — Linux's bond takes frames in on the active
-    /// slave only (`bond_should_deliver_exact_match`, drivers/net/bonding/bond_main.c). Every
-    /// flow's receive link becomes the mode's answer; a flow that starts later asks it itself.
-    fn follow_active_slave(&mut self, now: SimTime) {
-        if self.scheduler.receive() != Receive::ActiveSlave {
-            return;
+    /// The monitor's verdict on link `id` changed, as the model's `World::apply_verdict` (sim.rs)
+    /// applies it: the scheduler hears of it, the receive links follow, and when the last link
+    /// up went down the bonding driver makes a link waiting out its updelay active at once.
+    fn apply_verdict(&mut self, now: SimTime, id: usize) {
+        let up = self.monitor.is_up(id);
+        self.views[id].up = up;
+        self.forward[id].refresh_view(now, &mut self.views[id]);
+        self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
+        self.follow_active_slave(now);
+        let promoted = if up { None } else { self.monitor.promote_if_none_up(self.mode, &self.views, now) };
+        if let Some(back) = promoted {
+            self.apply_verdict(now, back);
         }
-        let Some(headers) = self.first_flow else { return };
-        let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
-        for flow in self.flows.values_mut() {
-            flow.rx_link = active;
+    }
+
+    /// The receive links after a verdict, as the model's `World::follow_active_slave` (sim.rs)
+    /// has them. A bond that receives on its active slave only ([`Receive::ActiveSlave`]): the
+    /// LAG-aware switch sends the bond's frames to the new one — Linux's bond takes frames in on
+    /// the active slave only (`bond_should_deliver_exact_match`, drivers/net/bonding/bond_main.c);
+    /// every flow's receive link becomes the mode's answer, and a flow that starts later asks it
+    /// itself. balance-alb ([`Receive::PerClient`]): each flow asks its RLB table again (a failed
+    /// link's clients moved, all reshuffled when one is back).
+    fn follow_active_slave(&mut self, now: SimTime) {
+        match self.scheduler.receive() {
+            Receive::ActiveSlave => {
+                let Some(headers) = self.first_flow else { return };
+                let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+                for flow in self.flows.values_mut() {
+                    flow.rx_link = active;
+                }
+            }
+            Receive::PerClient => {
+                for flow in self.flows.values_mut() {
+                    if let Some(headers) = flow.headers {
+                        flow.rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
+                    }
+                }
+            }
+            Receive::AnySlave => {}
         }
     }
 

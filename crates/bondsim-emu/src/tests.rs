@@ -228,25 +228,63 @@ fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_th
     );
     let mut out = Vec::new();
     f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut out);
-    // The reverse link an ACK sent at `t` ms took (sent whole 0.5 ms later: 90 wire bytes at 8 Mbit/s).
-    let ack_at = |f: &mut Fabric, t: f64| {
-        let before = reverse_sent(f);
-        f.from_client(ms(t), 0, tcp_packet(52, 0, false), &mut Vec::new());
-        run_until(f, ms(t + 0.5));
-        reverse_sent(f).iter().zip(&before).position(|(a, b)| a > b)
-    };
-    assert_eq!(ack_at(&mut f, 1.0), Some(0), "the active link before the failure");
+    assert_eq!(ack_link(&mut f, 1.0), Some(0), "the active link before the failure");
     run_until(&mut f, ms(12.0));
     assert!(!f.monitor_up(0));
-    assert_eq!(ack_at(&mut f, 12.0), Some(1), "the new active slave after the verdict");
+    assert_eq!(ack_link(&mut f, 12.0), Some(1), "the new active slave after the verdict");
     run_until(&mut f, ms(50.0));
     assert!(f.monitor_up(0), "link 0 is back in the bond");
-    assert_eq!(ack_at(&mut f, 50.0), Some(1), "still the active slave, not the returned link");
+    assert_eq!(ack_link(&mut f, 50.0), Some(1), "still the active slave, not the returned link");
     // A flow that starts now is told the same receive link.
     let mut second = tcp_packet(500, 0, true);
     second[21] = 0x41; // the server's port 8001 (0x1f41): another flow
     f.from_server(ms(51.0), second, &mut Vec::new());
     assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
+}
+
+/// The reverse link an ACK the client sends at `t` ms takes (sent whole 0.5 ms later: 90 wire
+/// bytes at 8 Mbit/s).
+fn ack_link(f: &mut Fabric, t: f64) -> Option<usize> {
+    let before = reverse_sent(f);
+    f.from_client(ms(t), 0, tcp_packet(52, 0, false), &mut Vec::new());
+    run_until(f, ms(t + 0.5));
+    reverse_sent(f).iter().zip(&before).position(|(a, b)| a > b)
+}
+
+#[test]
+fn with_no_link_up_a_link_waiting_out_its_updelay_is_made_up_at_once_as_in_the_model() {
+    // Link 0 is back at 30 ms with a 100 ms updelay to wait; link 1 fails at 40 ms. The bonding
+    // driver then makes link 0 active at once (`bond_find_best_slave` takes the BOND_LINK_BACK
+    // slave), as the model's `World::apply_verdict` does.
+    let links = serde_json::json!([
+        {"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]},
+        {"rate_mbps": 8, "failures": [{"down_s": 0.040, "up_s": 1.0}]},
+    ]);
+    for mode in ["active-backup", "balance-rr"] {
+        let mut f = fabric(links.clone(), serde_json::json!({"mode": mode, "miimon": 10, "updelay": 100}));
+        run_until(&mut f, ms(35.0));
+        assert!(!f.monitor_up(0), "{mode}: link 0 waits out its updelay");
+        run_until(&mut f, ms(60.0));
+        assert!(!f.monitor_up(1) && f.monitor_up(0), "{mode}: link 0 made up when link 1 went");
+    }
+}
+
+#[test]
+fn balance_alb_clients_follow_the_rlb_table_at_each_verdict_as_in_the_model() {
+    // One client, given link 0. Link 0 fails at 5 ms and is back at 30 ms: at the verdicts the
+    // RLB table moves the client to link 1, then reshuffles it to link 2 (round-robin after the
+    // last link handed out), as the model's `World::follow_active_slave` asks it.
+    let mut f = fabric(
+        serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]}, {"rate_mbps": 8}, {"rate_mbps": 8}]),
+        serde_json::json!({"mode": "balance-alb", "miimon": 10}),
+    );
+    f.from_server(SimTime::ZERO, tcp_packet(500, 0, true), &mut Vec::new());
+    assert_eq!(ack_link(&mut f, 1.0), Some(0));
+    run_until(&mut f, ms(12.0));
+    assert_eq!(ack_link(&mut f, 12.0), Some(1), "moved off the failed link");
+    run_until(&mut f, ms(45.0));
+    assert!(f.monitor_up(0));
+    assert_eq!(ack_link(&mut f, 45.0), Some(2), "reshuffled when link 0 came back, not back on it");
 }
 
 /// An IPv4/UDP datagram of `l3` bytes from the server's port 8000 to the client's port 40000.
