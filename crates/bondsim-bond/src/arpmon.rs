@@ -54,9 +54,8 @@ struct Slave {
     last_rx: SimTime,
     /// `target_last_arp_rx`: the last validated ARP of each target.
     target_rx: Vec<SimTime>,
-    /// `dev_trans_start`: the NIC's last transmission.
-    trans_start: SimTime,
-    /// `slave->last_tx`: the last ARP request sent.
+    /// `slave->last_tx`: the last ARP request sent (`bond_arp_send` stamps it; both monitors
+    /// test it since Linux 6.0, which tested the NIC's `dev_trans_start` before).
     last_tx: SimTime,
     /// `last_link_up`: when the slave came up or was made active.
     last_link_up: SimTime,
@@ -97,7 +96,6 @@ impl ArpMonitor {
             up: true,
             last_rx: SimTime::ZERO,
             target_rx: vec![SimTime::ZERO; targets],
-            trans_start: SimTime::ZERO,
             last_tx: SimTime::ZERO,
             last_link_up: SimTime::ZERO,
             reply_received: false,
@@ -141,20 +139,19 @@ impl ArpMonitor {
         self.validate & if active { VALIDATE_ACTIVE } else { VALIDATE_BACKUP } != 0
     }
 
-    /// `slave_last_rx`: with `arp_all_targets = all` on a validating slave, the oldest of the
-    /// targets' last validated ARP; otherwise the last sign of life.
-    fn last_rx(&self, link: usize, active: bool) -> SimTime {
+    /// `slave_last_rx` (include/net/bonding.h), which active-backup's monitor reads: with
+    /// `arp_all_targets = all` the oldest of the targets' last validated ARP, whether or not the
+    /// slave validates (only `bond_validate_arp` refreshes them, so a slave that does not validate
+    /// keeps the times it started with: the kernel's code, which the documentation's "only for
+    /// slaves with arp_validate" does not describe); otherwise the last sign of life. The
+    /// load-balancing monitor reads `slave->last_rx` itself.
+    fn last_rx(&self, link: usize) -> SimTime {
         let s = &self.slaves[link];
-        if self.all_targets && self.validates(active) {
+        if self.all_targets {
             s.target_rx.iter().copied().min().unwrap_or(s.last_rx)
         } else {
             s.last_rx
         }
-    }
-
-    /// `link`'s NIC put a frame on the wire at `now` (`dev_trans_start`).
-    pub fn transmitted(&mut self, link: usize, now: SimTime) {
-        self.slaves[link].trans_start = now;
     }
 
     /// `link` became the active slave (`bond_change_active_slave` sets `last_link_up`).
@@ -162,22 +159,33 @@ impl ArpMonitor {
         self.slaves[link].last_link_up = now;
     }
 
-    /// `link` received `frame` at `now`; `active` says whether it is an active slave
-    /// (`bond_rcv_validate`, `bond_arp_rcv`, `bond_validate_arp`).
-    pub fn received(&mut self, link: usize, now: SimTime, frame: Received, active: bool) {
+    /// `link` received `frame` at `now`; `active` is the bond's active slave in active-backup
+    /// (every slave is active in the load-balancing modes) (`bond_rcv_validate`, `bond_arp_rcv`,
+    /// `bond_validate_arp`).
+    pub fn received(&mut self, link: usize, now: SimTime, frame: Received, active: Option<usize>) {
         if matches!(frame, Received::Reply(_)) {
             self.replies += 1;
         }
-        let validates = self.validates(active);
+        // While it searches, the slave being probed has the active flags (`bond_ab_arp_probe`).
+        let is_active = self.mode != ArpMode::ActiveBackup
+            || active == Some(link)
+            || (active.is_none() && self.current_arp_slave == Some(link));
+        let validates = self.validates(is_active);
+        // `bond_arp_rcv`: a backup trusts the bond's own requests, flooded to it (tip = target,
+        // the addresses swapped), only when the active slave has validated an ARP since it became
+        // active ("to avoid endless looping when we can't reach the arp_ip_target and fool
+        // ourselves with our own arp requests"); without that, a reply counts while a search
+        // runs and the probed slave sent within the interval.
+        let trusts_requests = active.is_some_and(|a| self.last_rx(a) > self.slaves[a].last_link_up);
+        let searching = self.current_arp_slave.is_some_and(|c| self.in_interval(now, self.slaves[c].last_tx, 1));
         let s = &mut self.slaves[link];
         if self.mode == ArpMode::TeamdArpPing {
             s.reply_received |= matches!(frame, Received::Reply(_));
         } else if validates {
-            // The active slave takes ARP from a target (sip = target); a backup also takes the
-            // bond's own request to a target that the switch flooded to it (tip = target).
             let target = match frame {
-                Received::Reply(k) => Some(k),
-                Received::Request(k) if !active => Some(k),
+                Received::Reply(k) if is_active => Some(k),
+                Received::Request(k) if !is_active && trusts_requests => Some(k),
+                Received::Reply(k) if !is_active && !trusts_requests && searching => Some(k),
                 _ => None,
             };
             if let Some(k) = target {
@@ -198,7 +206,7 @@ impl ArpMonitor {
         let m = self.missed_max;
         for (link, &has_carrier) in carrier.iter().enumerate().take(self.slaves.len()) {
             let is_active = self.mode != ArpMode::ActiveBackup || active == Some(link);
-            let last_rx = self.last_rx(link, is_active);
+            let last_rx = self.last_rx(link);
             if self.mode == ArpMode::TeamdArpPing {
                 let s = &mut self.slaves[link];
                 s.missed = if std::mem::take(&mut s.reply_received) { 0 } else { s.missed + 1 };
@@ -206,10 +214,11 @@ impl ArpMonitor {
             let s = &self.slaves[link];
             let verdict = match self.mode {
                 ArpMode::TeamdArpPing => s.missed == 0 || (s.up && s.missed <= m),
+                // `bond_loadbalance_arp_mon` reads `slave->last_rx`, never `slave_last_rx`.
                 ArpMode::LoadBalance if !s.up => {
-                    self.in_interval(now, s.last_tx, 1) && self.in_interval(now, last_rx, 1)
+                    self.in_interval(now, s.last_tx, 1) && self.in_interval(now, s.last_rx, 1)
                 }
-                ArpMode::LoadBalance => self.in_interval(now, s.last_tx, m) && self.in_interval(now, last_rx, m),
+                ArpMode::LoadBalance => self.in_interval(now, s.last_tx, m) && self.in_interval(now, s.last_rx, m),
                 ArpMode::ActiveBackup if !s.up => self.in_interval(now, last_rx, 1),
                 // Slaves get 2δ after coming up or being made active.
                 ArpMode::ActiveBackup if self.in_interval(now, s.last_link_up, 2) => true,
@@ -218,8 +227,9 @@ impl ArpMonitor {
                 ArpMode::ActiveBackup if !is_active => {
                     self.current_arp_slave.is_some() || self.in_interval(now, last_rx, m + 1)
                 }
-                // The active slave is down after missed_max intervals without sending or receiving.
-                ArpMode::ActiveBackup => self.in_interval(now, s.trans_start, m) && self.in_interval(now, last_rx, m),
+                // The active slave is down after missed_max intervals without sending a probe or
+                // receiving.
+                ArpMode::ActiveBackup => self.in_interval(now, s.last_tx, m) && self.in_interval(now, last_rx, m),
             };
             // A slave without carrier cannot be brought up (`bond_slave_is_up` in the probe).
             let verdict = verdict && (s.up || has_carrier);
@@ -248,10 +258,16 @@ impl ArpMonitor {
             }
             (ArpMode::ActiveBackup, Some(a)) => vec![a],
             (ArpMode::ActiveBackup, None) => {
-                // No active slave: try the next slave with carrier after the last one tried.
+                // No active slave: try the next slave with carrier after the last one tried, the
+                // first slave standing for it when none was (`bond_ab_arp_probe`:
+                // `curr_arp_slave = bond_first_slave_rcu(bond)`, then the next one after it). The
+                // slave probed is made active for the time (`last_link_up`).
                 let n = self.slaves.len();
-                let from = self.current_arp_slave.map_or(0, |c| c + 1);
+                let from = self.current_arp_slave.unwrap_or(0) + 1;
                 let next = (0..n).map(|k| (from + k) % n).find(|&l| carrier[l]);
+                if let Some(l) = next {
+                    self.slaves[l].last_link_up = now;
+                }
                 self.current_arp_slave = next.or(self.current_arp_slave);
                 next.into_iter().collect()
             }
@@ -293,14 +309,12 @@ mod tests {
                 }
             }
             for link in m.probe(ms(t), active, &carrier, 1) {
-                m.transmitted(link, ms(t));
                 if !passes(link, t) {
                     continue;
                 }
-                let is_active = mode == ArpMode::LoadBalance || active == Some(link);
-                m.received(link, ms(t + 1), Received::Reply(0), is_active);
+                m.received(link, ms(t + 1), Received::Reply(0), active);
                 if mode == ArpMode::ActiveBackup && passes(1 - link, t) {
-                    m.received(1 - link, ms(t + 1), Received::Request(0), false);
+                    m.received(1 - link, ms(t + 1), Received::Request(0), active);
                 }
             }
         }
@@ -351,9 +365,9 @@ mod tests {
         for t in (0..=2000).step_by(100) {
             changes.extend(m.inspect(ms(t), None, &[true]).into_iter().map(|c| (t, c.1)));
             m.probe(ms(t), None, &[true], 1);
-            m.received(0, ms(t + 1), Received::Request(0), true); // requests do not count
+            m.received(0, ms(t + 1), Received::Request(0), None); // requests do not count
             if t < 1000 {
-                m.received(0, ms(t + 1), Received::Reply(0), true);
+                m.received(0, ms(t + 1), Received::Reply(0), None);
             }
         }
         assert_eq!(changes, [(100, true), (1300, false)]);
@@ -362,16 +376,16 @@ mod tests {
     #[test]
     fn validation_ignores_traffic_that_is_not_the_targets() {
         let mut m = ArpMonitor::new(ms(100), 2, 1, VALIDATE_ACTIVE | VALIDATE_BACKUP, false, ArpMode::ActiveBackup, 1);
-        m.received(0, ms(50), Received::Other, true);
+        m.received(0, ms(50), Received::Other, Some(0));
         assert_eq!(m.slaves[0].last_rx, SimTime::ZERO, "a data frame is no sign of life to a validating slave");
-        m.received(0, ms(60), Received::Request(0), true);
+        m.received(0, ms(60), Received::Request(0), Some(0));
         assert_eq!(m.slaves[0].last_rx, SimTime::ZERO, "the active slave validates replies only");
-        m.received(0, ms(70), Received::Reply(0), true);
+        m.received(0, ms(70), Received::Reply(0), Some(0));
         assert_eq!(m.slaves[0].last_rx, ms(70));
         let mut f = ArpMonitor::new(ms(100), 2, 1, FILTER, false, ArpMode::ActiveBackup, 1);
-        f.received(0, ms(50), Received::Other, true);
+        f.received(0, ms(50), Received::Other, Some(0));
         assert_eq!(f.slaves[0].last_rx, SimTime::ZERO, "filter: only ARP counts");
-        f.received(0, ms(60), Received::Request(0), true);
+        f.received(0, ms(60), Received::Request(0), Some(0));
         assert_eq!(f.slaves[0].last_rx, ms(60));
     }
 
@@ -381,17 +395,91 @@ mod tests {
         for t in (0..=2000).step_by(100) {
             m.inspect(ms(t), Some(0), &[true]);
             m.probe(ms(t), Some(0), &[true], 2);
-            m.transmitted(0, ms(t));
-            m.received(0, ms(t + 1), Received::Reply(0), true); // target 1 never answers
+            m.received(0, ms(t + 1), Received::Reply(0), Some(0)); // target 1 never answers
         }
         assert!(!m.is_up(0), "target 1 is silent: the slave is down under arp_all_targets = all");
         let mut any = ArpMonitor::new(ms(100), 2, 2, VALIDATE_ACTIVE, false, ArpMode::ActiveBackup, 1);
         for t in (0..=2000).step_by(100) {
             any.inspect(ms(t), Some(0), &[true]);
-            any.transmitted(0, ms(t));
-            any.received(0, ms(t + 1), Received::Reply(0), true);
+            any.probe(ms(t), Some(0), &[true], 2);
+            any.received(0, ms(t + 1), Received::Reply(0), Some(0));
         }
         assert!(any.is_up(0), "one target answering is enough under any");
+    }
+
+    #[test]
+    fn the_load_balancing_monitor_disregards_arp_all_targets() {
+        // Target 0 answers on link 0 only, target 1 on link 1 only: under `all` each link misses
+        // a target, but `bond_loadbalance_arp_mon` reads `slave->last_rx`: both stay up.
+        let mut m = ArpMonitor::new(ms(100), 2, 2, VALIDATE_ACTIVE, true, ArpMode::LoadBalance, 2);
+        let mut changes = Vec::new();
+        for t in (0..=2000).step_by(100) {
+            changes.extend(m.inspect(ms(t), None, &[true, true]));
+            for l in m.probe(ms(t), None, &[true, true], 2) {
+                m.received(l, ms(t + 1), Received::Reply(l), None);
+            }
+        }
+        assert_eq!(changes, []);
+    }
+
+    #[test]
+    fn under_all_targets_a_backup_that_does_not_validate_keeps_its_first_times_and_fails() {
+        // `slave_last_rx` takes the oldest target time under `all` whatever the validation, and
+        // only `bond_validate_arp` refreshes it: a backup under `arp_validate = active` hears the
+        // flooded requests (last_rx moves) but its target times stay at the start: down at the
+        // first check more than (missed_max + 1)·δ + δ/2 after them, 400 ms.
+        let mut m = ArpMonitor::new(ms(100), 2, 1, VALIDATE_ACTIVE, true, ArpMode::ActiveBackup, 2);
+        let mut changes = Vec::new();
+        for t in (0..=2000).step_by(100) {
+            changes.extend(m.inspect(ms(t), Some(0), &[true, true]).into_iter().map(|c| (t, c)));
+            for l in m.probe(ms(t), Some(0), &[true, true], 1) {
+                m.received(l, ms(t + 1), Received::Reply(0), Some(0));
+                m.received(1, ms(t + 1), Received::Request(0), Some(0));
+            }
+        }
+        assert_eq!(changes, [(400, (1, false))]);
+    }
+
+    #[test]
+    fn the_active_slave_is_judged_by_the_probes_it_sends_not_its_nics_transmissions() {
+        // Linux ≥ 6.0 tests `slave_last_tx` (stamped by `bond_arp_send`) for the active slave too:
+        // it probes every interval, so only a silence from the targets fails it.
+        let mut m = ArpMonitor::new(ms(100), 2, 1, 0, false, ArpMode::ActiveBackup, 2);
+        let mut changes = Vec::new();
+        for t in (0..=2000).step_by(100) {
+            changes.extend(m.inspect(ms(t), Some(0), &[true, true]));
+            m.probe(ms(t), Some(0), &[true, true], 1);
+            m.received(0, ms(t + 1), Received::Reply(0), Some(0));
+            m.received(1, ms(t + 1), Received::Request(0), Some(0));
+        }
+        assert_eq!(changes, []);
+    }
+
+    #[test]
+    fn a_backup_trusts_flooded_requests_only_once_the_active_slave_heard_a_target() {
+        // The target is gone: slave 0 (active) hears nothing and fails; slave 1 takes over and
+        // hears nothing either, so its probes flooded to slave 0 are no sign of life there
+        // (`bond_arp_rcv`: the active must have validated an ARP since it became active). Linux
+        // ends with no slave up; trusting every request would bring slave 0 back and flap.
+        let mut m = ArpMonitor::new(ms(100), 2, 1, VALIDATE_ACTIVE | VALIDATE_BACKUP, false, ArpMode::ActiveBackup, 2);
+        let mut active = Some(0);
+        let mut log = Vec::new();
+        for t in (0..=3000).step_by(100) {
+            for (l, up) in m.inspect(ms(t), active, &[true, true]) {
+                log.push((t, l, up));
+                if !up && active == Some(l) {
+                    active = (0..2).find(|&k| m.is_up(k));
+                    if let Some(a) = active {
+                        m.made_active(a, ms(t));
+                    }
+                }
+            }
+            for l in m.probe(ms(t), active, &[true, true], 1) {
+                m.received(1 - l, ms(t + 1), Received::Request(0), active); // flooded; no reply
+            }
+        }
+        assert!(!log.iter().any(|&(_, l, up)| l == 0 && up), "slave 0 never comes back: {log:?}");
+        assert!(!m.is_up(0) && !m.is_up(1));
     }
 
     #[test]
@@ -401,10 +489,15 @@ mod tests {
             m.slaves[l].up = false;
         }
         let carrier = [true, false, true];
-        assert_eq!(m.probe(ms(0), None, &carrier, 1), [0]);
-        assert_eq!(m.probe(ms(100), None, &carrier, 1), [2], "slave 1 has no carrier: skipped");
-        m.received(2, ms(101), Received::Reply(0), false);
-        assert_eq!(m.inspect(ms(200), None, &carrier), [(2, true)]);
-        assert_eq!(m.probes_sent, 2);
+        // The first slave stands for the last one tried: the search starts after it, and slave 1
+        // has no carrier (`bond_slave_is_up`): slave 2, then round to slave 0.
+        assert_eq!(m.probe(ms(0), None, &carrier, 1), [2]);
+        assert_eq!(m.probe(ms(100), None, &carrier, 1), [0]);
+        assert_eq!(m.probe(ms(200), None, &carrier, 1), [2]);
+        m.received(2, ms(201), Received::Reply(0), None);
+        assert_eq!(m.inspect(ms(300), None, &carrier), [(2, true)]);
+        assert_eq!(m.probes_sent, 3);
+        let mut all_up = ArpMonitor::new(ms(100), 2, 1, 0, false, ArpMode::ActiveBackup, 3);
+        assert_eq!(all_up.probe(ms(0), None, &[true; 3], 1), [1], "not the first slave itself");
     }
 }

@@ -870,7 +870,8 @@ pub struct Bond {
     #[serde(default)]
     pub arp_validate: ArpValidate,
     /// Whether one target answering (`any`) or every target (`all`) keeps a link up
-    /// (Linux's `arp_all_targets`; it applies to validated slaves only).
+    /// (Linux's `arp_all_targets`: active-backup's monitor only; `slave_last_rx` then takes the
+    /// oldest validated ARP of the targets, so a slave that does not validate is failed).
     #[serde(default)]
     pub arp_all_targets: ArpAllTargets,
     /// ARP monitor intervals without a sign of life before a link is failed (Linux's

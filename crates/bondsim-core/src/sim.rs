@@ -1340,9 +1340,6 @@ impl World {
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
         }
-        if let Some((arp, _)) = self.arp.as_mut() {
-            arp.transmitted(id, now);
-        }
         if packet.is_arp() {
             // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
             if let Some(arrival) = arrival {
@@ -1998,10 +1995,7 @@ impl World {
     /// Link `id` received `frame`: a sign of life to the ARP monitor, if one runs.
     fn arp_heard(&mut self, now: SimTime, id: usize, frame: Received) {
         let Some((arp, _)) = self.arp.as_ref() else { return };
-        let active = match arp.mode() {
-            ArpMode::LoadBalance | ArpMode::TeamdArpPing => true,
-            ArpMode::ActiveBackup => self.active_slave(now) == Some(id),
-        };
+        let active = if arp.mode() == ArpMode::ActiveBackup { self.active_slave(now) } else { None };
         if let Some((arp, _)) = self.arp.as_mut() {
             arp.received(id, now, frame, active);
         }
