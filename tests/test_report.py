@@ -13,13 +13,15 @@ from bondsim import report
 from bondsim.api import RunResult
 from bondsim.report import charts
 
+FILE_BYTES = 6_000_000
+
 #: A small TCP run over tcp_rr's four links with every time series, and link 3 failing for 10 ms.
 #: miimon 1 ms: the monitor sees the failure within a millisecond (bonding.rst: miimon is the
 #: interval, in ms, at which the MII link state is inspected).
 RUN = [
     "workload.requests=2",
     "workload.clients=2",
-    "workload.file_size={kind='fixed', bytes=3000000}",
+    f"workload.file_size={{kind='fixed', bytes={FILE_BYTES}}}",  # lasts well past the link's return
     "links.1.failures=[{down_s=0.01, up_s=0.02}]",  # the fourth link (link3): spec 1 after count = 3
     "bond.miimon=1",
     "trace.link_ms=0.5",
@@ -111,7 +113,7 @@ def test_a_run_report_has_every_chart_holding_the_runs_data(run_dir):
     good = charts_[f"{tag}-tcp-goodput"].series[0]
     steps = pd.Series(good.x).diff().fillna(good.x[0])
     delivered_bits = float((pd.Series(good.y) * 1e6 * steps).sum())
-    assert delivered_bits == pytest.approx(2 * 3_000_000 * 8, rel=0.01)
+    assert delivered_bits == pytest.approx(2 * FILE_BYTES * 8, rel=0.01)
 
 
 def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, main):

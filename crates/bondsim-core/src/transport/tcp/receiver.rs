@@ -23,6 +23,9 @@ const COMP_SACK_NR: u32 = 44;
 const COMP_SACK_DELAY: SimTime = SimTime(1_000_000);
 /// SACK blocks Linux remembers (`TCP_NUM_SACKS`).
 const NUM_SACKS: usize = 4;
+/// `TCP_SACK_BLOCKS_EXPECTED`: SACK blocks a held (compressed) ACK may leave unreported before
+/// a segment that extends a block further down, or opens a new one, sends it.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 /// One connection's receive state.
 #[derive(Debug, Default)]
@@ -77,6 +80,16 @@ struct Conn {
 }
 
 impl Conn {
+    /// `tcp_incr_quickack`: quick ACKs for `rcv_wnd / (2·rcv_mss)` segments (2 if that is 0, at
+    /// most `max`), never fewer than are left.
+    fn incr_quickack(&mut self, mss: u32, max: u32) {
+        let quickacks = match self.rcv_wnd / (2 * u64::from(mss)) {
+            0 => 2,
+            q => q.min(u64::from(max)) as u32,
+        };
+        self.quick = self.quick.max(quickacks);
+    }
+
     /// `tcp_rcv_space_adjust` (`net/ipv4/tcp_input.c`): once per receiver round
     /// trip, if the application read more than in the last one, open the window to
     /// twice that plus 16 segments, and more in proportion to the growth, up to
@@ -266,9 +279,14 @@ impl Endpoint for TcpReceiver {
         let mss = self.config.mss;
         let c = &mut self.conns[flow as usize];
         let s = packet.seq;
-        // RFC 7323 §4.3: TS.Recent follows the segment at the left edge of the window.
+        // `tcp_data_queue` starts with `tp->rx_opt.dsack = 0`: a D-SACK not yet sent is lost to
+        // the next data segment.
+        c.dsack = None;
+        // RFC 7323 §4.3: TS.Recent follows the segment at the left edge of the window
+        // (`tcp_replace_ts_recent`: seq not after `rcv_wup`), of a segment `tcp_sequence` lets in
+        // (one that ends before `rcv_wup` is answered with a duplicate ACK and dropped first).
         let tsval = super::ts_of(packet.born);
-        if s <= c.last_ack_sent && tsval >= c.ts_recent {
+        if s <= c.last_ack_sent && s + 1 >= c.last_ack_sent && tsval >= c.ts_recent {
             c.ts_recent = tsval;
         }
         // The receiver's RTT (`tcp_rcv_rtt_measure_ts`): the data echoes an ACK's timestamp.
@@ -285,15 +303,9 @@ impl Endpoint for TcpReceiver {
             }
             c.ack_now = true;
             // `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`: the next segments are ACKed at
-            // once too (`tcp_incr_quickack`: rcv_wnd / (2·rcv_mss), 2 if that is 0, at most 16, and
-            // never fewer than are left). It also leaves ping-pong mode
-            // (`inet_csk_exit_pingpong_mode`): the peer resent, so its answers are not carrying
-            // our ACKs in time.
-            let quickacks = match c.rcv_wnd / (2 * u64::from(mss)) {
-                0 => 2,
-                q => q.min(u64::from(MAX_QUICKACKS)) as u32,
-            };
-            c.quick = c.quick.max(quickacks);
+            // once too. It also leaves ping-pong mode (`inet_csk_exit_pingpong_mode`): the peer
+            // resent, so its answers are not carrying our ACKs in time.
+            c.incr_quickack(mss, MAX_QUICKACKS);
             c.pingpong = false;
             return self.ack_check(now, flow, mss, out);
         }
@@ -301,7 +313,15 @@ impl Endpoint for TcpReceiver {
         if s == c.rcv_nxt {
             // In order: deliver it and everything it uncovers (`tcp_ofo_queue`).
             let had_ofo = !c.ranges.is_empty();
-            c.lrcvtime = now; // `tcp_event_data_recv`
+            // `tcp_event_data_recv`: after a gap longer than this end's RTO ("apparently sender
+            // failed to restart window, so that we send ACKs quickly") quick ACKs again. This end
+            // only ACKs, so its RTO stays what the handshake made it: its RTT plus `rto_min`
+            // (`__tcp_set_rto`, the variance term floored at `tcp_rto_min`).
+            let rto = self.config.rto_min + c.rcv_rtt.unwrap_or(SimTime::ZERO);
+            if now.0.saturating_sub(c.lrcvtime.0) > rto.0 {
+                c.incr_quickack(mss, MAX_QUICKACKS);
+            }
+            c.lrcvtime = now;
             c.rcv_nxt += 1;
             c.rcv_bytes += u64::from(packet.bytes);
             out.push(Output::Deliver(packet));
@@ -335,19 +355,33 @@ impl Endpoint for TcpReceiver {
             if c.ofo.len() <= slot {
                 c.ofo.resize(slot + 1, None);
             }
-            if c.ofo[slot].is_some() {
-                if self.config.dsack {
-                    c.dsack = Some((s, s + 1)); // `tcp_data_queue_ofo`: a duplicate of held data
+            let duplicate = c.ofo[slot].is_some();
+            if duplicate && self.config.dsack {
+                c.dsack = Some((s, s + 1)); // `tcp_data_queue_ofo`: a duplicate of held data
+            }
+            if self.config.sack {
+                // `tcp_sack_new_ofo_skb`: a segment that extends the third or fourth block, or opens
+                // a new one below two, sends a held compressed ACK first
+                // (`tcp_sack_compress_send_ack`), so that every block was reported in first or
+                // second place at least once.
+                let this_sack = c.sacks.iter().position(|&(start, end)| start <= s + 1 && s <= end);
+                if this_sack.unwrap_or(c.sacks.len()) >= SACK_BLOCKS_EXPECTED && c.compressed > 0 {
+                    self.send_ack(now, flow);
                 }
+            }
+            let c = &mut self.conns[flow as usize];
+            let block = if duplicate {
+                // Its block still goes first (`goto add_sack`).
+                *c.ranges.iter().find(|&&(start, end)| start <= s && s < end).expect("a held segment is in a range")
             } else {
                 c.ofo[slot] = Some(packet);
-                let block = insert_range(&mut c.ranges, s);
-                // `tcp_sack_new_ofo_skb`: the block holding the newest segment goes first,
-                // swallowing the blocks it now covers; at most TCP_NUM_SACKS are kept.
-                c.sacks.retain(|&(start, end)| end <= block.0 || start >= block.1);
-                c.sacks.insert(0, block);
-                c.sacks.truncate(NUM_SACKS);
-            }
+                insert_range(&mut c.ranges, s)
+            };
+            // The block holding the newest segment goes first, swallowing the blocks it now
+            // covers; at most TCP_NUM_SACKS are kept.
+            c.sacks.retain(|&(start, end)| end <= block.0 || start >= block.1);
+            c.sacks.insert(0, block);
+            c.sacks.truncate(NUM_SACKS);
         }
         self.ack_check(now, flow, mss, out);
     }
@@ -499,6 +533,88 @@ mod tests {
         r.on_packet(SimTime(30), data(39), &mut out);
         r.on_packet(SimTime(30), data(40), &mut out);
         assert_eq!(acks(&mut r).len(), 1, "then one per two full segments");
+    }
+
+    /// A receiver past its quick ACKs, every segment below `hole` delivered and ACKed.
+    fn past_quick_acks(hole: u32) -> TcpReceiver {
+        let mut r = receiver(true);
+        for s in 0..hole {
+            r.on_packet(SimTime(10), data(s), &mut Vec::new());
+        }
+        acks(&mut r);
+        r
+    }
+
+    #[test]
+    fn a_held_compressed_ack_goes_before_a_segment_opens_a_block_below_the_second() {
+        // Hole at 40, then islands 41, 43, 45, ...: three duplicate ACKs at once, then compression
+        // (47 held); from 49 on each new island first sends the held ACK, which reports the
+        // blocks as they were (`tcp_sack_compress_send_ack`).
+        let mut r = past_quick_acks(40);
+        let mut got = Vec::new();
+        for s in [41, 43, 45, 47, 49, 51] {
+            r.on_packet(SimTime(20), data(s), &mut Vec::new());
+            got.push((s, acks(&mut r)));
+        }
+        let blocks = |v: &[(u32, u32)]| vec![(40, v.to_vec())];
+        assert_eq!(got[0], (41, blocks(&[(41, 42)])));
+        assert_eq!(got[2], (45, blocks(&[(45, 46), (43, 44), (41, 42)])));
+        assert_eq!(got[3], (47, vec![]), "compressed");
+        assert_eq!(got[4], (49, blocks(&[(47, 48), (45, 46), (43, 44)])), "47's ACK, sent before 49's block");
+        assert_eq!(got[5], (51, blocks(&[(49, 50), (47, 48), (45, 46)])));
+        // A segment extending the first block does not send the held ACK.
+        r.on_packet(SimTime(20), data(52), &mut Vec::new());
+        assert!(acks(&mut r).is_empty());
+    }
+
+    #[test]
+    fn a_dsack_not_yet_sent_is_lost_to_the_next_data_segment() {
+        // 47 held (compressed), then a copy of 47: D-SACK pending, still compressed (its block is
+        // first). Segment 49 clears it (`tcp_data_queue`: `rx_opt.dsack = 0`) before the held ACK
+        // goes out.
+        let mut r = past_quick_acks(40);
+        for s in [41, 43, 45, 47, 47] {
+            r.on_packet(SimTime(20), data(s), &mut Vec::new());
+        }
+        assert_eq!(acks(&mut r).len(), 3);
+        r.on_packet(SimTime(20), data(49), &mut Vec::new());
+        assert_eq!(acks(&mut r), [(40, vec![(47, 48), (45, 46), (43, 44)])], "no D-SACK block first");
+        // A copy of a block further down sends the held ACK with its D-SACK (set before the check).
+        r.on_packet(SimTime(20), data(43), &mut Vec::new());
+        assert_eq!(acks(&mut r), [(40, vec![(43, 44), (49, 50), (47, 48)])]);
+    }
+
+    #[test]
+    fn data_after_a_gap_longer_than_the_rto_is_quick_acked_again() {
+        // Past the quick ACKs, a transfer pauses 500 ms (an RTO on the sender's side, say): the
+        // next segments are each ACKed at once (`tcp_event_data_recv`: the gap exceeds the RTO).
+        let mut r = past_quick_acks(40);
+        let at = SimTime::from_millis_f64(500.0);
+        for s in 40..50 {
+            r.on_packet(at, data(s), &mut Vec::new());
+        }
+        assert_eq!(acks(&mut r).len(), 10);
+        // A gap shorter than the RTO (100 ms): one ACK per two full segments.
+        let at = SimTime::from_millis_f64(100.0);
+        let mut r2 = past_quick_acks(40);
+        for s in 40..50 {
+            r2.on_packet(at, data(s), &mut Vec::new());
+        }
+        assert_eq!(acks(&mut r2).len(), 5);
+    }
+
+    #[test]
+    fn ts_recent_is_not_taken_from_a_copy_that_ends_before_the_last_ack() {
+        // RFC 7323 §4.3 through `tcp_sequence`: a late copy of segment 2 when 10 was ACKed is
+        // answered and dropped; its timestamp is not echoed from then on.
+        let mut r = receiver(false);
+        for s in 0..10 {
+            r.on_packet(SimTime(10), Packet::data(0, s, 1448, SimTime(2_000_000)), &mut Vec::new());
+        }
+        let stale = Packet::data(0, 2, 1448, SimTime(9_000_000));
+        r.on_packet(SimTime(9_000_000), stale, &mut Vec::new());
+        let echoed: Vec<u32> = std::iter::from_fn(|| r.poll_transmit(SimTime::ZERO)).map(|a| a.ts_ecr).collect();
+        assert_eq!(echoed.last(), Some(&super::super::ts_of(SimTime(2_000_000))));
     }
 
     #[test]

@@ -223,8 +223,11 @@ impl Conn {
     /// `tcp_set_rto` after `tcp_rtt_estimator` (RFC 6298 §2 with Linux's twists):
     /// RTO = SRTT + max(4·RTTVAR, rto_min)-like, i.e. `srtt + rttvar` where Linux
     /// floors the variance term at `tcp_rto_min`; at most `TCP_RTO_MAX`.
-    fn rtt_sample(&mut self, config: &TcpConfig, rtt: SimTime) {
+    /// One RTT sample: `rtt` (the oldest segment's) for SRTT and the RTO, `ca_rtt` (the newest
+    /// one's) for the minimum RTT.
+    fn rtt_sample(&mut self, config: &TcpConfig, rtt: SimTime, ca_rtt: SimTime) {
         let rtt = rtt.max(SimTime(1_000)); // Linux measures in microseconds, at least 1
+        let ca_rtt = ca_rtt.max(SimTime(1_000));
         match self.srtt {
             None => {
                 // RFC 6298 §2.2: SRTT = R, RTTVAR = R/2.
@@ -241,7 +244,7 @@ impl Conn {
         // `tcp_rtt_estimator`: mdev_max is at least tcp_rto_min (so RTO ≥ SRTT + 200 ms).
         let var = (4 * self.rttvar.0).max(config.rto_min.0);
         self.rto = SimTime(self.srtt.expect("set").0 + var).min(config.rto_max);
-        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        self.min_rtt = Some(self.min_rtt.map_or(ca_rtt, |m| m.min(ca_rtt)));
     }
 
     /// The RTO with its exponential backoff (`inet_csk_rto_backoff`).
@@ -499,10 +502,12 @@ impl Conn {
         (bytes / mss).max(2) as u32
     }
 
-    /// `tcp_update_pacing_rate`, bytes per second (none before the first RTT sample).
+    /// `tcp_update_pacing_rate`, bytes per second (none before the first RTT sample): 200%
+    /// of cwnd·mss/srtt while cwnd is below half of ssthresh ("approaching end of slow start
+    /// ... should slow down" above it), else 120%.
     fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
         let srtt = self.srtt?;
-        let ratio = if self.w.in_slow_start() { 2.0 } else { 1.2 };
+        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
         let window = f64::from(self.w.cwnd.max(self.packets_out()));
         Some(f64::from(config.mss) * window / srtt.as_secs_f64().max(1e-9) * ratio)
     }
@@ -699,17 +704,7 @@ impl TcpSender {
 
     fn new_conn(&self, file_bytes: u64, now: SimTime) -> Conn {
         let cc = cc::build(&self.config.cc, self.config.hystart).expect("validated congestion control");
-        let w = Window {
-            cwnd: self.config.initial_cwnd,
-            ssthresh: u32::MAX,
-            cwnd_cnt: 0,
-            cwnd_clamp: u32::MAX,
-            cwnd_limited: true,
-            snd_una: 0,
-            snd_nxt: 0,
-            now,
-            lsndtime: now,
-        };
+        let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
         let total = self.cutter.packets(file_bytes) as u32;
         Conn {
             file_bytes,
@@ -785,10 +780,15 @@ impl TcpSender {
         let rto_at = now + c.backed_off_rto(config);
         if config.tlp && config.sack && c.state == CaState::Open && c.tlp_high_seq.is_none() {
             if let Some(srtt) = c.srtt {
-                // PTO = 2·SRTT, plus TCP_RTO_MIN when only one segment is out (the
-                // receiver may be delaying its ACK), else plus TCP_TIMEOUT_MIN (2 ms);
-                // never after the RTO.
-                let extra = if c.packets_out() <= 1 { SimTime::from_millis_f64(200.0) } else { SimTime(2_000_000) };
+                // PTO = 2·SRTT, plus `tcp_rto_min` when exactly one segment is out (the receiver
+                // may be delaying its ACK), else plus TCP_TIMEOUT_MIN (2 ms); never after the RTO.
+                // Linux schedules it after the segments leave (`tcp_write_xmit`); a write from
+                // idle arms it before they do, counting the segments the windows let out now.
+                let out_now = match c.packets_out() {
+                    0 => (c.written - c.snd_nxt).min(c.w.cwnd).min(c.wnd_end.saturating_sub(c.snd_nxt)),
+                    n => n,
+                };
+                let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
                 let pto = now + SimTime(2 * srtt.0) + extra;
                 return Self::arm(c, flow, TimerKind::LossProbe, pto.min(rto_at), out);
             }
@@ -808,8 +808,12 @@ impl TcpSender {
         let prior_snd_una = c.snd_una;
         let prior_in_flight = c.in_flight();
         let mut newly_acked_sacked = 0u32;
+        // The oldest and the newest (S)ACKed originals' send times (`first_ackt`/`last_ackt`,
+        // `first_sackt`/`last_sackt`).
         let mut first_ackt: Option<SimTime> = None;
+        let mut last_ackt: Option<SimTime> = None;
         let mut first_sackt: Option<SimTime> = None;
+        let mut last_sackt: Option<SimTime> = None;
         // FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was retransmitted.
         let mut retrans_data_acked = false;
         let mut reord = u32::MAX;
@@ -873,6 +877,7 @@ impl TcpSender {
                         if s.marks & EVER_RETRANS == 0 {
                             orig_acked |= seq < c.high_seq;
                             first_sackt = Some(first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
+                            last_sackt = Some(last_sackt.map_or(s.sent, |t: SimTime| t.max(s.sent)));
                             if seq < prior_fack {
                                 reord = reord.min(seq);
                             }
@@ -918,6 +923,7 @@ impl TcpSender {
                 if s.marks & EVER_RETRANS == 0 {
                     orig_acked |= seq < c.high_seq;
                     first_ackt.get_or_insert(s.sent);
+                    last_ackt = Some(s.sent);
                     reord = reord.min(seq);
                 }
                 c.rack_advance(now, seq, s.sent, s.marks);
@@ -957,18 +963,33 @@ impl TcpSender {
         // the originals ACKed with the retransmission left before it, and their sample
         // would hold the whole timeout); else the oldest newly SACKed original
         // (`sack_rtt_us`), else the timestamp echo if data was ACKed (`tcp_rtt_tsopt_us`).
-        // A valid sample resets the backoff.
-        let seq_rtt = first_ackt.filter(|_| !retrans_data_acked).or(first_sackt);
-        let rtt = seq_rtt.filter(|_| !old_ack).map(|t| rtt_of(now, t)).or_else(|| {
-            (una_advanced && ack.ts_ecr != 0).then(|| rtt_of(now, super::ts_time(ack.ts_ecr)).max(SimTime(1_000_000)))
-        });
+        // A valid sample resets the backoff. The congestion control and the minimum RTT take the
+        // newest (S)ACKed original instead (`ca_rtt_us` from `last_ackt`, or `last_sackt` when the
+        // ACK SACKed any: `rs->rtt_us`, `tcp_update_rtt_min(sk, ca_rtt_us, flag)`).
+        let acked_rtt = !retrans_data_acked && !old_ack;
+        let seq_rtt = first_ackt.filter(|_| acked_rtt).or(first_sackt.filter(|_| !old_ack));
+        let ca_sent = if first_sackt.is_some() { last_sackt } else { last_ackt.filter(|_| acked_rtt) };
+        let (rtt, ca_rtt) = match seq_rtt {
+            Some(first) => (Some(rtt_of(now, first)), ca_sent.map(|t| rtt_of(now, t))),
+            None => {
+                let ts = (una_advanced && ack.ts_ecr != 0)
+                    .then(|| rtt_of(now, super::ts_time(ack.ts_ecr)).max(SimTime(1_000_000)));
+                (ts, ts)
+            }
+        };
         if let Some(rtt) = rtt {
-            c.rtt_sample(config, rtt);
+            c.rtt_sample(config, rtt, ca_rtt.unwrap_or(rtt));
             c.backoff = 0;
         }
         if !old_ack {
             c.w.snd_nxt = u64::from(c.snd_nxt);
-            c.cc.pkts_acked(&mut c.w, &AckSample { acked: newly_acked_sacked, rtt, in_flight: prior_in_flight });
+            c.w.pacing_rate = c.pacing_rate(config).map_or(0, |r| r as u64);
+            let sample = AckSample {
+                acked: newly_acked_sacked,
+                rtt: ca_rtt.filter(|_| rtt.is_some()),
+                in_flight: prior_in_flight,
+            };
+            c.cc.pkts_acked(&mut c.w, &sample);
         }
 
         // Tail loss probe answered (`tcp_process_tlp_ack`).
@@ -1577,11 +1598,48 @@ mod tests {
         a
     }
 
+    #[test]
+    fn the_minimum_rtt_is_the_newest_acked_segments_and_srtt_the_oldests() {
+        // Segments sent at 0 and 12 µs, ACKed together at 100 µs: SRTT (`seq_rtt_us`, the oldest)
+        // 100 µs, the minimum RTT and the congestion control's sample (`ca_rtt_us`, the newest) 88 µs.
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.gso = false;
+        let mut out = Vec::new();
+        s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        (c.srtt, c.min_rtt) = (None, None);
+        assert!(s.poll_transmit(SimTime::ZERO).is_some());
+        assert!(s.poll_transmit(SimTime(12_000)).is_some());
+        s.on_packet(SimTime(100_000), ack_with(2, &[], 0, SimTime(100_000)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.srtt, c.min_rtt), (Some(SimTime(100_000)), Some(SimTime(88_000))));
+    }
+
+    #[test]
+    fn a_loss_probe_after_a_write_from_idle_comes_two_rtts_later_when_several_segments_leave() {
+        // `tcp_schedule_loss_probe` after the write's segments left: 5 out, so 2·SRTT + 2 ms, not
+        // the `tcp_rto_min` that only a single outstanding segment adds.
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.gso = false;
+        let mut out = Vec::new();
+        s.open_stream(SimTime::ZERO, 0, 100 * 1448, &mut out);
+        s.write(SimTime::ZERO, 0, 1, &mut out);
+        assert!(s.poll_transmit(SimTime::ZERO).is_some());
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().srtt, Some(ms(1)));
+        out.clear();
+        s.write(ms(2), 0, 5, &mut out);
+        let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+        assert_eq!(timer, Some(ms(2 + 2 + 2)));
+        assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::LossProbe);
+    }
+
     /// `sent_window` with an RTT of `rtt` measured before.
     fn sent_window_with_rtt(rtt: SimTime) -> TcpSender {
         let mut s = sent_window(false);
         let c = s.conns[0].as_mut().unwrap();
-        c.rtt_sample(&s.config, rtt);
+        c.rtt_sample(&s.config, rtt, rtt);
         s
     }
 

@@ -12,11 +12,12 @@
 //! with wrapping arithmetic as Linux does. RTT samples come in microseconds.
 //!
 //! What the model cannot show Linux, and the rule used instead:
-//! * `hystart_ack_delay()` derives a cushion from `sk_pacing_rate`. Linux
-//!   always computes a pacing rate (`tcp_update_pacing_rate`, 2·cwnd·mss/srtt
-//!   in slow start) even when nothing paces; the model has none, so this
-//!   takes Linux's `sk_pacing_rate == 0` branch (cushion 0). Real Linux adds
-//!   min(1 ms, 4·gso_max_size/rate): 1 ms below ~260 MB/s with 64 KB GSO.
+//! * `hystart_ack_delay()` derives a cushion from `sk_pacing_rate`, which Linux
+//!   always computes (`tcp_update_pacing_rate`, 2·cwnd·mss/srtt in slow start)
+//!   even when nothing paces: min(1 ms, 4·gso_max_size/rate), with the 64 KB
+//!   `gso_max_size` of Linux's software GSO (on whatever the model's `gso`), so
+//!   1 ms below ~260 MB/s. The rate is the one the sender holds when the ACK
+//!   comes ([`Window::pacing_rate`]).
 //! * `sk_pacing_status` is `SK_PACING_NONE` (CUBIC does not ask for pacing;
 //!   no `fq` qdisc is modelled), so the ACK-train threshold is halved.
 //! * `pr_debug` and the `LINUX_MIB_TCPHYSTART*` counters are not kept.
@@ -32,6 +33,9 @@ const BICTCP_HZ: u32 = 10;
 const HZ: u32 = 1000;
 /// `INITIAL_JIFFIES` (`include/linux/jiffies.h`): `(u32)(-300 * HZ)`.
 const INITIAL_JIFFIES: u32 = (-300i64 * HZ as i64) as u32;
+
+/// `sk_gso_max_size`: `GSO_LEGACY_MAX_SIZE` (64 KB), what a socket's route offers.
+const GSO_MAX_SIZE: u64 = 65_536;
 
 /// `HYSTART_ACK_TRAIN`, `HYSTART_DELAY`: the two detection methods.
 const HYSTART_ACK_TRAIN: u32 = 0x1;
@@ -290,11 +294,13 @@ impl Cubic {
         }
     }
 
-    /// `hystart_ack_delay`: Linux's cushion for TSO/GRO, from
-    /// `sk_pacing_rate`; the model has no pacing rate, so this is Linux's
-    /// `if (!rate) return 0;` branch (see the module notes).
-    fn hystart_ack_delay(&self) -> u32 {
-        0
+    /// `hystart_ack_delay`: Linux's cushion for TSO/GRO, in µs, from `sk_pacing_rate`:
+    /// `min(USEC_PER_MSEC, sk_gso_max_size * 4 * USEC_PER_SEC / rate)`, 0 without a rate.
+    fn hystart_ack_delay(w: &Window) -> u32 {
+        if w.pacing_rate == 0 {
+            return 0;
+        }
+        (GSO_MAX_SIZE * 4 * 1_000_000 / w.pacing_rate).min(1_000) as u32
     }
 
     /// `hystart_update`: leave slow start (`ssthresh = cwnd`) when a round's
@@ -316,7 +322,7 @@ impl Cubic {
             // ACKs at most hystart_ack_delta_us apart continue the train.
             if (now.wrapping_sub(self.last_ack) as i32) <= HYSTART_ACK_DELTA_US {
                 self.last_ack = now;
-                let mut threshold = self.delay_min.wrapping_add(self.hystart_ack_delay());
+                let mut threshold = self.delay_min.wrapping_add(Self::hystart_ack_delay(w));
                 // sk_pacing_status == SK_PACING_NONE: half of delay_min.
                 threshold >>= 1;
                 // Linux compares (s32) with u32 here, hence unsigned.
@@ -696,6 +702,22 @@ mod tests {
             f.ack(i * MS, 40 * MS, false);
             let want = if i * 1000 > 40_000 / 2 { 32 } else { u32::MAX };
             assert_eq!(f.w.ssthresh, want, "ACK {i}");
+        }
+    }
+
+    #[test]
+    fn hystart_ack_train_allows_the_pacing_rates_offload_cushion() {
+        // A LAN: RTT 60 µs, ACKs 10 µs apart. With a pacing rate of 524.288 MB/s the cushion is
+        // 4 · 64 KB / rate = 500 µs: the train must outlast (60 + 500) / 2 = 280 µs; without a
+        // rate (none yet) half of 60 µs is enough.
+        for (rate, last_in_slow_start) in [(524_288_000, 28u64), (0, 3)] {
+            let mut f = Flow::new(Cubic::default(), 32, u32::MAX);
+            f.w.pacing_rate = rate;
+            for i in 0..32u64 {
+                f.ack(i * 10_000, 60_000, false);
+                let want = if i <= last_in_slow_start { u32::MAX } else { 32 };
+                assert_eq!(f.w.ssthresh, want, "rate {rate}, ACK {i}");
+            }
         }
     }
 

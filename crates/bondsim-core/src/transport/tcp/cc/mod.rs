@@ -62,6 +62,9 @@ pub struct Window {
     pub lsndtime: SimTime,
     /// The current time (`tcp_jiffies32` / `tcp_clock_us()` in Linux).
     pub now: SimTime,
+    /// `sk_pacing_rate`, bytes per second (0 before the first RTT sample): Linux computes it
+    /// whether or not anything paces (`tcp_update_pacing_rate`); HyStart reads it.
+    pub pacing_rate: u64,
 }
 
 impl Window {
@@ -78,6 +81,7 @@ impl Window {
             snd_nxt: 0,
             now: SimTime::ZERO,
             lsndtime: SimTime::ZERO,
+            pacing_rate: 0,
         }
     }
 
