@@ -151,6 +151,12 @@ struct Conn {
     sack_cache: [(u32, u32); 3],
     /// Segments of the current offload buffer still to hand over.
     burst_left: u32,
+    /// `tcp_cwnd_validate`'s record of the window in use: whether a send found the window full
+    /// (`is_cwnd_limited`), else the most segments out (`max_packets_out`), kept until snd_una
+    /// passes `cwnd_usage_seq` (the snd_nxt of when it was taken: one window).
+    is_cwnd_limited: bool,
+    max_packets_out: u32,
+    cwnd_usage_seq: u32,
     /// Bytes of its buffers below TCP: queued on or being sent by a link (`sk_wmem_alloc`).
     wmem: u64,
     /// One past the last segment the receiver's window allows (`snd_una + snd_wnd`).
@@ -213,6 +219,25 @@ impl Conn {
 
     fn packets_out(&self) -> u32 {
         self.snd_nxt - self.snd_una
+    }
+
+    /// `tcp_cwnd_validate`, after a send (or a send the window held back, `limited`): a window
+    /// found full is remembered for the rest of the window, else the most segments out.
+    fn cwnd_validate(&mut self, limited: bool) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.is_cwnd_limited && self.packets_out() > self.max_packets_out)
+        {
+            self.is_cwnd_limited = limited;
+            self.max_packets_out = self.packets_out();
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// `tcp_is_cwnd_limited`: the window was full in the current window of data, or, in slow
+    /// start, less than twice the most segments out ("ensure cwnd grows to twice what was ACKed").
+    fn is_cwnd_limited(&self) -> bool {
+        self.is_cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_packets_out)
     }
 
     /// `tcp_packets_in_flight`: `packets_out - (sacked_out + lost_out) + retrans_out`.
@@ -745,6 +770,9 @@ impl TcpSender {
             timer_kind: TimerKind::Rto,
             sack_cache: [(0, 0); 3],
             burst_left: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
             wmem: 0,
             // The SYN-ACK's window.
             wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
@@ -1154,12 +1182,7 @@ impl TcpSender {
             // counts, otherwise only newly ACKed data.
             let may_raise =
                 if c.reordering > config.reordering { una_advanced || newly_acked_sacked > 0 } else { una_advanced };
-            // `tcp_is_cwnd_limited`: in slow start, less than half the window unused.
-            c.w.cwnd_limited = if c.w.in_slow_start() {
-                prior_in_flight.saturating_mul(2) > c.w.cwnd
-            } else {
-                prior_in_flight >= c.w.cwnd
-            };
+            c.w.cwnd_limited = c.is_cwnd_limited();
             if may_raise && newly_acked_sacked > 0 {
                 c.w.snd_nxt = u64::from(c.snd_nxt);
                 c.cc.cong_avoid(&mut c.w, newly_acked_sacked);
@@ -1203,9 +1226,11 @@ impl TcpSender {
             c.burst_left -= 1;
             let mut p = self.send_new(flow, now);
             p.gso = 1;
+            self.sent(flow);
             return Some(p);
         }
         if c.in_flight() >= c.w.cwnd {
+            c.cwnd_validate(true); // `tcp_write_xmit`: `is_cwnd_limited |= in_flight >= cwnd`
             return None;
         }
         // Retransmit the first lost segment not yet retransmitted.
@@ -1222,7 +1247,9 @@ impl TcpSender {
             }
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
-                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
+                let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter);
+                self.sent(flow);
+                return Some(p);
             }
         }
         let limit = config.sndbuf_segments;
@@ -1270,7 +1297,15 @@ impl TcpSender {
         if segments > 1 {
             p.gso = segments as u8;
         }
+        self.sent(flow);
         Some(p)
+    }
+
+    /// A segment of `flow` left: `tcp_cwnd_validate` with whether the window is now full.
+    fn sent(&mut self, flow: u32) {
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        let limited = c.in_flight() >= c.w.cwnd;
+        c.cwnd_validate(limited);
     }
 
     fn retransmit(c: &mut Conn, stats: &mut TcpStats, flow: u32, seq: u32, now: SimTime, cutter: &Cutter) -> Packet {
@@ -1598,6 +1633,15 @@ mod tests {
         a
     }
 
+    /// A sender of one flow opened as a stream (`open_stream`): nothing written yet, no GSO.
+    fn one_stream() -> (TcpSender, Vec<Output>) {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.gso = false;
+        let mut out = Vec::new();
+        s.open_stream(SimTime::ZERO, 0, 100 * 1448, &mut out);
+        (s, out)
+    }
+
     #[test]
     fn the_minimum_rtt_is_the_newest_acked_segments_and_srtt_the_oldests() {
         // Segments sent at 0 and 12 µs, ACKed together at 100 µs: SRTT (`seq_rtt_us`, the oldest)
@@ -1619,10 +1663,7 @@ mod tests {
     fn a_loss_probe_after_a_write_from_idle_comes_two_rtts_later_when_several_segments_leave() {
         // `tcp_schedule_loss_probe` after the write's segments left: 5 out, so 2·SRTT + 2 ms, not
         // the `tcp_rto_min` that only a single outstanding segment adds.
-        let (mut s, _) = conn(10, 1_000, 1_000);
-        s.config.gso = false;
-        let mut out = Vec::new();
-        s.open_stream(SimTime::ZERO, 0, 100 * 1448, &mut out);
+        let (mut s, mut out) = one_stream();
         s.write(SimTime::ZERO, 0, 1, &mut out);
         assert!(s.poll_transmit(SimTime::ZERO).is_some());
         let ms = |x: u64| SimTime(x * 1_000_000);
@@ -1633,6 +1674,36 @@ mod tests {
         let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
         assert_eq!(timer, Some(ms(2 + 2 + 2)));
         assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::LossProbe);
+    }
+
+    #[test]
+    fn a_window_found_full_lets_every_ack_of_that_window_grow_cwnd() {
+        // 20 segments fill a window of 20 (congestion avoidance), then the application has nothing
+        // more: `tcp_cwnd_validate` keeps `is_cwnd_limited` until snd_una passes the window, so
+        // every ACK of it may grow cwnd; judged per ACK, only the first (20 in flight before it) did.
+        let (mut s, mut out) = one_stream();
+        let c = s.conns[0].as_mut().unwrap();
+        (c.w.cwnd, c.w.ssthresh) = (20, 20);
+        s.write(SimTime::ZERO, 0, 20, &mut out);
+        assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), 20);
+        for k in 1..=10u32 {
+            let at = SimTime(1_000_000 + u64::from(k) * 10_000);
+            s.on_packet(at, ack_with(k, &[], 0, at), &mut out);
+            assert!(s.conns[0].as_ref().unwrap().w.cwnd_limited, "ACK {k}");
+        }
+    }
+
+    #[test]
+    fn pacing_runs_at_twice_the_rate_only_below_half_of_ssthresh() {
+        // `tcp_update_pacing_rate`: 200% while cwnd < ssthresh / 2, then 120% ("approaching end of
+        // slow start"), though still in slow start.
+        let (s, mut c) = conn(40, 1_000, 1_000);
+        let base = 1448.0 * 40.0 / 1e-3;
+        c.w.ssthresh = 100;
+        assert_eq!(c.pacing_rate(&s.config), Some(base * 2.0));
+        c.w.ssthresh = 60;
+        assert!(c.w.in_slow_start());
+        assert_eq!(c.pacing_rate(&s.config), Some(base * 1.2));
     }
 
     /// `sent_window` with an RTT of `rtt` measured before.
