@@ -42,8 +42,9 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
 /// State of `balance-alb`.
 pub struct Alb {
     tlb: Tlb,
-    /// Per entry: (client IP, its receive link).
-    clients: Vec<Option<([u8; 4], LinkId)>>,
+    /// Per entry in use: the client's IP and its receive link (none while no link can take it:
+    /// `rlb_clear_slave` leaves the entry assigned with `slave = NULL`).
+    clients: Vec<Option<([u8; 4], Option<LinkId>)>>,
     /// The entries in use, in the order they were first taken (`rx_hashtbl_used_head`'s list,
     /// walked newest first: `rlb_choose_channel` puts a newly assigned entry at its head).
     used: Vec<usize>,
@@ -114,10 +115,11 @@ impl Scheduler for Alb {
         for k in (0..self.used.len()).rev() {
             let i = self.used[k];
             let Some((ip, rx)) = self.clients[i] else { continue };
-            // Link back: reshuffle every client; link gone: move only its clients.
-            if up || rx == link {
+            // Link back: reshuffle every client (`rlb_rebalance`, those without a link too); link
+            // gone: move only its clients (`rlb_clear_slave`).
+            if up || rx == Some(link) {
                 let new = self.next_rx_link(bond).or(self.tlb.active.active);
-                self.clients[i] = new.map(|l| (ip, l));
+                self.clients[i] = Some((ip, new));
             }
         }
     }
@@ -126,15 +128,15 @@ impl Scheduler for Alb {
         let ip = headers.dst_ip;
         let index = usize::from(ip.iter().fold(0u8, |x, b| x ^ b));
         match self.clients[index] {
-            Some((known, link)) if known == ip => Some(link),
+            Some((known, Some(link))) if known == ip => Some(link),
             taken => {
-                // A new client, or one replacing another in the same entry (which keeps its place
-                // in the list of entries in use).
+                // A new client, one replacing another in the same entry, or a known one without a
+                // link (`rlb_choose_channel`): an entry already in use keeps its place in the list.
                 let link = self.next_rx_link(bond)?;
                 if taken.is_none() {
                     self.used.push(index);
                 }
-                self.clients[index] = Some((ip, link));
+                self.clients[index] = Some((ip, Some(link)));
                 Some(link)
             }
         }
@@ -198,6 +200,30 @@ mod tests {
         // (oldest first would give 1, 0, 1, 0; by index 0, 0, 1, 1).
         let got: Vec<_> = clients.iter().map(|&c| rx(alb.as_mut(), &view, c)).collect();
         assert_eq!(got, [Some(0), Some(1), Some(0), Some(1)]);
+    }
+
+    #[test]
+    fn a_client_left_without_a_link_keeps_its_entry_and_is_placed_once_at_a_return() {
+        // All three links fail, then come back one by one: client 1's and 4's entries stay in the
+        // list once each (`rlb_clear_slave` sets `slave = NULL`, `rlb_choose_channel` never links an
+        // assigned entry again), so each return reassigns each client once, newest first.
+        let mut view = links(3);
+        let mut alb = build("balance-alb", &view);
+        assert_eq!((rx(alb.as_mut(), &view, 1), rx(alb.as_mut(), &view, 4)), (Some(0), Some(1)));
+        for l in 0..3 {
+            view[l].up = false;
+            alb.on_link_change(l, &BondView { now: SimTime::ZERO, links: &view });
+        }
+        assert_eq!(rx(alb.as_mut(), &view, 1), None);
+        for l in 0..3 {
+            view[l].up = true;
+            alb.on_link_change(l, &BondView { now: SimTime::ZERO, links: &view });
+            rx(alb.as_mut(), &view, 1);
+            rx(alb.as_mut(), &view, 4);
+        }
+        // The last return (link 2) hands out, after link 0 (the last one before it), link 1 to
+        // client 4 and link 2 to client 1.
+        assert_eq!((rx(alb.as_mut(), &view, 4), rx(alb.as_mut(), &view, 1)), (Some(1), Some(2)));
     }
 
     #[test]

@@ -46,7 +46,7 @@ pub const REBALANCE: ParamSpec = ParamSpec {
     name: "rebalance_interval_s",
     kind: ParamKind::Float { min: 0.1, max: 3600.0 },
     default: "10",
-    help: "seconds between rebalances (the kernel's BOND_TLB_REBALANCE_INTERVAL)",
+    help: "seconds between rebalances (the kernel's BOND_TLB_REBALANCE_INTERVAL), counted in the ALB timer's 100 ms runs (rounded to them)",
 };
 
 /// Number of transmit buckets (`TLB_HASH_TABLE_SIZE`).

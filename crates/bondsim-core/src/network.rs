@@ -128,9 +128,17 @@ impl SlaveMacs {
     /// the same one twice when `new` already held it).
     pub fn make_active(&mut self, new: usize) -> [usize; 2] {
         let bond = self.bond;
-        let holder = self.macs.iter().position(|&m| m == bond).unwrap_or(new);
-        self.macs.swap(holder, new);
-        [holder, new]
+        match self.macs.iter().position(|&m| m == bond) {
+            Some(holder) => {
+                self.macs.swap(holder, new);
+                [holder, new]
+            }
+            // None holds it: the new one takes it (`alb_set_slave_mac_addr(new_slave, bond->dev_addr)`).
+            None => {
+                self.macs[new] = bond;
+                [new, new]
+            }
+        }
     }
 }
 
@@ -196,6 +204,10 @@ mod tests {
         // Already holding it: the same slave twice, nothing moves.
         assert_eq!(macs.make_active(2), [2, 2]);
         assert_eq!(macs.of(2), bond);
+        // None holds it (not reachable by swaps, but Linux's `else` branch): the new one takes it.
+        macs.macs[2] = second;
+        assert_eq!(macs.make_active(1), [1, 1]);
+        assert_eq!(macs.of(1), bond);
         let shared = SlaveMacs::new(bond, 3, false);
         assert!((0..3).all(|i| shared.of(i) == bond));
     }

@@ -341,6 +341,8 @@ struct World {
     next_request: Vec<u32>,
     headers: Vec<FlowHeaders>,
     rx_links: Vec<Option<usize>>,
+    /// Per flow: it arrived, and the mode was asked its receive link.
+    rx_asked: Vec<bool>,
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
     paths: Vec<(u32, u32)>,
     arrived: u32,
@@ -568,6 +570,7 @@ impl World {
         let mut world = World {
             events,
             rx_links: vec![None; requests.len()],
+            rx_asked: vec![false; requests.len()],
             paths: vec![(u32::MAX, 0); requests.len()],
             receiver: Receiver::new(&packets_per_flow),
             wire: WireTap::new(requests.len()),
@@ -674,7 +677,11 @@ impl World {
         };
         if own_macs {
             world.follow_active_mac(SimTime::ZERO);
-            if !world.switch.aware() {
+            // The learning packets come from the ALB timer, which `bond_open` starts only with
+            // `tlb_dynamic_lb` or in balance-alb (its periodic work is the scheduler's tick, or RLB).
+            let alb_timer =
+                world.scheduler.tick_interval().is_some() || world.scheduler.receive() == Receive::PerClient;
+            if alb_timer && !world.switch.aware() {
                 world.events.schedule(LP_FIRST, Event::new(Target::Learning, 0));
             }
         }
@@ -873,6 +880,7 @@ impl World {
             let file = self.requests[flow as usize].file_bytes;
             self.rx_links[flow as usize] =
                 self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
+            self.rx_asked[flow as usize] = true;
             self.taught_client(now, flow as usize);
             // The receiving end opens first (its data can arrive at once on a paced link).
             let (first, second) = match self.app_side {
@@ -1843,9 +1851,10 @@ impl World {
                 // balance-alb: the link change moved clients in the RLB table (`rlb_clear_slave`
                 // off a failed link, `rlb_rebalance` over all when one is back) and the bond's
                 // ARP updates (`rlb_update_rx_clients`) move their traffic; the updates' own
-                // delay (the 100 ms ALB tick) is not modelled. Flows not yet arrived ask at arrival.
+                // delay (the 100 ms ALB tick) is not modelled. Flows not yet arrived ask at arrival;
+                // one left without a link (every link down) is placed again.
                 for flow in 0..self.rx_links.len() {
-                    if self.rx_links[flow].is_some() {
+                    if self.rx_asked[flow] {
                         let bond = BondView { now, links: &self.views };
                         self.rx_links[flow] = self.scheduler.rx_link(&self.headers[flow], &bond);
                         self.taught_client(now, flow);
@@ -2365,6 +2374,11 @@ mod tests {
         // switch learned the bond's on port 1 at the change; slave 0's port has no link.
         assert_eq!((w.slave_macs.of(1), w.slave_macs.of(0)), (bond, second));
         assert_eq!((w.switch.learned(bond), w.switch.learned(second)), (Some(1), None));
+        // The ALB timer runs only with tlb_dynamic_lb or in balance-alb (`bond_open`): so do the
+        // learning packets.
+        let learns = |mode: &str| unaware_world(mode, 0).events.pending().any(|e| e.target == Target::Learning);
+        assert!(!learns("balance-tlb[tlb_dynamic_lb=0]"));
+        assert!(learns("balance-alb[tlb_dynamic_lb=0]"));
         // Learning packets: each slave's own address on its port, every second from 0.9 s.
         let mut w = unaware_world("balance-tlb", 0);
         assert_eq!(w.switch.learned(w.slave_macs.of(2)), None);

@@ -816,9 +816,11 @@ impl TcpSender {
                     0 => (c.written - c.snd_nxt).min(c.w.cwnd).min(c.wnd_end.saturating_sub(c.snd_nxt)),
                     n => n,
                 };
-                let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
-                let pto = now + SimTime(2 * srtt.0) + extra;
-                return Self::arm(c, flow, TimerKind::LossProbe, pto.min(rto_at), out);
+                if out_now > 0 {
+                    let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
+                    let pto = now + SimTime(2 * srtt.0) + extra;
+                    return Self::arm(c, flow, TimerKind::LossProbe, pto.min(rto_at), out);
+                }
             }
         }
         Self::arm(c, flow, TimerKind::Rto, rto_at, out);
@@ -835,6 +837,8 @@ impl TcpSender {
         let prior_fack = c.fack.max(c.snd_una);
         let prior_snd_una = c.snd_una;
         let prior_in_flight = c.in_flight();
+        // `sk_pacing_rate` as the last ACK's `tcp_cong_control` left it (HyStart reads it).
+        let pacing_rate = c.pacing_rate(config).map_or(0, |r| r as u64);
         let mut newly_acked_sacked = 0u32;
         // The oldest and the newest (S)ACKed originals' send times (`first_ackt`/`last_ackt`,
         // `first_sackt`/`last_sackt`).
@@ -1011,7 +1015,7 @@ impl TcpSender {
         }
         if !old_ack {
             c.w.snd_nxt = u64::from(c.snd_nxt);
-            c.w.pacing_rate = c.pacing_rate(config).map_or(0, |r| r as u64);
+            c.w.pacing_rate = pacing_rate;
             let sample = AckSample {
                 acked: newly_acked_sacked,
                 rtt: ca_rtt.filter(|_| rtt.is_some()),
@@ -1247,9 +1251,8 @@ impl TcpSender {
             }
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
-                let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter);
-                self.sent(flow);
-                return Some(p);
+                // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
             }
         }
         let limit = config.sndbuf_segments;
@@ -1419,7 +1422,9 @@ impl TcpSender {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
         let probe = if c.snd_nxt < c.written && c.snd_nxt < c.wnd_end {
             c.tlp_retrans = false;
-            self.send_new(flow, now)
+            let p = self.send_new(flow, now);
+            self.sent(flow); // `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2, ..)`
+            p
         } else {
             c.tlp_retrans = true;
             let seq = c.snd_nxt - 1;
