@@ -42,12 +42,21 @@ def test_miimon_zero_without_an_arp_monitor_never_fails_over():
     assert lacp.summary["miimon_ms"] == 100
 
 
+def test_a_multicast_arp_target_is_accepted_as_linux_accepts_it():
+    # `bond_is_ip_target_ok` refuses only 0.0.0.0/8 and the limited broadcast.
+    bondsim.run(
+        "failover_udp", [*ARP, 'bond.arp_ip_target=["224.0.0.1"]', "workload.file_size={kind='fixed', bytes=100000}"]
+    )
+
+
 @pytest.mark.parametrize(
     ("overrides", "field", "words"),
     [
         (("bond.arp_interval=100", 'bond.arp_ip_target=["10.0.0.254"]'), "bond.arp_interval", "bond.miimon = 0"),
         (("bond.miimon=0", "bond.downdelay=0", "bond.arp_interval=100"), "bond.arp_ip_target", "bond_check_params"),
         ((*ARP, "bond.mode=balance-alb"), "bond.arp_interval", "bond_mode_uses_arp"),
+        ((*ARP, 'bond.arp_ip_target=["0.1.2.3"]'), "bond.arp_ip_target.0", "bond_is_ip_target_ok"),
+        ((*ARP, 'bond.arp_ip_target=["10.0.0.254", "255.255.255.255"]'), "bond.arp_ip_target.1", "0.0.0.0/8"),
         (('links.0.failures=[{down_s=1.0, kind="silent", drop=0}]',), "links.0.failures.0.drop", "(0, 1]"),
     ],
 )

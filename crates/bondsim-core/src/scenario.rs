@@ -2151,13 +2151,12 @@ impl Scenario {
             ));
         }
         for (k, target) in b.arp_ip_target.iter().enumerate() {
-            let ok = target
-                .parse::<std::net::Ipv4Addr>()
-                .is_ok_and(|ip| !ip.is_unspecified() && !ip.is_broadcast() && !ip.is_multicast());
+            // `bond_is_ip_target_ok`: `!ipv4_is_lbcast(addr) && !ipv4_is_zeronet(addr)`.
+            let ok = target.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| !ip.is_broadcast() && ip.octets()[0] != 0);
             if !ok {
                 return Err(Error::scenario(
                     format!("bond.arp_ip_target.{k}"),
-                    format!("must be a unicast IPv4 address (not 0.0.0.0, broadcast or multicast), got `{target}`"),
+                    format!("must be an IPv4 address outside 0.0.0.0/8 and not 255.255.255.255 (Linux's bond_is_ip_target_ok), got `{target}`"),
                 ));
             }
         }
