@@ -111,7 +111,7 @@ impl Monitor {
 
     /// Links whose carrier is back and whose updelay runs (`BOND_LINK_BACK`: seen by a check
     /// at or before `now`, carrier still up), with when their updelay ends.
-    pub fn waiting_up(&self, now: SimTime) -> impl Iterator<Item = (usize, SimTime)> + '_ {
+    fn waiting_up(&self, now: SimTime) -> impl Iterator<Item = (usize, SimTime)> + '_ {
         self.links
             .iter()
             .enumerate()

@@ -1880,7 +1880,8 @@ impl World {
         // With no active slave (`bond_alb_handle_active_change` with none) the addresses stay.
         let Some(new) = active else { return };
         let [holder, new] = self.slave_macs.make_active(new);
-        for slave in if holder == new { vec![new] } else { vec![holder, new] } {
+        // (One slave when it already held the address: its learning packets go once.)
+        for slave in [holder, new].into_iter().skip(usize::from(holder == new)) {
             if self.views[slave].can_tx() {
                 self.learning_frame(now, slave);
             }
