@@ -134,9 +134,15 @@ struct Conn {
     retrans_stamp: Option<SimTime>,
     reordering: u32,
     reord_seen: u32,
-    srtt: Option<SimTime>,
-    /// `mdev_us`-style variance term (RFC 6298 RTTVAR) and Linux's `mdev_max_us`.
-    rttvar: SimTime,
+    /// `tcp_rtt_estimator`'s state in Linux's fixed point (µs): `srtt_us` is 8 × SRTT (0 before
+    /// the first sample), `mdev_us` 4 × the mean deviation, `mdev_max_us` its largest value in
+    /// the current round trip (at least `tcp_rto_min`), `rttvar_us` the variance term of the RTO,
+    /// and `rtt_seq` the snd_nxt that ends the round trip.
+    srtt_us: u64,
+    mdev_us: u64,
+    mdev_max_us: u64,
+    rttvar_us: u64,
+    rtt_seq: u32,
     rto: SimTime,
     backoff: u32,
     min_rtt: Option<SimTime>,
@@ -245,30 +251,57 @@ impl Conn {
         (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
     }
 
-    /// `tcp_set_rto` after `tcp_rtt_estimator` (RFC 6298 §2 with Linux's twists):
-    /// RTO = SRTT + max(4·RTTVAR, rto_min)-like, i.e. `srtt + rttvar` where Linux
-    /// floors the variance term at `tcp_rto_min`; at most `TCP_RTO_MAX`.
+    /// The smoothed RTT, once there is one (`srtt_us >> 3`, kept to the eighth of a µs).
+    fn srtt(&self) -> Option<SimTime> {
+        (self.srtt_us != 0).then_some(SimTime(self.srtt_us * 125))
+    }
+
     /// One RTT sample: `rtt` (the oldest segment's) for SRTT and the RTO, `ca_rtt` (the newest
-    /// one's) for the minimum RTT.
+    /// one's) for the minimum RTT. `tcp_rtt_estimator` then `tcp_set_rto`
+    /// (`net/ipv4/tcp_input.c`), in whole µs as Linux keeps them. RFC 6298 §2's gains (1/8 for
+    /// SRTT, 1/4 for the deviation) with Linux's twists: a sample below SRTT moves the
+    /// deviation up with gain 1/32 only ("like Eifel it also prevents growth of rto"); the
+    /// RTO's variance term `rttvar_us` is the largest deviation of the round trip, floored at
+    /// `tcp_rto_min` and, once a round trip ends (`snd_una` passes `rtt_seq`), decayed by a
+    /// quarter of its excess over that round's largest. RTO = SRTT + `rttvar_us`, at most
+    /// `TCP_RTO_MAX` (`tcp_bound_rto`); the first sample gives 3 × RTT, or RTT + `tcp_rto_min`.
     fn rtt_sample(&mut self, config: &TcpConfig, rtt: SimTime, ca_rtt: SimTime) {
-        let rtt = rtt.max(SimTime(1_000)); // Linux measures in microseconds, at least 1
-        let ca_rtt = ca_rtt.max(SimTime(1_000));
-        match self.srtt {
-            None => {
-                // RFC 6298 §2.2: SRTT = R, RTTVAR = R/2.
-                self.srtt = Some(rtt);
-                self.rttvar = SimTime(rtt.0 / 2);
+        let rto_min_us = config.rto_min.0 / 1_000;
+        let sample = (rtt.0 / 1_000).max(1); // Linux measures in microseconds, at least 1
+        if self.srtt_us != 0 {
+            let mut m = sample as i64 - (self.srtt_us >> 3) as i64; // the error in the estimate
+            let srtt = self.srtt_us as i64 + m; // 7/8 SRTT + 1/8 the sample
+            let quarter = (self.mdev_us >> 2) as i64;
+            if m < 0 {
+                m = -m - quarter;
+                if m > 0 {
+                    m >>= 3;
+                }
+            } else {
+                m -= quarter;
             }
-            Some(srtt) => {
-                // RFC 6298 §2.3: RTTVAR = 3/4 RTTVAR + 1/4 |SRTT − R|; SRTT = 7/8 SRTT + 1/8 R.
-                let err = srtt.0.abs_diff(rtt.0);
-                self.rttvar = SimTime((3 * self.rttvar.0 + err) / 4);
-                self.srtt = Some(SimTime((7 * srtt.0 + rtt.0) / 8));
+            self.mdev_us = (self.mdev_us as i64 + m) as u64; // 3/4 mdev + 1/4 |error|
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                self.rttvar_us = self.rttvar_us.max(self.mdev_max_us);
             }
+            if self.snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = self.snd_nxt;
+                self.mdev_max_us = rto_min_us;
+            }
+            self.srtt_us = srtt.max(1) as u64;
+        } else {
+            self.srtt_us = sample << 3;
+            self.mdev_us = sample << 1; // "make sure rto = 3*rtt"
+            self.rttvar_us = self.mdev_us.max(rto_min_us);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = self.snd_nxt;
         }
-        // `tcp_rtt_estimator`: mdev_max is at least tcp_rto_min (so RTO ≥ SRTT + 200 ms).
-        let var = (4 * self.rttvar.0).max(config.rto_min.0);
-        self.rto = SimTime(self.srtt.expect("set").0 + var).min(config.rto_max);
+        self.rto = SimTime(((self.srtt_us >> 3) + self.rttvar_us) * 1_000).min(config.rto_max);
+        let ca_rtt = ca_rtt.max(SimTime(1_000));
         self.min_rtt = Some(self.min_rtt.map_or(ca_rtt, |m| m.min(ca_rtt)));
     }
 
@@ -290,7 +323,7 @@ impl Conn {
         }
         // min_rtt/4 per step, at most SRTT.
         let min_rtt = self.min_rtt.unwrap_or(SimTime::ZERO);
-        let srtt = self.srtt.unwrap_or(SimTime::ZERO);
+        let srtt = self.srtt().unwrap_or(SimTime::ZERO);
         SimTime((min_rtt.0 / 4) * u64::from(self.rack.reo_wnd_steps)).min(srtt)
     }
 
@@ -531,7 +564,7 @@ impl Conn {
     /// of cwnd·mss/srtt while cwnd is below half of ssthresh ("approaching end of slow start
     /// ... should slow down" above it), else 120%.
     fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
-        let srtt = self.srtt?;
+        let srtt = self.srtt()?;
         let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
         let window = f64::from(self.w.cwnd.max(self.packets_out()));
         Some(f64::from(config.mss) * window / srtt.as_secs_f64().max(1e-9) * ratio)
@@ -757,8 +790,11 @@ impl TcpSender {
             retrans_stamp: None,
             reordering: self.config.reordering,
             reord_seen: 0,
-            srtt: None,
-            rttvar: SimTime::ZERO,
+            srtt_us: 0,
+            mdev_us: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
             // RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`: 1 s before any RTT sample.
             rto: SimTime::from_secs_f64(1.0),
             backoff: 0,
@@ -807,7 +843,7 @@ impl TcpSender {
         }
         let rto_at = now + c.backed_off_rto(config);
         if config.tlp && config.sack && c.state == CaState::Open && c.tlp_high_seq.is_none() {
-            if let Some(srtt) = c.srtt {
+            if let Some(srtt) = c.srtt() {
                 // PTO = 2·SRTT, plus `tcp_rto_min` when exactly one segment is out (the receiver
                 // may be delaying its ACK), else plus TCP_TIMEOUT_MIN (2 ms); never after the RTO.
                 // Linux schedules it after the segments leave (`tcp_write_xmit`); a write from
@@ -1562,7 +1598,7 @@ fn trace_row(t: &mut TcpTrace, now: SimTime, flow: u32, c: &Conn) -> bool {
     t.flow.push(flow);
     t.cwnd.push(c.w.cwnd);
     t.ssthresh.push((c.w.ssthresh < u32::MAX).then_some(c.w.ssthresh));
-    t.srtt_us.push(c.srtt.map(|s| s.0 as f64 / 1e3));
+    t.srtt_us.push(c.srtt().map(|s| s.0 as f64 / 1e3));
     t.in_flight.push(c.in_flight());
     t.acked.push(c.snd_una);
     t.retransmits.push(c.retransmits);
@@ -1590,7 +1626,7 @@ mod tests {
         let mut c = sender.new_conn(1 << 30, SimTime::ZERO);
         c.w.cwnd = cwnd;
         c.w.ssthresh = cwnd; // congestion avoidance: pacing at 120%
-        c.srtt = Some(SimTime(srtt_us * 1_000));
+        c.srtt_us = srtt_us * 8;
         c.min_rtt = Some(SimTime(min_rtt_us * 1_000));
         (sender, c)
     }
@@ -1647,6 +1683,47 @@ mod tests {
         (s, out)
     }
 
+    /// Feeds `c` an RTT sample of `rtt_ms`; `next_round` first ends the round trip
+    /// (`snd_una` passes `rtt_seq`). Returns the RTO then, in µs.
+    fn sample(s: &TcpSender, c: &mut Conn, rtt_ms: u64, next_round: bool) -> u64 {
+        if next_round {
+            c.snd_una = c.rtt_seq + 1;
+            c.snd_nxt = c.snd_una + 10;
+        }
+        let rtt = SimTime(rtt_ms * 1_000_000);
+        c.rtt_sample(&s.config, rtt, rtt);
+        c.rto.0 / 1_000
+    }
+
+    #[test]
+    fn the_rto_follows_linuxs_rtt_estimator_not_rfc_6298s() {
+        let (s, mut c) = conn(10, 1, 1);
+        c.srtt_us = 0;
+        // First sample, 100 ms: SRTT 100 ms, mdev 2 × 100 ms, RTO 3 × RTT.
+        assert_eq!(sample(&s, &mut c, 100, false), 300_000);
+        // 20 ms in the same round trip: SRTT 90 ms; the deviation, 80 ms off, grows by
+        // (80 - 200/4) / 8 = 3.75 ms only (gain 1/32 for a sample below SRTT), so RTO =
+        // 90 + 203.75 ms. (RFC 6298's RTTVAR = 3/4 · 50 + 1/4 · 80 = 57.5 ms gives 90 + 230.)
+        assert_eq!(sample(&s, &mut c, 20, false), 293_750);
+        assert_eq!((c.srtt(), c.mdev_us, c.rttvar_us), (Some(SimTime(90_000_000)), 203_750, 203_750));
+
+        // The variance term keeps a round trip's largest deviation and decays by a quarter of
+        // its excess over the next round's largest, never below `tcp_rto_min`.
+        let (s, mut c) = conn(10, 1, 1);
+        c.srtt_us = 0;
+        assert_eq!(sample(&s, &mut c, 300, false), 900_000); // mdev = rttvar = 600 ms
+                                                             // Round 2: mdev 450 ms (no new maximum); the round that ends had 600 ms: no decay.
+        assert_eq!(sample(&s, &mut c, 300, true), 900_000);
+        assert_eq!((c.mdev_us, c.mdev_max_us, c.rttvar_us), (450_000, 200_000, 600_000));
+        // Round 3: mdev 337.5 ms is the round's largest; rttvar 600 - (600 - 337.5) / 4.
+        assert_eq!(sample(&s, &mut c, 300, true), 300_000 + 534_375);
+        // (RFC 6298 would give 300 + 4 · 84.375 = 637.5 ms here.)
+        // Steady samples: the deviation dies away and the RTO settles at SRTT + tcp_rto_min, or
+        // 3 µs above (the integer decay stops there: a quarter of 3 µs is 0).
+        let rto = (0..100).map(|_| sample(&s, &mut c, 300, true)).last();
+        assert_eq!(rto, Some(500_003));
+    }
+
     #[test]
     fn the_minimum_rtt_is_the_newest_acked_segments_and_srtt_the_oldests() {
         // Segments sent at 0 and 12 µs, ACKed together at 100 µs: SRTT (`seq_rtt_us`, the oldest)
@@ -1656,12 +1733,12 @@ mod tests {
         let mut out = Vec::new();
         s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
         let c = s.conns[0].as_mut().unwrap();
-        (c.srtt, c.min_rtt) = (None, None);
+        (c.srtt_us, c.min_rtt) = (0, None);
         assert!(s.poll_transmit(SimTime::ZERO).is_some());
         assert!(s.poll_transmit(SimTime(12_000)).is_some());
         s.on_packet(SimTime(100_000), ack_with(2, &[], 0, SimTime(100_000)), &mut out);
         let c = s.conns[0].as_ref().unwrap();
-        assert_eq!((c.srtt, c.min_rtt), (Some(SimTime(100_000)), Some(SimTime(88_000))));
+        assert_eq!((c.srtt(), c.min_rtt), (Some(SimTime(100_000)), Some(SimTime(88_000))));
     }
 
     #[test]
@@ -1673,7 +1750,7 @@ mod tests {
         assert!(s.poll_transmit(SimTime::ZERO).is_some());
         let ms = |x: u64| SimTime(x * 1_000_000);
         s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
-        assert_eq!(s.conns[0].as_ref().unwrap().srtt, Some(ms(1)));
+        assert_eq!(s.conns[0].as_ref().unwrap().srtt(), Some(ms(1)));
         out.clear();
         s.write(ms(2), 0, 5, &mut out);
         let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
@@ -1737,10 +1814,10 @@ mod tests {
             let c = s.conns[0].as_ref().unwrap();
             if echo {
                 // One sample of 1 ms on the millisecond clock: SRTT stays at 1 ms.
-                assert_eq!(c.srtt, Some(ms), "the timestamp echo times the retransmission");
+                assert_eq!(c.srtt(), Some(ms), "the timestamp echo times the retransmission");
                 assert_eq!(c.backoff, 0, "a valid sample resets the backoff");
             } else {
-                assert_eq!(c.srtt, Some(ms), "no sample at all");
+                assert_eq!(c.srtt(), Some(ms), "no sample at all");
                 assert_eq!(c.backoff, 1, "no valid sample: the backoff stays");
             }
         }
@@ -1886,13 +1963,13 @@ mod tests {
         let sent = std::iter::from_fn(|| s.poll_transmit(t)).count();
         assert!(sent >= 3, "room for new data");
         let c = s.conns[0].as_ref().unwrap();
-        let (cwnd, srtt, delivered) = (c.w.cwnd, c.srtt, c.delivered);
+        let (cwnd, srtt, delivered) = (c.w.cwnd, c.srtt(), c.delivered);
         // An ACK overtaken by the one above, reporting segment 11 (sent at 2 ms) 3 ms later.
         let t = SimTime(5 * ms.0);
         s.on_packet(t, ack_with(3, &[(11, 12)], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.snd_una, c.sacked_out, c.delivered), (5, 1, delivered + 1), "the SACK is tagged");
-        assert_eq!((c.w.cwnd, c.srtt), (cwnd, srtt), "no window growth, no RTT sample");
+        assert_eq!((c.w.cwnd, c.srtt()), (cwnd, srtt), "no window growth, no RTT sample");
     }
 
     #[test]
