@@ -9,11 +9,21 @@
 //! modulo when that set changes. A link that comes back rejoins after LACP's
 //! 2 s aggregate wait (`AD_AGGREGATE_WAIT_TIME`). With fewer than `min_links`
 //! active links the bond's carrier is off: every packet is dropped.
+//!
+//! Without an LACP partner (a switch with a static LAG or none) no port hears a
+//! LACPDU: a port joins an aggregator only if that aggregator has a partner
+//! (`ad_port_selection_logic`: `__agg_has_partner(aggregator) && !aggregator->is_individual`),
+//! so each port is an aggregator of its own; the same `ad_select` picks the active one
+//! and `ad_agg_selection_logic` enables its one port at once ("if the selected
+//! aggregator is of join individuals (partner_system is NULL), enable their ports"),
+//! with no aggregate wait. The bond then sends and receives on that port only, as
+//! active-backup does: frames on the other ports are dropped
+//! (`bond_should_deliver_exact_match` for an inactive slave).
 
 use super::hash::{linux_xmit_hash, HashPolicy};
 use super::params::{ParamKind, ParamSpec, Params};
 use super::registry::{BuildContext, SchedulerInfo};
-use super::{BondView, LinkId, PacketInfo, Pick, Scheduler};
+use super::{BondView, FlowHeaders, LinkId, PacketInfo, Pick, Receive, Scheduler};
 use crate::error::Result;
 use crate::time::SimTime;
 
@@ -44,10 +54,15 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
 pub const AGGREGATE_WAIT: SimTime = SimTime(2_000_000_000);
 
 fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
-    // Aggregator = the links of one speed; its id is its first link.
-    let aggregator =
-        ctx.links.iter().map(|l| ctx.links.iter().position(|m| m.rate_bps == l.rate_bps).expect("itself")).collect();
+    // Aggregator = the links of one speed (its id is its first link), or without a partner each
+    // link alone.
+    let aggregator = if ctx.lacp_partner {
+        ctx.links.iter().map(|l| ctx.links.iter().position(|m| m.rate_bps == l.rate_bps).expect("itself")).collect()
+    } else {
+        (0..ctx.links.len()).collect()
+    };
     let mut lacp = Lacp {
+        partnered: ctx.lacp_partner,
         policy: HashPolicy::from_name(params.choice("xmit_hash_policy")),
         select: params.choice("ad_select"),
         min_links: params.int("min_links") as usize,
@@ -67,6 +82,8 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
 
 /// State of `802.3ad`.
 pub struct Lacp {
+    /// The ports hear an LACP partner; without one each is an individual aggregator.
+    partnered: bool,
     policy: HashPolicy,
     select: &'static str,
     min_links: usize,
@@ -176,7 +193,7 @@ impl Scheduler for Lacp {
 
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
         self.up[link] = bond.links[link].up;
-        if self.up[link] {
+        if self.up[link] && self.partnered {
             self.ready_at[link] = bond.now + AGGREGATE_WAIT;
         }
         self.refresh(bond.now);
@@ -186,13 +203,26 @@ impl Scheduler for Lacp {
         self.nic_carrier[link] = bond.links[link].carrier;
         self.refresh(bond.now);
     }
+
+    fn rx_link(&mut self, _headers: &FlowHeaders, _bond: &BondView) -> Option<LinkId> {
+        // Without a partner the active aggregator's one port (its id is the link's).
+        self.active.filter(|_| !self.partnered)
+    }
+
+    fn receive(&self) -> Receive {
+        if self.partnered {
+            Receive::AnySlave
+        } else {
+            Receive::ActiveSlave
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::test_support::{build, headers, links, packet};
+    use crate::test_support::{build, build_with_partner, headers, links, packet};
     use crate::time::SimTime;
-    use crate::{BondView, LinkView, Pick, Scheduler};
+    use crate::{BondView, LinkView, Pick, Receive, Scheduler};
 
     fn pick(s: &mut dyn Scheduler, view: &[LinkView], now: SimTime, port: u16) -> Pick {
         let h = headers(3, port);
@@ -212,6 +242,37 @@ mod tests {
         let used: std::collections::HashSet<_> =
             (0..200).map(|p| pick(lacp.as_mut(), &view, SimTime::ZERO, 30000 + p)).collect();
         assert_eq!(used, [Pick::Link(0), Pick::Link(1)].into_iter().collect());
+    }
+
+    #[test]
+    fn without_an_lacp_partner_each_port_is_alone_and_one_carries_everything() {
+        // `ad_port_selection_logic` joins a port to an aggregator only if that has a partner:
+        // partnerless, every port is its own aggregator and the active one's port is enabled at
+        // once (`ad_agg_selection_logic`, "join individuals"), with no aggregate wait.
+        let mut view = links(3);
+        let mut lacp = build_with_partner("802.3ad[xmit_hash_policy=layer3+4]", &view, false);
+        let used = |s: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
+            (0..200).map(|p| pick(s, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>()
+        };
+        assert_eq!(used(lacp.as_mut(), &view, SimTime::ZERO), [Pick::Link(0)].into_iter().collect());
+        assert_eq!(lacp.receive(), Receive::ActiveSlave, "frames on the inactive ports are dropped");
+        let h = headers(3, 1);
+        assert_eq!(lacp.rx_link(&h, &BondView { now: SimTime::ZERO, links: &view }), Some(0));
+        change(lacp.as_mut(), &mut view, SimTime(10), 0, false);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(11)), [Pick::Link(1)].into_iter().collect(), "no 2 s wait");
+        assert_eq!(lacp.rx_link(&h, &BondView { now: SimTime(11), links: &view }), Some(1));
+        // `stable` keeps the active partnerless aggregator while it has a port up.
+        change(lacp.as_mut(), &mut view, SimTime(20), 0, true);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(21)), [Pick::Link(1)].into_iter().collect());
+        // `bandwidth` takes the fastest port alone; with a partner its own aggregator (one 10G
+        // port) also beats two 1G ones.
+        let mut view = links(3);
+        view[2].rate_bps = 10e9;
+        let mut lacp = build_with_partner("802.3ad[ad_select=bandwidth]", &view, false);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime::ZERO), [Pick::Link(2)].into_iter().collect());
+        // With a partner the ports of one speed aggregate and every port receives.
+        let lacp = build_with_partner("802.3ad", &links(2), true);
+        assert_eq!(lacp.receive(), Receive::AnySlave);
     }
 
     #[test]

@@ -8,8 +8,12 @@
 //! IEEE 802.1AX §6.4.12 Receive machine). When it runs out, the partner is no longer in sync
 //! and the mux machine takes the port out of collecting/distributing: the bond stops using
 //! it. The state machines run every `AD_TIMER_INTERVAL` (100 ms,
-//! `bond_3ad_state_machine_handler`), so the expiry takes effect at the first tick after it,
-//! and a LACPDU that arrives again brings the port back at the tick after it arrives.
+//! `bond_3ad_state_machine_handler`), and the timer is a count of their runs: a LACPDU sets
+//! `sm_rx_timer_counter` to 30 (or 900) and each run decrements it (`ad_rx_machine`:
+//! `if (port->sm_rx_timer_counter && !(--port->sm_rx_timer_counter))`), so it expires at the
+//! 30th run after the LACPDU's arrival, 2.9–3.0 s after it; the mux machine, next in the
+//! same run, takes the port out. A LACPDU that arrives again brings the port back at the
+//! run after it arrives.
 //!
 //! The transmit instants have their own phase (the partner's periodic timer is not aligned
 //! with anything the bond does), so a failure falls anywhere in the period. The instants are
@@ -33,6 +37,14 @@ fn tick_at_or_after(t: u64) -> SimTime {
     SimTime(t.div_ceil(TICK.0) * TICK.0)
 }
 
+/// The run of the state machines at which a `timeout` started by a LACPDU received at `at`
+/// expires: the `timeout / TICK`-th run after `at` (a LACPDU at a run's very instant is
+/// taken before it).
+fn expiry_tick(at: i128, timeout: SimTime) -> i128 {
+    let tick = i128::from(TICK.0);
+    (at.div_euclid(tick) + i128::from(timeout.0 / TICK.0)) * tick
+}
+
 /// The outages of a port whose LACPDUs are sent every `period` from `phase` (in
 /// `[0, period)`): `lost(t)` says whether the LACPDU sent at `t` is lost; no LACPDU after
 /// `until` is. Returns each outage as (leaves the aggregator, back or never).
@@ -49,10 +61,10 @@ pub fn outages(
     let mut last = i128::from(phase.0) - i128::from(period.0);
     for k in 0u64.. {
         let t = phase.0 + k * period.0;
-        let expiry = last + i128::from(timeout.0);
+        let expiry = expiry_tick(last, timeout);
         let open = out.last().is_some_and(|o| o.1.is_none());
         if !open && expiry < i128::from(t) {
-            out.push((tick_at_or_after(expiry.max(0) as u64), None));
+            out.push((SimTime(expiry.max(0) as u64), None));
         }
         if t > until.0 || !lost(SimTime(t)) {
             if let Some(o) = out.last_mut().filter(|o| o.1.is_none()) {
@@ -88,12 +100,21 @@ mod tests {
                 let (left, back) = got[0];
                 let back = back.unwrap().as_secs_f64();
                 assert!(back > until && back <= until + p + 0.1, "back with the first LACPDU after {until}: {back}");
-                // The last LACPDU came at most one period before the failure: the timeout runs out
-                // between 2 and 3 periods after the failure, then waits for the next 100 ms tick.
+                // The last LACPDU came at most one period before the failure: the timeout, a count of
+                // 100 ms runs, runs out between 2 periods - 0.1 s and 3 periods after the failure.
                 let detect = left.as_secs_f64() - fail;
-                assert!(detect > 2.0 * p - 1e-9 && detect <= 3.0 * p + 0.1, "fast={fast} phase={phase}: {detect}");
+                assert!(detect > 2.0 * p - 0.1 - 1e-9 && detect <= 3.0 * p + 1e-9, "fast={fast} phase={phase}: {detect}");
             }
         }
+    }
+
+    #[test]
+    fn the_timeout_is_a_count_of_the_state_machines_runs() {
+        // A LACPDU at 9.05 s sets the counter to 30; the runs at 9.1, 9.2, ... count it down and the
+        // 30th, at 12.0 s, expires it (not the first run at or after 9.05 + 3 s, 12.1 s).
+        let (period, timeout) = rate(true);
+        let got = outages(period, timeout, s(0.05), s(100.0), |t| t >= s(10.0) && t < s(20.0));
+        assert_eq!(got, [(s(12.0), Some(s(20.1)))]);
     }
 
     #[test]

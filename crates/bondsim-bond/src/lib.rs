@@ -372,6 +372,11 @@ pub(crate) mod test_support {
 
     /// A scheduler built from `mode` (with brackets) for links like `view`'s.
     pub fn build(mode: &str, view: &[LinkView]) -> Box<dyn Scheduler> {
+        build_with_partner(mode, view, true)
+    }
+
+    /// As [`build`], the switch answering LACP (`lacp_partner`) or not.
+    pub fn build_with_partner(mode: &str, view: &[LinkView], lacp_partner: bool) -> Box<dyn Scheduler> {
         let ctx = BuildContext {
             links: view
                 .iter()
@@ -379,6 +384,7 @@ pub(crate) mod test_support {
                 .map(|(i, l)| LinkInfo { name: format!("link{i}"), rate_bps: l.rate_bps })
                 .collect(),
             seed: 1,
+            lacp_partner,
         };
         registry::resolve(mode, &Default::default()).unwrap().build(&ctx).unwrap()
     }

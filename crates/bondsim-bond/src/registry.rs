@@ -31,6 +31,8 @@ pub struct BuildContext {
     pub links: Vec<LinkInfo>,
     /// The scenario seed (derive streams with [`BuildContext::rng`]).
     pub seed: u64,
+    /// The peer runs LACP on the bond's ports (an 802.3ad partner: the switch's `lag = "lacp"`).
+    pub lacp_partner: bool,
 }
 
 impl BuildContext {

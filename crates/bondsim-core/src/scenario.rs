@@ -99,8 +99,11 @@ pub enum Stp {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields)]
 pub struct Switch {
-    /// `static` | `lacp` (LAG-aware) or `none` (unaware: MAC learning per port).
-    pub lag: Lag,
+    /// `static` | `lacp` (LAG-aware) or `none` (unaware: MAC learning per port). Left out:
+    /// `lacp` when the bond runs 802.3ad (the partner it needs), else `static`
+    /// ([`Scenario::lag`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lag: Option<Lag>,
     /// The switch's own hash for frames towards the bond over a LAG's members
     /// (a Linux `xmit_hash_policy` name; switches offer the same L2 / L2+L3 / L3+L4 choices).
     pub hash: String,
@@ -121,7 +124,7 @@ pub struct Switch {
 impl Default for Switch {
     fn default() -> Switch {
         Switch {
-            lag: Lag::Static,
+            lag: None,
             hash: "layer2+3".into(),
             stp: Stp::Off,
             forward_delay_s: 15.0,
@@ -1550,6 +1553,22 @@ impl Scenario {
         self.validate_bond()
     }
 
+    /// The switch's kind of LAG: `switch.lag`, or when left out an LACP aggregation for a bond
+    /// in 802.3ad (Linux's 802.3ad needs an LACP partner: without one every port is an
+    /// aggregator of its own and one carries the traffic, `ad_port_selection_logic`) and a
+    /// static one for every other mode.
+    pub fn lag(&self) -> Lag {
+        self.switch.lag.unwrap_or_else(|| {
+            let lacp = crate::bond::registry::resolve(&self.bond.mode, &self.bond.options)
+                .is_ok_and(|r| r.info.name == "802.3ad");
+            if lacp {
+                Lag::Lacp
+            } else {
+                Lag::Static
+            }
+        })
+    }
+
     fn validate_switch(&self) -> Result<()> {
         let s = &self.switch;
         if !crate::bond::hash::POLICY_NAMES.contains(&s.hash.as_str()) {
@@ -1565,7 +1584,7 @@ impl Scenario {
                 format!("names link ids 0..{}, got {bad}", links.saturating_sub(1)),
             ));
         }
-        if s.stp != Stp::Off && s.lag != Lag::Unaware {
+        if s.stp != Stp::Off && self.lag() != Lag::Unaware {
             return Err(Error::scenario(
                 "switch.stp",
                 "applies to the bond's ports only without a LAG (switch.lag = \"none\"): a LAG is one bridge port",

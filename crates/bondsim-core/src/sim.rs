@@ -208,7 +208,8 @@ fn over_budget(scenario: &Scenario, p: &Progress) -> Error {
     )
 }
 
-/// What the bond's scheduler is built with: its links' names and speeds, the seed.
+/// What the bond's scheduler is built with: its links' names and speeds, the seed, whether the
+/// switch answers LACP.
 pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
     let links = scenario
@@ -221,7 +222,7 @@ pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
             },
         })
         .collect();
-    crate::bond::BuildContext { links, seed: scenario.seed }
+    crate::bond::BuildContext { links, seed: scenario.seed, lacp_partner: scenario.lag() == scenario::Lag::Lacp }
 }
 
 /// Why ARP probing needs rate links.
@@ -540,7 +541,8 @@ impl World {
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
         let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &links)?;
         let silent = SilentPorts::new(scenario);
-        if resolved.info.name == "802.3ad" {
+        // LACPDUs are lost only where there are some: an 802.3ad bond with an LACP partner.
+        if resolved.info.name == "802.3ad" && scenario.lag() == scenario::Lag::Lacp {
             let fast = scenario.bond.lacp_rate == scenario::LacpRate::Fast;
             for id in 0..links.len() {
                 for (at, change) in silent.lacp_outages(id, seed, fast) {
@@ -662,7 +664,7 @@ impl World {
             lacp_out: vec![0; scenario.link_count()],
             arp,
             miimon_ms,
-            switch: Switch::new(&scenario.switch, scenario.link_count()),
+            switch: Switch::new(&scenario.switch, scenario.lag(), scenario.link_count()),
             mode: resolved.info.name,
             num_grat_arp: scenario.bond.num_grat_arp,
             peer_notif_every: peer_notif_every(&scenario.bond),

@@ -107,14 +107,15 @@ pub struct Switch {
 }
 
 impl Switch {
-    /// A switch with `ports` ports (one per link), all with carrier, the MAC table empty.
-    pub fn new(spec: &scenario::Switch, ports: usize) -> Switch {
+    /// A switch with `ports` ports (one per link), all with carrier, the MAC table empty;
+    /// `lag` is the scenario's ([`scenario::Scenario::lag`]: `spec.lag` or the mode's default).
+    pub fn new(spec: &scenario::Switch, lag: Lag, ports: usize) -> Switch {
         let mut edge = vec![false; ports];
         for &p in &spec.edge_ports {
             edge[p] = true;
         }
         Switch {
-            lag: spec.lag,
+            lag,
             hash: HashPolicy::from_name(&spec.hash),
             stp: spec.stp,
             forward_delay: SimTime::from_secs_f64(spec.forward_delay_s),
@@ -308,7 +309,7 @@ mod tests {
 
     fn switch(spec: serde_json::Value, ports: usize) -> Switch {
         let spec: scenario::Switch = serde_json::from_value(spec).unwrap();
-        Switch::new(&spec, ports)
+        Switch::new(&spec, spec.lag.unwrap_or(Lag::Static), ports)
     }
 
     #[test]

@@ -403,32 +403,79 @@ fn a_closed_loop_goes_on_across_a_silent_failover() {
     assert!(r.links.packets_sent[0] > 0 && r.links.packets_sent[1] > 0, "{:?}", r.links.packets_sent);
 }
 
-/// 802.3ad behind a switch that runs LACP: once a silent port's LACPDUs time out (fast rate:
-/// 3 s without one, sent every second) both ends take it out of the aggregator, so the switch
-/// stops hashing the ACKs of some flows into it and every transfer completes. A static LAG
-/// runs no LACP: it keeps those ACKs on the silent port, and their transfers stall until it works.
+/// 802.3ad behind a switch that runs LACP (the default for the mode): once a silent port's
+/// LACPDUs time out (fast rate: 3 s without one, sent every second) both ends take it out of
+/// the aggregator, so the switch stops hashing the ACKs of some flows into it and every transfer
+/// completes. A static LAG runs no LACP: no LACPDU is ever heard, so nothing notices the silent
+/// port (miimon watches the carrier, which it keeps).
 #[test]
 fn an_lacp_switch_drops_a_silent_member_a_static_lag_keeps_it() {
-    let run_with = |lag: &str| {
-        let doc = json!({
+    let run_with = |lag: Option<&str>| {
+        let mut doc = json!({
             "seed": 1,
             "stop_s": 20.0,
             "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 20_000_000}},
             "sender": {"kind": "tcp"},
             "bond": {"mode": "802.3ad", "lacp_rate": "fast"},
-            "switch": {"lag": lag},
             "links": [
                 {"rate_mbps": 100.0, "failures": [{"down_s": 0.5, "up_s": 30.0, "kind": "silent"}]},
                 {"rate_mbps": 100.0},
             ],
         });
+        if let Some(lag) = lag {
+            doc["switch"] = json!({"lag": lag});
+        }
         run(&scenario(doc)).unwrap()
     };
-    let (lacp, fixed) = (run_with("lacp"), run_with("static"));
-    for r in [&lacp, &fixed] {
-        let d = only_failure(r).detection_ms[0].expect("the bond's LACP notices the silent port");
-        assert!((2000.0..=3000.0 + 1.0).contains(&d), "detection {d} ms: 3 s after the last LACPDU, 1 s apart");
-    }
+    let (default, lacp, fixed) = (run_with(None), run_with(Some("lacp")), run_with(Some("static")));
+    assert_eq!(default.links.packets_sent, lacp.links.packets_sent, "802.3ad's switch runs LACP by default");
+    let d = only_failure(&lacp).detection_ms[0].expect("the bond's LACP notices the silent port");
+    assert!((1900.0..=3000.0).contains(&d), "detection {d} ms: 30 runs (100 ms) after the last LACPDU, 1 s apart");
     assert_eq!(lacp.summary.flows_complete, 8, "every transfer moved to link 1, ACKs too");
-    assert!(fixed.summary.flows_complete < 8, "the static LAG still hashes some flows' ACKs to the silent port");
+    assert_eq!(only_failure(&fixed).detection_ms[0], None, "no LACPDUs, no LACP timeout");
+    assert!(fixed.summary.flows_complete < 8, "the silent port goes on carrying traffic");
+}
+
+/// 802.3ad without an LACP partner (a static LAG or an unaware switch): no port hears a LACPDU,
+/// so each is an aggregator of its own (`ad_port_selection_logic` joins a port only to an
+/// aggregator with a partner) and the bond sends and receives on the active one's port alone,
+/// as Linux does when the switch is not set up for LACP. A carrier loss moves it to the other
+/// port at the monitor's verdict, with no aggregate wait (`ad_agg_selection_logic` enables a
+/// partnerless aggregator's port at once).
+#[test]
+fn without_an_lacp_partner_802_3ad_uses_one_port() {
+    let run_with = |lag: &str, failure: bool| {
+        let mut doc = json!({
+            "seed": 1,
+            "stop_s": 2.0,
+            "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 100_000_000}},
+            "sender": {"kind": "tcp"},
+            "bond": {"mode": "802.3ad", "xmit_hash_policy": "layer3+4"},
+            "switch": {"lag": lag},
+            "links": [{"rate_mbps": 100.0}, {"rate_mbps": 100.0}],
+        });
+        if failure {
+            doc["links"][0]["failures"] = json!([{"down_s": 0.5, "up_s": 1.0}]);
+        }
+        run(&scenario(doc)).unwrap()
+    };
+    let lacp = run_with("lacp", false);
+    assert!(lacp.links.packets_sent.iter().all(|&p| p > 1000), "{:?}", lacp.links.packets_sent);
+    for lag in ["static", "none"] {
+        let alone = run_with(lag, false);
+        assert!(
+            alone.links.packets_sent[0] > 1000 && alone.links.packets_sent[1] == 0,
+            "{lag}: {:?}",
+            alone.links.packets_sent
+        );
+        assert!(alone.summary.throughput_bps < 0.6 * lacp.summary.throughput_bps, "{lag}: one port's worth");
+        let failed = run_with(lag, true);
+        let f = only_failure(&failed);
+        let (detect, switchover) = (f.detection_ms[0].expect("miimon sees the carrier"), f.switchover_ms[0]);
+        assert!(failed.links.packets_sent[1] > 1000, "{lag}: link 1 took over: {:?}", failed.links.packets_sent);
+        assert!(
+            switchover.is_some_and(|s| s < detect + 50.0),
+            "{lag}: no 2 s aggregate wait: {switchover:?} after {detect}"
+        );
+    }
 }

@@ -238,7 +238,7 @@ impl Fabric {
                 scenario.bond.downdelay,
                 forward.len(),
             ),
-            switch: Switch::new(&scenario.switch, forward.len()),
+            switch: Switch::new(&scenario.switch, scenario.lag(), forward.len()),
             scheduler,
             carrier: vec![true; forward.len()],
             forward,

@@ -133,7 +133,7 @@ pub fn check(scenario: &Scenario) -> Result<()> {
             "the emulator's bond watches its links with miimon only (not yet ARP probes)",
         ));
     }
-    if scenario.switch.lag == Lag::Unaware {
+    if scenario.lag() == Lag::Unaware {
         return Err(Error::scenario(
             "switch.lag",
             "the emulator's switch is LAG-aware (static or lacp); an unaware switch is a model only (not yet)",
