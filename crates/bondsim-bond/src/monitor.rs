@@ -7,7 +7,10 @@
 //! counting `slave->delay` down). A check that sees the carrier back aborts the
 //! countdown ("recovered before downdelay expired"); a carrier that comes back and
 //! goes again between two checks is never seen, and the countdown goes on.
-//! `updelay` is skipped when the mode says so (the kernel's `ignore_updelay`).
+//! `updelay` is skipped when the mode says so (the kernel's `ignore_updelay`), by one link per
+//! check: `bond_miimon_inspect` walks the slaves in order and the first one whose carrier is
+//! back takes it (`ignore_updelay = false` once it is up), so of links back at the same check
+//! the lowest-numbered comes up at once and the others wait out their updelay.
 //! With `miimon = 0` the bond never notices a failure. The checks are computed,
 //! not simulated one by one, so a short `miimon` costs nothing.
 
@@ -58,6 +61,8 @@ struct LinkState {
     /// The countdown's first check and its commit.
     seen_at: SimTime,
     commit_at: SimTime,
+    /// The countdown is an updelay skipped (`ignore_updelay`): its commit is its first check.
+    skipped: bool,
 }
 
 impl LinkState {
@@ -68,6 +73,7 @@ impl LinkState {
         restored_at: None,
         seen_at: SimTime::ZERO,
         commit_at: SimTime::ZERO,
+        skipped: false,
     };
 }
 
@@ -139,6 +145,7 @@ impl Monitor {
         let state = &mut self.links[link];
         state.verdict_up = true;
         state.counting = false;
+        state.skipped = false;
         state.restored_at = None;
         state.generation = state.generation.wrapping_add(1);
     }
@@ -148,9 +155,12 @@ impl Monitor {
         self.links[link].verdict_up
     }
 
-    /// The carrier of `link` changed at `now`; returns the commit to schedule, if any.
-    /// `skip_updelay`: the mode would skip the updelay now ([`Scheduler::skips_updelay`], the
-    /// kernel's `ignore_updelay`; a monitor that never skips it, teamd's, disregards it).
+    /// The carrier of `link` changed at `now`; returns the commits to schedule, each for its
+    /// link: `link`'s, if any, and the one of a higher-numbered link back at the same check
+    /// whose skipped updelay `link` takes over (that link now waits out its updelay; its
+    /// earlier commit is void). `skip_updelay`: the mode would skip the updelay now
+    /// ([`Scheduler::skips_updelay`], the kernel's `ignore_updelay`; a monitor that never skips
+    /// it, teamd's, disregards it).
     ///
     /// [`Scheduler::skips_updelay`]: crate::Scheduler::skips_updelay
     pub fn carrier_changed(
@@ -159,12 +169,31 @@ impl Monitor {
         now: SimTime,
         carrier_up: bool,
         skip_updelay: bool,
+    ) -> impl Iterator<Item = (usize, Commit)> {
+        let mut out = [None, None];
+        out[0] = self.carrier_change(link, now, carrier_up, skip_updelay, &mut out[1]).map(|c| (link, c));
+        out.into_iter().flatten()
+    }
+
+    fn carrier_change(
+        &mut self,
+        link: usize,
+        now: SimTime,
+        carrier_up: bool,
+        skip_updelay: bool,
+        demoted: &mut Option<(usize, Commit)>,
     ) -> Option<Commit> {
         let period = self.period.0;
-        let state = &mut self.links[link];
         if period == 0 {
             return None;
         }
+        let seen = now.0.div_ceil(period) * period;
+        // Another link whose carrier is back and takes the skipped updelay at that same check.
+        let rival = (0..self.links.len()).find(|&i| {
+            let s = &self.links[i];
+            i != link && s.counting && s.skipped && !s.verdict_up && s.restored_at.is_none() && s.seen_at.0 == seen
+        });
+        let state = &mut self.links[link];
         if state.verdict_up == carrier_up {
             // Back to what the bond believes: the next check sees it (in `commit` or below).
             if state.counting {
@@ -184,15 +213,25 @@ impl Monitor {
         state.generation = state.generation.wrapping_add(1);
         state.counting = true;
         state.restored_at = None;
-        let seen = now.0.div_ceil(period) * period;
-        let checks = match (carrier_up, skip_updelay) {
+        let skips = carrier_up && skip_updelay && self.ignore_updelay && rival.is_none_or(|r| r > link);
+        state.skipped = skips;
+        let checks = match (carrier_up, skips) {
             (false, _) => self.down_checks,
-            (true, true) if self.ignore_updelay => 0,
-            (true, _) => self.up_checks,
+            (true, true) => 0,
+            (true, false) => self.up_checks,
         };
         let at = SimTime(seen + checks * period);
         (state.seen_at, state.commit_at) = (SimTime(seen), at);
-        Some(Commit { at, generation: state.generation })
+        let generation = state.generation;
+        if let Some(r) = rival.filter(|_| skips) {
+            // `link` comes first in the walk: the other waits out its updelay from that check.
+            let other = &mut self.links[r];
+            other.generation = other.generation.wrapping_add(1);
+            other.skipped = false;
+            other.commit_at = SimTime(seen + self.up_checks * period);
+            *demoted = Some((r, Commit { at: other.commit_at, generation: other.generation }));
+        }
+        Some(Commit { at, generation })
     }
 
     /// Applies `commit` for `link` if it still stands and the carrier still
@@ -203,6 +242,7 @@ impl Monitor {
             return false;
         }
         state.counting = false;
+        state.skipped = false;
         state.restored_at = None;
         if state.verdict_up == carrier_up {
             return false; // a check saw the carrier back: the countdown was aborted
@@ -216,6 +256,15 @@ impl Monitor {
 mod tests {
     use super::*;
 
+    impl Monitor {
+        /// `link`'s own commit from [`Monitor::carrier_changed`] (the tests of one link).
+        fn changed(&mut self, link: usize, now: SimTime, up: bool, skip: bool) -> Option<Commit> {
+            let commits: Vec<_> = self.carrier_changed(link, now, up, skip).collect();
+            assert!(commits.iter().all(|&(l, _)| l == link), "no other link's commit");
+            commits.first().map(|&(_, c)| c)
+        }
+    }
+
     fn ms(x: u64) -> SimTime {
         SimTime(x * 1_000_000)
     }
@@ -223,7 +272,7 @@ mod tests {
     #[test]
     fn failure_is_committed_at_the_next_check_plus_downdelay() {
         let mut m = Monitor::new(100.0, 0.0, 200.0, 2);
-        let c = m.carrier_changed(0, ms(1050), false, false).unwrap();
+        let c = m.changed(0, ms(1050), false, false).unwrap();
         assert_eq!(c.at, ms(1300)); // seen at 1100, committed two checks later
         assert!(m.is_up(0));
         assert!(m.commit(0, c.generation, false));
@@ -233,18 +282,18 @@ mod tests {
     #[test]
     fn delays_round_down_to_whole_checks() {
         let mut m = Monitor::new(100.0, 250.0, 0.0, 1);
-        let down = m.carrier_changed(0, ms(100), false, false).unwrap();
+        let down = m.changed(0, ms(100), false, false).unwrap();
         assert_eq!(down.at, ms(100)); // a check at the very moment sees it
         m.commit(0, down.generation, false);
-        let up = m.carrier_changed(0, ms(430), true, false).unwrap();
+        let up = m.changed(0, ms(430), true, false).unwrap();
         assert_eq!(up.at, ms(700)); // seen at 500, updelay 250 ms = 2 checks
     }
 
     #[test]
     fn carrier_back_before_the_commit_cancels_it() {
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(150), true, false), None);
+        let c = m.changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.changed(0, ms(150), true, false), None);
         assert!(!m.commit(0, c.generation, true), "the check at 200 saw the carrier back");
         assert!(m.is_up(0));
     }
@@ -254,43 +303,82 @@ mod tests {
         // `bond_miimon_inspect` reads the carrier at its checks only: in BOND_LINK_FAIL a check
         // that sees it back aborts ("recovered before downdelay expired"), else `delay--` goes on.
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
+        let c = m.changed(0, ms(10), false, false).unwrap();
         assert_eq!(c.at, ms(400), "seen at 100, 3 checks of downdelay");
-        assert_eq!(m.carrier_changed(0, ms(120), true, false), None);
-        assert_eq!(m.carrier_changed(0, ms(150), false, false), None, "no check in [120, 150): unseen");
+        assert_eq!(m.changed(0, ms(120), true, false), None);
+        assert_eq!(m.changed(0, ms(150), false, false), None, "no check in [120, 150): unseen");
         assert!(m.commit(0, c.generation, false), "the first countdown commits");
         assert!(!m.is_up(0));
         // Seen back by the check at 200 (aborted), gone again at 250: a new countdown.
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let first = m.carrier_changed(0, ms(10), false, false).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(120), true, false), None);
-        let second = m.carrier_changed(0, ms(250), false, false).expect("a new countdown");
+        let first = m.changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.changed(0, ms(120), true, false), None);
+        let second = m.changed(0, ms(250), false, false).expect("a new countdown");
         assert_eq!(second.at, ms(600));
         assert!(!m.commit(0, first.generation, false), "the aborted countdown is void");
         assert!(m.commit(0, second.generation, false));
         // A check at the very instant it goes again sees it gone (a carrier change comes first).
         let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
-        let c = m.carrier_changed(0, ms(10), false, false).unwrap();
-        assert_eq!(m.carrier_changed(0, ms(150), true, false), None);
-        assert_eq!(m.carrier_changed(0, ms(200), false, false), None, "the check at 200 sees it gone");
+        let c = m.changed(0, ms(10), false, false).unwrap();
+        assert_eq!(m.changed(0, ms(150), true, false), None);
+        assert_eq!(m.changed(0, ms(200), false, false), None, "the check at 200 sees it gone");
         assert!(m.commit(0, c.generation, false));
         // updelay alike (BOND_LINK_BACK: "link status down again after %d ms").
         let mut m = Monitor::new(100.0, 200.0, 0.0, 1);
-        let down = m.carrier_changed(0, ms(0), false, false).unwrap();
+        let down = m.changed(0, ms(0), false, false).unwrap();
         assert!(m.commit(0, down.generation, false));
-        let up = m.carrier_changed(0, ms(310), true, false).unwrap();
+        let up = m.changed(0, ms(310), true, false).unwrap();
         assert_eq!(up.at, ms(600));
-        assert_eq!(m.carrier_changed(0, ms(320), false, false), None);
-        assert_eq!(m.carrier_changed(0, ms(390), true, false), None, "no check in [320, 390): unseen");
+        assert_eq!(m.changed(0, ms(320), false, false), None);
+        assert_eq!(m.changed(0, ms(390), true, false), None, "no check in [320, 390): unseen");
         assert!(m.commit(0, up.generation, true));
     }
 
     #[test]
     fn updelay_is_skipped_when_nothing_is_usable() {
         let mut m = Monitor::new(10.0, 1000.0, 0.0, 1);
-        let c = m.carrier_changed(0, ms(0), false, false).unwrap();
+        let c = m.changed(0, ms(0), false, false).unwrap();
         m.commit(0, c.generation, false);
-        assert_eq!(m.carrier_changed(0, ms(55), true, true).unwrap().at, ms(60));
+        assert_eq!(m.changed(0, ms(55), true, true).unwrap().at, ms(60));
+    }
+
+    #[test]
+    fn of_links_back_at_one_check_only_the_first_skips_its_updelay() {
+        // miimon 10 ms, updelay 50 ms, both links down. Link 1's carrier is back at 201.2 ms, link
+        // 0's at 205.1 ms: the check at 210 walks link 0 first, which takes `ignore_updelay` and is
+        // up at once; link 1 counts its 5 checks (up at 260). Link 1's skip granted at 201.2 is void.
+        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
+        for link in [0, 1] {
+            let c = m.changed(link, ms(100), false, false).unwrap();
+            assert!(m.commit(link, c.generation, false));
+        }
+        let first = m.changed(1, SimTime(201_200_000), true, true).unwrap();
+        assert_eq!(first.at, ms(210));
+        let got: Vec<_> = m.carrier_changed(0, SimTime(205_100_000), true, true).collect();
+        assert_eq!(got.len(), 2);
+        let (zero, one) = (got[0], got[1]);
+        assert_eq!((zero.0, zero.1.at), (0, ms(210)));
+        assert_eq!((one.0, one.1.at), (1, ms(260)));
+        assert!(!m.commit(1, first.generation, true), "the skip it was granted went to link 0");
+        assert!(m.commit(0, zero.1.generation, true));
+        assert!(m.commit(1, one.1.generation, true));
+        // A lower-numbered link back first keeps its skip; the later one waits.
+        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
+        for link in [0, 1] {
+            let c = m.changed(link, ms(100), false, false).unwrap();
+            m.commit(link, c.generation, false);
+        }
+        assert_eq!(m.changed(0, SimTime(201_200_000), true, true).unwrap().at, ms(210));
+        assert_eq!(m.changed(1, SimTime(205_100_000), true, true).unwrap().at, ms(260));
+        // Back at different checks, each is alone at its own and skips (the mode decides whether
+        // the second still may: by then the first is up).
+        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
+        for link in [0, 1] {
+            let c = m.changed(link, ms(100), false, false).unwrap();
+            m.commit(link, c.generation, false);
+        }
+        assert_eq!(m.changed(1, SimTime(201_200_000), true, true).unwrap().at, ms(210));
+        assert_eq!(m.changed(0, SimTime(211_000_000), true, true).unwrap().at, ms(220));
     }
 
     #[test]
@@ -307,17 +395,17 @@ mod tests {
     #[test]
     fn teamds_ethtool_watch_sees_the_carrier_at_once_and_always_waits_its_delays() {
         let mut m = Monitor::ethtool(250.0, 30.0, 1);
-        let down = m.carrier_changed(0, SimTime(1_050_000_123), false, false).unwrap();
+        let down = m.changed(0, SimTime(1_050_000_123), false, false).unwrap();
         assert_eq!(down.at, SimTime(1_080_000_123), "no miimon grid: the delay from the very instant");
         m.commit(0, down.generation, false);
         // No usable link left, yet delay_up applies (the bonding driver would skip it).
-        assert_eq!(m.carrier_changed(0, ms(2000), true, true).unwrap().at, ms(2250));
+        assert_eq!(m.changed(0, ms(2000), true, true).unwrap().at, ms(2250));
     }
 
     #[test]
     fn miimon_zero_never_notices() {
         let mut m = Monitor::new(0.0, 0.0, 0.0, 1);
-        assert_eq!(m.carrier_changed(0, ms(5), false, false), None);
+        assert_eq!(m.changed(0, ms(5), false, false), None);
         assert!(m.is_up(0));
     }
 }

@@ -1787,8 +1787,8 @@ impl World {
     fn nic_carrier(&mut self, now: SimTime, id: usize, up: bool) {
         self.nic_carrier[id] = up;
         let skip_updelay = self.scheduler.skips_updelay(id, &BondView { now, links: &self.views });
-        if let Some(commit) = self.monitor.carrier_changed(id, now, up, skip_updelay) {
-            self.events.schedule(commit.at, Event::new(Target::Monitor(id as u32), u64::from(commit.generation)));
+        for (link, commit) in self.monitor.carrier_changed(id, now, up, skip_updelay) {
+            self.events.schedule(commit.at, Event::new(Target::Monitor(link as u32), u64::from(commit.generation)));
         }
         // teamd's arp_ping watch enables the port's user linkup (`team_set_port_user_linkup_enabled`):
         // the team driver's `team_port_txable` then reads teamd's verdict, not the carrier.

@@ -201,6 +201,27 @@ fn with_no_link_up_a_link_waiting_out_its_updelay_is_made_active_at_once() {
 }
 
 #[test]
+fn of_links_back_together_after_losing_all_only_the_first_skips_its_updelay() {
+    // miimon 10 ms, updelay 50 ms; both links lose their carrier at 100 ms (a switch reboots).
+    // Link 1's carrier is back at 201.2 ms, link 0's at 205.1 ms: both are seen by the check at
+    // 210 ms, where `bond_miimon_inspect` walks link 0 first and gives it `ignore_updelay` (the
+    // bond has no active slave); link 1 waits out its updelay. So link 0 is the active slave again
+    // and link 1, up from 260 ms, carries nothing; a skip for every link back before that check
+    // made link 1 (whose commit came first) active instead.
+    let failures = [json!([{"down_s": 0.1, "up_s": 0.2051}]), json!([{"down_s": 0.1, "up_s": 0.2012}])];
+    for extra in [json!({}), json!({"primary": "link0", "primary_reselect": "failure"})] {
+        let mut bond = json!({"mode": "active-backup", "miimon": 10.0, "updelay": 50.0});
+        for (k, v) in extra.as_object().unwrap() {
+            bond[k] = v.clone();
+        }
+        let r = run(&stream_over_two_links(bond, failures.clone(), 0.5)).unwrap();
+        assert_eq!(r.links.packets_sent[1], 0, "{extra}: link 0 is active again: {:?}", r.links.packets_sent);
+        let after = (0.5 - 0.21) / (GAP_MS / 1e3);
+        assert!(r.links.packets_sent[0] as f64 >= (0.1 / (GAP_MS / 1e3) + after) * 0.98, "{:?}", r.links.packets_sent);
+    }
+}
+
+#[test]
 fn without_miimon_active_backup_never_fails_over_and_loses_everything_until_the_link_is_back() {
     let r = run(&scenario(udp("active-backup", json!({"miimon": 0.0}), 0.0, 0.0, 1))).unwrap();
     let f = only_failure(&r);

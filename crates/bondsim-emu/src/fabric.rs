@@ -562,8 +562,8 @@ impl Fabric {
             }
         }
         let skip_updelay = self.scheduler.skips_updelay(id, &BondView { now: at, links: &self.views });
-        if let Some(commit) = self.monitor.carrier_changed(id, at, up, skip_updelay) {
-            self.schedule(commit.at, Event::Commit(id, commit.generation));
+        for (link, commit) in self.monitor.carrier_changed(id, at, up, skip_updelay) {
+            self.schedule(commit.at, Event::Commit(link, commit.generation));
         }
         self.forward[id].refresh_view(at, &mut self.views[id]);
         // The bond sees the carrier at once, as the model's `World::nic_carrier` (sim.rs) has it.
