@@ -7,7 +7,11 @@
 //! active link. Flows go to `usable[xmit_hash % count]` over the active
 //! aggregator's links that are up and distributing, re-mapped by plain
 //! modulo when that set changes. A link that comes back rejoins after LACP's
-//! 2 s aggregate wait (`AD_AGGREGATE_WAIT_TIME`). With fewer than `min_links`
+//! 2 s aggregate wait (`AD_AGGREGATE_WAIT_TIME`), except a port that left because
+//! its partner's LACPDUs timed out and hears one again within the `EXPIRED` state's
+//! 3 s (`ad_rx_machine` sets the short timeout there and only `DEFAULTED`, when it runs
+//! out, unselects the port): it stayed selected and attached, so the mux machine puts
+//! it back in collecting/distributing at the run after the LACPDU. With fewer than `min_links`
 //! active links the bond's carrier is off: every packet is dropped.
 //!
 //! Without an LACP partner (a switch with a static LAG or none) no port hears a
@@ -53,6 +57,10 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
 /// LACP's wait before a (re)joining link distributes traffic (`AD_AGGREGATE_WAIT_TIME`).
 pub const AGGREGATE_WAIT: SimTime = SimTime(2_000_000_000);
 
+/// How long a port whose `current_while` ran out stays `EXPIRED` (selected) before it is
+/// `DEFAULTED` (`AD_SHORT_TIMEOUT_TIME`, whatever `lacp_rate`).
+pub const EXPIRED_FOR: SimTime = SimTime(3_000_000_000);
+
 fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
     // Aggregator = the links of one speed (its id is its first link), or without a partner each
     // link alone.
@@ -68,6 +76,7 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
         min_links: params.int("min_links") as usize,
         aggregator,
         ready_at: vec![SimTime::ZERO; ctx.links.len()],
+        expired_at: vec![None; ctx.links.len()],
         up: vec![true; ctx.links.len()],
         nic_carrier: vec![true; ctx.links.len()],
         rate: ctx.links.iter().map(|l| l.rate_bps).collect(),
@@ -89,6 +98,8 @@ pub struct Lacp {
     min_links: usize,
     aggregator: Vec<usize>,
     ready_at: Vec<SimTime>,
+    /// When a port left with its carrier on: its partner's LACPDUs timed out (`EXPIRED`).
+    expired_at: Vec<Option<SimTime>>,
     up: Vec<bool>,
     /// Each port's NIC carrier: a port without it stays in its aggregator until the monitor's
     /// verdict but leaves the usable array at once (`bond_update_slave_arr` skips a slave that
@@ -171,9 +182,12 @@ impl Lacp {
 
 impl Scheduler for Lacp {
     fn skips_updelay(&self, _link: LinkId, bond: &BondView) -> bool {
-        // `usable_slaves->count == 0`: the active aggregator's distributing ports (one whose
-        // aggregate wait ended by now joins at the next refresh).
-        !self.carrier || (self.usable.is_empty() && self.refresh_at.is_none_or(|t| t > bond.now))
+        // `usable_slaves && usable_slaves->count == 0`: the active aggregator's distributing ports
+        // (one whose aggregate wait ended by now joins at the next refresh), whether or not
+        // `min_links` keeps the bond's carrier off (`bond_update_slave_arr` does not read it).
+        // With no active aggregator (every port down) `bond_update_slave_arr` resets the array
+        // to NULL ("No active aggragator means it's not safe to use the previous array"): no skip.
+        self.active.is_some() && self.usable.is_empty() && self.refresh_at.is_none_or(|t| t > bond.now)
     }
 
     fn reads_link_load(&self) -> bool {
@@ -193,8 +207,12 @@ impl Scheduler for Lacp {
 
     fn on_link_change(&mut self, link: LinkId, bond: &BondView) {
         self.up[link] = bond.links[link].up;
-        if self.up[link] && self.partnered {
-            self.ready_at[link] = bond.now + AGGREGATE_WAIT;
+        if !self.up[link] {
+            // A verdict down with the carrier on is LACP's (miimon's follows a carrier loss).
+            self.expired_at[link] = bond.links[link].carrier.then_some(bond.now);
+        } else if self.partnered {
+            let selected = self.expired_at[link].is_some_and(|t| bond.now <= t + EXPIRED_FOR);
+            self.ready_at[link] = if selected { bond.now } else { bond.now + AGGREGATE_WAIT };
         }
         self.refresh(bond.now);
     }
@@ -229,7 +247,14 @@ mod tests {
         s.pick(&packet(&h), &BondView { now, links: view })
     }
 
+    /// miimon's verdict on `link` after its carrier went (or came back).
     fn change(s: &mut dyn Scheduler, view: &mut [LinkView], now: SimTime, link: usize, up: bool) {
+        view[link].carrier = up;
+        lacp_change(s, view, now, link, up);
+    }
+
+    /// A verdict on `link` with its carrier on (LACP's: its partner's LACPDUs stopped or returned).
+    fn lacp_change(s: &mut dyn Scheduler, view: &mut [LinkView], now: SimTime, link: usize, up: bool) {
         view[link].up = up;
         s.on_link_change(link, &BondView { now, links: view });
     }
@@ -289,6 +314,67 @@ mod tests {
         assert!(lacp.skips_updelay(0, &BondView { now: soon, links: &view }));
         let after = back + super::AGGREGATE_WAIT;
         assert!(!lacp.skips_updelay(0, &BondView { now: after, links: &view }), "link 1 distributes from then on");
+    }
+
+    #[test]
+    fn with_every_port_down_the_updelay_is_not_skipped() {
+        let mut view = links(2);
+        let mut lacp = build("802.3ad", &view);
+        change(lacp.as_mut(), &mut view, SimTime(10), 0, false);
+        assert!(!lacp.skips_updelay(0, &BondView { now: SimTime(15), links: &view }), "link 1 distributes");
+        change(lacp.as_mut(), &mut view, SimTime(20), 1, false);
+        assert!(!lacp.skips_updelay(0, &BondView { now: SimTime(30), links: &view }), "no active aggregator");
+    }
+
+    #[test]
+    fn without_a_partner_a_returning_port_carries_at_once_with_one_it_waits() {
+        // Both ports down, link 0 back: partnerless its own aggregator is enabled at once
+        // (`ad_agg_selection_logic`); with a partner it waits out AD_AGGREGATE_WAIT_TIME.
+        for (partner, first) in [(false, Pick::Link(0)), (true, Pick::Drop)] {
+            let mut view = links(2);
+            let mut lacp = build_with_partner("802.3ad", &view, partner);
+            change(lacp.as_mut(), &mut view, SimTime(10), 0, false);
+            change(lacp.as_mut(), &mut view, SimTime(20), 1, false);
+            let back = SimTime(1_000_000_000);
+            change(lacp.as_mut(), &mut view, back, 0, true);
+            assert_eq!(pick(lacp.as_mut(), &view, back, 40000), first, "partner: {partner}");
+            assert_eq!(pick(lacp.as_mut(), &view, back + super::AGGREGATE_WAIT, 40000), Pick::Link(0));
+        }
+    }
+
+    #[test]
+    fn a_port_whose_lacpdus_return_before_it_is_defaulted_rejoins_at_once() {
+        // LACP takes link 1 out with its carrier on (its partner's LACPDUs timed out: EXPIRED).
+        // A LACPDU within 3 s puts it back at once; one after 3 s (DEFAULTED, unselected) means
+        // selection again and the 2 s aggregate wait. A carrier loss always means the wait.
+        let s = |x: f64| SimTime::from_secs_f64(x);
+        let used = |lacp: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
+            (0..100).map(|p| pick(lacp, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>().len()
+        };
+        for (back, wait) in [(2.9, false), (3.0, false), (3.1, true)] {
+            let mut view = links(2);
+            let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
+            lacp_change(lacp.as_mut(), &mut view, s(10.0), 1, false);
+            lacp_change(lacp.as_mut(), &mut view, s(10.0 + back), 1, true);
+            assert_eq!(used(lacp.as_mut(), &view, s(10.0 + back)), if wait { 1 } else { 2 }, "back after {back} s");
+            assert_eq!(used(lacp.as_mut(), &view, s(10.0 + back + 2.0)), 2);
+        }
+        let mut view = links(2);
+        let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
+        change(lacp.as_mut(), &mut view, s(10.0), 1, false);
+        change(lacp.as_mut(), &mut view, s(10.5), 1, true);
+        assert_eq!(used(lacp.as_mut(), &view, s(10.5)), 1, "after a carrier loss: BEGIN, the wait");
+    }
+
+    #[test]
+    fn below_min_links_a_returning_link_still_waits_its_updelay_while_another_distributes() {
+        // `ignore_updelay` needs an empty usable array; min_links turns the bond's carrier off but
+        // leaves the surviving port in the array.
+        let mut view = links(2);
+        let mut lacp = build("802.3ad[min_links=2]", &view);
+        change(lacp.as_mut(), &mut view, SimTime(10), 1, false);
+        assert_eq!(pick(lacp.as_mut(), &view, SimTime(11), 40000), Pick::Drop, "below min_links");
+        assert!(!lacp.skips_updelay(1, &BondView { now: SimTime(20), links: &view }));
     }
 
     #[test]

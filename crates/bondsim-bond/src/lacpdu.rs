@@ -39,7 +39,7 @@ fn tick_at_or_after(t: u64) -> SimTime {
 
 /// The run of the state machines at which a `timeout` started by a LACPDU received at `at`
 /// expires: the `timeout / TICK`-th run after `at` (a LACPDU at a run's very instant is
-/// taken before it).
+/// taken after that run, which does not count).
 fn expiry_tick(at: i128, timeout: SimTime) -> i128 {
     let tick = i128::from(TICK.0);
     (at.div_euclid(tick) + i128::from(timeout.0 / TICK.0)) * tick
@@ -103,7 +103,10 @@ mod tests {
                 // The last LACPDU came at most one period before the failure: the timeout, a count of
                 // 100 ms runs, runs out between 2 periods - 0.1 s and 3 periods after the failure.
                 let detect = left.as_secs_f64() - fail;
-                assert!(detect > 2.0 * p - 0.1 - 1e-9 && detect <= 3.0 * p + 1e-9, "fast={fast} phase={phase}: {detect}");
+                assert!(
+                    detect > 2.0 * p - 0.1 - 1e-9 && detect <= 3.0 * p + 1e-9,
+                    "fast={fast} phase={phase}: {detect}"
+                );
             }
         }
     }

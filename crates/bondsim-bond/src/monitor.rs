@@ -198,6 +198,13 @@ impl Monitor {
             // Back to what the bond believes: the next check sees it (in `commit` or below).
             if state.counting {
                 state.restored_at = Some(now);
+                if state.skipped && now < state.seen_at {
+                    // Gone again before the check that was to make it up: that check walks on, and
+                    // the next link back at it takes the skipped updelay.
+                    state.skipped = false;
+                    let check = state.seen_at;
+                    *demoted = self.regrant_skip(link, check);
+                }
             }
             return None;
         }
@@ -232,6 +239,20 @@ impl Monitor {
             *demoted = Some((r, Commit { at: other.commit_at, generation: other.generation }));
         }
         Some(Commit { at, generation })
+    }
+
+    /// The first link but `gone` whose carrier is back and seen at `check`, waiting out its
+    /// updelay, now skips it: its new commit (at `check`).
+    fn regrant_skip(&mut self, gone: usize, check: SimTime) -> Option<(usize, Commit)> {
+        let next = (0..self.links.len()).find(|&i| {
+            let s = &self.links[i];
+            i != gone && s.counting && !s.verdict_up && !s.skipped && s.restored_at.is_none() && s.seen_at == check
+        })?;
+        let state = &mut self.links[next];
+        state.generation = state.generation.wrapping_add(1);
+        state.skipped = true;
+        state.commit_at = check;
+        Some((next, Commit { at: check, generation: state.generation }))
     }
 
     /// Applies `commit` for `link` if it still stands and the carrier still
@@ -342,16 +363,22 @@ mod tests {
         assert_eq!(m.changed(0, ms(55), true, true).unwrap().at, ms(60));
     }
 
+    /// A monitor of `links` links (miimon 10 ms, updelay 50 ms), every one down since 100 ms.
+    fn all_down(links: usize) -> Monitor {
+        let mut m = Monitor::new(10.0, 50.0, 0.0, links);
+        for link in 0..links {
+            let c = m.changed(link, ms(100), false, false).unwrap();
+            assert!(m.commit(link, c.generation, false));
+        }
+        m
+    }
+
     #[test]
     fn of_links_back_at_one_check_only_the_first_skips_its_updelay() {
         // miimon 10 ms, updelay 50 ms, both links down. Link 1's carrier is back at 201.2 ms, link
         // 0's at 205.1 ms: the check at 210 walks link 0 first, which takes `ignore_updelay` and is
         // up at once; link 1 counts its 5 checks (up at 260). Link 1's skip granted at 201.2 is void.
-        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
-        for link in [0, 1] {
-            let c = m.changed(link, ms(100), false, false).unwrap();
-            assert!(m.commit(link, c.generation, false));
-        }
+        let mut m = all_down(2);
         let first = m.changed(1, SimTime(201_200_000), true, true).unwrap();
         assert_eq!(first.at, ms(210));
         let got: Vec<_> = m.carrier_changed(0, SimTime(205_100_000), true, true).collect();
@@ -363,22 +390,37 @@ mod tests {
         assert!(m.commit(0, zero.1.generation, true));
         assert!(m.commit(1, one.1.generation, true));
         // A lower-numbered link back first keeps its skip; the later one waits.
-        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
-        for link in [0, 1] {
-            let c = m.changed(link, ms(100), false, false).unwrap();
-            m.commit(link, c.generation, false);
-        }
+        let mut m = all_down(2);
         assert_eq!(m.changed(0, SimTime(201_200_000), true, true).unwrap().at, ms(210));
         assert_eq!(m.changed(1, SimTime(205_100_000), true, true).unwrap().at, ms(260));
         // Back at different checks, each is alone at its own and skips (the mode decides whether
         // the second still may: by then the first is up).
-        let mut m = Monitor::new(10.0, 50.0, 0.0, 2);
-        for link in [0, 1] {
-            let c = m.changed(link, ms(100), false, false).unwrap();
-            m.commit(link, c.generation, false);
-        }
+        let mut m = all_down(2);
         assert_eq!(m.changed(1, SimTime(201_200_000), true, true).unwrap().at, ms(210));
         assert_eq!(m.changed(0, SimTime(211_000_000), true, true).unwrap().at, ms(220));
+    }
+
+    #[test]
+    fn a_link_gone_again_before_its_check_hands_the_skip_to_the_next() {
+        // Link 1 back at 201.2 ms, link 0 at 205.1 ms (takes the skip, link 1 demoted), link 0
+        // gone again at 207 ms: the check at 210 sees link 0 down and walks on to link 1, which
+        // then skips its updelay (up at 210, not 260).
+        let mut m = all_down(2);
+        m.changed(1, SimTime(201_200_000), true, true).unwrap();
+        let got: Vec<_> = m.carrier_changed(0, SimTime(205_100_000), true, true).collect();
+        let zero = got[0].1;
+        let back: Vec<_> = m.carrier_changed(0, ms(207), false, false).collect();
+        assert_eq!(back.len(), 1, "link 1's new commit");
+        let (link, commit) = back[0];
+        assert_eq!((link, commit.at), (1, ms(210)));
+        assert!(!m.commit(0, zero.generation, false), "link 0 is down at its check: no change");
+        assert!(m.commit(1, commit.generation, true));
+        // Gone again after its check: it was up by then; nothing moves.
+        let mut m = all_down(2);
+        m.changed(1, SimTime(201_200_000), true, true).unwrap();
+        let got: Vec<_> = m.carrier_changed(0, SimTime(205_100_000), true, true).collect();
+        assert!(m.commit(0, got[0].1.generation, true));
+        assert_eq!(m.carrier_changed(0, ms(211), false, false).count(), 1, "its own down countdown only");
     }
 
     #[test]

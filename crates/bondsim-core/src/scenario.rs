@@ -54,8 +54,9 @@ pub struct Scenario {
     /// Time series recorded for reports (`bondsim report`): off unless asked for.
     #[serde(default, skip_serializing_if = "Trace::is_off")]
     pub trace: Trace,
-    /// The switch between the bond's links and the clients (default: a static LAG
-    /// hashing layer2+3 over the ports with carrier, written without it).
+    /// The switch between the bond's links and the clients (default: a LAG hashing layer2+3
+    /// over the ports with carrier, static or for a bond in 802.3ad running LACP,
+    /// [`Scenario::lag`]; written without it).
     #[serde(default, skip_serializing_if = "Switch::is_default")]
     pub switch: Switch,
 }
@@ -2133,10 +2134,23 @@ impl Scenario {
 
     fn validate_bond(&self) -> Result<()> {
         let b = &self.bond;
-        duration("bond.miimon", b.miimon, 1e-3, true)?;
-        duration("bond.updelay", b.updelay, 1e-3, true)?;
-        duration("bond.downdelay", b.downdelay, 1e-3, true)?;
-        duration("bond.peer_notif_delay", b.peer_notif_delay, 1e-3, true)?;
+        // The bonding driver takes these as integers of milliseconds (`bond_opts`: BOND_OPT_*
+        // values are u64; the module parameters are `int`).
+        for (path, value) in [
+            ("bond.miimon", b.miimon),
+            ("bond.updelay", b.updelay),
+            ("bond.downdelay", b.downdelay),
+            ("bond.peer_notif_delay", b.peer_notif_delay),
+            ("bond.arp_interval", b.arp_interval),
+        ] {
+            duration(path, value, 1e-3, true)?;
+            if value.fract() != 0.0 {
+                return Err(Error::scenario(
+                    path,
+                    format!("must be a whole number of milliseconds, as Linux takes it, got {}", num(value)),
+                ));
+            }
+        }
         if b.num_grat_arp > 255 {
             return Err(Error::scenario(
                 "bond.num_grat_arp",
@@ -2155,7 +2169,6 @@ impl Scenario {
                 }
             }
         }
-        duration("bond.arp_interval", b.arp_interval, 1e-3, true)?;
         if !(1..=255).contains(&b.arp_missed_max) {
             return Err(Error::scenario(
                 "bond.arp_missed_max",
@@ -2739,6 +2752,15 @@ mod tests {
         let mut v = base();
         v["bond"]["miimon"] = 1e-7.into();
         assert_eq!(error_of(v).0, "bond.miimon");
+        // Linux's monitor intervals and delays are whole milliseconds.
+        for field in ["miimon", "updelay", "downdelay", "peer_notif_delay", "arp_interval"] {
+            let mut v = base();
+            v["bond"]["miimon"] = 10.into();
+            v["bond"][field] = 2.5.into();
+            let (path, msg) = error_of(v);
+            assert_eq!(path, format!("bond.{field}"));
+            assert!(msg.contains("whole number of milliseconds") && msg.contains("2.5"), "{msg}");
+        }
         // A slowdown factor that shrinks a 1 ns period to nothing names the factor.
         let mut v = base();
         v["links"][0] = serde_json::json!({"period_ms": 1e-6, "slowdown": 0.1});

@@ -378,10 +378,12 @@ fn after_a_silent_port_fails_over_tcp_resumes_with_its_acks_on_the_new_active_li
     // timer's next expiry after the detection. Its expiries fall at t0 + (2^k − 1)·R from the
     // last send before the failure t0 ≤ down (`inet_csk_rto_backoff` doubles each interval),
     // so the interval pending at the detection is at most (detected − t0) + R long, and
-    // R = srtt + max(4·rttvar, rto_min) (`tcp_rtt_estimator`) with srtt and 4·rttvar at most
-    // the path's longest RTT: a full transmit queue (no propagation delay here).
+    // R = srtt + rttvar (`tcp_set_rto`) with srtt at most the path's longest RTT, a full transmit
+    // queue (no propagation delay here), and rttvar, the largest mean deviation of a round trip
+    // (`tcp_rtt_estimator`: 2 RTT at the first sample, 3/4 of it + |error| after), at most
+    // 4 times that RTT, or tcp_rto_min.
     let rtt_max = f64::from(txqueuelen * (mtu + overhead_bytes)) * 8.0 / (rate_mbps * 1e6);
-    let rto_max = rtt_max + rto_min_s.max(rtt_max);
+    let rto_max = rtt_max + rto_min_s.max(4.0 * rtt_max);
     let stall = f.tcp_stall_ms[0].expect("a TCP run measures its stall") / 1e3;
     let resumed = down + stall;
     assert!(

@@ -256,7 +256,8 @@ fn at_one_percent_loss_goodput_lies_between_padhyes_timeout_model_and_mathis() {
     let mss_bits = 1448.0 * 8.0;
     let rtt = lossy_rtt_s();
     let r = lossy(p, true, 30.0);
-    // The RTO Linux starts from: SRTT + max(4·RTTVAR, 200 ms).
+    // The RTO Linux starts from: SRTT + rttvar_us (`tcp_set_rto`), the variance term at least
+    // tcp_rto_min and, on this steady path, no more: SRTT + 200 ms.
     let t0 = rtt + 0.2;
     // Padhye et al. (1998), eq. (32), segments per second.
     let padhye = 1.0
