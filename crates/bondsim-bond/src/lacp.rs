@@ -6,8 +6,16 @@
 //! the most active links; `stable` keeps the current one while it has an
 //! active link. Flows go to `usable[xmit_hash % count]` over the active
 //! aggregator's links that are up and distributing, re-mapped by plain
-//! modulo when that set changes. A link that comes back rejoins after LACP's
-//! 2 s aggregate wait (`AD_AGGREGATE_WAIT_TIME`), except a port that left because
+//! modulo when that set changes. A link whose carrier comes back restarts its
+//! state machines (`ad_update_actor_keys` finds its speed changed from the 0 of
+//! the link-down reset and sets `AD_PORT_BEGIN`): at the first run of the
+//! 100 ms state machines (`bond_3ad_state_machine_handler`) its mux goes DETACHED,
+//! at the next WAITING for `AD_AGGREGATE_WAIT_TIME` (20 runs), then ATTACHED, and
+//! collecting/distributing one run later once the partner, through the same
+//! sequence, reports sync: it distributes 22 runs after the first one after the
+//! miimon verdict (2.2–2.3 s; a partner whose LACPDU leaves late in its 300 ms
+//! transmit slots adds up to two runs, not modelled). A port back from LACP's
+//! `DEFAULTED` state waits the 2 s aggregate wait; one that left because
 //! its partner's LACPDUs timed out and hears one again within the `EXPIRED` state's
 //! 3 s (`ad_rx_machine` sets the short timeout there and only `DEFAULTED`, when it runs
 //! out, unselects the port): it stayed selected and attached, so the mux machine puts
@@ -56,6 +64,14 @@ pub const INFO: SchedulerInfo = SchedulerInfo {
 
 /// LACP's wait before a (re)joining link distributes traffic (`AD_AGGREGATE_WAIT_TIME`).
 pub const AGGREGATE_WAIT: SimTime = SimTime(2_000_000_000);
+
+/// Runs of the state machines from a port's restart (`AD_PORT_BEGIN`, at the first run after
+/// its carrier's verdict) to collecting/distributing: DETACHED, then WAITING for 20 runs
+/// (`AD_AGGREGATE_WAIT_TIME`), ATTACHED at the 21st, collecting/distributing at the next.
+pub const REJOIN_RUNS: u64 = 22;
+
+#[cfg(test)]
+const REJOIN: SimTime = SimTime(REJOIN_RUNS * crate::lacpdu::TICK.0);
 
 /// How long a port whose `current_while` ran out stays `EXPIRED` (selected) before it is
 /// `DEFAULTED` (`AD_SHORT_TIMEOUT_TIME`, whatever `lacp_rate`).
@@ -211,8 +227,17 @@ impl Scheduler for Lacp {
             // A verdict down with the carrier on is LACP's (miimon's follows a carrier loss).
             self.expired_at[link] = bond.links[link].carrier.then_some(bond.now);
         } else if self.partnered {
-            let selected = self.expired_at[link].is_some_and(|t| bond.now <= t + EXPIRED_FOR);
-            self.ready_at[link] = if selected { bond.now } else { bond.now + AGGREGATE_WAIT };
+            self.ready_at[link] = match self.expired_at[link] {
+                // LACPDUs back while EXPIRED: still selected and attached.
+                Some(t) if bond.now <= t + EXPIRED_FOR => bond.now,
+                // Back from DEFAULTED: selected again, then the aggregate wait.
+                Some(_) => bond.now + AGGREGATE_WAIT,
+                // The carrier's return: BEGIN at the next run, then 22 runs.
+                None => {
+                    let tick = crate::lacpdu::TICK.0;
+                    SimTime(bond.now.0.div_ceil(tick) * tick + REJOIN_RUNS * tick)
+                }
+            };
         }
         self.refresh(bond.now);
     }
@@ -309,10 +334,10 @@ mod tests {
         change(lacp.as_mut(), &mut view, SimTime(10), 0, false);
         change(lacp.as_mut(), &mut view, SimTime(20), 1, false);
         let back = SimTime(10_000_000_000);
-        change(lacp.as_mut(), &mut view, back, 1, true); // waiting AGGREGATE_WAIT
+        change(lacp.as_mut(), &mut view, back, 1, true); // restarting its LACP machines
         let soon = back + SimTime(500_000_000);
         assert!(lacp.skips_updelay(0, &BondView { now: soon, links: &view }));
-        let after = back + super::AGGREGATE_WAIT;
+        let after = back + super::REJOIN;
         assert!(!lacp.skips_updelay(0, &BondView { now: after, links: &view }), "link 1 distributes from then on");
     }
 
@@ -338,7 +363,7 @@ mod tests {
             let back = SimTime(1_000_000_000);
             change(lacp.as_mut(), &mut view, back, 0, true);
             assert_eq!(pick(lacp.as_mut(), &view, back, 40000), first, "partner: {partner}");
-            assert_eq!(pick(lacp.as_mut(), &view, back + super::AGGREGATE_WAIT, 40000), Pick::Link(0));
+            assert_eq!(pick(lacp.as_mut(), &view, back + super::REJOIN, 40000), Pick::Link(0));
         }
     }
 
@@ -390,9 +415,19 @@ mod tests {
         let during: std::collections::HashSet<_> =
             (0..100).map(|p| pick(lacp.as_mut(), &view, back, 30000 + p)).collect();
         assert_eq!(during, [Pick::Link(0)].into_iter().collect());
-        let after = back + super::AGGREGATE_WAIT;
-        let later: std::collections::HashSet<_> =
-            (0..100).map(|p| pick(lacp.as_mut(), &view, after, 30000 + p)).collect();
-        assert_eq!(later.len(), 2);
+        // BEGIN at the run at 1.0 s, WAITING from 1.1 s for 20 runs, ATTACHED at 3.1 s,
+        // collecting/distributing at 3.2 s: not yet at 3.1 s.
+        let used = |lacp: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
+            (0..100).map(|p| pick(lacp, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>().len()
+        };
+        assert_eq!(used(lacp.as_mut(), &view, back + SimTime(2_100_000_000)), 1);
+        assert_eq!(used(lacp.as_mut(), &view, back + super::REJOIN), 2);
+        // A verdict between two runs: BEGIN at the next one.
+        let mut view = links(2);
+        let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
+        change(lacp.as_mut(), &mut view, SimTime(10), 1, false);
+        change(lacp.as_mut(), &mut view, SimTime(1_030_000_000), 1, true);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_290_000_000)), 1);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_300_000_000)), 2);
     }
 }

@@ -1557,7 +1557,7 @@ impl World {
         if let Some(link) = self.rx_links[flow].filter(|&l| self.links[l].carrier()) {
             return Some(link);
         }
-        self.switch.lag_port(&self.headers[flow].reversed())
+        self.switch.lag_port(&self.headers[flow].reversed(), now)
     }
 
     /// The address the client of `flow` sends its frames to: the bond's, or in balance-alb the

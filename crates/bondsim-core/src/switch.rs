@@ -6,8 +6,9 @@
 //!   bridge port (IEEE 802.1AX-2014 §6: the aggregator sits below the MAC relay, so
 //!   learning and spanning tree see one port); frames for the bond leave by the
 //!   switch's own hash (`switch.hash`, computed as Linux's `bond_xmit_hash`) over the
-//!   members, the ports with carrier. A member that comes back joins at once. With
-//!   `lag = "lacp"` a member also leaves while LACPDUs are lost on it (the bond's
+//!   members, the ports with carrier. A member that comes back joins at once, or with
+//!   `lag = "lacp"` once the switch's LACP has restarted it (`lacp_rejoined_at`: 2.2–2.3 s,
+//!   the bond's side alike). With `lag = "lacp"` a member also leaves while LACPDUs are lost on it (the bond's
 //!   `lacp_rate` timeout, `fault::SilentPorts::lacp_outages`): when either side's
 //!   `current_while` timer expires the partner information is defaulted, the port is
 //!   unselected and its Mux machine detaches it from the aggregator, on both ends
@@ -207,9 +208,12 @@ impl Switch {
     }
 
     /// The port a LAG-aware switch sends a frame of the flow `reversed` (seen from the
-    /// client) to the bond on: its hash over the members (with carrier, and kept by LACP).
-    pub fn lag_port(&self, reversed: &FlowHeaders) -> Option<usize> {
-        let member = |p: &usize| self.carrier[*p] && !self.lacp_out[*p];
+    /// client) to the bond on at `now`: its hash over the members (with carrier, and kept by
+    /// LACP). With LACP a port whose link came back distributes only once the switch's own
+    /// LACP has restarted it ([`lacp_rejoined_at`]).
+    pub fn lag_port(&self, reversed: &FlowHeaders, now: SimTime) -> Option<usize> {
+        let rejoined = |p: usize| self.lag != Lag::Lacp || self.up_at[p].is_none_or(|up| now >= lacp_rejoined_at(up));
+        let member = |p: &usize| self.carrier[*p] && !self.lacp_out[*p] && rejoined(*p);
         let n = (0..self.carrier.len()).filter(member).count();
         if n == 0 {
             return None;
@@ -282,6 +286,16 @@ impl Switch {
     }
 }
 
+/// When an LACP port whose link came up at `up` distributes again: a partner running Linux's
+/// state machines (IEEE 802.1AX §6.4) restarts the port at its first 100 ms run after the link
+/// came up and distributes 22 runs later (`crate::bond::lacp::REJOIN_RUNS`: DETACHED, WAITING
+/// for the 2 s aggregate wait, ATTACHED, COLLECTING_DISTRIBUTING), as the bond's side does
+/// from its monitor's verdict; the runs' grid is the bond's (`lacpdu::TICK` from time 0).
+pub fn lacp_rejoined_at(up: SimTime) -> SimTime {
+    let tick = crate::bond::lacpdu::TICK.0;
+    SimTime(up.0.div_ceil(tick) * tick + crate::bond::lacp::REJOIN_RUNS * tick)
+}
+
 /// Whether the bond passes a frame arriving on slave `port` up to its stack, given how it
 /// takes frames in (`Scheduler::receive`), the mode's receive link `active`
 /// (`Scheduler::rx_link`) and whether the frame is `addressed` to that slave's NIC: a frame
@@ -322,13 +336,35 @@ mod tests {
         let request = crate::workload::Request { id: 0, client: 0, file_bytes: 1, arrival: SimTime::ZERO };
         let h = crate::network::flow_headers(&network, &clients, &[request], 1)[0].reversed();
         let hashed = hash::linux_xmit_hash(HashPolicy::Layer23, &h) as usize;
-        assert_eq!(s.lag_port(&h), Some(hashed % 3));
+        assert_eq!(s.lag_port(&h, secs(0.0)), Some(hashed % 3));
         s.carrier(hashed % 3, false, secs(1.0));
         let left: Vec<usize> = (0..3).filter(|&p| p != hashed % 3).collect();
-        assert_eq!(s.lag_port(&h), Some(left[hashed % 2]));
+        assert_eq!(s.lag_port(&h, secs(0.0)), Some(left[hashed % 2]));
         // A LAG forwards whatever arrives on a member, learns nothing per port.
         assert!(s.ingress(0, BOND, secs(1.0)));
         assert_eq!(s.learned(BOND), None);
+    }
+
+    #[test]
+    fn an_lacp_switch_distributes_to_a_returning_port_only_once_lacp_restarted_it() {
+        // Link back at 5.03 s: the switch's state machines restart the port at 5.1 s and it
+        // distributes 22 runs later, at 7.3 s; a static LAG takes it back at once.
+        let network = scenario::Network::default();
+        let clients = crate::network::Clients::new(&network, 64, 1);
+        let requests: Vec<_> = (0..64)
+            .map(|id| crate::workload::Request { id, client: id, file_bytes: 1, arrival: SimTime::ZERO })
+            .collect();
+        let flows = crate::network::flow_headers(&network, &clients, &requests, 1);
+        let uses_port_1 = |s: &Switch, at: f64| flows.iter().any(|h| s.lag_port(&h.reversed(), secs(at)) == Some(1));
+        for (lag, back_at) in [("lacp", 7.3), ("static", 5.03)] {
+            let mut s = switch(serde_json::json!({"lag": lag}), 2);
+            assert!(uses_port_1(&s, 0.0), "{lag}: both ports at the start");
+            s.carrier(1, false, secs(4.0));
+            s.carrier(1, true, secs(5.03));
+            assert_eq!(uses_port_1(&s, 7.29), lag == "static", "{lag}: at 7.29 s");
+            assert!(uses_port_1(&s, back_at), "{lag}: from {back_at}");
+        }
+        assert_eq!(lacp_rejoined_at(secs(5.1)), secs(7.3), "a link up on a run's instant restarts then");
     }
 
     #[test]

@@ -450,11 +450,11 @@ impl Fabric {
     /// The link the switch sends a client's packet on (`World::peer_link`, a LAG-aware
     /// switch): the mode's receive link where it decides one and its carrier is there, else
     /// the switch's own hash (`switch.hash`) over the members ([`Switch::lag_port`]).
-    fn peer_link(&self, rx_link: Option<usize>, headers: &FlowHeaders) -> Option<usize> {
+    fn peer_link(&self, now: SimTime, rx_link: Option<usize>, headers: &FlowHeaders) -> Option<usize> {
         if let Some(link) = rx_link.filter(|&l| self.carrier[l]) {
             return Some(link);
         }
-        self.switch.lag_port(headers)
+        self.switch.lag_port(headers, now)
     }
 
     /// Client `client`'s TUN device gave `bytes` at `now` (towards the server); events due by
@@ -470,7 +470,7 @@ impl Fabric {
         let from_server = Parsed { src: p.dst, dst: p.src, src_port: p.dst_port, dst_port: p.src_port, ..p };
         let server_side = self.headers(&from_server, client);
         let rx_link = self.flows.get(&server_side.key()).and_then(|f| f.rx_link);
-        let Some(id) = self.peer_link(rx_link, &server_side.reversed()) else { return };
+        let Some(id) = self.peer_link(now, rx_link, &server_side.reversed()) else { return };
         self.enqueue(now, id, false, Frame { bytes, dest: Dest::Server, flow: None, row: None });
     }
 

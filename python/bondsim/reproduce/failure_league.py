@@ -242,11 +242,13 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "* broadcast sends every segment on both links: it loses nothing a client needs while one link "
         "lives, but it only ever carries one link's worth.",
         "* Where the bond kept sending into the dead link until its monitor noticed (active-backup), TCP's tail "
-        "loss probes went there too, and where the ACKs kept coming back over it (balance-tlb) the probes' ACKs "
-        "were lost: the flows on that link wait for the retransmission timeout (Linux's minimum 200 ms "
-        "plus the RTT), which is the stall, not the detection.",
-        "* After the link returns, 802.3ad does not use it for LACP's aggregate wait "
-        "(`AD_AGGREGATE_WAIT_TIME`, 2 s), longer than the measured second here: one link's worth after.",
+        "loss probes went there too: the flows on that link wait for the retransmission timeout (Linux's "
+        "minimum 200 ms plus the RTT), which is the stall, not the detection. balance-tlb and -alb leave the "
+        "link at the NIC's report, but what was queued on it is lost, and in some runs one flow's recovery "
+        "still ends in its timer.",
+        "* After the link returns, 802.3ad does not use it until LACP has restarted the port: 22 runs of "
+        "its 100 ms state machines, the aggregate wait (`AD_AGGREGATE_WAIT_TIME`, 2 s) among them, longer "
+        "than the measured second here: one link's worth after.",
         "",
     ]
     return "\n".join(parts)
