@@ -70,6 +70,13 @@ pub const AGGREGATE_WAIT: SimTime = SimTime(2_000_000_000);
 /// (`AD_AGGREGATE_WAIT_TIME`), ATTACHED at the 21st, collecting/distributing at the next.
 pub const REJOIN_RUNS: u64 = 22;
 
+/// When a port restarted by a link coming back at `at` (the bond's: its monitor's verdict; an
+/// LACP partner's: the link's return) distributes again: [`REJOIN_RUNS`] runs after the first
+/// run at or after `at`.
+pub fn rejoins_at(at: SimTime) -> SimTime {
+    crate::lacpdu::tick_at_or_after(at.0) + SimTime(REJOIN_RUNS * crate::lacpdu::TICK.0)
+}
+
 #[cfg(test)]
 const REJOIN: SimTime = SimTime(REJOIN_RUNS * crate::lacpdu::TICK.0);
 
@@ -233,10 +240,7 @@ impl Scheduler for Lacp {
                 // Back from DEFAULTED: selected again, then the aggregate wait.
                 Some(_) => bond.now + AGGREGATE_WAIT,
                 // The carrier's return: BEGIN at the next run, then 22 runs.
-                None => {
-                    let tick = crate::lacpdu::TICK.0;
-                    SimTime(bond.now.0.div_ceil(tick) * tick + REJOIN_RUNS * tick)
-                }
+                None => rejoins_at(bond.now),
             };
         }
         self.refresh(bond.now);
@@ -272,6 +276,11 @@ mod tests {
         s.pick(&packet(&h), &BondView { now, links: view })
     }
 
+    /// The picks of 200 flows (client ports 30000 on) at `now`: the links in use.
+    fn used(s: &mut dyn Scheduler, view: &[LinkView], now: SimTime) -> std::collections::HashSet<Pick> {
+        (0..200).map(|p| pick(s, view, now, 30000 + p)).collect()
+    }
+
     /// miimon's verdict on `link` after its carrier went (or came back).
     fn change(s: &mut dyn Scheduler, view: &mut [LinkView], now: SimTime, link: usize, up: bool) {
         view[link].carrier = up;
@@ -289,9 +298,7 @@ mod tests {
         let mut view = links(3);
         view[2].rate_bps = 100e6; // a Fast Ethernet link forms its own aggregator
         let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
-        let used: std::collections::HashSet<_> =
-            (0..200).map(|p| pick(lacp.as_mut(), &view, SimTime::ZERO, 30000 + p)).collect();
-        assert_eq!(used, [Pick::Link(0), Pick::Link(1)].into_iter().collect());
+        assert_eq!(used(lacp.as_mut(), &view, SimTime::ZERO), [Pick::Link(0), Pick::Link(1)].into_iter().collect());
     }
 
     #[test]
@@ -301,9 +308,6 @@ mod tests {
         // once (`ad_agg_selection_logic`, "join individuals"), with no aggregate wait.
         let mut view = links(3);
         let mut lacp = build_with_partner("802.3ad[xmit_hash_policy=layer3+4]", &view, false);
-        let used = |s: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
-            (0..200).map(|p| pick(s, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>()
-        };
         assert_eq!(used(lacp.as_mut(), &view, SimTime::ZERO), [Pick::Link(0)].into_iter().collect());
         assert_eq!(lacp.receive(), Receive::ActiveSlave, "frames on the inactive ports are dropped");
         let h = headers(3, 1);
@@ -373,22 +377,23 @@ mod tests {
         // A LACPDU within 3 s puts it back at once; one after 3 s (DEFAULTED, unselected) means
         // selection again and the 2 s aggregate wait. A carrier loss always means the wait.
         let s = |x: f64| SimTime::from_secs_f64(x);
-        let used = |lacp: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
-            (0..100).map(|p| pick(lacp, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>().len()
-        };
         for (back, wait) in [(2.9, false), (3.0, false), (3.1, true)] {
             let mut view = links(2);
             let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
             lacp_change(lacp.as_mut(), &mut view, s(10.0), 1, false);
             lacp_change(lacp.as_mut(), &mut view, s(10.0 + back), 1, true);
-            assert_eq!(used(lacp.as_mut(), &view, s(10.0 + back)), if wait { 1 } else { 2 }, "back after {back} s");
-            assert_eq!(used(lacp.as_mut(), &view, s(10.0 + back + 2.0)), 2);
+            assert_eq!(
+                used(lacp.as_mut(), &view, s(10.0 + back)).len(),
+                if wait { 1 } else { 2 },
+                "back after {back} s"
+            );
+            assert_eq!(used(lacp.as_mut(), &view, s(10.0 + back + 2.0)).len(), 2);
         }
         let mut view = links(2);
         let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
         change(lacp.as_mut(), &mut view, s(10.0), 1, false);
         change(lacp.as_mut(), &mut view, s(10.5), 1, true);
-        assert_eq!(used(lacp.as_mut(), &view, s(10.5)), 1, "after a carrier loss: BEGIN, the wait");
+        assert_eq!(used(lacp.as_mut(), &view, s(10.5)).len(), 1, "after a carrier loss: BEGIN, the wait");
     }
 
     #[test]
@@ -412,22 +417,17 @@ mod tests {
         let back = SimTime(1_000_000_000);
         change(lacp.as_mut(), &mut view, back, 1, true);
         // Carrier is back (2 active ports), but link 1 is not distributing yet.
-        let during: std::collections::HashSet<_> =
-            (0..100).map(|p| pick(lacp.as_mut(), &view, back, 30000 + p)).collect();
-        assert_eq!(during, [Pick::Link(0)].into_iter().collect());
+        assert_eq!(used(lacp.as_mut(), &view, back), [Pick::Link(0)].into_iter().collect());
         // BEGIN at the run at 1.0 s, WAITING from 1.1 s for 20 runs, ATTACHED at 3.1 s,
         // collecting/distributing at 3.2 s: not yet at 3.1 s.
-        let used = |lacp: &mut dyn Scheduler, view: &[LinkView], now: SimTime| {
-            (0..100).map(|p| pick(lacp, view, now, 30000 + p)).collect::<std::collections::HashSet<_>>().len()
-        };
-        assert_eq!(used(lacp.as_mut(), &view, back + SimTime(2_100_000_000)), 1);
-        assert_eq!(used(lacp.as_mut(), &view, back + super::REJOIN), 2);
+        assert_eq!(used(lacp.as_mut(), &view, back + SimTime(2_100_000_000)).len(), 1);
+        assert_eq!(used(lacp.as_mut(), &view, back + super::REJOIN).len(), 2);
         // A verdict between two runs: BEGIN at the next one.
         let mut view = links(2);
         let mut lacp = build("802.3ad[xmit_hash_policy=layer3+4]", &view);
         change(lacp.as_mut(), &mut view, SimTime(10), 1, false);
         change(lacp.as_mut(), &mut view, SimTime(1_030_000_000), 1, true);
-        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_290_000_000)), 1);
-        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_300_000_000)), 2);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_290_000_000)).len(), 1);
+        assert_eq!(used(lacp.as_mut(), &view, SimTime(3_300_000_000)).len(), 2);
     }
 }

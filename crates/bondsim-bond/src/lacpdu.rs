@@ -33,7 +33,8 @@ pub fn rate(fast: bool) -> (SimTime, SimTime) {
     }
 }
 
-fn tick_at_or_after(t: u64) -> SimTime {
+/// The first run of the state machines at or after `t` (ns).
+pub fn tick_at_or_after(t: u64) -> SimTime {
     SimTime(t.div_ceil(TICK.0) * TICK.0)
 }
 

@@ -541,8 +541,9 @@ impl World {
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
         let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &links)?;
         let silent = SilentPorts::new(scenario);
+        let lag = scenario.lag();
         // LACPDUs are lost only where there are some: an 802.3ad bond with an LACP partner.
-        if resolved.info.name == "802.3ad" && scenario.lag() == scenario::Lag::Lacp {
+        if resolved.info.name == "802.3ad" && lag == scenario::Lag::Lacp {
             let fast = scenario.bond.lacp_rate == scenario::LacpRate::Fast;
             for id in 0..links.len() {
                 for (at, change) in silent.lacp_outages(id, seed, fast) {
@@ -664,7 +665,7 @@ impl World {
             lacp_out: vec![0; scenario.link_count()],
             arp,
             miimon_ms,
-            switch: Switch::new(&scenario.switch, scenario.lag(), scenario.link_count()),
+            switch: Switch::new(&scenario.switch, lag, scenario.link_count()),
             mode: resolved.info.name,
             num_grat_arp: scenario.bond.num_grat_arp,
             peer_notif_every: peer_notif_every(&scenario.bond),

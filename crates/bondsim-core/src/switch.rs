@@ -7,7 +7,7 @@
 //!   learning and spanning tree see one port); frames for the bond leave by the
 //!   switch's own hash (`switch.hash`, computed as Linux's `bond_xmit_hash`) over the
 //!   members, the ports with carrier. A member that comes back joins at once, or with
-//!   `lag = "lacp"` once the switch's LACP has restarted it (`lacp_rejoined_at`: 2.2–2.3 s,
+//!   `lag = "lacp"` once the switch's LACP has restarted it (`lacp::rejoins_at`: 2.2–2.3 s,
 //!   the bond's side alike). With `lag = "lacp"` a member also leaves while LACPDUs are lost on it (the bond's
 //!   `lacp_rate` timeout, `fault::SilentPorts::lacp_outages`): when either side's
 //!   `current_while` timer expires the partner information is defaulted, the port is
@@ -210,9 +210,11 @@ impl Switch {
     /// The port a LAG-aware switch sends a frame of the flow `reversed` (seen from the
     /// client) to the bond on at `now`: its hash over the members (with carrier, and kept by
     /// LACP). With LACP a port whose link came back distributes only once the switch's own
-    /// LACP has restarted it ([`lacp_rejoined_at`]).
+    /// LACP has restarted it (`bond::lacp::rejoins_at`: a partner running Linux's state machines
+    /// restarts the port as the bond's side does, from the link's return).
     pub fn lag_port(&self, reversed: &FlowHeaders, now: SimTime) -> Option<usize> {
-        let rejoined = |p: usize| self.lag != Lag::Lacp || self.up_at[p].is_none_or(|up| now >= lacp_rejoined_at(up));
+        let rejoined =
+            |p: usize| self.lag != Lag::Lacp || self.up_at[p].is_none_or(|up| now >= crate::bond::lacp::rejoins_at(up));
         let member = |p: &usize| self.carrier[*p] && !self.lacp_out[*p] && rejoined(*p);
         let n = (0..self.carrier.len()).filter(member).count();
         if n == 0 {
@@ -286,16 +288,6 @@ impl Switch {
     }
 }
 
-/// When an LACP port whose link came up at `up` distributes again: a partner running Linux's
-/// state machines (IEEE 802.1AX §6.4) restarts the port at its first 100 ms run after the link
-/// came up and distributes 22 runs later (`crate::bond::lacp::REJOIN_RUNS`: DETACHED, WAITING
-/// for the 2 s aggregate wait, ATTACHED, COLLECTING_DISTRIBUTING), as the bond's side does
-/// from its monitor's verdict; the runs' grid is the bond's (`lacpdu::TICK` from time 0).
-pub fn lacp_rejoined_at(up: SimTime) -> SimTime {
-    let tick = crate::bond::lacpdu::TICK.0;
-    SimTime(up.0.div_ceil(tick) * tick + crate::bond::lacp::REJOIN_RUNS * tick)
-}
-
 /// Whether the bond passes a frame arriving on slave `port` up to its stack, given how it
 /// takes frames in (`Scheduler::receive`), the mode's receive link `active`
 /// (`Scheduler::rx_link`) and whether the frame is `addressed` to that slave's NIC: a frame
@@ -364,7 +356,7 @@ mod tests {
             assert_eq!(uses_port_1(&s, 7.29), lag == "static", "{lag}: at 7.29 s");
             assert!(uses_port_1(&s, back_at), "{lag}: from {back_at}");
         }
-        assert_eq!(lacp_rejoined_at(secs(5.1)), secs(7.3), "a link up on a run's instant restarts then");
+        assert_eq!(crate::bond::lacp::rejoins_at(secs(5.1)), secs(7.3), "a link up on a run's instant restarts then");
     }
 
     #[test]
