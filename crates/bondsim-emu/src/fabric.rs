@@ -433,7 +433,7 @@ impl Fabric {
     fn enqueue(&mut self, now: SimTime, id: usize, forward: bool, frame: Frame) {
         let packet = self.store(frame);
         let link = if forward { &mut self.forward[id] } else { &mut self.reverse[id] };
-        match link.enqueue(now, packet) {
+        match link.enqueue(now, &packet) {
             Enqueued::Started(done) => {
                 let epoch = link.epoch();
                 let event = if forward { Event::ForwardTxDone(id, epoch) } else { Event::ReverseTxDone(id, epoch) };

@@ -123,7 +123,7 @@ impl Link {
 
     /// Hands `packet` to the link at `now`.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, packet: Packet) -> Enqueued {
+    pub fn enqueue(&mut self, now: SimTime, packet: &Packet) -> Enqueued {
         match self {
             Link::Paced(l) => l.enqueue(packet),
             Link::Rate(l) => l.enqueue(now, packet),

@@ -49,13 +49,13 @@ impl PacedLink {
     }
 
     /// Puts `packet` at the tail of the transmit queue.
-    pub fn enqueue(&mut self, packet: Packet) -> Enqueued {
+    pub fn enqueue(&mut self, packet: &Packet) -> Enqueued {
         if !self.carrier {
             self.stats.record_drop(DropCause::LinkDown);
             return Enqueued::Dropped(DropCause::LinkDown);
         }
         self.queue_bytes += u64::from(packet.bytes);
-        self.queue.push_back(packet);
+        self.queue.push_back(*packet);
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
         Enqueued::Waiting
     }
@@ -203,8 +203,8 @@ mod tests {
     fn sends_one_packet_per_period() {
         let s = scenario(serde_json::json!([{}]));
         let mut link = paced_link(&s);
-        link.enqueue(packet(0));
-        link.enqueue(packet(1));
+        link.enqueue(&packet(0));
+        link.enqueue(&packet(1));
         let (p, next) = link.poll(SimTime::ZERO);
         assert_eq!((p.map(|p| p.seq), next), (Some(0), SimTime::from_millis_f64(20.0)));
         let (p, next) = link.poll(next);
@@ -218,7 +218,7 @@ mod tests {
     fn carried_bytes_spread_each_packet_over_the_period_it_used() {
         let s = scenario(serde_json::json!([{}]));
         let mut link = paced_link(&s);
-        link.enqueue(packet(0));
+        link.enqueue(&packet(0));
         let ms = SimTime::from_millis_f64;
         let (_, next) = link.poll(ms(20.0));
         assert_eq!(link.carried_bytes_at(ms(20.0)), 0.0);
@@ -236,7 +236,7 @@ mod tests {
         // Idle: the pending interval is reused, not consumed.
         assert_eq!(link.poll(SimTime::ZERO).1, SimTime::from_millis_f64(1.0));
         for seq in 0..3 {
-            link.enqueue(packet(seq));
+            link.enqueue(&packet(seq));
         }
         let t1 = link.poll(SimTime::from_millis_f64(1.0)).1;
         let t2 = link.poll(t1).1;
@@ -248,10 +248,10 @@ mod tests {
     fn losing_carrier_drops_the_queue_and_refuses_packets() {
         let s = scenario(serde_json::json!([{}]));
         let mut link = paced_link(&s);
-        link.enqueue(packet(0));
-        link.enqueue(packet(1));
+        link.enqueue(&packet(0));
+        link.enqueue(&packet(1));
         assert_eq!(link.carrier_down().len(), 2);
-        assert_eq!(link.enqueue(packet(2)), Enqueued::Dropped(DropCause::LinkDown));
+        assert_eq!(link.enqueue(&packet(2)), Enqueued::Dropped(DropCause::LinkDown));
         assert_eq!(link.poll(SimTime::ZERO).0, None);
         assert_eq!((link.stats.drops_link_down, link.stats.failures), (3, 1));
     }

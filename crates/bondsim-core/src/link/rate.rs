@@ -276,19 +276,19 @@ impl RateLink {
 
     /// Queues `packet` at `now` (drop-tail); starts sending it if the link is idle.
     #[inline]
-    pub fn enqueue(&mut self, now: SimTime, packet: Packet) -> Enqueued {
+    pub fn enqueue(&mut self, now: SimTime, packet: &Packet) -> Enqueued {
         let cause = if !self.carrier {
             DropCause::LinkDown
         } else if self.queue.len() >= self.txqueuelen {
             DropCause::QueueFull
         } else {
-            let l3_bytes = self.l3_bytes(&packet);
+            let l3_bytes = self.l3_bytes(packet);
             self.queue_bytes += u64::from(l3_bytes);
             self.factor = self.slowdown.factor_at(now);
             let wire_bytes = self.wire_bytes_of(l3_bytes);
             let tx = self.nominal_tx(wire_bytes);
             self.backlog_end = self.backlog_end.max(now) + tx.scaled(self.factor);
-            self.queue.push_back(packet);
+            self.queue.push_back(*packet);
             self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
             return match (self.sending, self.queue.len()) {
                 (true, _) => Enqueued::Waiting,
@@ -427,9 +427,9 @@ mod tests {
     fn full_frames_take_their_wire_time() {
         let mut l = link(serde_json::json!({"delay_us": 10.0}));
         // 1460 + 40 header + 38 overhead = 1538 bytes = 12304 bits at 100 Mbit/s = 123.04 us.
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
         assert_eq!(done, SimTime(123_040));
-        assert_eq!(l.enqueue(SimTime::ZERO, packet(1, 1460)), Enqueued::Waiting);
+        assert_eq!(l.enqueue(SimTime::ZERO, &packet(1, 1460)), Enqueued::Waiting);
         assert_eq!(l.view(SimTime::ZERO, true).idle_at_est, SimTime(246_080));
         let sent = l.tx_done(done);
         assert_eq!((sent.packet.seq, sent.arrival, sent.next), (0, Some(SimTime(133_040)), Some(SimTime(246_080))));
@@ -441,8 +441,8 @@ mod tests {
     fn carried_bytes_grow_with_the_frames_transmit_time_and_keep_a_cut_frames_share() {
         let mut l = link(serde_json::json!({}));
         // Two 1538-byte frames of 123.04 us each, back to back.
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
-        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
         assert_eq!(l.carried_bytes_at(SimTime::ZERO), 0.0);
         assert!((l.carried_bytes_at(SimTime(30_760)) - 1538.0 / 4.0).abs() < 1e-9);
         l.tx_done(done);
@@ -459,9 +459,9 @@ mod tests {
     fn the_bonds_view_sees_the_slowdown() {
         let mut l = link(serde_json::json!({"slowdown": 2.5}));
         // 1538 wire bytes at 100 Mbit/s = 123.04 us, x 2.5 = 307.6 us.
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
         assert_eq!(done, SimTime(307_600));
-        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
         let v = l.view(SimTime::ZERO, true);
         assert_eq!(v.idle_at_est, SimTime(615_200));
         assert_eq!(v.tx_time(1500), SimTime(307_600));
@@ -471,16 +471,16 @@ mod tests {
     fn small_packets_are_padded_to_the_ethernet_minimum() {
         let mut l = link(serde_json::json!({}));
         // 1 + 40 = 41 < 46: padded to 46 + 38 = 84 bytes = 6.72 us.
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1)) else { panic!() };
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1)) else { panic!() };
         assert_eq!(done, SimTime(6_720));
     }
 
     #[test]
     fn drop_tail_at_txqueuelen() {
         let mut l = link(serde_json::json!({"txqueuelen": 2}));
-        l.enqueue(SimTime::ZERO, packet(0, 100));
-        l.enqueue(SimTime::ZERO, packet(1, 100));
-        assert_eq!(l.enqueue(SimTime::ZERO, packet(2, 100)), Enqueued::Dropped(DropCause::QueueFull));
+        l.enqueue(SimTime::ZERO, &packet(0, 100));
+        l.enqueue(SimTime::ZERO, &packet(1, 100));
+        assert_eq!(l.enqueue(SimTime::ZERO, &packet(2, 100)), Enqueued::Dropped(DropCause::QueueFull));
         assert_eq!(l.stats.drops_queue_full, 1);
     }
 
@@ -490,7 +490,7 @@ mod tests {
         let mut now = SimTime::ZERO;
         let mut arrivals = Vec::new();
         for seq in 0..200 {
-            if let Enqueued::Started(done) = l.enqueue(now, packet(seq, 1460)) {
+            if let Enqueued::Started(done) = l.enqueue(now, &packet(seq, 1460)) {
                 arrivals.push(l.tx_done(done).arrival.unwrap());
                 now = done;
             }
@@ -504,7 +504,7 @@ mod tests {
         let mut now = SimTime::ZERO;
         let mut lost = Vec::with_capacity(n as usize);
         for seq in 0..n {
-            let Enqueued::Started(done) = l.enqueue(now, packet(seq, 1460)) else { panic!("an idle link starts") };
+            let Enqueued::Started(done) = l.enqueue(now, &packet(seq, 1460)) else { panic!("an idle link starts") };
             let sent = l.tx_done(done);
             assert_eq!(sent.packet.seq, seq);
             if sent.arrival.is_some() {
@@ -641,9 +641,9 @@ mod tests {
         // Gilbert's model with p = 1 and r = 1 alternates: the first frame (good state) arrives, the second is lost.
         let mut l =
             link(serde_json::json!({"delay_us": 10.0, "loss_model": {"kind": "gilbert_elliott", "p": 1.0, "r": 1.0}}));
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
-        l.enqueue(SimTime::ZERO, packet(1, 1460));
-        l.enqueue(SimTime::ZERO, packet(2, 1460));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
+        l.enqueue(SimTime::ZERO, &packet(2, 1460));
         let first = l.tx_done(done);
         assert_eq!((first.arrival, first.next), (Some(SimTime(133_040)), Some(SimTime(246_080))));
         let second = l.tx_done(SimTime(246_080));
@@ -657,13 +657,13 @@ mod tests {
     #[test]
     fn carrier_loss_empties_queue_and_wire_and_bumps_the_epoch() {
         let mut l = link(serde_json::json!({"delay_us": 1000.0}));
-        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, packet(0, 1460)) else { panic!() };
-        l.enqueue(SimTime::ZERO, packet(1, 1460));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
         l.tx_done(done); // packet 0 is on the wire, packet 1 being sent
         let lost: Vec<u32> = l.carrier_down(done + SimTime(5)).iter().map(|p| p.seq).collect();
         assert_eq!(lost, [0, 1]);
         assert_eq!(l.epoch(), 1);
-        assert_eq!(l.enqueue(SimTime(6), packet(2, 1460)), Enqueued::Dropped(DropCause::LinkDown));
+        assert_eq!(l.enqueue(SimTime(6), &packet(2, 1460)), Enqueued::Dropped(DropCause::LinkDown));
         assert_eq!(l.stats.drops_link_down, 3);
     }
 }
