@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import bondsim
-from bondsim.stats import format_process_table, process_table
+from bondsim.api import RunResult, _table, _write_csv
+from bondsim.stats import format_process_table, process_rows, process_table
 
 VARIED = [
     'workload.file_size={kind = "zipfset"}',
@@ -51,9 +55,69 @@ def test_process_table_matches_the_thesis_layout():
         "average": [0.0, 0.5, 3.0],
         "p_outorder": [0.0, 0.125, 0.375],
     }
-    assert format_process_table(table).splitlines() == [
+    assert format_process_table(table.itertuples(index=False)).splitlines() == [
         "Packets\tEntries\tAverage\tP(outorder)",
         "1\t1\t0.00\t0.00",
         "4\t2\t0.50\t0.12",
         "8\t1\t3.00\t0.38",
     ]
+    assert process_rows([4, 4, 1, 8], [1, 0, 0, 3]) == list(table.itertuples(index=False, name=None))
+
+
+# A run's tables hold what the core returns: ints, floats (NaN and infinity among them), booleans,
+# text (a link's name, a failure's kind) and nulls, mixed within a column where a value is optional.
+CELL = st.one_of(
+    st.none(),
+    st.integers(-(2**62), 2**62),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.booleans(),
+    st.text(alphabet=st.sampled_from('ab,"\n\r x-é'), max_size=6),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(0, 5).flatmap(
+        lambda rows: st.dictionaries(
+            st.text(alphabet="abc_,", min_size=1, max_size=4),
+            st.one_of(
+                st.lists(CELL, min_size=rows, max_size=rows),  # mixed kinds
+                st.lists(st.one_of(st.none(), st.integers(0, 10**6)), min_size=rows, max_size=rows),
+                st.lists(st.one_of(st.none(), st.floats()), min_size=rows, max_size=rows),
+                st.lists(st.one_of(st.none(), st.booleans()), min_size=rows, max_size=rows),
+            ),
+            max_size=4,
+        )
+    )
+)
+def test_a_table_is_written_without_pandas_as_pandas_writes_it(tmp_path_factory, columns):
+    """``bondsim run --out`` writes the run's tables without loading pandas; the bytes are those pandas'
+    ``to_csv`` writes for the same table (what ``RunResult.read`` and every earlier run's files hold)."""
+    path = tmp_path_factory.mktemp("csv") / "t.csv"
+    _write_csv(path, columns)
+    assert path.read_bytes() == _table(columns).to_csv(index=False).encode()
+
+
+@pytest.mark.parametrize(
+    ("scenario", "overrides"),
+    [
+        ("thesis", ['workload.file_size={kind = "zipfset"}', "workload.requests=200"]),
+        # TCP with every trace and a link failure that has not ended (failovers, with empty cells)
+        ("failover", ["stop_s=1.5", "trace.link_ms=5", "trace.packets=300", "sender.trace_ms=5"]),
+    ],
+)
+def test_a_run_writes_the_same_files_with_its_tables_built_or_not(tmp_path, scenario, overrides):
+    result = bondsim.run(scenario, overrides)
+    again = RunResult.from_output(result.scenario, result.output())
+    result.write(tmp_path / "raw")  # the tables as the run returned them
+    for kind in again.TRACES:
+        again.trace(kind)
+    again.requests, again.links  # noqa: B018 (built as tables: written by pandas)
+    again.write(tmp_path / "tables")
+    names = sorted(p.name for p in (tmp_path / "raw").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "tables").iterdir())
+    assert {"failovers.csv", "tcp_trace.csv", "packet_trace.csv"} <= set(names) or scenario == "thesis"
+    for name in names:
+        assert (tmp_path / "raw" / name).read_bytes() == (tmp_path / "tables" / name).read_bytes(), name
+    read = RunResult.read(tmp_path / "raw")
+    assert math.isclose(read.requests["out_of_order"].sum(), result.requests["out_of_order"].sum())

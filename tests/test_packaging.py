@@ -77,10 +77,12 @@ HEAVY = ("pandas", "numpy", "duckdb", "matplotlib", "rich", "dask", "distributed
         (["scenario", "check", "thesis", "--quiet"], []),
         (["run", "thesis", "--quiet", "--set", "workload.requests=3"], []),
         (["run", "thesis", "--set", "workload.requests=3"], ["rich"]),  # its table
+        (["run", "thesis", "--quiet", "--set", "workload.requests=3", "--out", "{tmp}"], []),  # its files
     ],
 )
-def test_a_command_loads_only_what_it_needs(args, loads):
+def test_a_command_loads_only_what_it_needs(args, loads, tmp_path):
     """``bondsim --help`` and a small run answer at once: no pandas, DuckDB or matplotlib behind them."""
+    args = [arg.format(tmp=tmp_path / "run") for arg in args]
     code = f"""
 import sys
 from bondsim.cli import main

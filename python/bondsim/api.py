@@ -175,22 +175,54 @@ class RunResult:
         (the thesis's ``process.sh`` table) into ``out``, and ``NAME.csv`` for each of :attr:`TRACES` the
         run recorded; an earlier run's ``NAME.csv`` of a trace this run did not record is removed, so
         that the directory holds one run."""
-        from bondsim.stats import format_process_table, process_table
+        from bondsim.stats import format_process_table, process_rows
 
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
         (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
-        self.requests.to_csv(out / "requests.csv", index=False)
-        self.links.to_csv(out / "links.csv", index=False)
-        (out / "process.txt").write_text(format_process_table(process_table(self.requests)) + "\n")
-        for kind in self.TRACES:
-            table = self.trace(kind)
-            if table is not None:
-                table.to_csv(out / f"{kind}.csv", index=False)
-            else:
+        for kind in ("requests", "links", *self.TRACES):
+            value = self._tables[kind]
+            if value is None and kind in self.TRACES:
                 (out / f"{kind}.csv").unlink(missing_ok=True)
+            elif isinstance(value, dict) or value is None:
+                _write_csv(out / f"{kind}.csv", value or {})  # as the run left it: no pandas to load
+            else:
+                value.to_csv(out / f"{kind}.csv", index=False)
+        requests = self._tables["requests"]
+        if requests is None:
+            requests = {}
+        elif not isinstance(requests, dict):  # a table (read, or built when first asked for)
+            requests = {column: requests[column].tolist() for column in requests.columns}
+        rows = process_rows(requests.get("packets", []), requests.get("out_of_order", []))
+        (out / "process.txt").write_text(format_process_table(rows) + "\n")
         return out
+
+
+def _csv_cells(values: list) -> list[str]:
+    """A column's cells as pandas writes them (``to_csv``) for :func:`_table` of the same column, so that a
+    run's files are the same bytes with or without pandas loaded: a column of numbers with a float or a
+    null among them is float64 (each value written as ``repr`` of the float, a null or NaN as nothing),
+    any other column is written value by value with ``str`` (ints, booleans, strings; a null as nothing)."""
+    kinds = {type(v) for v in values if v is not None}
+    if kinds <= {int, float} and (float in kinds or len(kinds) < 1 or None in values):
+        return ["" if v is None or v != v else repr(float(v)) for v in values]
+    return ["" if v is None else str(v) for v in values]
+
+
+def _write_csv(path: Path, columns: dict[str, list]) -> None:
+    """Writes ``{column: values}`` as ``_table(columns).to_csv(path, index=False)`` would (csv's minimal
+    quoting, ``\\n`` line ends), without pandas."""
+    import csv
+
+    cells = [_csv_cells(list(values)) for values in columns.values()]
+    with open(path, "w", newline="", encoding="utf-8") as file:
+        writer = csv.writer(file, lineterminator="\n")
+        if not columns:
+            file.write("\n")  # pandas writes an empty table as one empty line
+            return
+        writer.writerow(columns)
+        writer.writerows(zip(*cells, strict=True))
 
 
 def _table(columns: dict[str, list]) -> pd.DataFrame:

@@ -2,25 +2,44 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pandas loads on use: `bondsim run --out` writes process.txt without it
+    import pandas as pd
+
+#: The columns of :func:`process_table`, in the order of :func:`process_rows`' tuples.
+PROCESS_COLUMNS = ("packets", "entries", "average", "p_outorder")
+
+
+def process_rows(packets: Sequence[int], out_of_order: Sequence[int]) -> list[tuple[int, int, float, float]]:
+    """The thesis's ``process.sh`` table from the requests' columns: per packets-per-file (ascending),
+    the number of requests (entries), their average out-of-order count, and P(outorder) = average /
+    packets."""
+    groups: dict[int, list[int]] = {}
+    for size, late in zip(packets, out_of_order, strict=True):
+        groups.setdefault(int(size), []).append(int(late))
+    rows = []
+    for size in sorted(groups):
+        average = sum(groups[size]) / len(groups[size])
+        rows.append((size, len(groups[size]), average, average / size))
+    return rows
 
 
 def process_table(requests: pd.DataFrame) -> pd.DataFrame:
-    """The thesis's ``process.sh`` table: per packets-per-file, the number of
-    requests (entries), their average out-of-order count, and P(outorder) =
-    average / packets.
-    """
-    grouped = requests.groupby("packets", sort=True)["out_of_order"]
-    table = pd.DataFrame({"entries": grouped.size(), "average": grouped.mean()})
-    table["p_outorder"] = table["average"] / table.index.to_series()
-    return table.reset_index()
+    """:func:`process_rows` of a requests table, as a table (columns :data:`PROCESS_COLUMNS`)."""
+    import pandas as pd
+
+    rows = process_rows(requests["packets"].tolist(), requests["out_of_order"].tolist())
+    return pd.DataFrame(rows, columns=list(PROCESS_COLUMNS))
 
 
-def format_process_table(table: pd.DataFrame) -> str:
-    """The table in ``process.sh``'s layout (tab-separated, two decimals)."""
+def format_process_table(rows: Iterable[tuple]) -> str:
+    """:func:`process_rows` (or a :func:`process_table`'s ``itertuples(index=False)``) in ``process.sh``'s
+    layout (tab-separated, two decimals)."""
     lines = ["Packets\tEntries\tAverage\tP(outorder)"]
-    for row in table.itertuples(index=False):
-        lines.append(f"{row.packets}\t{row.entries}\t{row.average:.2f}\t{row.p_outorder:.2f}")
+    for packets, entries, average, p_outorder in rows:
+        lines.append(f"{packets}\t{entries}\t{average:.2f}\t{p_outorder:.2f}")
     return "\n".join(lines)
 
 
@@ -52,5 +71,7 @@ def share_ci(outcomes: list, values: list, name: str, value: str, level: float =
     """How often each of ``values`` came out among ``outcomes`` (one per replication): the share (the
     mean over the replications of an indicator) with its interval from :func:`mean_ci`; columns ``name``,
     ``value``, ``{value}_lo``, ``{value}_hi``."""
+    import pandas as pd
+
     hits = pd.DataFrame([{name: v, value: float(o == v)} for v in values for o in outcomes])
     return mean_ci(hits, [name], value, level).drop(columns=f"{value}_n")
