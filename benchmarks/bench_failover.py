@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/bench_failover.py [--runs 1000] [--out benchmarks/results/failover.md]
 
-Each run is seed 003's bond (``failover-switchover``: two 100 Mbit/s links, miimon 1 ms, the NIC's
-4 ms carrier latency) carrying one bulk TCP transfer (today's defaults) or a UDP stream; the active
+Each run is seed 003's bond (``failover-switchover``: two 100 Mbit/s links, miimon 1 ms on Ubuntu
+13.10's HZ = 250, so a check every 4 ms, the NIC's 4 ms carrier latency) carrying one bulk TCP
+transfer (today's defaults) or a UDP stream; the active
 link fails once at 0.3 s plus a uniform offset in [0, 10 ms) drawn from the run's seed
 (``failures.K.jitter_ms``), so the failure falls at any phase of the monitor and of the packet train.
 The runs go through one sweep (``bondsim.sweeps.run_many``, every local core), half of them TCP,
@@ -93,9 +94,12 @@ def plot(frame, path: Path) -> Path:
 
 def report(frame, wall: float, runs: int, png: Path) -> str:
     """The results file: timing, then the distribution's quantiles per transport."""
+    from bondsim.reproduce import failover_switchover as fs
+
     lines = [
         "# Failover Monte Carlo (benchmarks/bench_failover.py)\n",
-        f"{runs:,} runs of active-backup failover (seed 003's bond, miimon 1 ms, carrier latency 4 ms), the "
+        f"{runs:,} runs of active-backup failover (seed 003's bond, miimon {fs.MIIMON_MS:g} ms at HZ = {fs.HZ}: a "
+        f"check every {fs.CHECK_MS:g} ms; carrier latency {fs.CARRIER_LATENCY_MS:g} ms), the "
         "failure at 0.3 s + U[0, 10 ms) per seed, half TCP and half UDP, as one sweep on every local core "
         f"({os.cpu_count()} here, {platform.python_implementation()} {platform.python_version()}).\n",
         f"**Wall time of the sweep: {wall:.1f} s** ({wall / runs * 1e3:.1f} ms per run).\n",

@@ -63,8 +63,8 @@ def test_monte_carlo_bench_runs_as_a_sweep_and_writes_its_distribution(tmp_path)
     assert bench_failover.main(["--runs", "10", "--out", str(out)]) == 0
     runs = pd.read_csv(out.with_suffix(".csv"))
     assert len(runs) == 10 and set(runs["transport"]) == {"tcp", "udp"}
-    # Random instants: the verdict is the NIC's latency plus up to one miimon period, at varied phases.
-    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.MIIMON_MS).all()
+    # Random instants: the verdict is the NIC's latency plus up to one miimon check period, at varied phases.
+    assert runs["detection_ms"].between(fs.CARRIER_LATENCY_MS, fs.CARRIER_LATENCY_MS + fs.CHECK_MS).all()
     assert runs["down_at_s"].nunique() == 5, "each seed draws its own failure instant (TCP and UDP share seeds)"
     assert out.with_suffix(".png").read_bytes().startswith(b"\x89PNG")
     assert "Wall time of the sweep" in out.read_text()

@@ -64,3 +64,18 @@ def test_the_check_refuses_what_linux_refuses(cli, overrides, field, words):
     done = cli("run", "failover_udp", "--quiet", *[x for o in overrides for x in ("--set", o)])
     assert done.returncode != 0
     assert field in done.stderr and words in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("hz", "detection_ms"), [(1000, 6.5), (250, 15.5), (100, 29.5)])
+def test_the_monitors_run_on_the_kernels_tick(hz, detection_ms):
+    """``bond.hz``: miimon re-arms msecs_to_jiffies(miimon) jiffies ahead (rounded up), and downdelay
+    counts checks: miimon 1 ms, downdelay 2 ms, the carrier reported at 1.0045 s (failure at 1.0005 s,
+    carrier_latency 4 ms) is seen at the next check and committed two checks later."""
+    fail = "links.0.failures=[{down_s = 1.0005, up_s = 3.0}]"
+    r = bondsim.run("failover", [fail, "stop_s=1.2", "bond.downdelay=2", f"bond.hz={hz}"])
+    assert r.failovers["detection_ms"].item() == pytest.approx(detection_ms, abs=1e-6)
+    # The ARP monitor alike: arp_interval 10 ms probes every 12 ms at 250 (3 jiffies), every 10 at 1000.
+    arp = ("bond.miimon=0", "bond.downdelay=0", "bond.arp_interval=10", 'bond.arp_ip_target=["10.0.0.254"]')
+    a = bondsim.run("failover_udp", [*arp, "stop_s=0.6", f"bond.hz={hz}"]).summary
+    period_ms = {1000: 10, 250: 12, 100: 10}[hz]
+    assert a["arp_probes_sent"] == pytest.approx(600 / period_ms, abs=2)

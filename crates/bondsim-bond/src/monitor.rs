@@ -13,12 +13,32 @@
 //! the lowest-numbered comes up at once and the others wait out their updelay.
 //! With `miimon = 0` the bond never notices a failure. The checks are computed,
 //! not simulated one by one, so a short `miimon` costs nothing.
+//!
+//! The checks run on the kernel's timer tick: `bond_mii_monitor` re-arms its delayed work
+//! `msecs_to_jiffies(miimon)` jiffies ahead, so at `HZ` = 250 a `miimon` of 1 ms checks every
+//! 4 ms and one of 10 ms every 12 ms ([`jiffies_period`]); `updelay` / `downdelay` stay counts
+//! of checks (`bond_option_updelay_set` stores `value / miimon`), so they stretch alike.
 
 use crate::time::SimTime;
 use crate::LinkView;
 
 /// `BOND_DEFAULT_MIIMON`, ms.
 pub const DEFAULT_MIIMON_MS: f64 = 100.0;
+
+/// The kernel's timer tick rates a kernel is built with (`CONFIG_HZ`, `kernel/Kconfig.hz`:
+/// `HZ_100`, `HZ_250`, `HZ_300`, `HZ_1000`).
+pub const HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
+
+/// The period of a delayed work re-armed every `ms` milliseconds on a kernel ticking `hz`
+/// times a second: `msecs_to_jiffies(ms)` jiffies, which rounds up to whole jiffies
+/// (`include/linux/jiffies.h`, `_msecs_to_jiffies`: `(m + MSEC_PER_SEC / HZ - 1) / (MSEC_PER_SEC /
+/// HZ)`, and the same rounding up by multiplication for `HZ` = 300), in nanoseconds (rounded down
+/// where a jiffy is no whole number of them: 3,333,333 ns at `HZ` = 300). `ms` is a whole number
+/// (the bonding driver's options are integers of milliseconds); 0 stays 0.
+pub fn jiffies_period(ms: f64, hz: u32) -> SimTime {
+    let jiffies = (ms as u64 * u64::from(hz)).div_ceil(1000);
+    SimTime(jiffies * 1_000_000_000 / u64::from(hz))
+}
 
 /// Whether Linux lets `mode` (a canonical scheduler name) run the ARP monitor:
 /// `bond_mode_uses_arp` is false for 802.3ad, balance-tlb and balance-alb (their
@@ -89,11 +109,12 @@ pub struct Monitor {
 }
 
 impl Monitor {
-    /// A monitor checking every `miimon_ms` (0 = never) for `links` links, all up.
-    pub fn new(miimon_ms: f64, updelay_ms: f64, downdelay_ms: f64, links: usize) -> Monitor {
+    /// A monitor checking every `miimon_ms` (0 = never) on a kernel ticking `hz` times a second
+    /// ([`jiffies_period`]) for `links` links, all up.
+    pub fn new(miimon_ms: f64, updelay_ms: f64, downdelay_ms: f64, hz: u32, links: usize) -> Monitor {
         let checks = |delay_ms: f64| if miimon_ms > 0.0 { (delay_ms / miimon_ms).floor() as u64 } else { 0 };
         Monitor {
-            period: SimTime::from_millis_f64(miimon_ms),
+            period: jiffies_period(miimon_ms, hz),
             up_checks: checks(updelay_ms),
             down_checks: checks(downdelay_ms),
             ignore_updelay: true,
@@ -292,7 +313,7 @@ mod tests {
 
     #[test]
     fn failure_is_committed_at_the_next_check_plus_downdelay() {
-        let mut m = Monitor::new(100.0, 0.0, 200.0, 2);
+        let mut m = Monitor::new(100.0, 0.0, 200.0, 1000, 2);
         let c = m.changed(0, ms(1050), false, false).unwrap();
         assert_eq!(c.at, ms(1300)); // seen at 1100, committed two checks later
         assert!(m.is_up(0));
@@ -301,8 +322,28 @@ mod tests {
     }
 
     #[test]
+    fn checks_run_on_whole_jiffies() {
+        // msecs_to_jiffies rounds up: 1 ms is one jiffy at every HZ, 10 ms three jiffies at 250.
+        assert_eq!(jiffies_period(1.0, 1000), ms(1));
+        assert_eq!(jiffies_period(1.0, 250), ms(4));
+        assert_eq!(jiffies_period(10.0, 250), ms(12));
+        assert_eq!(jiffies_period(100.0, 250), ms(100));
+        assert_eq!(jiffies_period(1.0, 100), ms(10));
+        assert_eq!(jiffies_period(1.0, 300), SimTime(3_333_333));
+        assert_eq!(jiffies_period(10.0, 300), ms(10)); // 3 jiffies of 1/300 s
+        assert_eq!(jiffies_period(11.0, 300), SimTime(13_333_333)); // 4 jiffies (3.3 rounded up)
+        assert_eq!(jiffies_period(0.0, 250), SimTime::ZERO);
+        // seed 003's miimon = 1 ms on Ubuntu's HZ = 250: a carrier lost at 5 ms is seen at the
+        // 8 ms check, and a downdelay of 2 ms (2 checks) commits it at 16 ms, not at 7.
+        let mut m = Monitor::new(1.0, 0.0, 2.0, 250, 1);
+        assert_eq!(m.changed(0, ms(5), false, false).unwrap().at, ms(16));
+        let mut m = Monitor::new(1.0, 0.0, 2.0, 1000, 1);
+        assert_eq!(m.changed(0, ms(5), false, false).unwrap().at, ms(7));
+    }
+
+    #[test]
     fn delays_round_down_to_whole_checks() {
-        let mut m = Monitor::new(100.0, 250.0, 0.0, 1);
+        let mut m = Monitor::new(100.0, 250.0, 0.0, 1000, 1);
         let down = m.changed(0, ms(100), false, false).unwrap();
         assert_eq!(down.at, ms(100)); // a check at the very moment sees it
         m.commit(0, down.generation, false);
@@ -312,7 +353,7 @@ mod tests {
 
     #[test]
     fn carrier_back_before_the_commit_cancels_it() {
-        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1000, 1);
         let c = m.changed(0, ms(10), false, false).unwrap();
         assert_eq!(m.changed(0, ms(150), true, false), None);
         assert!(!m.commit(0, c.generation, true), "the check at 200 saw the carrier back");
@@ -323,7 +364,7 @@ mod tests {
     fn a_flap_between_two_checks_is_unseen_and_the_countdown_goes_on() {
         // `bond_miimon_inspect` reads the carrier at its checks only: in BOND_LINK_FAIL a check
         // that sees it back aborts ("recovered before downdelay expired"), else `delay--` goes on.
-        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1000, 1);
         let c = m.changed(0, ms(10), false, false).unwrap();
         assert_eq!(c.at, ms(400), "seen at 100, 3 checks of downdelay");
         assert_eq!(m.changed(0, ms(120), true, false), None);
@@ -331,7 +372,7 @@ mod tests {
         assert!(m.commit(0, c.generation, false), "the first countdown commits");
         assert!(!m.is_up(0));
         // Seen back by the check at 200 (aborted), gone again at 250: a new countdown.
-        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1000, 1);
         let first = m.changed(0, ms(10), false, false).unwrap();
         assert_eq!(m.changed(0, ms(120), true, false), None);
         let second = m.changed(0, ms(250), false, false).expect("a new countdown");
@@ -339,13 +380,13 @@ mod tests {
         assert!(!m.commit(0, first.generation, false), "the aborted countdown is void");
         assert!(m.commit(0, second.generation, false));
         // A check at the very instant it goes again sees it gone (a carrier change comes first).
-        let mut m = Monitor::new(100.0, 0.0, 300.0, 1);
+        let mut m = Monitor::new(100.0, 0.0, 300.0, 1000, 1);
         let c = m.changed(0, ms(10), false, false).unwrap();
         assert_eq!(m.changed(0, ms(150), true, false), None);
         assert_eq!(m.changed(0, ms(200), false, false), None, "the check at 200 sees it gone");
         assert!(m.commit(0, c.generation, false));
         // updelay alike (BOND_LINK_BACK: "link status down again after %d ms").
-        let mut m = Monitor::new(100.0, 200.0, 0.0, 1);
+        let mut m = Monitor::new(100.0, 200.0, 0.0, 1000, 1);
         let down = m.changed(0, ms(0), false, false).unwrap();
         assert!(m.commit(0, down.generation, false));
         let up = m.changed(0, ms(310), true, false).unwrap();
@@ -357,7 +398,7 @@ mod tests {
 
     #[test]
     fn updelay_is_skipped_when_nothing_is_usable() {
-        let mut m = Monitor::new(10.0, 1000.0, 0.0, 1);
+        let mut m = Monitor::new(10.0, 1000.0, 0.0, 1000, 1);
         let c = m.changed(0, ms(0), false, false).unwrap();
         m.commit(0, c.generation, false);
         assert_eq!(m.changed(0, ms(55), true, true).unwrap().at, ms(60));
@@ -365,7 +406,7 @@ mod tests {
 
     /// A monitor of `links` links (miimon 10 ms, updelay 50 ms), every one down since 100 ms.
     fn all_down(links: usize) -> Monitor {
-        let mut m = Monitor::new(10.0, 50.0, 0.0, links);
+        let mut m = Monitor::new(10.0, 50.0, 0.0, 1000, links);
         for link in 0..links {
             let c = m.changed(link, ms(100), false, false).unwrap();
             assert!(m.commit(link, c.generation, false));
@@ -446,7 +487,7 @@ mod tests {
 
     #[test]
     fn miimon_zero_never_notices() {
-        let mut m = Monitor::new(0.0, 0.0, 0.0, 1);
+        let mut m = Monitor::new(0.0, 0.0, 0.0, 1000, 1);
         assert_eq!(m.changed(0, ms(5), false, false), None);
         assert!(m.is_up(0));
     }

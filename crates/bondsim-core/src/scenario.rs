@@ -899,6 +899,13 @@ pub struct Bond {
     /// `bond_should_notify_peers` sends every `max(1, peer_notif_delay / miimon)` ticks).
     #[serde(default)]
     pub peer_notif_delay: f64,
+    /// The kernel's timer tick rate (`CONFIG_HZ`: 100, 250, 300 or 1000). The miimon and ARP
+    /// monitors re-arm `msecs_to_jiffies(interval)` jiffies ahead, so their intervals round up
+    /// to whole jiffies (`monitor::jiffies_period`: miimon 1 ms checks every 4 ms at 250). 1000
+    /// (Fedora, RHEL, Ubuntu from 24.10) keeps every whole-ms interval as set; Debian's and
+    /// older Ubuntus' kernels run at 250. teamd's link watches are timers of their own (ms).
+    #[serde(default = "default_hz")]
+    pub hz: u32,
     /// The scheduler's parameters, checked against its declaration.
     #[serde(flatten)]
     pub options: BTreeMap<String, serde_json::Value>,
@@ -906,6 +913,10 @@ pub struct Bond {
 
 fn default_miimon() -> f64 {
     100.0
+}
+
+fn default_hz() -> u32 {
+    1000
 }
 
 fn default_arp_missed_max() -> u32 {
@@ -2151,6 +2162,11 @@ impl Scenario {
                 ));
             }
         }
+        let hz_choices = bondsim_bond::monitor::HZ_CHOICES;
+        if !hz_choices.contains(&b.hz) {
+            let choices = hz_choices.map(|hz| hz.to_string()).join(", ");
+            return Err(Error::scenario("bond.hz", format!("must be a kernel's CONFIG_HZ ({choices}), got {}", b.hz)));
+        }
         if b.num_grat_arp > 255 {
             return Err(Error::scenario(
                 "bond.num_grat_arp",
@@ -2761,6 +2777,12 @@ mod tests {
             assert_eq!(path, format!("bond.{field}"));
             assert!(msg.contains("whole number of milliseconds") && msg.contains("2.5"), "{msg}");
         }
+        // The tick rate is one a kernel can be built with.
+        let mut v = base();
+        v["bond"]["hz"] = 200.into();
+        let (path, msg) = error_of(v);
+        assert_eq!(path, "bond.hz");
+        assert!(msg.contains("100, 250, 300, 1000") && msg.contains("200"), "{msg}");
         // A slowdown factor that shrinks a 1 ns period to nothing names the factor.
         let mut v = base();
         v["links"][0] = serde_json::json!({"period_ms": 1e-6, "slowdown": 0.1});

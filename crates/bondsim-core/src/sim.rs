@@ -264,12 +264,12 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
                     ArpMode::TeamdArpPing,
                     links.len(),
                 );
-                (Monitor::new(0.0, 0.0, 0.0, links.len()), 0.0, Some((ping, 1)))
+                (Monitor::new(0.0, 0.0, 0.0, b.hz, links.len()), 0.0, Some((ping, 1)))
             }
         });
     }
     let miimon = monitor::miimon_in_force(mode, b.miimon);
-    let monitor = Monitor::new(miimon, b.updelay, b.downdelay, links.len());
+    let monitor = Monitor::new(miimon, b.updelay, b.downdelay, b.hz, links.len());
     if b.arp_interval == 0.0 {
         return Ok((monitor, miimon, None));
     }
@@ -298,7 +298,8 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
     let arp_mode = if mode == "active-backup" { ArpMode::ActiveBackup } else { ArpMode::LoadBalance };
     let targets = b.arp_ip_target.len();
     let arp = ArpMonitor::new(
-        SimTime::from_millis_f64(b.arp_interval),
+        // bond_arp_monitor re-arms msecs_to_jiffies(arp_interval) jiffies ahead.
+        monitor::jiffies_period(b.arp_interval, b.hz),
         b.arp_missed_max,
         targets,
         validate,
@@ -311,13 +312,14 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
 
 /// The spacing of the gratuitous ARPs after a failover: Linux keeps `peer_notif_delay` in
 /// miimon ticks (`bond_option_peer_notif_delay_set`: the value over miimon, rounded down) and
-/// `bond_should_notify_peers` sends one every `max(1, ticks)` ticks; 0 = one per miimon period.
+/// `bond_should_notify_peers` sends one every `max(1, ticks)` ticks (of whole jiffies); 0 = one
+/// per miimon period.
 fn peer_notif_every(bond: &scenario::Bond) -> SimTime {
     if bond.miimon == 0.0 {
         return SimTime::from_millis_f64(bond.peer_notif_delay);
     }
     let ticks = (bond.peer_notif_delay / bond.miimon).floor().max(1.0);
-    SimTime::from_millis_f64(ticks * bond.miimon)
+    SimTime(ticks as u64 * monitor::jiffies_period(bond.miimon, bond.hz).0)
 }
 
 /// Per-copy bookkeeping of a packet sent on several links (broadcast).

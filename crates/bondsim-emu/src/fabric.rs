@@ -236,6 +236,7 @@ impl Fabric {
                 monitor::miimon_in_force(resolved.info.name, scenario.bond.miimon),
                 scenario.bond.updelay,
                 scenario.bond.downdelay,
+                scenario.bond.hz,
                 forward.len(),
             ),
             switch: Switch::new(&scenario.switch, scenario.lag(), forward.len()),
