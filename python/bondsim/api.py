@@ -203,11 +203,12 @@ def _csv_cells(values: list) -> list[str]:
     """A column's cells as pandas writes them (``to_csv``) for :func:`_table` of the same column, so that a
     run's files are the same bytes with or without pandas loaded: a column of numbers with a float or a
     null among them is float64 (each value written as ``repr`` of the float, a null or NaN as nothing),
-    any other column is written value by value with ``str`` (ints, booleans, strings; a null as nothing)."""
+    any other column is written value by value with ``str`` (ints, booleans, strings; a null or NaN as
+    nothing)."""
     kinds = {type(v) for v in values if v is not None}
     if kinds <= {int, float} and (float in kinds or len(kinds) < 1 or None in values):
         return ["" if v is None or v != v else repr(float(v)) for v in values]
-    return ["" if v is None else str(v) for v in values]
+    return ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in values]
 
 
 def _write_csv(path: Path, columns: dict[str, list]) -> None:
