@@ -556,6 +556,13 @@ pub struct TcpSender {
     /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.
     #[serde(default = "default_early_retrans")]
     pub tcp_early_retrans: u32,
+    /// How the tail loss probe's timeout is reckoned (`tcp_schedule_loss_probe`): `current`
+    /// (Linux since its µs patch of late 2023: 2·SRTT + 2 ms, or + `rto_min_ms` with one segment
+    /// out) or `linux-3.10` (TLP as it came, in 3.10, until a 2017 patch: the larger of 2·SRTT and
+    /// `msecs_to_jiffies(10)`, on the bond's `hz`; with one segment out at least 1.5·SRTT +
+    /// `TCP_DELACK_MAX`, 200 ms). The kernels between (2·SRTT + 2 jiffies) are not modelled.
+    #[serde(default)]
+    pub tlp_timeout: TlpTimeout,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -609,6 +616,18 @@ pub struct TcpSender {
 
 fn default_limit_output_bytes() -> u64 {
     4 << 20
+}
+
+/// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub enum TlpTimeout {
+    /// 2·SRTT + `TCP_TIMEOUT_MIN_US` (2 ms), or + `rto_min` with one segment out.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// max(2·SRTT, 10 ms in whole jiffies), with one segment out at least 1.5·SRTT + 200 ms.
+    #[serde(rename = "linux-3.10")]
+    Linux310,
 }
 
 /// How a client's ACKs reach the server.
@@ -695,6 +714,7 @@ impl Sender {
                 "tcp_max_reordering",
                 "tcp_recovery",
                 "tcp_early_retrans",
+                "tlp_timeout",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",

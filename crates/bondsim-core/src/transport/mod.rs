@@ -235,7 +235,7 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
             }
         }
         Sender::Tcp(s) => {
-            let config = tcp::TcpConfig::new(s, scenario.chunk_bytes());
+            let config = tcp::TcpConfig::new(s, scenario.chunk_bytes(), scenario.bond.hz);
             if let Workload::PingPong(p) = &scenario.workload {
                 let end = |role| Box::new(TcpPeer::new(config.clone(), cutter, flows, role, p.token_bytes, p.rounds));
                 return Ends { server: end(Role::Server).into(), client: end(Role::Client).into() };

@@ -19,7 +19,7 @@ pub mod peer;
 pub mod receiver;
 pub mod sender;
 
-use crate::scenario::TcpSender as TcpSpec;
+use crate::scenario::{TcpSender as TcpSpec, TlpTimeout};
 use crate::time::SimTime;
 
 /// What both ends read from the scenario, resolved once.
@@ -47,6 +47,9 @@ pub struct TcpConfig {
     pub no_dupthresh: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` ≥ 3).
     pub tlp: bool,
+    /// The probe timeout's floor: `msecs_to_jiffies(10)` for Linux 3.10's rule, `None` for today's
+    /// (`scenario::TlpTimeout`).
+    pub tlp_floor: Option<SimTime>,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -82,8 +85,9 @@ pub struct TcpConfig {
 }
 
 impl TcpConfig {
-    /// The configuration `spec` describes, with `mss` payload bytes per segment.
-    pub fn new(spec: &TcpSpec, mss: u32) -> TcpConfig {
+    /// The configuration `spec` describes, with `mss` payload bytes per segment, on a kernel
+    /// ticking `hz` times a second (`bond.hz`).
+    pub fn new(spec: &TcpSpec, mss: u32, hz: u32) -> TcpConfig {
         TcpConfig {
             mss,
             cc: spec.tcp_congestion_control.clone(),
@@ -95,6 +99,10 @@ impl TcpConfig {
             static_reo_wnd: spec.tcp_recovery & 2 != 0,
             no_dupthresh: spec.tcp_recovery & 4 != 0,
             tlp: spec.tcp_early_retrans >= 3,
+            tlp_floor: match spec.tlp_timeout {
+                TlpTimeout::Current => None,
+                TlpTimeout::Linux310 => Some(bondsim_bond::monitor::jiffies_period(10.0, hz)),
+            },
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,
@@ -119,7 +127,7 @@ impl TcpConfig {
     #[cfg(test)]
     pub(crate) fn test_default() -> TcpConfig {
         let spec: TcpSpec = serde_json::from_str("{}").expect("defaults");
-        TcpConfig::new(&spec, 1448)
+        TcpConfig::new(&spec, 1448, 1000)
     }
 }
 

@@ -55,6 +55,8 @@ const RACK_RECOVERY_THRESH: u32 = 16;
 
 /// `tcp_rack_mark_lost` arms the reordering timer `TCP_TIMEOUT_MIN_US` (2 ms) late.
 const REO_SLACK: SimTime = SimTime(2_000_000);
+/// `TCP_DELACK_MAX` (include/net/tcp.h: `HZ / 5`), the longest a receiver delays an ACK.
+const DELACK_MAX: SimTime = SimTime(200_000_000);
 
 /// One sent, unacknowledged segment.
 #[derive(Debug, Clone, Copy)]
@@ -853,9 +855,19 @@ impl TcpSender {
                     n => n,
                 };
                 if out_now > 0 {
-                    let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
-                    let pto = now + SimTime(2 * srtt.0) + extra;
-                    return Self::arm(c, flow, TimerKind::LossProbe, pto.min(rto_at), out);
+                    let pto = match config.tlp_floor {
+                        None => {
+                            let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
+                            SimTime(2 * srtt.0) + extra
+                        }
+                        // Linux 3.10's first TLP: `max(2·rtt, [1.5·rtt + TCP_DELACK_MAX with one
+                        // segment out,] msecs_to_jiffies(10))`.
+                        Some(floor) => {
+                            let one_out = if out_now == 1 { SimTime(srtt.0 * 3 / 2) + DELACK_MAX } else { SimTime(0) };
+                            SimTime(2 * srtt.0).max(one_out).max(floor)
+                        }
+                    };
+                    return Self::arm(c, flow, TimerKind::LossProbe, (now + pto).min(rto_at), out);
                 }
             }
         }
@@ -1756,6 +1768,28 @@ mod tests {
         let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
         assert_eq!(timer, Some(ms(2 + 2 + 2)));
         assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::LossProbe);
+    }
+
+    #[test]
+    fn linux_3_10s_loss_probe_waits_at_least_ten_milliseconds_of_jiffies() {
+        // `tlp_timeout = "linux-3.10"`: max(2·SRTT, msecs_to_jiffies(10)); with one segment out at
+        // least 1.5·SRTT + TCP_DELACK_MAX. SRTT 1 ms: 10 ms at HZ = 1000, 12 ms (3 jiffies) at 250.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        for (hz, segments, pto) in [(1000, 5, ms(10)), (250, 5, ms(12)), (1000, 1, SimTime(201_500_000))] {
+            let (mut s, mut out) = one_stream();
+            s.config.tlp_floor = Some(bondsim_bond::monitor::jiffies_period(10.0, hz));
+            s.write(SimTime::ZERO, 0, 1, &mut out);
+            assert!(s.poll_transmit(SimTime::ZERO).is_some());
+            s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
+            out.clear();
+            s.write(ms(2), 0, segments, &mut out);
+            let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+            let c = s.conns[0].as_ref().unwrap();
+            // (Never after the RTO: with one segment out the RTO, SRTT + 200 ms, comes first.)
+            let rto_at = ms(2) + c.backed_off_rto(&s.config);
+            assert_eq!(timer, Some((ms(2) + pto).min(rto_at)), "hz {hz}, {segments} out");
+            assert_eq!(c.timer_kind, TimerKind::LossProbe);
+        }
     }
 
     #[test]
