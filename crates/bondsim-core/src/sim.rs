@@ -313,10 +313,11 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
 /// The spacing of the gratuitous ARPs after a failover: Linux keeps `peer_notif_delay` in
 /// miimon ticks (`bond_option_peer_notif_delay_set`: the value over miimon, rounded down) and
 /// `bond_should_notify_peers` sends one every `max(1, ticks)` ticks (of whole jiffies); 0 = one
-/// per miimon period.
+/// per miimon period. Under the ARP monitor (`miimon = 0`, where Linux refuses a
+/// `peer_notif_delay`) `bond_activebackup_arp_mon` sends one per ARP monitor tick.
 fn peer_notif_every(bond: &scenario::Bond) -> SimTime {
     if bond.miimon == 0.0 {
-        return SimTime::from_millis_f64(bond.peer_notif_delay);
+        return monitor::jiffies_period(bond.arp_interval, bond.hz);
     }
     let ticks = (bond.peer_notif_delay / bond.miimon).floor().max(1.0);
     SimTime(ticks as u64 * monitor::jiffies_period(bond.miimon, bond.hz).0)
@@ -2126,6 +2127,28 @@ mod tests {
             "links": [{"count": 2, "rate_mbps": 1000.0, "delay_us": 50.0, "loss": loss},
                       {"rate_mbps": 1000.0, "delay_us": 50.0, "failures": failures, "loss": loss}],
         }))
+    }
+
+    #[test]
+    fn gratuitous_arps_are_spaced_in_monitor_ticks_of_whole_jiffies() {
+        let every = |bond: serde_json::Value| {
+            let v = serde_json::json!({"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+                "bond": bond, "links": [{"rate_mbps": 100.0}]});
+            peer_notif_every(&Scenario::from_json(&v.to_string()).unwrap().bond)
+        };
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let ab = |extra: serde_json::Value| {
+            let mut bond = serde_json::json!({"mode": "active-backup"});
+            bond.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            every(bond)
+        };
+        // miimon ticks: max(1, peer_notif_delay / miimon) of them, each msecs_to_jiffies(miimon).
+        assert_eq!(ab(serde_json::json!({"miimon": 10})), ms(10));
+        assert_eq!(ab(serde_json::json!({"miimon": 10, "hz": 250})), ms(12));
+        assert_eq!(ab(serde_json::json!({"miimon": 10, "peer_notif_delay": 25, "hz": 250})), ms(24));
+        // The ARP monitor: one per its tick (bond_activebackup_arp_mon), not all at once.
+        let arp = serde_json::json!({"miimon": 0, "arp_interval": 10, "arp_ip_target": ["10.0.0.254"], "hz": 250});
+        assert_eq!(ab(arp), ms(12));
     }
 
     /// The world of `scenario`, its clients acknowledging every packet.
