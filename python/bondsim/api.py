@@ -192,8 +192,8 @@ class RunResult:
         requests = self._tables["requests"]
         if requests is None:
             requests = {}
-        elif not isinstance(requests, dict):  # a table (read, or built when first asked for)
-            requests = {column: requests[column].tolist() for column in requests.columns}
+        elif not isinstance(requests, dict):  # a table (read, or built when first asked for): its two columns
+            requests = {c: requests[c].tolist() for c in ("packets", "out_of_order") if c in requests.columns}
         rows = process_rows(requests.get("packets", []), requests.get("out_of_order", []))
         (out / "process.txt").write_text(format_process_table(rows) + "\n")
         return out
@@ -206,7 +206,7 @@ def _csv_cells(values: list) -> list[str]:
     any other column is written value by value with ``str`` (ints, booleans, strings; a null or NaN as
     nothing)."""
     kinds = {type(v) for v in values if v is not None}
-    if kinds <= {int, float} and (float in kinds or len(kinds) < 1 or None in values):
+    if kinds <= {int, float} and (float in kinds or not kinds or None in values):
         return ["" if v is None or v != v else repr(float(v)) for v in values]
     return ["" if v is None or (isinstance(v, float) and v != v) else str(v) for v in values]
 
