@@ -184,16 +184,32 @@ pub struct Receiver {
 }
 
 impl FlowRx {
-    /// Lost packets numbered below `seq`.
+    /// Lost packets numbered below `seq`. Every delivery asks, and almost always no loss is
+    /// pending: that test is made in line, the search out of it.
+    #[inline(always)]
     fn lost_below(&self, seq: u32) -> u32 {
         if self.lost_pending.is_empty() {
             return self.lost_below_base;
         }
+        self.lost_below_pending(seq)
+    }
+
+    #[inline(never)]
+    fn lost_below_pending(&self, seq: u32) -> u32 {
         self.lost_below_base + self.lost_pending.partition_point(|&l| l < seq) as u32
     }
 
-    /// Folds losses the window has moved past into the count.
+    /// Folds losses the window has moved past into the count (in line while none is pending,
+    /// as [`FlowRx::lost_below`]).
+    #[inline(always)]
     fn settle_losses(&mut self) {
+        if !self.lost_pending.is_empty() {
+            self.settle_pending_losses();
+        }
+    }
+
+    #[inline(never)]
+    fn settle_pending_losses(&mut self) {
         let base = self.resolved.base;
         let settled = self.lost_pending.partition_point(|&l| l < base);
         if settled > 0 {
