@@ -61,7 +61,10 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         (["run", "thesis", "--set", "links.1.perod_ms=4"], "links.1.perod_ms: unknown field"),
         (["run", "thesis", "--set", "bond.mode=xx"], "bond.mode: unknown scheduler `xx`"),
         (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: invalid type"),
-        (["run", "no/such.toml"], "cannot read scenario"),
+        (["run", "no/such.toml"], "no/such.toml: not a file, and not a shipped scenario (emulate_rr, failover,"),
+        # a shipped scenario is a plain name: no path climbs out of scenarios/ (to the project's pyproject.toml)
+        (["scenario", "check", "../pyproject"], "../pyproject: not a file, and not a shipped scenario ("),
+        (["scenario", "check", "nosuch"], "nosuch: not a file, and not a shipped scenario ("),
         (["scenario", "check", "thesis", "--set", "links.0.period_ms=0"], "links.0.period_ms: must be"),
         (["run", "hetero", "--set", "links.0.loss=1.5"], "links.0.loss: must be in [0, 1), got 1.5"),
         (["scenario", "check", "thesis", "--set", "links.1.period_ms=1e-7"], "links.1.period_ms: must be at least"),
@@ -111,7 +114,14 @@ def test_outputs_that_cannot_be_written_are_one_line_exit_2(cli, tmp_path):
         (["run", "thesis", "--out", str(a_file / "sub")], f"--out: cannot create {a_file / 'sub'}: {a_file} is a file"),
         (["run", "thesis", "--set", "workload.requests=2", "--out", "/proc/bondsim"], "--out: cannot write"),
         (["reproduce", "thesis", "--out", str(a_file / "sub")], "--out: cannot create"),
-        (["plot", str(run_dir), "--out", str(tmp_path)], "is a directory; give a file name"),
+        (
+            ["plot", str(run_dir), "--out", str(tmp_path)],
+            f"give a file name (e.g. {tmp_path}/figure.png)",
+        ),
+        (
+            ["report", str(run_dir), "--out", str(tmp_path)],
+            f"give a file name (e.g. {tmp_path}/report.html)",
+        ),
         (["plot", str(run_dir), "--out", str(a_file / "x.png")], "--out: cannot create"),
         (["plot", str(run_dir), "--out", str(tmp_path / "x.nosuchformat")], "Format 'nosuchformat' is not supported"),
         (["runs", "export", str(a_file), "--db", str(tmp_path / "none.duckdb")], "out: " + str(a_file) + " exists"),

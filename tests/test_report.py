@@ -167,7 +167,8 @@ def test_run_ids_give_bars_per_scheduler(swept, main, tmp_path):
     ("args", "says"),
     [
         (["no/such/dir/"], "no results database"),
-        (["nosuchsweep"], "no sweep named `nosuchsweep`"),
+        # what the user gave, named as given: neither a path nor a stored sweep (report has no such option as --sweep)
+        (["nosuchsweep"], "error: nosuchsweep: not an existing run directory or file, and no sweep of that name in"),
         (["99"], "99: no run with that id"),
     ],
 )

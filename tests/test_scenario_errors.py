@@ -120,7 +120,8 @@ def test_bad_override_syntax():
 
 
 def test_missing_and_malformed_files(tmp_path):
-    assert "cannot read scenario" in str(error_of(source=tmp_path / "nope.toml"))
+    nope = tmp_path / "nope.toml"
+    assert f"{nope}: not a file, and not a shipped scenario (" in str(error_of(source=nope))
     bad = tmp_path / "bad.toml"
     bad.write_text("[workload\nrequests = 3")
     assert "is not valid TOML" in str(error_of(source=bad))
@@ -131,6 +132,20 @@ def test_missing_and_malformed_files(tmp_path):
     (tmp_path / "bad.txt").write_text("0.1\nsoon\n")
     trace.write_text(load_text().replace("period_ms = 82  # the slow interface", 'trace_file = "bad.txt"'))
     assert "bad.txt:2: expected seconds as a number, got `soon`" in str(error_of(source=trace))
+
+
+@pytest.mark.parametrize(
+    "name", ["../pyproject", "thesis.toml", "nosuch", "scenarios/../thesis", "../thesis", "a/thesis"]
+)
+def test_a_shipped_scenario_is_a_plain_name_and_a_wrong_one_lists_them(tmp_path, monkeypatch, name):
+    from bondsim.scenario import SCENARIO_DIR, find, shipped_names
+
+    monkeypatch.chdir(tmp_path)  # where none of these is a file
+    assert find("thesis") == SCENARIO_DIR / "thesis.toml" and load("thesis")["name"] == "thesis"
+    assert "thesis" in shipped_names() and "thesis_load.sweep" not in shipped_names()
+    err = error_of(source=name)
+    # never resolved against scenarios/ (`../pyproject` would read the project's pyproject.toml)
+    assert str(err) == f"{name}: not a file, and not a shipped scenario ({', '.join(shipped_names())})"
 
 
 def test_files_that_are_not_regular_or_too_large_are_refused_before_reading(tmp_path, monkeypatch):

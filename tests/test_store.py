@@ -104,3 +104,29 @@ def test_asking_for_what_is_not_stored_is_an_error_naming_it(tmp_path):
         ]:
             with pytest.raises(bondsim.BondsimError, match=says):
                 call()
+
+
+def test_a_sweep_is_found_by_its_grid_or_id_and_a_name_two_sweeps_share_is_refused(tmp_path):
+    import pytest
+
+    docs = [bondsim.load("thesis", ["workload.requests=2", f"seed={s}"]) for s in (1, 2)]
+    grids = [[(0, scenario_hash(d), d["seed"], {"seed": d["seed"]})] for d in docs]
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        first = store.add_sweep("s1", {"file": "s1.sweep.toml"}, grids[0])
+        assert store.sweep_id("s1") == first and store.sweep_ref(first) == "s1"
+        assert store.add_sweep("s1", {}, grids[0]) == first  # the same grid under the same name: recorded once
+        second = store.add_sweep("s1", {"file": "other/s1.sweep.toml"}, grids[1])
+        assert (store.sweep_of("s1", grids[0]), store.sweep_of("s1", grids[1])) == (first, second)
+        assert store.sweep_of("s2", grids[0]) is None
+        assert store.sweep_id(str(second)) == second and store.sweep_id(first) == first
+        assert store.sweep_ref(first) == str(first)  # the name alone no longer says which
+        with pytest.raises(bondsim.BondsimError) as info:
+            store.sweep_id("s1")
+        assert str(info.value) == (
+            f"--sweep: 2 sweeps in {db} are named `s1`: `s1` id 1 (1 point, from s1.sweep.toml), "
+            "`s1` id 2 (1 point, from other/s1.sweep.toml); pick one by its id (bondsim runs sweeps lists them), "
+            "e.g. --sweep 2"
+        )
+        with pytest.raises(bondsim.BondsimError, match=r"^--sweep: no sweep named `s3` "):
+            store.runs(sweep="s3")

@@ -94,7 +94,8 @@ BAD_SWEEPS = [
     ),
     ('base = "thesis"\nreplications = 2\nseeds = [1, 2]\n', "seeds: give replications = N or seeds = [...], not both"),
     ('base = "thesis"\naxis = []\n', "axis: unknown key in a sweep file"),
-    ('base = "nosuch"\n', "base: cannot read scenario"),
+    ('base = "nosuch"\n', "base: nosuch: not a file, and not a shipped scenario (emulate_rr, failover,"),
+    ('base = "../pyproject"\n', "base: ../pyproject: not a file, and not a shipped scenario ("),
     # an optional field the base leaves out: a bad first value is the value's fault, not the path's
     ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [-1]\n', "axes.0.values.0: stop_s = -1: stop_s: must be"),
     ('base = "thesis"\n[[axes]]\npath = "stop_s"\nvalues = [1979-05-27]\n', "axes.0.values.0: stop_s = "),
@@ -103,6 +104,19 @@ BAD_SWEEPS = [
     (
         'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "goodput_bps"\nvalues = ["rr", "lb"]\n',
         "axes.0.name: `goodput_bps` is a column of every sweep result",
+    ),
+    # nor one of the columns the results database writes for every run (runs list, runs export show those)
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "version"\nvalues = ["rr", "lb"]\n',
+        "axes.0.name: `version` is a column of every sweep result; choose another name",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "engine"\nvalues = ["rr", "lb"]\n',
+        "axes.0.name: `engine` is a column of every sweep result",
+    ),
+    (
+        'base = "thesis"\n[[axes]]\npath = "name"\nvalues = ["a", "b"]\n',  # the name defaults to the path
+        "axes.0.name: `name` is a column of every sweep result",
     ),
     (
         'base = "thesis"\n[set]\n"bond.mode" = "lb"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr"]\n',
@@ -386,6 +400,86 @@ def test_runs_list_and_sweeps(main, stored):
     assert [(s["name"], s["points"], s["stored"]) for s in sweeps] == [("small", SMALL_RUNS, SMALL_RUNS)]
     missing = main("runs", "list", "--db", str(stored.parent / "none.duckdb"))
     assert missing.returncode == 2 and "no results database here" in missing.stderr
+
+
+@pytest.mark.parametrize("store_column", ["point", *__import__("bondsim.store").store.RUN_COLUMNS])
+def test_no_axis_takes_the_name_of_a_column_the_store_writes_for_every_run(store_column):
+    from bondsim import ScenarioError
+    from bondsim.grid import load_sweep
+
+    sweep = {"base": "thesis", "axes": [{"path": "bond.mode", "name": store_column, "values": ["rr", "lb"]}]}
+    with pytest.raises(ScenarioError, match=f"axes.0.name: `{store_column}` is a column of every sweep result"):
+        load_sweep(sweep)
+
+
+@pytest.mark.parametrize("columns", [",", ",,", " ", " , "])
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_columns_naming_none_is_a_one_line_error_like_metrics(main, stored, columns, json_flag):
+    proc = main("runs", "list", "--db", str(stored), "--columns", columns, *json_flag)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout
+    assert proc.stderr.startswith("error: --columns: name at least one column (have: run_id, ")
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    default = main("runs", "list", "--db", str(stored), "--columns", "", "--json")  # '': the default columns
+    assert default.returncode == 0 and len(json.loads(default.stdout)) == SMALL_RUNS
+
+
+def test_sweep_files_of_one_name_each_map_to_their_own_stored_sweep(main, tmp_path):
+    """Two sweep files named alike (s1.sweep.toml here and in other/), with other axes, in one database."""
+    from bondsim import report
+
+    db = tmp_path / "runs.duckdb"
+    (tmp_path / "other").mkdir()
+    mine = write_sweep(tmp_path, 'base = "thesis"\n' + SMALL.split("\n", 2)[2], "s1.sweep.toml")  # SMALL, unnamed
+    other = write_sweep(
+        tmp_path / "other",
+        'base = "thesis"\n[set]\n"workload.requests" = 3\n[[axes]]\npath = "links.1.period_ms"\nname = "slow_ms"\n'
+        "values = [40, 60, 82]\n",
+        "s1.sweep.toml",
+    )
+    assert main("sweep", str(mine), "--db", str(db), "--quiet").returncode == 0
+    assert "More: bondsim runs list --sweep s1 " in main("sweep", str(mine), "--db", str(db)).stdout  # one s1 yet
+    assert main("sweep", str(other), "--db", str(db), "--quiet").returncode == 0
+    again = main("sweep", str(mine), "--db", str(db))
+    text = " ".join(again.stdout.split())
+    assert f"{SMALL_RUNS} runs: 0 run now, {SMALL_RUNS} already stored" in text
+    assert f"More: bondsim runs list --sweep 1 --db {db}" in text  # `s1` alone would be ambiguous now
+
+    sweeps = json.loads(main("runs", "sweeps", "--db", str(db), "--json").stdout)
+    assert [(s["sweep_id"], s["name"], s["points"], s["file"]) for s in sweeps] == [
+        (1, "s1", SMALL_RUNS, str(mine)),
+        (2, "s1", 3, str(other)),
+    ]
+    # by id, each its own runs and swept values
+    first = json.loads(main("runs", "list", "--db", str(db), "--sweep", "1", "--json").stdout)
+    assert len(first) == SMALL_RUNS and {"workload.requests", "mode"} <= set(first[0])
+    second = json.loads(main("runs", "list", "--db", str(db), "--sweep", "2", "--json").stdout)
+    assert [r["slow_ms"] for r in second] == [40, 60, 82]
+    # by a name two sweeps have: one line listing both, saying how to pick one
+    for args in (["runs", "list"], ["runs", "export", str(tmp_path / "out")]):
+        proc = main(*args, "--db", str(db), "--sweep", "s1")
+        assert proc.returncode == 2 and proc.stderr.count("\n") == 1, proc.stderr
+        assert proc.stderr.startswith(f"error: --sweep: 2 sweeps in {db} are named `s1`: `s1` id 1 ")
+        assert str(mine) in proc.stderr and str(other) in proc.stderr and "e.g. --sweep 2" in proc.stderr
+    assert not (tmp_path / "out").exists()
+    nowhere = main("runs", "list", "--db", str(db), "--sweep", "7")
+    assert nowhere.returncode == 2 and "error: --sweep: no sweep named `7` (nor of that id)" in nowhere.stderr
+
+    # the report of a sweep file draws that file's sweep, whatever else shares its name
+    for path, axes, runs in ((mine, ["workload.requests", "mode"], SMALL_RUNS), (other, ["slow_ms"], 3)):
+        source = report.load([str(path)], db=db, detail=0)
+        assert source.axes == axes and len(source.runs) == runs
+    assert report.load([], db=db, detail=0, sweep="2").axes == ["slow_ms"]
+    by_name = main("report", "s1", "--db", str(db), "--out", str(tmp_path / "x.html"))
+    assert by_name.returncode == 2 and by_name.stderr.startswith(f"error: s1: 2 sweeps in {db} are named `s1`")
+    done = main("report", "--sweep", "1", "--db", str(db), "--out", str(tmp_path / "x.html"), "--detail", "0")
+    assert done.returncode == 0, done.stderr
+    both = main("report", str(mine), "--sweep", "1", "--db", str(db), "--out", str(tmp_path / "x.html"))
+    assert both.returncode == 2 and "--sweep: give a sweep by --sweep or what to report" in both.stderr
+    # a sweep file whose grid is not stored is not taken for another sweep of its name
+    mine.write_text(mine.read_text().replace("values = [5, 10]", "values = [5, 10, 15]"))
+    edited = main("report", str(mine), "--db", str(db), "--out", str(tmp_path / "x.html"))
+    assert edited.returncode == 2 and edited.stderr.count("\n") == 1, edited.stderr
+    assert f"{mine}: its sweep is not stored in {db}" in edited.stderr and "e.g. --sweep 2" in edited.stderr
 
 
 def test_runs_show_and_compare(main, stored):

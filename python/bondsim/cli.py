@@ -142,11 +142,12 @@ def check_out_dir(path: Path, option: str = "--out") -> None:
         raise BondsimError(f"{option}: cannot create {path}: no permission to write into {found}")
 
 
-def check_out_file(path: Path, option: str = "--out") -> None:
-    """Refuses, before anything is computed, an output file that cannot be written."""
+def check_out_file(path: Path, option: str = "--out", example: str = "figure.png") -> None:
+    """Refuses, before anything is computed, an output file that cannot be written (``example``: a file name
+    of the kind written, for the error of a directory given)."""
     path = Path(path).absolute()
     if path.is_dir():
-        raise BondsimError(f"{option}: {path} is a directory; give a file name (e.g. {path / 'figure.png'})")
+        raise BondsimError(f"{option}: {path} is a directory; give a file name (e.g. {path / example})")
     if path.exists() and not os.access(path, os.W_OK):
         raise BondsimError(f"{option}: cannot write {path}: permission denied")
     if not path.exists():
@@ -474,10 +475,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from bondsim import report
 
-    check_out_file(args.out)
+    check_out_file(args.out, example="report.html")
     if args.png:
         check_out_dir(args.png, "--png")
-    source = report.load(args.source, args.db, detail=report.DEFAULT_DETAIL if args.detail is None else args.detail)
+    detail = report.DEFAULT_DETAIL if args.detail is None else args.detail
+    source = report.load(args.source, args.db, detail=detail, sweep=args.sweep)
     try:
         path, pngs = report.write(source, args.out, png=args.png)
     except OSError as exc:
@@ -640,13 +642,15 @@ def build_parser() -> argparse.ArgumentParser:
         "  bondsim report out/run --out out/run.html --png out/run-png\n"
         "  bondsim sweep scenarios/thesis_load.sweep.toml --db results.duckdb\n"
         "  bondsim report scenarios/thesis_load.sweep.toml --db results.duckdb --out load.html\n"
-        "  bondsim report 12 13 --db results.duckdb --out two.html",
+        "  bondsim report 12 13 --db results.duckdb --out two.html\n"
+        "  bondsim report --sweep 2 --db results.duckdb --out sweep2.html   (the id bondsim runs sweeps shows)",
     )
     p.add_argument(
         "source",
-        nargs="+",
+        nargs="*",
         help="a run directory (bondsim run --out), a sweep (its file or its name in --db), or run ids in --db",
     )
+    p.add_argument("--sweep", metavar="ID", help="instead of a source: a sweep in --db by its id (or name)")
     p.add_argument("--out", type=path_arg, required=True, help="HTML file to write")
     p.add_argument("--png", type=path_arg, metavar="DIR", help="also write every chart as a PNG (matplotlib) into DIR")
     p.add_argument(

@@ -79,8 +79,16 @@ def show(table: Table) -> None:
     out.print(table, width=max(out.width, Measurement.get(out, out.options, table).minimum), crop=False)
 
 
-def _columns(asked: str, available: list[str], option: str) -> list[str]:
+def _names(asked: str, option: str, what: str) -> list[str]:
+    """A comma-separated option's names; at least one (``,`` or blanks alone are an error naming ``option``)."""
     names = [c.strip() for c in asked.split(",") if c.strip()]
+    if not names:
+        raise BondsimError(f"{option}: name at least one {what}")
+    return names
+
+
+def _columns(asked: str, available: list[str], option: str) -> list[str]:
+    names = _names(asked, option, f"column (have: {', '.join(available)})")
     for name in names:
         if name not in available:
             raise BondsimError(f"{option}: no column `{name}` (have: {', '.join(available)})")
@@ -92,9 +100,7 @@ def _metrics(asked: str) -> list[str]:
     from bondsim.api import summary_figures
 
     numeric = [name for name, is_number in summary_figures().items() if is_number]
-    names = [c.strip() for c in asked.split(",") if c.strip()]
-    if not names:
-        raise BondsimError("--metrics: name at least one summary figure, e.g. ooo_fraction")
+    names = _names(asked, "--metrics", "summary figure, e.g. ooo_fraction")
     for name in names:
         if name not in numeric:
             kind = "not a number, it cannot be averaged" if name in summary_figures() else "no such summary figure"
@@ -113,7 +119,7 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
 def cmd_sweep(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from bondsim.grid import load_sweep
+    from bondsim.grid import grid_rows, load_sweep
     from bondsim.sweeps import Runner, sweep_table
 
     plan = load_sweep(args.sweep, args.set)
@@ -135,6 +141,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         outcomes = runner.execute(
             plan.points, name=plan.name, spec=plan.spec, progress=not args.quiet, keep_results=False
         )
+        store = runner.store
+        # the sweep's name if no other stored sweep has it, else its id
+        ref = store.sweep_ref(store.sweep_of(plan.name, grid_rows(plan.points))) if store else plan.name
     table = sweep_table(plan, outcomes)
     if args.json:
         print(table.to_json(orient="records"))
@@ -152,7 +161,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     fresh = sum(o.fresh for o in outcomes.values())
     console.print(
         f"{len(table)} runs: {fresh} run now, {len(outcomes) - fresh} already stored, in {args.db}. "
-        f"More: bondsim runs list --sweep {plan.name} --db {args.db}"
+        f"More: bondsim runs list --sweep {ref} --db {args.db}"
     )
     return 0
 
@@ -162,7 +171,7 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
 
     with Store(args.db, read_only=True) as store:
         frame = store.runs(args.sweep)
-    if args.columns:
+    if args.columns:  # '' gives the default columns; ',' names none, an error
         columns = _columns(args.columns, list(frame.columns), "--columns")
     else:
         labels = list(frame.columns[: list(frame.columns).index("run_id")])
@@ -365,7 +374,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "examples:\n  bondsim runs list --limit 20\n"
         "  bondsim runs list --sweep thesis_load --columns workload.requests,bond.mode,seed,ooo_fraction --json",
     )
-    a.add_argument("--sweep", help="only the runs of this sweep (its name), with the swept values")
+    a.add_argument(
+        "--sweep", help="only the runs of this sweep (its name, or its id as runs sweeps shows), with the swept values"
+    )
     a.add_argument(
         "--columns", help="columns to show, comma-separated (default: swept values, " + ", ".join(LIST_COLUMNS) + ")"
     )
@@ -411,5 +422,5 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     a.add_argument("out", type=path_arg, help="directory to write into")
     a.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="file format (default parquet)")
-    a.add_argument("--sweep", help="only the runs of this sweep")
+    a.add_argument("--sweep", help="only the runs of this sweep (its name, or its id as runs sweeps shows it)")
     a.add_argument("--quiet", action="store_true", help="print nothing but errors")

@@ -57,7 +57,8 @@ from bondsim.scenario import (
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
 AXIS_KEYS = ("path", "name", "values", "range", "logrange")
-#: Columns every sweep result has; an axis may not take these names.
+#: Columns every sweep result has; an axis may not take these names (nor those of the columns the results
+#: database writes for every run, ``bondsim.store.SWEEP_RUN_COLUMNS``).
 RESERVED = ("point", "seed", "scenario_hash", "run_id")
 MAX_AXIS_VALUES = 1_000_000
 #: Most runs a sweep may have unless its file says ``max_runs = N``: every point is checked before
@@ -93,6 +94,11 @@ class Sweep:
     axes: list[Axis]
     seeds: list[int]
     points: list[Point]
+
+
+def grid_rows(points: Iterable[Point]) -> list[tuple[int, str, int, dict]]:
+    """The grid as the results database records it (``Store.add_sweep``): ``(point, scenario_hash, seed, labels)``."""
+    return [(p.index, p.key, p.scenario["seed"], p.labels) for p in points]
 
 
 def _is_number(value: Any) -> bool:
@@ -215,10 +221,11 @@ def _raw_axis(i: int, raw: Any) -> _RawAxis:
     if not isinstance(name, str) or not name:
         raise scenario_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
     from bondsim.api import summary_figures
+    from bondsim.store import SWEEP_RUN_COLUMNS
 
     # A summary figure's name would stand for the figure in every result; an axis may take it only for the
     # field the figure reports (`requests` for workload.requests: the two are one value).
-    if name in RESERVED or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
+    if name in (*RESERVED, *SWEEP_RUN_COLUMNS) or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
         raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
     return _RawAxis(path=path, name=name, kind=kind, values=values)
 
@@ -330,7 +337,7 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     if isinstance(raw, Mapping):
         doc, base_dir = dict(raw), where
     elif isinstance(raw, str) and raw:
-        path = where / raw if (where / raw).exists() else find(raw)
+        path = where / raw if (where / raw).exists() else find(raw, "base")
         doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
     else:
         raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")

@@ -190,13 +190,24 @@ def resolve_files(doc: dict, base: Path) -> dict:
 SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
 
 
-def find(name: str | Path) -> Path:
-    """A scenario file: ``name`` itself if it exists, else ``scenarios/<name>.toml`` of the project."""
+def shipped_names() -> list[str]:
+    """The names of the project's scenarios (``scenarios/<name>.toml``, sweep files left out)."""
+    return sorted(
+        p.name.removesuffix(".toml") for p in SCENARIO_DIR.glob("*.toml") if not p.name.endswith(".sweep.toml")
+    )
+
+
+def find(name: str | Path, where: str = "") -> Path:
+    """A scenario file: ``name`` itself if it exists, else ``scenarios/<name>.toml`` of the project for a
+    plain name (no folder, no suffix); else a :class:`~bondsim.ScenarioError` at ``where`` listing the names."""
     path = Path(name)
-    if path.exists() or path.suffix:
+    if path.exists():
         return path
-    shipped = SCENARIO_DIR / f"{name}.toml"
-    return shipped if shipped.exists() else path
+    text = str(name)
+    if text and path.name == text and text not in (".", "..") and not path.suffix and text in shipped_names():
+        return SCENARIO_DIR / f"{text}.toml"
+    names = ", ".join(shipped_names()) or "none"
+    raise scenario_error(where, f"{text}: not a file, and not a shipped scenario ({names})")
 
 
 def load_toml(path: str | Path) -> dict:

@@ -49,6 +49,10 @@ DEFAULT_DB = Path("bondsim.duckdb")
 #: The runs table's own columns; summary figures of the same name live only in ``summary``.
 RUN_COLUMNS = ("run_id", "scenario_hash", "name", "seed", "version", "created_at", "engine", "scenario", "summary")
 
+#: The columns every stored run of a sweep has (:meth:`Store.runs` with ``sweep``): its point in the grid and
+#: the runs table's own. A swept value cannot take one of these names (:mod:`bondsim.grid` refuses them).
+SWEEP_RUN_COLUMNS = ("point", *RUN_COLUMNS)
+
 #: What ran a stored run: the simulator (``bondsim run``, sweeps) or the emulator (``bondsim emulate``).
 ENGINES = ("simulator", "emulator")
 #: The engine of the runs of a database made before ``engine`` was stored: they were simulated.
@@ -136,6 +140,13 @@ def _widened(old: str, new: str) -> str | None:
     if old in _INTEGERS and new in _INTEGERS and _INTEGERS.index(new) > _INTEGERS.index(old):
         return new
     return None
+
+
+def grid_hash(points: Sequence[tuple[int, str, int, dict]]) -> str:
+    """What tells one sweep's grid ``(point, scenario_hash, seed, labels)`` from another's: the scenarios and
+    the swept values, in grid order."""
+    grid = json.dumps([[h, labels] for _, h, _, labels in points], sort_keys=True, default=str)
+    return hashlib.sha256(grid.encode()).hexdigest()[:16]
 
 
 def _ident(name: str) -> str:
@@ -339,13 +350,9 @@ class Store:
     def add_sweep(self, name: str, spec: dict, points: Sequence[tuple[int, str, int, dict]]) -> int:
         """Records a sweep and its grid ``(point, scenario_hash, seed, labels)``; the same grid under the
         same name is recorded once. Returns its sweep id."""
-        grid = json.dumps([[h, labels] for _, h, _, labels in points], sort_keys=True, default=str)
-        grid_hash = hashlib.sha256(grid.encode()).hexdigest()[:16]
-        found = self.con.execute(
-            "SELECT sweep_id FROM sweeps WHERE name = ? AND grid_hash = ?", [name, grid_hash]
-        ).fetchone()
-        if found:
-            return found[0]
+        found = self.sweep_of(name, points)
+        if found is not None:
+            return found
         sweep_id = self.con.execute("SELECT coalesce(max(sweep_id), 0) + 1 FROM sweeps").fetchone()[0]
         frame = pd.DataFrame(
             {
@@ -359,7 +366,7 @@ class Store:
         with self._transaction():
             self.con.execute(
                 "INSERT INTO sweeps (sweep_id, name, grid_hash, spec) VALUES (?, ?, ?, ?)",
-                [sweep_id, name, grid_hash, json.dumps(spec, default=str)],
+                [sweep_id, name, grid_hash(points), json.dumps(spec, default=str)],
             )
             self._append("sweep_points", frame)
         return sweep_id
@@ -449,19 +456,66 @@ class Store:
             .tolist()
         ]
 
-    def sweep_id(self, name: str) -> int:
-        """The latest sweep of that name."""
-        found = self.con.execute("SELECT max(sweep_id) FROM sweeps WHERE name = ?", [name]).fetchone()[0]
-        if found is None:
-            names = [r[0] for r in self.con.execute("SELECT DISTINCT name FROM sweeps ORDER BY name").fetchall()]
-            raise BondsimError(f"--sweep: no sweep named `{name}` in {self.path} (have: {', '.join(names) or 'none'})")
-        return found
+    def sweep_of(self, name: str, points: Sequence[tuple[int, str, int, dict]]) -> int | None:
+        """The id of the sweep recorded under ``name`` with this grid ``(point, scenario_hash, seed, labels)``
+        (what :meth:`add_sweep` recorded for it), or None."""
+        found = self.con.execute(
+            "SELECT sweep_id FROM sweeps WHERE name = ? AND grid_hash = ?", [name, grid_hash(points)]
+        ).fetchone()
+        return None if found is None else found[0]
+
+    def matching_sweeps(self, ref: str | int) -> list[int]:
+        """The ids of the sweeps ``ref`` names: the sweep of that id (as ``bondsim runs sweeps`` shows it),
+        else every sweep of that name."""
+        text = str(ref).strip()
+        if text.isdigit():
+            found = self.con.execute("SELECT sweep_id FROM sweeps WHERE sweep_id = ?", [int(text)]).fetchone()
+            if found:
+                return [found[0]]
+        rows = self.con.execute("SELECT sweep_id FROM sweeps WHERE name = ? ORDER BY sweep_id", [text]).fetchall()
+        return [r[0] for r in rows]
+
+    def describe_sweeps(self, ids: Sequence[int] | None = None) -> str:
+        """The sweeps ``ids`` (default: every one) in a line: name, id, points and the file they came from."""
+        rows = self.con.execute(
+            """
+            SELECT s.sweep_id, s.name, count(p.point), json_extract_string(s.spec, '$.file')
+            FROM sweeps s LEFT JOIN sweep_points p USING (sweep_id)
+            WHERE ? OR s.sweep_id IN (SELECT unnest(?))
+            GROUP BY ALL ORDER BY s.sweep_id
+            """,
+            [ids is None, [int(i) for i in ids or ()]],
+        ).fetchall()
+        return ", ".join(
+            f"`{name}` id {sweep_id} ({points} point{'' if points == 1 else 's'}{f', from {file}' if file else ''})"
+            for sweep_id, name, points, file in rows
+        )
+
+    def sweep_id(self, ref: str | int, where: str = "--sweep") -> int:
+        """The sweep ``ref`` names: its id, or its name if no other sweep has that name (a
+        :class:`~bondsim.BondsimError` at ``where`` listing them if several have)."""
+        ids = self.matching_sweeps(ref)
+        if len(ids) == 1:
+            return ids[0]
+        if not ids:
+            have = self.describe_sweeps() or "none"
+            raise BondsimError(f"{where}: no sweep named `{ref}` (nor of that id) in {self.path} (have: {have})")
+        raise BondsimError(
+            f"{where}: {len(ids)} sweeps in {self.path} are named `{ref}`: {self.describe_sweeps(ids)}; "
+            f"pick one by its id (bondsim runs sweeps lists them), e.g. --sweep {ids[-1]}"
+        )
+
+    def sweep_ref(self, sweep_id: int) -> str:
+        """What names sweep ``sweep_id`` on the command line: its name if no other sweep has it, else its id."""
+        (name,) = self.con.execute("SELECT name FROM sweeps WHERE sweep_id = ?", [int(sweep_id)]).fetchone()
+        return name if len(self.matching_sweeps(name)) == 1 and not name.strip().isdigit() else str(sweep_id)
 
     def sweeps(self) -> pd.DataFrame:
         """One row per sweep: its name, points, and how many of them are stored."""
         return self.con.execute(
             """
-            SELECT s.sweep_id, s.name, count(p.point) AS points, count(r.run_id) AS stored, s.created_at
+            SELECT s.sweep_id, s.name, count(p.point) AS points, count(r.run_id) AS stored, s.created_at,
+                json_extract_string(s.spec, '$.file') AS file
             FROM sweeps s JOIN sweep_points p USING (sweep_id)
             LEFT JOIN runs r ON r.scenario_hash = p.scenario_hash AND r.version = ?
             GROUP BY ALL ORDER BY s.sweep_id
@@ -469,9 +523,9 @@ class Store:
             [__version__],
         ).df()
 
-    def runs(self, sweep: str | None = None) -> pd.DataFrame:
-        """The runs table without its JSON columns; with ``sweep``, that sweep's stored runs in grid order
-        with the swept values as columns."""
+    def runs(self, sweep: str | int | None = None) -> pd.DataFrame:
+        """The runs table without its JSON columns; with ``sweep`` (its id or name, see :meth:`sweep_id`),
+        that sweep's stored runs in grid order with the swept values as columns."""
         if sweep is None:
             return _with_engine(self.con.execute("SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id").df())
         frame = self.con.execute(
@@ -503,14 +557,14 @@ class Store:
             raise BondsimError(f"{ref}: several runs have a scenario hash starting so (run ids {ids}); give more")
         raise BondsimError(f"{ref}: no run with that id or scenario hash (prefix of 4+ characters) in {self.path}")
 
-    def export(self, out: Path, fmt: str, sweep: str | None = None) -> list[Path]:
+    def export(self, out: Path, fmt: str, sweep: str | int | None = None) -> list[Path]:
         """Writes ``runs`` (with swept values if ``sweep``) and every per-run table to ``out`` as
         Parquet or CSV; returns the files written."""
         if fmt not in ("parquet", "csv"):
             raise BondsimError(f"format: parquet or csv, got {fmt!r}")
+        runs = self.runs(sweep)  # a sweep not found is an error before anything is made
         out.mkdir(parents=True, exist_ok=True)
         options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
-        runs = self.runs(sweep)
         self.con.register("selected", runs[["run_id"]])
         written = []
         try:

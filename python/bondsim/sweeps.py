@@ -39,7 +39,7 @@ import pandas as pd
 from bondsim import _core
 from bondsim._core import BondsimError
 from bondsim.api import RunResult
-from bondsim.grid import Point, Sweep, load_sweep
+from bondsim.grid import Point, Sweep, grid_rows, load_sweep
 from bondsim.scenario import check, scenario_hash
 from bondsim.store import Store, scalar_figures
 
@@ -289,9 +289,7 @@ class Runner:
         store = self.store
         if store is not None:
             if name:
-                store.add_sweep(
-                    name, dict(spec or {}), [(p.index, p.key, p.scenario["seed"], p.labels) for p in points]
-                )
+                store.add_sweep(name, dict(spec or {}), grid_rows(points))
             stored = store.stored(keys)
             if keep_results:
                 loaded = store.load(list(stored.values()))

@@ -53,12 +53,15 @@ def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]
     return picked[:count]
 
 
-def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAIL) -> Source:
-    """A run directory (``bondsim run --out``), a sweep (its file or its name in ``db``), or run ids."""
+def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAIL, sweep: str | None = None) -> Source:
+    """A run directory (``bondsim run --out``), a sweep (its file or its name in ``db``), or run ids; or
+    ``sweep``, a sweep by its id (or name) in ``db``."""
     from bondsim.store import Store
 
     refs = [str(r) for r in refs]
-    if not refs:
+    if sweep is not None and refs:
+        raise BondsimError(f"--sweep: give a sweep by --sweep or what to report ({' '.join(refs)}), not both")
+    if not refs and sweep is None:
         raise BondsimError("report: give a run directory, a sweep, or run ids")
     if any(Path(r).is_dir() for r in refs):
         bad = next((r for r in refs if not _is_run_dir(Path(r))), None)
@@ -70,25 +73,21 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
         tags = [n if names.count(n) == 1 else f"{n} ({i + 1})" for i, n in enumerate(names)]
         details = [(tag, RunResult.read(r)) for tag, r in zip(tags, refs, strict=True)]
         return Source(f"bondsim run {', '.join(names)}", details=details)
-    if not Path(db).exists() and not all(r.isdigit() for r in refs) and not Path(refs[0]).exists():
+    if not Path(db).exists() and not all(r.isdigit() for r in refs) and not (refs and Path(refs[0]).exists()):
         raise BondsimError(
             f"{refs[0]}: no run directory or sweep file of that name, and no results database {db} to find a sweep in"
         )
     with Store(db, read_only=True) as store:
-        if all(r.isdigit() for r in refs):
+        if refs and all(r.isdigit() for r in refs):
             ids = [store.resolve(r) for r in refs]
             runs = store.runs()
             runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
             title, axes = f"bondsim runs {', '.join(refs)}", []
-        elif len(refs) == 1:
-            name = refs[0]
-            if name.endswith(".toml") or Path(name).exists():
-                from bondsim.grid import load_sweep
-
-                name = load_sweep(name).name
-            runs = store.runs(sweep=name)
+        elif len(refs) <= 1:
+            sweep_id, name = _sweep(store, refs[0] if refs else None, sweep)
+            runs = store.runs(sweep=sweep_id)
             if runs.empty:
-                raise BondsimError(f"{refs[0]}: sweep `{name}` has no stored runs in {db}")
+                raise BondsimError(f"{refs[0] if refs else sweep}: sweep `{name}` has no stored runs in {db}")
             axes = [c for c in runs.columns[1 : list(runs.columns).index("run_id")]]
             title = f"bondsim sweep {name}"
         else:
@@ -97,6 +96,39 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
         loaded = store.load(ids)
     details = [(f"run {i} ({loaded[i].summary.get('scheduler')})", loaded[i]) for i in ids]
     return Source(title, runs, axes, details)
+
+
+def _sweep(store, ref: str | None, sweep: str | None) -> tuple[int, str]:
+    """The stored sweep (id, name) that ``ref`` (a sweep file, or a sweep's name) or ``sweep`` (``--sweep``: its
+    id or name) names. A sweep file names the sweep its grid made, not another of the same name."""
+    if ref is None:
+        sweep_id = store.sweep_id(sweep, "--sweep")
+    elif ref.endswith(".toml") or Path(ref).exists():
+        from bondsim.grid import grid_rows, load_sweep
+
+        plan = load_sweep(ref)
+        found = store.sweep_of(plan.name, grid_rows(plan.points))
+        if found is None:
+            others = store.matching_sweeps(plan.name)
+            differ = (
+                f"; the sweeps named `{plan.name}` there have other grids (another file, or run with --set): "
+                f"{store.describe_sweeps(others)}; pick one by its id, e.g. --sweep {others[-1]}"
+                if others
+                else ""
+            )
+            stores = f"bondsim sweep {ref} stores it"
+            raise BondsimError(f"{ref}: its sweep is not stored in {store.path} ({stores}){differ}")
+        sweep_id = found
+    else:
+        if not store.matching_sweeps(ref):
+            have = store.describe_sweeps() or "none"
+            raise BondsimError(
+                f"{ref}: not an existing run directory or file, and no sweep of that name in {store.path} "
+                f"(have: {have})"
+            )
+        sweep_id = store.sweep_id(ref, ref)
+    (name,) = store.con.execute("SELECT name FROM sweeps WHERE sweep_id = ?", [sweep_id]).fetchone()
+    return sweep_id, name
 
 
 def sections(source: Source) -> list[Section]:
