@@ -778,8 +778,10 @@ def test_failover_switchover_udp_and_tcp_modes(reproduced):
     # The huge group is the RTO's: at least TCP_RTO_MIN, and a timeout fired in every such failure.
     assert (huge["fst_ms"] >= fs.TCP_RTO_MIN_MS).all()
     assert (huge["rtos"] >= 1).all()
-    # The normal group recovered without waiting for a timeout.
+    # The normal group recovered without waiting for a timeout: its probe got through, and the repair
+    # too (no RTO after it, the stall as short as the switch).
     assert (normal["fst_ms"] < fs.TCP_RTO_MIN_MS).all()
+    assert (normal["rtos"] == 0).all() and (normal["tcp_stall_ms"] < fs.TCP_RTO_MIN_MS).all()
     # Linux 3.x probes no sooner than msecs_to_jiffies(10), 3 jiffies at HZ = 250 (tcp_schedule_loss_probe;
     # 8-12 ms in the kernel, whose timer fires on a tick), after every switch of the model's (detections
     # under 8 ms): its failures recover by that probe, none by the RTO.

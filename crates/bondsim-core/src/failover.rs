@@ -24,11 +24,17 @@
 //! * `lost_*`: packets lost (every copy dropped) in the window, by cause; for TCP these
 //!   are segments its sender will repair, not losses at the application.
 //! * `tcp_stall_ms`: for TCP, the longest gap in the application's in-order delivery of a
-//!   flow that was receiving when the link failed, over the gaps that end after the failure
-//!   and begin inside its window (the largest over flows).
+//!   flow in progress when the link failed (from its latest delivery before the failure, or
+//!   from its start if nothing had reached the application yet), over the gaps that end after
+//!   the failure and begin inside its window; a flow still waiting when the run ends counts
+//!   its gap up to the end (the largest over flows).
 //! * `rtos`, `spurious_rtos`: TCP retransmission timeouts that fired in the window, and
 //!   the timeouts F-RTO found spurious in it.
 //! * `throughput_bps`: payload bits the application received in the window per second.
+//!
+//! The table lists at most [`MAX_ROWS`] failures (a link failing at random with a tiny
+//! `mtbf_s` fails without end); later failures are counted, not measured, and the summary
+//! says `failovers_truncated`.
 
 use serde::Serialize;
 
@@ -37,6 +43,10 @@ use crate::packet::Packet;
 use crate::receiver::Receiver;
 use crate::time::SimTime;
 use crate::transport::tcp::TcpStats;
+
+/// Failures the table lists at most (each row's measures, and the flows' pending measures
+/// with them, are kept until the run ends).
+pub const MAX_ROWS: usize = 100_000;
 
 /// One failure of a link, as it is being measured.
 #[derive(Debug, Clone)]
@@ -75,8 +85,12 @@ pub struct FailoverLog {
     last_on: Vec<SimTime>,
     /// Per flow: its measures waiting for a packet.
     pending: Vec<Vec<Pending>>,
+    /// Per flow: when it started (its request arrived; `SimTime::MAX`: not yet).
+    started: Vec<SimTime>,
     /// Whether the application's deliveries are TCP's (in order, the stall is measured).
     reliable: bool,
+    /// Failures past [`MAX_ROWS`]: counted, not measured.
+    unlisted: u64,
 }
 
 impl FailoverLog {
@@ -89,13 +103,21 @@ impl FailoverLog {
             links,
             last_on: vec![SimTime::MAX; links * flows],
             pending: vec![Vec::new(); flows],
+            started: vec![SimTime::MAX; flows],
             reliable,
+            unlisted: 0,
         }
     }
 
     /// Link `link` failed (`kind`: how) at `now`; `receiver` says which flows were receiving.
     pub fn down(&mut self, now: SimTime, link: usize, kind: &'static str, receiver: &Receiver) {
         if self.open[link].is_some() {
+            return;
+        }
+        if self.rows.len() >= MAX_ROWS {
+            // Not measured: nor may the bond's verdict on it land on an earlier row.
+            self.unlisted += 1;
+            self.latest[link] = None;
             return;
         }
         let row = self.rows.len();
@@ -124,10 +146,17 @@ impl FailoverLog {
             if from != SimTime::MAX && seen.iter().all(|&t| t == SimTime::MAX || t <= from) {
                 self.pending[flow].push(Pending::Switch { row, from });
             }
-            if self.reliable && rx.received > 0 {
-                self.pending[flow].push(Pending::Stall { row, prev: rx.last_at });
+            // In progress: a stall runs from its latest delivery, or from its start.
+            let prev = if rx.received > 0 { rx.last_at } else { self.started[flow] };
+            if self.reliable && prev != SimTime::MAX {
+                self.pending[flow].push(Pending::Stall { row, prev });
             }
         }
+    }
+
+    /// Flow `flow` started at `now` (its request arrived).
+    pub fn started(&mut self, now: SimTime, flow: usize) {
+        self.started[flow] = now;
     }
 
     /// Link `link` came back at `now`.
@@ -189,9 +218,31 @@ impl FailoverLog {
         }
     }
 
-    /// The table, the run having ended at `end`; `tcp`: the TCP senders' statistics.
-    pub fn finish(self, end: SimTime, names: &[String], tcp: Option<&TcpStats>) -> FailoverTable {
-        let mut t = FailoverTable::default();
+    /// The table, the run having ended at `end`; `receiver`: which flows had ended; `tcp`: the
+    /// TCP senders' statistics.
+    pub fn finish(
+        mut self,
+        end: SimTime,
+        names: &[String],
+        receiver: &Receiver,
+        tcp: Option<&TcpStats>,
+    ) -> FailoverTable {
+        // A flow still waiting at the end stalled at least until then.
+        for (flow, pending) in self.pending.iter().enumerate() {
+            if receiver.flows()[flow].resolved() {
+                continue;
+            }
+            for p in pending {
+                if let Pending::Stall { row, prev } = *p {
+                    let r = &mut self.rows[row];
+                    let gap = SimTime(end.0.saturating_sub(prev.0));
+                    if r.stall.is_none_or(|s| gap > s) {
+                        r.stall = Some(gap);
+                    }
+                }
+            }
+        }
+        let mut t = FailoverTable { unlisted: self.unlisted, ..FailoverTable::default() };
         let ms = |ns: u64| ns as f64 / 1e6;
         for r in self.rows {
             let close = r.up.unwrap_or(end).max(r.down);
@@ -271,6 +322,9 @@ pub struct FailoverTable {
     pub window_s: Vec<f64>,
     /// Payload bits the application received in the window per second.
     pub throughput_bps: Vec<f64>,
+    /// Failures past [`MAX_ROWS`], not listed (not a column).
+    #[serde(skip)]
+    pub unlisted: u64,
 }
 
 impl FailoverTable {
@@ -293,6 +347,60 @@ mod tests {
     }
 
     #[test]
+    fn a_stall_runs_from_a_flows_start_and_to_the_runs_end() {
+        // One TCP flow of two packets, started at 1 ms; the link fails at 5 ms and is back at
+        // 100 ms; `before`: packet 0 reached the application at 2 ms; `after`: when the packets
+        // reach it after the failure; the run ends at 500 ms.
+        let stall = |started: u64, before: bool, after: &[u64]| {
+            let mut receiver = Receiver::new(&[2]);
+            let mut log = FailoverLog::new(1, 1, true);
+            if started < 5 {
+                log.started(ms(started), 0);
+            }
+            let mut seq = 0;
+            if before {
+                receiver.deliver(ms(2), &data(0, 0));
+                seq = 1;
+            }
+            log.down(ms(5), 0, "carrier", &receiver);
+            if started >= 5 {
+                log.started(ms(started), 0);
+            }
+            log.up(ms(100), 0);
+            for &at in after {
+                receiver.deliver(ms(at), &data(0, seq));
+                log.delivered(ms(at), &data(0, seq));
+                seq += 1;
+            }
+            log.finish(ms(500), &["eth0".into()], &receiver, None).tcp_stall_ms[0]
+        };
+        assert_eq!(stall(1, true, &[40]), Some(38.0), "from its delivery before the failure");
+        assert_eq!(stall(1, false, &[30, 300]), Some(270.0), "from its start: 29 ms, then 270 ms");
+        assert_eq!(stall(1, false, &[300, 301]), Some(299.0), "from its start at 1 ms");
+        assert_eq!(stall(1, true, &[]), Some(498.0), "still waiting at the end");
+        assert_eq!(stall(1, false, &[20]), Some(480.0), "still waiting for packet 1 at the end");
+        assert_eq!(stall(1, true, &[400]), Some(398.0), "ended at 400 ms: no wait to the end");
+        assert_eq!(stall(6, false, &[300, 301]), None, "not started at the failure");
+    }
+
+    #[test]
+    fn failures_past_the_row_limit_are_counted_not_listed() {
+        let receiver = Receiver::new(&[100]);
+        let mut log = FailoverLog::new(1, 1, false);
+        for k in 0..MAX_ROWS as u64 + 2 {
+            log.down(ms(2 * k), 0, "carrier", &receiver);
+            log.up(ms(2 * k + 1), 0);
+        }
+        // The last failure is not listed: the bond's verdict on it lands on no earlier row.
+        let last_listed = MAX_ROWS - 1;
+        log.verdict(ms(2 * MAX_ROWS as u64 + 3), 0, false);
+        let t = log.finish(ms(3 * MAX_ROWS as u64), &["eth0".into()], &receiver, None);
+        assert_eq!((t.link.len(), t.unlisted), (MAX_ROWS, 2));
+        assert_eq!(t.detection_ms[last_listed], None);
+        assert_eq!(t.down_at_s[last_listed], ms(2 * last_listed as u64).as_secs_f64());
+    }
+
+    #[test]
     fn a_flow_switches_only_from_the_link_its_latest_packet_came_over() {
         // Flow 0 stays on link 0; flow 1 moves to link 1 before the failure; flow 2's copies come
         // over both links at once (broadcast).
@@ -312,7 +420,7 @@ mod tests {
         log.arrived(ms(11), 1, &data(0, 2));
         log.down(ms(12), 0, "carrier", &receiver);
         log.arrived(ms(13), 1, &data(0, 3));
-        let t = log.finish(ms(20), &["eth0".into(), "eth1".into()], None);
+        let t = log.finish(ms(20), &["eth0".into(), "eth1".into()], &receiver, None);
         assert_eq!(t.switchover_flows, vec![2, 0]);
         assert_eq!(t.switchover_ms, vec![Some(2.0), None]);
         assert_eq!(t.switchover_ms_max, vec![Some(8.0), None]);

@@ -218,8 +218,12 @@ pub struct Summary {
     pub exchange_rtt_p99_ms: Option<f64>,
     /// TCP: the trace stopped at its row limit (only when tracing).
     pub tcp_trace_truncated: Option<bool>,
-    /// Failures of a link in the run (rows of the `failovers` table; absent if no link can fail).
+    /// Failures of a link in the run (the `failovers` table's rows, and any past its limit;
+    /// absent if no link can fail).
     pub failovers: Option<u64>,
+    /// The `failovers` table stopped at its row limit (`failover::MAX_ROWS`); later failures
+    /// are counted in `failovers` but not measured (absent if no link can fail).
+    pub failovers_truncated: Option<bool>,
     /// The longest time the bond took to declare a failed link down, ms (`failovers.detection_ms`).
     pub detection_ms_max: Option<f64>,
     /// The longest flow switch-over time (seed 003 §4.3), ms (`failovers.switchover_ms_max`).
@@ -639,7 +643,8 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             .and_then(|_| (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6)),
         exchange_rtt_p99_ms: pingpong.and_then(|_| nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6)),
         tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
-        failovers: reports.failovers.as_ref().map(|f| f.link.len() as u64),
+        failovers: reports.failovers.as_ref().map(|f| f.link.len() as u64 + f.unlisted),
+        failovers_truncated: reports.failovers.as_ref().map(|f| f.unlisted > 0),
         detection_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.detection_ms)),
         switchover_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.switchover_ms_max)),
         tcp_stall_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.tcp_stall_ms)),

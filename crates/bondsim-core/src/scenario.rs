@@ -563,6 +563,14 @@ pub struct TcpSender {
     /// `TCP_DELACK_MAX`, 200 ms). The kernels between (2·SRTT + 2 jiffies) are not modelled.
     #[serde(default)]
     pub tlp_timeout: TlpTimeout,
+    /// `net.ipv4.tcp_fack`: forward-acknowledgement loss detection (FACK), without RACK only.
+    /// Linux's default until 4.11 (commit 94bdc9785a11 turned it off), removed in 4.15
+    /// (713bafea9292): a segment is lost once a SACKed one lies `tcp_reordering` or more
+    /// segments above it, whether those between are SACKed or not (`tcp_dupack_heuristics`,
+    /// `tcp_update_scoreboard`), so one SACK can start fast recovery; turned off for the
+    /// connection once reordering is detected (`tcp_update_reordering` → `tcp_disable_fack`).
+    #[serde(default)]
+    pub tcp_fack: bool,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -715,6 +723,7 @@ impl Sender {
                 "tcp_recovery",
                 "tcp_early_retrans",
                 "tlp_timeout",
+                "tcp_fack",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
@@ -1506,6 +1515,9 @@ impl Flapping {
     }
 }
 
+/// Losses of carrier a `flapping` train may have (each is two events queued at the start).
+pub const MAX_FLAPS: u32 = 1_000_000;
+
 /// A link that fails and recovers at random.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -1875,6 +1887,29 @@ impl Scenario {
                         format!("Linux takes 0 to 4 (3 or 4: tail loss probes), got {}", t.tcp_early_retrans),
                     ));
                 }
+                if t.tcp_fack && t.tcp_recovery & 1 != 0 {
+                    return Err(Error::scenario(
+                        "sender.tcp_fack",
+                        "FACK is modelled without RACK only (Linux 3.x); set tcp_recovery = 0 with it",
+                    ));
+                }
+                // net/ipv4/sysctl_net_ipv4.c: tcp_recovery is a bitmap of 0x1, 0x2 and 0x4;
+                // tcp_frto is 0 (off), 1 (RFC 5682's basic F-RTO) or 2 (its SACK variant).
+                if t.tcp_recovery > 7 {
+                    return Err(Error::scenario(
+                        "sender.tcp_recovery",
+                        format!(
+                            "takes the bits 0x1 (RACK), 0x2 (static window), 0x4 (no dupthresh): 0 to 7, got {}",
+                            t.tcp_recovery
+                        ),
+                    ));
+                }
+                if t.tcp_frto > 2 {
+                    return Err(Error::scenario(
+                        "sender.tcp_frto",
+                        format!("Linux takes 0 (off), 1 or 2 (F-RTO, RFC 5682), got {}", t.tcp_frto),
+                    ));
+                }
                 if t.tcp_max_reordering < t.tcp_reordering {
                     return Err(Error::scenario(
                         "sender.tcp_max_reordering",
@@ -2015,6 +2050,23 @@ impl Scenario {
                 duration(&p("flapping.down_ms"), flap.down_ms, 1e-3, false)?;
                 duration(&p("flapping.up_ms"), flap.up_ms, 1e-3, false)?;
                 at_least(&p("flapping.count"), u64::from(flap.count), 1)?;
+                if flap.count > MAX_FLAPS {
+                    return Err(Error::scenario(
+                        p("flapping.count"),
+                        format!(
+                            "must be at most {MAX_FLAPS} (every loss of carrier and its return are scheduled \
+                             when the run starts; for a link that fails without end use random_failures), got {}",
+                            flap.count
+                        ),
+                    ));
+                }
+                let end_s = flap.start_s + f64::from(flap.count) * (flap.down_ms + flap.up_ms) / 1e3;
+                if end_s > MAX_SECONDS {
+                    return Err(Error::scenario(
+                        p("flapping.count"),
+                        format!("the last loss would end at {} s, more than a year into the run", num(end_s)),
+                    ));
+                }
                 duration(&p("flapping.jitter_ms"), flap.jitter_ms, 1e-3, true)?;
                 if !base.failures.is_empty() || base.random_failures.is_some() {
                     return Err(Error::scenario(
@@ -2750,6 +2802,24 @@ mod tests {
         let (path, msg) = error_of(with(serde_json::json!({"period_ms": 5, "loss": 0.1})));
         assert_eq!(path, "links.0.loss");
         assert!(msg.contains("kind = \"rate\""), "{msg}");
+    }
+
+    #[test]
+    fn a_flapping_train_is_bounded_in_count_and_length() {
+        let flapping = |count: u64, up_ms: f64| {
+            let mut v = base();
+            v["links"][1]["flapping"] =
+                serde_json::json!({"start_s": 0.1, "down_ms": 1, "up_ms": up_ms, "count": count});
+            v
+        };
+        Scenario::from_json(&flapping(u64::from(MAX_FLAPS), 1.0).to_string()).unwrap();
+        let (path, msg) = error_of(flapping(u64::from(u32::MAX), 1.0));
+        assert_eq!(path, "links.1.flapping.count");
+        assert!(msg.starts_with("must be at most 1000000") && msg.ends_with("got 4294967295"), "{msg}");
+        // Each period is within a year, the train is not.
+        let (path, msg) = error_of(flapping(1000, 86_400_000.0));
+        assert_eq!(path, "links.1.flapping.count");
+        assert!(msg.contains("more than a year"), "{msg}");
     }
 
     #[test]

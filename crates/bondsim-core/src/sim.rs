@@ -887,6 +887,9 @@ impl World {
             self.rx_links[flow as usize] =
                 self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
             self.rx_asked[flow as usize] = true;
+            if let Some(log) = self.failover.as_deref_mut() {
+                log.started(now, flow as usize);
+            }
             self.taught_client(now, flow as usize);
             // The receiving end opens first (its data can arrive at once on a paced link).
             let (first, second) = match self.app_side {
@@ -2037,7 +2040,7 @@ impl World {
             }
             (server, client) => server.or(client),
         };
-        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, tcp.as_ref()));
+        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, &self.receiver, tcp.as_ref()));
         let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.views)).unwrap_or_default();
         let links = self
             .links

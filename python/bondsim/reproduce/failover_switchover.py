@@ -27,9 +27,9 @@ we chose:
   at any phase of the 4 ms monitor and of the packet train; the paper's failures every 10 s of one long
   run are failures of a bond in the same steady state;
 * UDP: iperf at 500 Mbit/s offered, the only UDP rate the paper gives (§4.2): the link runs full;
-* TCP: one bulk iperf transfer, Linux 3.x (no RACK: `tcp_recovery = 0`; TLP already on, with 3.10's
-  probe timeout, at least 10 ms in jiffies: `tlp_timeout = "linux-3.10"`) beside today's defaults
-  (RACK-TLP); one-way delay 1 µs (a cable).
+* TCP: one bulk iperf transfer, Linux 3.x (no RACK: `tcp_recovery = 0`; FACK on, its default then:
+  `tcp_fack`; TLP already on, with 3.10's probe timeout, at least 10 ms in jiffies: `tlp_timeout =
+  "linux-3.10"`) beside today's defaults (RACK-TLP); one-way delay 1 µs (a cable).
 """
 
 from __future__ import annotations
@@ -198,8 +198,8 @@ def report(runs: pd.DataFrame, groups: pd.DataFrame, quick: bool) -> str:
         "* **TCP, normal group**: the window's segments were lost with the link, no ACK comes back, and after "
         "a probe timeout (2·SRTT + 2 ms, about 4.6 ms at this round trip: `tcp_schedule_loss_probe`) the "
         "sender sends a tail loss probe. If the bond switched before the probe left, the probe reaches host 2 "
-        "over eth1, its SACK shows the hole, and RACK (or, in 3.x, the probe's ACK and fast recovery) repairs "
-        "the window at once: the FST is about the detection time, or the probe's time when it left after the "
+        "over eth1, its SACK shows the hole, and RACK (or, in 3.x, FACK, for which one SACK above the lost "
+        "window is enough: `tcp_time_to_recover`) repairs the window at once: the FST is about the detection time, or the probe's time when it left after the "
         "switch. Linux 3.11 probed later, `max(2·SRTT, msecs_to_jiffies(10))` (3 jiffies at HZ = 250: 12 ms in "
         "the model, 8–12 ms in the kernel, whose timer fires at a tick boundary; "
         '`tlp_timeout = "linux-3.10"` in the linux-3.x runs), so its probe waits for the switch whenever the '
@@ -213,6 +213,13 @@ def report(runs: pd.DataFrame, groups: pd.DataFrame, quick: bool) -> str:
         "lands in one group or the other depends only on its phase against the monitor and the packet train, "
         "which is why the paper saw both in 20 failures.",
     ]
+    late = tcp[(tcp["group"] == "normal") & (tcp["rtos"] > 0)]
+    if len(late):
+        parts.append(
+            f"* **Normal, then a timeout**: {len(late)} of the normal group's failures got their probe "
+            "through (the FST counts it) but not the repair: the retransmission timer still fired "
+            f"(stalls of {late['tcp_stall_ms'].min():.0f}–{late['tcp_stall_ms'].max():.0f} ms)."
+        )
     old = tcp[tcp["transport"] == "tcp, linux-3.x"]
     old_huge = int((old["group"] == "huge").sum())
     if len(old) and old_huge == 0:

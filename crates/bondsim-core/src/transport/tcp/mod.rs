@@ -50,6 +50,8 @@ pub struct TcpConfig {
     /// The probe timeout's floor: `msecs_to_jiffies(10)` for Linux 3.10's rule, `None` for today's
     /// (`scenario::TlpTimeout`).
     pub tlp_floor: Option<SimTime>,
+    /// FACK loss detection (`net.ipv4.tcp_fack`, Linux before 4.15; without RACK).
+    pub fack: bool,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -103,6 +105,7 @@ impl TcpConfig {
                 TlpTimeout::Current => None,
                 TlpTimeout::Linux310 => Some(bondsim_bond::monitor::jiffies_period(10.0, hz)),
             },
+            fack: spec.tcp_fack,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,

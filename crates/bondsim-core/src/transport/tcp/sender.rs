@@ -136,6 +136,8 @@ struct Conn {
     retrans_stamp: Option<SimTime>,
     reordering: u32,
     reord_seen: u32,
+    /// FACK loss detection still on (`tcp_is_fack`): configured, and no reordering seen.
+    fack_on: bool,
     /// `tcp_rtt_estimator`'s state in Linux's fixed point (µs): `srtt_us` is 8 × SRTT (0 before
     /// the first sample), `mdev_us` 4 × the mean deviation, `mdev_max_us` its largest value in
     /// the current round trip (at least `tcp_rto_min`), `rttvar_us` the variance term of the RTO,
@@ -426,6 +428,9 @@ impl Conn {
     /// Without RACK: RFC 6675 §4 `IsLost` — a segment with `reordering` SACKed
     /// segments above it is lost (Linux `tcp_mark_head_lost` / `tcp_update_scoreboard`).
     fn dupthresh_detect_loss(&mut self) -> u32 {
+        if self.fack_on {
+            return self.fack_detect_loss();
+        }
         if self.sacked_out < self.reordering {
             return 0;
         }
@@ -518,7 +523,29 @@ impl Conn {
         n
     }
 
+    /// FACK (Linux before 4.15, `net.ipv4.tcp_fack`): `fackets_out`, the segments from the
+    /// lowest unacknowledged to the highest SACKed, SACKed or not, counts as the duplicate
+    /// ACKs; above the reordering degree it is time to recover (`tcp_dupack_heuristics`,
+    /// `tcp_time_to_recover`) and the first `fackets_out - reordering` segments not SACKed are
+    /// lost (`tcp_update_scoreboard` → `tcp_mark_head_lost`, `tcp_skb_mark_lost`: one
+    /// already lost, retransmitted or not, stays as it is).
+    fn fack_detect_loss(&mut self) -> u32 {
+        let fackets_out = self.fack.saturating_sub(self.snd_una);
+        if fackets_out <= self.reordering {
+            return 0;
+        }
+        let mut newly_lost = 0;
+        for seq in self.snd_una..self.snd_una + (fackets_out - self.reordering) {
+            if self.seg(seq).marks & (SACKED | LOST) == 0 {
+                self.mark_lost(seq);
+                newly_lost += 1;
+            }
+        }
+        newly_lost
+    }
+
     /// `tcp_check_sack_reordering`: a segment at `low` was delivered below the highest SACK.
+    /// A degree raised turns FACK off (`tcp_update_reordering` → `tcp_disable_fack`).
     fn check_reordering(&mut self, config: &TcpConfig, low: u32) {
         if low >= self.fack {
             return;
@@ -526,6 +553,7 @@ impl Conn {
         let metric = self.fack - low;
         if metric > self.reordering {
             self.reordering = metric.min(config.max_reordering);
+            self.fack_on = false;
         }
         self.reord_seen += 1;
     }
@@ -792,6 +820,7 @@ impl TcpSender {
             retrans_stamp: None,
             reordering: self.config.reordering,
             reord_seen: 0,
+            fack_on: self.config.fack,
             srtt_us: 0,
             mdev_us: 0,
             mdev_max_us: 0,
@@ -1828,6 +1857,42 @@ mod tests {
         let c = s.conns[0].as_mut().unwrap();
         c.rtt_sample(&s.config, rtt, rtt);
         s
+    }
+
+    #[test]
+    fn fack_counts_the_holes_below_the_highest_sack_until_reordering_is_seen() {
+        let ms = SimTime(1_000_000);
+        let lost = |c: &Conn| (c.snd_una..c.snd_nxt).filter(|&q| c.seg(q).marks & LOST != 0).collect::<Vec<_>>();
+        let after = |fack: bool, blocks: &[&[(u32, u32)]]| {
+            let mut s = sent_window_with_rtt(ms);
+            s.config.rack = false;
+            s.config.fack = fack;
+            s.conns[0].as_mut().unwrap().fack_on = fack;
+            let mut out = Vec::new();
+            for (k, b) in blocks.iter().enumerate() {
+                let now = SimTime(ms.0 * (k as u64 + 2));
+                s.on_packet(now, ack_with(0, b, 0, now), &mut out);
+            }
+            s
+        };
+        // One SACK of the last of 10 segments: FACK counts 10 > 3, the first 7 are lost and
+        // fast recovery starts; RFC 6675 counts one SACKed segment and waits.
+        let s = after(true, &[&[(9, 10)]]);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((lost(c), c.state), ((0..7).collect(), CaState::Recovery));
+        let s = after(false, &[&[(9, 10)]]);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((lost(c), c.state), (Vec::<u32>::new(), CaState::Disorder));
+        // Three up to the SACK are not more than the degree; four are: the head alone is lost.
+        let s = after(true, &[&[(2, 3)]]);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new());
+        let s = after(true, &[&[(2, 4)]]);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![0]);
+        // A SACK below the highest (an original, never retransmitted) is reordering: the degree
+        // rises to its distance and FACK is off for the connection.
+        let s = after(true, &[&[(4, 5)], &[(1, 2), (4, 5)]]);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.reordering, c.fack_on), (4, false));
     }
 
     #[test]
