@@ -105,3 +105,47 @@ def test_a_later_failure_of_a_link_no_flow_uses_any_more_switches_no_flow(main, 
     assert second["switchover_flows"] == 0 and pd.isna(second["switchover_ms"])
     # The headline is the first failure's: the second switched nothing
     assert _ms(_printed(done.stdout, "switch-over (max)")[0]) == pytest.approx(first["switchover_ms_max"], abs=5e-4)
+
+
+def test_a_link_failing_without_end_is_counted_past_the_tables_limit(main):
+    """A tiny ``mtbf_s`` fails a link hundreds of thousands of times a second: the table keeps the first
+    100,000 (memory stays bounded), the summary counts them all and says the table stopped."""
+    import bondsim
+
+    r = bondsim.run("failover_udp", ["stop_s=0.3", "links.1.random_failures={mtbf_s=1e-6, mttr_s=1e-6}"])
+    s = r.summary
+    assert len(r.failovers) == 100_000 and s["failovers"] > 100_000 and s["failovers_truncated"] is True
+    # Every listed failure is the failing link's, and the windows follow one another.
+    assert (r.failovers["name"] == r.failovers["name"][0]).all()
+    assert r.failovers["down_at_s"].is_monotonic_increasing
+    done = main(
+        "run", "failover_udp", "--set", "stop_s=0.3", "--set", "links.1.random_failures={mtbf_s=1e-6, mttr_s=1e-6}"
+    )
+    assert done.returncode == 0, done.stderr
+    assert _printed(done.stdout, "link failures")[0].startswith(f"{s['failovers']:,} (the table stops at its limit")
+    from bondsim.cli import FAILOVER_COLUMNS as shown
+
+    more = f"and {s['failovers'] - shown:,} more failures, of which failovers.csv lists {100_000 - shown:,}"
+    assert more in done.stdout
+    # A run whose failures all fit says so too.
+    assert bondsim.run("failover_udp", ["stop_s=0.3"]).summary["failovers_truncated"] is False
+
+
+def test_a_tcp_stall_counts_flows_that_had_received_nothing_and_runs_to_the_end(main):
+    """``tcp_stall_ms``: a flow in progress at the failure stalls from its start if nothing had reached the
+    application yet (here the first flight is lost and only the initial 1 s RTO repairs it); a flow
+    that never resumes stalls until the run ends."""
+    import bondsim
+
+    fail = "links.0.failures=[{down_s = 0.0005, up_s = 0.002}]"
+    r = bondsim.run(
+        "tcp_rr",
+        ["workload.file_size.bytes=200000", fail, "bond.mode=active-backup", "bond.miimon=1"],
+    )
+    s = r.summary
+    assert s["tcp_rtos"] >= 1 and s["makespan_s"] > 1.0
+    assert s["tcp_stall_ms_max"] == pytest.approx(1000.0, abs=5.0), "the initial RTO, from the flows' start"
+    # active-backup without a monitor never fails over: the flow waits until stop_s.
+    never = bondsim.run("failover", ["bond.miimon=0", "stop_s=1.5"]).summary
+    start = bondsim.run("failover", ["bond.miimon=0", "stop_s=1.5"]).failovers["down_at_s"][0]
+    assert never["tcp_stall_ms_max"] >= (1.5 - start) * 1e3 - 1.0

@@ -74,6 +74,8 @@ def test_the_monitors_run_on_the_kernels_tick(hz, detection_ms):
     fail = "links.0.failures=[{down_s = 1.0005, up_s = 3.0}]"
     r = bondsim.run("failover", [fail, "stop_s=1.2", "bond.downdelay=2", f"bond.hz={hz}"])
     assert r.failovers["detection_ms"].item() == pytest.approx(detection_ms, abs=1e-6)
+    # The summary says the period the checks ran at: 1 ms in whole jiffies.
+    assert r.summary["miimon_ms"] == {1000: 1.0, 250: 4.0, 100: 10.0}[hz]
     # The ARP monitor alike: arp_interval 10 ms probes every 12 ms at 250 (3 jiffies), every 10 at 1000.
     arp = ("bond.miimon=0", "bond.downdelay=0", "bond.arp_interval=10", 'bond.arp_ip_target=["10.0.0.254"]')
     a = bondsim.run("failover_udp", [*arp, "stop_s=0.6", f"bond.hz={hz}"]).summary

@@ -69,6 +69,23 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ("seed=1979-05-27", "seed", "is a TOML date or time (1979-05-27)"),
         ("name=07:32:00", "name", "is a TOML date or time (07:32:00)"),
         ("links.0.slow_windows=[{start_s = 1979-05-27T07:32:00Z}]", "links.0.slow_windows.0.start_s", "TOML date"),
+        # serde's words put in the file's: a table, a quoted name, a whole number too large
+        ("trace=5", "trace", "invalid type: integer `5`, expected a table of fields"),
+        ("bond=[]", "bond", "expected a table of fields"),
+        ("bond.mode=1", "bond.mode", "expected a string (a name is a string: put it in quotes)"),
+        ("seed=18446744073709551616", "seed", "a whole number is wanted; one beyond 64 bits reads as a float"),
+        ("bond.hz=18446744073709551616", "bond.hz", "a whole number is wanted"),
+        ('bond.mode="1"', "bond.mode", None),  # balance-rr's number, quoted
+        ("links.0.failures.0.down_s=1", "links.0.failures", "give the list whole, in [ ]"),
+        ('workload.arrivals={kind = "at_start", bogus = 5}', "workload.arrivals", "unknown field `bogus`"),
+        # flapping trains are queued at the start: bounded in count and in length
+        (
+            "links.0.flapping={start_s = 0.1, down_ms = 1, up_ms = 1, count = 4294967295}",
+            "links.0.flapping.count",
+            "must be at most 1000000",
+        ),
+        # the trace's own floor (1 µs) is named, not the clock's
+        ("trace.link_ms=1e-9", "trace.link_ms", "must be at least 0.001 (1 µs), got 1e-9"),
     ],
 )
 def test_bad_field_is_named_with_what_is_allowed(override, path, says):
@@ -92,6 +109,16 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         ("sender.tcp_early_retrans=5", "sender.tcp_early_retrans", "Linux takes 0 to 4"),
         ("sender.tcp_early_retrans=4", "sender.tcp_early_retrans", None),
         ("network.protocol=udp", "network.protocol", "a tcp sender's segments are TCP"),
+        # the tail loss probe's rule is one of two names
+        ("sender.tlp_timeout=3", "sender.tlp_timeout", "expected a string (a name is a string: put it in quotes)"),
+        ("sender.tlp_timeout={}", "sender.tlp_timeout", "invalid type: map, expected a string"),
+        ('sender.tlp_timeout="linux-4"', "sender.tlp_timeout", 'expected "current" or "linux-3.10", got "linux-4"'),
+        ("sender.trace_ms=1e-9", "sender.trace_ms", "must be at least 0.001 (1 µs)"),
+        # Linux's sysctls: tcp_recovery a bitmap of 0x1, 0x2, 0x4; tcp_frto 0 to 2
+        ("sender.tcp_recovery=8", "sender.tcp_recovery", "0 to 7, got 8"),
+        ("sender.tcp_frto=5", "sender.tcp_frto", "Linux takes 0 (off), 1 or 2"),
+        # FACK is modelled before RACK only (Linux 3.x)
+        ("sender.tcp_fack=true", "sender.tcp_fack", "set tcp_recovery = 0 with it"),
     ],
 )
 def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):
@@ -100,6 +127,16 @@ def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):
         return
     err = error_of(override, source="tcp_rr")
     assert err.path == path and says in str(err), str(err)
+
+
+def test_a_teamd_link_watch_under_a_driver_mode_is_named_before_the_drivers_delays():
+    """failover_udp sets downdelay = 200: under balance-rr the link watch is what is out of place; under a
+    teamd mode the driver's downdelay is."""
+    watch = 'bond.link_watch={name = "ethtool"}'
+    err = error_of("bond.mode=balance-rr", watch, source="failover_udp")
+    assert err.path == "bond.link_watch" and "it needs a teamd mode" in str(err), str(err)
+    err = error_of("bond.mode=teamd:roundrobin", watch, source="failover_udp")
+    assert err.path == "bond.downdelay" and "use its own delays" in str(err), str(err)
 
 
 def test_nesting_deeper_than_any_field_is_one_error_not_a_recursion_traceback(tmp_path):

@@ -257,7 +257,13 @@ def _summary_table(summary: dict) -> Table:
         rows += _pingpong_rows(summary)
     if summary.get("failovers"):
         rows += [
-            ("link failures", f"{summary['failovers']:,}"),
+            (
+                "link failures",
+                f"{summary['failovers']:,}"
+                + (
+                    " (the table stops at its limit: failovers_truncated)" if summary.get("failovers_truncated") else ""
+                ),
+            ),
             ("  detection (max)", _ms(summary["detection_ms_max"])),
             ("  switch-over (max)", _ms(summary["switchover_ms_max"])),
             ("  TCP stall (max)", _ms(summary["tcp_stall_ms_max"])),
@@ -278,8 +284,9 @@ def _ms(value) -> str:
     return "-" if value is None or value != value else f"{value:,.3f} ms"
 
 
-def _failover_table(failovers: pd.DataFrame) -> Table:
-    """The first failures of a run (``failovers`` table), one column each."""
+def _failover_table(failovers: pd.DataFrame, total: int) -> Table:
+    """The first failures of a run (``failovers`` table), one column each; ``total``: every failure of
+    the run (the table may stop at its limit, ``failovers_truncated``)."""
     from rich.table import Table
 
     shown = failovers.head(FAILOVER_COLUMNS)
@@ -308,8 +315,9 @@ def _failover_table(failovers: pd.DataFrame) -> Table:
     }
     for name, cell in rows.items():
         table.add_row(name, *(cell(r) for _, r in shown.iterrows()))
-    if len(failovers) > len(shown):
-        table.caption = f"and {len(failovers) - len(shown):,} more failures (failovers.csv with --out)"
+    if total > len(shown):
+        listed = "" if total == len(failovers) else f", of which failovers.csv lists {len(failovers) - len(shown):,}"
+        table.caption = f"and {total - len(shown):,} more failures{listed} (failovers.csv with --out)"
     return table
 
 
@@ -406,7 +414,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif not args.quiet:
         console.print(_summary_table(result.summary))
         if result.failovers is not None and len(result.failovers):
-            console.print(_failover_table(result.failovers))
+            console.print(_failover_table(result.failovers, result.summary["failovers"]))
         if args.out:
             console.print(f"wrote {', '.join(result.files)} to {args.out}")
         if args.pcap:

@@ -93,7 +93,8 @@ pub struct Summary {
     /// Packets dropped because the bond had no usable link.
     pub drops_no_link: u64,
     /// The miimon period in force, ms: `bond.miimon`, or the 100 ms Linux forces in 802.3ad,
-    /// balance-tlb and balance-alb when it is 0 (`bond_check_params`).
+    /// balance-tlb and balance-alb when it is 0 (`bond_check_params`), in whole jiffies of
+    /// `bond.hz` as the checks run (miimon 1 ms: 4 ms at HZ 250).
     pub miimon_ms: f64,
     /// ARP requests the ARP monitor sent (not in the application's figures).
     pub arp_probes_sent: u64,

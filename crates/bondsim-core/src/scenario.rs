@@ -318,12 +318,12 @@ fn default_clients() -> u32 {
 }
 
 /// When requests reach the server's request queue.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Arrivals {
-    /// All requests are queued at time zero (the thesis's experiments).
-    #[default]
-    AtStart,
+    /// All requests are queued at time zero (the thesis's experiments). (A variant with no
+    /// fields rather than a unit one: serde then refuses a stray field, as for the others.)
+    AtStart {},
     /// `size` requests every `every_s` seconds, the first batch at zero (the
     /// appendix's `generate()`: 4999 requests every 5 s).
     Batches { size: u32, every_s: f64 },
@@ -333,6 +333,12 @@ pub enum Arrivals {
     /// again as soon as one ends (flexiclient's `-active`; the thesis's §4.4
     /// web test ran 64 per client). Request `i` comes from client `i % clients`.
     Closed { active: u32 },
+}
+
+impl Default for Arrivals {
+    fn default() -> Self {
+        Arrivals::AtStart {}
+    }
 }
 
 /// The file size of each request.
@@ -626,8 +632,10 @@ fn default_limit_output_bytes() -> u64 {
     4 << 20
 }
 
-/// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]).
+/// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]). Read from its
+/// name only (a plain string; serde's enum forms would say "expected unit" of a table).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(try_from = "String")]
 pub enum TlpTimeout {
     /// 2·SRTT + `TCP_TIMEOUT_MIN_US` (2 ms), or + `rto_min` with one segment out.
     #[default]
@@ -636,6 +644,18 @@ pub enum TlpTimeout {
     /// max(2·SRTT, 10 ms in whole jiffies), with one segment out at least 1.5·SRTT + 200 ms.
     #[serde(rename = "linux-3.10")]
     Linux310,
+}
+
+impl TryFrom<String> for TlpTimeout {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        match name.as_str() {
+            "current" => Ok(TlpTimeout::Current),
+            "linux-3.10" => Ok(TlpTimeout::Linux310),
+            _ => Err(format!("expected \"current\" or \"linux-3.10\", got {name:?}")),
+        }
+    }
 }
 
 /// How a client's ACKs reach the server.
@@ -1547,7 +1567,7 @@ impl Scenario {
                 }
                 message = rest.to_string();
             }
-            Error::scenario(path, message)
+            Error::scenario(path, in_users_words(message))
         })?;
         scenario.fill_derived_defaults();
         scenario.validate()?;
@@ -1667,10 +1687,7 @@ impl Scenario {
     fn validate_trace(&self) -> Result<()> {
         let t = &self.trace;
         if let Some(every) = t.link_ms {
-            duration("trace.link_ms", every, 1e-3, false)?;
-            if every < 1e-3 {
-                return Err(Error::scenario("trace.link_ms", format!("must be at least 0.001 (1 µs), got {every}")));
-            }
+            trace_period("trace.link_ms", every)?;
         }
         // Pairs of buckets merge: at least two, and an even number so that every bucket has a partner.
         if t.link_buckets < 2 || t.link_buckets > MAX_TRACE_BUCKETS || t.link_buckets % 2 == 1 {
@@ -1706,7 +1723,7 @@ impl Scenario {
         }
         let requests = f64::from(w.requests);
         match &w.arrivals {
-            Arrivals::AtStart => {}
+            Arrivals::AtStart {} => {}
             Arrivals::Batches { size, every_s } => {
                 at_least("workload.arrivals.size", u64::from(*size), 1)?;
                 duration("workload.arrivals.every_s", *every_s, 1.0, false)?;
@@ -1918,13 +1935,7 @@ impl Scenario {
                 }
                 duration("sender.rto_min_ms", t.rto_min_ms, 1e-3, false)?;
                 if let Some(every) = t.trace_ms {
-                    duration("sender.trace_ms", every, 1e-3, false)?;
-                    if every < 1e-3 {
-                        return Err(Error::scenario(
-                            "sender.trace_ms",
-                            format!("must be at least 0.001 (1 µs), got {every}"),
-                        ));
-                    }
+                    trace_period("sender.trace_ms", every)?;
                 }
                 at_least("sender.tcp_limit_output_bytes", t.tcp_limit_output_bytes, 1)?;
                 for (name, mem) in [("tcp_rmem", t.tcp_rmem), ("tcp_wmem", t.tcp_wmem)] {
@@ -2298,18 +2309,6 @@ impl Scenario {
             }
             None => {}
         }
-        if b.link_watch.is_some() {
-            for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay), ("arp_interval", b.arp_interval)]
-            {
-                if value > 0.0 {
-                    return Err(Error::scenario(
-                        format!("bond.{field}"),
-                        "is the bonding driver's: with a teamd link_watch, use its own delays (ethtool's \
-                         delay_up / delay_down) or arp_ping",
-                    ));
-                }
-            }
-        }
         if b.arp_interval > 0.0 {
             if b.miimon > 0.0 {
                 // bond_option_arp_interval_set: "ARP monitoring cannot be used with MII monitoring.
@@ -2387,6 +2386,30 @@ impl Scenario {
 }
 
 /// Formats a serde path as `a.b.3.c`, the form `--set` takes.
+/// A serde error in the words of a scenario file: Rust's type names out, a hint where the value
+/// was typed as another kind (TOML's and `--set`'s: `1` is a number, `"1"` a string).
+fn in_users_words(message: String) -> String {
+    let mut message = message;
+    if let Some(at) = message.find("expected struct ") {
+        // `expected struct Trace`: a table of that part's fields.
+        let end = message[at + 16..].find(|c: char| !c.is_alphanumeric()).map_or(message.len(), |e| at + 16 + e);
+        message.replace_range(at..end, "expected a table of fields");
+    }
+    if message.starts_with("invalid type: integer") && message.ends_with("expected a string") {
+        message.push_str(" (a name is a string: put it in quotes)");
+    }
+    if message == "invalid type: map, expected a sequence" {
+        // `--set links.0.failures.0.down_s=1` where the scenario has no `failures` makes a table.
+        message.push_str(" (give the list whole, in [ ]: an index in --set reaches into a list already there)");
+    }
+    if message.starts_with("invalid type: floating point")
+        && (message.contains("expected u") || message.contains("expected i"))
+    {
+        message.push_str(" (a whole number is wanted; one beyond 64 bits reads as a float)");
+    }
+    message
+}
+
 fn dotted(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let parts: Vec<String> = path
@@ -2522,6 +2545,15 @@ pub(crate) fn duration(path: &str, value: f64, unit_s: f64, zero_ok: bool) -> Re
         ));
     }
     Ok(())
+}
+
+/// A trace's sampling period, ms: a duration of at least 1 µs (that floor checked first, so a
+/// value below it is not told "at least 1 ns").
+fn trace_period(path: &str, every_ms: f64) -> Result<()> {
+    if every_ms.is_finite() && every_ms > 0.0 && every_ms < 1e-3 {
+        return Err(Error::scenario(path, format!("must be at least 0.001 (1 µs), got {}", num(every_ms))));
+    }
+    duration(path, every_ms, 1e-3, false)
 }
 
 /// `value` in units of `unit_s` seconds as the simulator's clock holds it, in nanoseconds
@@ -2661,7 +2693,7 @@ mod tests {
         assert_eq!(s.sender, Sender::Paced(PacedSender { chunk_bytes: 1024, tick_ms: 20.0, packets_per_tick: 4 }));
         let Workload::Requests(w) = &s.workload else { panic!("requests by default") };
         assert_eq!(w.clients, 10);
-        assert_eq!(w.arrivals, Arrivals::AtStart);
+        assert_eq!(w.arrivals, Arrivals::AtStart {});
         assert_eq!(s.link_count(), 4);
         assert_eq!(s.links[1], LinkSpec::paced(82.0));
         assert_eq!(s.links[0], LinkSpec::paced(20.0));
@@ -2802,6 +2834,22 @@ mod tests {
         let (path, msg) = error_of(with(serde_json::json!({"period_ms": 5, "loss": 0.1})));
         assert_eq!(path, "links.0.loss");
         assert!(msg.contains("kind = \"rate\""), "{msg}");
+    }
+
+    #[test]
+    fn every_arrivals_kind_refuses_a_stray_field_and_at_start_keeps_its_form() {
+        for (kind, extra) in [("at_start", "bogus"), ("at_start", "rate_per_s"), ("poisson", "size")] {
+            let mut v = base();
+            v["workload"]["arrivals"] = serde_json::json!({"kind": kind, "rate_per_s": 5.0});
+            v["workload"]["arrivals"][extra] = 5.into();
+            let (path, msg) = error_of(v);
+            assert!(path.starts_with("workload.arrivals"), "{path}: {msg}");
+            assert!(msg.contains("unknown field"), "{msg}");
+        }
+        let at_start = serde_json::to_value(Arrivals::default()).unwrap();
+        assert_eq!(at_start, serde_json::json!({"kind": "at_start"}));
+        let v: Arrivals = serde_json::from_value(at_start).unwrap();
+        assert_eq!(v, Arrivals::AtStart {});
     }
 
     #[test]

@@ -180,9 +180,11 @@ pub fn run_with_capture(
         progress(p)
     });
     match (guarded, over) {
-        (Err(Error::Interrupted), Some(p)) => Err(over_budget(scenario, &p)),
+        (Err(Error::Interrupted), Some(p)) => Err(over_budget(scenario, &p, "stopped")),
         // A run that ended between two checks past the budget is over it all the same.
-        (Ok(()), _) if world.events.processed() > scenario.max_events => Err(over_budget(scenario, &world.progress())),
+        (Ok(()), _) if world.events.processed() > scenario.max_events => {
+            Err(over_budget(scenario, &world.progress(), "ended"))
+        }
         (outcome, _) => outcome,
     }?;
     if let Some(c) = world.capture.take() {
@@ -192,13 +194,14 @@ pub fn run_with_capture(
 }
 
 /// The error of a run stopped by its guard, `max_events` (checked every [`PROGRESS_EVERY`]
-/// events while it runs, and once more at its end).
-fn over_budget(scenario: &Scenario, p: &Progress) -> Error {
+/// events while it runs, and once more at its end: `how` it came to a halt, "stopped" by the
+/// guard or "ended" on its own between two checks).
+fn over_budget(scenario: &Scenario, p: &Progress, how: &str) -> Error {
     let share = if p.total_packets == 0 { 0.0 } else { p.done_packets as f64 / p.total_packets as f64 * 100.0 };
     Error::scenario(
         "max_events",
         format!(
-            "the run took more than max_events = {} events (stopped at {} events, simulated time {:.3} s, \
+            "the run took more than max_events = {} events ({how} at {} events, simulated time {:.3} s, \
              {share:.1}% of {} packets delivered or lost); raise max_events if it is meant to run this long",
             scenario.max_events,
             p.events,
@@ -247,6 +250,16 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
                 ),
             ));
         }
+        // (After the mode: under a driver mode the link watch itself is what is out of place.)
+        for (field, value) in [("updelay", b.updelay), ("downdelay", b.downdelay), ("arp_interval", b.arp_interval)] {
+            if value > 0.0 {
+                return Err(Error::scenario(
+                    format!("bond.{field}"),
+                    "is the bonding driver's: with a teamd link_watch, use its own delays (ethtool's \
+                     delay_up / delay_down) or arp_ping",
+                ));
+            }
+        }
         return Ok(match watch {
             scenario::LinkWatch::Ethtool { delay_up, delay_down } => {
                 (Monitor::ethtool(*delay_up, *delay_down, links.len()), 0.0, None)
@@ -270,8 +283,10 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
     }
     let miimon = monitor::miimon_in_force(mode, b.miimon);
     let monitor = Monitor::new(miimon, b.updelay, b.downdelay, b.hz, links.len());
+    // The summary's period in force: in whole jiffies of `bond.hz`, as the checks run.
+    let miimon_ms = if miimon > 0.0 { monitor::jiffies_period(miimon, b.hz).as_nanos() as f64 / 1e6 } else { 0.0 };
     if b.arp_interval == 0.0 {
-        return Ok((monitor, miimon, None));
+        return Ok((monitor, miimon_ms, None));
     }
     if !monitor::mode_uses_arp(mode) {
         return Err(Error::scenario(
@@ -307,7 +322,7 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
         arp_mode,
         links.len(),
     );
-    Ok((monitor, miimon, Some((arp, targets as u32))))
+    Ok((monitor, miimon_ms, Some((arp, targets as u32))))
 }
 
 /// The spacing of the gratuitous ARPs after a failover: Linux keeps `peer_notif_delay` in

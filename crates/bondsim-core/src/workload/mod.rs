@@ -42,7 +42,7 @@ pub fn generate(workload: &Requests, seed: u64) -> Vec<Request> {
     (0..workload.requests)
         .map(|id| {
             let arrival = match &workload.arrivals {
-                Arrivals::AtStart => SimTime::ZERO,
+                Arrivals::AtStart {} => SimTime::ZERO,
                 Arrivals::Batches { size, every_s } => SimTime::from_secs_f64(f64::from(id / size) * every_s),
                 Arrivals::Poisson { rate_per_s } => {
                     clock += Exp::new(*rate_per_s).expect("validated rate > 0").sample(&mut arrivals);
