@@ -402,6 +402,21 @@ def test_runs_list_and_sweeps(main, stored):
     assert missing.returncode == 2 and "no results database here" in missing.stderr
 
 
+def test_runs_list_prints_every_column_whole_on_a_narrow_console(main, stored, monkeypatch):
+    """Piped output is 80 columns wide: a table wider than that is printed wider, not squeezed until a
+    column of swept values disappears."""
+    from bondsim.cli import console
+
+    monkeypatch.setattr(console.rich, "width", 60)
+    out = main("runs", "list", "--db", str(stored), "--sweep", "small").stdout
+    header = next(line for line in out.splitlines() if "run_id" in line)
+    for column in ("point", "mode", "run_id", "engine", "scheduler", "seed", "ooo_fraction"):
+        assert f" {column} " in header, header
+    rows = [line for line in out.splitlines() if "simulator" in line]
+    assert len(rows) == SMALL_RUNS and all(" rr " in r or " lb " in r for r in rows), out
+    assert console.rich.width == 60, "the console's own width is given back"
+
+
 @pytest.mark.parametrize("store_column", ["point", *__import__("bondsim.store").store.RUN_COLUMNS])
 def test_no_axis_takes_the_name_of_a_column_the_store_writes_for_every_run(store_column):
     from bondsim import ScenarioError

@@ -72,11 +72,22 @@ def frame_table(frame: pd.DataFrame, title: str | None = None) -> Table:
 
 
 def show(table: Table) -> None:
-    """Prints ``table`` whole: wider than the console rather than cut."""
+    """Prints ``table`` whole: wider than the console rather than cut. (rich measures and prints within
+    the console's width, 80 columns when piped, and squeezes a column to nothing when the others fill
+    it: the table is measured without that bound and the console widened while it prints.)"""
     from rich.measure import Measurement
 
     out = console.rich
-    out.print(table, width=max(out.width, Measurement.get(out, out.options, table).minimum), crop=False)
+    need = Measurement.get(out, out.options.update_width(1 << 16), table).minimum
+    if need <= out.width:
+        out.print(table)
+        return
+    width = out.width
+    out.width = need
+    try:
+        out.print(table, crop=False)
+    finally:
+        out.width = width
 
 
 def _names(asked: str, option: str, what: str) -> list[str]:
