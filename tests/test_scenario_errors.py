@@ -70,8 +70,15 @@ def error_of(*overrides: str, source="thesis") -> ScenarioError:
         ("name=07:32:00", "name", "is a TOML date or time (07:32:00)"),
         ("links.0.slow_windows=[{start_s = 1979-05-27T07:32:00Z}]", "links.0.slow_windows.0.start_s", "TOML date"),
         # serde's words put in the file's: a table, a quoted name, a whole number too large
-        ("trace=5", "trace", "invalid type: integer `5`, expected a table of fields"),
-        ("bond=[]", "bond", "expected a table of fields"),
+        ("trace=5", "trace", "invalid type: a number, expected a table of fields"),
+        ("bond=[]", "bond", "invalid type: a list, expected a table of fields"),
+        # serde's derive reads a struct from a list of its fields in order: not a scenario's meaning
+        ("trace=[5, 2, 100]", "trace", "invalid type: a list, expected a table of fields"),
+        ('switch=["none"]', "switch", "invalid type: a list, expected a table of fields"),
+        ("network=[]", "network", "invalid type: a list, expected a table of fields"),
+        ("ipfrag=[]", "ipfrag", "invalid type: a list, expected a table of fields"),
+        ('trace={link_ms = "often"}', "trace.link_ms", 'invalid type: string "often", expected f64'),
+        ("bond.miimon=fast", "bond.miimon", 'invalid type: string "fast"'),
         ("bond.mode=1", "bond.mode", "expected a string (a name is a string: put it in quotes)"),
         ("seed=18446744073709551616", "seed", "a whole number is wanted; one beyond 64 bits reads as a float"),
         ("bond.hz=18446744073709551616", "bond.hz", "a whole number is wanted"),

@@ -42,22 +42,23 @@ pub struct Scenario {
     #[serde(default)]
     pub sender: Sender,
     /// Addresses and headers the packets carry (what the hash policies read).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "table")]
     pub network: Network,
     /// The receiving host's IP reassembly (used when datagrams are fragmented).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "table")]
     pub ipfrag: IpFrag,
     /// The bond: its mode (scheduler), link monitor and the mode's options.
+    #[serde(deserialize_with = "table")]
     pub bond: Bond,
     /// The bonded links, in order (link ids are positions after `count` expansion).
     pub links: Vec<LinkSpec>,
     /// Time series recorded for reports (`bondsim report`): off unless asked for.
-    #[serde(default, skip_serializing_if = "Trace::is_off")]
+    #[serde(default, skip_serializing_if = "Trace::is_off", deserialize_with = "table")]
     pub trace: Trace,
     /// The switch between the bond's links and the clients (default: a LAG hashing layer2+3
     /// over the ports with carrier, static or for a bond in 802.3ad running LACP,
     /// [`Scenario::lag`]; written without it).
-    #[serde(default, skip_serializing_if = "Switch::is_default")]
+    #[serde(default, skip_serializing_if = "Switch::is_default", deserialize_with = "table")]
     pub switch: Switch,
 }
 
@@ -1382,6 +1383,26 @@ fn take_kind(
 /// Deserialises one part of a tagged value, keeping the path of a nested error.
 fn part<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> std::result::Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|err| nested(&dotted(err.path()), err.into_inner()))
+}
+
+/// A part of the scenario that is a table of fields. serde's derive also reads a struct from a list
+/// of its fields in order (`trace = [5, 2, 100]`, `switch = []`), which no scenario file means.
+fn table<'de, D, T>(d: D) -> std::result::Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::de::Error as _;
+    let value = serde_json::Value::deserialize(d)?;
+    let got = match &value {
+        serde_json::Value::Object(_) => return part(value).map_err(D::Error::custom),
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Null => "null",
+    };
+    Err(D::Error::custom(format!("invalid type: {got}, expected a table of fields")))
 }
 
 /// A value with every field at its default (the serde attributes are the one place defaults are set).
