@@ -63,6 +63,15 @@ struct Row {
     delivered_bytes: u64,
 }
 
+impl Row {
+    /// A flow's delivery paused `gap` around this failure: the row keeps the longest.
+    fn stalled(&mut self, gap: SimTime) {
+        if self.stall.is_none_or(|s| gap > s) {
+            self.stall = Some(gap);
+        }
+    }
+}
+
 /// A flow's measure still waiting for a packet.
 #[derive(Debug, Clone, Copy)]
 enum Pending {
@@ -200,15 +209,27 @@ impl FailoverLog {
             Pending::Stall { row, prev } => {
                 let r = &mut rows[*row];
                 let gap = SimTime(now.0 - prev.0);
-                if r.stall.is_none_or(|s| gap > s) {
-                    r.stall = Some(gap);
-                }
+                r.stalled(gap);
                 *prev = now;
                 // Gaps that begin after the window has closed are not this failure's.
                 r.up.is_none_or(|up| now < up)
             }
             Pending::Switch { .. } => true,
         });
+    }
+
+    /// TCP gave up `flow`'s connection at `now`: nothing more will reach its application, and the
+    /// gaps it was waiting in end here (after that the flow is resolved, and [`FailoverLog::finish`]
+    /// would leave them out).
+    pub fn abandoned(&mut self, now: SimTime, flow: usize) {
+        let rows = &mut self.rows;
+        for p in self.pending[flow].drain(..) {
+            if let Pending::Stall { row, prev } = p {
+                let gap = SimTime(now.0.saturating_sub(prev.0));
+                let r = &mut rows[row];
+                r.stalled(gap);
+            }
+        }
     }
 
     /// A packet was lost (every copy dropped), for `cause`.
@@ -236,9 +257,7 @@ impl FailoverLog {
                 if let Pending::Stall { row, prev } = *p {
                     let r = &mut self.rows[row];
                     let gap = SimTime(end.0.saturating_sub(prev.0));
-                    if r.stall.is_none_or(|s| gap > s) {
-                        r.stall = Some(gap);
-                    }
+                    r.stalled(gap);
                 }
             }
         }
@@ -381,6 +400,15 @@ mod tests {
         assert_eq!(stall(1, false, &[20]), Some(480.0), "still waiting for packet 1 at the end");
         assert_eq!(stall(1, true, &[400]), Some(398.0), "ended at 400 ms: no wait to the end");
         assert_eq!(stall(6, false, &[300, 301]), None, "not started at the failure");
+        // A connection given up at 250 ms: its gap ends there, though the flow is resolved at the end.
+        let mut receiver = Receiver::new(&[2]);
+        let mut log = FailoverLog::new(1, 1, true);
+        log.started(ms(1), 0);
+        receiver.deliver(ms(2), &data(0, 0));
+        log.down(ms(5), 0, "carrier", &receiver);
+        receiver.abandon(0);
+        log.abandoned(ms(250), 0);
+        assert_eq!(log.finish(ms(500), &["eth0".into()], &receiver, None).tcp_stall_ms[0], Some(248.0));
     }
 
     #[test]

@@ -853,6 +853,9 @@ impl World {
                     // A closed loop's client moves on to its next request, as after any error.
                     let ended = self.receiver.flows()[flow as usize].resolved();
                     self.receiver.abandon(flow);
+                    if let Some(log) = self.failover.as_deref_mut() {
+                        log.abandoned(now, flow as usize);
+                    }
                     self.flow_may_have_ended(now, flow, ended);
                 }
             }

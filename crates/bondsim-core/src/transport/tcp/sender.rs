@@ -138,6 +138,9 @@ struct Conn {
     reord_seen: u32,
     /// FACK loss detection still on (`tcp_is_fack`): configured, and no reordering seen.
     fack_on: bool,
+    /// With FACK: retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
+    /// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`].
+    retrans_at: VecDeque<(u32, u32)>,
     /// `tcp_rtt_estimator`'s state in Linux's fixed point (µs): `srtt_us` is 8 × SRTT (0 before
     /// the first sample), `mdev_us` 4 × the mean deviation, `mdev_max_us` its largest value in
     /// the current round trip (at least `tcp_rto_min`), `rttvar_us` the variance term of the RTO,
@@ -427,9 +430,15 @@ impl Conn {
 
     /// Without RACK: RFC 6675 §4 `IsLost` — a segment with `reordering` SACKed
     /// segments above it is lost (Linux `tcp_mark_head_lost` / `tcp_update_scoreboard`).
-    fn dupthresh_detect_loss(&mut self) -> u32 {
+    /// `dupack`: the ACK moved nothing forward (`is_dupack`, the model's ACKs carrying no data).
+    /// In Loss the kernel marks nothing this way (`tcp_fastretrans_alert` returns after
+    /// `tcp_process_loss`; without RACK `tcp_identify_packet_loss` does nothing either).
+    fn dupthresh_detect_loss(&mut self, dupack: bool) -> u32 {
+        if self.state == CaState::Loss {
+            return 0;
+        }
         if self.fack_on {
-            return self.fack_detect_loss();
+            return self.fack_detect_loss(dupack);
         }
         if self.sacked_out < self.reordering {
             return 0;
@@ -528,19 +537,51 @@ impl Conn {
     /// ACKs; above the reordering degree it is time to recover (`tcp_dupack_heuristics`,
     /// `tcp_time_to_recover`) and the first `fackets_out - reordering` segments not SACKed are
     /// lost (`tcp_update_scoreboard` → `tcp_mark_head_lost`, `tcp_skb_mark_lost`: one
-    /// already lost, retransmitted or not, stays as it is).
-    fn fack_detect_loss(&mut self) -> u32 {
+    /// already lost, retransmitted or not, stays as it is). In Recovery a duplicate ACK marks
+    /// at least the head (`do_lost = is_dupack || ...`, and `if (lost <= 0) lost = 1`).
+    fn fack_detect_loss(&mut self, dupack: bool) -> u32 {
         let fackets_out = self.fack.saturating_sub(self.snd_una);
-        if fackets_out <= self.reordering {
+        let head_on_dupack = dupack && self.state == CaState::Recovery;
+        if fackets_out <= self.reordering && !head_on_dupack {
             return 0;
         }
+        let lost = fackets_out.saturating_sub(self.reordering).max(1);
         let mut newly_lost = 0;
-        for seq in self.snd_una..self.snd_una + (fackets_out - self.reordering) {
+        for seq in self.snd_una..(self.snd_una + lost).min(self.snd_nxt) {
             if self.seg(seq).marks & (SACKED | LOST) == 0 {
                 self.mark_lost(seq);
                 newly_lost += 1;
             }
         }
+        newly_lost
+    }
+
+    /// FACK's test for lost retransmissions (Linux before 4.4, `tcp_mark_lost_retrans`, run on
+    /// every SACK in Recovery): a retransmission still in flight is lost once a segment sent after
+    /// it is SACKed (the highest SACK beyond the `snd_nxt` it left at); it is marked lost again and
+    /// sent again, where without it only the timeout would repair it.
+    fn mark_lost_retrans(&mut self) -> u32 {
+        if !self.fack_on || self.retrans_out == 0 {
+            self.retrans_at.clear();
+            return 0;
+        }
+        if self.state != CaState::Recovery {
+            return 0;
+        }
+        let mut newly_lost = 0;
+        let mut kept = VecDeque::with_capacity(self.retrans_at.len());
+        while let Some((seq, nxt)) = self.retrans_at.pop_front() {
+            if seq < self.snd_una || self.seg(seq).marks & RETRANS_OUT == 0 {
+                continue; // ACKed, SACKed or already judged
+            }
+            if self.fack > nxt {
+                self.mark_lost(seq);
+                newly_lost += 1;
+            } else {
+                kept.push_back((seq, nxt));
+            }
+        }
+        self.retrans_at = kept;
         newly_lost
     }
 
@@ -821,6 +862,7 @@ impl TcpSender {
             reordering: self.config.reordering,
             reord_seen: 0,
             fack_on: self.config.fack,
+            retrans_at: VecDeque::new(),
             srtt_us: 0,
             mdev_us: 0,
             mdev_max_us: 0,
@@ -1240,7 +1282,8 @@ impl TcpSender {
                 reo_wait = wait;
             }
         } else if config.sack {
-            newly_lost += c.dupthresh_detect_loss();
+            newly_lost += c.mark_lost_retrans();
+            newly_lost += c.dupthresh_detect_loss(!una_advanced);
         }
         if matches!(c.state, CaState::Open | CaState::Disorder) {
             if c.lost_out > 0 {
@@ -1398,6 +1441,11 @@ impl TcpSender {
         s.delivered = delivered;
         if was_lost {
             c.retrans_out += 1;
+            if c.fack_on {
+                // One mark per segment, as the skb's one `ack_seq`: the latest retransmission's.
+                c.retrans_at.retain(|&(q, _)| q != seq);
+                c.retrans_at.push_back((seq, c.snd_nxt));
+            }
         } else {
             // A probe of a segment not marked lost: in flight twice.
             s.marks &= !RETRANS_OUT;
@@ -1471,9 +1519,11 @@ impl TcpSender {
             }
         }
         c.retrans_out = 0;
+        c.retrans_at.clear();
         c.retrans_hint = c.snd_una;
-        // `tcp_enter_loss` resets the reordering degree it cannot trust.
-        if c.sacked_out >= config.reordering {
+        // `tcp_enter_loss` resets the reordering degree it cannot trust: a timeout in Open or
+        // Disorder after as many SACKs as the initial degree (not one in Recovery or Loss).
+        if matches!(c.state, CaState::Open | CaState::Disorder) && c.sacked_out >= config.reordering {
             c.reordering = c.reordering.min(config.reordering);
         }
         // `tcp_enter_loss`: F-RTO judges a timeout that starts a recovery, or a repeated one.
@@ -1888,11 +1938,62 @@ mod tests {
         assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new());
         let s = after(true, &[&[(2, 4)]]);
         assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![0]);
+        // In Recovery a duplicate ACK marks the head even when the highest SACK is within the
+        // degree of it; an ACK that moves snd_una on does not. (The ACK covers the retransmission
+        // only: an original ACKed below the SACK would be reordering, and turn FACK off.)
+        let mut s = after(true, &[&[(3, 4)]]);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![0], "fackets_out 4: the head");
+        let at = |k: u64| SimTime(ms.0 * k);
+        let mut out = Vec::new();
+        assert_eq!(s.poll_transmit(at(3)).map(|p| p.seq), Some(0), "its retransmission");
+        s.on_packet(at(4), ack_with(1, &[(3, 4)], 0, at(4)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.fack_on, lost(c)), (CaState::Recovery, true, vec![]), "fackets_out 3: nothing");
+        s.on_packet(at(5), ack_with(1, &[(3, 4)], 0, at(5)), &mut out);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![1], "the duplicate marks the head");
+        // A retransmission is lost once a segment sent after it is SACKed (`tcp_mark_lost_retrans`):
+        // segment 0 is resent while 10 is the next new one; a SACK of 10 declares it lost again.
+        for sack_new in [false, true] {
+            let mut s = after(true, &[&[(3, 4)]]);
+            s.conns[0].as_mut().unwrap().w.cwnd = 20;
+            let sent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(at(3))).map(|p| p.seq).take(3).collect();
+            assert_eq!(sent, vec![0, 10, 11], "the retransmission, then new data");
+            let blocks: &[(u32, u32)] = if sack_new { &[(10, 11), (3, 4)] } else { &[(3, 4)] };
+            s.on_packet(at(4), ack_with(0, blocks, 0, at(4)), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            let again = c.seg(0).marks & RETRANS_OUT == 0;
+            assert_eq!(again, sack_new, "segment 0's retransmission judged lost: {again}");
+            assert_eq!(c.retrans_out, u32::from(!sack_new));
+            if sack_new {
+                assert_eq!(s.poll_transmit(at(5)).map(|p| (p.seq, p.retransmit)), Some((0, true)), "resent");
+            }
+        }
         // A SACK below the highest (an original, never retransmitted) is reordering: the degree
         // rises to its distance and FACK is off for the connection.
         let s = after(true, &[&[(4, 5)], &[(1, 2), (4, 5)]]);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.reordering, c.fack_on), (4, false));
+    }
+
+    #[test]
+    fn a_timeout_resets_the_reordering_degree_only_from_open_or_disorder() {
+        // Degree 5, three segments SACKed (the initial degree's worth): in Disorder (FACK counts
+        // 5, not above 5) the timeout brings the degree back to 3; in Recovery (FACK counts 10)
+        // it keeps it (`tcp_enter_loss`: `icsk_ca_state <= TCP_CA_Disorder && sacked_out >= ...`).
+        let ms = SimTime(1_000_000);
+        for (block, state, after_rto) in [((2, 5), CaState::Disorder, 3), ((7, 10), CaState::Recovery, 5)] {
+            let mut s = sent_window_with_rtt(ms);
+            s.config.rack = false;
+            s.config.fack = true;
+            let c = s.conns[0].as_mut().unwrap();
+            c.fack_on = true;
+            c.reordering = 5;
+            let mut out = Vec::new();
+            s.on_packet(SimTime(2 * ms.0), ack_with(0, &[block], 0, SimTime(2 * ms.0)), &mut out);
+            assert_eq!(s.conns[0].as_ref().unwrap().state, state);
+            s.on_rto(0, SimTime(300 * ms.0), &mut out);
+            assert_eq!(s.conns[0].as_ref().unwrap().reordering, after_rto, "{state:?}");
+        }
     }
 
     #[test]
