@@ -545,9 +545,8 @@ def cmd_scenario_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(doc, indent=2))
     elif not args.quiet:
-        console.print(
-            f"{args.scenario}: ok ({sum(1 for _ in doc['links'])} link entries, bond.mode={doc['bond']['mode']})"
-        )
+        links = sum(int(entry.get("count", 1)) for entry in doc["links"])
+        console.print(f"{args.scenario}: ok ({links} link{'s' * (links != 1)}, bond.mode={doc['bond']['mode']})")
     return 0
 
 
