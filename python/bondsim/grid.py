@@ -57,9 +57,6 @@ from bondsim.scenario import (
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
 AXIS_KEYS = ("path", "name", "values", "range", "logrange")
-#: Columns every sweep result has; an axis may not take these names (nor those of the columns the results
-#: database writes for every run, ``bondsim.store.SWEEP_RUN_COLUMNS``).
-RESERVED = ("point", "seed", "scenario_hash", "run_id")
 MAX_AXIS_VALUES = 1_000_000
 #: Most runs a sweep may have unless its file says ``max_runs = N``: every point is checked before
 #: anything runs, so a grid is expanded only once its size is known to be within this.
@@ -225,7 +222,8 @@ def _raw_axis(i: int, raw: Any) -> _RawAxis:
 
     # A summary figure's name would stand for the figure in every result; an axis may take it only for the
     # field the figure reports (`requests` for workload.requests: the two are one value).
-    if name in (*RESERVED, *SWEEP_RUN_COLUMNS) or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
+    # The columns every sweep result has (`point`, `seed`, `run_id`, ... as the store writes them).
+    if name in SWEEP_RUN_COLUMNS or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
         raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
     return _RawAxis(path=path, name=name, kind=kind, values=values)
 

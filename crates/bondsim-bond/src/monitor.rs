@@ -122,6 +122,11 @@ impl Monitor {
         }
     }
 
+    /// How often the monitor checks (its `miimon` in whole jiffies; 0 without one).
+    pub fn period(&self) -> SimTime {
+        self.period
+    }
+
     /// teamd's `ethtool` link watch (`lw_ethtool_event_watch_port_changed`): the kernel tells
     /// teamd of a carrier change at once (netlink, no polling), which takes effect `delay_up_ms`
     /// / `delay_down_ms` later unless the carrier changes back first; the delays always apply.

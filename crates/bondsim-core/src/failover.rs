@@ -72,6 +72,16 @@ impl Row {
     }
 }
 
+/// The gaps `pending` was waiting in end at `at` (no delivery ended them: the run ended, or the
+/// connection was given up).
+fn close_stalls(rows: &mut [Row], pending: impl Iterator<Item = Pending>, at: SimTime) {
+    for p in pending {
+        if let Pending::Stall { row, prev } = p {
+            rows[row].stalled(SimTime(at.0.saturating_sub(prev.0)));
+        }
+    }
+}
+
 /// A flow's measure still waiting for a packet.
 #[derive(Debug, Clone, Copy)]
 enum Pending {
@@ -222,14 +232,7 @@ impl FailoverLog {
     /// gaps it was waiting in end here (after that the flow is resolved, and [`FailoverLog::finish`]
     /// would leave them out).
     pub fn abandoned(&mut self, now: SimTime, flow: usize) {
-        let rows = &mut self.rows;
-        for p in self.pending[flow].drain(..) {
-            if let Pending::Stall { row, prev } = p {
-                let gap = SimTime(now.0.saturating_sub(prev.0));
-                let r = &mut rows[row];
-                r.stalled(gap);
-            }
-        }
+        close_stalls(&mut self.rows, self.pending[flow].drain(..), now);
     }
 
     /// A packet was lost (every copy dropped), for `cause`.
@@ -249,16 +252,9 @@ impl FailoverLog {
         tcp: Option<&TcpStats>,
     ) -> FailoverTable {
         // A flow still waiting at the end stalled at least until then.
-        for (flow, pending) in self.pending.iter().enumerate() {
-            if receiver.flows()[flow].resolved() {
-                continue;
-            }
-            for p in pending {
-                if let Pending::Stall { row, prev } = *p {
-                    let r = &mut self.rows[row];
-                    let gap = SimTime(end.0.saturating_sub(prev.0));
-                    r.stalled(gap);
-                }
+        for (flow, pending) in self.pending.iter_mut().enumerate() {
+            if !receiver.flows()[flow].resolved() {
+                close_stalls(&mut self.rows, pending.drain(..), end);
             }
         }
         let mut t = FailoverTable { unlisted: self.unlisted, ..FailoverTable::default() };

@@ -284,7 +284,7 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
     let miimon = monitor::miimon_in_force(mode, b.miimon);
     let monitor = Monitor::new(miimon, b.updelay, b.downdelay, b.hz, links.len());
     // The summary's period in force: in whole jiffies of `bond.hz`, as the checks run.
-    let miimon_ms = if miimon > 0.0 { monitor::jiffies_period(miimon, b.hz).as_nanos() as f64 / 1e6 } else { 0.0 };
+    let miimon_ms = monitor.period().as_nanos() as f64 / 1e6;
     if b.arp_interval == 0.0 {
         return Ok((monitor, miimon_ms, None));
     }
