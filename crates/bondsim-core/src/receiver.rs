@@ -113,8 +113,10 @@ pub struct FlowRx {
     lost_below_base: u32,
     /// Time of the latest delivery (meaningful once `received > 0`).
     pub last_at: SimTime,
-    /// (sequence number, arrival position) each time the highest number so far rose.
-    highs: VecDeque<(u32, u64)>,
+    /// (sequence number, arrival position) each time the highest number so far rose. (A
+    /// position is below `received`, a `u32`: 8 bytes an entry, the list being as long as a
+    /// gap stays open.)
+    highs: VecDeque<(u32, u32)>,
     /// Lost packets numbered above it, ascending.
     lost_pending: Vec<u32>,
     packets: u32,
@@ -224,7 +226,7 @@ impl FlowRx {
 /// number still missing and a late packet is usually that one, so the answer is near
 /// the front, and a search that doubles its step from there reads only what it needs
 /// of a long list (a binary search over all of it misses the cache at every step).
-fn first_above(highs: &VecDeque<(u32, u64)>, seq: u32) -> usize {
+fn first_above(highs: &VecDeque<(u32, u32)>, seq: u32) -> usize {
     let mut hi = 1;
     while hi < highs.len() && highs[hi].0 <= seq {
         hi *= 2;
@@ -321,7 +323,7 @@ impl Receiver {
             self.duplicates += 1;
             return None;
         }
-        let position = u64::from(rx.received);
+        let position = rx.received;
         rx.received += 1;
         rx.last_at = now;
         let in_order = seq >= rx.next_exp;
@@ -338,7 +340,7 @@ impl Receiver {
         } else {
             // RFC 4737 extent: distance back to the first arrival with a higher number.
             let k = first_above(&rx.highs, seq);
-            let extent = position - rx.highs[k].1;
+            let extent = u64::from(position - rx.highs[k].1);
             rx.max_extent = rx.max_extent.max(extent);
             rx.sum_extent += extent;
         }
@@ -352,7 +354,7 @@ impl Receiver {
             }
         }
         let expected = i64::from(seq) - i64::from(rx.lost_below(seq));
-        self.density.record(position as i64 - expected);
+        self.density.record(i64::from(position) - expected);
         rx.settle_losses();
         self.delivered += 1;
         self.payload_bytes += u64::from(packet.bytes);
@@ -494,7 +496,7 @@ mod tests {
     fn the_search_from_the_front_finds_what_a_binary_search_finds() {
         // Every length up to 40, every query from below the first to above the last but one.
         for len in 1..40u32 {
-            let highs: VecDeque<(u32, u64)> = (0..len).map(|i| (3 * i + 5, u64::from(i))).collect();
+            let highs: VecDeque<(u32, u32)> = (0..len).map(|i| (3 * i + 5, i)).collect();
             for seq in 0..3 * len + 3 {
                 assert_eq!(first_above(&highs, seq), highs.partition_point(|&(s, _)| s <= seq), "{len} {seq}");
             }
