@@ -124,8 +124,10 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         # Linux's sysctls: tcp_recovery a bitmap of 0x1, 0x2, 0x4; tcp_frto 0 to 2
         ("sender.tcp_recovery=8", "sender.tcp_recovery", "0 to 7, got 8"),
         ("sender.tcp_frto=5", "sender.tcp_frto", "Linux takes 0 (off), 1 or 2"),
-        # FACK is modelled before RACK only (Linux 3.x)
+        # FACK, early retransmit and NCR are modelled before RACK only (Linux 3.x)
         ("sender.tcp_fack=true", "sender.tcp_fack", "set tcp_recovery = 0 with it"),
+        ("sender.early_retransmit=true", "sender.early_retransmit", "early retransmit is modelled without RACK"),
+        ("sender.ncr=true", "sender.ncr", "NCR is modelled without RACK only"),
     ],
 )
 def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):

@@ -578,6 +578,22 @@ pub struct TcpSender {
     /// connection once reordering is detected (`tcp_update_reordering` → `tcp_disable_fack`).
     #[serde(default)]
     pub tcp_fack: bool,
+    /// RFC 5827 early retransmit as Linux 3.5 to 4.10 ran it (eed530b6c676; removed in 4.11 by
+    /// bec41a11dd3d), without RACK only: with fewer than 4 segments out, all but one SACKed, none
+    /// retransmitted and nothing new the windows let out (`tcp_time_to_recover`'s Trick#6), recovery
+    /// starts at once (`tcp_early_retrans` = 1) or after max(SRTT/4, 2 ms) in jiffies of the bond's
+    /// `hz` (2 and 3, the RFC's mitigation A.3: `tcp_pause_early_retransmit`, unless the RTO comes
+    /// first); 0 and 4 leave it off. Off for the connection once it sees reordering
+    /// (`tcp_update_reordering` → `tcp_disable_early_retrans`), and from the start unless
+    /// `tcp_reordering` is 3 (`tcp_enable_early_retrans`).
+    #[serde(default)]
+    pub early_retransmit: bool,
+    /// Linux's entry to recovery before 4a7f60094411 ("tcp: remove RFC4653 NCR", 2017), without
+    /// RACK only: with no more segments out than the reordering degree, at least half of them and
+    /// `tcp_reordering` SACKed, and nothing new the windows let out (`tcp_time_to_recover`'s
+    /// Trick#4), a raised degree does not hold recovery back.
+    #[serde(default)]
+    pub ncr: bool,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -745,6 +761,8 @@ impl Sender {
                 "tcp_early_retrans",
                 "tlp_timeout",
                 "tcp_fack",
+                "early_retransmit",
+                "ncr",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
@@ -1925,11 +1943,17 @@ impl Scenario {
                         format!("Linux takes 0 to 4 (3 or 4: tail loss probes), got {}", t.tcp_early_retrans),
                     ));
                 }
-                if t.tcp_fack && t.tcp_recovery & 1 != 0 {
-                    return Err(Error::scenario(
-                        "sender.tcp_fack",
-                        "FACK is modelled without RACK only (Linux 3.x); set tcp_recovery = 0 with it",
-                    ));
+                for (field, on, what) in [
+                    ("sender.tcp_fack", t.tcp_fack, "FACK"),
+                    ("sender.early_retransmit", t.early_retransmit, "early retransmit"),
+                    ("sender.ncr", t.ncr, "NCR"),
+                ] {
+                    if on && t.tcp_recovery & 1 != 0 {
+                        return Err(Error::scenario(
+                            field,
+                            format!("{what} is modelled without RACK only (Linux 3.x); set tcp_recovery = 0 with it"),
+                        ));
+                    }
                 }
                 // net/ipv4/sysctl_net_ipv4.c: tcp_recovery is a bitmap of 0x1, 0x2 and 0x4;
                 // tcp_frto is 0 (off), 1 (RFC 5682's basic F-RTO) or 2 (its SACK variant).

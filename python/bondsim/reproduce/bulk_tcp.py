@@ -16,14 +16,18 @@ TCP_PAYLOAD_SHARE = 1448 / (1448 + 52 + 38)
 #: The seeds ran Linux 3.x (seed 003: 3.11; seed 004: CORE of 2014), before RACK (Linux 4.10): loss
 #: detection by FACK (``tcp_fack``, on by default until 4.11) until the connection sees reordering,
 #: then by dupthresh with the adaptive reordering degree, at most 127 (TCP_MAX_REORDERING until 3.19's
-#: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit already on, the
-#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``). ``modern``: today's defaults (RACK-TLP).
+#: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit already on
+#: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
+#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), and ``tcp_time_to_recover``'s RFC 4653
+#: NCR rule (``ncr``). ``modern``: today's defaults (RACK-TLP).
 KERNELS: dict[str, list[str]] = {
     "linux-3.x": [
         "sender.tcp_recovery=0",
         "sender.tcp_fack=true",
         "sender.tcp_max_reordering=127",
         'sender.tlp_timeout="linux-3.10"',
+        "sender.early_retransmit=true",
+        "sender.ncr=true",
     ],
     "modern": [],
 }

@@ -52,6 +52,13 @@ pub struct TcpConfig {
     pub tlp_floor: Option<SimTime>,
     /// FACK loss detection (`net.ipv4.tcp_fack`, Linux before 4.15; without RACK).
     pub fack: bool,
+    /// RFC 5827 early retransmit (`TcpSpec::early_retransmit`, without RACK): `None` off, else the
+    /// least it waits (`Some(0)`: at once, `tcp_early_retrans` = 1; else `msecs_to_jiffies(2)`).
+    pub early_retransmit: Option<SimTime>,
+    /// The bond's `hz`: kernel timers set in jiffies (`usecs_to_jiffies` rounds up to one).
+    pub hz: u32,
+    /// Linux's RFC 4653 NCR entry to recovery (`TcpSpec::ncr`, without RACK).
+    pub ncr: bool,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -106,6 +113,14 @@ impl TcpConfig {
                 TlpTimeout::Linux310 => Some(bondsim_bond::monitor::jiffies_period(10.0, hz)),
             },
             fack: spec.tcp_fack,
+            early_retransmit: match spec.tcp_early_retrans {
+                _ if !spec.early_retransmit || spec.tcp_reordering != 3 => None,
+                1 => Some(SimTime::ZERO),
+                2 | 3 => Some(bondsim_bond::monitor::jiffies_period(2.0, hz)),
+                _ => None,
+            },
+            hz,
+            ncr: spec.ncr,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,
@@ -125,6 +140,12 @@ impl TcpConfig {
             trace_every: spec.trace_ms.map(SimTime::from_millis_f64),
             frto: spec.tcp_frto > 0,
         }
+    }
+
+    /// `usecs_to_jiffies`: `us` microseconds rounded up to whole jiffies of `hz`.
+    pub fn usecs_to_jiffies(&self, us: u64) -> SimTime {
+        let jiffies = (us * u64::from(self.hz)).div_ceil(1_000_000);
+        SimTime(jiffies * 1_000_000_000 / u64::from(self.hz))
     }
 
     #[cfg(test)]

@@ -76,6 +76,20 @@ enum TimerKind {
     Rto,
     LossProbe,
     ReoTimeout,
+    /// Delayed early retransmit (`ICSK_TIME_EARLY_RETRANS`, Linux 3.5 to 4.10).
+    EarlyRetrans,
+}
+
+/// What `tcp_time_to_recover`'s rules after its first two (which the scoreboard's marking
+/// covers: a segment marked lost, or the duplicate ACKs above the reordering degree) decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EarlyRecovery {
+    /// Not yet.
+    No,
+    /// Now (NCR, or early retransmit with no delay).
+    Now,
+    /// Early retransmit, after this delay (`tcp_pause_early_retransmit`).
+    After(SimTime),
 }
 
 /// RACK state (RFC 8985 §6.1; Linux `tp->rack`).
@@ -138,6 +152,8 @@ struct Conn {
     reord_seen: u32,
     /// FACK loss detection still on (`tcp_is_fack`): configured, and no reordering seen.
     fack_on: bool,
+    /// Early retransmit still on (`tp->do_early_retrans`): configured, and no reordering seen.
+    do_early_retrans: bool,
     /// With FACK: retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
     /// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`].
     retrans_at: VecDeque<(u32, u32)>,
@@ -556,6 +572,66 @@ impl Conn {
         newly_lost
     }
 
+    /// `tcp_may_send_now`: new data the windows let out now (`tcp_snd_test`: a segment
+    /// waiting, room in cwnd, and in the receiver's window).
+    fn may_send_now(&self) -> bool {
+        self.snd_nxt < self.written && self.in_flight() < self.w.cwnd && self.snd_nxt < self.wnd_end
+    }
+
+    /// Linux 3.x's ways into recovery with no segment marked lost (`tcp_time_to_recover` after
+    /// Trick#1 and #2, which the marking before covers), judged after an ACK in Open or Disorder:
+    /// * NCR (RFC 4653, "Trick#4"): no more segments out than the reordering degree, at least
+    ///   half of them and `tcp_reordering` SACKed, and nothing new to send: recover now;
+    /// * early retransmit (RFC 5827, "Trick#6"): no retransmission out, fewer than 4 segments
+    ///   out, all but one at most SACKed (at least one), and nothing new to send: recover, at once
+    ///   or after max(SRTT/4, 2 ms) in jiffies (`tcp_pause_early_retransmit`: not if there is no
+    ///   RTT yet or the pending timer fires first).
+    fn early_recovery(&self, config: &TcpConfig, now: SimTime) -> EarlyRecovery {
+        let packets_out = self.packets_out();
+        if config.ncr
+            && packets_out <= self.reordering
+            && self.sacked_out >= (packets_out / 2).max(config.reordering)
+            && !self.may_send_now()
+        {
+            return EarlyRecovery::Now;
+        }
+        let Some(floor) = config.early_retransmit else { return EarlyRecovery::No };
+        if !self.do_early_retrans
+            || self.retrans_out > 0
+            || self.sacked_out == 0
+            || packets_out < self.sacked_out + 1
+            || packets_out >= 4
+            || self.may_send_now()
+        {
+            return EarlyRecovery::No;
+        }
+        if floor == SimTime::ZERO || self.srtt_us == 0 {
+            return EarlyRecovery::Now;
+        }
+        // `max(usecs_to_jiffies(tp->srtt_us >> 5), msecs_to_jiffies(2))`: SRTT/4 (`srtt_us` is 8 × SRTT).
+        let delay = config.usecs_to_jiffies(self.srtt_us >> 5).max(floor);
+        match self.timer.deadline() {
+            Some(at) if at > now + delay => EarlyRecovery::After(delay),
+            _ => EarlyRecovery::Now,
+        }
+    }
+
+    /// `tcp_update_scoreboard(sk, fast_rexmit = 1)` on entering recovery in Recovery state: FACK
+    /// marks the first max(fackets_out − reordering, 1) segments; dupthresh what it marks, else the
+    /// head (`tcp_mark_head_lost(sk, 1, 1)`).
+    fn mark_on_entry(&mut self) -> u32 {
+        let mut newly_lost = self.dupthresh_detect_loss(true);
+        if !self.fack_on
+            && self.sacked_out < self.reordering
+            && self.snd_una < self.snd_nxt
+            && self.seg(self.snd_una).marks & (SACKED | LOST) == 0
+        {
+            self.mark_lost(self.snd_una);
+            newly_lost += 1;
+        }
+        newly_lost
+    }
+
     /// FACK's test for lost retransmissions (Linux before 4.4, `tcp_mark_lost_retrans`, run on
     /// every SACK in Recovery): a retransmission still in flight is lost once a segment sent after
     /// it is SACKed (the highest SACK beyond the `snd_nxt` it left at); it is marked lost again and
@@ -586,11 +662,14 @@ impl Conn {
     }
 
     /// `tcp_check_sack_reordering`: a segment at `low` was delivered below the highest SACK.
-    /// A degree raised turns FACK off (`tcp_update_reordering` → `tcp_disable_fack`).
+    /// A degree raised turns FACK off (`tcp_update_reordering` → `tcp_disable_fack`); any
+    /// reordering turns early retransmit off.
     fn check_reordering(&mut self, config: &TcpConfig, low: u32) {
         if low >= self.fack {
             return;
         }
+        // (`if (metric > 0) tcp_disable_early_retrans(tp)`, whether or not the degree rises.)
+        self.do_early_retrans = false;
         let metric = self.fack - low;
         if metric > self.reordering {
             self.reordering = metric.min(config.max_reordering);
@@ -862,6 +941,7 @@ impl TcpSender {
             reordering: self.config.reordering,
             reord_seen: 0,
             fack_on: self.config.fack,
+            do_early_retrans: self.config.early_retransmit.is_some(),
             retrans_at: VecDeque::new(),
             srtt_us: 0,
             mdev_us: 0,
@@ -1170,6 +1250,8 @@ impl TcpSender {
             && c.packet_delayed(ack.ts_ecr)
         {
             c.check_reordering(config, prior_snd_una);
+            // (`tcp_update_reordering(sk, tcp_fackets_out(tp) + acked, 1)`: a metric above 0.)
+            c.do_early_retrans = false;
             if c.retrans_out > 0 {
                 hold_losses = true;
             } else {
@@ -1285,10 +1367,23 @@ impl TcpSender {
             newly_lost += c.mark_lost_retrans();
             newly_lost += c.dupthresh_detect_loss(!una_advanced);
         }
+        // Linux 3.x's other ways into recovery (`Conn::early_recovery`), without RACK.
+        let mut early_retrans_at = None;
         if matches!(c.state, CaState::Open | CaState::Disorder) {
+            let early = if c.lost_out > 0 || config.rack { EarlyRecovery::No } else { c.early_recovery(config, now) };
             if c.lost_out > 0 {
                 c.enter_recovery(stats);
+            } else if early == EarlyRecovery::Now {
+                c.enter_recovery(stats);
+                // `if (do_lost) tcp_update_scoreboard(sk, fast_rexmit)`: on a duplicate ACK, or one
+                // whose SACKs reach beyond the reordering degree (`tcp_fackets_out(tp) > tp->reordering`).
+                if !una_advanced || (newly_sacked > 0 && c.fack.saturating_sub(c.snd_una) > c.reordering) {
+                    newly_lost += c.mark_on_entry();
+                }
             } else {
+                if let EarlyRecovery::After(delay) = early {
+                    early_retrans_at = Some(now + delay);
+                }
                 let next = if c.sacked_out > 0 || c.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
                 if next != c.state {
                     c.set_state(next);
@@ -1331,10 +1426,14 @@ impl TcpSender {
         // that ACKs nothing leaves a pending reordering timeout alone: under broadcast
         // every segment brings D-SACKs of its extra copies, and re-arming the RTO on each
         // of them kept RACK from ever marking a hole lost.
+        // A delayed early retransmit pending is cancelled by any ACK (`tcp_ack` → `tcp_rearm_rto`),
+        // which may pause it again.
         if let Some(wait) = reo_wait {
             let rto_at = now + c.backed_off_rto(config);
             Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
-        } else if una_advanced || c.timer.deadline().is_none() {
+        } else if let Some(at) = early_retrans_at {
+            Self::arm(c, flow, TimerKind::EarlyRetrans, at, out);
+        } else if una_advanced || c.timer.deadline().is_none() || c.timer_kind == TimerKind::EarlyRetrans {
             Self::set_xmit_timer(config, c, flow, now, out);
         }
         self.ready.push_back(flow);
@@ -1565,6 +1664,25 @@ impl TcpSender {
         self.urgent.push_back(probe);
     }
 
+    /// The delayed early retransmit's timer fired (`tcp_resume_early_retransmit`): the RTO is
+    /// re-armed, and, early retransmit still on, recovery starts with the head marked lost
+    /// (`tcp_update_scoreboard(sk, 1)`) and retransmitted, which runs the RTO from now.
+    fn on_early_retrans(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
+        let (config, stats) = (&self.config, &mut self.stats);
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
+        let rto = c.backed_off_rto(config);
+        let at = if c.do_early_retrans && matches!(c.state, CaState::Open | CaState::Disorder) {
+            c.enter_recovery(stats);
+            c.mark_on_entry();
+            now + rto
+        } else {
+            // `tcp_rearm_rto` from a pending early retransmit: the RTO of the head's send.
+            (c.seg(c.snd_una).sent + rto).max(now + config.usecs_to_jiffies(1))
+        };
+        Self::arm(c, flow, TimerKind::Rto, at, out);
+        self.ready.push_back(flow);
+    }
+
     /// RACK's reordering timer fired (`tcp_rack_reo_timeout`).
     fn on_reo_timeout(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
         let (config, stats) = (&self.config, &mut self.stats);
@@ -1626,6 +1744,7 @@ impl Endpoint for TcpSender {
                 TimerKind::Rto => self.on_rto(flow, now, out),
                 TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
                 TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
+                TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
             },
         }
     }
@@ -2397,5 +2516,120 @@ mod tests {
         assert!(!c.small_queue_full(&config, true), "retransmissions may queue twice as much");
         c.snd_nxt = 1;
         assert!(!c.small_queue_full(&config, false), "a single buffer in flight always goes");
+    }
+
+    /// A flow of `segments` segments all sent at 0 over a sender without RACK (dupthresh), with
+    /// early retransmit waiting at least `er` (`None`: off) and an SRTT of `srtt_ms`.
+    fn short_flow(segments: u32, er: Option<SimTime>, ncr: bool, srtt_ms: u64) -> TcpSender {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        (s.config.gso, s.config.rack, s.config.early_retransmit, s.config.ncr) = (false, false, er, ncr);
+        let mut out = Vec::new();
+        s.open(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
+        assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
+        let c = s.conns[0].as_mut().unwrap();
+        let srtt = SimTime(srtt_ms * 1_000_000);
+        c.rtt_sample(&s.config, srtt, srtt);
+        s
+    }
+
+    fn lost_segments(s: &TcpSender) -> Vec<u32> {
+        let c = s.conns[0].as_ref().unwrap();
+        (c.snd_una..c.snd_nxt).filter(|&q| c.seg(q).marks & LOST != 0).collect()
+    }
+
+    #[test]
+    fn early_retransmit_recovers_a_short_flows_loss_after_a_quarter_of_the_rtt() {
+        // 3 segments out, the first lost: a duplicate ACK SACKs the other two. dupthresh (3) is out
+        // of reach; RFC 5827 (2 SACKed of 3 out, nothing new to send) starts recovery, Linux's delayed
+        // form after max(SRTT/4, 2 ms) (`tcp_pause_early_retransmit`): the ACK's SACK sample (21 ms)
+        // makes SRTT 20.125 ms, a quarter 5.03 ms, 6 jiffies at HZ 1000.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let floor = Some(ms(2));
+        let mut out = Vec::new();
+        let mut s = short_flow(3, floor, false, 20);
+        s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(
+            (c.state, c.timer_kind, c.timer.deadline()),
+            (CaState::Disorder, TimerKind::EarlyRetrans, Some(ms(27)))
+        );
+        assert!(lost_segments(&s).is_empty() && s.poll_transmit(ms(21)).is_none());
+        s.on_timer(ms(27), timer_token(0, s.conns[0].as_ref().unwrap().timer.generation()), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, lost_segments(&s), s.stats.fast_recoveries), (CaState::Recovery, vec![0], 1));
+        let p = s.poll_transmit(ms(27)).expect("the head goes again");
+        assert!((p.seq, p.retransmit) == (0, true));
+        assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::Rto);
+
+        // `tcp_early_retrans` = 1: at once.
+        let mut s = short_flow(3, Some(SimTime::ZERO), false, 20);
+        s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+        assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Recovery, vec![0]));
+        // An RTO due before the delay ends: at once too (SRTT 1 s: 250 ms of delay, the RTO
+        // armed at the open, 1 s, comes first).
+        let mut s = short_flow(3, floor, false, 1_000);
+        s.on_packet(ms(800), sack(0, (1, 3), ms(800)), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Recovery);
+        // Off: the connection waits (for the loss probe or the RTO).
+        let mut s = short_flow(3, None, false, 20);
+        s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(c.state, CaState::Disorder);
+        assert_ne!(c.timer_kind, TimerKind::EarlyRetrans);
+        // With 4 out it is dupthresh's to judge, not early retransmit's.
+        let mut s = short_flow(4, floor, false, 20);
+        s.on_packet(ms(21), sack(0, (2, 4), ms(21)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+    }
+
+    #[test]
+    fn reordering_turns_early_retransmit_off_for_the_connection() {
+        // The third of 3 SACKed pauses early retransmit; the first then arrives, never retransmitted,
+        // below the SACK: reordering (`tcp_update_reordering` → `tcp_disable_early_retrans`), and the
+        // ACK cancels the pause. The second's hole then waits: early retransmit is off.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut out = Vec::new();
+        let mut s = short_flow(3, Some(ms(2)), false, 20);
+        s.on_packet(ms(21), sack(0, (2, 3), ms(21)), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::EarlyRetrans);
+        s.on_packet(ms(22), sack(1, (2, 3), ms(22)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert!(!c.do_early_retrans);
+        assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+        s.on_packet(ms(23), sack(1, (2, 3), ms(23)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+        // The same duplicate ACK on a connection that saw no reordering pauses it again.
+        let mut s = short_flow(3, Some(ms(2)), false, 20);
+        s.on_packet(ms(21), sack(1, (2, 3), ms(21)), &mut out);
+        assert!(s.conns[0].as_ref().unwrap().do_early_retrans);
+    }
+
+    #[test]
+    fn ncr_recovers_when_half_the_flight_is_sacked_below_a_raised_degree() {
+        // 8 out after reordering raised the degree to 10: 4 SACKed are far from dupthresh, but
+        // they are half of the flight and `tcp_reordering`, and nothing new can go (RFC 4653 NCR,
+        // `tcp_time_to_recover`'s Trick#4): recovery, the head marked by the duplicate ACK.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let run = |segments: u32, ncr: bool, blocks: (u32, u32)| {
+            let mut s = short_flow(segments, None, ncr, 20);
+            s.conns[0].as_mut().unwrap().reordering = 10;
+            s.on_packet(ms(21), sack(0, blocks, ms(21)), &mut Vec::new());
+            s
+        };
+        let s = run(8, true, (4, 8));
+        assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Recovery, vec![0]));
+        let s = run(8, false, (4, 8));
+        assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Disorder, vec![]));
+        // 3 of 8 SACKed: under half.
+        let s = run(8, true, (5, 8));
+        assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Disorder);
+        // 10 out, 5 SACKed: half of them. With nothing more to send, recovery; with more written and
+        // room in cwnd (the SACKed left the flight), not yet (`tcp_may_send_now`).
+        let s = run(10, true, (5, 10));
+        assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Recovery);
+        let s = run(20, true, (5, 10));
+        assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Disorder);
     }
 }
