@@ -128,6 +128,7 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         ("sender.tcp_fack=true", "sender.tcp_fack", "set tcp_recovery = 0 with it"),
         ("sender.early_retransmit=true", "sender.early_retransmit", "early retransmit is modelled without RACK"),
         ("sender.ncr=true", "sender.ncr", "NCR is modelled without RACK only"),
+        ("sender.forward_retransmit=true", "sender.forward_retransmit", "forward retransmission is modelled"),
     ],
 )
 def test_bad_tcp_field_is_named_as_the_user_set_it(override, path, says):

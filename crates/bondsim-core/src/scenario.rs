@@ -594,6 +594,13 @@ pub struct TcpSender {
     /// Trick#4), a raised degree does not hold recovery back.
     #[serde(default)]
     pub ncr: bool,
+    /// Linux's forward retransmission before 4.11 (840a3cbe8969 "tcp: remove forward retransmit
+    /// feature"), without RACK only: in Recovery, once the lost segments are sent again and no
+    /// new data may go (`tcp_can_forward_retransmit`), the segments below the highest SACK that
+    /// are neither SACKed nor sent again already go again, as cwnd allows
+    /// (`tcp_xmit_retransmit_queue`).
+    #[serde(default)]
+    pub forward_retransmit: bool,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -763,6 +770,7 @@ impl Sender {
                 "tcp_fack",
                 "early_retransmit",
                 "ncr",
+                "forward_retransmit",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
@@ -1947,6 +1955,7 @@ impl Scenario {
                     ("sender.tcp_fack", t.tcp_fack, "FACK"),
                     ("sender.early_retransmit", t.early_retransmit, "early retransmit"),
                     ("sender.ncr", t.ncr, "NCR"),
+                    ("sender.forward_retransmit", t.forward_retransmit, "forward retransmission"),
                 ] {
                     if on && t.tcp_recovery & 1 != 0 {
                         return Err(Error::scenario(

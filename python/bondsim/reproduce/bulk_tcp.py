@@ -18,8 +18,9 @@ TCP_PAYLOAD_SHARE = 1448 / (1448 + 52 + 38)
 #: then by dupthresh with the adaptive reordering degree, at most 127 (TCP_MAX_REORDERING until 3.19's
 #: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit already on
 #: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
-#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), and ``tcp_time_to_recover``'s RFC 4653
-#: NCR rule (``ncr``). ``modern``: today's defaults (RACK-TLP).
+#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
+#: NCR rule (``ncr``) and forward retransmission in recovery (``forward_retransmit``). ``modern``:
+#: today's defaults (RACK-TLP).
 KERNELS: dict[str, list[str]] = {
     "linux-3.x": [
         "sender.tcp_recovery=0",
@@ -28,6 +29,7 @@ KERNELS: dict[str, list[str]] = {
         'sender.tlp_timeout="linux-3.10"',
         "sender.early_retransmit=true",
         "sender.ncr=true",
+        "sender.forward_retransmit=true",
     ],
     "modern": [],
 }

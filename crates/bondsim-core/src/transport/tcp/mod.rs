@@ -59,6 +59,8 @@ pub struct TcpConfig {
     pub hz: u32,
     /// Linux's RFC 4653 NCR entry to recovery (`TcpSpec::ncr`, without RACK).
     pub ncr: bool,
+    /// Linux's forward retransmission before 4.11 (`TcpSpec::forward_retransmit`, without RACK).
+    pub forward_retransmit: bool,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -121,6 +123,7 @@ impl TcpConfig {
             },
             hz,
             ncr: spec.ncr,
+            forward_retransmit: spec.forward_retransmit,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,

@@ -427,6 +427,23 @@ impl Conn {
         (newly_lost, wait)
     }
 
+    /// Marks segment `seq` lost as the head-marking of dupthresh and FACK does (`tcp_skb_mark_lost`):
+    /// a segment SACKed or already lost stays as it is, and a forward retransmission in flight
+    /// stays in flight (`TCPCB_SACKED_RETRANS` kept).
+    fn mark_head_lost(&mut self, seq: u32) -> bool {
+        let s = self.seg_mut(seq);
+        if s.marks & (SACKED | LOST) != 0 {
+            return false;
+        }
+        if s.marks & RETRANS_OUT == 0 {
+            self.mark_lost(seq);
+        } else {
+            s.marks |= LOST;
+            self.lost_out += 1;
+        }
+        true
+    }
+
     /// Marks segment `seq` lost (`tcp_mark_skb_lost`); a retransmission in flight is lost too.
     fn mark_lost(&mut self, seq: u32) {
         let s = self.seg_mut(seq);
@@ -471,8 +488,7 @@ impl Conn {
                 if marks & LOST != 0 {
                     break; // everything below was judged before
                 }
-                self.mark_lost(seq);
-                newly_lost += 1;
+                newly_lost += u32::from(self.mark_head_lost(seq));
             }
         }
         newly_lost
@@ -565,8 +581,7 @@ impl Conn {
         let mut newly_lost = 0;
         for seq in self.snd_una..(self.snd_una + lost).min(self.snd_nxt) {
             if self.seg(seq).marks & (SACKED | LOST) == 0 {
-                self.mark_lost(seq);
-                newly_lost += 1;
+                newly_lost += u32::from(self.mark_head_lost(seq));
             }
         }
         newly_lost
@@ -586,7 +601,10 @@ impl Conn {
     ///   out, all but one at most SACKed (at least one), and nothing new to send: recover, at once
     ///   or after max(SRTT/4, 2 ms) in jiffies (`tcp_pause_early_retransmit`: not if there is no
     ///   RTT yet or the pending timer fires first).
-    fn early_recovery(&self, config: &TcpConfig, now: SimTime) -> EarlyRecovery {
+    ///
+    /// `rto_at`: the retransmission timer's deadline as the kernel has it at that point
+    /// (`icsk_timeout`; [`Conn::rto_before_recovery`]).
+    fn early_recovery(&self, config: &TcpConfig, now: SimTime, rto_at: Option<SimTime>) -> EarlyRecovery {
         let packets_out = self.packets_out();
         if config.ncr
             && packets_out <= self.reordering
@@ -610,9 +628,44 @@ impl Conn {
         }
         // `max(usecs_to_jiffies(tp->srtt_us >> 5), msecs_to_jiffies(2))`: SRTT/4 (`srtt_us` is 8 × SRTT).
         let delay = config.usecs_to_jiffies(self.srtt_us >> 5).max(floor);
-        match self.timer.deadline() {
+        match rto_at {
             Some(at) if at > now + delay => EarlyRecovery::After(delay),
             _ => EarlyRecovery::Now,
+        }
+    }
+
+    /// `tcp_rearm_rto` from a pending early retransmit or loss probe (Linux 3.11/3.13): the RTO
+    /// of the head's last send, or a whole RTO from now once that has passed.
+    fn rearmed_rto(&self, config: &TcpConfig, now: SimTime) -> SimTime {
+        let rto = self.backed_off_rto(config);
+        let at = self.seg(self.snd_una).sent + rto;
+        if at > now {
+            at
+        } else {
+            now + rto
+        }
+    }
+
+    /// The retransmission timer's deadline when `tcp_fastretrans_alert` runs for an ACK: an ACK
+    /// that advanced snd_una re-armed it a whole RTO from now (`tcp_clean_rtx_queue`); any other
+    /// ACK in the window turned a pending early retransmit or loss probe back into the RTO
+    /// (`tcp_ack`: `tcp_rearm_rto`); an old ACK left it as it was.
+    fn rto_before_recovery(
+        &self,
+        config: &TcpConfig,
+        now: SimTime,
+        una_advanced: bool,
+        old_ack: bool,
+    ) -> Option<SimTime> {
+        let deadline = self.timer.deadline();
+        if old_ack || self.packets_out() == 0 {
+            deadline
+        } else if una_advanced {
+            Some(now + self.backed_off_rto(config))
+        } else if deadline.is_some() && matches!(self.timer_kind, TimerKind::EarlyRetrans | TimerKind::LossProbe) {
+            Some(self.rearmed_rto(config, now))
+        } else {
+            deadline
         }
     }
 
@@ -621,13 +674,8 @@ impl Conn {
     /// head (`tcp_mark_head_lost(sk, 1, 1)`).
     fn mark_on_entry(&mut self) -> u32 {
         let mut newly_lost = self.dupthresh_detect_loss(true);
-        if !self.fack_on
-            && self.sacked_out < self.reordering
-            && self.snd_una < self.snd_nxt
-            && self.seg(self.snd_una).marks & (SACKED | LOST) == 0
-        {
-            self.mark_lost(self.snd_una);
-            newly_lost += 1;
+        if !self.fack_on && self.sacked_out < self.reordering && self.snd_una < self.snd_nxt {
+            newly_lost += u32::from(self.mark_head_lost(self.snd_una));
         }
         newly_lost
     }
@@ -1370,7 +1418,12 @@ impl TcpSender {
         // Linux 3.x's other ways into recovery (`Conn::early_recovery`), without RACK.
         let mut early_retrans_at = None;
         if matches!(c.state, CaState::Open | CaState::Disorder) {
-            let early = if c.lost_out > 0 || config.rack { EarlyRecovery::No } else { c.early_recovery(config, now) };
+            let early = if c.lost_out > 0 || config.rack {
+                EarlyRecovery::No
+            } else {
+                let rto_at = c.rto_before_recovery(config, now, una_advanced, old_ack);
+                c.early_recovery(config, now, rto_at)
+            };
             if c.lost_out > 0 {
                 c.enter_recovery(stats);
             } else if early == EarlyRecovery::Now {
@@ -1426,14 +1479,19 @@ impl TcpSender {
         // that ACKs nothing leaves a pending reordering timeout alone: under broadcast
         // every segment brings D-SACKs of its extra copies, and re-arming the RTO on each
         // of them kept RACK from ever marking a hole lost.
-        // A delayed early retransmit pending is cancelled by any ACK (`tcp_ack` → `tcp_rearm_rto`),
-        // which may pause it again.
+        // A delayed early retransmit pending is cancelled by any ACK in the window (`tcp_ack` →
+        // `tcp_rearm_rto`: the RTO of the head's send), which may pause it again; an old ACK
+        // leaves it pending.
+        let er_pending = c.timer_kind == TimerKind::EarlyRetrans && c.timer.deadline().is_some();
         if let Some(wait) = reo_wait {
             let rto_at = now + c.backed_off_rto(config);
             Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
         } else if let Some(at) = early_retrans_at {
             Self::arm(c, flow, TimerKind::EarlyRetrans, at, out);
-        } else if una_advanced || c.timer.deadline().is_none() || c.timer_kind == TimerKind::EarlyRetrans {
+        } else if er_pending && !una_advanced && !old_ack && c.packets_out() > 0 {
+            let at = c.rearmed_rto(config, now);
+            Self::arm(c, flow, TimerKind::Rto, at, out);
+        } else if una_advanced || c.timer.deadline().is_none() {
             Self::set_xmit_timer(config, c, flow, now, out);
         }
         self.ready.push_back(flow);
@@ -1471,7 +1529,22 @@ impl TcpSender {
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
                 // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
-                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter));
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false));
+            }
+        }
+        // Linux before 4.11's forward retransmission (`tcp_xmit_retransmit_queue` past the lost
+        // segments, `tcp_can_forward_retransmit`): in Recovery, when no new data may go, the
+        // segments below the highest SACK neither SACKed nor already sent again go again.
+        if config.forward_retransmit
+            && c.state == CaState::Recovery
+            && !c.frto_new_data
+            && !c.may_send_now()
+            && !c.small_queue_full(config, true)
+        {
+            if let Some(seq) =
+                (c.snd_una..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0)
+            {
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, true));
             }
         }
         let limit = config.sndbuf_segments;
@@ -1530,7 +1603,17 @@ impl TcpSender {
         c.cwnd_validate(limited);
     }
 
-    fn retransmit(c: &mut Conn, stats: &mut TcpStats, flow: u32, seq: u32, now: SimTime, cutter: &Cutter) -> Packet {
+    /// Sends segment `seq` again: a lost one, a forward retransmission (`forward`: neither lost nor
+    /// SACKed, in flight twice as the kernel counts it, `TCPCB_SACKED_RETRANS`), or a probe.
+    fn retransmit(
+        c: &mut Conn,
+        stats: &mut TcpStats,
+        flow: u32,
+        seq: u32,
+        now: SimTime,
+        cutter: &Cutter,
+        forward: bool,
+    ) -> Packet {
         c.data_sent(now);
         let delivered = c.delivered;
         let s = c.seg_mut(seq);
@@ -1538,7 +1621,7 @@ impl TcpSender {
         s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
         s.sent = now;
         s.delivered = delivered;
-        if was_lost {
+        if was_lost || forward {
             c.retrans_out += 1;
             if c.fack_on {
                 // One mark per segment, as the skb's one `ack_seq`: the latest retransmission's.
@@ -1637,7 +1720,7 @@ impl TcpSender {
         let at = now + c.backed_off_rto(config);
         Self::arm(c, flow, TimerKind::Rto, at, out);
         let seq = c.snd_una;
-        let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter);
+        let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false);
         self.urgent.push_back(p);
         self.ready.push_back(flow);
     }
@@ -1654,7 +1737,7 @@ impl TcpSender {
         } else {
             c.tlp_retrans = true;
             let seq = c.snd_nxt - 1;
-            Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter)
+            Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false)
         };
         self.stats.tlp_probes += 1;
         let c = self.conns[flow as usize].as_mut().expect("open");
@@ -1670,14 +1753,12 @@ impl TcpSender {
     fn on_early_retrans(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
         let (config, stats) = (&self.config, &mut self.stats);
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
-        let rto = c.backed_off_rto(config);
         let at = if c.do_early_retrans && matches!(c.state, CaState::Open | CaState::Disorder) {
             c.enter_recovery(stats);
             c.mark_on_entry();
-            now + rto
+            now + c.backed_off_rto(config)
         } else {
-            // `tcp_rearm_rto` from a pending early retransmit: the RTO of the head's send.
-            (c.seg(c.snd_una).sent + rto).max(now + config.usecs_to_jiffies(1))
+            c.rearmed_rto(config, now)
         };
         Self::arm(c, flow, TimerKind::Rto, at, out);
         self.ready.push_back(flow);
@@ -2518,7 +2599,7 @@ mod tests {
         assert!(!c.small_queue_full(&config, false), "a single buffer in flight always goes");
     }
 
-    /// A flow of `segments` segments all sent at 0 over a sender without RACK (dupthresh), with
+    /// A flow of `segments` segments all sent at 0 (and off the host) over a sender without RACK (dupthresh), with
     /// early retransmit waiting at least `er` (`None`: off) and an SRTT of `srtt_ms`.
     fn short_flow(segments: u32, er: Option<SimTime>, ncr: bool, srtt_ms: u64) -> TcpSender {
         let (mut s, _) = conn(10, 1_000, 1_000);
@@ -2527,6 +2608,7 @@ mod tests {
         s.open(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
         assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
         let c = s.conns[0].as_mut().unwrap();
+        c.wmem = 0; // their buffers left the host (TX completions)
         let srtt = SimTime(srtt_ms * 1_000_000);
         c.rtt_sample(&s.config, srtt, srtt);
         s
@@ -2600,7 +2682,7 @@ mod tests {
         s.on_packet(ms(23), sack(1, (2, 3), ms(23)), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
-        // The same duplicate ACK on a connection that saw no reordering pauses it again.
+        // The same duplicate ACK on a connection that saw no reordering pauses it.
         let mut s = short_flow(3, Some(ms(2)), false, 20);
         s.on_packet(ms(21), sack(1, (2, 3), ms(21)), &mut out);
         assert!(s.conns[0].as_ref().unwrap().do_early_retrans);
@@ -2631,5 +2713,66 @@ mod tests {
         assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Recovery);
         let s = run(20, true, (5, 10));
         assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Disorder);
+    }
+
+    #[test]
+    fn a_second_duplicate_ack_restarts_the_early_retransmit_delay() {
+        // The pause compares the delay with the RTO the ACK leaves (`tcp_ack` turned the pending
+        // early retransmit back into the RTO of the head's send, `tcp_rearm_rto`), not with the
+        // pending pause: a second duplicate ACK within the delay pauses again from its own time.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let mut out = Vec::new();
+        let mut s = short_flow(3, Some(ms(2)), false, 20);
+        s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().timer.deadline(), Some(ms(27)));
+        s.on_packet(ms(24), sack(0, (1, 3), ms(24)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(
+            (c.state, c.timer_kind, c.timer.deadline()),
+            (CaState::Disorder, TimerKind::EarlyRetrans, Some(ms(30)))
+        );
+    }
+
+    #[test]
+    fn forward_retransmission_sends_the_holes_below_the_highest_sack_in_recovery() {
+        // 10 out, 0 and 3 lost, the rest SACKed, the degree raised to 10: NCR starts recovery and the
+        // duplicate ACK marks the head only (8 SACKed < 10: dupthresh marks nothing more). Linux
+        // before 4.11 then sends 3 again too (`tcp_can_forward_retransmit`: Recovery, nothing new to
+        // send), counted in flight twice (`retrans_out`) though not marked lost; without it, 3 waits.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        let run = |forward: bool| {
+            let mut s = short_flow(10, None, true, 20);
+            s.config.forward_retransmit = forward;
+            s.conns[0].as_mut().unwrap().reordering = 10;
+            s.on_packet(ms(21), ack_with(0, &[(4, 10), (1, 3)], 0, ms(21)), &mut Vec::new());
+            let sent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(ms(21))).map(|p| p.seq).collect();
+            (s, sent)
+        };
+        let (s, sent) = run(true);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, sent, lost_segments(&s)), (CaState::Recovery, vec![0, 3], vec![0]));
+        assert_eq!((c.retrans_out, c.seg(3).marks & RETRANS_OUT != 0), (2, true));
+        let (s, sent) = run(false);
+        assert_eq!((s.conns[0].as_ref().unwrap().state, sent), (CaState::Recovery, vec![0]));
+    }
+
+    #[test]
+    fn dupthresh_marks_a_forward_retransmission_lost_but_keeps_it_in_flight() {
+        // `tcp_skb_mark_lost` (dupthresh's and FACK's marking) leaves TCPCB_SACKED_RETRANS alone: the
+        // segment counts lost and retransmitted, and is not sent a third time; only RACK's and
+        // FACK's lost-retransmission tests take a retransmission back out of flight.
+        let (_, mut c) = conn(10, 1_000, 1_000);
+        c.snd_nxt = 10;
+        c.segs = (0..10).map(|_| Seg { sent: SimTime::ZERO, delivered: 0, marks: 0 }).collect();
+        c.state = CaState::Recovery;
+        c.seg_mut(3).marks = RETRANS_OUT | EVER_RETRANS;
+        c.retrans_out = 1;
+        for q in 4..10 {
+            c.seg_mut(q).marks = SACKED;
+        }
+        (c.sacked_out, c.fack, c.reordering) = (6, 10, 3);
+        assert_eq!(c.dupthresh_detect_loss(true), 4, "0 to 3 have 6 SACKed above them");
+        assert_eq!((c.seg(3).marks & (LOST | RETRANS_OUT), c.lost_out, c.retrans_out), (LOST | RETRANS_OUT, 4, 1));
+        assert_eq!(c.in_flight(), 1, "10 out, 6 SACKed and 4 lost, one of them in flight again");
     }
 }
