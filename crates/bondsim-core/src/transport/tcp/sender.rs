@@ -463,7 +463,8 @@ impl Conn {
 
     /// Without RACK: RFC 6675 §4 `IsLost` — a segment with `reordering` SACKed
     /// segments above it is lost (Linux `tcp_mark_head_lost` / `tcp_update_scoreboard`).
-    /// `dupack`: the ACK moved nothing forward (`is_dupack`, the model's ACKs carrying no data).
+    /// `dupack`: the ACK is a duplicate (`is_dupack`: nothing moved forward, no data, no larger
+    /// window, not an old ACK).
     /// In Loss the kernel marks nothing this way (`tcp_fastretrans_alert` returns after
     /// `tcp_process_loss`; without RACK `tcp_identify_packet_loss` does nothing either).
     fn dupthresh_detect_loss(&mut self, dupack: bool) -> u32 {
@@ -1084,6 +1085,7 @@ impl TcpSender {
         let prior_fack = c.fack.max(c.snd_una);
         let prior_snd_una = c.snd_una;
         let prior_in_flight = c.in_flight();
+        let prior_snd_wnd = c.snd_wnd;
         // `sk_pacing_rate` as the last ACK's `tcp_cong_control` left it (HyStart reads it).
         let pacing_rate = c.pacing_rate(config).map_or(0, |r| r as u64);
         let mut newly_acked_sacked = 0u32;
@@ -1172,6 +1174,12 @@ impl TcpSender {
             c.sack_cache = new_cache;
         }
 
+        // `tcp_sacktag_write_queue` judges the reordering its SACKs show only outside Loss, or in a
+        // Loss that may still be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
+        if c.state == CaState::Loss && c.undo_marker.is_none() {
+            reord = u32::MAX;
+        }
+
         // Cumulative ACK (`tcp_clean_rtx_queue`).
         let una_advanced = ack.ack > c.snd_una && ack.ack <= c.snd_nxt;
         if una_advanced {
@@ -1232,6 +1240,11 @@ impl TcpSender {
         // path: its SACK blocks are tagged and `tcp_fastretrans_alert` runs, nothing else (no
         // RTT sample, RACK window update, loss-probe answer nor window growth or reduction).
         let old_ack = ack.ack < prior_snd_una;
+        // `is_dupack` (Linux 3.x `tcp_ack`): nothing moved forward, the ACK carried no data and no
+        // larger window (`!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP))`; `tcp_may_update_window`
+        // takes a duplicate's window only if it grew), and it is not an old ACK (whose path
+        // passes `is_dupack` false).
+        let is_dupack = !una_advanced && !old_ack && !ack.is_data() && ack.seq <= prior_snd_wnd;
         if !old_ack {
             c.update_reo_wnd(config, prior_delivered);
         }
@@ -1413,7 +1426,7 @@ impl TcpSender {
             }
         } else if config.sack {
             newly_lost += c.mark_lost_retrans();
-            newly_lost += c.dupthresh_detect_loss(!una_advanced);
+            newly_lost += c.dupthresh_detect_loss(is_dupack);
         }
         // Linux 3.x's other ways into recovery (`Conn::early_recovery`), without RACK.
         let mut early_retrans_at = None;
@@ -1430,7 +1443,7 @@ impl TcpSender {
                 c.enter_recovery(stats);
                 // `if (do_lost) tcp_update_scoreboard(sk, fast_rexmit)`: on a duplicate ACK, or one
                 // whose SACKs reach beyond the reordering degree (`tcp_fackets_out(tp) > tp->reordering`).
-                if !una_advanced || (newly_sacked > 0 && c.fack.saturating_sub(c.snd_una) > c.reordering) {
+                if is_dupack || (newly_sacked > 0 && c.fack.saturating_sub(c.snd_una) > c.reordering) {
                     newly_lost += c.mark_on_entry();
                 }
             } else {
@@ -2149,7 +2162,17 @@ mod tests {
         s.on_packet(at(4), ack_with(1, &[(3, 4)], 0, at(4)), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.state, c.fack_on, lost(c)), (CaState::Recovery, true, vec![]), "fackets_out 3: nothing");
-        s.on_packet(at(5), ack_with(1, &[(3, 4)], 0, at(5)), &mut out);
+        // Not a duplicate (`is_dupack` false): an old ACK (below snd_una, overtaken on the way
+        // back), or one that advertises a larger window; then a duplicate marks the head.
+        s.on_packet(at(5), ack_with(0, &[(3, 4)], 0, at(5)), &mut out);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "an old ACK marks nothing");
+        let mut wider = ack_with(1, &[(3, 4)], 0, at(5));
+        wider.seq += 1;
+        s.on_packet(at(5), wider, &mut out);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "a window update marks nothing");
+        let mut dup = ack_with(1, &[(3, 4)], 0, at(5));
+        dup.seq = wider.seq;
+        s.on_packet(at(5), dup, &mut out);
         assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![1], "the duplicate marks the head");
         // A retransmission is lost once a segment sent after it is SACKed (`tcp_mark_lost_retrans`):
         // segment 0 is resent while 10 is the next new one; a SACK of 10 declares it lost again.
@@ -2609,6 +2632,7 @@ mod tests {
         assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
         let c = s.conns[0].as_mut().unwrap();
         c.wmem = 0; // their buffers left the host (TX completions)
+        c.snd_wnd = 1000; // the window `ack_with`'s ACKs advertise: no window update among them
         let srtt = SimTime(srtt_ms * 1_000_000);
         c.rtt_sample(&s.config, srtt, srtt);
         s
@@ -2774,5 +2798,27 @@ mod tests {
         assert_eq!(c.dupthresh_detect_loss(true), 4, "0 to 3 have 6 SACKed above them");
         assert_eq!((c.seg(3).marks & (LOST | RETRANS_OUT), c.lost_out, c.retrans_out), (LOST | RETRANS_OUT, 4, 1));
         assert_eq!(c.in_flight(), 1, "10 out, 6 SACKed and 4 lost, one of them in flight again");
+    }
+
+    #[test]
+    fn reordering_seen_in_loss_counts_only_while_the_timeout_may_be_undone() {
+        // After a timeout, a SACK of segment 2 (never sent again) below the highest SACK (6) is
+        // reordering of degree 4 (`tcp_sacktag_write_queue`), judged only in a Loss that may still
+        // be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        for undoable in [false, true] {
+            let mut s = sent_window_with_rtt(ms(1));
+            let mut out = Vec::new();
+            s.on_packet(ms(2), sack(0, (5, 6), ms(2)), &mut out);
+            s.on_rto(0, ms(300), &mut out);
+            let c = s.conns[0].as_mut().unwrap();
+            assert_eq!((c.state, c.reordering, c.undo_marker.is_some()), (CaState::Loss, 3, true));
+            if !undoable {
+                c.undo_marker = None;
+            }
+            s.on_packet(ms(301), ack_with(0, &[(2, 3), (5, 6)], 0, ms(301)), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            assert_eq!(c.reordering, if undoable { 4 } else { 3 }, "undoable: {undoable}");
+        }
     }
 }
