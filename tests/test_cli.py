@@ -203,6 +203,44 @@ def test_scenario_check_prints_defaults(cli):
     assert cli("scenario", "check", "thesis").stdout.startswith("thesis: ok")
 
 
+def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cli):
+    def check(*args):
+        proc = cli("scenario", "check", "tcp_rr", "--json", *args)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)["sender"]
+
+    old = check("--kernel", "linux-3.x")
+    assert (old["tcp_recovery"], old["tcp_fack"], old["tcp_max_reordering"], old["tlp_timeout"]) == (
+        0,
+        True,
+        127,
+        "linux-3.10",
+    )
+    assert old["early_retransmit"] and old["ncr"] and old["forward_retransmit"]
+    mine = check("--kernel", "linux-3.x", "--set", "sender.tcp_fack=false")
+    assert (mine["tcp_fack"], mine["ncr"]) == (False, True), "--set wins over the preset"
+    assert check("--kernel", "modern") == check(), "modern: the defaults"
+    refused = cli("scenario", "check", "thesis", "--kernel", "linux-3.x")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("error: sender.kind: the kernel preset linux-3.x sets the TCP sender's fields")
+
+
+def test_run_with_a_kernel_preset_is_the_run_with_its_fields_set(cli):
+    from bondsim import kernels
+
+    small = ["--set", "workload.requests=2", "--set", 'workload.file_size={kind="fixed", bytes=1000000}', "--json"]
+
+    def summary(*args):
+        proc = cli("run", "tcp_rr", *small, *args)
+        assert proc.returncode == 0, proc.stderr
+        return {k: v for k, v in json.loads(proc.stdout).items() if k != "wall_s"}
+
+    by_name = summary("--kernel", "linux-3.x")
+    by_fields = summary(*(arg for field in kernels.TCP["linux-3.x"] for arg in ("--set", field)))
+    assert by_name == by_fields
+    assert by_name["tcp_spurious_retransmits"] != summary()["tcp_spurious_retransmits"], "3.x is not today's TCP"
+
+
 def test_reproduce_thesis_writes_figures_and_summary(cli, tmp_path):
     proc = cli("reproduce", "thesis", "--out", str(tmp_path), "--quiet")
     assert proc.returncode == 0, proc.stderr

@@ -70,6 +70,19 @@ def add_overrides(p: argparse.ArgumentParser, what: str = "the scenario") -> Non
     )
 
 
+def add_kernel(p: argparse.ArgumentParser) -> None:
+    """``--kernel NAME``: a TCP preset (``bondsim.kernels.TCP``) applied before the ``--set`` overrides."""
+    from bondsim import kernels
+
+    p.add_argument(
+        "--kernel",
+        choices=list(kernels.TCP),
+        help="run the TCP sender as that kernel era did: linux-3.x (FACK, early retransmit, NCR, forward "
+        "retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels) or modern (RACK-TLP, the "
+        "defaults); applied before --set, which wins",
+    )
+
+
 def add_execution_options(p: argparse.ArgumentParser, db_default: Path | None) -> None:
     """``--workers``, ``--dask`` and ``--db``: where runs execute and land."""
     p.add_argument(
@@ -385,7 +398,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from bondsim.api import run_checked
     from bondsim.scenario import load
 
-    doc = load(args.scenario, args.set)
+    doc = load(args.scenario, args.set, kernel=args.kernel)
     if args.out:
         check_out_dir(args.out)
     capture_options = {"--pcap-payload": args.pcap_payload, "--pcap-max-packets": args.pcap_max_packets}
@@ -541,7 +554,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
 def cmd_scenario_check(args: argparse.Namespace) -> int:
     from bondsim.scenario import load
 
-    doc = load(args.scenario, args.set)
+    doc = load(args.scenario, args.set, kernel=args.kernel)
     if args.json:
         print(json.dumps(doc, indent=2))
     elif not args.quiet:
@@ -572,13 +585,15 @@ def build_parser() -> argparse.ArgumentParser:
         "links.csv, scenario.json and process.txt (the thesis's process.sh table).",
         epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
         "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json\n"
-        "  bondsim run tcp_rr --pcap out/pcap   (then: tshark -r out/pcap/receivers.pcapng)",
+        "  bondsim run tcp_rr --pcap out/pcap   (then: tshark -r out/pcap/receivers.pcapng)\n"
+        "  bondsim run tcp_rr --kernel linux-3.x   (TCP as the seeds' Linux 3.x ran it)",
     )
     p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
     p.add_argument(
         "--out", type=path_arg, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
     )
     add_overrides(p)
+    add_kernel(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
@@ -704,6 +719,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("scenario", help="scenario TOML file or shipped name")
     add_overrides(c)
+    add_kernel(c)
     c.add_argument("--json", action="store_true", help="print the checked scenario, defaults filled in, as JSON")
     c.add_argument("--quiet", action="store_true", help="print nothing but errors")
     c.set_defaults(func=cmd_scenario_check)

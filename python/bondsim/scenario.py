@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bondsim import _core
-from bondsim._core import ScenarioError
+from bondsim._core import BondsimError, ScenarioError
 
 
 def scenario_error(path: str, message: str) -> ScenarioError:
@@ -220,9 +220,11 @@ def load_toml(path: str | Path) -> dict:
         raise scenario_error("", f"{path} is not valid TOML: {exc}") from None
 
 
-def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
+def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: str | None = None) -> dict:
     """Loads a scenario (TOML path, shipped name like ``thesis``, or dict), applies
-    overrides, checks it; returns it with every default filled in."""
+    overrides, checks it; returns it with every default filled in. ``kernel`` names a TCP preset
+    of :data:`bondsim.kernels.TCP`, applied before ``overrides`` (which win); the scenario's
+    sender must then be TCP."""
     try:
         if isinstance(source, Mapping):
             doc, base = plain(source), Path.cwd()
@@ -234,10 +236,29 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> dict:
             path = find(source)
             doc = load_toml(path)
             base = path.parent
+        if kernel is not None:
+            overrides = kernel_overrides(kernel, apply_overrides(doc, overrides)) + override_list(overrides)
         doc = resolve_files(apply_overrides(doc, overrides), base)
         return check(doc)
     except RecursionError:
         raise too_deep() from None
+
+
+def kernel_overrides(kernel: str, doc: Mapping) -> list[str]:
+    """The ``sender.*`` overrides of TCP preset ``kernel`` for ``doc`` (its sender must be TCP)."""
+    from bondsim import kernels
+
+    if kernel not in kernels.TCP:
+        raise BondsimError(f"kernel preset {kernel!r} is unknown; choose one of {', '.join(kernels.TCP)}")
+    sender = doc.get("sender")
+    kind = sender.get("kind", "paced") if isinstance(sender, Mapping) else "paced"
+    if kind != "tcp":
+        raise scenario_error(
+            "sender.kind",
+            f"the kernel preset {kernel} sets the TCP sender's fields, and this scenario's sender is {kind!r}; "
+            'set sender.kind = "tcp" with it',
+        )
+    return list(kernels.TCP[kernel])
 
 
 #: How deep tables and arrays may nest in a scenario (its own fields are a handful of levels deep).

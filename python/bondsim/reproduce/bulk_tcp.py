@@ -1,5 +1,6 @@
 """What the seeds' TCP throughput reproductions share: one bulk TCP transfer over a bond of equal
-links, the kernels they ran, the links' timing noise, and one row of figures per run."""
+links, the links' timing noise, and one row of figures per run (the kernels they ran are
+``bondsim.kernels.TCP``)."""
 
 from __future__ import annotations
 
@@ -12,27 +13,6 @@ from bondsim.sweeps import run_many
 #: A full segment's share of its frame's time on the wire: 1448 payload bytes in 1448 + 52 (IPv4 and
 #: TCP with the timestamp option, RFC 7323 §3) + 38 (Ethernet header, FCS, preamble, inter-frame gap).
 TCP_PAYLOAD_SHARE = 1448 / (1448 + 52 + 38)
-
-#: The seeds ran Linux 3.x (seed 003: 3.11; seed 004: CORE of 2014), before RACK (Linux 4.10): loss
-#: detection by FACK (``tcp_fack``, on by default until 4.11) until the connection sees reordering,
-#: then by dupthresh with the adaptive reordering degree, at most 127 (TCP_MAX_REORDERING until 3.19's
-#: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit already on
-#: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
-#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
-#: NCR rule (``ncr``) and forward retransmission in recovery (``forward_retransmit``). ``modern``:
-#: today's defaults (RACK-TLP).
-KERNELS: dict[str, list[str]] = {
-    "linux-3.x": [
-        "sender.tcp_recovery=0",
-        "sender.tcp_fack=true",
-        "sender.tcp_max_reordering=127",
-        'sender.tlp_timeout="linux-3.10"',
-        "sender.early_retransmit=true",
-        "sender.ncr=true",
-        "sender.forward_retransmit=true",
-    ],
-    "modern": [],
-}
 
 #: Mean of a per-packet exponential delay jitter on every link, µs. Unstated by the seeds; 0 keeps
 #: equal links in lock-step, so balance-rr delivers in order; jitter is what lets it reorder.

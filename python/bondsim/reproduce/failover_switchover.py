@@ -39,8 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
-from bondsim.reproduce import bulk_tcp
+from bondsim import kernels, plots
 from bondsim.sweeps import run_many
 
 LINK_MBPS = 100.0
@@ -60,7 +59,7 @@ TCP_RTO_MIN_MS = 200.0
 PAPER = {"udp": "5–20 ms", "tcp": "two groups: normal, and huge above 200 ms (RTO)"}
 PAPER_UDP_MS = (5.0, 20.0)
 FAIL_AT_S, JITTER_MS, DOWN_S = 1.0, 10.0, 0.5
-TRANSPORTS = {"udp": None, **{f"tcp, {k}": v for k, v in bulk_tcp.KERNELS.items()}}
+TRANSPORTS = {"udp": None, **{f"tcp, {k}": v for k, v in kernels.TCP.items()}}
 
 
 def scenario(transport: str, seed: int, *, fail_at_s: float = FAIL_AT_S) -> dict:

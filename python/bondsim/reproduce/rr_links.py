@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import kernels, plots
 from bondsim.reproduce import bulk_tcp
 from bondsim.stats import mean_ci
 
@@ -60,7 +60,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
     docs, labels = [], []
     for n in links:
         for config, config_set in CONFIGS.items():
-            for kernel, kernel_set in bulk_tcp.KERNELS.items():
+            for kernel, kernel_set in kernels.TCP.items():
                 for jitter in bulk_tcp.JITTER_US:
                     for rep in range(replications if jitter else 1):
                         nbytes = seconds * n * LINK_MBPS * 1e6 / 8

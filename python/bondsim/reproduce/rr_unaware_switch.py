@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import kernels, plots
 from bondsim.reproduce import bulk_tcp
 from bondsim.stats import mean_ci
 
@@ -72,7 +72,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
             doc = apply_overrides(
                 doc,
                 [
-                    *bulk_tcp.KERNELS["linux-3.x"],
+                    *kernels.TCP["linux-3.x"],
                     *bulk_tcp.jitter(20),
                     *overrides,
                     "bond.miimon=1",

@@ -1,0 +1,27 @@
+"""TCP as a kernel era ran it: the sender fields (``sender.*``) that make the TCP model behave as
+that era's Linux did. One place for it: the reproductions run the seeds' kernels from here, and
+``bondsim run --kernel`` / ``bondsim scenario check --kernel`` apply a preset before the user's
+own ``--set`` (which wins)."""
+
+from __future__ import annotations
+
+#: The seeds ran Linux 3.x (seed 003: 3.11; seed 004: CORE of 2014), before RACK (Linux 4.10): loss
+#: detection by FACK (``tcp_fack``, on by default until 4.11) until the connection sees reordering,
+#: then by dupthresh with the adaptive reordering degree, at most 127 (TCP_MAX_REORDERING until 3.19's
+#: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit on
+#: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
+#: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
+#: NCR rule (``ncr``) and forward retransmission in recovery (``forward_retransmit``). ``modern``:
+#: today's defaults (RACK-TLP).
+TCP: dict[str, list[str]] = {
+    "linux-3.x": [
+        "sender.tcp_recovery=0",
+        "sender.tcp_fack=true",
+        "sender.tcp_max_reordering=127",
+        'sender.tlp_timeout="linux-3.10"',
+        "sender.early_retransmit=true",
+        "sender.ncr=true",
+        "sender.forward_retransmit=true",
+    ],
+    "modern": [],
+}
