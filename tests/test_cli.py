@@ -223,6 +223,32 @@ def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cl
     refused = cli("scenario", "check", "thesis", "--kernel", "linux-3.x")
     assert refused.returncode == 2
     assert refused.stderr.startswith("error: sender.kind: the kernel preset linux-3.x sets the TCP sender's fields")
+    rack_again = cli("scenario", "check", "tcp_rr", "--kernel", "linux-3.x", "--set", "sender.tcp_recovery=1")
+    assert rack_again.returncode == 2 and "(the kernel preset linux-3.x sets sender.tcp_fack)" in rack_again.stderr
+
+
+def test_kernel_preset_replaces_what_the_file_set_of_its_fields(cli, tmp_path):
+    # A file written for 3.x, run as today's kernel: modern puts the fields back to their defaults.
+    scenario = tmp_path / "old.toml"
+    scenario.write_text(
+        (ROOT / "scenarios" / "tcp_rr.toml")
+        .read_text()
+        .replace('kind = "tcp"', 'kind = "tcp"\ntcp_recovery = 0\ntcp_fack = true')
+    )
+    assert cli("scenario", "check", str(scenario)).returncode == 0
+    as_written = json.loads(cli("scenario", "check", str(scenario), "--json").stdout)["sender"]
+    modern = json.loads(cli("scenario", "check", str(scenario), "--kernel", "modern", "--json").stdout)["sender"]
+    defaults = json.loads(cli("scenario", "check", "tcp_rr", "--json").stdout)["sender"]
+    assert (as_written["tcp_recovery"], as_written["tcp_fack"]) == (0, True)
+    assert modern == defaults
+
+
+def test_the_python_api_takes_a_kernel_preset_with_overrides_of_any_iterable():
+    from bondsim.scenario import load
+
+    overrides = (item for item in ["sender.tcp_fack=false"])
+    sender = load("tcp_rr", overrides, kernel="linux-3.x")["sender"]
+    assert (sender["tcp_recovery"], sender["tcp_fack"]) == (0, False)
 
 
 def test_run_with_a_kernel_preset_is_the_run_with_its_fields_set(cli):

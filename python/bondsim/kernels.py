@@ -1,7 +1,7 @@
 """TCP as a kernel era ran it: the sender fields (``sender.*``) that make the TCP model behave as
 that era's Linux did. One place for it: the reproductions run the seeds' kernels from here, and
-``bondsim run --kernel`` / ``bondsim scenario check --kernel`` apply a preset before the user's
-own ``--set`` (which wins)."""
+``bondsim run --kernel`` / ``bondsim scenario check --kernel`` put a preset in place of what the
+scenario file set of these fields, before the user's own ``--set`` (which wins)."""
 
 from __future__ import annotations
 
@@ -25,3 +25,9 @@ TCP: dict[str, list[str]] = {
     ],
     "modern": [],
 }
+
+
+def fields() -> list[str]:
+    """The sender fields any preset sets (their names under ``sender``)."""
+    names = (item.partition("=")[0].removeprefix("sender.") for preset in TCP.values() for item in preset)
+    return sorted(set(names))

@@ -236,29 +236,46 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: st
             path = find(source)
             doc = load_toml(path)
             base = path.parent
-        if kernel is not None:
-            overrides = kernel_overrides(kernel, apply_overrides(doc, overrides)) + override_list(overrides)
-        doc = resolve_files(apply_overrides(doc, overrides), base)
-        return check(doc)
+        overrides = override_list(overrides)
+        if kernel is None:
+            return check(resolve_files(apply_overrides(doc, overrides), base))
+        doc = resolve_files(apply_overrides(with_kernel(doc, kernel, overrides, base), overrides), base)
+        try:
+            return check(doc)
+        except ScenarioError as exc:
+            from bondsim import kernels
+
+            path = str(getattr(exc, "path", ""))
+            if path.removeprefix("sender.") not in kernels.fields():
+                raise
+            err = scenario_error("", f"{exc} (the kernel preset {kernel} sets {path})")
+            err.path = path
+            raise err from None
     except RecursionError:
         raise too_deep() from None
 
 
-def kernel_overrides(kernel: str, doc: Mapping) -> list[str]:
-    """The ``sender.*`` overrides of TCP preset ``kernel`` for ``doc`` (its sender must be TCP)."""
+def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dict:
+    """``doc`` with TCP preset ``kernel`` (:data:`bondsim.kernels.TCP`) in place of whatever the file
+    set of the fields any preset sets (``modern`` leaves them at their defaults); ``overrides``, applied
+    after, still win. Its sender (after ``overrides``) must be TCP."""
     from bondsim import kernels
 
     if kernel not in kernels.TCP:
         raise BondsimError(f"kernel preset {kernel!r} is unknown; choose one of {', '.join(kernels.TCP)}")
-    sender = doc.get("sender")
-    kind = sender.get("kind", "paced") if isinstance(sender, Mapping) else "paced"
+    kind = check(resolve_files(apply_overrides(doc, overrides), base))["sender"]["kind"]
     if kind != "tcp":
         raise scenario_error(
             "sender.kind",
             f"the kernel preset {kernel} sets the TCP sender's fields, and this scenario's sender is {kind!r}; "
             'set sender.kind = "tcp" with it',
         )
-    return list(kernels.TCP[kernel])
+    doc = copy.deepcopy(doc)
+    sender = doc.get("sender")
+    if isinstance(sender, dict):
+        for field in kernels.fields():
+            sender.pop(field, None)
+    return apply_overrides(doc, kernels.TCP[kernel])
 
 
 #: How deep tables and arrays may nest in a scenario (its own fields are a handful of levels deep).

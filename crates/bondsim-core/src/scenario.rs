@@ -560,7 +560,8 @@ pub struct TcpSender {
     /// keeps its reordering window static, 0x4 keeps the window once dupthresh segments are SACKed.
     #[serde(default = "default_recovery")]
     pub tcp_recovery: u32,
-    /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes.
+    /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes; with `early_retransmit`, 1 to 3
+    /// also pick its form (0 and 4: none).
     #[serde(default = "default_early_retrans")]
     pub tcp_early_retrans: u32,
     /// How the tail loss probe's timeout is reckoned (`tcp_schedule_loss_probe`): `current`
@@ -579,7 +580,7 @@ pub struct TcpSender {
     #[serde(default)]
     pub tcp_fack: bool,
     /// RFC 5827 early retransmit as Linux 3.5 to 4.10 ran it (eed530b6c676; removed in 4.11 by
-    /// bec41a11dd3d), without RACK only: with fewer than 4 segments out, all but one SACKed, none
+    /// bec41a11dd3d), without RACK only: with fewer than 4 segments out, at least one SACKed and one not, none
     /// retransmitted and nothing new the windows let out (`tcp_time_to_recover`'s Trick#6), recovery
     /// starts at once (`tcp_early_retrans` = 1) or after max(SRTT/4, 2 ms) in jiffies of the bond's
     /// `hz` (2 and 3, the RFC's mitigation A.3: `tcp_pause_early_retransmit`, unless the RTO comes

@@ -154,6 +154,9 @@ struct Conn {
     fack_on: bool,
     /// Early retransmit still on (`tp->do_early_retrans`): configured, and no reordering seen.
     do_early_retrans: bool,
+    /// Below this, no segment is a forward retransmission's to send (each is SACKed or sent
+    /// again already); back to snd_una when recovery starts.
+    fwd_hint: u32,
     /// With FACK: retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
     /// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`].
     retrans_at: VecDeque<(u32, u32)>,
@@ -599,7 +602,7 @@ impl Conn {
     /// * NCR (RFC 4653, "Trick#4"): no more segments out than the reordering degree, at least
     ///   half of them and `tcp_reordering` SACKed, and nothing new to send: recover now;
     /// * early retransmit (RFC 5827, "Trick#6"): no retransmission out, fewer than 4 segments
-    ///   out, all but one at most SACKed (at least one), and nothing new to send: recover, at once
+    ///   out, at least one SACKed and one not, and nothing new to send: recover, at once
     ///   or after max(SRTT/4, 2 ms) in jiffies (`tcp_pause_early_retransmit`: not if there is no
     ///   RTT yet or the pending timer fires first).
     ///
@@ -647,6 +650,18 @@ impl Conn {
         }
     }
 
+    /// Whether an ACK in the window turns the pending timer back into the RTO (3.x `tcp_ack`:
+    /// `if (icsk_pending == ICSK_TIME_EARLY_RETRANS || icsk_pending == ICSK_TIME_LOSS_PROBE)
+    /// tcp_rearm_rto(sk)`): a pending early retransmit, or a loss probe of 3.10's TLP (`tlp_timeout`
+    /// "linux-3.10"; today's kernels leave a probe pending on an ACK that ACKs nothing).
+    fn pending_rearmed_by_ack(&self, config: &TcpConfig) -> bool {
+        match self.timer_kind {
+            TimerKind::EarlyRetrans => true,
+            TimerKind::LossProbe => config.tlp_floor.is_some(),
+            TimerKind::Rto | TimerKind::ReoTimeout => false,
+        }
+    }
+
     /// The retransmission timer's deadline when `tcp_fastretrans_alert` runs for an ACK: an ACK
     /// that advanced snd_una re-armed it a whole RTO from now (`tcp_clean_rtx_queue`); any other
     /// ACK in the window turned a pending early retransmit or loss probe back into the RTO
@@ -663,7 +678,7 @@ impl Conn {
             deadline
         } else if una_advanced {
             Some(now + self.backed_off_rto(config))
-        } else if deadline.is_some() && matches!(self.timer_kind, TimerKind::EarlyRetrans | TimerKind::LossProbe) {
+        } else if deadline.is_some() && self.pending_rearmed_by_ack(config) {
             Some(self.rearmed_rto(config, now))
         } else {
             deadline
@@ -809,6 +824,7 @@ impl Conn {
     /// `tcp_enter_recovery`.
     fn enter_recovery(&mut self, stats: &mut TcpStats) {
         stats.fast_recoveries += 1;
+        self.fwd_hint = self.snd_una;
         self.prior_ssthresh = self.current_ssthresh();
         self.init_undo();
         self.init_cwnd_reduction();
@@ -931,7 +947,7 @@ impl TcpSender {
     pub fn on_piggybacked_ack(&mut self, now: SimTime, data: &Packet, out: &mut Vec<Output>) {
         let Some(c) = self.conns[data.flow as usize].as_ref() else { return };
         let ack = Packet { kind: Kind::Ack, seq: c.snd_wnd, bytes: 0, ..*data };
-        self.on_ack(now, &ack, out);
+        self.on_ack(now, &ack, true, out);
     }
 
     /// The trace recorded so far (empty unless `trace_ms` is set).
@@ -991,6 +1007,7 @@ impl TcpSender {
             reord_seen: 0,
             fack_on: self.config.fack,
             do_early_retrans: self.config.early_retransmit.is_some(),
+            fwd_hint: 0,
             retrans_at: VecDeque::new(),
             srtt_us: 0,
             mdev_us: 0,
@@ -1075,7 +1092,8 @@ impl TcpSender {
     }
 
     /// Processes one ACK of `flow` (`tcp_ack`).
-    fn on_ack(&mut self, now: SimTime, ack: &Packet, out: &mut Vec<Output>) {
+    /// `with_data`: the ACK came on a segment that carried data (`FLAG_DATA`: never a duplicate).
+    fn on_ack(&mut self, now: SimTime, ack: &Packet, with_data: bool, out: &mut Vec<Output>) {
         let flow = ack.flow;
         let config = &self.config;
         let stats = &mut self.stats;
@@ -1176,6 +1194,8 @@ impl TcpSender {
 
         // `tcp_sacktag_write_queue` judges the reordering its SACKs show only outside Loss, or in a
         // Loss that may still be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
+        // (The model's timeout always keeps an undo marker, as Linux since 3.18; 3.10-3.15's
+        // `tcp_enter_loss` dropped it when a segment had been retransmitted, which is not modelled.)
         if c.state == CaState::Loss && c.undo_marker.is_none() {
             reord = u32::MAX;
         }
@@ -1244,7 +1264,7 @@ impl TcpSender {
         // larger window (`!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP))`; `tcp_may_update_window`
         // takes a duplicate's window only if it grew), and it is not an old ACK (whose path
         // passes `is_dupack` false).
-        let is_dupack = !una_advanced && !old_ack && !ack.is_data() && ack.seq <= prior_snd_wnd;
+        let is_dupack = !una_advanced && !old_ack && !with_data && ack.seq <= prior_snd_wnd;
         if !old_ack {
             c.update_reo_wnd(config, prior_delivered);
         }
@@ -1492,16 +1512,18 @@ impl TcpSender {
         // that ACKs nothing leaves a pending reordering timeout alone: under broadcast
         // every segment brings D-SACKs of its extra copies, and re-arming the RTO on each
         // of them kept RACK from ever marking a hole lost.
-        // A delayed early retransmit pending is cancelled by any ACK in the window (`tcp_ack` →
-        // `tcp_rearm_rto`: the RTO of the head's send), which may pause it again; an old ACK
-        // leaves it pending.
-        let er_pending = c.timer_kind == TimerKind::EarlyRetrans && c.timer.deadline().is_some();
+        // A delayed early retransmit (or a 3.10-era loss probe) pending is cancelled by any ACK in
+        // the window (`tcp_ack` → `tcp_rearm_rto`: the RTO of the head's send), which may pause it
+        // again; an old ACK leaves it pending.
+        let rearm_pending = c.timer.deadline().is_some() && c.pending_rearmed_by_ack(config);
         if let Some(wait) = reo_wait {
             let rto_at = now + c.backed_off_rto(config);
             Self::arm(c, flow, TimerKind::ReoTimeout, (now + wait + REO_SLACK).min(rto_at), out);
         } else if let Some(at) = early_retrans_at {
             Self::arm(c, flow, TimerKind::EarlyRetrans, at, out);
-        } else if er_pending && !una_advanced && !old_ack && c.packets_out() > 0 {
+        } else if rearm_pending && !una_advanced && !old_ack && c.packets_out() > 0 {
+            // (3.x's `tcp_schedule_loss_probe` after it would probe again only in Open, which an ACK
+            // that ACKs nothing leaves only without SACKs: not re-armed here.)
             let at = c.rearmed_rto(config, now);
             Self::arm(c, flow, TimerKind::Rto, at, out);
         } else if una_advanced || c.timer.deadline().is_none() {
@@ -1554,9 +1576,10 @@ impl TcpSender {
             && !c.may_send_now()
             && !c.small_queue_full(config, true)
         {
-            if let Some(seq) =
-                (c.snd_una..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0)
-            {
+            let from = c.fwd_hint.max(c.snd_una);
+            let found = (from..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0);
+            c.fwd_hint = found.unwrap_or(c.fack.min(c.snd_nxt)).max(from);
+            if let Some(seq) = found {
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, true));
             }
         }
@@ -1811,7 +1834,7 @@ impl Endpoint for TcpSender {
 
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         debug_assert_eq!(packet.kind, Kind::Ack);
-        self.on_ack(now, &packet, out);
+        self.on_ack(now, &packet, false, out);
     }
 
     fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
@@ -2163,9 +2186,14 @@ mod tests {
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.state, c.fack_on, lost(c)), (CaState::Recovery, true, vec![]), "fackets_out 3: nothing");
         // Not a duplicate (`is_dupack` false): an old ACK (below snd_una, overtaken on the way
-        // back), or one that advertises a larger window; then a duplicate marks the head.
+        // back), one on a data segment, or one that advertises a larger window; then a duplicate
+        // marks the head.
         s.on_packet(at(5), ack_with(0, &[(3, 4)], 0, at(5)), &mut out);
         assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "an old ACK marks nothing");
+        let mut data = ack_with(1, &[(3, 4)], 0, at(5));
+        data.kind = Kind::DataAck;
+        s.on_piggybacked_ack(at(5), &data, &mut out);
+        assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "an ACK on data marks nothing");
         let mut wider = ack_with(1, &[(3, 4)], 0, at(5));
         wider.seq += 1;
         s.on_packet(at(5), wider, &mut out);
@@ -2819,6 +2847,26 @@ mod tests {
             s.on_packet(ms(301), ack_with(0, &[(2, 3), (5, 6)], 0, ms(301)), &mut out);
             let c = s.conns[0].as_ref().unwrap();
             assert_eq!(c.reordering, if undoable { 4 } else { 3 }, "undoable: {undoable}");
+        }
+    }
+
+    #[test]
+    fn an_ack_turns_a_3_10_loss_probe_back_into_the_rto_of_the_heads_send() {
+        // 3.x `tcp_ack`: a pending loss probe becomes the RTO again (`tcp_rearm_rto`: the head's
+        // send + RTO) on any ACK in the window; today's kernels leave it pending on an ACK that ACKs
+        // nothing.
+        let ms = |x: u64| SimTime(x * 1_000_000);
+        for linux_3_10 in [false, true] {
+            let mut s = short_flow(10, None, false, 20);
+            s.config.tlp_floor = linux_3_10.then_some(ms(10));
+            let mut out = Vec::new();
+            let c = s.conns[0].as_mut().unwrap();
+            TcpSender::arm(c, 0, TimerKind::LossProbe, ms(60), &mut out);
+            s.on_packet(ms(21), sack(0, (5, 6), ms(21)), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            let rto_of_head = c.seg(0).sent + c.backed_off_rto(&s.config);
+            let want = if linux_3_10 { (TimerKind::Rto, rto_of_head) } else { (TimerKind::LossProbe, ms(60)) };
+            assert_eq!((c.timer_kind, c.timer.deadline().unwrap()), want, "3.10: {linux_3_10}");
         }
     }
 }
