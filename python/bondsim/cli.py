@@ -71,7 +71,8 @@ def add_overrides(p: argparse.ArgumentParser, what: str = "the scenario") -> Non
 
 
 def add_kernel(p: argparse.ArgumentParser) -> None:
-    """``--kernel NAME``: a TCP preset (``bondsim.kernels.TCP``) applied before the ``--set`` overrides."""
+    """``--kernel NAME``: a TCP preset (``bondsim.kernels.TCP``) in place of the file's values of its
+    fields, before the ``--set`` overrides."""
     from bondsim import kernels
 
     p.add_argument(
@@ -79,7 +80,7 @@ def add_kernel(p: argparse.ArgumentParser) -> None:
         choices=list(kernels.TCP),
         help="run the TCP sender as that kernel era did: linux-3.x (FACK, early retransmit, NCR, forward "
         "retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels) or modern (RACK-TLP, the "
-        "defaults); applied before --set, which wins",
+        "defaults); it replaces what the scenario file sets of those fields, and --set still wins",
     )
 
 

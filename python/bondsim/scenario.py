@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from bondsim import _core
+from bondsim import _core, kernels
 from bondsim._core import BondsimError, ScenarioError
 
 
@@ -223,8 +223,8 @@ def load_toml(path: str | Path) -> dict:
 def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: str | None = None) -> dict:
     """Loads a scenario (TOML path, shipped name like ``thesis``, or dict), applies
     overrides, checks it; returns it with every default filled in. ``kernel`` names a TCP preset
-    of :data:`bondsim.kernels.TCP`, applied before ``overrides`` (which win); the scenario's
-    sender must then be TCP."""
+    of :data:`bondsim.kernels.TCP`: it takes the place of the file's values of its fields, and
+    ``overrides`` still win (:func:`with_kernel`); the scenario's sender must then be TCP."""
     try:
         if isinstance(source, Mapping):
             doc, base = plain(source), Path.cwd()
@@ -243,8 +243,6 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: st
         try:
             return check(doc)
         except ScenarioError as exc:
-            from bondsim import kernels
-
             path = str(getattr(exc, "path", ""))
             if path.removeprefix("sender.") not in kernels.fields():
                 raise
@@ -259,8 +257,6 @@ def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dic
     """``doc`` with TCP preset ``kernel`` (:data:`bondsim.kernels.TCP`) in place of whatever the file
     set of the fields any preset sets (``modern`` leaves them at their defaults); ``overrides``, applied
     after, still win. Its sender (after ``overrides``) must be TCP."""
-    from bondsim import kernels
-
     if kernel not in kernels.TCP:
         raise BondsimError(f"kernel preset {kernel!r} is unknown; choose one of {', '.join(kernels.TCP)}")
     kind = check(resolve_files(apply_overrides(doc, overrides), base))["sender"]["kind"]
