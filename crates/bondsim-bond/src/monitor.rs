@@ -36,7 +36,13 @@ pub const HZ_CHOICES: [u32; 4] = [100, 250, 300, 1000];
 /// where a jiffy is no whole number of them: 3,333,333 ns at `HZ` = 300). `ms` is a whole number
 /// (the bonding driver's options are integers of milliseconds); 0 stays 0.
 pub fn jiffies_period(ms: f64, hz: u32) -> SimTime {
-    let jiffies = (ms as u64 * u64::from(hz)).div_ceil(1000);
+    usecs_to_jiffies(ms as u64 * 1000, hz)
+}
+
+/// `usecs_to_jiffies(us)` on a kernel ticking `hz` times a second: rounded up to whole jiffies,
+/// in nanoseconds (as [`jiffies_period`], of which it is the microsecond form).
+pub fn usecs_to_jiffies(us: u64, hz: u32) -> SimTime {
+    let jiffies = (us * u64::from(hz)).div_ceil(1_000_000);
     SimTime(jiffies * 1_000_000_000 / u64::from(hz))
 }
 

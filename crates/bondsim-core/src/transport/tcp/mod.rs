@@ -145,12 +145,6 @@ impl TcpConfig {
         }
     }
 
-    /// `usecs_to_jiffies`: `us` microseconds rounded up to whole jiffies of `hz`.
-    pub fn usecs_to_jiffies(&self, us: u64) -> SimTime {
-        let jiffies = (us * u64::from(self.hz)).div_ceil(1_000_000);
-        SimTime(jiffies * 1_000_000_000 / u64::from(self.hz))
-    }
-
     #[cfg(test)]
     pub(crate) fn test_default() -> TcpConfig {
         let spec: TcpSpec = serde_json::from_str("{}").expect("defaults");

@@ -584,9 +584,7 @@ impl Conn {
         let lost = fackets_out.saturating_sub(self.reordering).max(1);
         let mut newly_lost = 0;
         for seq in self.snd_una..(self.snd_una + lost).min(self.snd_nxt) {
-            if self.seg(seq).marks & (SACKED | LOST) == 0 {
-                newly_lost += u32::from(self.mark_head_lost(seq));
-            }
+            newly_lost += u32::from(self.mark_head_lost(seq));
         }
         newly_lost
     }
@@ -606,9 +604,9 @@ impl Conn {
     ///   or after max(SRTT/4, 2 ms) in jiffies (`tcp_pause_early_retransmit`: not if there is no
     ///   RTT yet or the pending timer fires first).
     ///
-    /// `rto_at`: the retransmission timer's deadline as the kernel has it at that point
-    /// (`icsk_timeout`; [`Conn::rto_before_recovery`]).
-    fn early_recovery(&self, config: &TcpConfig, now: SimTime, rto_at: Option<SimTime>) -> EarlyRecovery {
+    /// The pause is judged against the retransmission timer's deadline as the kernel has it after
+    /// this ACK (`icsk_timeout`; [`Conn::rto_before_recovery`]).
+    fn early_recovery(&self, config: &TcpConfig, now: SimTime, una_advanced: bool, old_ack: bool) -> EarlyRecovery {
         let packets_out = self.packets_out();
         if config.ncr
             && packets_out <= self.reordering
@@ -631,8 +629,8 @@ impl Conn {
             return EarlyRecovery::Now;
         }
         // `max(usecs_to_jiffies(tp->srtt_us >> 5), msecs_to_jiffies(2))`: SRTT/4 (`srtt_us` is 8 × SRTT).
-        let delay = config.usecs_to_jiffies(self.srtt_us >> 5).max(floor);
-        match rto_at {
+        let delay = bondsim_bond::monitor::usecs_to_jiffies(self.srtt_us >> 5, config.hz).max(floor);
+        match self.rto_before_recovery(config, now, una_advanced, old_ack) {
             Some(at) if at > now + delay => EarlyRecovery::After(delay),
             _ => EarlyRecovery::Now,
         }
@@ -1454,8 +1452,7 @@ impl TcpSender {
             let early = if c.lost_out > 0 || config.rack {
                 EarlyRecovery::No
             } else {
-                let rto_at = c.rto_before_recovery(config, now, una_advanced, old_ack);
-                c.early_recovery(config, now, rto_at)
+                c.early_recovery(config, now, una_advanced, old_ack)
             };
             if c.lost_out > 0 {
                 c.enter_recovery(stats);
@@ -1944,6 +1941,11 @@ fn trace_row(t: &mut TcpTrace, now: SimTime, flow: u32, c: &Conn) -> bool {
 mod tests {
     use super::*;
 
+    /// `x` milliseconds.
+    fn ms(x: u64) -> SimTime {
+        SimTime(x * 1_000_000)
+    }
+
     fn conn(cwnd: u32, srtt_us: u64, min_rtt_us: u64) -> (TcpSender, Conn) {
         let config = TcpConfig { gso: true, ..TcpConfig::test_default() };
         let cutter = Cutter::for_scenario(
@@ -2075,7 +2077,6 @@ mod tests {
         let (mut s, mut out) = one_stream();
         s.write(SimTime::ZERO, 0, 1, &mut out);
         assert!(s.poll_transmit(SimTime::ZERO).is_some());
-        let ms = |x: u64| SimTime(x * 1_000_000);
         s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
         assert_eq!(s.conns[0].as_ref().unwrap().srtt(), Some(ms(1)));
         out.clear();
@@ -2089,7 +2090,6 @@ mod tests {
     fn linux_3_10s_loss_probe_waits_at_least_ten_milliseconds_of_jiffies() {
         // `tlp_timeout = "linux-3.10"`: max(2·SRTT, msecs_to_jiffies(10)); with one segment out at
         // least 1.5·SRTT + TCP_DELACK_MAX. SRTT 1 ms: 10 ms at HZ = 1000, 12 ms (3 jiffies) at 250.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         for (hz, segments, pto) in [(1000, 5, ms(10)), (250, 5, ms(12)), (1000, 1, SimTime(201_500_000))] {
             let (mut s, mut out) = one_stream();
             s.config.tlp_floor = Some(bondsim_bond::monitor::jiffies_period(10.0, hz));
@@ -2677,7 +2677,6 @@ mod tests {
         // of reach; RFC 5827 (2 SACKed of 3 out, nothing new to send) starts recovery, Linux's delayed
         // form after max(SRTT/4, 2 ms) (`tcp_pause_early_retransmit`): the ACK's SACK sample (21 ms)
         // makes SRTT 20.125 ms, a quarter 5.03 ms, 6 jiffies at HZ 1000.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         let floor = Some(ms(2));
         let mut out = Vec::new();
         let mut s = short_flow(3, floor, false, 20);
@@ -2722,7 +2721,6 @@ mod tests {
         // The third of 3 SACKed pauses early retransmit; the first then arrives, never retransmitted,
         // below the SACK: reordering (`tcp_update_reordering` → `tcp_disable_early_retrans`), and the
         // ACK cancels the pause. The second's hole then waits: early retransmit is off.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         let mut out = Vec::new();
         let mut s = short_flow(3, Some(ms(2)), false, 20);
         s.on_packet(ms(21), sack(0, (2, 3), ms(21)), &mut out);
@@ -2745,7 +2743,6 @@ mod tests {
         // 8 out after reordering raised the degree to 10: 4 SACKed are far from dupthresh, but
         // they are half of the flight and `tcp_reordering`, and nothing new can go (RFC 4653 NCR,
         // `tcp_time_to_recover`'s Trick#4): recovery, the head marked by the duplicate ACK.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         let run = |segments: u32, ncr: bool, blocks: (u32, u32)| {
             let mut s = short_flow(segments, None, ncr, 20);
             s.conns[0].as_mut().unwrap().reordering = 10;
@@ -2772,7 +2769,6 @@ mod tests {
         // The pause compares the delay with the RTO the ACK leaves (`tcp_ack` turned the pending
         // early retransmit back into the RTO of the head's send, `tcp_rearm_rto`), not with the
         // pending pause: a second duplicate ACK within the delay pauses again from its own time.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         let mut out = Vec::new();
         let mut s = short_flow(3, Some(ms(2)), false, 20);
         s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
@@ -2791,7 +2787,6 @@ mod tests {
         // duplicate ACK marks the head only (8 SACKed < 10: dupthresh marks nothing more). Linux
         // before 4.11 then sends 3 again too (`tcp_can_forward_retransmit`: Recovery, nothing new to
         // send), counted in flight twice (`retrans_out`) though not marked lost; without it, 3 waits.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         let run = |forward: bool| {
             let mut s = short_flow(10, None, true, 20);
             s.config.forward_retransmit = forward;
@@ -2833,7 +2828,6 @@ mod tests {
         // After a timeout, a SACK of segment 2 (never sent again) below the highest SACK (6) is
         // reordering of degree 4 (`tcp_sacktag_write_queue`), judged only in a Loss that may still
         // be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
-        let ms = |x: u64| SimTime(x * 1_000_000);
         for undoable in [false, true] {
             let mut s = sent_window_with_rtt(ms(1));
             let mut out = Vec::new();
@@ -2855,7 +2849,6 @@ mod tests {
         // 3.x `tcp_ack`: a pending loss probe becomes the RTO again (`tcp_rearm_rto`: the head's
         // send + RTO) on any ACK in the window; today's kernels leave it pending on an ACK that ACKs
         // nothing.
-        let ms = |x: u64| SimTime(x * 1_000_000);
         for linux_3_10 in [false, true] {
             let mut s = short_flow(10, None, false, 20);
             s.config.tlp_floor = linux_3_10.then_some(ms(10));
