@@ -11,8 +11,9 @@ from __future__ import annotations
 #: dca145ffaa8d made it the 300 of ``tcp_max_reordering``); TLP and early retransmit on
 #: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
 #: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
-#: NCR rule (``ncr``) and forward retransmission in recovery (``forward_retransmit``). ``modern``:
-#: today's defaults (RACK-TLP).
+#: NCR rule (``ncr``), forward retransmission in recovery (``forward_retransmit``) and 3.10-3.13's
+#: timeout undo (``timeout_undo``: none after a retransmission, save by F-RTO). ``modern``: today's
+#: defaults (RACK-TLP).
 TCP: dict[str, list[str]] = {
     "linux-3.x": [
         "sender.tcp_recovery=0",
@@ -22,6 +23,7 @@ TCP: dict[str, list[str]] = {
         "sender.early_retransmit=true",
         "sender.ncr=true",
         "sender.forward_retransmit=true",
+        'sender.timeout_undo="linux-3.13"',
     ],
     "modern": [],
 }

@@ -259,19 +259,28 @@ def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dic
     after, still win. Its sender (after ``overrides``) must be TCP."""
     if kernel not in kernels.TCP:
         raise BondsimError(f"kernel preset {kernel!r} is unknown; choose one of {', '.join(kernels.TCP)}")
-    kind = check(resolve_files(apply_overrides(doc, overrides), base))["sender"]["kind"]
+    doc = copy.deepcopy(doc)
+    sender = doc.get("sender")
+    if isinstance(sender, dict):
+        for field in kernels.fields():
+            sender.pop(field, None)
+    # The sender's kind is learnt without the preset's fields, the user's included: those may hold
+    # only beside the preset's others (`sender.tcp_fack=true` needs the preset's tcp_recovery = 0).
+    others = [item for item in overrides if not sets_preset_field(item)]
+    kind = check(resolve_files(apply_overrides(doc, others), base))["sender"]["kind"]
     if kind != "tcp":
         raise scenario_error(
             "sender.kind",
             f"the kernel preset {kernel} sets the TCP sender's fields, and this scenario's sender is {kind!r}; "
             'set sender.kind = "tcp" with it',
         )
-    doc = copy.deepcopy(doc)
-    sender = doc.get("sender")
-    if isinstance(sender, dict):
-        for field in kernels.fields():
-            sender.pop(field, None)
     return apply_overrides(doc, kernels.TCP[kernel])
+
+
+def sets_preset_field(override: str) -> bool:
+    """Whether ``override`` (``path=value``) sets a sender field a kernel preset sets."""
+    path = override.partition("=")[0].strip()
+    return path.startswith("sender.") and path.removeprefix("sender.") in kernels.fields()
 
 
 #: How deep tables and arrays may nest in a scenario (its own fields are a handful of levels deep).

@@ -602,6 +602,16 @@ pub struct TcpSender {
     /// (`tcp_xmit_retransmit_queue`).
     #[serde(default)]
     pub forward_retransmit: bool,
+    /// Whether a timeout may be undone (`tcp_enter_loss`'s undo marker), by kernel era: `current`
+    /// (Linux's rule after 3.15, read in 3.18's source: a timeout that starts a new reduction sets the
+    /// marker, `tcp_init_undo`, and a repeated one keeps it), `linux-3.13` (3.10 to 3.13, and the
+    /// kernels before: every timeout sets the marker to `snd_una` and voids it when a segment not
+    /// yet acknowledged was ever retransmitted, `TCPCB_RETRANS`, so no second timeout and none
+    /// after a loss probe's retransmission is undone by timestamps or D-SACKs; F-RTO still is) or
+    /// `linux-3.15` (3.14 and 3.15: voided only while a retransmission is in flight,
+    /// `TCPCB_SACKED_RETRANS`). The two older rules are modelled without RACK only.
+    #[serde(default)]
+    pub timeout_undo: TimeoutUndo,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -675,11 +685,49 @@ impl TryFrom<String> for TlpTimeout {
     type Error = String;
 
     fn try_from(name: String) -> std::result::Result<Self, String> {
-        match name.as_str() {
-            "current" => Ok(TlpTimeout::Current),
-            "linux-3.10" => Ok(TlpTimeout::Linux310),
-            _ => Err(format!("expected \"current\" or \"linux-3.10\", got {name:?}")),
-        }
+        by_name(&name, &[("current", TlpTimeout::Current), ("linux-3.10", TlpTimeout::Linux310)])
+    }
+}
+
+/// The value named `name` in `names`, else an error listing the names ("expected "a", "b" or
+/// "c", got ...") for an enum read from its name only.
+fn by_name<T: Copy>(name: &str, names: &[(&str, T)]) -> std::result::Result<T, String> {
+    if let Some(&(_, value)) = names.iter().find(|(n, _)| *n == name) {
+        return Ok(value);
+    }
+    let quoted: Vec<String> = names.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let (last, rest) = quoted.split_last().expect("at least one name");
+    let list = if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
+    Err(format!("expected {list}, got {name:?}"))
+}
+
+/// Whether a timeout may be undone, by kernel era ([`TcpSender::timeout_undo`]). Read from its
+/// name only, as [`TlpTimeout`].
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(try_from = "String")]
+pub enum TimeoutUndo {
+    /// A new reduction's timeout sets the undo marker; a repeated one keeps it (Linux after 3.15).
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// Every timeout sets it, void if a segment out was ever retransmitted (Linux 3.10 to 3.13).
+    #[serde(rename = "linux-3.13")]
+    Linux313,
+    /// Every timeout sets it, void while a retransmission is in flight (Linux 3.14 and 3.15).
+    #[serde(rename = "linux-3.15")]
+    Linux315,
+}
+
+impl TryFrom<String> for TimeoutUndo {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        let names = [
+            ("current", TimeoutUndo::Current),
+            ("linux-3.13", TimeoutUndo::Linux313),
+            ("linux-3.15", TimeoutUndo::Linux315),
+        ];
+        by_name(&name, &names)
     }
 }
 
@@ -772,6 +820,7 @@ impl Sender {
                 "early_retransmit",
                 "ncr",
                 "forward_retransmit",
+                "timeout_undo",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
@@ -1957,6 +2006,7 @@ impl Scenario {
                     ("sender.early_retransmit", t.early_retransmit, "early retransmit"),
                     ("sender.ncr", t.ncr, "NCR"),
                     ("sender.forward_retransmit", t.forward_retransmit, "forward retransmission"),
+                    ("sender.timeout_undo", t.timeout_undo != TimeoutUndo::Current, "a 3.x timeout-undo rule"),
                 ] {
                     if on && t.tcp_recovery & 1 != 0 {
                         return Err(Error::scenario(

@@ -22,6 +22,7 @@ use std::collections::VecDeque;
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
 use super::{timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
+use crate::scenario::TimeoutUndo;
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -1724,6 +1725,20 @@ impl TcpSender {
             c.w.ssthresh = c.cc.ssthresh(&c.w);
             c.init_undo();
         }
+        // Until 3.15 every timeout set the marker afresh (after `tcp_clear_retrans_partial`:
+        // `undo_retrans` 0) and the walk of the write queue up to `tcp_send_head` voided it at a
+        // segment retransmitted before: `TCPCB_RETRANS` (ever) in 3.10-3.13, `TCPCB_SACKED_RETRANS`
+        // (in flight) in 3.14-3.15.
+        let void_if = match config.timeout_undo {
+            TimeoutUndo::Current => None,
+            TimeoutUndo::Linux313 => Some(EVER_RETRANS),
+            TimeoutUndo::Linux315 => Some(RETRANS_OUT),
+        };
+        if let Some(mask) = void_if {
+            let retransmitted = (c.snd_una..c.snd_nxt).any(|seq| c.seg(seq).marks & mask != 0);
+            c.undo_marker = if retransmitted { None } else { Some(c.snd_una) };
+            c.undo_retrans = 0;
+        }
         // Everything not SACKed is lost; retransmissions in flight are forgotten.
         for seq in c.snd_una..c.snd_nxt {
             let s = c.seg_mut(seq);
@@ -2547,6 +2562,43 @@ mod tests {
                 assert_eq!(s.stats.spurious_rtos, 0);
                 assert!(c.w.cwnd < 10);
             }
+        }
+    }
+
+    #[test]
+    fn until_3_15_a_timeout_after_a_retransmission_cannot_be_undone_by_timestamps() {
+        // Ten segments sent at 0 ms; segment 9 was `retransmitted` before the timeout at 1 s
+        // (in flight still, or since marked lost); the timeout retransmits 0; then the
+        // original of 0 is acknowledged, the ACK echoing its TSval (from 0 ms, before the
+        // timeout's retransmission): `tcp_try_undo_loss` undoes if the marker is set.
+        let early = super::super::ts_of(SimTime::ZERO);
+        for (rule, retransmitted, timeouts, undone) in [
+            (TimeoutUndo::Current, EVER_RETRANS, 1, true),
+            (TimeoutUndo::Current, EVER_RETRANS | RETRANS_OUT, 1, true),
+            (TimeoutUndo::Current, 0, 2, true),
+            (TimeoutUndo::Linux313, 0, 1, true),
+            (TimeoutUndo::Linux313, EVER_RETRANS, 1, false),
+            // The second timeout finds its head retransmitted by the first.
+            (TimeoutUndo::Linux313, 0, 2, false),
+            (TimeoutUndo::Linux315, EVER_RETRANS, 1, true),
+            (TimeoutUndo::Linux315, EVER_RETRANS | RETRANS_OUT, 1, false),
+            (TimeoutUndo::Linux315, 0, 2, false),
+        ] {
+            let mut s = sent_window_with_rtt(ms(1));
+            s.config.timeout_undo = rule;
+            let c = s.conns[0].as_mut().unwrap();
+            c.seg_mut(9).marks |= retransmitted;
+            c.retrans_out = u32::from(retransmitted & RETRANS_OUT != 0);
+            let mut out = Vec::new();
+            for k in 0..timeouts {
+                s.on_rto(0, SimTime::from_secs_f64(1.0 + 2.0 * f64::from(k)), &mut out);
+            }
+            let t = SimTime::from_secs_f64(4.0);
+            s.on_packet(t, ack_with(1, &[], early, t), &mut out);
+            let case = format!("{rule:?}, marks {retransmitted}, {timeouts} timeouts");
+            assert_eq!(s.stats.undos, u64::from(undone), "{case}");
+            let c = s.conns[0].as_ref().unwrap();
+            assert_eq!(c.state == CaState::Loss, !undone, "{case}");
         }
     }
 
