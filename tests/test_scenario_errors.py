@@ -247,6 +247,16 @@ def test_overrides_create_missing_tables_and_do_not_touch_the_original():
     assert doc == {"bond": {"mode": "rr"}}
 
 
+def test_a_list_item_is_reached_by_index_dotted_or_bracketed_as_errors_name_it():
+    doc = {"links": [{"period_ms": 20}, {"period_ms": 20}]}
+    dotted = apply_overrides(doc, ["links.1.period_ms=40"])
+    assert (
+        apply_overrides(doc, ["links[1].period_ms=40"]) == dotted == {"links": [{"period_ms": 20}, {"period_ms": 40}]}
+    )
+    with pytest.raises(ScenarioError, match=r"links\.2: list index must be 0 to 1, got `2`"):
+        apply_overrides(doc, ["links[2].period_ms=40"])
+
+
 def test_directory_of_files_becomes_their_sizes(tmp_path):
     files = tmp_path / "files"
     (files / "sub").mkdir(parents=True)

@@ -59,7 +59,7 @@ def test_ranges_log_ranges_and_seed_lists():
         {
             "base": "thesis",
             "axes": [
-                {"path": "links.1.period_ms", "range": {"start": 20, "stop": 21, "step": 0.25}},
+                {"path": "links[1].period_ms", "range": {"start": 20, "stop": 21, "step": 0.25}},
                 {"path": "workload.file_size.bytes", "logrange": {"start": 1024, "stop": 1048576, "num": 11}},
             ],
             "seeds": [7, 42],
@@ -71,6 +71,7 @@ def test_ranges_log_ranges_and_seed_lists():
     assert plan.seeds == [7, 42]
     assert len(plan.points) == len(periods) * len(sizes) * 2
     assert {p.scenario["seed"] for p in plan.points} == {7, 42}
+    assert {p.scenario["links"][1]["period_ms"] for p in plan.points} == set(periods), "a bracketed index"
 
 
 def test_max_runs_caps_the_grid_and_can_be_raised():

@@ -46,6 +46,7 @@ from bondsim.scenario import (
     check,
     find,
     override_list,
+    path_keys,
     plain,
     read_text,
     resolve_files,
@@ -165,7 +166,7 @@ def _listed(raw: Any, where: str) -> list:
 
 
 def _has_field(doc: Any, path: str) -> bool:
-    for key in path.split("."):
+    for key in path_keys(path):
         if isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
             doc = doc[int(key)]
         elif isinstance(doc, dict) and key in doc:

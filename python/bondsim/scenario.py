@@ -18,6 +18,7 @@ import copy
 import datetime
 import json
 import math
+import re
 import stat
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -45,11 +46,17 @@ def parse_value(text: str) -> Any:
         return text
 
 
+def path_keys(path: str) -> list[str]:
+    """The keys of a field's ``path``: dotted (``links.1.period_ms``), list items also as the errors
+    name them (``links[1].period_ms``)."""
+    return re.sub(r"\[(\d+)\]", r".\1", path).split(".")
+
+
 def set_path(doc: dict, path: str, value: Any) -> None:
     """Sets ``value`` at dotted ``path`` in ``doc``, creating tables on the way."""
-    keys = path.split(".")
+    keys = path_keys(path)
     if not path or any(k == "" for k in keys):
-        raise scenario_error(path, "a --set path is dotted keys, e.g. links.1.period_ms")
+        raise scenario_error(path, "a --set path is dotted keys, e.g. links.1.period_ms (or links[1].period_ms)")
     node: Any = doc
     for depth, key in enumerate(keys):
         here = ".".join(keys[: depth + 1])

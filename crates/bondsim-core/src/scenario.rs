@@ -606,10 +606,11 @@ pub struct TcpSender {
     /// (Linux's rule after 3.15, read in 3.18's source: a timeout that starts a new reduction sets the
     /// marker, `tcp_init_undo`, and a repeated one keeps it), `linux-3.13` (3.10 to 3.13, and the
     /// kernels before: every timeout sets the marker to `snd_una` and voids it when a segment not
-    /// yet acknowledged was ever retransmitted, `TCPCB_RETRANS`, so no second timeout and none
-    /// after a loss probe's retransmission is undone by timestamps or D-SACKs; F-RTO still is) or
-    /// `linux-3.15` (3.14 and 3.15: voided only while a retransmission is in flight,
-    /// `TCPCB_SACKED_RETRANS`). The two older rules are modelled without RACK only.
+    /// yet acknowledged was ever retransmitted, `TCPCB_RETRANS`, so no second timeout is undone
+    /// by timestamps or D-SACKs, F-RTO's undo aside; that era's loss probe marked nothing, as
+    /// `__tcp_retransmit_skb` set `TCPCB_EVER_RETRANS` only from 3.14) or `linux-3.15` (3.14 and
+    /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The two
+    /// older rules are modelled without RACK only.
     #[serde(default)]
     pub timeout_undo: TimeoutUndo,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is

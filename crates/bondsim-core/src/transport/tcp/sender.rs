@@ -34,6 +34,21 @@ const RETRANS_OUT: u8 = 8; // TCPCB_SACKED_RETRANS: a retransmission is in fligh
 /// The model's own bookkeeping, no Linux bit: a D-SACK already counted its latest
 /// retransmission spurious (`TcpStats::spurious_retransmits`).
 const DSACKED: u8 = 16;
+/// The model's own bookkeeping, no Linux bit: sent again as a loss probe that the kernel left
+/// unmarked (3.10-3.13). Counts only in the model's tally of needless retransmissions.
+const PROBED: u8 = 32;
+
+/// Why a segment is sent again ([`TcpSender::retransmit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// A segment marked lost (`tcp_retransmit_skb`).
+    Lost,
+    /// Forward retransmission in recovery, neither lost nor SACKed (`TCPCB_SACKED_RETRANS` alone).
+    Forward,
+    /// A loss probe (`tcp_send_loss_probe` → `__tcp_retransmit_skb`): `ever_retrans` whether the
+    /// kernel marks the segment `TCPCB_EVER_RETRANS` (3.14 on).
+    Probe { ever_retrans: bool },
+}
 
 /// The memory a buffer of `segments` segments of `mss` bytes holds (`skb->truesize`):
 /// its payload plus the `sk_buff` and `skb_shared_info` structures and the header
@@ -557,7 +572,7 @@ impl Conn {
         for seq in start..end {
             if (self.snd_una..self.snd_nxt).contains(&seq) {
                 let s = self.seg_mut(seq);
-                if s.marks & (EVER_RETRANS | DSACKED) == EVER_RETRANS {
+                if s.marks & (EVER_RETRANS | PROBED) != 0 && s.marks & DSACKED == 0 {
                     s.marks |= DSACKED;
                     n += 1;
                 }
@@ -1208,11 +1223,9 @@ impl TcpSender {
                 c.snd_una += 1;
                 // `tcp_clean_rtx_queue`: any segment ever retransmitted (TCPCB_RETRANS),
                 // SACKed or not, makes the ACK FLAG_RETRANS_DATA_ACKED.
-                if s.marks & EVER_RETRANS != 0 {
-                    retrans_data_acked = true;
-                    if s.marks & DSACKED == 0 {
-                        c.retx_acked.push_back(seq);
-                    }
+                retrans_data_acked |= s.marks & EVER_RETRANS != 0;
+                if s.marks & (EVER_RETRANS | PROBED) != 0 && s.marks & DSACKED == 0 {
+                    c.retx_acked.push_back(seq);
                 }
                 if s.marks & SACKED != 0 {
                     c.sacked_out -= 1;
@@ -1562,7 +1575,7 @@ impl TcpSender {
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
                 // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
-                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false));
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Lost));
             }
         }
         // Linux before 4.11's forward retransmission (`tcp_xmit_retransmit_queue` past the lost
@@ -1578,7 +1591,7 @@ impl TcpSender {
             let found = (from..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0);
             c.fwd_hint = found.unwrap_or(c.fack.min(c.snd_nxt)).max(from);
             if let Some(seq) = found {
-                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, true));
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Forward));
             }
         }
         let limit = config.sndbuf_segments;
@@ -1646,33 +1659,39 @@ impl TcpSender {
         seq: u32,
         now: SimTime,
         cutter: &Cutter,
-        forward: bool,
+        how: Resend,
     ) -> Packet {
+        let forward = how == Resend::Forward;
         c.data_sent(now);
         let delivered = c.delivered;
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
-        s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
         s.sent = now;
         s.delivered = delivered;
         if was_lost || forward {
+            // `tcp_retransmit_skb`: `TCPCB_RETRANS`, counted in `retrans_out` and `undo_retrans`,
+            // and the first retransmission's time kept.
+            s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
             c.retrans_out += 1;
             if c.fack_on {
                 // One mark per segment, as the skb's one `ack_seq`: the latest retransmission's.
                 c.retrans_at.retain(|&(q, _)| q != seq);
                 c.retrans_at.push_back((seq, c.snd_nxt));
             }
+            if c.undo_retrans < 0 {
+                c.undo_retrans = 0;
+            }
+            c.undo_retrans += 1;
+            c.retrans_stamp.get_or_insert(now);
         } else {
-            // A probe of a segment not marked lost: in flight twice.
-            s.marks &= !RETRANS_OUT;
+            // A probe of a segment not marked lost (`tcp_send_loss_probe` → `__tcp_retransmit_skb`,
+            // not `tcp_retransmit_skb`): `TCPCB_EVER_RETRANS` at most, not in flight twice, no
+            // undo count, no stamp.
+            let mark = if how == (Resend::Probe { ever_retrans: false }) { PROBED } else { EVER_RETRANS };
+            s.marks = (s.marks | mark) & !DSACKED;
         }
         stats.retransmits += 1;
         c.retransmits += 1;
-        if c.undo_retrans < 0 {
-            c.undo_retrans = 0;
-        }
-        c.undo_retrans += 1;
-        c.retrans_stamp.get_or_insert(now);
         if c.state == CaState::Recovery {
             c.prr_out += 1;
         }
@@ -1768,7 +1787,7 @@ impl TcpSender {
         let at = now + c.backed_off_rto(config);
         Self::arm(c, flow, TimerKind::Rto, at, out);
         let seq = c.snd_una;
-        let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false);
+        let p = Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Lost);
         self.urgent.push_back(p);
         self.ready.push_back(flow);
     }
@@ -1785,7 +1804,9 @@ impl TcpSender {
         } else {
             c.tlp_retrans = true;
             let seq = c.snd_nxt - 1;
-            Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, false)
+            // 3.10-3.13's `__tcp_retransmit_skb` marks nothing; 3.14 on, `TCPCB_EVER_RETRANS`.
+            let ever_retrans = self.config.timeout_undo != TimeoutUndo::Linux313;
+            Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Probe { ever_retrans })
         };
         self.stats.tlp_probes += 1;
         let c = self.conns[flow as usize].as_mut().expect("open");
@@ -2599,6 +2620,34 @@ mod tests {
             assert_eq!(s.stats.undos, u64::from(undone), "{case}");
             let c = s.conns[0].as_ref().unwrap();
             assert_eq!(c.state == CaState::Loss, !undone, "{case}");
+        }
+    }
+
+    #[test]
+    fn a_loss_probe_counts_toward_no_undo_and_marks_its_segment_from_3_14_only() {
+        // Ten segments sent at 0 ms, nothing new may go: the probe at 500 ms sends 9 again
+        // (`__tcp_retransmit_skb`: no `undo_retrans`, no `retrans_stamp`; `TCPCB_EVER_RETRANS`
+        // from 3.14). Then a timeout at 1 s, and the original of 0 acknowledged: only a probe
+        // marked as a retransmission would void 3.10-3.13's undo marker.
+        let early = super::super::ts_of(SimTime::ZERO);
+        for (rule, marked) in
+            [(TimeoutUndo::Current, true), (TimeoutUndo::Linux315, true), (TimeoutUndo::Linux313, false)]
+        {
+            let mut s = sent_window_with_rtt(ms(1));
+            s.config.timeout_undo = rule;
+            let c = s.conns[0].as_mut().unwrap();
+            c.written = c.snd_nxt;
+            let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
+            s.on_loss_probe(0, ms(500), &mut out);
+            let probe = std::iter::from_fn(|| s.poll_transmit(ms(500))).next().expect("the probe");
+            assert_eq!((probe.seq, probe.retransmit), (9, true));
+            let c = s.conns[0].as_ref().unwrap();
+            assert_eq!((c.undo_retrans, c.retrans_stamp, c.retrans_out), (undo_retrans, None, 0), "{rule:?}");
+            assert_eq!(c.seg(9).marks & EVER_RETRANS != 0, marked, "{rule:?}");
+            s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+            let t = SimTime::from_secs_f64(1.5);
+            s.on_packet(t, ack_with(1, &[], early, t), &mut out);
+            assert_eq!(s.stats.undos, 1, "{rule:?}");
         }
     }
 
