@@ -130,6 +130,30 @@ def test_outputs_that_cannot_be_written_are_one_line_exit_2(cli, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file", "run"]  # nothing half-written
 
 
+def test_a_run_directory_with_a_damaged_table_is_one_line_exit_2(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    args = (
+        "run",
+        "thesis",
+        "--quiet",
+        "--set",
+        "workload.requests=2",
+        "--set",
+        "trace.packets=20",
+        "--out",
+        str(run_dir),
+    )
+    assert cli(*args).returncode == 0
+    (run_dir / "requests.csv").write_text("x,y\n1,2\n")
+    assert_one_line_error(
+        cli("plot", str(run_dir), "--out", str(tmp_path / "p.png")), "(a table has no column 'packets')"
+    )
+    (run_dir / "packet_trace.csv").write_text("")
+    says = "not a run directory as bondsim run --out writes it (a table has no column"
+    assert_one_line_error(cli("report", str(run_dir), "--out", str(tmp_path / "r.html")), says)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing half-written
+
+
 def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):
     out = tmp_path / "lossy"
     proc = cli("run", "hetero", "--set", "workload.requests=2", "--set", "links.0.loss=0.05", "--out", str(out))
@@ -173,10 +197,12 @@ def test_every_command_has_help_with_an_example(main):
         ["runs", "show", "--help"],
         ["runs", "compare", "--help"],
         ["runs", "export", "--help"],
+        ["report", "--help"],
     ):
         proc = main(*args)
         assert proc.returncode == 0
         assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1]
+        assert "%%" not in proc.stdout, "a %% that argparse does not format (descriptions are printed as written)"
 
 
 def test_schedulers_lists_registry(cli):
@@ -403,3 +429,11 @@ def test_an_empty_path_is_refused_and_schedulers_takes_a_mode_with_brackets(main
         assert done.returncode == 2 and "an empty path; give a file or directory name" in done.stderr, done.stderr
     done = main("schedulers", "balance-rr[packets_per_slave=2]", "--json")
     assert done.returncode == 0 and json.loads(done.stdout)["name"] == "balance-rr"
+
+
+def test_measuring_from_past_the_runs_end_is_said_not_silent(cli):
+    late = cli("run", "thesis", "--set", "workload.requests=2", "--set", "measure_from_s=1e6", "--json")
+    assert late.returncode == 0 and json.loads(late.stdout)["goodput_bps"] == 0
+    assert late.stderr.startswith("warning: measure_from_s (1e+06 s) is not before the run's end (")
+    early = cli("run", "thesis", "--set", "workload.requests=2", "--set", "measure_from_s=0.001", "--json")
+    assert early.returncode == 0 and early.stderr == "" and json.loads(early.stdout)["goodput_bps"] > 0

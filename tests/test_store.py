@@ -106,6 +106,33 @@ def test_asking_for_what_is_not_stored_is_an_error_naming_it(tmp_path):
                 call()
 
 
+def test_a_duckdb_file_of_another_program_is_refused_and_left_as_it_was(tmp_path):
+    import pytest
+
+    empty, foreign, other = (tmp_path / f"{name}.duckdb" for name in ("empty", "foreign", "other"))
+    duckdb.connect(str(empty)).close()
+    with duckdb.connect(str(foreign)) as con:
+        con.execute("CREATE TABLE runs (x INTEGER)")
+    with duckdb.connect(str(other)) as con:
+        con.execute("CREATE TABLE orders (id INTEGER)")
+    for path, read_only, says in [
+        (empty, True, "no runs stored here"),
+        (foreign, True, r"its table `runs` is not bondsim's \(no column run_id, scenario"),
+        (foreign, False, r"its table `runs` is not bondsim's"),
+        (other, False, r"a DuckDB database of another program \(tables orders\)"),
+    ]:
+        with pytest.raises(bondsim.BondsimError, match=says):
+            Store(path, read_only=read_only)
+    for path, tables in [(foreign, [("runs",)]), (other, [("orders",)])]:
+        with duckdb.connect(str(path), read_only=True) as con:
+            assert con.execute("SELECT table_name FROM information_schema.tables").fetchall() == tables
+            assert len(con.execute(f"DESCRIBE {tables[0][0]}").fetchall()) == 1, "no column added"
+    # An empty DuckDB file is a new database to write into.
+    doc = bondsim.load("thesis", ["workload.requests=2"])
+    with Store(empty) as store:
+        assert store.add([(scenario_hash(doc), doc, core_output(doc))]) == [1]
+
+
 def test_a_sweep_is_found_by_its_grid_or_id_and_a_name_two_sweeps_share_is_refused(tmp_path):
     import pytest
 

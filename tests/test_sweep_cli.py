@@ -557,3 +557,16 @@ def test_a_fifo_as_the_database_is_refused_not_waited_on(main, tmp_path):
     os.mkfifo(fifo)
     done = main("runs", "list", "--db", str(fifo))
     assert done.returncode == 2 and "not a regular file, not a bondsim results database" in done.stderr
+
+
+def test_the_runs_list_example_names_columns_the_shipped_sweep_has(main):
+    import re
+
+    from bondsim.grid import load_sweep
+
+    example = re.search(r"--sweep (\S+) --columns (\S+)", main("runs", "list", "--help").stdout)
+    assert example is not None
+    plan = load_sweep(SCENARIOS / f"{example.group(1)}.sweep.toml")
+    figures = set(json.loads(main("run", plan.points[0].scenario["name"], "--json").stdout))
+    columns = set(example.group(2).split(","))
+    assert columns <= {a.name for a in plan.axes} | {"seed"} | figures, columns

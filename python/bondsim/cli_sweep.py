@@ -355,7 +355,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help=f"summary figures to average per grid point, comma-separated (default {SWEEP_METRICS})",
     )
     p.add_argument("--dry-run", action="store_true", help="check the sweep and show its grid; run nothing")
-    p.add_argument("--json", action="store_true", help="print one JSON record per run on stdout")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON array on stdout: a record per run (with --dry-run, per grid point)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar or table; errors only")
     p.set_defaults(func=cmd_sweep)
 
@@ -383,7 +387,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "one line per run",
         "One line per stored run; with --sweep, that sweep's runs in grid order with the swept values.",
         "examples:\n  bondsim runs list --limit 20\n"
-        "  bondsim runs list --sweep thesis_load --columns workload.requests,bond.mode,seed,ooo_fraction --json",
+        "  bondsim runs list --sweep thesis_load --columns requests,mode,seed,ooo_fraction --json",
     )
     a.add_argument(
         "--sweep", help="only the runs of this sweep (its name, or its id as runs sweeps shows), with the swept values"
@@ -391,7 +395,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     a.add_argument(
         "--columns", help="columns to show, comma-separated (default: swept values, " + ", ".join(LIST_COLUMNS) + ")"
     )
-    a.add_argument("--limit", type=count, default=50, help="show the last N runs (default 50; 0: all)")
+    a.add_argument(
+        "--limit",
+        type=count,
+        default=50,
+        help="show the last N runs in the table (default 50; 0: all); --json prints them all",
+    )
     a.add_argument("--json", action="store_true", help="print every run as JSON records")
 
     a = action(

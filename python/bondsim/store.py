@@ -195,6 +195,36 @@ def _check_kind(path: Path) -> None:
             raise BondsimError(f"{path}: {kind}, not a bondsim results database (DuckDB); pass another --db")
 
 
+#: The runs table's columns that tell a bondsim results database from another DuckDB file.
+_OWN_RUN_COLUMNS = frozenset({"run_id", "scenario_hash", "version", "scenario", "summary"})
+
+
+def _check_schema(con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+    """Refuses a DuckDB file that is not a bondsim results database before anything is written to it
+    (another program's tables are left as they are): a ``runs`` table not bondsim's, or, to write,
+    other tables and none of bondsim's; to read, one with no runs table at all."""
+    tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if "runs" in tables:
+        have = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
+        missing = sorted(_OWN_RUN_COLUMNS - have)
+        if missing:
+            raise BondsimError(
+                f"{path}: its table `runs` is not bondsim's (no column {', '.join(missing)}): "
+                "not a bondsim results database; pass another --db"
+            )
+    elif read_only:
+        raise BondsimError(
+            f"{path}: no runs stored here (a DuckDB file without bondsim's tables); "
+            "run a sweep into it first, or pass another --db"
+        )
+    elif tables:
+        shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
+        raise BondsimError(
+            f"{path}: a DuckDB database of another program (tables {shown}), not a bondsim results database; "
+            "pass another --db"
+        )
+
+
 class Store:
     """A results database (DuckDB file); use as a context manager or call :meth:`close`.
 
@@ -224,6 +254,12 @@ class Store:
         """The connection, opened (again) if need be."""
         if self._con is None:
             self._con = _connect(self.path, self.read_only, self.wait_s)
+            try:
+                _check_schema(self._con, self.path, self.read_only)
+            except BondsimError:
+                self._con.close()
+                self._con = None
+                raise
             if not self.read_only:
                 self._con.execute(_SCHEMA)
         return self._con
