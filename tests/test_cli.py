@@ -243,12 +243,12 @@ def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cl
         "linux-3.10",
     )
     assert old["early_retransmit"] and old["ncr"] and old["forward_retransmit"]
-    assert old["timeout_undo"] == "linux-3.13"
+    assert old["undo"] == "linux-3.13"
     mine = check("--kernel", "linux-3.x", "--set", "sender.tcp_fack=false")
     assert (mine["tcp_fack"], mine["ncr"]) == (False, True), "--set wins over the preset"
     # A field valid only beside the preset's others (FACK needs its tcp_recovery = 0).
-    mine = check("--kernel", "linux-3.x", "--set", 'sender.timeout_undo="linux-3.15"', "--set", "sender.ncr=false")
-    assert (mine["timeout_undo"], mine["ncr"], mine["tcp_recovery"]) == ("linux-3.15", False, 0)
+    mine = check("--kernel", "linux-3.x", "--set", 'sender.undo="linux-3.15"', "--set", "sender.ncr=false")
+    assert (mine["undo"], mine["ncr"], mine["tcp_recovery"]) == ("linux-3.15", False, 0)
     assert check("--kernel", "linux-3.x", "--set", "sender.tcp_fack=true")["tcp_fack"]
     assert check("--kernel", "modern") == check(), "modern: the defaults"
     refused = cli("scenario", "check", "thesis", "--kernel", "linux-3.x")

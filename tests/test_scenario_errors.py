@@ -129,10 +129,10 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         ("sender.early_retransmit=true", "sender.early_retransmit", "early retransmit is modelled without RACK"),
         ("sender.ncr=true", "sender.ncr", "NCR is modelled without RACK only"),
         ("sender.forward_retransmit=true", "sender.forward_retransmit", "forward retransmission is modelled"),
-        ('sender.timeout_undo="linux-3.13"', "sender.timeout_undo", "a 3.x timeout-undo rule is modelled without RACK"),
+        ('sender.undo="linux-3.13"', "sender.undo", "a 3.x undo rule is modelled without RACK"),
         (
-            'sender.timeout_undo="linux-3.16"',
-            "sender.timeout_undo",
+            'sender.undo="linux-3.16"',
+            "sender.undo",
             'expected "current", "linux-3.13" or "linux-3.15", got "linux-3.16"',
         ),
     ],

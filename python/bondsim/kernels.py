@@ -12,7 +12,7 @@ from __future__ import annotations
 #: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
 #: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
 #: NCR rule (``ncr``), forward retransmission in recovery (``forward_retransmit``) and 3.10-3.13's
-#: timeout undo (``timeout_undo``: none after a retransmission, save by F-RTO). ``modern``: today's
+#: undo rules (``undo``: no timeout undone after a retransmission, save by F-RTO). ``modern``: today's
 #: defaults (RACK-TLP).
 TCP: dict[str, list[str]] = {
     "linux-3.x": [
@@ -23,7 +23,7 @@ TCP: dict[str, list[str]] = {
         "sender.early_retransmit=true",
         "sender.ncr=true",
         "sender.forward_retransmit=true",
-        'sender.timeout_undo="linux-3.13"',
+        'sender.undo="linux-3.13"',
     ],
     "modern": [],
 }

@@ -612,7 +612,7 @@ pub struct TcpSender {
     /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The two
     /// older rules are modelled without RACK only.
     #[serde(default)]
-    pub timeout_undo: TimeoutUndo,
+    pub undo: UndoEra,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -702,32 +702,29 @@ fn by_name<T: Copy>(name: &str, names: &[(&str, T)]) -> std::result::Result<T, S
     Err(format!("expected {list}, got {name:?}"))
 }
 
-/// Whether a timeout may be undone, by kernel era ([`TcpSender::timeout_undo`]). Read from its
-/// name only, as [`TlpTimeout`].
+/// The kernel era of the undo rules ([`TcpSender::undo`]). Read from its name only, as
+/// [`TlpTimeout`].
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(try_from = "String")]
-pub enum TimeoutUndo {
-    /// A new reduction's timeout sets the undo marker; a repeated one keeps it (Linux after 3.15).
+pub enum UndoEra {
+    /// Today's Linux (a new reduction's timeout sets the undo marker; a repeated one keeps it).
     #[default]
     #[serde(rename = "current")]
     Current,
-    /// Every timeout sets it, void if a segment out was ever retransmitted (Linux 3.10 to 3.13).
+    /// Linux 3.10 to 3.13 (every timeout sets it, void if a segment out was ever retransmitted).
     #[serde(rename = "linux-3.13")]
     Linux313,
-    /// Every timeout sets it, void while a retransmission is in flight (Linux 3.14 and 3.15).
+    /// Linux 3.14 and 3.15 (every timeout sets it, void while a retransmission is in flight).
     #[serde(rename = "linux-3.15")]
     Linux315,
 }
 
-impl TryFrom<String> for TimeoutUndo {
+impl TryFrom<String> for UndoEra {
     type Error = String;
 
     fn try_from(name: String) -> std::result::Result<Self, String> {
-        let names = [
-            ("current", TimeoutUndo::Current),
-            ("linux-3.13", TimeoutUndo::Linux313),
-            ("linux-3.15", TimeoutUndo::Linux315),
-        ];
+        let names =
+            [("current", UndoEra::Current), ("linux-3.13", UndoEra::Linux313), ("linux-3.15", UndoEra::Linux315)];
         by_name(&name, &names)
     }
 }
@@ -821,7 +818,7 @@ impl Sender {
                 "early_retransmit",
                 "ncr",
                 "forward_retransmit",
-                "timeout_undo",
+                "undo",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",
@@ -2007,7 +2004,7 @@ impl Scenario {
                     ("sender.early_retransmit", t.early_retransmit, "early retransmit"),
                     ("sender.ncr", t.ncr, "NCR"),
                     ("sender.forward_retransmit", t.forward_retransmit, "forward retransmission"),
-                    ("sender.timeout_undo", t.timeout_undo != TimeoutUndo::Current, "a 3.x timeout-undo rule"),
+                    ("sender.undo", t.undo != UndoEra::Current, "a 3.x undo rule"),
                 ] {
                     if on && t.tcp_recovery & 1 != 0 {
                         return Err(Error::scenario(

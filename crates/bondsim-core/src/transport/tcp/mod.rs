@@ -19,7 +19,7 @@ pub mod peer;
 pub mod receiver;
 pub mod sender;
 
-use crate::scenario::{TcpSender as TcpSpec, TimeoutUndo, TlpTimeout};
+use crate::scenario::{TcpSender as TcpSpec, TlpTimeout, UndoEra};
 use crate::time::SimTime;
 
 /// What both ends read from the scenario, resolved once.
@@ -61,8 +61,8 @@ pub struct TcpConfig {
     pub ncr: bool,
     /// Linux's forward retransmission before 4.11 (`TcpSpec::forward_retransmit`, without RACK).
     pub forward_retransmit: bool,
-    /// Whether a timeout may be undone, by kernel era (`TcpSpec::timeout_undo`).
-    pub timeout_undo: TimeoutUndo,
+    /// Whether a timeout may be undone, by kernel era (`TcpSpec::undo`).
+    pub undo: UndoEra,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -126,7 +126,7 @@ impl TcpConfig {
             hz,
             ncr: spec.ncr,
             forward_retransmit: spec.forward_retransmit,
-            timeout_undo: spec.timeout_undo,
+            undo: spec.undo,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,

@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
 use super::{timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
-use crate::scenario::TimeoutUndo;
+use crate::scenario::UndoEra;
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -162,7 +162,10 @@ struct Conn {
     /// `undo_marker` (0 = none; segment numbers are stored plus one) and `undo_retrans`.
     undo_marker: Option<u32>,
     undo_retrans: i64,
-    /// Send time of the first retransmission of the episode (`retrans_stamp`).
+    /// Send time of the first retransmission not yet forgotten (`retrans_stamp`): set by
+    /// `tcp_retransmit_skb` when unset (never by a loss probe), cleared only where Linux clears it
+    /// (`tcp_try_to_open` and `tcp_try_undo_partial` once no retransmission is done or out; today's
+    /// `tcp_enter_recovery` too, `tcp_retrans_stamp_cleanup`), not by a new episode's undo state.
     retrans_stamp: Option<SimTime>,
     reordering: u32,
     reord_seen: u32,
@@ -816,7 +819,19 @@ impl Conn {
     fn init_undo(&mut self) {
         self.undo_marker = Some(self.snd_una);
         self.undo_retrans = if self.retrans_out > 0 { i64::from(self.retrans_out) } else { -1 };
-        self.retrans_stamp = None;
+    }
+
+    /// `tcp_any_retrans_done`: a retransmission is out, or the head segment was ever retransmitted.
+    fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || (self.snd_una < self.snd_nxt && self.seg(self.snd_una).marks & EVER_RETRANS != 0)
+    }
+
+    /// Forgets the first retransmission's time once no retransmission is done or out
+    /// (`if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0;`).
+    fn forget_retrans_stamp(&mut self) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = None;
+        }
     }
 
     /// `tcp_init_cwnd_reduction`: remember the window, take `ssthresh` from the algorithm.
@@ -835,8 +850,12 @@ impl Conn {
         self.state = state;
     }
 
-    /// `tcp_enter_recovery`.
-    fn enter_recovery(&mut self, stats: &mut TcpStats) {
+    /// `tcp_enter_recovery`. Today's kernels forget a stale first retransmission's time here
+    /// (`tcp_retrans_stamp_cleanup`, 6.12 and the stable kernels since); 3.x did not.
+    fn enter_recovery(&mut self, config: &TcpConfig, stats: &mut TcpStats) {
+        if config.undo == UndoEra::Current {
+            self.forget_retrans_stamp();
+        }
         stats.fast_recoveries += 1;
         self.fwd_hint = self.snd_una;
         self.prior_ssthresh = self.current_ssthresh();
@@ -904,14 +923,17 @@ impl Conn {
             self.w.ssthresh = self.prior_ssthresh;
         }
         self.undo_marker = None;
-        self.retrans_stamp = None;
         stats.undos += 1;
     }
 
     /// `tcp_packet_delayed`: the ACK echoes a timestamp older than the first
-    /// retransmission, so the original was delivered (Eifel, RFC 3522).
+    /// retransmission, so the original was delivered (Eifel, RFC 3522); or nothing was
+    /// retransmitted yet (no stamp: a fast retransmit held back by TCP small queues), so what
+    /// advanced snd_una was delayed, not lost. 3.x (`!tp->retrans_stamp || ...`) and Linux since
+    /// 6.12 answer so (its exceptions are a connection without SACK and SYN_SENT, neither
+    /// modelled); 5.1 to 6.11 answered no.
     fn packet_delayed(&self, ts_ecr: u32) -> bool {
-        self.retrans_stamp.is_some_and(|stamp| ts_ecr != 0 && ts_ecr < super::ts_of(stamp))
+        self.retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < super::ts_of(stamp))
     }
 }
 
@@ -1348,11 +1370,13 @@ impl TcpSender {
             if c.retrans_out > 0 {
                 hold_losses = true;
             } else {
+                c.forget_retrans_stamp();
                 c.undo_reduction(stats, true);
-                // `tcp_any_retrans_done`: the head segment was ever retransmitted.
-                let retrans_done = c.snd_una < c.snd_nxt && c.seg(c.snd_una).marks & EVER_RETRANS != 0;
-                let keep =
-                    if c.sacked_out + c.lost_out > 0 || retrans_done { CaState::Disorder } else { CaState::Open };
+                let keep = if c.sacked_out + c.lost_out > 0 || c.any_retrans_done() {
+                    CaState::Disorder
+                } else {
+                    CaState::Open
+                };
                 c.set_state(keep);
                 c.high_seq = c.snd_nxt;
             }
@@ -1469,9 +1493,9 @@ impl TcpSender {
                 c.early_recovery(config, now, una_advanced, old_ack)
             };
             if c.lost_out > 0 {
-                c.enter_recovery(stats);
+                c.enter_recovery(config, stats);
             } else if early == EarlyRecovery::Now {
-                c.enter_recovery(stats);
+                c.enter_recovery(config, stats);
                 // `if (do_lost) tcp_update_scoreboard(sk, fast_rexmit)`: on a duplicate ACK, or one
                 // whose SACKs reach beyond the reordering degree (`tcp_fackets_out(tp) > tp->reordering`).
                 if is_dupack || (newly_sacked > 0 && c.fack.saturating_sub(c.snd_una) > c.reordering) {
@@ -1481,7 +1505,9 @@ impl TcpSender {
                 if let EarlyRecovery::After(delay) = early {
                     early_retrans_at = Some(now + delay);
                 }
-                let next = if c.sacked_out > 0 || c.retrans_out > 0 { CaState::Disorder } else { CaState::Open };
+                // `tcp_try_to_open` → `tcp_try_keep_open` (nothing is marked lost here).
+                c.forget_retrans_stamp();
+                let next = if c.sacked_out > 0 || c.any_retrans_done() { CaState::Disorder } else { CaState::Open };
                 if next != c.state {
                     c.set_state(next);
                 }
@@ -1748,10 +1774,10 @@ impl TcpSender {
         // `undo_retrans` 0) and the walk of the write queue up to `tcp_send_head` voided it at a
         // segment retransmitted before: `TCPCB_RETRANS` (ever) in 3.10-3.13, `TCPCB_SACKED_RETRANS`
         // (in flight) in 3.14-3.15.
-        let void_if = match config.timeout_undo {
-            TimeoutUndo::Current => None,
-            TimeoutUndo::Linux313 => Some(EVER_RETRANS),
-            TimeoutUndo::Linux315 => Some(RETRANS_OUT),
+        let void_if = match config.undo {
+            UndoEra::Current => None,
+            UndoEra::Linux313 => Some(EVER_RETRANS),
+            UndoEra::Linux315 => Some(RETRANS_OUT),
         };
         if let Some(mask) = void_if {
             let retransmitted = (c.snd_una..c.snd_nxt).any(|seq| c.seg(seq).marks & mask != 0);
@@ -1805,7 +1831,7 @@ impl TcpSender {
             c.tlp_retrans = true;
             let seq = c.snd_nxt - 1;
             // 3.10-3.13's `__tcp_retransmit_skb` marks nothing; 3.14 on, `TCPCB_EVER_RETRANS`.
-            let ever_retrans = self.config.timeout_undo != TimeoutUndo::Linux313;
+            let ever_retrans = self.config.undo != UndoEra::Linux313;
             Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Probe { ever_retrans })
         };
         self.stats.tlp_probes += 1;
@@ -1823,7 +1849,7 @@ impl TcpSender {
         let (config, stats) = (&self.config, &mut self.stats);
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
         let at = if c.do_early_retrans && matches!(c.state, CaState::Open | CaState::Disorder) {
-            c.enter_recovery(stats);
+            c.enter_recovery(config, stats);
             c.mark_on_entry();
             now + c.backed_off_rto(config)
         } else {
@@ -1839,7 +1865,7 @@ impl TcpSender {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
         let (lost, wait) = c.rack_detect_loss(config, now);
         if lost > 0 && matches!(c.state, CaState::Open | CaState::Disorder) {
-            c.enter_recovery(stats);
+            c.enter_recovery(config, stats);
             // `tcp_rack_reo_timeout`: room for the first retransmission at once.
             c.cwnd_reduction(1, 0, false);
         }
@@ -2594,19 +2620,19 @@ mod tests {
         // timeout's retransmission): `tcp_try_undo_loss` undoes if the marker is set.
         let early = super::super::ts_of(SimTime::ZERO);
         for (rule, retransmitted, timeouts, undone) in [
-            (TimeoutUndo::Current, EVER_RETRANS, 1, true),
-            (TimeoutUndo::Current, EVER_RETRANS | RETRANS_OUT, 1, true),
-            (TimeoutUndo::Current, 0, 2, true),
-            (TimeoutUndo::Linux313, 0, 1, true),
-            (TimeoutUndo::Linux313, EVER_RETRANS, 1, false),
+            (UndoEra::Current, EVER_RETRANS, 1, true),
+            (UndoEra::Current, EVER_RETRANS | RETRANS_OUT, 1, true),
+            (UndoEra::Current, 0, 2, true),
+            (UndoEra::Linux313, 0, 1, true),
+            (UndoEra::Linux313, EVER_RETRANS, 1, false),
             // The second timeout finds its head retransmitted by the first.
-            (TimeoutUndo::Linux313, 0, 2, false),
-            (TimeoutUndo::Linux315, EVER_RETRANS, 1, true),
-            (TimeoutUndo::Linux315, EVER_RETRANS | RETRANS_OUT, 1, false),
-            (TimeoutUndo::Linux315, 0, 2, false),
+            (UndoEra::Linux313, 0, 2, false),
+            (UndoEra::Linux315, EVER_RETRANS, 1, true),
+            (UndoEra::Linux315, EVER_RETRANS | RETRANS_OUT, 1, false),
+            (UndoEra::Linux315, 0, 2, false),
         ] {
             let mut s = sent_window_with_rtt(ms(1));
-            s.config.timeout_undo = rule;
+            s.config.undo = rule;
             let c = s.conns[0].as_mut().unwrap();
             c.seg_mut(9).marks |= retransmitted;
             c.retrans_out = u32::from(retransmitted & RETRANS_OUT != 0);
@@ -2630,11 +2656,9 @@ mod tests {
         // from 3.14). Then a timeout at 1 s, and the original of 0 acknowledged: only a probe
         // marked as a retransmission would void 3.10-3.13's undo marker.
         let early = super::super::ts_of(SimTime::ZERO);
-        for (rule, marked) in
-            [(TimeoutUndo::Current, true), (TimeoutUndo::Linux315, true), (TimeoutUndo::Linux313, false)]
-        {
+        for (rule, marked) in [(UndoEra::Current, true), (UndoEra::Linux315, true), (UndoEra::Linux313, false)] {
             let mut s = sent_window_with_rtt(ms(1));
-            s.config.timeout_undo = rule;
+            s.config.undo = rule;
             let c = s.conns[0].as_mut().unwrap();
             c.written = c.snd_nxt;
             let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
@@ -2648,6 +2672,44 @@ mod tests {
             let t = SimTime::from_secs_f64(1.5);
             s.on_packet(t, ack_with(1, &[], early, t), &mut out);
             assert_eq!(s.stats.undos, 1, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn an_original_acknowledged_before_any_retransmission_left_was_delayed_not_lost() {
+        // Recovery entered with 0-2 marked lost, their retransmissions held back (TCP small
+        // queues): no retransmission has a time yet. The original of 0 is acknowledged, the ACK
+        // echoing no older timestamp: `tcp_packet_delayed` (3.x, and Linux since 6.12) says
+        // delayed, and with no retransmission out `tcp_try_undo_partial` undoes.
+        let mut s = in_recovery_after_a_sack_of_3_to_9();
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.retrans_stamp, c.retrans_out), (None, 0));
+        let t = ms(6);
+        s.on_packet(t, ack_with(1, &[(3, 10)], 0, t), &mut Vec::new());
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((s.stats.undos, c.state), (1, CaState::Disorder));
+    }
+
+    #[test]
+    fn only_todays_kernels_forget_a_stale_first_retransmission_on_entering_recovery() {
+        for (era, retransmitted, kept) in [
+            (UndoEra::Current, false, false),
+            (UndoEra::Current, true, true),
+            (UndoEra::Linux313, false, true),
+            (UndoEra::Linux315, false, true),
+        ] {
+            let mut s = sent_window_with_rtt(ms(1));
+            s.config.undo = era;
+            let c = s.conns[0].as_mut().unwrap();
+            // A retransmission at 3 ms of an earlier episode, since acknowledged (or, with
+            // `retransmitted`, the head's, still out): the stamp was not forgotten since.
+            c.retrans_stamp = Some(ms(3));
+            if retransmitted {
+                c.seg_mut(0).marks |= EVER_RETRANS;
+            }
+            c.enter_recovery(&s.config, &mut s.stats);
+            // (`tcp_init_undo` leaves the stamp as it is.)
+            assert_eq!(c.retrans_stamp.is_some(), kept, "{era:?}, head retransmitted: {retransmitted}");
         }
     }
 
@@ -2670,7 +2732,7 @@ mod tests {
         let mut s = sent_window(true);
         let mut out = Vec::new();
         let c = s.conns[0].as_mut().unwrap();
-        c.enter_recovery(&mut s.stats);
+        c.enter_recovery(&s.config, &mut s.stats);
         assert_eq!(c.w.ssthresh, 10 * 717 / 1024);
         c.w.cwnd = c.w.ssthresh; // PRR brought the window down
         s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
