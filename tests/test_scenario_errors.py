@@ -130,6 +130,7 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         ("sender.ncr=true", "sender.ncr", "NCR is modelled without RACK only"),
         ("sender.forward_retransmit=true", "sender.forward_retransmit", "forward retransmission is modelled"),
         ('sender.undo="linux-3.13"', "sender.undo", "a 3.x undo rule is modelled without RACK"),
+        ('sender.small_queues="3.12"', "sender.small_queues", 'expected "current" or "linux-3.12", got "3.12"'),
         (
             'sender.undo="linux-3.16"',
             "sender.undo",

@@ -12,8 +12,9 @@ from __future__ import annotations
 #: (``tcp_early_retrans`` = 3: RFC 5827 delayed by a quarter RTT, until reordering is seen), the
 #: probe timeout with 3.10's 10 ms floor (``tlp_timeout``), ``tcp_time_to_recover``'s RFC 4653
 #: NCR rule (``ncr``), forward retransmission in recovery (``forward_retransmit``) and 3.10-3.13's
-#: undo rules (``undo``: no timeout undone after a retransmission, save by F-RTO). ``modern``: today's
-#: defaults (RACK-TLP).
+#: undo rules (``undo``: no timeout undone after a retransmission, save by F-RTO), and TCP small
+#: queues as 3.12-3.18 ran them (``small_queues``, at least ``tcp_limit_output_bytes``, then 128 KB;
+#: retransmissions never held). ``modern``: today's defaults (RACK-TLP).
 TCP: dict[str, list[str]] = {
     "linux-3.x": [
         "sender.tcp_recovery=0",
@@ -24,6 +25,8 @@ TCP: dict[str, list[str]] = {
         "sender.ncr=true",
         "sender.forward_retransmit=true",
         'sender.undo="linux-3.13"',
+        'sender.small_queues="linux-3.12"',
+        "sender.tcp_limit_output_bytes=131072",
     ],
     "modern": [],
 }

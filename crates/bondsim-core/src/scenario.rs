@@ -613,6 +613,15 @@ pub struct TcpSender {
     /// older rules are modelled without RACK only.
     #[serde(default)]
     pub undo: UndoEra,
+    /// TCP small queues (`tcp_small_queue_check`) by kernel era: `current` (today's: about 1 ms of
+    /// data, `max(2 buffers, pacing rate >> 10)`, at most `tcp_limit_output_bytes`, doubled for a
+    /// retransmission, which waits too) or `linux-3.12` (3.12 to 3.18, read in 3.13's and 3.18's
+    /// `tcp_write_xmit`: at least `tcp_limit_output_bytes`, 128 KB then, or the pacing rate (200%
+    /// of cwnd·mss/srtt) >> 10; retransmissions never wait). 3.6 to 3.11 held at a fixed
+    /// `tcp_limit_output_bytes`, the same below 0.5 Gbit/s of pacing; 3.12-3.15 kept SRTT in
+    /// jiffies, which the model does not.
+    #[serde(default)]
+    pub small_queues: SmallQueues,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -729,6 +738,28 @@ impl TryFrom<String> for UndoEra {
     }
 }
 
+/// TCP small queues' rule by kernel era ([`TcpSender::small_queues`]). Read from its name only,
+/// as [`TlpTimeout`].
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(try_from = "String")]
+pub enum SmallQueues {
+    /// Today's: about 1 ms of data, at most `tcp_limit_output_bytes`; retransmissions wait too.
+    #[default]
+    #[serde(rename = "current")]
+    Current,
+    /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
+    #[serde(rename = "linux-3.12")]
+    Linux312,
+}
+
+impl TryFrom<String> for SmallQueues {
+    type Error = String;
+
+    fn try_from(name: String) -> std::result::Result<Self, String> {
+        by_name(&name, &[("current", SmallQueues::Current), ("linux-3.12", SmallQueues::Linux312)])
+    }
+}
+
 /// How a client's ACKs reach the server.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -819,6 +850,7 @@ impl Sender {
                 "ncr",
                 "forward_retransmit",
                 "undo",
+                "small_queues",
                 "tcp_frto",
                 "tcp_sack",
                 "tcp_dsack",

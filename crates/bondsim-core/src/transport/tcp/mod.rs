@@ -19,7 +19,7 @@ pub mod peer;
 pub mod receiver;
 pub mod sender;
 
-use crate::scenario::{TcpSender as TcpSpec, TlpTimeout, UndoEra};
+use crate::scenario::{SmallQueues, TcpSender as TcpSpec, TlpTimeout, UndoEra};
 use crate::time::SimTime;
 
 /// What both ends read from the scenario, resolved once.
@@ -63,6 +63,8 @@ pub struct TcpConfig {
     pub forward_retransmit: bool,
     /// Whether a timeout may be undone, by kernel era (`TcpSpec::undo`).
     pub undo: UndoEra,
+    /// TCP small queues' rule, by kernel era (`TcpSpec::small_queues`).
+    pub small_queues: SmallQueues,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -127,6 +129,7 @@ impl TcpConfig {
             ncr: spec.ncr,
             forward_retransmit: spec.forward_retransmit,
             undo: spec.undo,
+            small_queues: spec.small_queues,
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,

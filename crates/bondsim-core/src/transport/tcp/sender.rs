@@ -22,7 +22,7 @@ use std::collections::VecDeque;
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
 use super::{timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
-use crate::scenario::UndoEra;
+use crate::scenario::{SmallQueues, UndoEra};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -805,7 +805,23 @@ impl Conn {
     /// TCP. The limit is `max(2 · truesize, pacing_rate >> 10)` (two buffers, or about
     /// 1 ms of data), at most `tcp_limit_output_bytes`, doubled for retransmissions;
     /// a connection with at most one buffer unacknowledged always sends.
+    ///
+    /// 3.12 to 3.18 (`sender.small_queues = "linux-3.12"`): the limit is
+    /// `max(tcp_limit_output_bytes, sk_pacing_rate >> 10)`, the pacing rate always 200% of
+    /// `mss · max(cwnd, packets_out) / srtt`, and retransmissions are never held
+    /// (`tcp_xmit_retransmit_queue` has no such check).
     fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
+        if config.small_queues == SmallQueues::Linux312 {
+            if retransmit {
+                return false;
+            }
+            let rate = self.srtt().map_or(f64::INFINITY, |srtt| {
+                2.0 * f64::from(config.mss) * f64::from(self.w.cwnd.max(self.packets_out()))
+                    / srtt.as_secs_f64().max(1e-9)
+            });
+            let limit = ((rate / 1024.0).min(u64::MAX as f64) as u64).max(config.limit_output_bytes);
+            return self.wmem > limit;
+        }
         if self.packets_out() <= 1 {
             return false;
         }
@@ -2811,6 +2827,25 @@ mod tests {
         assert!(!c.small_queue_full(&config, true), "retransmissions may queue twice as much");
         c.snd_nxt = 1;
         assert!(!c.small_queue_full(&config, false), "a single buffer in flight always goes");
+    }
+
+    #[test]
+    fn linux_3_12s_small_queues_hold_at_least_tcp_limit_output_bytes_and_never_a_retransmission() {
+        let (s, mut c) = conn(100, 10_000, 10_000);
+        c.snd_nxt = 50;
+        let config = TcpConfig { small_queues: SmallQueues::Linux312, limit_output_bytes: 131_072, ..s.config.clone() };
+        // cwnd 100 over an SRTT of 10 ms at 200%: 28,281 bytes a millisecond, below the 128 KB.
+        for (wmem, full) in [(131_072, false), (131_073, true)] {
+            c.wmem = wmem;
+            assert_eq!(c.small_queue_full(&config, false), full, "{wmem}");
+            assert!(!c.small_queue_full(&config, true), "a retransmission never waits");
+        }
+        let config = TcpConfig { limit_output_bytes: 16_384, ..config };
+        let rate_term = (2.0 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
+        c.wmem = rate_term;
+        assert!(!c.small_queue_full(&config, false));
+        c.wmem = rate_term + 1;
+        assert!(c.small_queue_full(&config, false), "the pacing rate's share when it is the larger");
     }
 
     /// A flow of `segments` segments all sent at 0 (and off the host) over a sender without RACK (dupthresh), with
