@@ -116,6 +116,21 @@ def test_a_run_report_has_every_chart_holding_the_runs_data(run_dir):
     assert delivered_bits == pytest.approx(2 * FILE_BYTES * 8, rel=0.01)
 
 
+def test_tcp_goodput_over_time_is_binned_by_the_sampling_period_never_above_capacity(tmp_path, main):
+    # Flow 1 ends at 10.94 ms, between two 1 ms samples: its last sample is off the grid. Taken as a
+    # time step of its own, the 64 µs to the next sample made flow 0's millisecond of ACKs 5.4 Gbit/s.
+    out = tmp_path / "run"
+    sets = ["workload.requests=2", "workload.file_size.bytes=2000000", "sender.trace_ms=1"]
+    assert main("run", "tcp_rr", *(a for s in sets for a in ("--set", s)), "--out", str(out), "--quiet").returncode == 0
+    result = RunResult.read(out)
+    assert (result.tcp_trace["t_s"] * 1000 % 1 > 1e-6).any(), "a sample off the 1 ms grid"
+    good = charts.tcp_charts(result, "run")[0].series[0]
+    assert max(good.y) <= result.summary["capacity_bps"] / 1e6
+    assert all(round(x * 1000, 6).is_integer() for x in good.x), "drawn at the period's multiples"
+    delivered_bits = sum(good.y) * 1e6 * 1e-3
+    assert delivered_bits == pytest.approx(2 * 2_000_000 * 8, rel=0.01)
+
+
 def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, main):
     out, png = tmp_path / "r.html", tmp_path / "png"
     proc = main("report", str(run_dir), "--out", str(out), "--png", str(png))

@@ -677,25 +677,64 @@ fn default_limit_output_bytes() -> u64 {
     4 << 20
 }
 
-/// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]). Read from its
-/// name only (a plain string; serde's enum forms would say "expected unit" of a table).
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(try_from = "String")]
-pub enum TlpTimeout {
-    /// 2·SRTT + `TCP_TIMEOUT_MIN_US` (2 ms), or + `rto_min` with one segment out.
-    #[default]
-    #[serde(rename = "current")]
-    Current,
-    /// max(2·SRTT, 10 ms in whole jiffies), with one segment out at least 1.5·SRTT + 200 ms.
-    #[serde(rename = "linux-3.10")]
-    Linux310,
+/// Declares an enum of kernel eras read from its name only (a plain string; serde's enum forms
+/// would say "expected unit" of a table), its first variant the default, and a wrong name
+/// answered with the names allowed ([`by_name`]).
+macro_rules! named_enum {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $(#[$first_meta:meta])* $first:ident = $first_text:literal,
+        $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+        #[serde(try_from = "String")]
+        pub enum $name {
+            $(#[$first_meta])*
+            #[default]
+            #[serde(rename = $first_text)]
+            $first,
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+
+            fn try_from(name: String) -> std::result::Result<Self, String> {
+                by_name(&name, &[($first_text, $name::$first), $(($text, $name::$variant)),*])
+            }
+        }
+    };
 }
 
-impl TryFrom<String> for TlpTimeout {
-    type Error = String;
+named_enum! {
+    /// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]).
+    pub enum TlpTimeout {
+        /// 2·SRTT + `TCP_TIMEOUT_MIN_US` (2 ms), or + `rto_min` with one segment out.
+        Current = "current",
+        /// max(2·SRTT, 10 ms in whole jiffies), with one segment out at least 1.5·SRTT + 200 ms.
+        Linux310 = "linux-3.10",
+    }
+}
 
-    fn try_from(name: String) -> std::result::Result<Self, String> {
-        by_name(&name, &[("current", TlpTimeout::Current), ("linux-3.10", TlpTimeout::Linux310)])
+named_enum! {
+    /// The kernel era of the undo rules ([`TcpSender::undo`]).
+    pub enum UndoEra {
+        /// Today's Linux (a new reduction's timeout sets the undo marker; a repeated one keeps it).
+        Current = "current",
+        /// Linux 3.10 to 3.13 (every timeout sets it, void if a segment out was ever retransmitted).
+        Linux313 = "linux-3.13",
+        /// Linux 3.14 and 3.15 (every timeout sets it, void while a retransmission is in flight).
+        Linux315 = "linux-3.15",
+    }
+}
+
+named_enum! {
+    /// TCP small queues' rule by kernel era ([`TcpSender::small_queues`]).
+    pub enum SmallQueues {
+        /// Today's: about 1 ms of data, at most `tcp_limit_output_bytes`; retransmissions wait too.
+        Current = "current",
+        /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
+        Linux312 = "linux-3.12",
     }
 }
 
@@ -709,55 +748,6 @@ fn by_name<T: Copy>(name: &str, names: &[(&str, T)]) -> std::result::Result<T, S
     let (last, rest) = quoted.split_last().expect("at least one name");
     let list = if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
     Err(format!("expected {list}, got {name:?}"))
-}
-
-/// The kernel era of the undo rules ([`TcpSender::undo`]). Read from its name only, as
-/// [`TlpTimeout`].
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(try_from = "String")]
-pub enum UndoEra {
-    /// Today's Linux (a new reduction's timeout sets the undo marker; a repeated one keeps it).
-    #[default]
-    #[serde(rename = "current")]
-    Current,
-    /// Linux 3.10 to 3.13 (every timeout sets it, void if a segment out was ever retransmitted).
-    #[serde(rename = "linux-3.13")]
-    Linux313,
-    /// Linux 3.14 and 3.15 (every timeout sets it, void while a retransmission is in flight).
-    #[serde(rename = "linux-3.15")]
-    Linux315,
-}
-
-impl TryFrom<String> for UndoEra {
-    type Error = String;
-
-    fn try_from(name: String) -> std::result::Result<Self, String> {
-        let names =
-            [("current", UndoEra::Current), ("linux-3.13", UndoEra::Linux313), ("linux-3.15", UndoEra::Linux315)];
-        by_name(&name, &names)
-    }
-}
-
-/// TCP small queues' rule by kernel era ([`TcpSender::small_queues`]). Read from its name only,
-/// as [`TlpTimeout`].
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
-#[serde(try_from = "String")]
-pub enum SmallQueues {
-    /// Today's: about 1 ms of data, at most `tcp_limit_output_bytes`; retransmissions wait too.
-    #[default]
-    #[serde(rename = "current")]
-    Current,
-    /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
-    #[serde(rename = "linux-3.12")]
-    Linux312,
-}
-
-impl TryFrom<String> for SmallQueues {
-    type Error = String;
-
-    fn try_from(name: String) -> std::result::Result<Self, String> {
-        by_name(&name, &[("current", SmallQueues::Current), ("linux-3.12", SmallQueues::Linux312)])
-    }
 }
 
 /// How a client's ACKs reach the server.

@@ -259,11 +259,20 @@ def tcp_charts(result: RunResult, tag: str) -> list[Chart]:
         new_acked=trace.groupby("flow")["acked"].diff().fillna(trace["acked"]),
         new_rtx=trace.groupby("flow")["retransmits"].diff().fillna(trace["retransmits"]),
     )
-    per_t = trace.groupby("t_s", sort=True)["new_acked"].sum()
-    times = per_t.index.to_numpy()
-    step = np.diff(times, prepend=0.0)
-    step[step <= 0] = np.nan
-    goodput = per_t.to_numpy() * mss * 8 / step / 1e6
+    # ... in the sampling period's bins ((k-1)·T, k·T], drawn at k·T: a flow's last sample, taken when
+    # it ends between two, counts in its bin, not over the sliver of time to the next sample
+    period = float((result.scenario.get("sender") or {}).get("trace_ms") or 0) / 1e3
+    if period > 0:
+        bins = np.maximum(np.ceil(trace["t_s"].to_numpy() / period - 1e-9), 0).astype(np.int64)
+        per_bin = trace.groupby(bins, sort=True)["new_acked"].sum()
+        times = per_bin.index.to_numpy() * period
+        goodput = per_bin.to_numpy() * mss * 8 / period / 1e6
+    else:
+        per_t = trace.groupby("t_s", sort=True)["new_acked"].sum()
+        times = per_t.index.to_numpy()
+        step = np.diff(times, prepend=0.0)
+        step[step <= 0] = np.nan
+        goodput = per_t.to_numpy() * mss * 8 / step / 1e6
     good = Chart(_key(tag, "tcp-goodput"), f"{tag}: TCP goodput over time", "time (s)", "goodput (Mbit/s)")
     good.series.append(Series("all flows", times.tolist(), np.nan_to_num(goodput).tolist(), "line", colour=_colour(0)))
     cwnd = Chart(_key(tag, "tcp-cwnd"), f"{tag}: TCP congestion window", "time (s)", "cwnd (segments)")
