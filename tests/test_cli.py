@@ -154,6 +154,14 @@ def test_a_run_directory_with_a_damaged_table_is_one_line_exit_2(cli, tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # nothing half-written
 
 
+def test_plot_and_report_make_their_output_folder_as_run_does(cli, tmp_path):
+    run_dir = tmp_path / "run"
+    assert cli("run", "thesis", "--quiet", "--set", "workload.requests=2", "--out", str(run_dir)).returncode == 0
+    for command, out in [("plot", tmp_path / "new" / "sub" / "p.png"), ("report", tmp_path / "new" / "r" / "x.html")]:
+        proc = cli(command, str(run_dir), "--out", str(out), "--quiet")
+        assert proc.returncode == 0 and out.stat().st_size > 0, proc.stderr
+
+
 def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):
     out = tmp_path / "lossy"
     proc = cli("run", "hetero", "--set", "workload.requests=2", "--set", "links.0.loss=0.05", "--out", str(out))

@@ -264,3 +264,16 @@ print(sorted(name for name in sys.modules if name.split(".")[0] in ("dask", "dis
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_a_scenario_given_as_a_sweep_and_a_sweep_given_as_a_base_are_named_for_what_they_are(tmp_path):
+    with pytest.raises(ScenarioError, match=r"thesis.toml is a scenario, not a sweep: run it with bondsim run"):
+        load_sweep(SCENARIOS / "thesis.toml")
+    inner = tmp_path / "inner.sweep.toml"
+    inner.write_text('base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr", "lb"]\n')
+    outer = tmp_path / "outer.sweep.toml"
+    outer.write_text('base = "inner.sweep.toml"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr"]\n')
+    with pytest.raises(ScenarioError, match=r"base: inner.sweep.toml is a sweep file, not a scenario"):
+        load_sweep(outer)
+    with pytest.raises(ScenarioError, match=r"nosuch: unknown key in a sweep file"):
+        load_sweep({"base": "thesis", "nosuch": 1})

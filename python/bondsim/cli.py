@@ -471,6 +471,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     data = pd.concat(frames, ignore_index=True)
     y = {"p_outorder": "P(outorder)", "average": "average out-of-order packets per file"}[args.metric]
     try:
+        Path(args.out).absolute().parent.mkdir(parents=True, exist_ok=True)  # (as run --out makes its folder)
         path = plots.compare(
             data,
             "packets",
@@ -521,6 +522,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     detail = report.DEFAULT_DETAIL if args.detail is None else args.detail
     source = report.load(args.source, args.db, detail=detail, sweep=args.sweep)
     try:
+        Path(args.out).absolute().parent.mkdir(parents=True, exist_ok=True)  # (as run --out makes its folder)
         path, pngs = report.write(source, args.out, png=args.png)
     except OSError as exc:
         raise write_error("--out/--png", exc) from None

@@ -343,6 +343,10 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     try:
         base = check(resolve_files(doc, base_dir))
     except ScenarioError as exc:
+        if isinstance(raw, str) and ("axes" in doc or "base" in doc):
+            raise scenario_error(
+                "base", f"{raw} is a sweep file, not a scenario; a sweep's base is a scenario"
+            ) from None
         raise scenario_error("base", str(exc)) from None
     changes = spec.get("set", {})
     if not isinstance(changes, Mapping):
@@ -352,6 +356,16 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     except ScenarioError as exc:
         raise scenario_error("set", str(exc)) from None
     return check(resolve_files(apply_overrides(base, overrides), base_dir)), base_dir
+
+
+def _is_scenario(doc: Mapping, where: Path) -> bool:
+    """Whether ``doc`` is a valid scenario (a file given where a sweep, or a sweep where a scenario,
+    belongs), by the schema itself."""
+    try:
+        check(resolve_files(dict(doc), where))
+    except ScenarioError:
+        return False
+    return True
 
 
 def _normalised(spec: Mapping) -> dict:
@@ -385,6 +399,11 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
     for key in spec:
         if key not in SWEEP_KEYS:
+            if _is_scenario(spec, where):
+                what = source if not isinstance(source, Mapping) else "this"
+                raise scenario_error(
+                    "", f"{what} is a scenario, not a sweep: run it with bondsim run, or name it as a sweep's base"
+                )
             raise scenario_error(key, f"unknown key in a sweep file, expected one of {', '.join(SWEEP_KEYS)}")
     name = spec.get("name", default_name)
     if not isinstance(name, str) or not name:
