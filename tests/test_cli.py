@@ -445,3 +445,10 @@ def test_measuring_from_past_the_runs_end_is_said_not_silent(cli):
     assert late.stderr.startswith("warning: measure_from_s (1e+06 s) is not before the run's end (")
     early = cli("run", "thesis", "--set", "workload.requests=2", "--set", "measure_from_s=0.001", "--json")
     assert early.returncode == 0 and early.stderr == "" and json.loads(early.stdout)["goodput_bps"] > 0
+
+
+def test_the_summary_table_says_what_packets_and_delivered_count(cli):
+    # An upload's bond carries the server's ACKs, its delivered count the data the server read.
+    proc = cli("run", "tcp_rr", "--set", "workload.requests=2", "--set", "workload.direction=upload")
+    assert proc.returncode == 0, proc.stderr
+    assert "packets through the bond" in proc.stdout and "data packets delivered" in proc.stdout

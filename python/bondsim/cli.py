@@ -252,8 +252,8 @@ def _summary_table(summary: dict) -> Table:
     table.add_column("value", justify="right")
     rows = [
         ("requests", f"{summary['requests']:,}"),
-        ("packets", f"{summary['packets']:,}"),
-        ("delivered", f"{summary['delivered']:,}"),
+        ("packets through the bond", f"{summary['packets']:,}"),
+        ("data packets delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
         *_monitor_rows(summary),
         *_switch_rows(summary),

@@ -49,9 +49,11 @@ pub struct Summary {
     pub link_count: usize,
     /// Number of requests (flows).
     pub requests: u32,
-    /// Packets the sender handed to the bond.
+    /// Packets the server's end handed to the bond: its data and its pure ACKs (in an upload, its
+    /// ACKs only).
     pub packets: u64,
-    /// Distinct packets that reached a client.
+    /// Distinct data packets that reached the receiving application (the clients', or in an upload
+    /// the server's).
     pub delivered: u64,
     /// Packets lost on the way (every copy dropped; for TCP, which repairs drops, the
     /// segments a connection that was given up never delivered).
