@@ -186,6 +186,13 @@ def test_missing_and_malformed_files(tmp_path):
     (tmp_path / "bad.txt").write_text("0.1\nsoon\n")
     trace.write_text(load_text().replace("period_ms = 82  # the slow interface", 'trace_file = "bad.txt"'))
     assert "bad.txt:2: expected seconds as a number, got `soon`" in str(error_of(source=trace))
+    # A number the schema refuses is named after the file the user wrote, not the field it becomes.
+    for text, says in [("0.1\n# a comment\n-1\n", "must be a duration > 0"), ("0.1\nnan\n", "must be a finite number")]:
+        (tmp_path / "bad.txt").write_text(text)
+        err = error_of(source=trace)
+        assert err.path == "links.1.trace_file" and str(err).startswith(
+            f"links.1.trace_file: bad.txt, interval 2: {says}"
+        )
 
 
 @pytest.mark.parametrize(

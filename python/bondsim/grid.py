@@ -43,13 +43,12 @@ from typing import Any
 from bondsim._core import ScenarioError
 from bondsim.scenario import (
     apply_overrides,
-    check,
+    check_resolved,
     find,
     override_list,
     path_keys,
     plain,
     read_text,
-    resolve_files,
     scenario_error,
     scenario_hash,
     set_path,
@@ -181,7 +180,7 @@ def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict
     doc = copy.deepcopy(doc)
     for path, value in changes:
         set_path(doc, path, value)
-    return check(resolve_files(doc, base_dir))
+    return check_resolved(doc, base_dir)
 
 
 @dataclass(frozen=True)
@@ -341,7 +340,7 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     else:
         raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
     try:
-        base = check(resolve_files(doc, base_dir))
+        base = check_resolved(doc, base_dir)
     except ScenarioError as exc:
         if isinstance(raw, str) and ("axes" in doc or "base" in doc):
             raise scenario_error(
@@ -355,14 +354,14 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
         base = _with(base, changes.items(), base_dir)
     except ScenarioError as exc:
         raise scenario_error("set", str(exc)) from None
-    return check(resolve_files(apply_overrides(base, overrides), base_dir)), base_dir
+    return check_resolved(apply_overrides(base, overrides), base_dir), base_dir
 
 
 def _is_scenario(doc: Mapping, where: Path) -> bool:
     """Whether ``doc`` is a valid scenario (a file given where a sweep, or a sweep where a scenario,
     belongs), by the schema itself."""
     try:
-        check(resolve_files(dict(doc), where))
+        check_resolved(doc, where)
     except ScenarioError:
         return False
     return True

@@ -245,10 +245,10 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: st
             base = path.parent
         overrides = override_list(overrides)
         if kernel is None:
-            return check(resolve_files(apply_overrides(doc, overrides), base))
-        doc = resolve_files(apply_overrides(with_kernel(doc, kernel, overrides, base), overrides), base)
+            return check_resolved(apply_overrides(doc, overrides), base)
+        doc = apply_overrides(with_kernel(doc, kernel, overrides, base), overrides)
         try:
-            return check(doc)
+            return check_resolved(doc, base)
         except ScenarioError as exc:
             path = str(getattr(exc, "path", ""))
             if path.removeprefix("sender.") not in kernels.fields():
@@ -274,7 +274,7 @@ def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dic
     # The sender's kind is learnt without the preset's fields, the user's included: those may hold
     # only beside the preset's others (`sender.tcp_fack=true` needs the preset's tcp_recovery = 0).
     others = [item for item in overrides if not sets_preset_field(item)]
-    kind = check(resolve_files(apply_overrides(doc, others), base))["sender"]["kind"]
+    kind = check_resolved(apply_overrides(doc, others), base)["sender"]["kind"]
     if kind != "tcp":
         raise scenario_error(
             "sender.kind",
@@ -326,6 +326,28 @@ def check(doc: Mapping) -> dict:
         # JSON has no NaN, infinity or date: say so here rather than let the core stumble on the token
         raise scenario_error(*found)
     return json.loads(_core.check(json.dumps(doc, allow_nan=False)))
+
+
+def check_resolved(doc: Mapping, base: Path) -> dict:
+    """:func:`check` of ``doc`` with its file references read (:func:`resolve_files`, relative to ``base``).
+    An error in the intervals read from a trace file is named after the field the user wrote,
+    ``links.N.trace_file`` (with the interval's number), not after the one it became."""
+    resolved = resolve_files(dict(doc), base)
+    try:
+        return check(resolved)
+    except ScenarioError as exc:
+        path = str(getattr(exc, "path", ""))
+        found = re.fullmatch(r"links\.(\d+)\.trace_intervals_s(?:\.(\d+))?", path)
+        links = doc.get("links")
+        i = int(found.group(1)) if found else -1
+        if not (isinstance(links, list) and 0 <= i < len(links) and isinstance(links[i], Mapping)):
+            raise
+        if "trace_file" not in links[i]:
+            raise
+        k = found.group(2)
+        where = f"interval {int(k) + 1}" if k is not None else "its intervals"
+        message = str(exc).removeprefix(f"{path}: ")
+        raise scenario_error(f"links.{i}.trace_file", f"{links[i]['trace_file']}, {where}: {message}") from None
 
 
 def scenario_hash(doc: Mapping) -> str:
