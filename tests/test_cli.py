@@ -122,6 +122,7 @@ def test_outputs_that_cannot_be_written_are_one_line_exit_2(cli, tmp_path):
             ["report", str(run_dir), "--out", str(tmp_path)],
             f"give a file name (e.g. {tmp_path}/report.html)",
         ),
+        (["report", str(run_dir), "--out", str(tmp_path / "x.png")], "a report is one HTML file; give a name ending"),
         (["plot", str(run_dir), "--out", str(a_file / "x.png")], "--out: cannot create"),
         (["plot", str(run_dir), "--out", str(tmp_path / "x.nosuchformat")], "Format 'nosuchformat' is not supported"),
         (["runs", "export", str(a_file), "--db", str(tmp_path / "none.duckdb")], "out: " + str(a_file) + " exists"),

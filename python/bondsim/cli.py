@@ -517,6 +517,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     from bondsim import report
 
     check_out_file(args.out, example="report.html")
+    if Path(args.out).suffix.lower() not in (".html", ".htm"):
+        raise BondsimError(
+            f"--out: {args.out}: a report is one HTML file; give a name ending in .html (PNGs: --png DIR)"
+        )
     if args.png:
         check_out_dir(args.png, "--png")
     detail = report.DEFAULT_DETAIL if args.detail is None else args.detail
