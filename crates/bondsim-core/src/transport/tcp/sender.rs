@@ -795,8 +795,13 @@ impl Conn {
     /// of cwnd·mss/srtt while cwnd is below half of ssthresh ("approaching end of slow start
     /// ... should slow down" above it), else 120%.
     fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
+        self.pacing_rate_at(config, if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 })
+    }
+
+    /// `ratio` times `mss · max(cwnd, packets_out) / srtt`, bytes per second (none before the
+    /// first RTT sample).
+    fn pacing_rate_at(&self, config: &TcpConfig, ratio: f64) -> Option<f64> {
         let srtt = self.srtt()?;
-        let ratio = if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 };
         let window = f64::from(self.w.cwnd.max(self.packets_out()));
         Some(f64::from(config.mss) * window / srtt.as_secs_f64().max(1e-9) * ratio)
     }
@@ -815,10 +820,7 @@ impl Conn {
             if retransmit {
                 return false;
             }
-            let rate = self.srtt().map_or(f64::INFINITY, |srtt| {
-                2.0 * f64::from(config.mss) * f64::from(self.w.cwnd.max(self.packets_out()))
-                    / srtt.as_secs_f64().max(1e-9)
-            });
+            let rate = self.pacing_rate_at(config, 2.0).unwrap_or(f64::INFINITY);
             let limit = ((rate / 1024.0).min(u64::MAX as f64) as u64).max(config.limit_output_bytes);
             return self.wmem > limit;
         }
