@@ -164,6 +164,16 @@ def test_sweep_averages_the_metrics_asked_for(main, tmp_path):
     assert "dropped" in proc.stdout and "ooo_fraction" not in proc.stdout
 
 
+def test_the_sweeps_closing_hint_is_one_line_to_copy_however_long_the_path(main, tmp_path):
+    """rich broke "More: bondsim runs list --sweep s --db PATH" at the console's width (80 columns when
+    piped), so the command could not be copied whole; text lines are never broken now."""
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 4) / "runs.duckdb"
+    deep.parent.mkdir()
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(deep))
+    assert proc.returncode == 0, proc.stderr
+    assert f"More: bondsim runs list --sweep small --db {deep}\n" in proc.stdout, proc.stdout
+
+
 def test_sweep_run_twice_stores_each_run_once(main, tmp_path):
     sweep_file, db = write_sweep(tmp_path, SMALL), tmp_path / "runs.duckdb"
     first = main("sweep", str(sweep_file), "--db", str(db))

@@ -34,7 +34,9 @@ class LazyConsole:
         if self.made is None:
             from rich.console import Console
 
-            self.made = Console(stderr=self.stderr)
+            # soft_wrap: a line of text is never broken by rich, so a path or a command it
+            # names (`More: bondsim runs list ...`) stays whole to copy; tables still fit the width.
+            self.made = Console(stderr=self.stderr, soft_wrap=True)
         return self.made
 
     def __getattr__(self, name: str) -> Any:
