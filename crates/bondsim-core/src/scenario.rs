@@ -609,8 +609,11 @@ pub struct TcpSender {
     /// yet acknowledged was ever retransmitted, `TCPCB_RETRANS`, so no second timeout is undone
     /// by timestamps or D-SACKs, F-RTO's undo aside; that era's loss probe marked nothing, as
     /// `__tcp_retransmit_skb` set `TCPCB_EVER_RETRANS` only from 3.14) or `linux-3.15` (3.14 and
-    /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The two
-    /// older rules are modelled without RACK only.
+    /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The era also
+    /// says whether an ACK that carries a D-SACK is news to `tcp_fastretrans_alert` (today's
+    /// `FLAG_CA_ALERT` holds `FLAG_DSACKING_ACK`; 3.x's did not, so in Open a D-SACK on an ACK that
+    /// moves snd_una on undid only at the next dubious ACK). The two older rules are modelled
+    /// without RACK only.
     #[serde(default)]
     pub undo: UndoEra,
     /// TCP small queues (`tcp_small_queue_check`) by kernel era: `current` (today's: about 1 ms of

@@ -162,15 +162,33 @@ fn a_dead_path_ends_in_timeouts_with_backoff_then_the_connection_is_given_up() {
     let s = &r.summary;
     assert_eq!(s.flows_complete, 0);
     assert_eq!(s.tcp_aborted, Some(1));
-    // tcp_retries2 = 15 backoffs, then one more timeout gives up.
-    assert_eq!(s.tcp_rtos, Some(16));
-    // Doubling from about 0.2 s (capped at 120 s) takes minutes; without backoff 16
-    // timeouts would take about 3.4 s.
-    let without_backoff = 16.0 * 0.21;
-    assert!(s.duration_s > 100.0 * without_backoff / 3.4, "{}", s.duration_s);
+    // No RTT sample came back (the link died at 8 ms, before the first ACK), so the RTO is the
+    // initial 1 s (`TCP_TIMEOUT_INIT`): timeouts at 1, 3, 7, ..., 127 s, then every 120 s. The
+    // first retransmission left at 1 s; the timeout at 967 s is the first 924.6 s past it
+    // (`retransmits_timed_out`) and gives up: 14 timeouts.
+    assert_eq!(s.tcp_rtos, Some(14));
+    assert!((s.duration_s - 967.0).abs() < 0.01, "{}", s.duration_s);
     // What never reached the application is lost to it: the flow has ended.
     assert_eq!(s.delivered + s.dropped, 20, "every segment delivered or lost");
     assert!(s.dropped > 0);
+}
+
+#[test]
+fn a_connection_is_given_up_by_the_time_since_its_first_retransmission_not_by_counting() {
+    // `retransmits_timed_out`: given up at the first timeout that comes at least
+    // `tcp_model_timeout(tcp_retries2 = 15, TCP_RTO_MIN)` = 924.6 s after the first retransmission,
+    // whatever this connection's RTO. The link dies at 12 ms, after the first ACKs gave an RTT
+    // sample (10 ms): the RTO is about 210 ms with the default `rto_min` (16 timeouts, as if
+    // counted), about 30 ms with a 20 ms one (the doubling starts lower and meets the 120 s cap
+    // later: more timeouts).
+    for (rto_min_ms, rtos) in [(200.0, 16), (20.0, 19)] {
+        let links = json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.012}]}]);
+        let r = run(&scenario(bulk(40 * 1448, json!({"rto_min_ms": rto_min_ms}), links))).unwrap();
+        let s = &r.summary;
+        assert_eq!((s.tcp_aborted, s.tcp_rtos), (Some(1), Some(rtos)), "rto_min {rto_min_ms} ms");
+        // The first timeout came within a second; the last at most one 120 s step past 924.6 s.
+        assert!(s.duration_s >= 924.6 && s.duration_s < 924.6 + 121.0, "given up at {} s", s.duration_s);
+    }
 }
 
 #[test]

@@ -63,8 +63,22 @@ fn packet_truesize(p: &Packet) -> u64 {
     u64::from(p.bytes) + if p.gso == 1 { 0 } else { 896 }
 }
 
-/// `net.ipv4.tcp_retries2`: timeouts before the connection is given up.
+/// `net.ipv4.tcp_retries2`: the timeouts a connection's give-up time is modelled on.
 const TCP_RETRIES2: u32 = 15;
+
+/// `tcp_model_timeout(sk, boundary, TCP_RTO_MIN)` (net/ipv4/tcp_timer.c): how long `boundary`
+/// timeouts take when the first fires after `TCP_RTO_MIN` (200 ms, whatever this connection's
+/// RTO) and each doubles it up to `rto_max`. `retransmits_timed_out` gives a connection up once
+/// that long has passed since its first retransmission: 924.6 s for 15 and 120 s.
+fn model_timeout(boundary: u32, rto_max: SimTime) -> SimTime {
+    const TCP_RTO_MIN: u64 = 200_000_000;
+    let linear_backoff_thresh = (rto_max.0 / TCP_RTO_MIN).max(1).ilog2();
+    SimTime(if boundary <= linear_backoff_thresh {
+        ((2u64 << boundary) - 1) * TCP_RTO_MIN
+    } else {
+        ((2u64 << linear_backoff_thresh) - 1) * TCP_RTO_MIN + u64::from(boundary - linear_backoff_thresh) * rto_max.0
+    })
+}
 
 /// Recoveries RACK's widened window lasts without a new D-SACK (`TCP_RACK_RECOVERY_THRESH`).
 const RACK_RECOVERY_THRESH: u32 = 16;
@@ -190,6 +204,8 @@ struct Conn {
     rtt_seq: u32,
     rto: SimTime,
     backoff: u32,
+    /// Timeouts since snd_una last moved (`icsk_retransmits`).
+    timeouts: u32,
     min_rtt: Option<SimTime>,
     rack: Rack,
     /// Highest segment of a tail loss probe still unanswered (`tlp_high_seq`) and
@@ -953,6 +969,13 @@ impl Conn {
     fn packet_delayed(&self, ts_ecr: u32) -> bool {
         self.retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < super::ts_of(stamp))
     }
+
+    /// `tcp_may_undo`: an undo marker is set, and every retransmission was D-SACKed as needless
+    /// (`!tp->undo_retrans`) or the ACK shows the original delivered ([`Conn::packet_delayed`]).
+    /// `tcp_try_undo_recovery` (a fast recovery's or a timeout's end) and `tcp_try_undo_loss` ask it.
+    fn may_undo(&self, ts_ecr: u32) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(ts_ecr))
+    }
 }
 
 impl TcpSender {
@@ -1071,6 +1094,7 @@ impl TcpSender {
             // RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`: 1 s before any RTT sample.
             rto: SimTime::from_secs_f64(1.0),
             backoff: 0,
+            timeouts: 0,
             min_rtt: None,
             rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
             tlp_high_seq: None,
@@ -1257,6 +1281,7 @@ impl TcpSender {
         // Cumulative ACK (`tcp_clean_rtx_queue`).
         let una_advanced = ack.ack > c.snd_una && ack.ack <= c.snd_nxt;
         if una_advanced {
+            c.timeouts = 0; // (`tcp_ack`: `icsk->icsk_retransmits = 0` as snd_una moves)
             while c.snd_una < ack.ack {
                 let s = c.segs.pop_front().expect("within snd_nxt");
                 let seq = c.snd_una;
@@ -1312,11 +1337,28 @@ impl TcpSender {
         // path: its SACK blocks are tagged and `tcp_fastretrans_alert` runs, nothing else (no
         // RTT sample, RACK window update, loss-probe answer nor window growth or reduction).
         let old_ack = ack.ack < prior_snd_una;
-        // `is_dupack` (Linux 3.x `tcp_ack`): nothing moved forward, the ACK carried no data and no
-        // larger window (`!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP))`; `tcp_may_update_window`
-        // takes a duplicate's window only if it grew), and it is not an old ACK (whose path
-        // passes `is_dupack` false).
-        let is_dupack = !una_advanced && !old_ack && !with_data && ack.seq <= prior_snd_wnd;
+        // FLAG_NOT_DUP: the ACK moved snd_una, carried data, or a larger window
+        // (`tcp_may_update_window` takes a duplicate's window only if it grew).
+        let not_dup = una_advanced || with_data || ack.seq > prior_snd_wnd;
+        // A D-SACK is news to today's kernels (in `FLAG_CA_ALERT`, and no duplicate:
+        // `!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK))`), not to 3.x's.
+        let dsack_alert = dsack && config.undo == UndoEra::Current;
+        // `is_dupack` (`num_dupack` today): nothing moved forward, and not an old ACK (whose path
+        // passes no duplicate).
+        let is_dupack = !old_ack && !not_dup && !dsack_alert;
+        // Whether `tcp_fastretrans_alert` (the undos, loss detection, the congestion state
+        // machine) runs. `tcp_ack_is_dubious`: outside Open, or for a duplicate, or for news
+        // (`FLAG_CA_ALERT`: newly SACKed data, the D-SACK above; ECN is not modelled), so in
+        // Open an ACK that only moves snd_una on skips it all. With nothing in flight before the
+        // ACK (`no_queue`) only a D-SACK reaches it; an old ACK (below snd_una) only with SACK
+        // blocks (`old_ack`).
+        let alert = if old_ack {
+            !blocks.is_empty()
+        } else if c.snd_nxt == prior_snd_una {
+            dsack
+        } else {
+            !not_dup || newly_sacked > 0 || dsack_alert || c.state != CaState::Open
+        };
         if !old_ack {
             c.update_reo_wnd(config, prior_delivered);
         }
@@ -1375,6 +1417,11 @@ impl TcpSender {
         // retransmissions still out Linux returns there: this ACK marks nothing more lost (nor
         // tries the D-SACK undo); with none, the reduction is undone and the connection kept
         // open (`tcp_try_keep_open`), RACK then judging this ACK's news afresh.
+        // Step D of `tcp_fastretrans_alert`: in Open the first retransmission's time is forgotten,
+        // whatever is still marked retransmitted (`tp->retrans_stamp = 0`), at each such ACK only.
+        if alert && c.state == CaState::Open {
+            c.retrans_stamp = None;
+        }
         let mut hold_losses = false;
         if c.state == CaState::Recovery
             && una_advanced
@@ -1407,7 +1454,8 @@ impl TcpSender {
         // The ACK that ends a recovery undoes it in the state machine below
         // (`tcp_try_undo_recovery` runs first, step D of `tcp_fastretrans_alert`).
         let ends_recovery = c.state == CaState::Recovery && c.snd_una >= c.high_seq;
-        if !hold_losses
+        if alert
+            && !hold_losses
             && !ends_recovery
             && c.undo_marker.is_some()
             && c.undo_retrans == 0
@@ -1423,9 +1471,9 @@ impl TcpSender {
 
         // The congestion state machine (`tcp_fastretrans_alert`).
         match c.state {
-            CaState::Recovery if c.snd_una >= c.high_seq => {
+            CaState::Recovery if alert && c.snd_una >= c.high_seq => {
                 // `tcp_try_undo_recovery`: undo if the timestamps show the retransmissions needless.
-                if c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr)) {
+                if c.may_undo(ack.ts_ecr) {
                     c.undo_reduction(stats, false);
                 } else {
                     c.end_cwnd_reduction();
@@ -1436,10 +1484,10 @@ impl TcpSender {
                 }
                 c.set_state(CaState::Open);
             }
-            CaState::Loss => {
+            CaState::Loss if alert => {
                 // `tcp_process_loss`.
                 let recovered = c.snd_una >= c.high_seq;
-                let may_undo = c.undo_marker.is_some() && (c.undo_retrans == 0 || c.packet_delayed(ack.ts_ecr));
+                let may_undo = c.may_undo(ack.ts_ecr);
                 if una_advanced && may_undo {
                     // `tcp_try_undo_loss`: the timestamps show the timeout needless.
                     c.undo_reduction(stats, true);
@@ -1469,8 +1517,9 @@ impl TcpSender {
                         }
                     }
                     if recovered && !c.frto_new_data {
-                        // `tcp_try_undo_recovery`, then back to Open.
-                        if c.undo_marker.is_some() && c.packet_delayed(ack.ts_ecr) {
+                        // `tcp_try_undo_recovery`, then back to Open: `tcp_may_undo`, as at the end
+                        // of a fast recovery (every retransmission D-SACKed, or the timestamps).
+                        if may_undo {
                             c.undo_reduction(stats, false);
                         } else {
                             c.rack.reo_wnd_persist = c.rack.reo_wnd_persist.saturating_sub(1);
@@ -1489,8 +1538,9 @@ impl TcpSender {
         // probe or the RTO).
         let mut newly_lost = 0;
         let mut reo_wait = None;
-        if hold_losses {
-            // (`tcp_try_undo_partial` returned: no loss detection on this ACK)
+        if hold_losses || !alert {
+            // (`tcp_try_undo_partial` returned, or `tcp_fastretrans_alert` did not run: no loss
+            // detection on this ACK)
         } else if config.rack && config.sack {
             if c.rack.advanced {
                 c.rack.advanced = false;
@@ -1504,7 +1554,7 @@ impl TcpSender {
         }
         // Linux 3.x's other ways into recovery (`Conn::early_recovery`), without RACK.
         let mut early_retrans_at = None;
-        if matches!(c.state, CaState::Open | CaState::Disorder) {
+        if alert && matches!(c.state, CaState::Open | CaState::Disorder) {
             let early = if c.lost_out > 0 || config.rack {
                 EarlyRecovery::No
             } else {
@@ -1767,9 +1817,13 @@ impl TcpSender {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done && c.packets_out() > 0) else { return };
         self.stats.rtos += 1;
         self.stats.rto_at.push(now);
-        // `tcp_write_timeout`: after `tcp_retries2` (15) backed-off timeouts without
-        // progress the connection is aborted (ETIMEDOUT, about 15 minutes at a 200 ms RTO).
-        if c.backoff >= TCP_RETRIES2 {
+        // `tcp_write_timeout` → `retransmits_timed_out`, before this timeout retransmits: after a
+        // timeout since snd_una last moved (`icsk_retransmits`), the connection is given up
+        // (ETIMEDOUT) once the first retransmission (`retrans_stamp`; without one, 3.x took the
+        // head's last send) is `tcp_model_timeout` old, 924.6 s: 15 timeouts from 200 ms, more
+        // from a shorter RTO, fewer from a longer one.
+        let first = c.retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
+        if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(TCP_RETRIES2, config.rto_max) {
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
@@ -1828,6 +1882,7 @@ impl TcpSender {
         c.w.cwnd = c.in_flight() + 1;
         // Exponential backoff (`inet_csk_rto_backoff`, at most TCP_RTO_MAX).
         c.backoff += 1;
+        c.timeouts += 1;
         let at = now + c.backed_off_rto(config);
         Self::arm(c, flow, TimerKind::Rto, at, out);
         let seq = c.snd_una;
@@ -2602,6 +2657,55 @@ mod tests {
             assert_eq!(c.undo_marker.is_none(), undone, "{earlier_dups} earlier duplicates");
             assert_eq!(s.stats.dsacks_received, 1);
             assert_eq!(s.stats.spurious_retransmits, 0, "segment 1 was never retransmitted");
+        }
+    }
+
+    #[test]
+    fn in_open_an_ack_that_only_moves_snd_una_on_runs_no_state_machine() {
+        // Open after an undo, with segment 1 once retransmitted and the first retransmission's
+        // time kept. `tcp_ack_is_dubious` is false for an ACK that only acknowledges 0: Linux
+        // runs no `tcp_fastretrans_alert`, so the state stays Open and the stamp is kept (the
+        // model used to run `tcp_try_keep_open` on it: Disorder, the head being retransmitted).
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let c = s.conns[0].as_mut().unwrap();
+        c.retrans_stamp = Some(SimTime(3 * ms.0));
+        c.seg_mut(1).marks |= EVER_RETRANS;
+        let mut out = Vec::new();
+        let t = SimTime(4 * ms.0);
+        s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.retrans_stamp), (CaState::Open, Some(SimTime(3 * ms.0))));
+        // A duplicate of it is dubious: step D forgets the stamp whatever was retransmitted,
+        // and `tcp_try_keep_open` moves to Disorder (`tcp_any_retrans_done`: the head was).
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.retrans_stamp), (CaState::Disorder, None));
+    }
+
+    #[test]
+    fn a_dsack_on_an_ack_that_moves_snd_una_is_news_to_todays_kernels_only() {
+        // In Open, one needless retransmission to undo (undo_retrans = 1). An ACK of 4 to 5 that
+        // D-SACKs segment 1: today's `FLAG_CA_ALERT` holds `FLAG_DSACKING_ACK`, so
+        // `tcp_fastretrans_alert` runs and `tcp_try_undo_dsack` undoes at once; 3.x's did not,
+        // and the undo waits for the next dubious ACK (here a duplicate).
+        let ms = SimTime(1_000_000);
+        for era in [UndoEra::Current, UndoEra::Linux313] {
+            let mut s = sent_window_with_rtt(ms);
+            s.config.undo = era;
+            let mut out = Vec::new();
+            let t = SimTime(2 * ms.0);
+            s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+            let c = s.conns[0].as_mut().unwrap();
+            (c.retransmits, c.undo_marker, c.undo_retrans) = (1, Some(0), 1);
+            let t = SimTime(3 * ms.0);
+            s.on_packet(t, ack_with(5, &[(1, 2)], 0, t), &mut out);
+            assert_eq!(s.stats.dsacks_received, 1, "{era:?}");
+            assert_eq!(s.stats.undos, u64::from(era == UndoEra::Current), "{era:?}");
+            let t = SimTime(4 * ms.0);
+            s.on_packet(t, ack_with(5, &[], 0, t), &mut out);
+            assert_eq!(s.stats.undos, 1, "{era:?}: the duplicate is dubious in every era");
         }
     }
 
