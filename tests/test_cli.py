@@ -6,6 +6,7 @@ import csv
 import json
 
 import pandas as pd
+import pytest
 from conftest import ROOT
 
 
@@ -188,6 +189,19 @@ def test_random_loss_is_counted_among_drops_by_cause(cli, tmp_path):
 def test_argument_errors_exit_2(cli):
     proc = cli("run")
     assert proc.returncode == 2 and "usage:" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("scenario", "check", "thesis", "thesis"), ("run", "thesis", "--nosuch"), ("runs", "list", "extra")],
+)
+def test_an_argument_too_many_is_named_by_the_command_it_was_given_to(main, args):
+    """argparse said "bondsim: error: unrecognized arguments" under the top level's usage."""
+    proc = main(*args)
+    command = "bondsim " + " ".join(a for a in args if a.isalpha() and a not in ("thesis", "extra"))
+    assert proc.returncode == 2
+    assert f"usage: {command} " in proc.stderr, proc.stderr
+    assert f"{command}: error: unrecognized arguments: {args[-1]}" in proc.stderr, proc.stderr
 
 
 def test_every_command_has_help_with_an_example(main):

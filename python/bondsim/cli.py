@@ -757,9 +757,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The (sub)command's own parser that ``args`` came through: `bondsim scenario check`'s for
+    ``bondsim scenario check a b``."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and getattr(args, action.dest, None) in action.choices:
+            return _chosen(action.choices[getattr(args, action.dest)], args)
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command given, with its usage (argparse's own says the top level's)
+        _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args)
     except BondsimError as exc:
