@@ -612,8 +612,9 @@ pub struct TcpSender {
     /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The era also
     /// says whether an ACK that carries a D-SACK is news to `tcp_fastretrans_alert` (today's
     /// `FLAG_CA_ALERT` holds `FLAG_DSACKING_ACK`; 3.x's did not, so in Open a D-SACK on an ACK that
-    /// moves snd_una on undid only at the next dubious ACK). The two older rules are modelled
-    /// without RACK only.
+    /// moves snd_una on undid only at the next dubious ACK), and whether the timeout's undo
+    /// (`tcp_try_undo_loss`) is tried on every ACK in Loss (3.10 to 3.18) or only on one that moves
+    /// snd_una (today's). The two older rules are modelled without RACK only.
     #[serde(default)]
     pub undo: UndoEra,
     /// TCP small queues (`tcp_small_queue_check`) by kernel era: `current` (today's: about 1 ms of
@@ -1687,6 +1688,9 @@ impl Scenario {
                 }
                 message = rest.to_string();
             }
+            if let Some(field) = field_at_fault(text, &path, &message) {
+                path = field;
+            }
             Error::scenario(path, in_users_words(message))
         })?;
         scenario.fill_derived_defaults();
@@ -2538,6 +2542,32 @@ fn in_users_words(message: String) -> String {
     message
 }
 
+/// The field of a tagged table that a bad value is in. serde's derive reads an internally tagged
+/// enum (`file_size`, `arrivals`, `jitter`, `loss_model`) whole before its variant, so an invalid
+/// value inside is reported at the table (`workload.file_size`); the field at fault is the one
+/// whose removal makes that error go (`workload.file_size.bytes`). Only on an error, and only for
+/// a value of the wrong type or range (an unknown field is already named in its message).
+fn field_at_fault(text: &str, path: &str, message: &str) -> Option<String> {
+    if !(message.starts_with("invalid value") || message.starts_with("invalid type")) {
+        return None;
+    }
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let pointer: String =
+        path.split('.').map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1"))).collect();
+    let table = doc.pointer(&pointer)?.as_object()?;
+    if !table.contains_key("kind") {
+        return None;
+    }
+    let key = table.keys().filter(|key| *key != "kind").find(|key| {
+        let mut trial = doc.clone();
+        if let Some(t) = trial.pointer_mut(&pointer).and_then(|v| v.as_object_mut()) {
+            t.remove(key.as_str());
+        }
+        serde_json::from_value::<Scenario>(trial).map_or_else(|err| !err.to_string().contains(message), |_| true)
+    })?;
+    Some(format!("{path}.{key}"))
+}
+
 fn dotted(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let parts: Vec<String> = path
@@ -2865,8 +2895,24 @@ mod tests {
         let mut v = base();
         v["links"][0] = serde_json::json!({"rate_mbps": 100, "jitter": {"kind": "uniform", "max_us": "x"}});
         let (path, msg) = error_of(v);
-        assert_eq!(path, "links.0.jitter");
+        assert_eq!(path, "links.0.jitter.max_us", "the field of the tagged table, not the table");
         assert!(msg.contains("invalid type"), "{msg}");
+        for (at, table, field) in [
+            ("workload", serde_json::json!({"kind": "fixed", "bytes": -1}), "file_size.bytes"),
+            (
+                "workload",
+                serde_json::json!({"kind": "uniform", "min_bytes": 1, "max_bytes": "9"}),
+                "file_size.max_bytes",
+            ),
+            ("workload", serde_json::json!({"kind": "poisson", "rate_per_s": true}), "arrivals.rate_per_s"),
+        ] {
+            let mut v = base();
+            let name = field.split('.').next().unwrap();
+            v[at][name] = table;
+            let (path, msg) = error_of(v);
+            assert_eq!(path, format!("{at}.{field}"), "{msg}");
+            assert!(msg.contains("invalid"), "{msg}");
+        }
         let mut v = base();
         v["links"][1]["delay_us"] = 5.into();
         let (path, msg) = error_of(v);

@@ -1488,14 +1488,19 @@ impl TcpSender {
                 // `tcp_process_loss`.
                 let recovered = c.snd_una >= c.high_seq;
                 let may_undo = c.may_undo(ack.ts_ecr);
-                if una_advanced && may_undo {
+                // Today's `tcp_process_loss` tries the undo only on an ACK that moves snd_una
+                // (`flag & FLAG_SND_UNA_ADVANCED && tcp_try_undo_loss(sk, false)`); 3.10-3.18's on
+                // every ACK in Loss (`tcp_try_undo_loss` first in its F-RTO branch, and last).
+                if (una_advanced || config.undo != UndoEra::Current) && may_undo {
                     // `tcp_try_undo_loss`: the timestamps show the timeout needless.
                     c.undo_reduction(stats, true);
+                    c.timeouts = 0; // (`inet_csk(sk)->icsk_retransmits = 0`)
                     c.set_state(CaState::Open);
                 } else if c.frto && orig_acked {
                     // F-RTO (RFC 5682 §3.1 step 3.b, SACK-enhanced): data never retransmitted
                     // was delivered, so not everything was lost: the timeout was spurious.
                     c.undo_reduction(stats, true);
+                    c.timeouts = 0;
                     stats.spurious_rtos += 1;
                     stats.spurious_rto_at.push(now);
                     c.frto = false;
@@ -1819,9 +1824,11 @@ impl TcpSender {
         self.stats.rto_at.push(now);
         // `tcp_write_timeout` → `retransmits_timed_out`, before this timeout retransmits: after a
         // timeout since snd_una last moved (`icsk_retransmits`), the connection is given up
-        // (ETIMEDOUT) once the first retransmission (`retrans_stamp`; without one, 3.x took the
-        // head's last send) is `tcp_model_timeout` old, 924.6 s: 15 timeouts from 200 ms, more
-        // from a shorter RTO, fewer from a longer one.
+        // (ETIMEDOUT) once the first retransmission (`retrans_stamp`) is `tcp_model_timeout` old,
+        // 924.6 s: 15 timeouts from 200 ms, more from a shorter RTO, fewer from a longer one.
+        // Without a stamp 3.x took the head's last send; today's kernels keep no such fallback
+        // (a stamp is always set by then: `tcp_retransmit_skb` sets it, `tcp_try_undo_loss`
+        // resets the count), nor does the model need it but as a guard.
         let first = c.retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
         if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(TCP_RETRIES2, config.rto_max) {
             c.done = true;
@@ -2706,6 +2713,33 @@ mod tests {
             let t = SimTime(4 * ms.0);
             s.on_packet(t, ack_with(5, &[], 0, t), &mut out);
             assert_eq!(s.stats.undos, 1, "{era:?}: the duplicate is dubious in every era");
+        }
+    }
+
+    #[test]
+    fn a_duplicate_ack_that_shows_a_timeout_needless_undoes_it_in_3x_only() {
+        // After a timeout at 1 s (its retransmission stamped then), a duplicate ACK echoes the
+        // window's TSval of 0 ms: the original arrived (`tcp_packet_delayed`). 3.10-3.18's
+        // `tcp_process_loss` calls `tcp_try_undo_loss` on every ACK in Loss and undoes; today's
+        // only on an ACK that moves snd_una. An undo also resets the timeouts counted toward
+        // giving the connection up (`icsk_retransmits`).
+        for era in [UndoEra::Current, UndoEra::Linux315] {
+            let mut s = sent_window(false);
+            s.config.undo = era;
+            let mut out = Vec::new();
+            s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            assert_eq!((c.state, c.timeouts, c.retrans_stamp.is_some()), (CaState::Loss, 1, true), "{era:?}");
+            let early = super::super::ts_of(SimTime::ZERO);
+            let t = SimTime::from_secs_f64(1.001);
+            s.on_packet(t, ack_with(0, &[], early, t), &mut out);
+            let c = s.conns[0].as_ref().unwrap();
+            let undone = era != UndoEra::Current;
+            assert_eq!(s.stats.undos, u64::from(undone), "{era:?}");
+            // (Out of Loss into Open, then `tcp_try_to_open` keeps it in Disorder: the head's
+            // retransmission is still out.)
+            assert_eq!(c.state, if undone { CaState::Disorder } else { CaState::Loss }, "{era:?}");
+            assert_eq!(c.timeouts, u32::from(!undone), "{era:?}");
         }
     }
 
