@@ -14,7 +14,8 @@ from __future__ import annotations
 #: NCR rule (``ncr``), forward retransmission in recovery (``forward_retransmit``) and 3.10-3.13's
 #: undo rules (``undo``: no timeout undone after a retransmission, save by F-RTO), and TCP small
 #: queues as 3.12-3.18 ran them (``small_queues``, at least ``tcp_limit_output_bytes``, then 128 KB;
-#: retransmissions never held). ``modern``: today's defaults (RACK-TLP).
+#: retransmissions never held), and the slow-start threshold kept in the TCP metrics cache (3.x had no
+#: ``tcp_no_ssthresh_metrics_save``, 5.6's default on). ``modern``: today's defaults (RACK-TLP).
 TCP: dict[str, list[str]] = {
     "linux-3.x": [
         "sender.tcp_recovery=0",
@@ -27,6 +28,7 @@ TCP: dict[str, list[str]] = {
         'sender.undo="linux-3.13"',
         'sender.small_queues="linux-3.12"',
         "sender.tcp_limit_output_bytes=131072",
+        "sender.tcp_no_ssthresh_metrics_save=false",
     ],
     "modern": [],
 }

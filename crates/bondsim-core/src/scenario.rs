@@ -670,6 +670,17 @@ pub struct TcpSender {
     /// TCP (TCP small queues; 4 MiB since Linux 6.16, 1 MiB before).
     #[serde(default = "default_limit_output_bytes")]
     pub tcp_limit_output_bytes: u64,
+    /// `net.ipv4.tcp_no_metrics_save`: off (Linux's default), a connection that closes leaves its
+    /// destination's entry in the TCP metrics cache (`tcp_update_metrics`) what it learnt, which
+    /// the next connection to that client starts from (`tcp_init_metrics`): its reordering degree,
+    /// and its slow-start threshold unless `tcp_no_ssthresh_metrics_save`.
+    #[serde(default)]
+    pub tcp_no_metrics_save: bool,
+    /// `net.ipv4.tcp_no_ssthresh_metrics_save`: on (Linux's default since 5.6), the cache keeps no
+    /// slow-start threshold; off (3.x, which had no such switch), a connection starts with the
+    /// threshold the ones before it left, and so leaves slow start early.
+    #[serde(default = "yes")]
+    pub tcp_no_ssthresh_metrics_save: bool,
     /// Record every open connection's cwnd, ssthresh, RTT, flight and state this
     /// often, milliseconds (the `tcp_trace` table; at most a million rows). Off
     /// when absent.
@@ -857,6 +868,8 @@ impl Sender {
                 "ack_path",
                 "gso",
                 "tcp_limit_output_bytes",
+                "tcp_no_metrics_save",
+                "tcp_no_ssthresh_metrics_save",
                 "trace_ms",
             ],
         ),

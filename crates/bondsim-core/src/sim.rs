@@ -572,7 +572,8 @@ impl World {
         let scheduler = resolved.build(&bond_context(scenario))?;
         let own_macs = scheduler.own_slave_macs();
         let resequencer = scheduler.resequences().then(Resequencer::default);
-        let ends = transport::build(scenario, requests.len());
+        let clients: Vec<u32> = requests.iter().map(|r| r.client).collect();
+        let ends = transport::build(scenario, &clients);
 
         // Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
         let mut first = 0;

@@ -192,6 +192,26 @@ fn a_connection_is_given_up_by_the_time_since_its_first_retransmission_not_by_co
 }
 
 #[test]
+fn connections_to_one_client_share_its_tcp_metrics_and_to_another_do_not() {
+    // Two files one after the other (the second asked for a second later, when the first
+    // connection has closed: one still closing leaves nothing yet), as 3.x ran them
+    // (the slow-start threshold kept in the metrics cache), over a lossy link: the first
+    // connection's losses set its threshold, which it leaves its client's entry as it closes.
+    // To the same client the second starts from it (`tcp_init_metrics`), so the run differs with
+    // `tcp_no_metrics_save`; to two clients (one file each) it cannot.
+    let run_of = |clients: u32, no_save: bool| {
+        let sender = json!({"tcp_no_ssthresh_metrics_save": false, "tcp_no_metrics_save": no_save});
+        let mut value = bulk(3000 * 1448, sender, json!([{"rate_mbps": 100.0, "delay_us": 1000.0, "loss": 0.002}]));
+        value["workload"]["requests"] = 2.into();
+        value["workload"]["clients"] = clients.into();
+        value["workload"]["arrivals"] = json!({"kind": "batches", "size": 1, "every_s": 1.0});
+        strip_wall(run(&scenario(value)).unwrap())
+    };
+    assert_ne!(run_of(1, false), run_of(1, true), "the second connection starts from the first's threshold");
+    assert_eq!(run_of(2, false), run_of(2, true), "no connection closed to the other client before");
+}
+
+#[test]
 fn a_closed_loop_client_moves_on_after_its_connection_is_given_up() {
     // One client, one request at a time: the first dies with the link (down at 8 ms,
     // back long after the connection is given up); the second starts when the first

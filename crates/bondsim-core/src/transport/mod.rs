@@ -218,8 +218,10 @@ pub struct Ends {
     pub client: End,
 }
 
-/// Builds the transport `scenario.sender` names for `flows` flows.
-pub fn build(scenario: &Scenario, flows: usize) -> Ends {
+/// Builds the transport `scenario.sender` names for one flow per entry of `clients`, the client
+/// each flow is to or from (TCP keeps its metrics per client host).
+pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
+    let flows = clients.len();
     let cutter = Cutter::for_scenario(scenario);
     match &scenario.sender {
         Sender::Paced(s) => Ends { server: PacedSender::new(s, cutter, flows).into(), client: Sink.into() },
@@ -240,7 +242,8 @@ pub fn build(scenario: &Scenario, flows: usize) -> Ends {
                 let end = |role| Box::new(TcpPeer::new(config.clone(), cutter, flows, role, p.token_bytes, p.rounds));
                 return Ends { server: end(Role::Server).into(), client: end(Role::Client).into() };
             }
-            let sender: End = Box::new(TcpSender::new(config.clone(), cutter, flows)).into();
+            let sender: End =
+                Box::new(TcpSender::new(config.clone(), cutter, flows).with_destinations(clients.to_vec())).into();
             let receiver: End = TcpReceiver::new(config, cutter, flows).into();
             if scenario.upload() {
                 // The clients send (their packets take the switch's path in), the server receives.

@@ -95,6 +95,10 @@ pub struct TcpConfig {
     pub limit_output_bytes: u64,
     /// F-RTO (`net.ipv4.tcp_frto`, RFC 5682): detect spurious timeouts.
     pub frto: bool,
+    /// Closing connections leave their destination's TCP metrics (`!tcp_no_metrics_save`).
+    pub metrics_save: bool,
+    /// The TCP metrics keep a slow-start threshold (`!tcp_no_ssthresh_metrics_save`).
+    pub ssthresh_metrics: bool,
     /// Sample every open connection's state this often (`trace_ms`), if at all.
     pub trace_every: Option<SimTime>,
 }
@@ -148,6 +152,8 @@ impl TcpConfig {
             limit_output_bytes: spec.tcp_limit_output_bytes,
             trace_every: spec.trace_ms.map(SimTime::from_millis_f64),
             frto: spec.tcp_frto > 0,
+            metrics_save: !spec.tcp_no_metrics_save,
+            ssthresh_metrics: !spec.tcp_no_ssthresh_metrics_save,
         }
     }
 

@@ -80,6 +80,83 @@ fn model_timeout(boundary: u32, rto_max: SimTime) -> SimTime {
     })
 }
 
+/// A destination's entry in Linux's TCP metrics cache (net/ipv4/tcp_metrics.c, keyed by the
+/// destination's address): what the connections that closed leave the next ones. Its RTT and
+/// RTT variance seed only a connection's first RTO after the handshake, which the model does not
+/// have, and its cwnd only clamps a locked route: neither is kept.
+#[derive(Debug, Clone, Copy, Default)]
+struct Metrics {
+    /// `TCP_METRIC_SSTHRESH` (0: none).
+    ssthresh: u32,
+    /// `TCP_METRIC_REORDERING` (0: none).
+    reordering: u32,
+    /// `tcpm_stamp`: the last update.
+    stamp: SimTime,
+}
+
+/// `TCP_METRICS_TIMEOUT`: an entry not updated for an hour is reset (`tcpm_check_stamp`).
+const TCP_METRICS_TIMEOUT: SimTime = SimTime(3_600_000_000_000);
+
+/// `TCP_INFINITE_SSTHRESH`: a threshold at or above it has never been set (initial slow start).
+const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+impl Metrics {
+    /// The entry as `tcp_get_metrics` finds it at `now`: reset to the route's (none) when stale.
+    fn fresh(&mut self, now: SimTime) -> &mut Metrics {
+        if now.saturating_sub(self.stamp) > TCP_METRICS_TIMEOUT {
+            *self = Metrics { stamp: now, ..Metrics::default() };
+        }
+        self
+    }
+
+    /// `tcp_init_metrics`: a new connection starts from the cached threshold (when kept) and
+    /// reordering degree; 3.x also turned FACK and early retransmit off for it, as for
+    /// reordering seen (`tcp_disable_fack`, `tcp_disable_early_retrans`).
+    fn init(&mut self, config: &TcpConfig, c: &mut Conn, now: SimTime) {
+        let m = self.fresh(now);
+        if config.ssthresh_metrics && m.ssthresh != 0 {
+            c.w.ssthresh = m.ssthresh;
+        }
+        if m.reordering != 0 && c.reordering != m.reordering {
+            c.fack_on = false;
+            c.do_early_retrans = false;
+            c.reordering = m.reordering;
+        }
+    }
+
+    /// `tcp_update_metrics`, as a connection closes. Nothing when it timed out last (`icsk_backoff`)
+    /// or has no RTT: its RTT estimate is then dropped, which the model does not keep. In initial
+    /// slow start a kept threshold only grows to half the window; in congestion avoidance in Open
+    /// it becomes the larger of half the window and the threshold; else (slow start after a
+    /// reduction, or not Open) a kept threshold grows to the connection's, and so does the
+    /// reordering degree, if the connection raised its own.
+    fn update(&mut self, config: &TcpConfig, c: &Conn, now: SimTime) {
+        if !config.metrics_save || c.backoff > 0 || c.srtt_us == 0 {
+            return;
+        }
+        let m = self.fresh(now);
+        let (cwnd, ssthresh) = (c.w.cwnd, c.w.ssthresh);
+        let keep = config.ssthresh_metrics;
+        if ssthresh >= TCP_INFINITE_SSTHRESH {
+            if keep && m.ssthresh != 0 && cwnd >> 1 > m.ssthresh {
+                m.ssthresh = cwnd >> 1;
+            }
+        } else if cwnd >= ssthresh && c.state == CaState::Open {
+            if keep {
+                m.ssthresh = (cwnd >> 1).max(ssthresh);
+            }
+        } else {
+            if keep && m.ssthresh != 0 && ssthresh > m.ssthresh {
+                m.ssthresh = ssthresh;
+            }
+            if m.reordering < c.reordering && c.reordering != config.reordering {
+                m.reordering = c.reordering;
+            }
+        }
+        m.stamp = now;
+    }
+}
+
 /// Recoveries RACK's widened window lasts without a new D-SACK (`TCP_RACK_RECOVERY_THRESH`).
 const RACK_RECOVERY_THRESH: u32 = 16;
 
@@ -266,6 +343,11 @@ pub struct TcpSender {
     urgent: VecDeque<Packet>,
     stats: TcpStats,
     trace: TcpTrace,
+    /// Each flow's destination (the client at the other end), which keys the TCP metrics; a
+    /// flow of its own when not given ([`TcpSender::with_destinations`]).
+    destination: Vec<u32>,
+    /// The TCP metrics cache: an entry per destination a connection closed to.
+    metrics: std::collections::HashMap<u32, Metrics>,
 }
 
 /// The token of the trace's sampling timer (no flow has it).
@@ -991,7 +1073,20 @@ impl TcpSender {
             urgent: VecDeque::new(),
             stats: TcpStats::default(),
             trace: TcpTrace::default(),
+            destination: Vec::new(),
+            metrics: std::collections::HashMap::new(),
         }
+    }
+
+    /// The sender with each flow's destination (`destination[flow]`, the client's number): the
+    /// connections to one client share its entry in the TCP metrics cache.
+    pub fn with_destinations(mut self, destination: Vec<u32>) -> TcpSender {
+        self.destination = destination;
+        self
+    }
+
+    fn destination_of(&self, flow: u32) -> u32 {
+        self.destination.get(flow as usize).copied().unwrap_or(flow)
     }
 
     /// Opens `flow` for a stream of `bytes` that the application will write a message
@@ -1410,6 +1505,12 @@ impl TcpSender {
             }
         }
 
+        // Step D of `tcp_fastretrans_alert`: in Open the first retransmission's time is forgotten,
+        // whatever is still marked retransmitted (`tp->retrans_stamp = 0`), at each such ACK only.
+        if alert && c.state == CaState::Open {
+            c.retrans_stamp = None;
+        }
+
         // Partial undo (`tcp_try_undo_partial`, first in `tcp_fastretrans_alert`'s Recovery case):
         // an ACK that advances snd_una but not past high_seq and echoes a timestamp older than
         // the first retransmission was sent for original data, "rather than with a retransmit":
@@ -1417,11 +1518,6 @@ impl TcpSender {
         // retransmissions still out Linux returns there: this ACK marks nothing more lost (nor
         // tries the D-SACK undo); with none, the reduction is undone and the connection kept
         // open (`tcp_try_keep_open`), RACK then judging this ACK's news afresh.
-        // Step D of `tcp_fastretrans_alert`: in Open the first retransmission's time is forgotten,
-        // whatever is still marked retransmitted (`tp->retrans_stamp = 0`), at each such ACK only.
-        if alert && c.state == CaState::Open {
-            c.retrans_stamp = None;
-        }
         let mut hold_losses = false;
         if c.state == CaState::Recovery
             && una_advanced
@@ -1609,6 +1705,9 @@ impl TcpSender {
                 // The last sample: a connection ends between samples, with all of it acknowledged.
                 trace_row(&mut self.trace, now, flow, c);
             }
+            // It closes (the FIN exchange is not modelled): `tcp_update_metrics`.
+            let destination = self.destination.get(flow as usize).copied().unwrap_or(flow);
+            self.metrics.entry(destination).or_default().update(config, c, now);
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
@@ -1962,6 +2061,10 @@ impl TcpSender {
 impl Endpoint for TcpSender {
     fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
         let mut conn = self.new_conn(bytes, now);
+        let destination = self.destination_of(flow);
+        if let Some(m) = self.metrics.get_mut(&destination) {
+            m.init(&self.config, &mut conn, now);
+        }
         conn.cc.init(&conn.w);
         // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
         Self::set_xmit_timer(&self.config, &mut conn, flow, now, out);
@@ -2741,6 +2844,70 @@ mod tests {
             assert_eq!(c.state, if undone { CaState::Disorder } else { CaState::Loss }, "{era:?}");
             assert_eq!(c.timeouts, u32::from(!undone), "{era:?}");
         }
+    }
+
+    #[test]
+    fn a_closing_connection_leaves_its_destinations_metrics_as_tcp_update_metrics_does() {
+        // (cwnd, ssthresh, state, reordering) at close → the entry's (ssthresh, reordering), from
+        // an entry holding `before`, with the slow-start threshold kept (3.x) or not (today).
+        let close = |keep: bool, before: (u32, u32), cwnd: u32, ssthresh: u32, state: CaState, reordering: u32| {
+            let (mut s, _) = conn(10, 1_000, 1_000);
+            s.config.ssthresh_metrics = keep;
+            let mut c = s.new_conn(1_000, SimTime::ZERO);
+            (c.w.cwnd, c.w.ssthresh, c.state, c.reordering, c.srtt_us) = (cwnd, ssthresh, state, reordering, 8_000);
+            let mut m = Metrics { ssthresh: before.0, reordering: before.1, stamp: SimTime::ZERO };
+            m.update(&s.config, &c, SimTime(1_000_000));
+            (m.ssthresh, m.reordering)
+        };
+        let infinite = TCP_INFINITE_SSTHRESH;
+        // Initial slow start: a threshold kept grows to half the window, none is made.
+        assert_eq!(close(true, (0, 0), 40, infinite, CaState::Open, 3), (0, 0));
+        assert_eq!(close(true, (15, 0), 40, infinite, CaState::Open, 3), (20, 0));
+        // Congestion avoidance in Open: the larger of half the window and the threshold, and
+        // the reordering degree is not saved there.
+        assert_eq!(close(true, (0, 0), 40, 30, CaState::Open, 9), (30, 0));
+        assert_eq!(close(true, (50, 0), 80, 30, CaState::Open, 9), (40, 0));
+        // Slow start after a reduction: the threshold grows only, the reordering degree too when
+        // the connection raised its own above `tcp_reordering`.
+        assert_eq!(close(true, (20, 5), 8, 30, CaState::Open, 9), (30, 9));
+        assert_eq!(close(true, (40, 12), 8, 30, CaState::Open, 9), (40, 12));
+        assert_eq!(close(true, (0, 0), 8, 30, CaState::Open, 3), (0, 0));
+        // Today's kernels keep no threshold (`tcp_no_ssthresh_metrics_save`).
+        assert_eq!(close(false, (0, 0), 40, 30, CaState::Open, 9), (0, 0));
+        assert_eq!(close(false, (0, 0), 8, 30, CaState::Disorder, 9), (0, 9));
+        // A connection that timed out last saves nothing.
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.ssthresh_metrics = true;
+        let mut c = s.new_conn(1_000, SimTime::ZERO);
+        (c.w.cwnd, c.w.ssthresh, c.reordering, c.srtt_us, c.backoff) = (8, 30, 9, 8_000, 1);
+        let mut m = Metrics::default();
+        m.update(&s.config, &c, SimTime(1_000_000));
+        assert_eq!((m.ssthresh, m.reordering), (0, 0));
+    }
+
+    #[test]
+    fn a_new_connection_starts_from_its_destinations_metrics_unless_an_hour_old() {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        (s.config.ssthresh_metrics, s.config.fack) = (true, true);
+        let fresh = |s: &TcpSender| {
+            let mut c = s.new_conn(1_000, SimTime::ZERO);
+            c.fack_on = true;
+            c.do_early_retrans = true;
+            c
+        };
+        let mut m = Metrics { ssthresh: 25, reordering: 12, stamp: SimTime::from_secs_f64(10.0) };
+        let mut c = fresh(&s);
+        m.init(&s.config, &mut c, SimTime::from_secs_f64(20.0));
+        assert_eq!((c.w.ssthresh, c.reordering, c.fack_on, c.do_early_retrans), (25, 12, false, false));
+        // Today's kernels read no threshold.
+        s.config.ssthresh_metrics = false;
+        let mut c = fresh(&s);
+        m.init(&s.config, &mut c, SimTime::from_secs_f64(20.0));
+        assert_eq!((c.w.ssthresh >= TCP_INFINITE_SSTHRESH, c.reordering), (true, 12));
+        // Untouched for over an hour (`TCP_METRICS_TIMEOUT`): reset, nothing to start from.
+        let mut c = fresh(&s);
+        m.init(&s.config, &mut c, SimTime::from_secs_f64(10.0 + 3601.0));
+        assert_eq!((c.reordering, c.fack_on), (s.config.reordering, true));
     }
 
     #[test]
