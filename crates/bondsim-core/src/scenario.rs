@@ -648,6 +648,13 @@ pub struct TcpSender {
     /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
     #[serde(default = "default_rto_min_ms")]
     pub rto_min_ms: f64,
+    /// `net.ipv4.tcp_retries2`: a connection whose retransmissions go unanswered is given up at
+    /// the first timeout as long after its first retransmission as this many timeouts take when
+    /// the first fires after 200 ms and each doubles it up to 120 s (`tcp_model_timeout`): 924.6 s
+    /// for Linux's 15; operators lower it (RFC 1122 §4.2.3.5 asks for at least 100 s) to drop
+    /// dead connections sooner.
+    #[serde(default = "default_retries2")]
+    pub tcp_retries2: u32,
     /// `net.ipv4.tcp_moderate_rcvbuf`: receive-buffer autotuning.
     #[serde(default = "yes")]
     pub tcp_moderate_rcvbuf: bool,
@@ -800,6 +807,10 @@ fn default_early_retrans() -> u32 {
 fn default_frto() -> u32 {
     2
 }
+fn default_retries2() -> u32 {
+    15
+}
+
 fn default_rto_min_ms() -> f64 {
     200.0
 }
@@ -862,6 +873,7 @@ impl Sender {
                 "delayed_ack",
                 "nodelay",
                 "rto_min_ms",
+                "tcp_retries2",
                 "tcp_moderate_rcvbuf",
                 "tcp_rmem",
                 "tcp_wmem",

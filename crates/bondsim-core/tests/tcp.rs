@@ -192,6 +192,19 @@ fn a_connection_is_given_up_by_the_time_since_its_first_retransmission_not_by_co
 }
 
 #[test]
+fn a_lower_tcp_retries2_gives_a_dead_connection_up_sooner() {
+    // `tcp_retries2` = 5: `tcp_model_timeout` = (2^6 - 1) · 200 ms = 12.6 s after the first
+    // retransmission. With the initial 1 s RTO (no RTT sample: the link died at 8 ms) the
+    // timeouts come at 1, 3, 7 and 15 s; the one at 15 s is 14 s past the first retransmission
+    // and gives up.
+    let links = json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.008}]}]);
+    let r = run(&scenario(bulk(20 * 1448, json!({"tcp_retries2": 5}), links))).unwrap();
+    let s = &r.summary;
+    assert_eq!((s.tcp_aborted, s.tcp_rtos), (Some(1), Some(4)));
+    assert!((s.duration_s - 15.0).abs() < 0.01, "{}", s.duration_s);
+}
+
+#[test]
 fn connections_to_one_client_share_its_tcp_metrics_and_to_another_do_not() {
     // Two files one after the other (the second asked for a second later, when the first
     // connection has closed: one still closing leaves nothing yet), as 3.x ran them

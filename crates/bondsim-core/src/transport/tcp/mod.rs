@@ -79,6 +79,8 @@ pub struct TcpConfig {
     pub rto_min: SimTime,
     /// `TCP_RTO_MAX`: 120 s.
     pub rto_max: SimTime,
+    /// `net.ipv4.tcp_retries2`: the timeouts a connection's give-up time is modelled on.
+    pub retries2: u32,
     /// The receive window a connection starts with, bytes (`tcp_select_initial_window`:
     /// half of `tcp_rmem[1]`, at most 65535 since the SYN's window is not scaled).
     pub rwnd_initial: u64,
@@ -141,6 +143,7 @@ impl TcpConfig {
             delack_timeout: SimTime::from_millis_f64(40.0),
             rto_min: SimTime::from_millis_f64(spec.rto_min_ms),
             rto_max: SimTime::from_secs_f64(120.0),
+            retries2: spec.tcp_retries2,
             // Linux advertises about half its receive buffer (`tcp_win_from_space` with
             // `tcp_adv_win_scale` = 1 / the default `scaling_ratio`).
             rwnd_initial: (spec.tcp_rmem[1] / 2).min(65_535).max(2 * u64::from(mss)),

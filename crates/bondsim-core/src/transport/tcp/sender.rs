@@ -63,20 +63,18 @@ fn packet_truesize(p: &Packet) -> u64 {
     u64::from(p.bytes) + if p.gso == 1 { 0 } else { 896 }
 }
 
-/// `net.ipv4.tcp_retries2`: the timeouts a connection's give-up time is modelled on.
-const TCP_RETRIES2: u32 = 15;
-
 /// `tcp_model_timeout(sk, boundary, TCP_RTO_MIN)` (net/ipv4/tcp_timer.c): how long `boundary`
 /// timeouts take when the first fires after `TCP_RTO_MIN` (200 ms, whatever this connection's
 /// RTO) and each doubles it up to `rto_max`. `retransmits_timed_out` gives a connection up once
-/// that long has passed since its first retransmission: 924.6 s for 15 and 120 s.
+/// that long has passed since its first retransmission: 924.6 s for `tcp_retries2` = 15 and 120 s.
 fn model_timeout(boundary: u32, rto_max: SimTime) -> SimTime {
     const TCP_RTO_MIN: u64 = 200_000_000;
     let linear_backoff_thresh = (rto_max.0 / TCP_RTO_MIN).max(1).ilog2();
     SimTime(if boundary <= linear_backoff_thresh {
         ((2u64 << boundary) - 1) * TCP_RTO_MIN
     } else {
-        ((2u64 << linear_backoff_thresh) - 1) * TCP_RTO_MIN + u64::from(boundary - linear_backoff_thresh) * rto_max.0
+        (((2u64 << linear_backoff_thresh) - 1) * TCP_RTO_MIN)
+            .saturating_add(u64::from(boundary - linear_backoff_thresh).saturating_mul(rto_max.0))
     })
 }
 
@@ -1929,7 +1927,7 @@ impl TcpSender {
         // (a stamp is always set by then: `tcp_retransmit_skb` sets it, `tcp_try_undo_loss`
         // resets the count), nor does the model need it but as a guard.
         let first = c.retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
-        if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(TCP_RETRIES2, config.rto_max) {
+        if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(config.retries2, config.rto_max) {
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
