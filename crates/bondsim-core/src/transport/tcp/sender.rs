@@ -281,6 +281,10 @@ struct Conn {
     backoff: u32,
     /// Timeouts since snd_una last moved (`icsk_retransmits`).
     timeouts: u32,
+    /// The last ACK came with the peer's data (`snd_wl1` is that segment's start): the peer's next
+    /// pure ACK, sent after it, has a later sequence number, so it updates the window
+    /// (`tcp_may_update_window`'s `after(ack_seq, tp->snd_wl1)`).
+    after_peer_data: bool,
     min_rtt: Option<SimTime>,
     rack: Rack,
     /// Highest segment of a tail loss probe still unanswered (`tlp_high_seq`) and
@@ -1188,6 +1192,7 @@ impl TcpSender {
             rto: SimTime::from_secs_f64(1.0),
             backoff: 0,
             timeouts: 0,
+            after_peer_data: false,
             min_rtt: None,
             rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
             tlp_high_seq: None,
@@ -1430,9 +1435,11 @@ impl TcpSender {
         // path: its SACK blocks are tagged and `tcp_fastretrans_alert` runs, nothing else (no
         // RTT sample, RACK window update, loss-probe answer nor window growth or reduction).
         let old_ack = ack.ack < prior_snd_una;
-        // FLAG_NOT_DUP: the ACK moved snd_una, carried data, or a larger window
-        // (`tcp_may_update_window` takes a duplicate's window only if it grew).
-        let not_dup = una_advanced || with_data || ack.seq > prior_snd_wnd;
+        // FLAG_NOT_DUP: the ACK moved snd_una, carried data, or updated the window
+        // (`tcp_may_update_window`: a sequence number past the last update's, which only the peer's
+        // data moves, or with the same one a larger window).
+        let not_dup = una_advanced || with_data || c.after_peer_data || ack.seq > prior_snd_wnd;
+        c.after_peer_data = with_data;
         // A D-SACK is news to today's kernels (in `FLAG_CA_ALERT`, and no duplicate:
         // `!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK))`), not to 3.x's.
         let dsack_alert = dsack && config.undo == UndoEra::Current;
@@ -2790,6 +2797,28 @@ mod tests {
         s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.state, c.retrans_stamp), (CaState::Disorder, None));
+    }
+
+    #[test]
+    fn the_first_pure_ack_after_the_peers_data_is_a_window_update_not_a_duplicate() {
+        // A peer that sends data too (a ping-pong's): its data segment moves the sequence number
+        // the window was last taken at (`snd_wl1`), so its next pure ACK, though it acknowledges
+        // nothing new, updates the window (`tcp_may_update_window`) and is no duplicate: in Open
+        // not dubious, the first retransmission's time kept. The one after it is a duplicate.
+        let ms = SimTime(1_000_000);
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+        s.conns[0].as_mut().unwrap().retrans_stamp = Some(ms);
+        let data = Packet { kind: Kind::DataAck, ..ack_with(1, &[], 0, t) };
+        s.on_piggybacked_ack(SimTime(3 * ms.0), &data, &mut out);
+        let t = SimTime(4 * ms.0);
+        s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, Some(ms), "a window update");
+        let t = SimTime(5 * ms.0);
+        s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, None, "a duplicate: dubious");
     }
 
     #[test]
