@@ -345,8 +345,9 @@ pub struct TcpSender {
     urgent: VecDeque<Packet>,
     stats: TcpStats,
     trace: TcpTrace,
-    /// Each flow's destination (the client at the other end), which keys the TCP metrics; a
-    /// flow of its own when not given ([`TcpSender::with_destinations`]).
+    /// Each flow's client, which keys the TCP metrics: the destination of a download, and for an
+    /// upload the host that sends it (each client keeps its own entry for the one server); a flow
+    /// of its own when not given ([`TcpSender::with_destinations`]).
     destination: Vec<u32>,
     /// The TCP metrics cache: an entry per destination a connection closed to.
     metrics: std::collections::HashMap<u32, Metrics>,
@@ -1087,8 +1088,8 @@ impl TcpSender {
         self
     }
 
-    fn destination_of(&self, flow: u32) -> u32 {
-        self.destination.get(flow as usize).copied().unwrap_or(flow)
+    fn destination_of(destination: &[u32], flow: u32) -> u32 {
+        destination.get(flow as usize).copied().unwrap_or(flow)
     }
 
     /// Opens `flow` for a stream of `bytes` that the application will write a message
@@ -1711,8 +1712,10 @@ impl TcpSender {
                 trace_row(&mut self.trace, now, flow, c);
             }
             // It closes (the FIN exchange is not modelled): `tcp_update_metrics`.
-            let destination = self.destination.get(flow as usize).copied().unwrap_or(flow);
-            self.metrics.entry(destination).or_default().update(config, c, now);
+            if config.metrics_save {
+                let destination = Self::destination_of(&self.destination, flow);
+                self.metrics.entry(destination).or_default().update(config, c, now);
+            }
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
@@ -2066,8 +2069,7 @@ impl TcpSender {
 impl Endpoint for TcpSender {
     fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
         let mut conn = self.new_conn(bytes, now);
-        let destination = self.destination_of(flow);
-        if let Some(m) = self.metrics.get_mut(&destination) {
+        if let Some(m) = self.metrics.get_mut(&Self::destination_of(&self.destination, flow)) {
             m.init(&self.config, &mut conn, now);
         }
         conn.cc.init(&conn.w);
