@@ -203,8 +203,8 @@ pub struct Summary {
     pub tcp_reordering_mean: Option<f64>,
     /// TCP: the highest reordering degree a flow reached.
     pub tcp_reordering_max: Option<u32>,
-    /// TCP: connections given up (`tcp_retries2`: at a timeout 924.6 s or more after the first
-    /// retransmission; their flows stay incomplete).
+    /// TCP: connections given up (at a timeout `sender.tcp_retries2` modelled timeouts after the
+    /// first retransmission, 924.6 s for the default 15; their flows stay incomplete).
     pub tcp_aborted: Option<u64>,
     /// TCP: timeouts F-RTO found spurious (and undid).
     pub tcp_spurious_rtos: Option<u64>,
