@@ -1,0 +1,249 @@
+//! One connection's state (Linux's `struct tcp_sock`, include/linux/tcp.h, and the fields of
+//! `inet_connection_sock` it uses), the segments it has out, and the counters every mechanism
+//! reads (`tcp_packets_in_flight`, `tcp_cwnd_validate` / `tcp_is_cwnd_limited` of
+//! net/ipv4/tcp_output.c and include/net/tcp.h).
+
+use super::*;
+
+/// One sent, unacknowledged segment.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Seg {
+    /// Its latest transmission (`skb_mstamp`).
+    pub(super) sent: SimTime,
+    /// The connection's delivered count at that transmission (`tx.delivered`, tcp_rate.c
+    /// `tcp_rate_skb_sent`).
+    pub(super) delivered: u32,
+    pub(super) marks: u8,
+}
+
+/// One connection.
+#[derive(Debug)]
+pub(super) struct Conn {
+    pub(super) file_bytes: u64,
+    /// Segments of the file.
+    pub(super) total: u32,
+    /// Segments the application has written so far (`write_seq`): `total` for a
+    /// file written at once, less while a ping-pong waits for the peer's token.
+    pub(super) written: u32,
+    /// One past the last sub-MSS segment sent (`snd_sml`, `tcp_minshall_update`).
+    pub(super) snd_sml: u32,
+    pub(super) snd_una: u32,
+    pub(super) snd_nxt: u32,
+    /// `[snd_una, snd_nxt)`.
+    pub(super) segs: VecDeque<Seg>,
+    pub(super) sacked_out: u32,
+    pub(super) lost_out: u32,
+    pub(super) retrans_out: u32,
+    /// One past the highest SACKed segment (`tcp_highest_sack_seq`, "fack").
+    pub(super) fack: u32,
+    /// Lost segments below this were all retransmitted (`retransmit_skb_hint`).
+    pub(super) retrans_hint: u32,
+    pub(super) w: Window,
+    pub(super) cc: Box<dyn CongestionControl>,
+    pub(super) state: CaState,
+    pub(super) high_seq: u32,
+    pub(super) prior_cwnd: u32,
+    pub(super) prior_ssthresh: u32,
+    pub(super) prr_delivered: u32,
+    pub(super) prr_out: u32,
+    /// `undo_marker` (0 = none; segment numbers are stored plus one) and `undo_retrans`.
+    pub(super) undo_marker: Option<u32>,
+    pub(super) undo_retrans: i64,
+    /// Send time of the first retransmission not yet forgotten (`retrans_stamp`): set by
+    /// `tcp_retransmit_skb` when unset (never by a loss probe), cleared only where Linux clears it
+    /// (`tcp_try_to_open` and `tcp_try_undo_partial` once no retransmission is done or out; today's
+    /// `tcp_enter_recovery` too, `tcp_retrans_stamp_cleanup`), not by a new episode's undo state.
+    pub(super) retrans_stamp: Option<SimTime>,
+    pub(super) reordering: u32,
+    pub(super) reord_seen: u32,
+    /// FACK loss detection still on (`tcp_is_fack`): configured, and no reordering seen.
+    pub(super) fack_on: bool,
+    /// Early retransmit still on (`tp->do_early_retrans`): configured, and no reordering seen.
+    pub(super) do_early_retrans: bool,
+    /// Below this, no segment is a forward retransmission's to send (each is SACKed or sent
+    /// again already); back to snd_una when recovery starts.
+    pub(super) fwd_hint: u32,
+    /// With FACK: retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
+    /// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`].
+    pub(super) retrans_at: VecDeque<(u32, u32)>,
+    /// `tcp_rtt_estimator`'s state in Linux's fixed point (µs): `srtt_us` is 8 × SRTT (0 before
+    /// the first sample), `mdev_us` 4 × the mean deviation, `mdev_max_us` its largest value in
+    /// the current round trip (at least `tcp_rto_min`), `rttvar_us` the variance term of the RTO,
+    /// and `rtt_seq` the snd_nxt that ends the round trip.
+    pub(super) srtt_us: u64,
+    pub(super) mdev_us: u64,
+    pub(super) mdev_max_us: u64,
+    pub(super) rttvar_us: u64,
+    pub(super) rtt_seq: u32,
+    pub(super) rto: SimTime,
+    pub(super) backoff: u32,
+    /// Timeouts since snd_una last moved (`icsk_retransmits`).
+    pub(super) timeouts: u32,
+    /// The last ACK came with the peer's data (`snd_wl1` is that segment's start): the peer's next
+    /// pure ACK, sent after it, has a later sequence number, so it updates the window
+    /// (`tcp_may_update_window`'s `after(ack_seq, tp->snd_wl1)`).
+    pub(super) after_peer_data: bool,
+    pub(super) min_rtt: Option<SimTime>,
+    pub(super) rack: Rack,
+    /// Highest segment of a tail loss probe still unanswered (`tlp_high_seq`) and
+    /// whether the probe was a retransmission (`tlp_retrans`).
+    pub(super) tlp_high_seq: Option<u32>,
+    pub(super) tlp_retrans: bool,
+    pub(super) timer: Timer,
+    pub(super) timer_kind: TimerKind,
+    /// The last SACK blocks processed (Linux's `recv_sack_cache`).
+    pub(super) sack_cache: [(u32, u32); 3],
+    /// Segments of the current offload buffer still to hand over.
+    pub(super) burst_left: u32,
+    /// `tcp_cwnd_validate`'s record of the window in use: whether a send found the window full
+    /// (`is_cwnd_limited`), else the most segments out (`max_packets_out`), kept until snd_una
+    /// passes `cwnd_usage_seq` (the snd_nxt of when it was taken: one window).
+    pub(super) is_cwnd_limited: bool,
+    pub(super) max_packets_out: u32,
+    pub(super) cwnd_usage_seq: u32,
+    /// Bytes of its buffers below TCP: queued on or being sent by a link (`sk_wmem_alloc`).
+    pub(super) wmem: u64,
+    /// One past the last segment the receiver's window allows (`snd_una + snd_wnd`).
+    pub(super) wnd_end: u32,
+    /// The window the receiver last advertised, segments (`snd_wnd`).
+    pub(super) snd_wnd: u32,
+    /// `TS.Recent`: the receiver's latest timestamp, echoed in data (RFC 7323 §4.3).
+    pub(super) ts_recent: u32,
+    /// F-RTO is judging the latest timeout (`tp->frto`), and asks for new data now.
+    pub(super) frto: bool,
+    pub(super) frto_new_data: bool,
+    /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
+    pub(super) throttled: bool,
+    /// Segments it retransmitted (`tp->total_retrans`).
+    pub(super) retransmits: u32,
+    /// Segments the receiver reported duplicated (`tp->dsack_dups`).
+    pub(super) dsack_dups: u32,
+    /// Segments delivered, ACKed or SACKed, each once (`tp->delivered`).
+    pub(super) delivered: u32,
+    /// Retransmitted segments cumulatively ACKed before a D-SACK said their
+    /// retransmission was needless, in sequence order (for the spurious count only:
+    /// Linux keeps nothing of ACKed data).
+    pub(super) retx_acked: VecDeque<u32>,
+    pub(super) done: bool,
+}
+
+impl Conn {
+    pub(super) fn seg(&self, seq: u32) -> &Seg {
+        &self.segs[(seq - self.snd_una) as usize]
+    }
+
+    pub(super) fn seg_mut(&mut self, seq: u32) -> &mut Seg {
+        &mut self.segs[(seq - self.snd_una) as usize]
+    }
+
+    pub(super) fn packets_out(&self) -> u32 {
+        self.snd_nxt - self.snd_una
+    }
+
+    /// `tcp_packets_in_flight`: `packets_out - (sacked_out + lost_out) + retrans_out`.
+    pub(super) fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+
+    /// `tcp_cwnd_validate`, after a send (or a send the window held back, `limited`): a window
+    /// found full is remembered for the rest of the window, else the most segments out.
+    pub(super) fn cwnd_validate(&mut self, limited: bool) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || limited
+            || (!self.is_cwnd_limited && self.packets_out() > self.max_packets_out)
+        {
+            self.is_cwnd_limited = limited;
+            self.max_packets_out = self.packets_out();
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// `tcp_is_cwnd_limited`: the window was full in the current window of data, or, in slow
+    /// start, less than twice the most segments out ("ensure cwnd grows to twice what was ACKed").
+    pub(super) fn is_cwnd_limited(&self) -> bool {
+        self.is_cwnd_limited || (self.w.in_slow_start() && self.w.cwnd < 2 * self.max_packets_out)
+    }
+
+    /// `tcp_current_ssthresh`: at least 3/4 of the window.
+    pub(super) fn current_ssthresh(&self) -> u32 {
+        self.w.ssthresh.max((self.w.cwnd >> 1) + (self.w.cwnd >> 2))
+    }
+
+    pub(super) fn set_state(&mut self, state: CaState) {
+        self.cc.set_state(&self.w, state);
+        self.state = state;
+    }
+}
+
+impl TcpSender {
+    pub(super) fn new_conn(&self, file_bytes: u64, now: SimTime) -> Conn {
+        let cc = cc::build(&self.config.cc, self.config.hystart).expect("validated congestion control");
+        let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
+        let total = self.cutter.packets(file_bytes) as u32;
+        Conn {
+            file_bytes,
+            total,
+            written: total,
+            snd_sml: 0,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            fack: 0,
+            retrans_hint: 0,
+            w,
+            cc,
+            state: CaState::Open,
+            high_seq: 0,
+            prior_cwnd: 0,
+            prior_ssthresh: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            undo_marker: None,
+            undo_retrans: -1,
+            retrans_stamp: None,
+            reordering: self.config.reordering,
+            reord_seen: 0,
+            fack_on: self.config.fack,
+            do_early_retrans: self.config.early_retransmit.is_some(),
+            fwd_hint: 0,
+            retrans_at: VecDeque::new(),
+            srtt_us: 0,
+            mdev_us: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
+            // RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`: 1 s before any RTT sample.
+            rto: SimTime::from_secs_f64(1.0),
+            backoff: 0,
+            timeouts: 0,
+            after_peer_data: false,
+            min_rtt: None,
+            rack: Rack { reo_wnd_steps: 1, ..Rack::default() },
+            tlp_high_seq: None,
+            tlp_retrans: false,
+            timer: Timer::default(),
+            timer_kind: TimerKind::Rto,
+            sack_cache: [(0, 0); 3],
+            burst_left: 0,
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            wmem: 0,
+            // The SYN-ACK's window.
+            wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
+            snd_wnd: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
+            throttled: false,
+            ts_recent: 0,
+            frto: false,
+            frto_new_data: false,
+            retransmits: 0,
+            dsack_dups: 0,
+            delivered: 0,
+            retx_acked: VecDeque::new(),
+            done: false,
+        }
+    }
+}

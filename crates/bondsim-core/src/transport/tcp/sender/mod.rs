@@ -1,0 +1,289 @@
+//! The TCP sender (the server's end): a SACK scoreboard, RACK-TLP loss
+//! detection, fast recovery with Proportional Rate Reduction, the
+//! retransmission timer with backoff, undo of needless reductions, and the
+//! reordering degree, after Linux's `net/ipv4/tcp_input.c`,
+//! `tcp_recovery.c`, `tcp_timer.c` and `tcp_output.c`. Each rule names the
+//! function it follows.
+//!
+//! The application either writes a whole file at once (`open`), or writes it a
+//! message at a time ([`TcpSender::write`], a `pingpong` token): sub-MSS segments
+//! are then held by Nagle's algorithm unless `TCP_NODELAY` (`tcp_nagle_test`).
+//! A message's last segment is cut at the message's end; Linux would coalesce it
+//! with a later write if the application wrote again before it left (never in a
+//! ping-pong, where the next write waits for the peer's answer).
+//!
+//! Not modelled (yet): the handshake: Linux's server takes an RTT sample from its SYN-ACK
+//! (`tcp_synack_rtt_meas`) before any data, while here a connection starts
+//! without SRTT or min_rtt, so a first flight lost whole waits for the 1 s
+//! `TCP_TIMEOUT_INIT` (no loss probe without SRTT), where Linux would probe.
+
+use std::collections::VecDeque;
+
+use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
+use super::{split_token, timer_token, ts_of, ts_time, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
+use crate::packet::{Kind, Packet};
+use crate::scenario::{SmallQueues, UndoEra};
+use crate::time::SimTime;
+use crate::transport::{Cutter, Endpoint, Output};
+
+mod classic;
+mod conn;
+mod input;
+mod metrics;
+mod output;
+mod rack;
+mod recovery;
+mod rtt;
+mod scoreboard;
+mod timer;
+
+#[cfg(test)]
+mod tests;
+
+use classic::*;
+use conn::*;
+use input::{Ack, Alert};
+use metrics::*;
+use output::*;
+use rack::*;
+use rtt::*;
+use scoreboard::*;
+use timer::*;
+
+/// The sending end of every flow.
+#[derive(Debug)]
+pub struct TcpSender {
+    config: TcpConfig,
+    cutter: Cutter,
+    conns: Vec<Option<Conn>>,
+    /// Flows that may have something to send, in the order they got it.
+    ready: VecDeque<u32>,
+    /// Flows opened and not yet fully acknowledged.
+    active: usize,
+    /// Flows not yet opened.
+    unopened: usize,
+    /// Probes and retransmissions due now, sent before any new data.
+    urgent: VecDeque<Packet>,
+    stats: TcpStats,
+    trace: TcpTrace,
+    /// Each flow's client, which keys the TCP metrics: the destination of a download, and for an
+    /// upload the host that sends it (each client keeps its own entry for the one server); a flow
+    /// of its own when not given ([`TcpSender::with_destinations`]).
+    destination: Vec<u32>,
+    /// The TCP metrics cache: an entry per destination a connection closed to.
+    metrics: std::collections::HashMap<u32, Metrics>,
+}
+
+/// The token of the trace's sampling timer (no flow has it).
+const TRACE_TOKEN: u64 = u64::MAX;
+
+impl TcpSender {
+    /// A sender for `flows` flows cut by `cutter` (chunk = MSS).
+    pub fn new(config: TcpConfig, cutter: Cutter, flows: usize) -> TcpSender {
+        TcpSender {
+            config,
+            cutter,
+            conns: (0..flows).map(|_| None).collect(),
+            ready: VecDeque::new(),
+            active: 0,
+            unopened: flows,
+            urgent: VecDeque::new(),
+            stats: TcpStats::default(),
+            trace: TcpTrace::default(),
+            destination: Vec::new(),
+            metrics: std::collections::HashMap::new(),
+        }
+    }
+
+    /// The sender with each flow's destination (`destination[flow]`, the client's number): the
+    /// connections to one client share its entry in the TCP metrics cache.
+    pub fn with_destinations(mut self, destination: Vec<u32>) -> TcpSender {
+        self.destination = destination;
+        self
+    }
+
+    pub(super) fn destination_of(destination: &[u32], flow: u32) -> u32 {
+        destination.get(flow as usize).copied().unwrap_or(flow)
+    }
+
+    /// Opens `flow` for a stream of `bytes` that the application will write a message
+    /// at a time ([`TcpSender::write`]) rather than at once.
+    pub fn open_stream(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        self.open(now, flow, bytes, out);
+        let c = self.conns[flow as usize].as_mut().expect("just opened");
+        c.written = 0;
+        c.timer.cancel();
+    }
+
+    /// The application writes the next `segments` segments of `flow`'s stream (`tcp_sendmsg`);
+    /// they leave when the windows, TCP small queues and Nagle allow (`tcp_push`).
+    pub fn write(&mut self, now: SimTime, flow: u32, segments: u32, out: &mut Vec<Output>) {
+        let config = &self.config;
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        c.written = (c.written + segments).min(c.total);
+        // The first data after the connection went quiet starts the retransmission timer.
+        if c.packets_out() == 0 {
+            Self::set_xmit_timer(config, c, flow, now, out);
+        }
+        self.ready.push_back(flow);
+    }
+
+    /// The acknowledgement a data segment of the peer carried (`tcp_rcv_established`
+    /// runs `tcp_ack` before queueing the data). The model's packet has no room for a
+    /// window field beside the data's sequence number, so the window last advertised
+    /// is applied from the new ACK (the receiver's window changes only when autotuning
+    /// grows it, and its next pure ACK reports that).
+    pub fn on_piggybacked_ack(&mut self, now: SimTime, data: &Packet, out: &mut Vec<Output>) {
+        let Some(c) = self.conns[data.flow as usize].as_ref() else { return };
+        let ack = Packet { kind: Kind::Ack, seq: c.snd_wnd, bytes: 0, ..*data };
+        self.on_ack(now, &ack, true, out);
+    }
+
+    /// The trace recorded so far (empty unless `trace_ms` is set).
+    pub fn take_trace(&mut self) -> Option<TcpTrace> {
+        self.config.trace_every.map(|_| std::mem::take(&mut self.trace))
+    }
+
+    /// Samples every open connection (`sender.trace_ms`).
+    pub(super) fn sample(&mut self, now: SimTime) {
+        for (flow, c) in self.conns.iter().enumerate() {
+            let Some(c) = c.as_ref().filter(|c| !c.done) else { continue };
+            if !trace_row(&mut self.trace, now, flow as u32, c) {
+                return;
+            }
+        }
+    }
+
+    /// What the senders did so far.
+    pub fn stats(&self) -> TcpStats {
+        let mut s = self.stats.clone();
+        for c in self.conns.iter().flatten() {
+            s.reordering_sum += u64::from(c.reordering);
+            s.reordering_max = s.reordering_max.max(c.reordering);
+        }
+        s
+    }
+}
+
+impl Endpoint for TcpSender {
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
+        let mut conn = self.new_conn(bytes, now);
+        if let Some(m) = self.metrics.get_mut(&Self::destination_of(&self.destination, flow)) {
+            m.init(&self.config, &mut conn, now);
+        }
+        conn.cc.init(&conn.w);
+        // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
+        Self::set_xmit_timer(&self.config, &mut conn, flow, now, out);
+        self.conns[flow as usize] = Some(conn);
+        self.active += 1;
+        self.unopened -= 1;
+        self.ready.push_back(flow);
+    }
+
+    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+        debug_assert_eq!(packet.kind, Kind::Ack);
+        self.on_ack(now, &packet, false, out);
+    }
+
+    fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        if let Some(every) = self.config.trace_every {
+            out.push(Output::Timer { at: now + every, token: TRACE_TOKEN });
+        }
+    }
+
+    fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        if token == TRACE_TOKEN {
+            self.sample(now);
+            if !self.trace.truncated && (self.active > 0 || self.unopened > 0) {
+                let every = self.config.trace_every.expect("tracing");
+                out.push(Output::Timer { at: now + every, token: TRACE_TOKEN });
+            }
+            return;
+        }
+        let (flow, generation) = split_token(token);
+        let Some(c) = self.conns[flow as usize].as_mut() else { return };
+        match c.timer.fire(now, generation) {
+            Fired::Stale => {}
+            Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
+            Fired::Due => match c.timer_kind {
+                TimerKind::Rto => self.on_rto(flow, now, out),
+                TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
+                TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
+                TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
+            },
+        }
+    }
+
+    fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
+        let p = self.urgent.pop_front().or_else(|| {
+            while let Some(&flow) = self.ready.front() {
+                if let Some(p) = self.next_segment(flow, now) {
+                    return Some(p);
+                }
+                self.ready.pop_front();
+            }
+            None
+        })?;
+        if let Some(c) = self.conns[p.flow as usize].as_mut() {
+            c.wmem += packet_truesize(&p);
+        }
+        Some(p)
+    }
+
+    /// TX completion (`tcp_wfree`): the buffer's memory is released, and a
+    /// connection held back by TCP small queues may send again (`tcp_tsq_handler`).
+    fn on_tx_done(&mut self, _now: SimTime, packet: &Packet, _out: &mut Vec<Output>) {
+        if let Some(c) = self.conns[packet.flow as usize].as_mut() {
+            c.wmem = c.wmem.saturating_sub(packet_truesize(packet));
+            if c.throttled && !c.done {
+                c.throttled = false;
+                self.ready.push_back(packet.flow);
+            }
+        }
+    }
+
+    fn hears_tx_done(&self) -> bool {
+        true
+    }
+
+    fn is_idle(&self) -> bool {
+        self.active == 0 && self.unopened == 0 && self.urgent.is_empty()
+    }
+
+    fn reliable(&self) -> bool {
+        true
+    }
+
+    fn tcp_stats(&self) -> Option<TcpStats> {
+        Some(self.stats())
+    }
+
+    fn tcp_trace(&mut self) -> Option<TcpTrace> {
+        self.take_trace()
+    }
+}
+
+/// One row of the TCP trace for connection `flow`; false once the trace is full.
+fn trace_row(t: &mut TcpTrace, now: SimTime, flow: u32, c: &Conn) -> bool {
+    if t.t_s.len() >= TRACE_MAX_ROWS {
+        t.truncated = true;
+        return false;
+    }
+    t.t_s.push(now.as_secs_f64());
+    t.flow.push(flow);
+    t.cwnd.push(c.w.cwnd);
+    t.ssthresh.push((c.w.ssthresh < u32::MAX).then_some(c.w.ssthresh));
+    t.srtt_us.push(c.srtt().map(|s| s.0 as f64 / 1e3));
+    t.in_flight.push(c.in_flight());
+    t.acked.push(c.snd_una);
+    t.retransmits.push(c.retransmits);
+    t.reordering.push(c.reordering);
+    t.state.push(match c.state {
+        CaState::Open => "open",
+        CaState::Disorder => "disorder",
+        CaState::Cwr => "cwr",
+        CaState::Recovery => "recovery",
+        CaState::Loss => "loss",
+    });
+    true
+}

@@ -1,0 +1,289 @@
+//! Sending (net/ipv4/tcp_output.c): what goes next (`tcp_write_xmit`,
+//! `tcp_xmit_retransmit_queue`, `tcp_retransmit_skb`, forward retransmission before 4.11),
+//! segmentation offload's size (`tcp_tso_autosize`), the pacing rate
+//! (`tcp_update_pacing_rate`, tcp_input.c), TCP small queues (`tcp_small_queue_check`), Nagle
+//! (`tcp_nagle_test`) and the send event (`tcp_event_data_sent`).
+
+use super::*;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Resend {
+    /// A segment marked lost (`tcp_retransmit_skb`).
+    Lost,
+    /// Forward retransmission in recovery, neither lost nor SACKed (`TCPCB_SACKED_RETRANS` alone).
+    Forward,
+    /// A loss probe (`tcp_send_loss_probe` → `__tcp_retransmit_skb`): `ever_retrans` whether the
+    /// kernel marks the segment `TCPCB_EVER_RETRANS` (3.14 on).
+    Probe { ever_retrans: bool },
+}
+
+/// The memory a buffer of `segments` segments of `mss` bytes holds (`skb->truesize`):
+/// its payload plus the `sk_buff` and `skb_shared_info` structures and the header
+/// room Linux reserves (`SKB_TRUESIZE`, `MAX_TCP_HEADER`; about 900 bytes on x86-64).
+pub(super) fn truesize(mss: u32, segments: u32) -> u64 {
+    u64::from(mss) * u64::from(segments) + 896
+}
+
+/// The memory one packet of a buffer accounts for: its payload, and the buffer's
+/// overhead on its first (or only) packet.
+pub(super) fn packet_truesize(p: &Packet) -> u64 {
+    u64::from(p.bytes) + if p.gso == 1 { 0 } else { 896 }
+}
+
+impl Conn {
+    /// `tcp_may_send_now`: new data the windows let out now (`tcp_snd_test`: a segment
+    /// waiting, room in cwnd, and in the receiver's window).
+    pub(super) fn may_send_now(&self) -> bool {
+        self.snd_nxt < self.written && self.in_flight() < self.w.cwnd && self.snd_nxt < self.wnd_end
+    }
+
+    /// `tcp_event_data_sent`: the first data after the pipe emptied restarts the
+    /// congestion control's clock (`CA_EVENT_TX_START`); `lsndtime` is the last send.
+    pub(super) fn data_sent(&mut self, now: SimTime) {
+        self.w.now = now;
+        if self.in_flight() == 0 {
+            self.cc.cwnd_event(&self.w, CaEvent::TxStart);
+        }
+        self.w.lsndtime = now;
+    }
+
+    /// `tcp_tso_autosize` (`net/ipv4/tcp_output.c`): about 1 ms of data at the
+    /// pacing rate (`sk_pacing_rate >> sk_pacing_shift`, shift 10), plus
+    /// `gso_max_size >> (min_rtt_us >> tcp_tso_rtt_log)` (log 9: a full 64 KB on
+    /// paths under 512 µs), at most `gso_max_size` (64 KB), at least
+    /// `tcp_min_tso_segs` (2) segments. The pacing rate is
+    /// `tcp_update_pacing_rate`'s: `mss · max(cwnd, packets_out) / srtt`, ×2 in slow
+    /// start and ×1.2 after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`);
+    /// unlimited before the first RTT sample.
+    pub(super) fn tso_autosize(&self, config: &TcpConfig) -> u32 {
+        const GSO_MAX_SIZE: u64 = 65_536;
+        let mss = u64::from(config.mss);
+        let bytes = match (self.pacing_rate(config), self.min_rtt) {
+            (Some(rate), Some(min_rtt)) => {
+                let shift = (min_rtt.0 / 1_000) >> 9;
+                let extra = if shift < 64 { GSO_MAX_SIZE >> shift } else { 0 };
+                ((rate / 1024.0) as u64).saturating_add(extra).min(GSO_MAX_SIZE)
+            }
+            _ => GSO_MAX_SIZE,
+        };
+        (bytes / mss).max(2) as u32
+    }
+
+    /// `tcp_update_pacing_rate`, bytes per second (none before the first RTT sample): 200%
+    /// of cwnd·mss/srtt while cwnd is below half of ssthresh ("approaching end of slow start
+    /// ... should slow down" above it), else 120%.
+    pub(super) fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
+        self.pacing_rate_at(config, if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 })
+    }
+
+    /// `ratio` times `mss · max(cwnd, packets_out) / srtt`, bytes per second (none before the
+    /// first RTT sample).
+    pub(super) fn pacing_rate_at(&self, config: &TcpConfig, ratio: f64) -> Option<f64> {
+        let srtt = self.srtt()?;
+        let window = f64::from(self.w.cwnd.max(self.packets_out()));
+        Some(f64::from(config.mss) * window / srtt.as_secs_f64().max(1e-9) * ratio)
+    }
+
+    /// `tcp_small_queue_check`: too much of this connection is already queued below
+    /// TCP. The limit is `max(2 · truesize, pacing_rate >> 10)` (two buffers, or about
+    /// 1 ms of data), at most `tcp_limit_output_bytes`, doubled for retransmissions;
+    /// a connection with at most one buffer unacknowledged always sends.
+    ///
+    /// 3.12 to 3.18 (`sender.small_queues = "linux-3.12"`): the limit is
+    /// `max(tcp_limit_output_bytes, sk_pacing_rate >> 10)`, the pacing rate always 200% of
+    /// `mss · max(cwnd, packets_out) / srtt`, and retransmissions are never held
+    /// (`tcp_xmit_retransmit_queue` has no such check).
+    pub(super) fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
+        if config.small_queues == SmallQueues::Linux312 {
+            if retransmit {
+                return false;
+            }
+            let rate = self.pacing_rate_at(config, 2.0).unwrap_or(f64::INFINITY);
+            let limit = ((rate / 1024.0).min(u64::MAX as f64) as u64).max(config.limit_output_bytes);
+            return self.wmem > limit;
+        }
+        if self.packets_out() <= 1 {
+            return false;
+        }
+        let rate = self.pacing_rate(config).unwrap_or(f64::INFINITY);
+        let buffer = truesize(config.mss, if config.gso { self.tso_autosize(config) } else { 1 });
+        let limit = ((rate / 1024.0) as u64).max(2 * buffer).min(config.limit_output_bytes) << u64::from(retransmit);
+        self.wmem > limit
+    }
+}
+
+impl TcpSender {
+    /// The next segment `flow` may send now: a lost one first, then new data
+    /// (`tcp_xmit_retransmit_queue`, `tcp_write_xmit`).
+    pub(super) fn next_segment(&mut self, flow: u32, now: SimTime) -> Option<Packet> {
+        let config = &self.config;
+        let c = self.conns[flow as usize].as_mut().filter(|c| !c.done)?;
+        if c.burst_left > 0 {
+            // The rest of an offload buffer, room for it was taken when it was cut.
+            c.burst_left -= 1;
+            let mut p = self.send_new(flow, now);
+            p.gso = 1;
+            self.sent(flow);
+            return Some(p);
+        }
+        if c.in_flight() >= c.w.cwnd {
+            c.cwnd_validate(true); // `tcp_write_xmit`: `is_cwnd_limited |= in_flight >= cwnd`
+            return None;
+        }
+        // Retransmit the first lost segment not yet retransmitted.
+        let retransmit_held = c.lost_out > 0 && c.small_queue_full(config, true);
+        c.throttled |= retransmit_held;
+        if c.lost_out > 0 && !retransmit_held && !c.frto_new_data {
+            let mut seq = c.retrans_hint.max(c.snd_una);
+            while seq < c.snd_nxt {
+                let marks = c.seg(seq).marks;
+                if marks & LOST != 0 && marks & (RETRANS_OUT | SACKED) == 0 {
+                    break;
+                }
+                seq += 1;
+            }
+            c.retrans_hint = seq;
+            if seq < c.snd_nxt {
+                // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Lost));
+            }
+        }
+        // Linux before 4.11's forward retransmission (`tcp_xmit_retransmit_queue` past the lost
+        // segments, `tcp_can_forward_retransmit`): in Recovery, when no new data may go, the
+        // segments below the highest SACK neither SACKed nor already sent again go again.
+        if config.forward_retransmit
+            && c.state == CaState::Recovery
+            && !c.frto_new_data
+            && !c.may_send_now()
+            && !c.small_queue_full(config, true)
+        {
+            let from = c.fwd_hint.max(c.snd_una);
+            let found = (from..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0);
+            c.fwd_hint = found.unwrap_or(c.fack.min(c.snd_nxt)).max(from);
+            if let Some(seq) = found {
+                return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Forward));
+            }
+        }
+        let limit = config.sndbuf_segments;
+        if c.snd_nxt >= c.written
+            || c.snd_nxt >= c.wnd_end
+            || c.packets_out() >= limit
+            || (c.state == CaState::Recovery && c.lost_out > c.retrans_out)
+        {
+            return None;
+        }
+        if c.small_queue_full(config, false) {
+            c.throttled = true;
+            return None;
+        }
+        // With segmentation offload one buffer carries as many segments as
+        // `tcp_tso_autosize` allows and the windows have room for (`tcp_write_xmit`:
+        // `tso_segs` bounded by the cwnd quota and the send window).
+        let segments = if config.gso {
+            let room = (c.w.cwnd - c.in_flight())
+                .min(limit - c.packets_out())
+                .min(c.written - c.snd_nxt)
+                .min(c.wnd_end - c.snd_nxt);
+            c.tso_autosize(config).min(room).clamp(1, 255)
+        } else {
+            1
+        };
+        // Nagle (`tcp_nagle_test` → `tcp_nagle_check`, Minshall's variant, `tcp_output.c`): a
+        // buffer smaller than one MSS waits while data is in flight and the last sub-MSS
+        // segment sent is unacknowledged (`tcp_minshall_check`: snd_una < snd_sml ≤ snd_nxt),
+        // unless TCP_NODELAY, or the buffer carries the FIN (the application's last write).
+        let last = c.snd_nxt + segments - 1;
+        let last_bytes = self.cutter.packet_bytes(c.file_bytes, u64::from(last));
+        let partial = segments == 1 && last_bytes < config.mss;
+        let fin = last + 1 == c.total;
+        if partial && !fin && !config.nodelay && c.packets_out() > 0 && c.snd_una < c.snd_sml && c.snd_sml <= c.snd_nxt
+        {
+            return None;
+        }
+        // `tcp_minshall_update`: a buffer that ends in a sub-MSS segment moves snd_sml.
+        if last_bytes < config.mss {
+            c.snd_sml = last + 1;
+        }
+        c.burst_left = segments - 1;
+        let mut p = self.send_new(flow, now);
+        if segments > 1 {
+            p.gso = segments as u8;
+        }
+        self.sent(flow);
+        Some(p)
+    }
+
+    /// A segment of `flow` left: `tcp_cwnd_validate` with whether the window is now full.
+    pub(super) fn sent(&mut self, flow: u32) {
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        let limited = c.in_flight() >= c.w.cwnd;
+        c.cwnd_validate(limited);
+    }
+
+    /// Sends segment `seq` again: a lost one, a forward retransmission (`forward`: neither lost nor
+    /// SACKed, in flight twice as the kernel counts it, `TCPCB_SACKED_RETRANS`), or a probe.
+    pub(super) fn retransmit(
+        c: &mut Conn,
+        stats: &mut TcpStats,
+        flow: u32,
+        seq: u32,
+        now: SimTime,
+        cutter: &Cutter,
+        how: Resend,
+    ) -> Packet {
+        let forward = how == Resend::Forward;
+        c.data_sent(now);
+        let delivered = c.delivered;
+        let s = c.seg_mut(seq);
+        let was_lost = s.marks & LOST != 0;
+        s.sent = now;
+        s.delivered = delivered;
+        if was_lost || forward {
+            // `tcp_retransmit_skb`: `TCPCB_RETRANS`, counted in `retrans_out` and `undo_retrans`,
+            // and the first retransmission's time kept.
+            s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
+            c.retrans_out += 1;
+            if c.fack_on {
+                // One mark per segment, as the skb's one `ack_seq`: the latest retransmission's.
+                c.retrans_at.retain(|&(q, _)| q != seq);
+                c.retrans_at.push_back((seq, c.snd_nxt));
+            }
+            if c.undo_retrans < 0 {
+                c.undo_retrans = 0;
+            }
+            c.undo_retrans += 1;
+            c.retrans_stamp.get_or_insert(now);
+        } else {
+            // A probe of a segment not marked lost (`tcp_send_loss_probe` → `__tcp_retransmit_skb`,
+            // not `tcp_retransmit_skb`): `TCPCB_EVER_RETRANS` at most, not in flight twice, no
+            // undo count, no stamp.
+            let mark = if how == (Resend::Probe { ever_retrans: false }) { PROBED } else { EVER_RETRANS };
+            s.marks = (s.marks | mark) & !DSACKED;
+        }
+        stats.retransmits += 1;
+        c.retransmits += 1;
+        if c.state == CaState::Recovery {
+            c.prr_out += 1;
+        }
+        let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        p.retransmit = true;
+        p.ts_ecr = c.ts_recent;
+        p
+    }
+
+    pub(super) fn send_new(&mut self, flow: u32, now: SimTime) -> Packet {
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        c.data_sent(now);
+        let seq = c.snd_nxt;
+        c.snd_nxt += 1;
+        let delivered = c.delivered;
+        c.segs.push_back(Seg { sent: now, delivered, marks: 0 });
+        if c.state == CaState::Recovery {
+            c.prr_out += 1;
+        }
+        self.stats.segments_sent += 1;
+        let mut p = Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        p.ts_ecr = c.ts_recent;
+        p
+    }
+}

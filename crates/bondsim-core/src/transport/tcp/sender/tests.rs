@@ -1,0 +1,1201 @@
+//! The sender's unit tests: each drives a `TcpSender` (or one `Conn`) through the ACKs and
+//! timers of a case the kernel rule it checks names.
+
+use super::*;
+
+/// `x` milliseconds.
+fn ms(x: u64) -> SimTime {
+    SimTime(x * 1_000_000)
+}
+
+fn conn(cwnd: u32, srtt_us: u64, min_rtt_us: u64) -> (TcpSender, Conn) {
+    let config = TcpConfig { gso: true, ..TcpConfig::test_default() };
+    let cutter = Cutter::for_scenario(
+        &crate::Scenario::from_json(r#"{"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}}, "sender": {"kind": "tcp"}, "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 1000}]}"#).unwrap(),
+    );
+    let sender = TcpSender::new(config, cutter, 1);
+    let mut c = sender.new_conn(1 << 30, SimTime::ZERO);
+    c.w.cwnd = cwnd;
+    c.w.ssthresh = cwnd; // congestion avoidance: pacing at 120%
+    c.srtt_us = srtt_us * 8;
+    c.min_rtt = Some(SimTime(min_rtt_us * 1_000));
+    (sender, c)
+}
+
+#[test]
+fn tso_autosize_fills_64_kb_on_a_lan_and_about_a_millisecond_on_a_wan() {
+    // min_rtt 100 µs >> 9 = 0: the full 64 KB, 45 segments of 1448 bytes.
+    let (s, c) = conn(100, 100, 100);
+    assert_eq!(c.tso_autosize(&s.config), 65_536 / 1448);
+    // min_rtt 10 ms >> 9 = 19: no bonus; 1.2 · 100 · 1448 B / 10 ms = 17.4 MB/s,
+    // of which 1/1024 s is 16 968 bytes: 11 segments.
+    let (s, c) = conn(100, 10_000, 10_000);
+    let rate = 1.2 * 100.0 * 1448.0 / 0.010;
+    assert_eq!(c.tso_autosize(&s.config), ((rate / 1024.0) as u64 / 1448) as u32);
+    // Never below tcp_min_tso_segs.
+    let (s, c) = conn(2, 100_000, 100_000);
+    assert_eq!(c.tso_autosize(&s.config), 2);
+}
+
+/// A sender with one open flow that has sent its first window at time 0.
+fn sent_window(frto: bool) -> TcpSender {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.frto = frto;
+    s.config.gso = false;
+    let mut out = Vec::new();
+    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    let sent = std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count();
+    assert_eq!(sent, 10, "the initial window");
+    s
+}
+
+fn sack(ack: u32, block: (u32, u32), now: SimTime) -> Packet {
+    ack_with(ack, &[block], 0, now)
+}
+
+/// An ACK up to `ack` with SACK `blocks` (the first may be a D-SACK), echoing `ts_ecr`.
+fn ack_with(ack: u32, blocks: &[(u32, u32)], ts_ecr: u32, now: SimTime) -> Packet {
+    let mut a = Packet::ack(0, ack, now);
+    a.seq = 1000; // window
+    for (i, &(start, end)) in blocks.iter().enumerate() {
+        a.sack[i] = crate::packet::SackBlock { start, end };
+    }
+    a.sack_len = blocks.len() as u8;
+    a.ts_ecr = ts_ecr;
+    a
+}
+
+/// A sender of one flow opened as a stream (`open_stream`): nothing written yet, no GSO.
+fn one_stream() -> (TcpSender, Vec<Output>) {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    let mut out = Vec::new();
+    s.open_stream(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    (s, out)
+}
+
+/// Feeds `c` an RTT sample of `rtt_ms`; `next_round` first ends the round trip
+/// (`snd_una` passes `rtt_seq`). Returns the RTO then, in µs.
+fn sample(s: &TcpSender, c: &mut Conn, rtt_ms: u64, next_round: bool) -> u64 {
+    if next_round {
+        c.snd_una = c.rtt_seq + 1;
+        c.snd_nxt = c.snd_una + 10;
+    }
+    let rtt = SimTime(rtt_ms * 1_000_000);
+    c.rtt_sample(&s.config, rtt, rtt);
+    c.rto.0 / 1_000
+}
+
+#[test]
+fn the_rto_follows_linuxs_rtt_estimator_not_rfc_6298s() {
+    let (s, mut c) = conn(10, 1, 1);
+    c.srtt_us = 0;
+    // First sample, 100 ms: SRTT 100 ms, mdev 2 × 100 ms, RTO 3 × RTT.
+    assert_eq!(sample(&s, &mut c, 100, false), 300_000);
+    // 20 ms in the same round trip: SRTT 90 ms; the deviation, 80 ms off, grows by
+    // (80 - 200/4) / 8 = 3.75 ms only (gain 1/32 for a sample below SRTT), so RTO =
+    // 90 + 203.75 ms. (RFC 6298's RTTVAR = 3/4 · 50 + 1/4 · 80 = 57.5 ms gives 90 + 230.)
+    assert_eq!(sample(&s, &mut c, 20, false), 293_750);
+    assert_eq!((c.srtt(), c.mdev_us, c.rttvar_us), (Some(SimTime(90_000_000)), 203_750, 203_750));
+
+    // The variance term keeps a round trip's largest deviation and decays by a quarter of
+    // its excess over the next round's largest, never below `tcp_rto_min`.
+    let (s, mut c) = conn(10, 1, 1);
+    c.srtt_us = 0;
+    assert_eq!(sample(&s, &mut c, 300, false), 900_000); // mdev = rttvar = 600 ms
+                                                         // Round 2: mdev 450 ms (no new maximum); the round that ends had 600 ms: no decay.
+    assert_eq!(sample(&s, &mut c, 300, true), 900_000);
+    assert_eq!((c.mdev_us, c.mdev_max_us, c.rttvar_us), (450_000, 200_000, 600_000));
+    // Round 3: mdev 337.5 ms is the round's largest; rttvar 600 - (600 - 337.5) / 4.
+    assert_eq!(sample(&s, &mut c, 300, true), 300_000 + 534_375);
+    // (RFC 6298 would give 300 + 4 · 84.375 = 637.5 ms here.)
+    // Steady samples: the deviation dies away and the RTO settles at SRTT + tcp_rto_min, or
+    // 3 µs above (the integer decay stops there: a quarter of 3 µs is 0).
+    let rto = (0..100).map(|_| sample(&s, &mut c, 300, true)).last();
+    assert_eq!(rto, Some(500_003));
+}
+
+#[test]
+fn the_minimum_rtt_is_the_newest_acked_segments_and_srtt_the_oldests() {
+    // Segments sent at 0 and 12 µs, ACKed together at 100 µs: SRTT (`seq_rtt_us`, the oldest)
+    // 100 µs, the minimum RTT and the congestion control's sample (`ca_rtt_us`, the newest) 88 µs.
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    let mut out = Vec::new();
+    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    let c = s.conns[0].as_mut().unwrap();
+    (c.srtt_us, c.min_rtt) = (0, None);
+    assert!(s.poll_transmit(SimTime::ZERO).is_some());
+    assert!(s.poll_transmit(SimTime(12_000)).is_some());
+    s.on_packet(SimTime(100_000), ack_with(2, &[], 0, SimTime(100_000)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.srtt(), c.min_rtt), (Some(SimTime(100_000)), Some(SimTime(88_000))));
+}
+
+#[test]
+fn a_loss_probe_after_a_write_from_idle_comes_two_rtts_later_when_several_segments_leave() {
+    // `tcp_schedule_loss_probe` after the write's segments left: 5 out, so 2·SRTT + 2 ms, not
+    // the `tcp_rto_min` that only a single outstanding segment adds.
+    let (mut s, mut out) = one_stream();
+    s.write(SimTime::ZERO, 0, 1, &mut out);
+    assert!(s.poll_transmit(SimTime::ZERO).is_some());
+    s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().srtt(), Some(ms(1)));
+    out.clear();
+    s.write(ms(2), 0, 5, &mut out);
+    let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+    assert_eq!(timer, Some(ms(2 + 2 + 2)));
+    assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::LossProbe);
+}
+
+#[test]
+fn linux_3_10s_loss_probe_waits_at_least_ten_milliseconds_of_jiffies() {
+    // `tlp_timeout = "linux-3.10"`: max(2·SRTT, msecs_to_jiffies(10)); with one segment out at
+    // least 1.5·SRTT + TCP_DELACK_MAX. SRTT 1 ms: 10 ms at HZ = 1000, 12 ms (3 jiffies) at 250.
+    for (hz, segments, pto) in [(1000, 5, ms(10)), (250, 5, ms(12)), (1000, 1, SimTime(201_500_000))] {
+        let (mut s, mut out) = one_stream();
+        s.config.tlp_floor = Some(bondsim_bond::monitor::jiffies_period(10.0, hz));
+        s.write(SimTime::ZERO, 0, 1, &mut out);
+        assert!(s.poll_transmit(SimTime::ZERO).is_some());
+        s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
+        out.clear();
+        s.write(ms(2), 0, segments, &mut out);
+        let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+        let c = s.conns[0].as_ref().unwrap();
+        // (Never after the RTO: with one segment out the RTO, SRTT + 200 ms, comes first.)
+        let rto_at = ms(2) + c.backed_off_rto(&s.config);
+        assert_eq!(timer, Some((ms(2) + pto).min(rto_at)), "hz {hz}, {segments} out");
+        assert_eq!(c.timer_kind, TimerKind::LossProbe);
+    }
+}
+
+#[test]
+fn a_window_found_full_lets_every_ack_of_that_window_grow_cwnd() {
+    // 20 segments fill a window of 20 (congestion avoidance), then the application has nothing
+    // more: `tcp_cwnd_validate` keeps `is_cwnd_limited` until snd_una passes the window, so
+    // every ACK of it may grow cwnd; judged per ACK, only the first (20 in flight before it) did.
+    let (mut s, mut out) = one_stream();
+    let c = s.conns[0].as_mut().unwrap();
+    (c.w.cwnd, c.w.ssthresh) = (20, 20);
+    s.write(SimTime::ZERO, 0, 20, &mut out);
+    assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), 20);
+    for k in 1..=10u32 {
+        let at = SimTime(1_000_000 + u64::from(k) * 10_000);
+        s.on_packet(at, ack_with(k, &[], 0, at), &mut out);
+        assert!(s.conns[0].as_ref().unwrap().w.cwnd_limited, "ACK {k}");
+    }
+}
+
+#[test]
+fn pacing_runs_at_twice_the_rate_only_below_half_of_ssthresh() {
+    // `tcp_update_pacing_rate`: 200% while cwnd < ssthresh / 2, then 120% ("approaching end of
+    // slow start"), though still in slow start.
+    let (s, mut c) = conn(40, 1_000, 1_000);
+    let base = 1448.0 * 40.0 / 1e-3;
+    c.w.ssthresh = 100;
+    assert_eq!(c.pacing_rate(&s.config), Some(base * 2.0));
+    c.w.ssthresh = 60;
+    assert!(c.w.in_slow_start());
+    assert_eq!(c.pacing_rate(&s.config), Some(base * 1.2));
+}
+
+/// `sent_window` with an RTT of `rtt` measured before.
+fn sent_window_with_rtt(rtt: SimTime) -> TcpSender {
+    let mut s = sent_window(false);
+    let c = s.conns[0].as_mut().unwrap();
+    c.rtt_sample(&s.config, rtt, rtt);
+    s
+}
+
+#[test]
+fn fack_counts_the_holes_below_the_highest_sack_until_reordering_is_seen() {
+    let ms = SimTime(1_000_000);
+    let lost = |c: &Conn| (c.snd_una..c.snd_nxt).filter(|&q| c.seg(q).marks & LOST != 0).collect::<Vec<_>>();
+    let after = |fack: bool, blocks: &[&[(u32, u32)]]| {
+        let mut s = sent_window_with_rtt(ms);
+        s.config.rack = false;
+        s.config.fack = fack;
+        s.conns[0].as_mut().unwrap().fack_on = fack;
+        let mut out = Vec::new();
+        for (k, b) in blocks.iter().enumerate() {
+            let now = SimTime(ms.0 * (k as u64 + 2));
+            s.on_packet(now, ack_with(0, b, 0, now), &mut out);
+        }
+        s
+    };
+    // One SACK of the last of 10 segments: FACK counts 10 > 3, the first 7 are lost and
+    // fast recovery starts; RFC 6675 counts one SACKed segment and waits.
+    let s = after(true, &[&[(9, 10)]]);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((lost(c), c.state), ((0..7).collect(), CaState::Recovery));
+    let s = after(false, &[&[(9, 10)]]);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((lost(c), c.state), (Vec::<u32>::new(), CaState::Disorder));
+    // Three up to the SACK are not more than the degree; four are: the head alone is lost.
+    let s = after(true, &[&[(2, 3)]]);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new());
+    let s = after(true, &[&[(2, 4)]]);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![0]);
+    // In Recovery a duplicate ACK marks the head even when the highest SACK is within the
+    // degree of it; an ACK that moves snd_una on does not. (The ACK covers the retransmission
+    // only: an original ACKed below the SACK would be reordering, and turn FACK off.)
+    let mut s = after(true, &[&[(3, 4)]]);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![0], "fackets_out 4: the head");
+    let at = |k: u64| SimTime(ms.0 * k);
+    let mut out = Vec::new();
+    assert_eq!(s.poll_transmit(at(3)).map(|p| p.seq), Some(0), "its retransmission");
+    s.on_packet(at(4), ack_with(1, &[(3, 4)], 0, at(4)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.fack_on, lost(c)), (CaState::Recovery, true, vec![]), "fackets_out 3: nothing");
+    // Not a duplicate (`is_dupack` false): an old ACK (below snd_una, overtaken on the way
+    // back), one on a data segment, or one that advertises a larger window; then a duplicate
+    // marks the head.
+    s.on_packet(at(5), ack_with(0, &[(3, 4)], 0, at(5)), &mut out);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "an old ACK marks nothing");
+    let mut data = ack_with(1, &[(3, 4)], 0, at(5));
+    data.kind = Kind::DataAck;
+    s.on_piggybacked_ack(at(5), &data, &mut out);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "an ACK on data marks nothing");
+    let mut wider = ack_with(1, &[(3, 4)], 0, at(5));
+    wider.seq += 1;
+    s.on_packet(at(5), wider, &mut out);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), Vec::<u32>::new(), "a window update marks nothing");
+    let mut dup = ack_with(1, &[(3, 4)], 0, at(5));
+    dup.seq = wider.seq;
+    s.on_packet(at(5), dup, &mut out);
+    assert_eq!(lost(s.conns[0].as_ref().unwrap()), vec![1], "the duplicate marks the head");
+    // A retransmission is lost once a segment sent after it is SACKed (`tcp_mark_lost_retrans`):
+    // segment 0 is resent while 10 is the next new one; a SACK of 10 declares it lost again.
+    for sack_new in [false, true] {
+        let mut s = after(true, &[&[(3, 4)]]);
+        s.conns[0].as_mut().unwrap().w.cwnd = 20;
+        let sent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(at(3))).map(|p| p.seq).take(3).collect();
+        assert_eq!(sent, vec![0, 10, 11], "the retransmission, then new data");
+        let blocks: &[(u32, u32)] = if sack_new { &[(10, 11), (3, 4)] } else { &[(3, 4)] };
+        s.on_packet(at(4), ack_with(0, blocks, 0, at(4)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        let again = c.seg(0).marks & RETRANS_OUT == 0;
+        assert_eq!(again, sack_new, "segment 0's retransmission judged lost: {again}");
+        assert_eq!(c.retrans_out, u32::from(!sack_new));
+        if sack_new {
+            assert_eq!(s.poll_transmit(at(5)).map(|p| (p.seq, p.retransmit)), Some((0, true)), "resent");
+        }
+    }
+    // A SACK below the highest (an original, never retransmitted) is reordering: the degree
+    // rises to its distance and FACK is off for the connection.
+    let s = after(true, &[&[(4, 5)], &[(1, 2), (4, 5)]]);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.reordering, c.fack_on), (4, false));
+}
+
+#[test]
+fn a_timeout_resets_the_reordering_degree_only_from_open_or_disorder() {
+    // Degree 5, three segments SACKed (the initial degree's worth): in Disorder (FACK counts
+    // 5, not above 5) the timeout brings the degree back to 3; in Recovery (FACK counts 10)
+    // it keeps it (`tcp_enter_loss`: `icsk_ca_state <= TCP_CA_Disorder && sacked_out >= ...`).
+    let ms = SimTime(1_000_000);
+    for (block, state, after_rto) in [((2, 5), CaState::Disorder, 3), ((7, 10), CaState::Recovery, 5)] {
+        let mut s = sent_window_with_rtt(ms);
+        s.config.rack = false;
+        s.config.fack = true;
+        let c = s.conns[0].as_mut().unwrap();
+        c.fack_on = true;
+        c.reordering = 5;
+        let mut out = Vec::new();
+        s.on_packet(SimTime(2 * ms.0), ack_with(0, &[block], 0, SimTime(2 * ms.0)), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().state, state);
+        s.on_rto(0, SimTime(300 * ms.0), &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().reordering, after_rto, "{state:?}");
+    }
+}
+
+#[test]
+fn an_ack_covering_a_retransmission_takes_no_rtt_from_the_originals_it_also_covers() {
+    let ms = SimTime(1_000_000);
+    for echo in [true, false] {
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let timeout = SimTime::from_secs_f64(1.0);
+        s.on_rto(0, timeout, &mut out); // retransmits segment 0
+                                        // 1 ms later one ACK covers the retransmission and segment 1, an original
+                                        // sent at 0: its "RTT" would be the whole second (Karn's rule forbids it).
+                                        // The receiver echoes the retransmission's TSval (RFC 7323 §4.3: it filled the
+                                        // left edge), which times the retransmission itself.
+        let later = timeout + ms;
+        let ts = if echo { super::ts_of(timeout) } else { 0 };
+        s.on_packet(later, ack_with(2, &[], ts, later), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        if echo {
+            // One sample of 1 ms on the millisecond clock: SRTT stays at 1 ms.
+            assert_eq!(c.srtt(), Some(ms), "the timestamp echo times the retransmission");
+            assert_eq!(c.backoff, 0, "a valid sample resets the backoff");
+        } else {
+            assert_eq!(c.srtt(), Some(ms), "no sample at all");
+            assert_eq!(c.backoff, 1, "no valid sample: the backoff stays");
+        }
+    }
+}
+
+#[test]
+fn racks_window_widens_once_a_round_trip_however_many_dsacks_the_round_brings() {
+    // `tcp_rack_update_reo_wnd`: a D-SACK for data sent before the window last widened
+    // ("a rtt has not passed since we adjusted reo_wnd") is disregarded.
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(ms);
+    let mut out = Vec::new();
+    let c = s.conns[0].as_mut().unwrap();
+    c.reord_seen = 1; // reordering seen: D-SACKs widen the window
+    c.retransmits = 10; // and are not dubious (fewer duplicates than retransmissions)
+    let steps = |s: &TcpSender| s.conns[0].as_ref().unwrap().rack.reo_wnd_steps;
+    // 0-3 delivered; what is sent next leaves with 4 delivered.
+    let t = SimTime(2 * ms.0);
+    s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+    s.conns[0].as_mut().unwrap().wmem = 0;
+    let second: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).map(|p| p.seq).collect();
+    assert!(second.len() >= 3 && second[0] == 10, "{second:?}");
+    // A D-SACK on an ACK delivering only first-window data (sent with 0 delivered: the rate
+    // sample has no prior_delivered) waits; the next delivery of later data widens: 2 steps.
+    let t = SimTime(3 * ms.0);
+    s.on_packet(t, ack_with(5, &[(1, 2)], 0, t), &mut out);
+    assert_eq!(steps(&s), 1);
+    s.on_packet(t, ack_with(5, &[(10, 11)], 0, t), &mut out);
+    assert_eq!(steps(&s), 2, "the pending D-SACK widened the window");
+    // More D-SACKs in the same round, on ACKs delivering data sent before the widening: no more.
+    for (i, dup) in [2u32, 3].into_iter().enumerate() {
+        let t = SimTime(3 * ms.0 + 100_000 * (i as u64 + 1));
+        s.on_packet(t, ack_with(5, &[(dup, dup + 1), (10, 12 + i as u32)], 0, t), &mut out);
+    }
+    assert_eq!(steps(&s), 2, "one step per round trip");
+    // Data sent after the widening, delivered with a D-SACK: the next round, one more step.
+    let t = SimTime(4 * ms.0);
+    s.conns[0].as_mut().unwrap().wmem = 0;
+    let third: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).map(|p| p.seq).collect();
+    let late = *third.first().expect("room to send");
+    let t = SimTime(5 * ms.0);
+    s.on_packet(t, ack_with(5, &[(4, 5), (late, late + 1)], 0, t), &mut out);
+    assert_eq!(steps(&s), 3);
+}
+
+#[test]
+fn a_partial_ack_echoing_the_originals_timestamp_holds_the_losses_then_undoes() {
+    // `tcp_try_undo_partial`: in Recovery, an ACK that advances snd_una below high_seq and
+    // echoes a TSval older than the first retransmission was triggered by the original.
+    let ms = SimTime(1_000_000);
+    let mut s = in_recovery_after_a_sack_of_3_to_9();
+    let mut out = Vec::new();
+    let t = SimTime(5 * ms.0);
+    let c = s.conns[0].as_mut().unwrap();
+    c.wmem = 0;
+    let resent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit).map(|p| p.seq).collect();
+    assert!(!resent.is_empty() && resent[0] == 0, "{resent:?}");
+    let c = s.conns[0].as_ref().unwrap();
+    let (cwnd_before, reordering_before) = (c.prior_cwnd, c.reordering);
+    // The original of 0 arrives late: its ACK echoes the window's TSval (from 0 ms, before
+    // the retransmissions at 5 ms). Retransmissions are out: hold, mark nothing more lost.
+    let early = super::ts_of(SimTime::ZERO);
+    let t = SimTime(6 * ms.0);
+    s.on_packet(t, ack_with(1, &[(3, 10)], early, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(c.state, CaState::Recovery);
+    assert!(c.reordering > reordering_before, "reordering raised from the timestamps: {}", c.reordering);
+    assert_eq!((c.reord_seen, s.stats.undos), (1, 0));
+    // The originals of 1 and 2 too, and now no retransmission is out unanswered... once the
+    // ACK covers them all: the reduction is undone, the connection kept open (SACKed data
+    // remain: Disorder).
+    let t = SimTime(7 * ms.0);
+    s.on_packet(t, ack_with(3, &[(3, 10)], early, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(s.stats.undos, 1);
+    assert_eq!(c.state, CaState::Disorder);
+    assert!(c.w.cwnd >= cwnd_before, "cwnd {} restored to {cwnd_before}", c.w.cwnd);
+}
+
+/// [`sent_window_with_rtt`] (1 ms) in Recovery: 3-9 SACKed at 5 ms, so RACK marked 0-2 lost.
+fn in_recovery_after_a_sack_of_3_to_9() -> TcpSender {
+    let mut s = sent_window_with_rtt(SimTime(1_000_000));
+    let t = SimTime(5_000_000);
+    s.on_packet(t, ack_with(0, &[(3, 10)], 0, t), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.lost_out, c.high_seq), (CaState::Recovery, 3, 10));
+    s
+}
+
+/// [`in_recovery_after_a_sack_of_3_to_9`], segment `retransmitted` retransmitted once, the
+/// recovery's only retransmission.
+fn in_recovery_with_one_retransmission(retransmitted: u32) -> TcpSender {
+    let mut s = in_recovery_after_a_sack_of_3_to_9();
+    let c = s.conns[0].as_mut().unwrap();
+    c.seg_mut(retransmitted).marks |= EVER_RETRANS;
+    (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
+    s
+}
+
+#[test]
+fn a_dsack_undo_keeps_the_losses_still_evident_and_recovers_them_at_once() {
+    // `tcp_try_undo_dsack` calls `tcp_undo_cwnd_reduction(sk, false)`: the marks stay, and
+    // `tcp_time_to_recover` (lost_out) starts a new recovery on the same ACK, even one that
+    // delivers nothing new.
+    let mut s = in_recovery_with_one_retransmission(3);
+    let mut out = Vec::new();
+    // A D-SACK (inside the SACK block) says that retransmission was needless.
+    let t = SimTime(6_000_000);
+    s.on_packet(t, ack_with(0, &[(3, 4), (3, 10)], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(s.stats.undos, 1);
+    assert_eq!((c.state, c.lost_out), (CaState::Recovery, 3), "0-2 are still lost: a new recovery");
+    assert_eq!(s.stats.fast_recoveries, 2);
+}
+
+#[test]
+fn a_dsack_of_a_retransmitted_segment_already_sacked_is_reordering() {
+    // `tcp_sacktag_one`: "if ((sacked & TCPCB_SACKED_ACKED) && before(start_seq, state->reord))
+    // state->reord = start_seq;" for a D-SACK of a retransmitted segment.
+    let mut s = in_recovery_after_a_sack_of_3_to_9();
+    let mut out = Vec::new();
+    let c = s.conns[0].as_mut().unwrap();
+    assert_eq!((c.reordering, c.reord_seen), (3, 0));
+    c.seg_mut(5).marks |= EVER_RETRANS; // SACKed, and once retransmitted
+    c.retransmits = 1;
+    let t = SimTime(6_000_000);
+    s.on_packet(t, ack_with(0, &[(5, 6), (3, 10)], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.reordering, c.reord_seen), (10 - 5, 1), "fack 10 less the D-SACKed 5");
+}
+
+#[test]
+fn an_ack_below_snd_una_only_tags_its_sack_blocks() {
+    // `tcp_ack`: "if (before(ack, prior_snd_una)) ... goto old_ack;" where only
+    // `tcp_sacktag_write_queue` and `tcp_fastretrans_alert` run.
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(ms);
+    let mut out = Vec::new();
+    let t = SimTime(2 * ms.0);
+    s.on_packet(t, ack_with(5, &[], 0, t), &mut out);
+    s.conns[0].as_mut().unwrap().wmem = 0;
+    let sent = std::iter::from_fn(|| s.poll_transmit(t)).count();
+    assert!(sent >= 3, "room for new data");
+    let c = s.conns[0].as_ref().unwrap();
+    let (cwnd, srtt, delivered) = (c.w.cwnd, c.srtt(), c.delivered);
+    // An ACK overtaken by the one above, reporting segment 11 (sent at 2 ms) 3 ms later.
+    let t = SimTime(5 * ms.0);
+    s.on_packet(t, ack_with(3, &[(11, 12)], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.snd_una, c.sacked_out, c.delivered), (5, 1, delivered + 1), "the SACK is tagged");
+    assert_eq!((c.w.cwnd, c.srtt()), (cwnd, srtt), "no window growth, no RTT sample");
+}
+
+#[test]
+fn racks_window_persists_by_the_recoveries_linux_counts() {
+    let ms = SimTime(1_000_000);
+    // A D-SACK on the ACK that ends a recovery: `tcp_try_undo_recovery` undoes it first, so
+    // `tcp_try_undo_dsack` (which would keep the window one recovery longer) does not run.
+    let mut s = in_recovery_with_one_retransmission(0);
+    let mut out = Vec::new();
+    assert_eq!(s.conns[0].as_ref().unwrap().rack.reo_wnd_persist, 0);
+    let t = SimTime(6 * ms.0);
+    s.on_packet(t, ack_with(10, &[(0, 1)], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((s.stats.undos, c.state, c.rack.reo_wnd_persist), (1, CaState::Open, 0));
+    // A timeout's recovery that ends without an undo counts down like a fast recovery's
+    // (`tcp_process_loss` → `tcp_try_undo_recovery`: "else if (tp->rack.reo_wnd_persist) ...--").
+    let mut s = sent_window(false);
+    s.conns[0].as_mut().unwrap().rack.reo_wnd_persist = 5;
+    let t = SimTime::from_secs_f64(1.0);
+    s.on_rto(0, t, &mut out);
+    let later = t + ms;
+    s.on_packet(later, ack_with(10, &[], 0, later), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((s.stats.undos, c.state, c.rack.reo_wnd_persist), (0, CaState::Open, 4));
+}
+
+#[test]
+fn an_ack_of_nothing_new_leaves_racks_reordering_timer_pending() {
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(SimTime(4 * ms.0));
+    let mut out = Vec::new();
+    // 4 ms after the window left, segment 5 is SACKed: 0-4, sent at the same instant
+    // before it, are late or lost. RACK (`tcp_rack_detect_loss`) waits RACK.rtt + one
+    // reo_wnd step (min_rtt / 4 = 1 ms) from their send time, then TCP_TIMEOUT_MIN.
+    let t = SimTime(4 * ms.0);
+    s.on_packet(t, ack_with(0, &[(5, 6)], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    let due = SimTime(4 * ms.0 + ms.0) + REO_SLACK;
+    assert_eq!((c.timer_kind, c.timer.deadline()), (TimerKind::ReoTimeout, Some(due)));
+    // A broadcast copy of segment 5 arrives: a D-SACK inside the SACK block, ACKing
+    // nothing (no FLAG_SET_XMIT_TIMER). The reordering timer stays.
+    let copy = t + SimTime(10_000);
+    s.on_packet(copy, ack_with(0, &[(5, 6), (5, 6)], 0, copy), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.timer_kind, c.timer.deadline()), (TimerKind::ReoTimeout, Some(due)));
+    // It fires: the five are lost, recovery starts and segment 0 is retransmitted
+    // (the window's packets left the NIC long ago: nothing is held below TCP).
+    let token = timer_token(0, c.timer.generation());
+    s.on_timer(due, token, &mut out);
+    let c = s.conns[0].as_mut().unwrap();
+    assert_eq!((c.state, c.lost_out), (CaState::Recovery, 5));
+    c.wmem = 0;
+    let p = s.poll_transmit(due).expect("a retransmission");
+    assert!(p.retransmit && p.seq == 0, "{p:?}");
+}
+
+#[test]
+fn what_rack_finds_on_the_ack_that_undoes_a_timeout_survives_the_undo() {
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(ms);
+    let mut out = Vec::new();
+    let timeout = SimTime::from_secs_f64(1.0);
+    // The timeout marks all ten lost and retransmits segment 0.
+    s.on_rto(0, timeout, &mut out);
+    // A D-SACK said the retransmission was needless (undo_retrans = 0, as
+    // `tcp_check_dsack` leaves it); then one ACK covers the retransmission of 0 and
+    // SACKs 5, sent at 0. `tcp_try_undo_loss` undoes the timeout (unmarking every
+    // loss), then RACK judges the others: all sent at 0, RACK.rtt + reo_wnd (1 ms +
+    // min_rtt/4) before the retransmission that was delivered, so lost.
+    s.conns[0].as_mut().unwrap().undo_retrans = 0;
+    let later = timeout + ms;
+    s.on_packet(later, ack_with(1, &[(5, 6)], 0, later), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(s.stats.undos, 1);
+    assert_eq!((c.state, c.lost_out), (CaState::Recovery, 8), "1-4 and 6-9");
+}
+
+#[test]
+fn a_dsack_counts_toward_an_undo_only_while_duplicates_do_not_outnumber_retransmissions() {
+    let ms = SimTime(1_000_000);
+    for (earlier_dups, undone) in [(0, true), (5, false)] {
+        let mut s = sent_window_with_rtt(ms);
+        let mut out = Vec::new();
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+        // A recovery that began at 0 retransmitted one segment (undo_retrans = 1), and
+        // the receiver reported `earlier_dups` duplicates before (a broadcast bond's copies).
+        let c = s.conns[0].as_mut().unwrap();
+        c.retransmits = 1;
+        c.undo_marker = Some(0);
+        c.undo_retrans = 1;
+        c.dsack_dups = earlier_dups;
+        // A D-SACK of segment 1, below snd_una: Linux cannot tell whether it was
+        // retransmitted ("dumb counting", `tcp_check_dsack`) and counts it, unless
+        // `tcp_dsack_seen` finds it dubious (more duplicates than retransmissions).
+        let t = SimTime(3 * ms.0);
+        s.on_packet(t, ack_with(4, &[(1, 2)], 0, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(c.undo_marker.is_none(), undone, "{earlier_dups} earlier duplicates");
+        assert_eq!(s.stats.dsacks_received, 1);
+        assert_eq!(s.stats.spurious_retransmits, 0, "segment 1 was never retransmitted");
+    }
+}
+
+#[test]
+fn in_open_an_ack_that_only_moves_snd_una_on_runs_no_state_machine() {
+    // Open after an undo, with segment 1 once retransmitted and the first retransmission's
+    // time kept. `tcp_ack_is_dubious` is false for an ACK that only acknowledges 0: Linux
+    // runs no `tcp_fastretrans_alert`, so the state stays Open and the stamp is kept (the
+    // model used to run `tcp_try_keep_open` on it: Disorder, the head being retransmitted).
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(ms);
+    let c = s.conns[0].as_mut().unwrap();
+    c.retrans_stamp = Some(SimTime(3 * ms.0));
+    c.seg_mut(1).marks |= EVER_RETRANS;
+    let mut out = Vec::new();
+    let t = SimTime(4 * ms.0);
+    s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.retrans_stamp), (CaState::Open, Some(SimTime(3 * ms.0))));
+    // A duplicate of it is dubious: step D forgets the stamp whatever was retransmitted,
+    // and `tcp_try_keep_open` moves to Disorder (`tcp_any_retrans_done`: the head was).
+    let t = SimTime(5 * ms.0);
+    s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.retrans_stamp), (CaState::Disorder, None));
+}
+
+#[test]
+fn the_first_pure_ack_after_the_peers_data_is_a_window_update_not_a_duplicate() {
+    // A peer that sends data too (a ping-pong's): its data segment moves the sequence number
+    // the window was last taken at (`snd_wl1`), so its next pure ACK, though it acknowledges
+    // nothing new, updates the window (`tcp_may_update_window`) and is no duplicate: in Open
+    // not dubious, the first retransmission's time kept. The one after it is a duplicate.
+    let ms = SimTime(1_000_000);
+    let mut s = sent_window_with_rtt(ms);
+    let mut out = Vec::new();
+    let t = SimTime(2 * ms.0);
+    s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+    s.conns[0].as_mut().unwrap().retrans_stamp = Some(ms);
+    let data = Packet { kind: Kind::DataAck, ..ack_with(1, &[], 0, t) };
+    s.on_piggybacked_ack(SimTime(3 * ms.0), &data, &mut out);
+    let t = SimTime(4 * ms.0);
+    s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, Some(ms), "a window update");
+    let t = SimTime(5 * ms.0);
+    s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, None, "a duplicate: dubious");
+}
+
+#[test]
+fn a_dsack_on_an_ack_that_moves_snd_una_is_news_to_todays_kernels_only() {
+    // In Open, one needless retransmission to undo (undo_retrans = 1). An ACK of 4 to 5 that
+    // D-SACKs segment 1: today's `FLAG_CA_ALERT` holds `FLAG_DSACKING_ACK`, so
+    // `tcp_fastretrans_alert` runs and `tcp_try_undo_dsack` undoes at once; 3.x's did not,
+    // and the undo waits for the next dubious ACK (here a duplicate).
+    let ms = SimTime(1_000_000);
+    for era in [UndoEra::Current, UndoEra::Linux313] {
+        let mut s = sent_window_with_rtt(ms);
+        s.config.undo = era;
+        let mut out = Vec::new();
+        let t = SimTime(2 * ms.0);
+        s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        (c.retransmits, c.undo_marker, c.undo_retrans) = (1, Some(0), 1);
+        let t = SimTime(3 * ms.0);
+        s.on_packet(t, ack_with(5, &[(1, 2)], 0, t), &mut out);
+        assert_eq!(s.stats.dsacks_received, 1, "{era:?}");
+        assert_eq!(s.stats.undos, u64::from(era == UndoEra::Current), "{era:?}");
+        let t = SimTime(4 * ms.0);
+        s.on_packet(t, ack_with(5, &[], 0, t), &mut out);
+        assert_eq!(s.stats.undos, 1, "{era:?}: the duplicate is dubious in every era");
+    }
+}
+
+#[test]
+fn a_duplicate_ack_that_shows_a_timeout_needless_undoes_it_in_3x_only() {
+    // After a timeout at 1 s (its retransmission stamped then), a duplicate ACK echoes the
+    // window's TSval of 0 ms: the original arrived (`tcp_packet_delayed`). 3.10-3.18's
+    // `tcp_process_loss` calls `tcp_try_undo_loss` on every ACK in Loss and undoes; today's
+    // only on an ACK that moves snd_una. An undo also resets the timeouts counted toward
+    // giving the connection up (`icsk_retransmits`).
+    for era in [UndoEra::Current, UndoEra::Linux315] {
+        let mut s = sent_window(false);
+        s.config.undo = era;
+        let mut out = Vec::new();
+        s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.timeouts, c.retrans_stamp.is_some()), (CaState::Loss, 1, true), "{era:?}");
+        let early = super::ts_of(SimTime::ZERO);
+        let t = SimTime::from_secs_f64(1.001);
+        s.on_packet(t, ack_with(0, &[], early, t), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        let undone = era != UndoEra::Current;
+        assert_eq!(s.stats.undos, u64::from(undone), "{era:?}");
+        // (Out of Loss into Open, then `tcp_try_to_open` keeps it in Disorder: the head's
+        // retransmission is still out.)
+        assert_eq!(c.state, if undone { CaState::Disorder } else { CaState::Loss }, "{era:?}");
+        assert_eq!(c.timeouts, u32::from(!undone), "{era:?}");
+    }
+}
+
+#[test]
+fn a_closing_connection_leaves_its_destinations_metrics_as_tcp_update_metrics_does() {
+    // (cwnd, ssthresh, state, reordering) at close → the entry's (ssthresh, reordering), from
+    // an entry holding `before`, with the slow-start threshold kept (3.x) or not (today).
+    let close = |keep: bool, before: (u32, u32), cwnd: u32, ssthresh: u32, state: CaState, reordering: u32| {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        s.config.ssthresh_metrics = keep;
+        let mut c = s.new_conn(1_000, SimTime::ZERO);
+        (c.w.cwnd, c.w.ssthresh, c.state, c.reordering, c.srtt_us) = (cwnd, ssthresh, state, reordering, 8_000);
+        let mut m = Metrics { ssthresh: before.0, reordering: before.1, stamp: SimTime::ZERO };
+        m.update(&s.config, &c, SimTime(1_000_000));
+        (m.ssthresh, m.reordering)
+    };
+    let infinite = TCP_INFINITE_SSTHRESH;
+    // Initial slow start: a threshold kept grows to half the window, none is made.
+    assert_eq!(close(true, (0, 0), 40, infinite, CaState::Open, 3), (0, 0));
+    assert_eq!(close(true, (15, 0), 40, infinite, CaState::Open, 3), (20, 0));
+    // Congestion avoidance in Open: the larger of half the window and the threshold, and
+    // the reordering degree is not saved there.
+    assert_eq!(close(true, (0, 0), 40, 30, CaState::Open, 9), (30, 0));
+    assert_eq!(close(true, (50, 0), 80, 30, CaState::Open, 9), (40, 0));
+    // Slow start after a reduction: the threshold grows only, the reordering degree too when
+    // the connection raised its own above `tcp_reordering`.
+    assert_eq!(close(true, (20, 5), 8, 30, CaState::Open, 9), (30, 9));
+    assert_eq!(close(true, (40, 12), 8, 30, CaState::Open, 9), (40, 12));
+    assert_eq!(close(true, (0, 0), 8, 30, CaState::Open, 3), (0, 0));
+    // Today's kernels keep no threshold (`tcp_no_ssthresh_metrics_save`).
+    assert_eq!(close(false, (0, 0), 40, 30, CaState::Open, 9), (0, 0));
+    assert_eq!(close(false, (0, 0), 8, 30, CaState::Disorder, 9), (0, 9));
+    // A connection that timed out last saves nothing.
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.ssthresh_metrics = true;
+    let mut c = s.new_conn(1_000, SimTime::ZERO);
+    (c.w.cwnd, c.w.ssthresh, c.reordering, c.srtt_us, c.backoff) = (8, 30, 9, 8_000, 1);
+    let mut m = Metrics::default();
+    m.update(&s.config, &c, SimTime(1_000_000));
+    assert_eq!((m.ssthresh, m.reordering), (0, 0));
+}
+
+#[test]
+fn a_new_connection_starts_from_its_destinations_metrics_unless_an_hour_old() {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    (s.config.ssthresh_metrics, s.config.fack) = (true, true);
+    let fresh = |s: &TcpSender| {
+        let mut c = s.new_conn(1_000, SimTime::ZERO);
+        c.fack_on = true;
+        c.do_early_retrans = true;
+        c
+    };
+    let mut m = Metrics { ssthresh: 25, reordering: 12, stamp: SimTime::from_secs_f64(10.0) };
+    let mut c = fresh(&s);
+    m.init(&s.config, &mut c, SimTime::from_secs_f64(20.0));
+    assert_eq!((c.w.ssthresh, c.reordering, c.fack_on, c.do_early_retrans), (25, 12, false, false));
+    // Today's kernels read no threshold.
+    s.config.ssthresh_metrics = false;
+    let mut c = fresh(&s);
+    m.init(&s.config, &mut c, SimTime::from_secs_f64(20.0));
+    assert_eq!((c.w.ssthresh >= TCP_INFINITE_SSTHRESH, c.reordering), (true, 12));
+    // Untouched for over an hour (`TCP_METRICS_TIMEOUT`): reset, nothing to start from.
+    let mut c = fresh(&s);
+    m.init(&s.config, &mut c, SimTime::from_secs_f64(10.0 + 3601.0));
+    assert_eq!((c.reordering, c.fack_on), (s.config.reordering, true));
+}
+
+#[test]
+fn f_rto_undoes_a_timeout_when_data_never_retransmitted_is_then_delivered() {
+    for frto in [true, false] {
+        let mut s = sent_window(frto);
+        let mut out = Vec::new();
+        let t = SimTime::from_secs_f64(1.0);
+        s.on_rto(0, t, &mut out);
+        assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Loss);
+        // Segment 5 was only late: it is SACKed after the timeout, without a retransmission.
+        let later = SimTime::from_secs_f64(1.001);
+        s.on_packet(later, sack(0, (5, 6), later), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        if frto {
+            // RFC 5682 §3.1 step 3.b: not all was lost; back to Open (Disorder: a SACK is out).
+            assert!(matches!(c.state, CaState::Open | CaState::Disorder), "{:?}", c.state);
+            assert_eq!((s.stats.spurious_rtos, s.stats.undos), (1, 1));
+            assert_eq!(c.w.cwnd, 10, "the window before the timeout is back");
+        } else {
+            assert_eq!(c.state, CaState::Loss);
+            assert_eq!(s.stats.spurious_rtos, 0);
+            assert!(c.w.cwnd < 10);
+        }
+    }
+}
+
+#[test]
+fn until_3_15_a_timeout_after_a_retransmission_cannot_be_undone_by_timestamps() {
+    // Ten segments sent at 0 ms; segment 9 was `retransmitted` before the timeout at 1 s
+    // (in flight still, or since marked lost); the timeout retransmits 0; then the
+    // original of 0 is acknowledged, the ACK echoing its TSval (from 0 ms, before the
+    // timeout's retransmission): `tcp_try_undo_loss` undoes if the marker is set.
+    let early = super::ts_of(SimTime::ZERO);
+    for (rule, retransmitted, timeouts, undone) in [
+        (UndoEra::Current, EVER_RETRANS, 1, true),
+        (UndoEra::Current, EVER_RETRANS | RETRANS_OUT, 1, true),
+        (UndoEra::Current, 0, 2, true),
+        (UndoEra::Linux313, 0, 1, true),
+        (UndoEra::Linux313, EVER_RETRANS, 1, false),
+        // The second timeout finds its head retransmitted by the first.
+        (UndoEra::Linux313, 0, 2, false),
+        (UndoEra::Linux315, EVER_RETRANS, 1, true),
+        (UndoEra::Linux315, EVER_RETRANS | RETRANS_OUT, 1, false),
+        (UndoEra::Linux315, 0, 2, false),
+    ] {
+        let mut s = sent_window_with_rtt(ms(1));
+        s.config.undo = rule;
+        let c = s.conns[0].as_mut().unwrap();
+        c.seg_mut(9).marks |= retransmitted;
+        c.retrans_out = u32::from(retransmitted & RETRANS_OUT != 0);
+        let mut out = Vec::new();
+        for k in 0..timeouts {
+            s.on_rto(0, SimTime::from_secs_f64(1.0 + 2.0 * f64::from(k)), &mut out);
+        }
+        let t = SimTime::from_secs_f64(4.0);
+        s.on_packet(t, ack_with(1, &[], early, t), &mut out);
+        let case = format!("{rule:?}, marks {retransmitted}, {timeouts} timeouts");
+        assert_eq!(s.stats.undos, u64::from(undone), "{case}");
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(c.state == CaState::Loss, !undone, "{case}");
+    }
+}
+
+#[test]
+fn a_loss_probe_counts_toward_no_undo_and_marks_its_segment_from_3_14_only() {
+    // Ten segments sent at 0 ms, nothing new may go: the probe at 500 ms sends 9 again
+    // (`__tcp_retransmit_skb`: no `undo_retrans`, no `retrans_stamp`; `TCPCB_EVER_RETRANS`
+    // from 3.14). Then a timeout at 1 s, and the original of 0 acknowledged: only a probe
+    // marked as a retransmission would void 3.10-3.13's undo marker.
+    let early = super::ts_of(SimTime::ZERO);
+    for (rule, marked) in [(UndoEra::Current, true), (UndoEra::Linux315, true), (UndoEra::Linux313, false)] {
+        let mut s = sent_window_with_rtt(ms(1));
+        s.config.undo = rule;
+        let c = s.conns[0].as_mut().unwrap();
+        c.written = c.snd_nxt;
+        let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
+        s.on_loss_probe(0, ms(500), &mut out);
+        let probe = std::iter::from_fn(|| s.poll_transmit(ms(500))).next().expect("the probe");
+        assert_eq!((probe.seq, probe.retransmit), (9, true));
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.undo_retrans, c.retrans_stamp, c.retrans_out), (undo_retrans, None, 0), "{rule:?}");
+        assert_eq!(c.seg(9).marks & EVER_RETRANS != 0, marked, "{rule:?}");
+        s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+        let t = SimTime::from_secs_f64(1.5);
+        s.on_packet(t, ack_with(1, &[], early, t), &mut out);
+        assert_eq!(s.stats.undos, 1, "{rule:?}");
+    }
+}
+
+#[test]
+fn an_original_acknowledged_before_any_retransmission_left_was_delayed_not_lost() {
+    // Recovery entered with 0-2 marked lost, their retransmissions held back (TCP small
+    // queues): no retransmission has a time yet. The original of 0 is acknowledged, the ACK
+    // echoing no older timestamp: `tcp_packet_delayed` (3.x, and Linux since 6.12) says
+    // delayed, and with no retransmission out `tcp_try_undo_partial` undoes.
+    let mut s = in_recovery_after_a_sack_of_3_to_9();
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.retrans_stamp, c.retrans_out), (None, 0));
+    let t = ms(6);
+    s.on_packet(t, ack_with(1, &[(3, 10)], 0, t), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((s.stats.undos, c.state), (1, CaState::Disorder));
+}
+
+#[test]
+fn only_todays_kernels_forget_a_stale_first_retransmission_on_entering_recovery() {
+    for (era, retransmitted, kept) in [
+        (UndoEra::Current, false, false),
+        (UndoEra::Current, true, true),
+        (UndoEra::Linux313, false, true),
+        (UndoEra::Linux315, false, true),
+    ] {
+        let mut s = sent_window_with_rtt(ms(1));
+        s.config.undo = era;
+        let c = s.conns[0].as_mut().unwrap();
+        // A retransmission at 3 ms of an earlier episode, since acknowledged (or, with
+        // `retransmitted`, the head's, still out): the stamp was not forgotten since.
+        c.retrans_stamp = Some(ms(3));
+        if retransmitted {
+            c.seg_mut(0).marks |= EVER_RETRANS;
+        }
+        c.enter_recovery(&s.config, &mut s.stats);
+        // (`tcp_init_undo` leaves the stamp as it is.)
+        assert_eq!(c.retrans_stamp.is_some(), kept, "{era:?}, head retransmitted: {retransmitted}");
+    }
+}
+
+#[test]
+fn a_repeated_timeout_keeps_the_threshold_of_the_first() {
+    let mut s = sent_window(true);
+    let mut out = Vec::new();
+    s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    // CUBIC's ssthresh from a window of 10: 10 · 717 / 1024, and the window restarts at 1.
+    assert_eq!((c.w.ssthresh, c.w.cwnd), (10 * 717 / 1024, 1));
+    s.on_rto(0, SimTime::from_secs_f64(3.0), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    // `tcp_enter_loss` computes no new threshold from the collapsed window (it would be 2).
+    assert_eq!((c.w.ssthresh, c.w.cwnd, c.backoff), (10 * 717 / 1024, 1, 2));
+}
+
+#[test]
+fn a_timeout_in_fast_recovery_keeps_its_reduced_threshold() {
+    let mut s = sent_window(true);
+    let mut out = Vec::new();
+    let c = s.conns[0].as_mut().unwrap();
+    c.enter_recovery(&s.config, &mut s.stats);
+    assert_eq!(c.w.ssthresh, 10 * 717 / 1024);
+    c.w.cwnd = c.w.ssthresh; // PRR brought the window down
+    s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
+    // Not reduced a second time for the same episode (it would be 7 · 717 / 1024 = 4).
+    assert_eq!(s.conns[0].as_ref().unwrap().w.ssthresh, 10 * 717 / 1024);
+}
+
+/// A sender of one stream of `tokens` messages of `token` bytes, written one at a time.
+fn stream(nodelay: bool, token: u64, tokens: u64) -> TcpSender {
+    let config = TcpConfig { nodelay, gso: false, ..TcpConfig::test_default() };
+    let cutter = Cutter { chunk: 1448, message: Some(token), thesis: false };
+    let mut s = TcpSender::new(config, cutter, 1);
+    s.open_stream(SimTime::ZERO, 0, token * tokens, &mut Vec::new());
+    s
+}
+
+/// Sequence numbers and sizes of what the sender hands over now.
+fn sent(s: &mut TcpSender, now: SimTime) -> Vec<(u32, u32)> {
+    std::iter::from_fn(|| s.poll_transmit(now)).map(|p| (p.seq, p.bytes)).collect()
+}
+
+fn ack(upto: u32, now: SimTime) -> Packet {
+    Packet { seq: 1000, ..Packet::ack(0, upto, now) }
+}
+
+#[test]
+fn nagle_holds_a_small_segment_while_an_earlier_small_one_is_unacknowledged() {
+    for nodelay in [false, true] {
+        let mut s = stream(nodelay, 100, 10);
+        let (t0, t1) = (SimTime::ZERO, SimTime(1_000_000));
+        let mut out = Vec::new();
+        s.write(t0, 0, 1, &mut out);
+        assert_eq!(sent(&mut s, t0), [(0, 100)], "nothing in flight: a small segment goes");
+        s.write(t0, 0, 1, &mut out);
+        let second = sent(&mut s, t0);
+        if nodelay {
+            assert_eq!(second, [(1, 100)], "TCP_NODELAY: no hold");
+            continue;
+        }
+        assert!(second.is_empty(), "segment 0 (small) is unacknowledged: {second:?}");
+        s.on_packet(t1, ack(1, t1), &mut out);
+        assert_eq!(sent(&mut s, t1), [(1, 100)], "its ACK releases the held segment");
+    }
+}
+
+#[test]
+fn nagle_never_holds_full_segments_nor_the_final_write() {
+    // Tokens of two full segments and a 100-byte tail.
+    let token = 2 * 1448 + 100;
+    let mut s = stream(false, token, 3);
+    let t0 = SimTime::ZERO;
+    let mut out = Vec::new();
+    s.write(t0, 0, 3, &mut out);
+    assert_eq!(sent(&mut s, t0), [(0, 1448), (1, 1448), (2, 100)]);
+    s.write(t0, 0, 3, &mut out);
+    assert_eq!(sent(&mut s, t0), [(3, 1448), (4, 1448)], "the tail waits for the ACK of segment 2");
+    let t1 = SimTime(1_000_000);
+    s.on_packet(t1, ack(3, t1), &mut out);
+    assert_eq!(sent(&mut s, t1), [(5, 100)]);
+    s.write(t1, 0, 3, &mut out);
+    // The last write's tail carries the FIN (`tcp_nagle_test`): it goes although
+    // segment 5 (small) is still unacknowledged.
+    assert_eq!(sent(&mut s, t1), [(6, 1448), (7, 1448), (8, 100)]);
+}
+
+#[test]
+fn small_queues_hold_about_a_millisecond_of_data_below_tcp() {
+    let (s, mut c) = conn(100, 10_000, 10_000);
+    c.snd_nxt = 50; // more than one buffer unacknowledged
+    let config = TcpConfig { gso: false, ..s.config.clone() };
+    let limit = (1.2 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
+    c.wmem = limit;
+    assert!(!c.small_queue_full(&config, false));
+    c.wmem = limit + 1;
+    assert!(c.small_queue_full(&config, false));
+    assert!(!c.small_queue_full(&config, true), "retransmissions may queue twice as much");
+    c.snd_nxt = 1;
+    assert!(!c.small_queue_full(&config, false), "a single buffer in flight always goes");
+}
+
+#[test]
+fn linux_3_12s_small_queues_hold_at_least_tcp_limit_output_bytes_and_never_a_retransmission() {
+    let (s, mut c) = conn(100, 10_000, 10_000);
+    c.snd_nxt = 50;
+    let config = TcpConfig { small_queues: SmallQueues::Linux312, limit_output_bytes: 131_072, ..s.config.clone() };
+    // cwnd 100 over an SRTT of 10 ms at 200%: 28,281 bytes a millisecond, below the 128 KB.
+    for (wmem, full) in [(131_072, false), (131_073, true)] {
+        c.wmem = wmem;
+        assert_eq!(c.small_queue_full(&config, false), full, "{wmem}");
+        assert!(!c.small_queue_full(&config, true), "a retransmission never waits");
+    }
+    let config = TcpConfig { limit_output_bytes: 16_384, ..config };
+    let rate_term = (2.0 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
+    c.wmem = rate_term;
+    assert!(!c.small_queue_full(&config, false));
+    c.wmem = rate_term + 1;
+    assert!(c.small_queue_full(&config, false), "the pacing rate's share when it is the larger");
+}
+
+/// A flow of `segments` segments all sent at 0 (and off the host) over a sender without RACK (dupthresh), with
+/// early retransmit waiting at least `er` (`None`: off) and an SRTT of `srtt_ms`.
+fn short_flow(segments: u32, er: Option<SimTime>, ncr: bool, srtt_ms: u64) -> TcpSender {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    (s.config.gso, s.config.rack, s.config.early_retransmit, s.config.ncr) = (false, false, er, ncr);
+    let mut out = Vec::new();
+    s.open(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
+    assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
+    let c = s.conns[0].as_mut().unwrap();
+    c.wmem = 0; // their buffers left the host (TX completions)
+    c.snd_wnd = 1000; // the window `ack_with`'s ACKs advertise: no window update among them
+    let srtt = SimTime(srtt_ms * 1_000_000);
+    c.rtt_sample(&s.config, srtt, srtt);
+    s
+}
+
+fn lost_segments(s: &TcpSender) -> Vec<u32> {
+    let c = s.conns[0].as_ref().unwrap();
+    (c.snd_una..c.snd_nxt).filter(|&q| c.seg(q).marks & LOST != 0).collect()
+}
+
+#[test]
+fn early_retransmit_recovers_a_short_flows_loss_after_a_quarter_of_the_rtt() {
+    // 3 segments out, the first lost: a duplicate ACK SACKs the other two. dupthresh (3) is out
+    // of reach; RFC 5827 (2 SACKed of 3 out, nothing new to send) starts recovery, Linux's delayed
+    // form after max(SRTT/4, 2 ms) (`tcp_pause_early_retransmit`): the ACK's SACK sample (21 ms)
+    // makes SRTT 20.125 ms, a quarter 5.03 ms, 6 jiffies at HZ 1000.
+    let floor = Some(ms(2));
+    let mut out = Vec::new();
+    let mut s = short_flow(3, floor, false, 20);
+    s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.timer_kind, c.timer.deadline()), (CaState::Disorder, TimerKind::EarlyRetrans, Some(ms(27))));
+    assert!(lost_segments(&s).is_empty() && s.poll_transmit(ms(21)).is_none());
+    s.on_timer(ms(27), timer_token(0, s.conns[0].as_ref().unwrap().timer.generation()), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, lost_segments(&s), s.stats.fast_recoveries), (CaState::Recovery, vec![0], 1));
+    let p = s.poll_transmit(ms(27)).expect("the head goes again");
+    assert!((p.seq, p.retransmit) == (0, true));
+    assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::Rto);
+
+    // `tcp_early_retrans` = 1: at once.
+    let mut s = short_flow(3, Some(SimTime::ZERO), false, 20);
+    s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+    assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Recovery, vec![0]));
+    // An RTO due before the delay ends: at once too (SRTT 1 s: 250 ms of delay, the RTO
+    // armed at the open, 1 s, comes first).
+    let mut s = short_flow(3, floor, false, 1_000);
+    s.on_packet(ms(800), sack(0, (1, 3), ms(800)), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Recovery);
+    // Off: the connection waits (for the loss probe or the RTO).
+    let mut s = short_flow(3, None, false, 20);
+    s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(c.state, CaState::Disorder);
+    assert_ne!(c.timer_kind, TimerKind::EarlyRetrans);
+    // With 4 out it is dupthresh's to judge, not early retransmit's.
+    let mut s = short_flow(4, floor, false, 20);
+    s.on_packet(ms(21), sack(0, (2, 4), ms(21)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+}
+
+#[test]
+fn reordering_turns_early_retransmit_off_for_the_connection() {
+    // The third of 3 SACKed pauses early retransmit; the first then arrives, never retransmitted,
+    // below the SACK: reordering (`tcp_update_reordering` → `tcp_disable_early_retrans`), and the
+    // ACK cancels the pause. The second's hole then waits: early retransmit is off.
+    let mut out = Vec::new();
+    let mut s = short_flow(3, Some(ms(2)), false, 20);
+    s.on_packet(ms(21), sack(0, (2, 3), ms(21)), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::EarlyRetrans);
+    s.on_packet(ms(22), sack(1, (2, 3), ms(22)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert!(!c.do_early_retrans);
+    assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+    s.on_packet(ms(23), sack(1, (2, 3), ms(23)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.timer_kind == TimerKind::EarlyRetrans), (CaState::Disorder, false));
+    // The same duplicate ACK on a connection that saw no reordering pauses it.
+    let mut s = short_flow(3, Some(ms(2)), false, 20);
+    s.on_packet(ms(21), sack(1, (2, 3), ms(21)), &mut out);
+    assert!(s.conns[0].as_ref().unwrap().do_early_retrans);
+}
+
+#[test]
+fn ncr_recovers_when_half_the_flight_is_sacked_below_a_raised_degree() {
+    // 8 out after reordering raised the degree to 10: 4 SACKed are far from dupthresh, but
+    // they are half of the flight and `tcp_reordering`, and nothing new can go (RFC 4653 NCR,
+    // `tcp_time_to_recover`'s Trick#4): recovery, the head marked by the duplicate ACK.
+    let run = |segments: u32, ncr: bool, blocks: (u32, u32)| {
+        let mut s = short_flow(segments, None, ncr, 20);
+        s.conns[0].as_mut().unwrap().reordering = 10;
+        s.on_packet(ms(21), sack(0, blocks, ms(21)), &mut Vec::new());
+        s
+    };
+    let s = run(8, true, (4, 8));
+    assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Recovery, vec![0]));
+    let s = run(8, false, (4, 8));
+    assert_eq!((s.conns[0].as_ref().unwrap().state, lost_segments(&s)), (CaState::Disorder, vec![]));
+    // 3 of 8 SACKed: under half.
+    let s = run(8, true, (5, 8));
+    assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Disorder);
+    // 10 out, 5 SACKed: half of them. With nothing more to send, recovery; with more written and
+    // room in cwnd (the SACKed left the flight), not yet (`tcp_may_send_now`).
+    let s = run(10, true, (5, 10));
+    assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Recovery);
+    let s = run(20, true, (5, 10));
+    assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Disorder);
+}
+
+#[test]
+fn a_second_duplicate_ack_restarts_the_early_retransmit_delay() {
+    // The pause compares the delay with the RTO the ACK leaves (`tcp_ack` turned the pending
+    // early retransmit back into the RTO of the head's send, `tcp_rearm_rto`), not with the
+    // pending pause: a second duplicate ACK within the delay pauses again from its own time.
+    let mut out = Vec::new();
+    let mut s = short_flow(3, Some(ms(2)), false, 20);
+    s.on_packet(ms(21), sack(0, (1, 3), ms(21)), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().timer.deadline(), Some(ms(27)));
+    s.on_packet(ms(24), sack(0, (1, 3), ms(24)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, c.timer_kind, c.timer.deadline()), (CaState::Disorder, TimerKind::EarlyRetrans, Some(ms(30))));
+}
+
+#[test]
+fn forward_retransmission_sends_the_holes_below_the_highest_sack_in_recovery() {
+    // 10 out, 0 and 3 lost, the rest SACKed, the degree raised to 10: NCR starts recovery and the
+    // duplicate ACK marks the head only (8 SACKed < 10: dupthresh marks nothing more). Linux
+    // before 4.11 then sends 3 again too (`tcp_can_forward_retransmit`: Recovery, nothing new to
+    // send), counted in flight twice (`retrans_out`) though not marked lost; without it, 3 waits.
+    let run = |forward: bool| {
+        let mut s = short_flow(10, None, true, 20);
+        s.config.forward_retransmit = forward;
+        s.conns[0].as_mut().unwrap().reordering = 10;
+        s.on_packet(ms(21), ack_with(0, &[(4, 10), (1, 3)], 0, ms(21)), &mut Vec::new());
+        let sent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(ms(21))).map(|p| p.seq).collect();
+        (s, sent)
+    };
+    let (s, sent) = run(true);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, sent, lost_segments(&s)), (CaState::Recovery, vec![0, 3], vec![0]));
+    assert_eq!((c.retrans_out, c.seg(3).marks & RETRANS_OUT != 0), (2, true));
+    let (s, sent) = run(false);
+    assert_eq!((s.conns[0].as_ref().unwrap().state, sent), (CaState::Recovery, vec![0]));
+}
+
+#[test]
+fn dupthresh_marks_a_forward_retransmission_lost_but_keeps_it_in_flight() {
+    // `tcp_skb_mark_lost` (dupthresh's and FACK's marking) leaves TCPCB_SACKED_RETRANS alone: the
+    // segment counts lost and retransmitted, and is not sent a third time; only RACK's and
+    // FACK's lost-retransmission tests take a retransmission back out of flight.
+    let (_, mut c) = conn(10, 1_000, 1_000);
+    c.snd_nxt = 10;
+    c.segs = (0..10).map(|_| Seg { sent: SimTime::ZERO, delivered: 0, marks: 0 }).collect();
+    c.state = CaState::Recovery;
+    c.seg_mut(3).marks = RETRANS_OUT | EVER_RETRANS;
+    c.retrans_out = 1;
+    for q in 4..10 {
+        c.seg_mut(q).marks = SACKED;
+    }
+    (c.sacked_out, c.fack, c.reordering) = (6, 10, 3);
+    assert_eq!(c.dupthresh_detect_loss(true), 4, "0 to 3 have 6 SACKed above them");
+    assert_eq!((c.seg(3).marks & (LOST | RETRANS_OUT), c.lost_out, c.retrans_out), (LOST | RETRANS_OUT, 4, 1));
+    assert_eq!(c.in_flight(), 1, "10 out, 6 SACKed and 4 lost, one of them in flight again");
+}
+
+#[test]
+fn reordering_seen_in_loss_counts_only_while_the_timeout_may_be_undone() {
+    // After a timeout, a SACK of segment 2 (never sent again) below the highest SACK (6) is
+    // reordering of degree 4 (`tcp_sacktag_write_queue`), judged only in a Loss that may still
+    // be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
+    for undoable in [false, true] {
+        let mut s = sent_window_with_rtt(ms(1));
+        let mut out = Vec::new();
+        s.on_packet(ms(2), sack(0, (5, 6), ms(2)), &mut out);
+        s.on_rto(0, ms(300), &mut out);
+        let c = s.conns[0].as_mut().unwrap();
+        assert_eq!((c.state, c.reordering, c.undo_marker.is_some()), (CaState::Loss, 3, true));
+        if !undoable {
+            c.undo_marker = None;
+        }
+        s.on_packet(ms(301), ack_with(0, &[(2, 3), (5, 6)], 0, ms(301)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!(c.reordering, if undoable { 4 } else { 3 }, "undoable: {undoable}");
+    }
+}
+
+#[test]
+fn an_ack_turns_a_3_10_loss_probe_back_into_the_rto_of_the_heads_send() {
+    // 3.x `tcp_ack`: a pending loss probe becomes the RTO again (`tcp_rearm_rto`: the head's
+    // send + RTO) on any ACK in the window; today's kernels leave it pending on an ACK that ACKs
+    // nothing.
+    for linux_3_10 in [false, true] {
+        let mut s = short_flow(10, None, false, 20);
+        s.config.tlp_floor = linux_3_10.then_some(ms(10));
+        let mut out = Vec::new();
+        let c = s.conns[0].as_mut().unwrap();
+        TcpSender::arm(c, 0, TimerKind::LossProbe, ms(60), &mut out);
+        s.on_packet(ms(21), sack(0, (5, 6), ms(21)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        let rto_of_head = c.seg(0).sent + c.backed_off_rto(&s.config);
+        let want = if linux_3_10 { (TimerKind::Rto, rto_of_head) } else { (TimerKind::LossProbe, ms(60)) };
+        assert_eq!((c.timer_kind, c.timer.deadline().unwrap()), want, "3.10: {linux_3_10}");
+    }
+}
