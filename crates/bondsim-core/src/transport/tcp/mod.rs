@@ -15,12 +15,14 @@
 //! clock ([`ts_of`]), and the ACK echoes `TS.Recent` (`Packet::ts_ecr`).
 
 pub mod cc;
+pub mod era;
 pub mod peer;
 pub mod receiver;
 pub mod sender;
 
-use crate::scenario::{SmallQueues, TcpSender as TcpSpec, TlpTimeout, UndoEra};
+use crate::scenario::TcpSender as TcpSpec;
 use crate::time::SimTime;
+use era::{Era, LossDetection};
 
 /// What both ends read from the scenario, resolved once.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,8 +39,6 @@ pub struct TcpConfig {
     pub reordering: u32,
     /// `net.ipv4.tcp_max_reordering`.
     pub max_reordering: u32,
-    /// RACK loss detection (`net.ipv4.tcp_recovery` bit 0x1, `TCP_RACK_LOSS_DETECTION`).
-    pub rack: bool,
     /// RACK's reordering window stays at one step, D-SACKs do not widen it (bit 0x2,
     /// `TCP_RACK_STATIC_REO_WND`).
     pub static_reo_wnd: bool,
@@ -47,9 +47,6 @@ pub struct TcpConfig {
     pub no_dupthresh: bool,
     /// Tail loss probes (`net.ipv4.tcp_early_retrans` ≥ 3).
     pub tlp: bool,
-    /// The probe timeout's floor: `msecs_to_jiffies(10)` for Linux 3.10's rule, `None` for today's
-    /// (`scenario::TlpTimeout`).
-    pub tlp_floor: Option<SimTime>,
     /// FACK loss detection (`net.ipv4.tcp_fack`, Linux before 4.15; without RACK).
     pub fack: bool,
     /// RFC 5827 early retransmit (`TcpSpec::early_retransmit`, without RACK): `None` off, else the
@@ -61,10 +58,11 @@ pub struct TcpConfig {
     pub ncr: bool,
     /// Linux's forward retransmission before 4.11 (`TcpSpec::forward_retransmit`, without RACK).
     pub forward_retransmit: bool,
-    /// Whether a timeout may be undone, by kernel era (`TcpSpec::undo`).
-    pub undo: UndoEra,
-    /// TCP small queues' rule, by kernel era (`TcpSpec::small_queues`).
-    pub small_queues: SmallQueues,
+    /// The kernel era's rules as facts (`TcpSpec::undo`, `small_queues`, `tlp_timeout`).
+    pub era: Era,
+    /// How losses are found, chosen once: RACK (`net.ipv4.tcp_recovery` bit 0x1,
+    /// `TCP_RACK_LOSS_DETECTION`) with `tcp_sack`, else the scoreboard's rules.
+    pub loss: LossDetection,
     /// SACK (`net.ipv4.tcp_sack`).
     pub sack: bool,
     /// D-SACK (`net.ipv4.tcp_dsack`).
@@ -116,14 +114,9 @@ impl TcpConfig {
             initial_cwnd: spec.initial_cwnd,
             reordering: spec.tcp_reordering,
             max_reordering: spec.tcp_max_reordering,
-            rack: spec.tcp_recovery & 1 != 0,
             static_reo_wnd: spec.tcp_recovery & 2 != 0,
             no_dupthresh: spec.tcp_recovery & 4 != 0,
             tlp: spec.tcp_early_retrans >= 3,
-            tlp_floor: match spec.tlp_timeout {
-                TlpTimeout::Current => None,
-                TlpTimeout::Linux310 => Some(bondsim_bond::monitor::jiffies_period(10.0, hz)),
-            },
             fack: spec.tcp_fack,
             early_retransmit: match spec.tcp_early_retrans {
                 _ if !spec.early_retransmit || spec.tcp_reordering != 3 => None,
@@ -134,8 +127,8 @@ impl TcpConfig {
             hz,
             ncr: spec.ncr,
             forward_retransmit: spec.forward_retransmit,
-            undo: spec.undo,
-            small_queues: spec.small_queues,
+            era: Era::new(spec.undo, spec.small_queues, spec.tlp_timeout, hz),
+            loss: LossDetection::of(spec.tcp_recovery & 1 != 0, spec.tcp_sack),
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,
             delayed_ack: spec.delayed_ack,

@@ -129,6 +129,39 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// One ACK's delivery-rate sample (Linux's `struct rate_sample`, include/net/tcp.h, filled by
+/// net/ipv4/tcp_rate.c): what a rate-based control (`cong_control`) reads. `delivered` over
+/// `interval` is the delivery rate; both are `None` where Linux has -1 (no valid sample).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct RateSample {
+    /// `prior_mstamp`: when the delivered count the sample starts from was reached.
+    pub prior_mstamp: Option<SimTime>,
+    /// `prior_delivered`: that count (`tx.delivered` of the latest sent segment delivered).
+    pub prior_delivered: u32,
+    /// Segments delivered over the interval (`delivered`).
+    pub delivered: Option<u32>,
+    /// `interval_us`: the longer of the send and the ACK intervals, at least `min_rtt`.
+    pub interval: Option<SimTime>,
+    /// `snd_interval_us` and `rcv_interval_us`.
+    pub snd_interval: SimTime,
+    pub rcv_interval: SimTime,
+    /// `rtt_us`: the newest (S)ACKed original's RTT (`ca_rtt_us`), if any.
+    pub rtt: Option<SimTime>,
+    /// Segments newly marked lost on this ACK (`losses`).
+    pub losses: u32,
+    /// Segments newly delivered on this ACK (`acked_sacked`).
+    pub acked_sacked: u32,
+    /// Segments in flight before this ACK (`prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// The sample's segment left while the application had nothing more to send
+    /// (`is_app_limited`).
+    pub is_app_limited: bool,
+    /// The sample's segment was a retransmission (`is_retrans`).
+    pub is_retrans: bool,
+    /// `last_end_seq`: one past the sample's segment.
+    pub last_end_seq: u32,
+}
+
 /// Linux's `enum tcp_ca_event` (the ones the model raises).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CaEvent {
@@ -162,6 +195,23 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// writable because Linux's ops may write `tcp_sock` here: HyStart ends
     /// slow start by setting `snd_ssthresh = snd_cwnd` (`hystart_update`).
     fn pkts_acked(&mut self, _w: &mut Window, _sample: &AckSample) {}
+
+    /// Linux's `cong_control(sk, ack, flag, rs)` (BBR's path): a control that sets the window and
+    /// the pacing rate itself from each ACK's delivery-rate sample returns true, and the sender
+    /// then runs neither PRR nor `cong_avoid` nor its own pacing rate
+    /// (`tcp_cong_control`: `if (icsk->icsk_ca_ops->cong_control) { ...; return; }`). It writes
+    /// `w.cwnd` and `w.pacing_rate` (bytes per second, `sk_pacing_rate`). Without it (every
+    /// loss-based control, the default): false, and the window is the sender's.
+    fn cong_control(&mut self, _w: &mut Window, _rs: &RateSample) -> bool {
+        false
+    }
+
+    /// The control asks the sender to pace its segments itself (`sk_pacing_status =
+    /// SK_PACING_NEEDED`, as BBR's `bbr_init` sets it when no fq qdisc paces): each leaves no
+    /// earlier than its departure time (EDT, `tcp_wstamp_ns`). CUBIC and Reno do not.
+    fn needs_pacing(&self) -> bool {
+        false
+    }
 
     /// The window to return to when a reduction is undone (`undo_cwnd`).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;

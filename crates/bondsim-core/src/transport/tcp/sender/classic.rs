@@ -192,7 +192,7 @@ impl Conn {
     pub(super) fn pending_rearmed_by_ack(&self, config: &TcpConfig) -> bool {
         match self.timer_kind {
             TimerKind::EarlyRetrans => true,
-            TimerKind::LossProbe => config.tlp_floor.is_some(),
+            TimerKind::LossProbe => config.era.tlp.rearmed_by_ack,
             TimerKind::Rto | TimerKind::ReoTimeout => false,
         }
     }

@@ -14,6 +14,12 @@ pub(super) struct Seg {
     /// `tcp_rate_skb_sent`).
     pub(super) delivered: u32,
     pub(super) marks: u8,
+    /// `tx.first_tx_mstamp`: when the send interval this transmission closes began.
+    pub(super) first_tx: SimTime,
+    /// `tx.delivered_mstamp`: when `delivered` was reached ([`NO_STAMP`] once SACKed).
+    pub(super) delivered_at: SimTime,
+    /// `tx.is_app_limited`.
+    pub(super) app_limited: bool,
 }
 
 /// One connection.
@@ -124,6 +130,16 @@ pub(super) struct Conn {
     /// retransmission was needless, in sequence order (for the spurious count only:
     /// Linux keeps nothing of ACKed data).
     pub(super) retx_acked: VecDeque<u32>,
+    /// Delivery-rate sampling's state (tcp_rate.c): the send interval's start
+    /// (`first_tx_mstamp`), when `delivered` last grew (`delivered_mstamp`), the delivered count
+    /// that ends an application-limited stretch (`app_limited`, 0: none), and the latest rate
+    /// (`rate_delivered` segments over `rate_interval`, `rate_app_limited`).
+    pub(super) first_tx_mstamp: SimTime,
+    pub(super) delivered_mstamp: SimTime,
+    pub(super) app_limited: u32,
+    pub(super) rate_delivered: u32,
+    pub(super) rate_interval: SimTime,
+    pub(super) rate_app_limited: bool,
     pub(super) done: bool,
 }
 
@@ -243,6 +259,12 @@ impl TcpSender {
             dsack_dups: 0,
             delivered: 0,
             retx_acked: VecDeque::new(),
+            first_tx_mstamp: SimTime::ZERO,
+            delivered_mstamp: SimTime::ZERO,
+            app_limited: 0,
+            rate_delivered: 0,
+            rate_interval: SimTime::ZERO,
+            rate_app_limited: false,
             done: false,
         }
     }

@@ -57,6 +57,8 @@ pub(super) struct Ack {
     pub(super) is_dupack: bool,
     /// `tcp_ack_is_dubious`: `tcp_fastretrans_alert` runs.
     pub(super) alert: bool,
+    /// The delivery-rate sample (`sack_state.rate`), filled as segments are delivered.
+    pub(super) rs: RateSample,
 }
 
 /// What `tcp_fastretrans_alert` found: the segments it marked lost, and the timers it wants.
@@ -96,6 +98,11 @@ impl TcpSender {
         }
         c.process_tlp_ack(&a);
         let alert = c.fastretrans_alert(config, stats, &a);
+        if !a.old_ack {
+            a.rs.rtt = ca_rtt;
+            a.rs.prior_in_flight = a.prior_in_flight;
+            c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, &mut a.rs);
+        }
         c.cong_control(config, &a, alert.newly_lost);
         if c.snd_una == c.total {
             if config.trace_every.is_some() {
@@ -147,6 +154,7 @@ impl Conn {
             old_ack: false,
             is_dupack: false,
             alert: false,
+            rs: RateSample::default(),
         }
     }
 
@@ -173,7 +181,7 @@ impl Conn {
         self.after_peer_data = with_data;
         // A D-SACK is news to today's kernels (in `FLAG_CA_ALERT`, and no duplicate:
         // `!(flag & (FLAG_SND_UNA_ADVANCED | FLAG_NOT_DUP | FLAG_DSACKING_ACK))`), not to 3.x's.
-        let dsack_alert = a.dsack && config.undo == UndoEra::Current;
+        let dsack_alert = a.dsack && config.era.undo.dsack_is_news;
         // `is_dupack` (`num_dupack` today): nothing moved forward, and not an old ACK (whose path
         // passes no duplicate).
         a.is_dupack = !a.old_ack && !not_dup && !dsack_alert;
@@ -201,10 +209,11 @@ impl Conn {
         self.cc.pkts_acked(&mut self.w, &sample);
     }
 
-    /// The window (`tcp_cong_control`): PRR in Recovery, else the control's growth.
+    /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`), else PRR in
+    /// Recovery, else the control's growth.
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, newly_lost: u32) {
-        if a.old_ack {
-            // (none on the `old_ack` path)
+        if a.old_ack || self.cc.cong_control(&mut self.w, &a.rs) {
+            // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if self.state == CaState::Recovery {
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);
         } else {

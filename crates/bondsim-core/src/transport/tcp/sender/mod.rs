@@ -19,10 +19,10 @@
 
 use std::collections::VecDeque;
 
-use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, Window};
+use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, RateSample, Window};
+use super::era::{LossDetection, TsqLimit, VoidUndoAt};
 use super::{split_token, timer_token, ts_of, ts_time, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
-use crate::scenario::{SmallQueues, UndoEra};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -32,6 +32,7 @@ mod input;
 mod metrics;
 mod output;
 mod rack;
+mod rate;
 mod recovery;
 mod rtt;
 mod scoreboard;
@@ -46,6 +47,7 @@ use input::{Ack, Alert};
 use metrics::*;
 use output::*;
 use rack::*;
+use rate::*;
 use rtt::*;
 use scoreboard::*;
 use timer::*;
@@ -120,6 +122,7 @@ impl TcpSender {
     pub fn write(&mut self, now: SimTime, flow: u32, segments: u32, out: &mut Vec<Output>) {
         let config = &self.config;
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        c.rate_check_app_limited(config, c.written - c.snd_nxt);
         c.written = (c.written + segments).min(c.total);
         // The first data after the connection went quiet starts the retransmission timer.
         if c.packets_out() == 0 {
@@ -172,6 +175,8 @@ impl Endpoint for TcpSender {
             m.init(&self.config, &mut conn, now);
         }
         conn.cc.init(&conn.w);
+        // The application's write (`tcp_sendmsg`) finds nothing queued yet.
+        conn.rate_check_app_limited(&self.config, 0);
         // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
         Self::set_xmit_timer(&self.config, &mut conn, flow, now, out);
         self.conns[flow as usize] = Some(conn);

@@ -94,7 +94,7 @@ impl Conn {
     /// `mss · max(cwnd, packets_out) / srtt`, and retransmissions are never held
     /// (`tcp_xmit_retransmit_queue` has no such check).
     pub(super) fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
-        if config.small_queues == SmallQueues::Linux312 {
+        if config.era.tsq == TsqLimit::Floored {
             if retransmit {
                 return false;
             }
@@ -233,11 +233,10 @@ impl TcpSender {
     ) -> Packet {
         let forward = how == Resend::Forward;
         c.data_sent(now);
-        let delivered = c.delivered;
+        let tx = c.rate_skb_sent(now);
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
-        s.sent = now;
-        s.delivered = delivered;
+        *s = Seg { marks: s.marks, ..tx };
         if was_lost || forward {
             // `tcp_retransmit_skb`: `TCPCB_RETRANS`, counted in `retrans_out` and `undo_retrans`,
             // and the first retransmission's time kept.
@@ -275,9 +274,9 @@ impl TcpSender {
         let c = self.conns[flow as usize].as_mut().expect("open");
         c.data_sent(now);
         let seq = c.snd_nxt;
+        let tx = c.rate_skb_sent(now);
         c.snd_nxt += 1;
-        let delivered = c.delivered;
-        c.segs.push_back(Seg { sent: now, delivered, marks: 0 });
+        c.segs.push_back(tx);
         if c.state == CaState::Recovery {
             c.prr_out += 1;
         }

@@ -41,7 +41,7 @@ impl Conn {
     /// `tcp_enter_recovery`. Today's kernels forget a stale first retransmission's time here
     /// (`tcp_retrans_stamp_cleanup`, 6.12 and the stable kernels since); 3.x did not.
     pub(super) fn enter_recovery(&mut self, config: &TcpConfig, stats: &mut TcpStats) {
-        if config.undo == UndoEra::Current {
+        if config.era.undo.recovery_forgets_retrans_stamp {
             self.forget_retrans_stamp();
         }
         stats.fast_recoveries += 1;
@@ -235,7 +235,7 @@ impl Conn {
         // Today's `tcp_process_loss` tries the undo only on an ACK that moves snd_una
         // (`flag & FLAG_SND_UNA_ADVANCED && tcp_try_undo_loss(sk, false)`); 3.10-3.18's on
         // every ACK in Loss (`tcp_try_undo_loss` first in its F-RTO branch, and last).
-        if (a.una_advanced || config.undo != UndoEra::Current) && may_undo {
+        if (a.una_advanced || config.era.undo.undo_loss_on_any_ack) && may_undo {
             // `tcp_try_undo_loss`: the timestamps show the timeout needless.
             self.undo_reduction(stats, true);
             self.timeouts = 0; // (`inet_csk(sk)->icsk_retransmits = 0`)
@@ -287,16 +287,20 @@ impl Conn {
     /// this same ACK must survive it (else a segment RACK already judged lost waits for a
     /// probe or the RTO). Without RACK, the scoreboard's rules ([`classic`](super::classic)).
     fn identify_packet_loss(&mut self, config: &TcpConfig, a: &Ack, found: &mut Alert) {
-        if config.rack && config.sack {
-            if self.rack.advanced {
-                self.rack.advanced = false;
-                let (n, wait) = self.rack_detect_loss(config, a.now);
-                found.newly_lost += n;
-                found.reo_wait = wait;
+        match config.loss {
+            LossDetection::Rack => {
+                if self.rack.advanced {
+                    self.rack.advanced = false;
+                    let (n, wait) = self.rack_detect_loss(config, a.now);
+                    found.newly_lost += n;
+                    found.reo_wait = wait;
+                }
             }
-        } else if config.sack {
-            found.newly_lost += self.mark_lost_retrans();
-            found.newly_lost += self.dupthresh_detect_loss(a.is_dupack);
+            LossDetection::Scoreboard => {
+                found.newly_lost += self.mark_lost_retrans();
+                found.newly_lost += self.dupthresh_detect_loss(a.is_dupack);
+            }
+            LossDetection::None => {}
         }
     }
 
@@ -304,7 +308,7 @@ impl Conn {
     /// other ways into it without RACK ([`Conn::early_recovery`]: `tcp_time_to_recover`); else
     /// `tcp_try_to_open` → `tcp_try_keep_open` (nothing is marked lost here).
     fn time_to_recover(&mut self, config: &TcpConfig, stats: &mut TcpStats, a: &Ack, found: &mut Alert) {
-        let early = if self.lost_out > 0 || config.rack {
+        let early = if self.lost_out > 0 || config.loss != LossDetection::Scoreboard {
             EarlyRecovery::No
         } else {
             self.early_recovery(config, a.now, a.una_advanced, a.old_ack)

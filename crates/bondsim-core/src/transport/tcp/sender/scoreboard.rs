@@ -208,6 +208,8 @@ impl Conn {
         a.newly_acked_sacked += 1;
         a.newly_sacked += 1;
         a.prior_delivered = a.prior_delivered.max(s.delivered);
+        self.rate_skb_delivered(&s, seq, &mut a.rs);
+        self.seg_mut(seq).delivered_at = NO_STAMP;
         if s.marks & EVER_RETRANS == 0 {
             a.orig_acked |= seq < self.high_seq;
             a.first_sackt = Some(a.first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
@@ -245,6 +247,7 @@ impl Conn {
             }
             a.newly_acked_sacked += 1;
             a.prior_delivered = a.prior_delivered.max(s.delivered);
+            self.rate_skb_delivered(&s, seq, &mut a.rs);
             if s.marks & LOST != 0 {
                 self.lost_out -= 1;
             }

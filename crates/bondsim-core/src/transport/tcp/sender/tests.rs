@@ -2,6 +2,9 @@
 //! timers of a case the kernel rule it checks names.
 
 use super::*;
+use crate::scenario::{TlpTimeout, UndoEra};
+use crate::transport::tcp::cc::RateSample;
+use crate::transport::tcp::era::{TlpRules, UndoRules};
 
 /// `x` milliseconds.
 fn ms(x: u64) -> SimTime {
@@ -154,7 +157,7 @@ fn linux_3_10s_loss_probe_waits_at_least_ten_milliseconds_of_jiffies() {
     // least 1.5·SRTT + TCP_DELACK_MAX. SRTT 1 ms: 10 ms at HZ = 1000, 12 ms (3 jiffies) at 250.
     for (hz, segments, pto) in [(1000, 5, ms(10)), (250, 5, ms(12)), (1000, 1, SimTime(201_500_000))] {
         let (mut s, mut out) = one_stream();
-        s.config.tlp_floor = Some(bondsim_bond::monitor::jiffies_period(10.0, hz));
+        s.config.era.tlp = TlpRules::of(TlpTimeout::Linux310, hz);
         s.write(SimTime::ZERO, 0, 1, &mut out);
         assert!(s.poll_transmit(SimTime::ZERO).is_some());
         s.on_packet(ms(1), ack_with(1, &[], 0, ms(1)), &mut out);
@@ -213,7 +216,7 @@ fn fack_counts_the_holes_below_the_highest_sack_until_reordering_is_seen() {
     let lost = |c: &Conn| (c.snd_una..c.snd_nxt).filter(|&q| c.seg(q).marks & LOST != 0).collect::<Vec<_>>();
     let after = |fack: bool, blocks: &[&[(u32, u32)]]| {
         let mut s = sent_window_with_rtt(ms);
-        s.config.rack = false;
+        s.config.loss = LossDetection::Scoreboard;
         s.config.fack = fack;
         s.conns[0].as_mut().unwrap().fack_on = fack;
         let mut out = Vec::new();
@@ -296,7 +299,7 @@ fn a_timeout_resets_the_reordering_degree_only_from_open_or_disorder() {
     let ms = SimTime(1_000_000);
     for (block, state, after_rto) in [((2, 5), CaState::Disorder, 3), ((7, 10), CaState::Recovery, 5)] {
         let mut s = sent_window_with_rtt(ms);
-        s.config.rack = false;
+        s.config.loss = LossDetection::Scoreboard;
         s.config.fack = true;
         let c = s.conns[0].as_mut().unwrap();
         c.fack_on = true;
@@ -641,7 +644,7 @@ fn a_dsack_on_an_ack_that_moves_snd_una_is_news_to_todays_kernels_only() {
     let ms = SimTime(1_000_000);
     for era in [UndoEra::Current, UndoEra::Linux313] {
         let mut s = sent_window_with_rtt(ms);
-        s.config.undo = era;
+        s.config.era.undo = UndoRules::of(era);
         let mut out = Vec::new();
         let t = SimTime(2 * ms.0);
         s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
@@ -666,7 +669,7 @@ fn a_duplicate_ack_that_shows_a_timeout_needless_undoes_it_in_3x_only() {
     // giving the connection up (`icsk_retransmits`).
     for era in [UndoEra::Current, UndoEra::Linux315] {
         let mut s = sent_window(false);
-        s.config.undo = era;
+        s.config.era.undo = UndoRules::of(era);
         let mut out = Vec::new();
         s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
         let c = s.conns[0].as_ref().unwrap();
@@ -793,7 +796,7 @@ fn until_3_15_a_timeout_after_a_retransmission_cannot_be_undone_by_timestamps() 
         (UndoEra::Linux315, 0, 2, false),
     ] {
         let mut s = sent_window_with_rtt(ms(1));
-        s.config.undo = rule;
+        s.config.era.undo = UndoRules::of(rule);
         let c = s.conns[0].as_mut().unwrap();
         c.seg_mut(9).marks |= retransmitted;
         c.retrans_out = u32::from(retransmitted & RETRANS_OUT != 0);
@@ -819,7 +822,7 @@ fn a_loss_probe_counts_toward_no_undo_and_marks_its_segment_from_3_14_only() {
     let early = super::ts_of(SimTime::ZERO);
     for (rule, marked) in [(UndoEra::Current, true), (UndoEra::Linux315, true), (UndoEra::Linux313, false)] {
         let mut s = sent_window_with_rtt(ms(1));
-        s.config.undo = rule;
+        s.config.era.undo = UndoRules::of(rule);
         let c = s.conns[0].as_mut().unwrap();
         c.written = c.snd_nxt;
         let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
@@ -860,7 +863,7 @@ fn only_todays_kernels_forget_a_stale_first_retransmission_on_entering_recovery(
         (UndoEra::Linux315, false, true),
     ] {
         let mut s = sent_window_with_rtt(ms(1));
-        s.config.undo = era;
+        s.config.era.undo = UndoRules::of(era);
         let c = s.conns[0].as_mut().unwrap();
         // A retransmission at 3 ms of an earlier episode, since acknowledged (or, with
         // `retransmitted`, the head's, still out): the stamp was not forgotten since.
@@ -978,7 +981,8 @@ fn small_queues_hold_about_a_millisecond_of_data_below_tcp() {
 fn linux_3_12s_small_queues_hold_at_least_tcp_limit_output_bytes_and_never_a_retransmission() {
     let (s, mut c) = conn(100, 10_000, 10_000);
     c.snd_nxt = 50;
-    let config = TcpConfig { small_queues: SmallQueues::Linux312, limit_output_bytes: 131_072, ..s.config.clone() };
+    let mut config = TcpConfig { limit_output_bytes: 131_072, ..s.config.clone() };
+    config.era.tsq = TsqLimit::Floored;
     // cwnd 100 over an SRTT of 10 ms at 200%: 28,281 bytes a millisecond, below the 128 KB.
     for (wmem, full) in [(131_072, false), (131_073, true)] {
         c.wmem = wmem;
@@ -997,7 +1001,8 @@ fn linux_3_12s_small_queues_hold_at_least_tcp_limit_output_bytes_and_never_a_ret
 /// early retransmit waiting at least `er` (`None`: off) and an SRTT of `srtt_ms`.
 fn short_flow(segments: u32, er: Option<SimTime>, ncr: bool, srtt_ms: u64) -> TcpSender {
     let (mut s, _) = conn(10, 1_000, 1_000);
-    (s.config.gso, s.config.rack, s.config.early_retransmit, s.config.ncr) = (false, false, er, ncr);
+    (s.config.gso, s.config.loss, s.config.early_retransmit, s.config.ncr) =
+        (false, LossDetection::Scoreboard, er, ncr);
     let mut out = Vec::new();
     s.open(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
     assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
@@ -1147,7 +1152,16 @@ fn dupthresh_marks_a_forward_retransmission_lost_but_keeps_it_in_flight() {
     // FACK's lost-retransmission tests take a retransmission back out of flight.
     let (_, mut c) = conn(10, 1_000, 1_000);
     c.snd_nxt = 10;
-    c.segs = (0..10).map(|_| Seg { sent: SimTime::ZERO, delivered: 0, marks: 0 }).collect();
+    c.segs = (0..10)
+        .map(|_| Seg {
+            sent: SimTime::ZERO,
+            delivered: 0,
+            marks: 0,
+            first_tx: SimTime::ZERO,
+            delivered_at: SimTime::ZERO,
+            app_limited: false,
+        })
+        .collect();
     c.state = CaState::Recovery;
     c.seg_mut(3).marks = RETRANS_OUT | EVER_RETRANS;
     c.retrans_out = 1;
@@ -1188,7 +1202,7 @@ fn an_ack_turns_a_3_10_loss_probe_back_into_the_rto_of_the_heads_send() {
     // nothing.
     for linux_3_10 in [false, true] {
         let mut s = short_flow(10, None, false, 20);
-        s.config.tlp_floor = linux_3_10.then_some(ms(10));
+        s.config.era.tlp = TlpRules { floor: linux_3_10.then_some(ms(10)), rearmed_by_ack: linux_3_10 };
         let mut out = Vec::new();
         let c = s.conns[0].as_mut().unwrap();
         TcpSender::arm(c, 0, TimerKind::LossProbe, ms(60), &mut out);
@@ -1197,5 +1211,117 @@ fn an_ack_turns_a_3_10_loss_probe_back_into_the_rto_of_the_heads_send() {
         let rto_of_head = c.seg(0).sent + c.backed_off_rto(&s.config);
         let want = if linux_3_10 { (TimerKind::Rto, rto_of_head) } else { (TimerKind::LossProbe, ms(60)) };
         assert_eq!((c.timer_kind, c.timer.deadline().unwrap()), want, "3.10: {linux_3_10}");
+    }
+}
+
+/// Sends what the sender lets out at `now`, each buffer's TX completing at once (so TCP small
+/// queues hold nothing back); returns the segments sent.
+fn send_completing(s: &mut TcpSender, now: SimTime) -> Vec<u32> {
+    let mut seqs = Vec::new();
+    while let Some(p) = s.poll_transmit(now) {
+        s.on_tx_done(now, &p, &mut Vec::new());
+        seqs.push(p.seq);
+    }
+    seqs
+}
+
+/// A control that records every rate sample and, with `own_window`, holds the window at 4
+/// segments itself (`cong_control`), as a rate-based control does.
+#[derive(Debug)]
+struct Recorder {
+    samples: std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>,
+    own_window: bool,
+}
+
+impl CongestionControl for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn ssthresh(&mut self, w: &Window) -> u32 {
+        (w.cwnd / 2).max(2)
+    }
+    fn cong_avoid(&mut self, w: &mut Window, acked: u32) {
+        w.cwnd += acked;
+    }
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+        w.cwnd
+    }
+    fn cong_control(&mut self, w: &mut Window, rs: &RateSample) -> bool {
+        self.samples.lock().unwrap().push(*rs);
+        if self.own_window {
+            w.cwnd = 4;
+        }
+        self.own_window
+    }
+}
+
+/// A sender whose one flow (`window` segments out at time 0) runs the [`Recorder`].
+fn recorded(own_window: bool) -> (TcpSender, std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>) {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    s.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    let samples = std::sync::Arc::default();
+    s.conns[0].as_mut().unwrap().cc = Box::new(Recorder { samples: std::sync::Arc::clone(&samples), own_window });
+    assert_eq!(send_completing(&mut s, SimTime::ZERO).len(), 10, "the initial window");
+    (s, samples)
+}
+
+#[test]
+fn each_ack_samples_the_delivery_rate_as_tcp_rate_does() {
+    let (mut s, samples) = recorded(false);
+    // 5 of the first 10 (all sent at 0, while the write found nothing queued: app-limited) ACKed
+    // at 10 ms: delivered 5 since the latest sent of them left, over max(send 0, ACK 10 ms).
+    s.on_packet(ms(10), ack(5, ms(10)), &mut Vec::new());
+    let first = samples.lock().unwrap()[0];
+    assert_eq!((first.delivered, first.interval), (Some(5), Some(ms(10))));
+    assert_eq!((first.prior_delivered, first.prior_mstamp, first.acked_sacked), (0, Some(SimTime::ZERO), 5));
+    assert!(first.is_app_limited && !first.is_retrans);
+    assert_eq!((first.rtt, first.prior_in_flight), (Some(ms(10)), 10));
+    // The window grew by 5: segments 10 to 19 leave at 10 ms, stamped with delivered 5 at 10 ms.
+    assert_eq!(send_completing(&mut s, ms(10)), (10..20).collect::<Vec<_>>());
+    // Segments 5 to 14 ACKed at 20 ms: the latest sent (14) left at 10 ms when 5 were delivered;
+    // 10 delivered since, over max(send 10 ms since segment 4's send, ACK 10 ms since 10 ms).
+    s.on_packet(ms(20), ack(15, ms(20)), &mut Vec::new());
+    let second = samples.lock().unwrap()[1];
+    assert_eq!((second.prior_delivered, second.prior_mstamp), (5, Some(ms(10))));
+    assert_eq!((second.delivered, second.interval), (Some(10), Some(ms(10))));
+    assert_eq!((second.snd_interval, second.rcv_interval), (ms(10), ms(10)));
+    assert!(!second.is_app_limited, "sent after the first 5 (app_limited = 1) were delivered");
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.rate_delivered, c.rate_interval, c.app_limited), (10, ms(10), 0));
+}
+
+#[test]
+fn a_sacked_segment_counts_once_and_an_interval_below_min_rtt_is_no_rate() {
+    let (mut s, samples) = recorded(false);
+    // Segment 9 SACKed at 10 ms, then the cumulative ACK of all 10 at 11 ms.
+    s.on_packet(ms(10), sack(0, (9, 10), ms(10)), &mut Vec::new());
+    s.on_packet(ms(11), ack(10, ms(11)), &mut Vec::new());
+    let samples = samples.lock().unwrap();
+    assert_eq!((samples[0].delivered, samples[0].last_end_seq), (Some(1), 10));
+    // The cumulative ACK's sample starts where segment 8 left (0 delivered, at 0): segment 9's
+    // stamp went with its SACK, so it is not counted again; 9 delivered over 11 ms.
+    assert_eq!((samples[1].prior_delivered, samples[1].prior_mstamp), (0, Some(SimTime::ZERO)));
+    assert_eq!((samples[1].acked_sacked, samples[1].delivered, samples[1].interval), (9, Some(10), Some(ms(11))));
+    // An ACK that gives no RTT sample (it covers retransmitted segments, Karn's rule) over an
+    // interval shorter than the minimum RTT: no rate (`interval_us = -1`), the latest kept.
+    let (mut late, samples) = recorded(false);
+    let c = late.conns[0].as_mut().unwrap();
+    c.min_rtt = Some(ms(50));
+    c.segs.iter_mut().for_each(|s| s.marks |= EVER_RETRANS);
+    late.on_packet(ms(10), ack(5, ms(10)), &mut Vec::new());
+    assert_eq!(samples.lock().unwrap()[0].interval, None);
+    let c = late.conns[0].as_ref().unwrap();
+    assert_eq!((c.min_rtt, c.rate_delivered), (Some(ms(50)), 0));
+}
+
+#[test]
+fn a_control_with_cong_control_sets_the_window_instead_of_prr_and_cong_avoid() {
+    for own_window in [false, true] {
+        let (mut s, samples) = recorded(own_window);
+        s.on_packet(ms(10), ack(5, ms(10)), &mut Vec::new());
+        let cwnd = s.conns[0].as_ref().unwrap().w.cwnd;
+        assert_eq!(cwnd, if own_window { 4 } else { 15 }, "cong_avoid adds the 5 delivered");
+        assert_eq!(samples.lock().unwrap().len(), 1);
     }
 }

@@ -63,7 +63,7 @@ impl TcpSender {
                     n => n,
                 };
                 if out_now > 0 {
-                    let pto = match config.tlp_floor {
+                    let pto = match config.era.tlp.floor {
                         None => {
                             let extra = if out_now == 1 { config.rto_min } else { SimTime(2_000_000) };
                             SimTime(2 * srtt.0) + extra
@@ -119,10 +119,10 @@ impl TcpSender {
         // `undo_retrans` 0) and the walk of the write queue up to `tcp_send_head` voided it at a
         // segment retransmitted before: `TCPCB_RETRANS` (ever) in 3.10-3.13, `TCPCB_SACKED_RETRANS`
         // (in flight) in 3.14-3.15.
-        let void_if = match config.undo {
-            UndoEra::Current => None,
-            UndoEra::Linux313 => Some(EVER_RETRANS),
-            UndoEra::Linux315 => Some(RETRANS_OUT),
+        let void_if = match config.era.undo.loss_voids_undo_at {
+            VoidUndoAt::Never => None,
+            VoidUndoAt::EverRetransmitted => Some(EVER_RETRANS),
+            VoidUndoAt::RetransmissionInFlight => Some(RETRANS_OUT),
         };
         if let Some(mask) = void_if {
             let retransmitted = (c.snd_una..c.snd_nxt).any(|seq| c.seg(seq).marks & mask != 0);
@@ -177,7 +177,7 @@ impl TcpSender {
             c.tlp_retrans = true;
             let seq = c.snd_nxt - 1;
             // 3.10-3.13's `__tcp_retransmit_skb` marks nothing; 3.14 on, `TCPCB_EVER_RETRANS`.
-            let ever_retrans = self.config.undo != UndoEra::Linux313;
+            let ever_retrans = self.config.era.undo.probe_marks_ever_retrans;
             Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Probe { ever_retrans })
         };
         self.stats.tlp_probes += 1;

@@ -1,0 +1,106 @@
+//! Delivery-rate sampling (net/ipv4/tcp_rate.c, Linux 4.9 on: `tcp_rate_skb_sent`,
+//! `tcp_rate_skb_delivered`, `tcp_rate_gen`, `tcp_rate_check_app_limited`): every
+//! transmission is stamped with the connection's delivered count and when it was reached; an
+//! ACK's sample is the segments delivered since the latest-sent segment it delivers left,
+//! over the longer of the send and the ACK intervals. A rate-based control reads it through
+//! `CongestionControl::cong_control`. Times are kept in nanoseconds where Linux keeps
+//! microseconds.
+
+use super::*;
+
+/// `tx.delivered_mstamp` of a segment already counted by a SACK (Linux zeroes it).
+pub(super) const NO_STAMP: SimTime = SimTime(u64::MAX);
+
+/// `tcp_skb_sent_after(t1, t2, seq1, seq2)`: sent later, or at the same time with a higher end.
+fn sent_after(t1: SimTime, t2: SimTime, seq1: u32, seq2: u32) -> bool {
+    t1 > t2 || (t1 == t2 && seq1 > seq2)
+}
+
+impl Conn {
+    /// `tcp_rate_skb_sent`: the stamps of a transmission at `now` (with `packets_out` as before
+    /// it: the first after the pipe emptied starts a new interval).
+    pub(super) fn rate_skb_sent(&mut self, now: SimTime) -> Seg {
+        if self.packets_out() == 0 {
+            self.first_tx_mstamp = now;
+            self.delivered_mstamp = now;
+        }
+        Seg {
+            sent: now,
+            delivered: self.delivered,
+            marks: 0,
+            first_tx: self.first_tx_mstamp,
+            delivered_at: self.delivered_mstamp,
+            app_limited: self.app_limited != 0,
+        }
+    }
+
+    /// `tcp_rate_skb_delivered`: segment `seq` (`s`, as it was sent) is delivered; the sample
+    /// follows the latest sent of the segments an ACK delivers. The caller clears the stamp of
+    /// a segment SACKed, so that its cumulative ACK counts nothing twice.
+    pub(super) fn rate_skb_delivered(&mut self, s: &Seg, seq: u32, rs: &mut RateSample) {
+        if s.delivered_at == NO_STAMP {
+            return;
+        }
+        if rs.prior_delivered == 0 || sent_after(s.sent, self.first_tx_mstamp, seq + 1, rs.last_end_seq) {
+            rs.prior_delivered = s.delivered;
+            rs.prior_mstamp = Some(s.delivered_at);
+            rs.is_app_limited = s.app_limited;
+            rs.is_retrans = s.marks & (EVER_RETRANS | RETRANS_OUT) != 0;
+            rs.last_end_seq = seq + 1;
+            // The next interval starts at this send; this one's send interval ends there.
+            self.first_tx_mstamp = s.sent;
+            rs.snd_interval = s.sent.saturating_sub(s.first_tx);
+        }
+    }
+
+    /// `tcp_rate_gen`, after the ACK's deliveries (`delivered`) and losses (`lost`) are counted:
+    /// the sample's delivered count and interval, invalid (`None`) without a prior stamp or
+    /// shorter than the minimum RTT; the connection's latest rate (`rate_delivered` /
+    /// `rate_interval`) follows it unless an application-limited sample is slower.
+    pub(super) fn rate_gen(&mut self, now: SimTime, delivered: u32, lost: u32, rs: &mut RateSample) {
+        if self.app_limited != 0 && self.delivered > self.app_limited {
+            self.app_limited = 0;
+        }
+        if delivered > 0 {
+            self.delivered_mstamp = now;
+        }
+        rs.acked_sacked = delivered;
+        rs.losses = lost;
+        let Some(prior_mstamp) = rs.prior_mstamp else {
+            (rs.delivered, rs.interval) = (None, None);
+            return;
+        };
+        let sample = self.delivered - rs.prior_delivered;
+        rs.delivered = Some(sample);
+        rs.rcv_interval = now.saturating_sub(prior_mstamp);
+        let interval = rs.snd_interval.max(rs.rcv_interval);
+        // `tcp_min_rtt` (~0U before any sample): an interval below it is not a rate.
+        if self.min_rtt.is_none_or(|m| interval < m) {
+            rs.interval = None;
+            return;
+        }
+        rs.interval = Some(interval);
+        if !rs.is_app_limited
+            || u128::from(sample) * u128::from(self.rate_interval.0)
+                >= u128::from(self.rate_delivered) * u128::from(interval.0)
+        {
+            self.rate_delivered = sample;
+            self.rate_interval = interval;
+            self.rate_app_limited = rs.is_app_limited;
+        }
+    }
+
+    /// `tcp_rate_check_app_limited`, as the application writes (`tcp_sendmsg`) with `unsent`
+    /// segments written and not yet sent: less than a segment to send, nothing below TCP, room
+    /// in the window and no loss to repair mark the connection application-limited until what
+    /// is in flight now is delivered.
+    pub(super) fn rate_check_app_limited(&mut self, config: &TcpConfig, unsent: u32) {
+        if unsent == 0
+            && self.wmem < truesize(config.mss, 1)
+            && self.in_flight() < self.w.cwnd
+            && self.lost_out <= self.retrans_out
+        {
+            self.app_limited = (self.delivered + self.in_flight()).max(1);
+        }
+    }
+}
