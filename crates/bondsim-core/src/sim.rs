@@ -22,16 +22,17 @@ use std::time::Instant;
 use rand_distr::{Distribution, Exp};
 
 use crate::bond::arpmon::{self, ArpMode, ArpMonitor, Received};
+use crate::bond::driver::{Arp, Bond, Notice};
 use crate::bond::monitor::{self, Monitor};
 use crate::bond::registry;
-use crate::bond::{BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
+use crate::bond::{BondView, PacketInfo, Pick, Receive};
 use crate::capture::{self, Capture};
 use crate::engine::{self, EventQueue};
 use crate::error::{Error, Result};
 use crate::failover::FailoverLog;
 use crate::fault::{self, SilentPorts};
 use crate::link::{DropCause, Enqueued, Link, RateLink, Sent};
-use crate::network::{self, FlowHeaders};
+use crate::network;
 use crate::packet::{Kind, Packet};
 use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
@@ -166,7 +167,7 @@ pub fn run_with_capture(
                 reverse: reverse.is_some(),
             })
             .collect();
-        let c = Capture::new(options, scenario, &world.scheduler_label, &world.requests, &world.headers, &links)?;
+        let c = Capture::new(options, scenario, &world.bond.label, &world.requests, &world.bond.headers, &links)?;
         world.capture = Some(Box::new(c));
     }
     // The guard: past `max_events` the run stops with an error naming the field (checked when
@@ -230,9 +231,6 @@ pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
 
 /// Why ARP probing needs rate links.
 const NO_RETURN_PATH: &str = "ARP probing needs rate links: the paced interface has no return path for the replies";
-
-/// The ARP monitor and the number of targets it probes.
-type Arp = Option<(ArpMonitor, u32)>;
 
 /// The bond's link monitors as Linux would run them in `mode`: miimon (forced to 100 ms
 /// where Linux forces it, [`monitor::miimon_in_force`]) and the ARP monitor, which Linux
@@ -358,10 +356,6 @@ struct World {
     /// A closed loop's next held request per client (`workload.arrivals.kind = "closed"`),
     /// stepping by the number of clients; empty for open arrivals.
     next_request: Vec<u32>,
-    headers: Vec<FlowHeaders>,
-    rx_links: Vec<Option<usize>>,
-    /// Per flow: it arrived, and the mode was asked its receive link.
-    rx_asked: Vec<bool>,
     /// Per flow: the link its latest packet took (`u32::MAX`: none yet) and how often that changed.
     paths: Vec<(u32, u32)>,
     arrived: u32,
@@ -436,13 +430,11 @@ struct World {
     /// ACKs on the ideal return path (`ack_path = "ideal"`), per link, in arrival order.
     ideal_acks: Option<Vec<std::collections::VecDeque<(SimTime, Packet)>>>,
     l3_header: u32,
-    scheduler: Box<dyn Scheduler>,
-    scheduler_label: String,
+    /// The bond: scheduler, monitors, the NICs' carrier, the flows' headers and receive links.
+    bond: Bond,
     links: Vec<Link>,
     reverse: Vec<ReverseLink>,
     link_names: Vec<String>,
-    views: Vec<LinkView>,
-    monitor: Monitor,
     failure_rngs: Vec<Option<(RandomFailures, Rng)>>,
     /// The metrics at the application's delivery point.
     receiver: Receiver,
@@ -464,34 +456,23 @@ struct World {
     capture: Option<Box<Capture>>,
     /// Time series for reports (`[trace]`), when asked for.
     trace: Option<Tracer>,
-    /// Per link: how late its NIC reports a carrier change (`carrier_latency_ms`), and the
-    /// carrier it reports (what the bond's monitor reads, `netif_carrier_ok`).
+    /// Per link: how late its NIC reports a carrier change (`carrier_latency_ms`; the carrier
+    /// it reports is the bond's, [`Bond::nic_carrier`]).
     carrier_latency: Vec<SimTime>,
-    nic_carrier: Vec<bool>,
     /// The failover measures, when a link can fail (`failover.rs`).
     failover: Option<Box<FailoverLog>>,
     /// Silent port failures (`failures.K.kind = "silent"`).
     silent: SilentPorts,
-    /// The ARP monitor (`bond.arp_interval`) and the number of targets it probes.
-    arp: Arp,
-    /// Per link: why 802.3ad keeps it out of its aggregator (lost LACPDUs, per direction; 0 = in).
-    lacp_out: Vec<u32>,
     /// The miimon period in force, ms (Linux forces 100 ms in some modes).
     miimon_ms: f64,
     /// The switch between the links and the clients (`[switch]`).
     switch: Switch,
-    /// The mode's registered name (the bond's receive rules depend on it).
-    mode: &'static str,
-    /// Gratuitous ARPs after an active-backup failover (`bond.num_grat_arp`) and their
-    /// spacing, and the active slave the bond last notified its peers of.
+    /// Gratuitous ARPs after an active-backup failover (`bond.num_grat_arp`) and their spacing.
     num_grat_arp: u32,
     peer_notif_every: SimTime,
-    notified_active: Option<usize>,
-    /// Each slave's MAC address, and whether the mode keeps one per slave and moves the bond's
-    /// to its active slave (balance-tlb/-alb, [`network::SlaveMacs`]): the active slave it last did.
+    /// Each slave's MAC address (balance-tlb/-alb keep one per slave and move the bond's to
+    /// their active slave, [`network::SlaveMacs`]).
     slave_macs: network::SlaveMacs,
-    own_macs: bool,
-    mac_active: Option<usize>,
 }
 
 impl World {
@@ -555,7 +536,6 @@ impl World {
                     .map(|r| (r, rng::stream(seed, &format!("links.{id}.random_failures")))),
             );
         }
-        let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
         let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &links)?;
         let silent = SilentPorts::new(scenario);
@@ -569,9 +549,9 @@ impl World {
                 }
             }
         }
-        let scheduler = resolved.build(&bond_context(scenario))?;
-        let own_macs = scheduler.own_slave_macs();
-        let resequencer = scheduler.resequences().then(Resequencer::default);
+        let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
+        let bond = Bond::new(&resolved, &bond_context(scenario), monitor, arp, views, headers)?;
+        let resequencer = bond.scheduler.resequences().then(Resequencer::default);
         let clients: Vec<u32> = requests.iter().map(|r| r.client).collect();
         let ends = transport::build(scenario, &clients);
 
@@ -591,8 +571,6 @@ impl World {
 
         let mut world = World {
             events,
-            rx_links: vec![None; requests.len()],
-            rx_asked: vec![false; requests.len()],
             paths: vec![(u32::MAX, 0); requests.len()],
             receiver: Receiver::new(&packets_per_flow),
             wire: WireTap::new(requests.len()),
@@ -606,7 +584,6 @@ impl World {
                 scenario::Workload::PingPong(_) => Vec::new(),
             },
             requests,
-            headers,
             arrived: 0,
             server: ends.server,
             client: ends.client,
@@ -654,13 +631,9 @@ impl World {
                 _ => None,
             },
             l3_header: scenario.l3_header_bytes(),
-            scheduler,
-            scheduler_label: resolved.label(),
             links,
             reverse,
             link_names,
-            views,
-            monitor,
             failure_rngs,
             resequencer,
             copies: rustc_hash::FxHashMap::default(),
@@ -678,47 +651,41 @@ impl World {
                 .each_link()
                 .map(|(_, spec)| SimTime::from_millis_f64(spec.base.carrier_latency_ms))
                 .collect(),
-            nic_carrier: vec![true; scenario.link_count()],
             failover: None,
             silent,
-            lacp_out: vec![0; scenario.link_count()],
-            arp,
             miimon_ms,
             switch: Switch::new(&scenario.switch, lag, scenario.link_count()),
-            mode: resolved.info.name,
             num_grat_arp: scenario.bond.num_grat_arp,
             peer_notif_every: peer_notif_every(&scenario.bond),
-            notified_active: None,
             slave_macs: network::SlaveMacs::new(
                 network::parse_mac("network.server_mac", &scenario.network.server_mac)?,
                 scenario.link_count(),
-                own_macs,
+                bond.own_macs(),
             ),
-            own_macs,
-            mac_active: None,
+            bond,
         };
-        if own_macs {
-            world.follow_active_mac(SimTime::ZERO);
+        if world.bond.own_macs() {
+            let mut notices = Vec::new();
+            world.bond.follow_active_mac(&mut notices);
+            for notice in notices {
+                world.notice(SimTime::ZERO, notice);
+            }
             // The learning packets come from the ALB timer, which `bond_open` starts only with
             // `tlb_dynamic_lb` or in balance-alb (its periodic work is the scheduler's tick, or RLB).
             let alb_timer =
-                world.scheduler.tick_interval().is_some() || world.scheduler.receive() == Receive::PerClient;
+                world.bond.scheduler.tick_interval().is_some() || world.bond.scheduler.receive() == Receive::PerClient;
             if alb_timer && !world.switch.aware() {
                 world.events.schedule(LP_FIRST, Event::new(Target::Learning, 0));
             }
         }
-        if world.arp.is_some() {
+        if world.bond.arp.is_some() {
             // bond_open queues the ARP monitor's work at once. (teamd's arp_ping starts its ports down.)
             world.events.schedule(SimTime::ZERO, Event::new(Target::ArpMonitor, 0));
             for id in 0..world.links.len() {
                 world.apply_verdict(SimTime::ZERO, id);
             }
         }
-        if world.mode == "active-backup" && !world.headers.is_empty() {
-            let headers = world.headers[0];
-            world.notified_active =
-                world.scheduler.rx_link(&headers, &BondView { now: SimTime::ZERO, links: &world.views });
-        }
+        world.bond.start_notified(SimTime::ZERO);
         world.hears_resolved = world.server.hears_resolved();
         world.reliable = world.server.reliable() || world.client.reliable();
         world.hears_tx_done = [world.server.hears_tx_done(), world.client.hears_tx_done()];
@@ -730,7 +697,7 @@ impl World {
             world.failover = Some(Box::new(log));
         }
         world.plain_path = !world.silent.any() && world.switch.aware() && world.failover.is_none();
-        world.fresh_views = world.scheduler.reads_link_load() || world.trace.is_some();
+        world.fresh_views = world.bond.scheduler.reads_link_load() || world.trace.is_some();
         world.may_freeze = world.lazy_polls
             && world.plain_path
             && world.trace.is_none()
@@ -743,7 +710,7 @@ impl World {
         world.client.start(SimTime::ZERO, &mut out);
         world.drain(SimTime::ZERO, Side::Client, &mut out);
         world.outbox = out;
-        if let Some(every) = world.scheduler.tick_interval() {
+        if let Some(every) = world.bond.scheduler.tick_interval() {
             world.events.schedule(every, Event::new(Target::Scheduler, 0));
         }
         if let Some(stop) = scenario.stop_s {
@@ -782,7 +749,7 @@ impl World {
             }
             let Some((now, Event { target, token })) = self.events.pop() else { break };
             if let Some(trace) = self.trace.as_mut().filter(|t| now > t.next_sample()) {
-                trace.sample(now, &self.links, &self.views);
+                trace.sample(now, &self.links, &self.bond.views);
             }
             match target {
                 Target::Arrivals => self.arrive(now, (token >> 32) as u32, token as u32),
@@ -831,9 +798,9 @@ impl World {
         if !self.fresh_views {
             return;
         }
-        self.links[id].refresh_view(now, &mut self.views[id]);
+        self.links[id].refresh_view(now, &mut self.bond.views[id]);
         if let Some(trace) = &mut self.trace {
-            trace.queue(id, self.views[id].queue_len_pkts);
+            trace.queue(id, self.bond.views[id].queue_len_pkts);
         }
     }
 
@@ -903,13 +870,14 @@ impl World {
     fn arrive(&mut self, now: SimTime, first: u32, count: u32) {
         for flow in first..first + count {
             let file = self.requests[flow as usize].file_bytes;
-            self.rx_links[flow as usize] =
-                self.scheduler.rx_link(&self.headers[flow as usize], &BondView { now, links: &self.views });
-            self.rx_asked[flow as usize] = true;
+            let mut notices = Vec::new();
+            self.bond.flow_arrived(now, flow as usize, &mut notices);
             if let Some(log) = self.failover.as_deref_mut() {
                 log.started(now, flow as usize);
             }
-            self.taught_client(now, flow as usize);
+            for notice in notices {
+                self.notice(now, notice);
+            }
             // The receiving end opens first (its data can arrive at once on a paced link).
             let (first, second) = match self.app_side {
                 Side::Client => (Side::Client, Side::Server),
@@ -974,13 +942,13 @@ impl World {
                 bytes: packet.bytes * segments,
                 l3_bytes: packet.l3_bytes(self.l3_header) * segments,
                 headers: if packet.is_fragment() {
-                    fragment_headers = self.headers[flow].fragment();
+                    fragment_headers = self.bond.headers[flow].fragment();
                     &fragment_headers
                 } else {
-                    &self.headers[flow]
+                    &self.bond.headers[flow]
                 },
             };
-            let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
+            let pick = self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views });
             self.gso_pick = pick;
             pick
         };
@@ -996,7 +964,7 @@ impl World {
             }
             Pick::All => {
                 // bond_xmit_broadcast: every slave that `bond_slave_is_up` with `BOND_LINK_UP`.
-                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.views[id].can_tx()).collect();
+                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.bond.views[id].can_tx()).collect();
                 if targets.is_empty() {
                     self.freed(now, &packet);
                     self.lose(now, packet, DropCause::NoLink);
@@ -1332,7 +1300,7 @@ impl World {
     #[inline(always)]
     fn refresh_idle_view(&mut self, id: usize, at: SimTime) {
         if self.fresh_views {
-            self.links[id].refresh_view(at, &mut self.views[id]);
+            self.links[id].refresh_view(at, &mut self.bond.views[id]);
         }
     }
 
@@ -1582,18 +1550,18 @@ impl World {
         if !self.switch.aware() {
             return self.unaware_peer_link(now, flow);
         }
-        if let Some(link) = self.rx_links[flow].filter(|&l| self.links[l].carrier()) {
+        if let Some(link) = self.bond.rx_links[flow].filter(|&l| self.links[l].carrier()) {
             return Some(link);
         }
-        self.switch.lag_port(&self.headers[flow].reversed(), now)
+        self.switch.lag_port(&self.bond.headers[flow].reversed(), now)
     }
 
     /// The address the client of `flow` sends its frames to: the bond's, or in balance-alb the
     /// address of the slave the bond's ARP answer named (`rlb_arp_xmit` writes the assigned
     /// slave's `dev_addr`).
     fn client_dst_mac(&self, flow: usize) -> network::Mac {
-        match (self.own_macs, self.rx_links[flow]) {
-            (true, Some(link)) if self.scheduler.receive() == Receive::PerClient => self.slave_macs.of(link),
+        match (self.bond.own_macs(), self.bond.rx_links[flow]) {
+            (true, Some(link)) if self.bond.scheduler.receive() == Receive::PerClient => self.slave_macs.of(link),
             _ => self.slave_macs.bond(),
         }
     }
@@ -1603,12 +1571,12 @@ impl World {
     /// only if it arrives on a slave it receives on (`switch::bond_accepts`). Of a flood's copies the model carries the one the bond
     /// keeps; the others are counted (`switch_flooded`), not carried.
     fn unaware_peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
-        let headers = self.headers[flow];
-        let receive = self.scheduler.receive();
+        let headers = self.bond.headers[flow];
+        let receive = self.bond.scheduler.receive();
         let active = match receive {
             // alb keeps unicast on every slave; its rx_link assigns clients, which asking would change.
             Receive::PerClient => None,
-            _ => self.scheduler.rx_link(&headers, &BondView { now, links: &self.views }),
+            _ => self.bond.scheduler.rx_link(&headers, &BondView { now, links: &self.bond.views }),
         };
         let dst = self.client_dst_mac(flow);
         let macs = &self.slave_macs;
@@ -1635,22 +1603,13 @@ impl World {
     }
 
     /// After an active-backup failover the bond notifies its peers on the new active
-    /// slave (`bond_change_active_slave` sets `send_peer_notif`; `bond_should_notify_peers`
-    /// lets one gratuitous ARP out per `peer_notif_delay`): an unaware switch learns the
+    /// slave `port` (`bond_change_active_slave` sets `send_peer_notif`; `bond_should_notify_peers`
+    /// lets one gratuitous ARP out per `peer_notif_delay`, [`Notice::NotifyPeers`]): an unaware switch learns the
     /// bond's MAC on that port from each, the first at the failover. The ARPs are counted
     /// (`grat_arps_sent`), not carried on the link (a 60-byte frame beside the data).
-    fn notify_peers(&mut self, now: SimTime) {
-        if self.mode != "active-backup" || self.headers.is_empty() {
-            return;
-        }
-        let headers = self.headers[0];
-        let active = self.active_slave(now);
-        if active == self.notified_active {
-            return;
-        }
-        self.notified_active = active;
-        let Some(port) = active else { return };
-        self.switch.announce(port, headers.src_mac, now, self.num_grat_arp, self.peer_notif_every);
+    fn notify_peers(&mut self, now: SimTime, port: usize) {
+        let mac = self.bond.headers[0].src_mac;
+        self.switch.announce(port, mac, now, self.num_grat_arp, self.peer_notif_every);
     }
 
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
@@ -1807,125 +1766,68 @@ impl World {
         }
     }
 
-    /// Link `id`'s NIC reports its carrier `up` (`netif_carrier_on`/`off`), `carrier_latency_ms`
-    /// after the change: what the bond's miimon reads from now on.
-    /// The bond hears of it at once too (`NETDEV_CHANGE`, an urgent linkwatch event for a
-    /// bond's slave, `linkwatch_urgent_event`): every mode but active-backup stops sending on
-    /// a link without carrier before the monitor's verdict ([`LinkView::can_tx`]).
+    /// Link `id`'s NIC reports its carrier `up`, `carrier_latency_ms` after the change
+    /// ([`Bond::nic_carrier`]); the monitor's commits go into the queue.
     fn nic_carrier(&mut self, now: SimTime, id: usize, up: bool) {
-        self.nic_carrier[id] = up;
-        let skip_updelay = self.scheduler.skips_updelay(id, &BondView { now, links: &self.views });
-        for (link, commit) in self.monitor.carrier_changed(id, now, up, skip_updelay) {
+        for (link, commit) in self.bond.nic_carrier(now, id, up) {
             self.events.schedule(commit.at, Event::new(Target::Monitor(link as u32), u64::from(commit.generation)));
         }
-        // teamd's arp_ping watch enables the port's user linkup (`team_set_port_user_linkup_enabled`):
-        // the team driver's `team_port_txable` then reads teamd's verdict, not the carrier.
-        if self.arp.as_ref().is_some_and(|(a, _)| a.mode() == ArpMode::TeamdArpPing) {
-            return;
-        }
-        self.views[id].carrier = up;
-        self.scheduler.on_carrier_change(id, &BondView { now, links: &self.views });
     }
 
     /// Records link `id`'s carrier and the monitor's verdict after a change (`[trace]`).
     fn trace_link_event(&mut self, now: SimTime, id: usize) {
         if let Some(trace) = &mut self.trace {
-            trace.link_event(now, id, self.links[id].carrier(), self.views[id].up);
+            trace.link_event(now, id, self.links[id].carrier(), self.bond.views[id].up);
         }
     }
 
     fn commit(&mut self, now: SimTime, id: usize, generation: u32) {
-        let carrier = self.nic_carrier[id];
-        if self.monitor.commit(id, generation, carrier) {
+        if self.bond.commit(id, generation) {
             self.apply_verdict(now, id);
         }
     }
 
-    /// The bond's view of link `id` is every monitor's verdict at once: miimon's, 802.3ad's
-    /// (LACPDUs) and the ARP monitor's; the scheduler hears of a change.
+    /// The bond's verdict on link `id` ([`Bond::verdict`]: every monitor's at once) changed:
+    /// the failover measures and the trace record it, the bond's scheduler and receive links
+    /// follow ([`Bond::link_changed`]) and what it tells the world is done ([`World::notice`]).
     fn apply_verdict(&mut self, now: SimTime, id: usize) {
-        let up = self.monitor.is_up(id) && self.lacp_out[id] == 0 && self.arp.as_ref().is_none_or(|(a, _)| a.is_up(id));
-        if self.views[id].up == up {
-            return;
-        }
+        let Some(up) = self.bond.verdict(id) else { return };
         if let Some(log) = self.failover.as_deref_mut() {
             log.verdict(now, id, up);
         }
-        self.views[id].up = up;
         self.refresh_view(id, now);
         self.trace_link_event(now, id);
-        self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
-        self.follow_active_slave(now);
-        self.notify_peers(now);
-        self.follow_active_mac(now);
-        // The last slave up went down: one waiting out its updelay may be made up at once.
-        let promoted = if up { None } else { self.monitor.promote_if_none_up(self.mode, &self.views, now) };
+        let mut notices = Vec::new();
+        let promoted = self.bond.link_changed(now, id, &mut notices);
+        for notice in notices {
+            self.notice(now, notice);
+        }
         if let Some(back) = promoted {
             self.apply_verdict(now, back);
         }
     }
 
-    /// A bond that receives on its active slave only ([`Receive::ActiveSlave`]: active-backup,
-    /// balance-tlb, whose peers learn the bond's MAC there): after the bond changes it, a
-    /// LAG-aware switch sends the bond's frames to the new one (a failure that keeps the carrier,
-    /// a silent port, would otherwise keep receiving them). balance-alb's clients follow its
-    /// RLB table ([`Receive::PerClient`]); the other modes' receive link is the switch's hash.
-    fn follow_active_slave(&mut self, now: SimTime) {
-        match self.scheduler.receive() {
-            Receive::ActiveSlave => {
-                let active = self.active_slave(now);
-                // Every flow's (one not yet arrived is set again when it arrives: `arrive`).
-                self.rx_links.fill(active);
-            }
-            Receive::PerClient => {
-                // balance-alb: the link change moved clients in the RLB table (`rlb_clear_slave`
-                // off a failed link, `rlb_rebalance` over all when one is back) and the bond's
-                // ARP updates (`rlb_update_rx_clients`) move their traffic; the updates' own
-                // delay (the 100 ms ALB tick) is not modelled. Flows not yet arrived ask at arrival;
-                // one left without a link (every link down) is placed again.
-                for flow in 0..self.rx_links.len() {
-                    if self.rx_asked[flow] {
-                        let bond = BondView { now, links: &self.views };
-                        self.rx_links[flow] = self.scheduler.rx_link(&self.headers[flow], &bond);
-                        self.taught_client(now, flow);
-                    }
-                }
-            }
-            Receive::AnySlave => {}
+    /// Carries out what the bond told the world ([`Notice`]): the switch learns addresses and
+    /// hears gratuitous ARPs.
+    fn notice(&mut self, now: SimTime, notice: Notice) {
+        match notice {
+            Notice::ClientTaught { slave, .. } if !self.switch.aware() => self.learning_frame(now, slave),
+            Notice::ClientTaught { .. } => {}
+            Notice::NotifyPeers { port } => self.notify_peers(now, port),
+            Notice::ActiveMac { slave } => self.move_active_mac(now, slave),
         }
     }
 
-    /// balance-tlb/-alb: a new active slave takes the bond's MAC address from the slave that
-    /// held it ([`network::SlaveMacs::make_active`]), and the bond teaches the switch both
+    /// balance-tlb/-alb: the new active slave `new` takes the bond's MAC address from the slave
+    /// that held it ([`network::SlaveMacs::make_active`]), and the bond teaches the switch both
     /// addresses at once (`alb_fasten_mac_swap`: learning packets on each that can send).
-    fn follow_active_mac(&mut self, now: SimTime) {
-        if !self.own_macs {
-            return;
-        }
-        let active = self.scheduler.active_link();
-        if active == self.mac_active {
-            return;
-        }
-        self.mac_active = active;
-        // With no active slave (`bond_alb_handle_active_change` with none) the addresses stay.
-        let Some(new) = active else { return };
+    fn move_active_mac(&mut self, now: SimTime, new: usize) {
         let [holder, new] = self.slave_macs.make_active(new);
         // (One slave when it already held the address: its learning packets go once.)
         for slave in [holder, new].into_iter().skip(usize::from(holder == new)) {
-            if self.views[slave].can_tx() {
+            if self.bond.views[slave].can_tx() {
                 self.learning_frame(now, slave);
             }
-        }
-    }
-
-    /// balance-alb tells a client its receive slave by an ARP reply sent on that slave from its
-    /// address (`rlb_arp_xmit`, `rlb_update_client`): an unaware switch learns it there.
-    fn taught_client(&mut self, now: SimTime, flow: usize) {
-        if !self.own_macs || self.switch.aware() || self.scheduler.receive() != Receive::PerClient {
-            return;
-        }
-        if let Some(slave) = self.rx_links[flow].filter(|&l| self.views[l].can_tx()) {
-            self.learning_frame(now, slave);
         }
     }
 
@@ -1949,35 +1851,25 @@ impl World {
 
     /// 802.3ad: link `id`'s LACPDUs stopped (`leaves`) or came back ([`SilentPorts::lacp_outages`]).
     fn lacp(&mut self, now: SimTime, id: usize, leaves: bool) {
-        if leaves {
-            self.lacp_out[id] += 1;
-        } else {
-            self.lacp_out[id] -= 1;
-        }
-        self.switch.lacp(id, self.lacp_out[id] > 0);
+        let out = self.bond.lacp(id, leaves);
+        self.switch.lacp(id, out);
         self.apply_verdict(now, id);
-    }
-
-    /// The bond's active slave (`curr_active_slave`: the mode's receive link), where it has one.
-    fn active_slave(&mut self, now: SimTime) -> Option<usize> {
-        let headers = self.headers.first()?;
-        self.scheduler.rx_link(headers, &BondView { now, links: &self.views })
     }
 
     /// One run of the ARP monitor: inspect and commit, then probe every target
     /// (`bond_activebackup_arp_mon`, `bond_loadbalance_arp_mon`).
     fn arp_tick(&mut self, now: SimTime) {
-        let Some((arp, _)) = self.arp.as_ref() else { return };
+        let Some((arp, _)) = self.bond.arp.as_ref() else { return };
         let ab = arp.mode() == ArpMode::ActiveBackup;
         // The monitor reads the NICs' view of the carrier (`netif_carrier_ok`).
-        let carrier = self.nic_carrier.clone();
-        let before = if ab { self.active_slave(now) } else { None };
-        let Some((arp, _)) = self.arp.as_mut() else { return };
+        let carrier = self.bond.nic_carrier.clone();
+        let before = if ab { self.bond.active_slave(now) } else { None };
+        let Some((arp, _)) = self.bond.arp.as_mut() else { return };
         for (id, _) in arp.inspect(now, before, &carrier) {
             self.apply_verdict(now, id);
         }
-        let active = if ab { self.active_slave(now) } else { None };
-        let Some((arp, targets)) = self.arp.as_mut() else { return };
+        let active = if ab { self.bond.active_slave(now) } else { None };
+        let Some((arp, targets)) = self.bond.arp.as_mut() else { return };
         if let Some(a) = active.filter(|_| active != before) {
             arp.made_active(a, now);
         }
@@ -2006,14 +1898,14 @@ impl World {
             return; // a missed probe (the drop counters are the workload's packets')
         }
         let target = packet.flow;
-        let ab = self.arp.as_ref().is_some_and(|(a, _)| a.mode() == ArpMode::ActiveBackup);
+        let ab = self.bond.arp.as_ref().is_some_and(|(a, _)| a.mode() == ArpMode::ActiveBackup);
         let back = if ab {
             for other in (0..self.links.len()).filter(|&l| l != id) {
                 self.arp_to_host(now, other, Packet::arp(Kind::ArpRequest, target, now));
             }
             Some(id)
         } else {
-            self.peer_link(now, target as usize % self.headers.len().max(1))
+            self.peer_link(now, target as usize % self.bond.headers.len().max(1))
         };
         if let Some(back) = back {
             self.arp_to_host(now, back, Packet::arp(Kind::ArpReply, target, now));
@@ -2034,17 +1926,16 @@ impl World {
 
     /// Link `id` received `frame`: a sign of life to the ARP monitor, if one runs.
     fn arp_heard(&mut self, now: SimTime, id: usize, frame: Received) {
-        let Some((arp, _)) = self.arp.as_ref() else { return };
-        let active = if arp.mode() == ArpMode::ActiveBackup { self.active_slave(now) } else { None };
-        if let Some((arp, _)) = self.arp.as_mut() {
+        let Some((arp, _)) = self.bond.arp.as_ref() else { return };
+        let active = if arp.mode() == ArpMode::ActiveBackup { self.bond.active_slave(now) } else { None };
+        if let Some((arp, _)) = self.bond.arp.as_mut() {
             arp.received(id, now, frame, active);
         }
     }
 
     fn scheduler_tick(&mut self, now: SimTime) {
-        self.scheduler.on_tick(&BondView { now, links: &self.views });
-        if let Some(every) = self.scheduler.tick_interval() {
-            self.events.schedule(now + every, Event::new(Target::Scheduler, 0));
+        if let Some(next) = self.bond.tick(now) {
+            self.events.schedule(next, Event::new(Target::Scheduler, 0));
         }
     }
 
@@ -2060,7 +1951,7 @@ impl World {
             (server, client) => server.or(client),
         };
         let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, &self.receiver, tcp.as_ref()));
-        let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.views)).unwrap_or_default();
+        let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.bond.views)).unwrap_or_default();
         let links = self
             .links
             .iter()
@@ -2078,12 +1969,12 @@ impl World {
             Reports {
                 name: &scenario.name,
                 seed: scenario.seed,
-                scheduler: self.scheduler_label,
+                scheduler: self.bond.label,
                 requests: &self.requests,
                 receiver: &self.receiver,
                 wire: &self.wire,
                 paths: &self.paths,
-                rx_links: self.rx_links,
+                rx_links: self.bond.rx_links,
                 links,
                 sent: self.sent,
                 drops_no_link: self.drops_no_link,
@@ -2106,8 +1997,8 @@ impl World {
                 trace,
                 failovers,
                 miimon_ms: self.miimon_ms,
-                arp_probes_sent: self.arp.as_ref().map_or(0, |(a, _)| a.probes_sent),
-                arp_replies: self.arp.as_ref().map_or(0, |(a, _)| a.replies),
+                arp_probes_sent: self.bond.arp.as_ref().map_or(0, |(a, _)| a.probes_sent),
+                arp_replies: self.bond.arp.as_ref().map_or(0, |(a, _)| a.replies),
             },
             wall_s,
         )
@@ -2422,7 +2313,7 @@ mod tests {
                 break;
             }
         }
-        assert_eq!(w.scheduler.active_link(), Some(1));
+        assert_eq!(w.bond.scheduler.active_link(), Some(1));
         // Slave 1 holds the bond's address now, slave 0 slave 1's (`alb_swap_mac_addr`), and the
         // switch learned the bond's on port 1 at the change; slave 0's port has no link.
         assert_eq!((w.slave_macs.of(1), w.slave_macs.of(0)), (bond, second));
@@ -2450,7 +2341,7 @@ mod tests {
     /// events until the monitor commits it (no traffic moves: the test skips the other events).
     fn fail_over(num_grat_arp: u32) -> World {
         let mut w = unaware_world("active-backup", num_grat_arp);
-        let mac = w.headers[0].src_mac;
+        let mac = w.bond.headers[0].src_mac;
         let t = SimTime::from_millis_f64(1.0);
         w.switch.learn(0, mac, t);
         w.carrier(t, 0, false);
@@ -2466,8 +2357,8 @@ mod tests {
     #[test]
     fn gratuitous_arps_move_the_bonds_mac_to_the_new_active_port_at_the_failover() {
         let with = fail_over(2);
-        let mac = with.headers[0].src_mac;
-        assert_eq!(with.notified_active, Some(1));
+        let mac = with.bond.headers[0].src_mac;
+        assert_eq!(with.bond.notified(), Some(1));
         assert_eq!(with.switch.learned(mac), Some(1), "learned on the new active slave's port at once");
         assert_eq!(with.switch.stats.grat_arps, 2);
         // Without them the entry went with port 0's link and nothing has taught the switch since.

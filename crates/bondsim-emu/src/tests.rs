@@ -239,7 +239,7 @@ fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_th
     let mut second = tcp_packet(500, 0, true);
     second[21] = 0x41; // the server's port 8001 (0x1f41): another flow
     f.from_server(ms(51.0), second, &mut Vec::new());
-    assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
+    assert_eq!(f.flows.values().filter(|flow| f.rx_link(flow) == Some(1)).count(), 2);
 }
 
 /// The reverse link an ACK the client sends at `t` ms takes (sent whole 0.5 ms later: 90 wire
