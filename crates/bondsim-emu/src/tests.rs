@@ -273,7 +273,7 @@ fn with_no_link_up_a_link_waiting_out_its_updelay_is_made_up_at_once_as_in_the_m
 fn balance_alb_clients_follow_the_rlb_table_at_each_verdict_as_in_the_model() {
     // One client, given link 0. Link 0 fails at 5 ms and is back at 30 ms: at the verdicts the
     // RLB table moves the client to link 1, then reshuffles it to link 2 (round-robin after the
-    // last link handed out), as the model's `World::follow_active_slave` asks it.
+    // last link handed out), as the bond's `Bond::link_changed` (its `follow_active_slave`) asks it.
     let mut f = fabric(
         serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]}, {"rate_mbps": 8}, {"rate_mbps": 8}]),
         serde_json::json!({"mode": "balance-alb", "miimon": 10}),
