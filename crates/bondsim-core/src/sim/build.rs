@@ -37,24 +37,7 @@ impl World {
             server: ends.server,
             client: ends.client,
             outbox: Vec::new(),
-            idle_polls: vec![NO_POLL; scenario.link_count()],
-            next_idle_poll: NO_POLL,
-            next_idle_link: 0,
-            idle_steps: idle_steps(&links),
-            may_freeze: false,
-            frozen: Vec::new(),
-            #[cfg(test)]
-            bulk_idle_polls: 0,
-            #[cfg(test)]
-            bulk_off: false,
-            #[cfg(test)]
-            idle_log: None,
-            #[cfg(test)]
-            freeze_off: false,
-            #[cfg(test)]
-            frozen_links: 0,
-            #[cfg(test)]
-            frozen_ties: [0; 4],
+            idle: IdleLinks::new(&links),
             lazy_polls: scenario.trace.link_ms.is_none(),
             fresh_views: true,
             plain_path: false,
@@ -148,7 +131,7 @@ impl World {
         }
         self.plain_path = !self.silent.any() && self.switch.aware() && self.failover.is_none();
         self.fresh_views = self.bond.scheduler.reads_link_load() || self.trace.is_some();
-        self.may_freeze = self.lazy_polls
+        self.idle.may_freeze = self.lazy_polls
             && self.plain_path
             && self.trace.is_none()
             && self.resequencer.is_none()
@@ -287,17 +270,6 @@ fn closed_loop_next(scenario: &Scenario) -> Vec<u32> {
         },
         scenario::Workload::PingPong(_) => Vec::new(),
     }
-}
-
-/// Per link, the time between its idle wake-ups in nanoseconds when it is always the same, else 0.
-fn idle_steps(links: &[Link]) -> Vec<u64> {
-    links
-        .iter()
-        .map(|l| match l {
-            Link::Paced(link) => link.idle_step().map_or(0, |step| step.0),
-            Link::Rate(_) => 0,
-        })
-        .collect()
 }
 
 /// What the bond's scheduler is built with: its links' names and speeds, the seed, whether the

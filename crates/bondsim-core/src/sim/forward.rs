@@ -91,7 +91,7 @@ impl World {
                 self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
             }
             // (Tested in this order, a run without idle paced links pays one test.)
-            Enqueued::Waiting if self.next_idle_poll != NO_POLL && self.idle_polls[id] != NO_POLL => {
+            Enqueued::Waiting if self.idle.next_poll != NO_POLL && self.idle.polls[id] != NO_POLL => {
                 self.wake_idle_link(id)
             }
             Enqueued::Waiting => {}
@@ -116,12 +116,12 @@ impl World {
             // a steady flow the next packet comes before it, and one idle wake-up is cheaper
             // than taking it out and putting it back for every packet.)
             let key = engine::key(next, self.events.reserve());
-            if !self.frozen.is_empty() {
-                self.frozen.push((id, key)); // (the run only drains: it stays idle)
+            if !self.idle.frozen.is_empty() {
+                self.idle.frozen.push((id, key)); // (the run only drains: it stays idle)
             } else {
-                self.idle_polls[id] = key;
-                if key < self.next_idle_poll {
-                    (self.next_idle_poll, self.next_idle_link) = (key, id);
+                self.idle.polls[id] = key;
+                if key < self.idle.next_poll {
+                    (self.idle.next_poll, self.idle.next_link) = (key, id);
                 }
             }
         } else {

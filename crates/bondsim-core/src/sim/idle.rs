@@ -3,6 +3,68 @@
 
 use super::*;
 
+/// The idle paced links' wake-ups kept out of the event queue, and what the tests read of them.
+pub(super) struct IdleLinks {
+    /// Idle paced links' next wake-ups, kept out of the event queue: per link, the key
+    /// (`engine::key`) its poll has in the queue's order, or [`NO_POLL`] (not idle, or not
+    /// paced); and the smallest of them with its link. See [`World::idle_polls_before`].
+    pub(super) polls: Vec<u128>,
+    pub(super) next_poll: u128,
+    pub(super) next_link: usize,
+    /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same
+    /// ([`PacedLink::idle_step`]), else 0.
+    pub(super) steps: Vec<u64>,
+    /// Whether idle links may be frozen once the run only drains (paced sender, sink, no
+    /// trace, nothing between the links and the clients; see [`World::freeze_idle_links`]),
+    /// and the frozen ones: per link, the key of its first wake-up not run.
+    pub(super) may_freeze: bool,
+    pub(super) frozen: Vec<(usize, u128)>,
+    /// Idle wake-ups counted in bulk, whether counting in bulk is off, and (when a test asks
+    /// for it with `Some`) the idle links' wake-up keys after each [`World::idle_polls_before`]:
+    /// what the tests check the bulk path by.
+    #[cfg(test)]
+    pub(super) bulk_polls: u64,
+    #[cfg(test)]
+    pub(super) bulk_off: bool,
+    #[cfg(test)]
+    pub(super) log: Option<Vec<Vec<u128>>>,
+    /// Whether freezing is off, the links frozen, and the frozen links with a wake-up at the
+    /// last event's time ([`World::settle_frozen`]): counted from their step, after the last
+    /// event and before it; their first wake-up not run, after it and before it.
+    #[cfg(test)]
+    pub(super) freeze_off: bool,
+    #[cfg(test)]
+    pub(super) frozen_links: u64,
+    #[cfg(test)]
+    pub(super) frozen_ties: [u64; 4],
+}
+
+impl IdleLinks {
+    /// None idle yet, for `links`.
+    pub(super) fn new(links: &[Link]) -> IdleLinks {
+        IdleLinks {
+            polls: vec![NO_POLL; links.len()],
+            next_poll: NO_POLL,
+            next_link: 0,
+            steps: idle_steps(links),
+            may_freeze: false,
+            frozen: Vec::new(),
+            #[cfg(test)]
+            bulk_polls: 0,
+            #[cfg(test)]
+            bulk_off: false,
+            #[cfg(test)]
+            log: None,
+            #[cfg(test)]
+            freeze_off: false,
+            #[cfg(test)]
+            frozen_links: 0,
+            #[cfg(test)]
+            frozen_ties: [0; 4],
+        }
+    }
+}
+
 impl World {
     /// Runs, in the queue's order, the idle paced links' wake-ups that come before the event
     /// of key `next`. The thesis's interface (`interface.py`) wakes every period whether or
@@ -15,27 +77,27 @@ impl World {
     /// once the run only drains, once at its end ([`World::freeze_idle_links`]).
     pub(super) fn idle_polls_before(&mut self, next: u128) {
         #[cfg(test)]
-        let bulk_off = self.bulk_off;
+        let bulk_off = self.idle.bulk_off;
         #[cfg(not(test))]
         let bulk_off = false;
-        while self.next_idle_poll < next {
+        while self.idle.next_poll < next {
             // (The bulk path's first test here: most runs of this loop wake one link once.)
-            let step = self.idle_steps[self.next_idle_link];
-            let twice = step != 0 && engine::key_time(self.next_idle_poll).0 + step < engine::key_time(next).0;
+            let step = self.idle.steps[self.idle.next_link];
+            let twice = step != 0 && engine::key_time(self.idle.next_poll).0 + step < engine::key_time(next).0;
             if twice && !bulk_off && self.skip_idle_polls_before(next, step) {
                 continue;
             }
-            let (at, id) = (engine::key_time(self.next_idle_poll), self.next_idle_link);
+            let (at, id) = (engine::key_time(self.idle.next_poll), self.idle.next_link);
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
             let (sent, following) = link.poll(at);
             debug_assert!(sent.is_none(), "an idle link sends nothing");
-            self.idle_polls[id] = engine::key(following, self.events.reserve());
+            self.idle.polls[id] = engine::key(following, self.events.reserve());
             self.refresh_idle_view(id, at);
             self.find_next_idle_poll();
         }
         #[cfg(test)]
-        if let Some(log) = &mut self.idle_log {
-            log.push(self.idle_polls.clone());
+        if let Some(log) = &mut self.idle.log {
+            log.push(self.idle.polls.clone());
         }
     }
 
@@ -59,7 +121,7 @@ impl World {
     /// `n (R − 1) + j`.
     #[inline(never)]
     pub(super) fn skip_idle_polls_before(&mut self, next: u128, step: u64) -> bool {
-        if self.may_freeze && self.freeze_idle_links() {
+        if self.idle.may_freeze && self.freeze_idle_links() {
             return true;
         }
         // One scan: the links at this step in the order of their keys (a few: an insertion sort
@@ -69,7 +131,7 @@ impl World {
         let mut keys = [NO_POLL; BULK_LINKS];
         let mut ids = [0u32; BULK_LINKS];
         let (mut n, mut others) = (0, NO_POLL);
-        for (id, (&key, &link_step)) in self.idle_polls.iter().zip(&self.idle_steps).enumerate() {
+        for (id, (&key, &link_step)) in self.idle.polls.iter().zip(&self.idle.steps).enumerate() {
             if link_step != step {
                 others = others.min(key);
             } else if key != NO_POLL {
@@ -114,21 +176,21 @@ impl World {
             let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
             let following = link.skip_idle_polls(mine, last, SimTime(step));
             let key = engine::key(following, first_seq + place);
-            self.idle_polls[id] = key;
+            self.idle.polls[id] = key;
             if key < first {
-                (first, self.next_idle_link) = (key, id);
+                (first, self.idle.next_link) = (key, id);
             }
             self.refresh_idle_view(id, last);
         }
         // The next idle wake-up: one of these, or else the others' first, found by a scan.
         if first < others {
-            self.next_idle_poll = first;
+            self.idle.next_poll = first;
         } else {
             self.find_next_idle_poll();
         }
         #[cfg(test)]
         {
-            self.bulk_idle_polls += count;
+            self.idle.bulk_polls += count;
         }
         true
     }
@@ -145,26 +207,26 @@ impl World {
             return false;
         }
         #[cfg(test)]
-        if self.freeze_off || self.idle_log.is_some() {
+        if self.idle.freeze_off || self.idle.log.is_some() {
             return false; // (the key log compares keys: frozen links have none)
         }
-        let steps = &self.idle_steps;
+        let steps = &self.idle.steps;
         let own_step = |id: usize| steps[id] != 0 && steps.iter().filter(|&&s| s == steps[id]).count() == 1;
         let drains = self.events.pending().all(|e| matches!(e.target, Target::Poll(id) if own_step(id as usize)));
-        let idle_fixed = self.idle_polls.iter().zip(steps).all(|(&key, &step)| key == NO_POLL || step != 0);
+        let idle_fixed = self.idle.polls.iter().zip(steps).all(|(&key, &step)| key == NO_POLL || step != 0);
         if !(drains && idle_fixed) {
             return false;
         }
-        for (id, key) in self.idle_polls.iter_mut().enumerate() {
+        for (id, key) in self.idle.polls.iter_mut().enumerate() {
             if *key != NO_POLL {
-                self.frozen.push((id, std::mem::replace(key, NO_POLL)));
+                self.idle.frozen.push((id, std::mem::replace(key, NO_POLL)));
             }
         }
         #[cfg(test)]
         {
-            self.frozen_links += self.frozen.len() as u64;
+            self.idle.frozen_links += self.idle.frozen.len() as u64;
         }
-        (self.next_idle_poll, self.next_idle_link) = (NO_POLL, 0);
+        (self.idle.next_poll, self.idle.next_link) = (NO_POLL, 0);
         true
     }
 
@@ -179,15 +241,15 @@ impl World {
     /// reserved last, at `T − d_L`.
     pub(super) fn settle_frozen(&mut self) {
         let end = self.events.now().0;
-        let last_step = (self.links.iter().zip(&self.idle_steps))
+        let last_step = (self.links.iter().zip(&self.idle.steps))
             .filter_map(|(link, &step)| match link {
                 Link::Paced(link) if step != 0 && link.next_poll().0 == end + step => Some(step),
                 _ => None,
             })
             .min()
             .expect("the last event is a wake-up of a link at a fixed step");
-        for (id, key) in std::mem::take(&mut self.frozen) {
-            let (t, step) = (engine::key_time(key).0, self.idle_steps[id]);
+        for (id, key) in std::mem::take(&mut self.idle.frozen) {
+            let (t, step) = (engine::key_time(key).0, self.idle.steps[id]);
             if t > end {
                 continue;
             }
@@ -195,7 +257,7 @@ impl World {
             let at_end = on_grid && step > last_step;
             #[cfg(test)]
             if on_grid {
-                self.frozen_ties[2 * usize::from(t == end) + usize::from(at_end)] += 1;
+                self.idle.frozen_ties[2 * usize::from(t == end) + usize::from(at_end)] += 1;
             }
             let wakes = (end - t).div_ceil(step) + u64::from(at_end);
             if wakes > 0 {
@@ -218,20 +280,20 @@ impl World {
 
     /// Finds the first of the idle links' wake-ups.
     pub(super) fn find_next_idle_poll(&mut self) {
-        (self.next_idle_poll, self.next_idle_link) = (NO_POLL, 0);
-        for (id, &key) in self.idle_polls.iter().enumerate() {
-            if key < self.next_idle_poll {
-                (self.next_idle_poll, self.next_idle_link) = (key, id);
+        (self.idle.next_poll, self.idle.next_link) = (NO_POLL, 0);
+        for (id, &key) in self.idle.polls.iter().enumerate() {
+            if key < self.idle.next_poll {
+                (self.idle.next_poll, self.idle.next_link) = (key, id);
             }
         }
     }
 
     /// A packet waits on idle paced link `id`: its pending wake-up goes into the event queue.
     pub(super) fn wake_idle_link(&mut self, id: usize) {
-        let key = std::mem::replace(&mut self.idle_polls[id], NO_POLL);
+        let key = std::mem::replace(&mut self.idle.polls[id], NO_POLL);
         let poll = Event::new(Target::Poll(id as u32), 0);
         self.events.schedule_reserved(engine::key_time(key), key as u64, poll);
-        if key == self.next_idle_poll {
+        if key == self.idle.next_poll {
             self.find_next_idle_poll();
         }
     }
@@ -239,10 +301,21 @@ impl World {
     /// Nothing else is scheduled: the idle links wake up in the queue again, as they would
     /// have (a run that never ends this way meets its guard, `max_events`).
     pub(super) fn wake_idle_links(&mut self) {
-        for id in 0..self.idle_polls.len() {
-            if self.idle_polls[id] != NO_POLL {
+        for id in 0..self.idle.polls.len() {
+            if self.idle.polls[id] != NO_POLL {
                 self.wake_idle_link(id);
             }
         }
     }
+}
+
+/// Per link, the time between its idle wake-ups in nanoseconds when it is always the same, else 0.
+fn idle_steps(links: &[Link]) -> Vec<u64> {
+    links
+        .iter()
+        .map(|l| match l {
+            Link::Paced(link) => link.idle_step().map_or(0, |step| step.0),
+            Link::Rate(_) => 0,
+        })
+        .collect()
 }

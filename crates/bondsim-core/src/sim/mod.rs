@@ -64,8 +64,9 @@ mod reverse;
 mod tests;
 
 pub use build::bond_context;
+use idle::IdleLinks;
 
-/// No idle wake-up pending ([`World::idle_polls`]).
+/// No idle wake-up pending ([`IdleLinks::polls`]).
 const NO_POLL: u128 = u128::MAX;
 
 /// The most idle links whose wake-ups are counted in bulk at once
@@ -344,38 +345,8 @@ struct World {
     client: End,
     /// Scratch space for an endpoint's outputs.
     outbox: Vec<Output>,
-    /// Idle paced links' next wake-ups, kept out of the event queue: per link, the key
-    /// (`engine::key`) its poll has in the queue's order, or [`NO_POLL`] (not idle, or not
-    /// paced); and the smallest of them with its link. See [`World::idle_polls_before`].
-    idle_polls: Vec<u128>,
-    next_idle_poll: u128,
-    next_idle_link: usize,
-    /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same
-    /// ([`PacedLink::idle_step`]), else 0.
-    idle_steps: Vec<u64>,
-    /// Whether idle links may be frozen once the run only drains (paced sender, sink, no
-    /// trace, nothing between the links and the clients; see [`World::freeze_idle_links`]),
-    /// and the frozen ones: per link, the key of its first wake-up not run.
-    may_freeze: bool,
-    frozen: Vec<(usize, u128)>,
-    /// Idle wake-ups counted in bulk, whether counting in bulk is off, and (when a test asks
-    /// for it with `Some`) the idle links' wake-up keys after each [`World::idle_polls_before`]:
-    /// what the tests check the bulk path by.
-    #[cfg(test)]
-    bulk_idle_polls: u64,
-    #[cfg(test)]
-    bulk_off: bool,
-    #[cfg(test)]
-    idle_log: Option<Vec<Vec<u128>>>,
-    /// Whether freezing is off, the links frozen, and the frozen links with a wake-up at the
-    /// last event's time ([`World::settle_frozen`]): counted from their step, after the last
-    /// event and before it; their first wake-up not run, after it and before it.
-    #[cfg(test)]
-    freeze_off: bool,
-    #[cfg(test)]
-    frozen_links: u64,
-    #[cfg(test)]
-    frozen_ties: [u64; 4],
+    /// Idle paced links waking outside the event queue ([`IdleLinks`]).
+    idle: IdleLinks,
     /// Whether a frame the bond sends meets nothing between its link and the clients: no
     /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
     /// (`reach_switch` then skips all three; tested once, at build).
@@ -467,7 +438,7 @@ impl World {
 
     fn run(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
         self.run_events(progress)?;
-        if !self.frozen.is_empty() {
+        if !self.idle.frozen.is_empty() {
             self.settle_frozen();
         }
         Ok(())
@@ -475,7 +446,7 @@ impl World {
 
     fn run_events(&mut self, progress: &mut dyn FnMut(&Progress) -> bool) -> Result<()> {
         loop {
-            if self.next_idle_poll != NO_POLL {
+            if self.idle.next_poll != NO_POLL {
                 match self.events.next_key() {
                     Some(next) => self.idle_polls_before(next),
                     None => self.wake_idle_links(),

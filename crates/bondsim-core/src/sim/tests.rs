@@ -72,13 +72,13 @@ fn result_of(scenario: &serde_json::Value, lazy: bool) -> RunResult {
 
 /// A run of `scenario`, idle wake-ups in the queue (`lazy` false) or outside it, idle links
 /// frozen when the run drains unless `freeze` is false; with the wake-ups counted in bulk,
-/// the links frozen and [`World::frozen_ties`].
+/// the links frozen and [`IdleLinks::frozen_ties`].
 fn run_of(scenario: &serde_json::Value, lazy: bool, freeze: bool) -> (RunResult, u64, u64, [u64; 4]) {
     let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
     let mut world = World::build(&scenario).unwrap();
-    (world.lazy_polls, world.freeze_off) = (lazy, !freeze);
+    (world.lazy_polls, world.idle.freeze_off) = (lazy, !freeze);
     world.run(&mut |_| true).unwrap();
-    let (bulk, frozen, ties) = (world.bulk_idle_polls, world.frozen_links, world.frozen_ties);
+    let (bulk, frozen, ties) = (world.idle.bulk_polls, world.idle.frozen_links, world.idle.frozen_ties);
     (world.finish(&scenario, 0.0), bulk, frozen, ties)
 }
 
@@ -88,9 +88,9 @@ fn run_of(scenario: &serde_json::Value, lazy: bool, freeze: bool) -> (RunResult,
 fn idle_keys_of(scenario: &serde_json::Value, bulk_off: bool) -> Vec<Vec<u128>> {
     let scenario = Scenario::from_json(&scenario.to_string()).unwrap();
     let mut world = World::build(&scenario).unwrap();
-    (world.bulk_off, world.idle_log) = (bulk_off, Some(Vec::new()));
+    (world.idle.bulk_off, world.idle.log) = (bulk_off, Some(Vec::new()));
     world.run(&mut |_| true).unwrap();
-    world.idle_log.unwrap()
+    world.idle.log.unwrap()
 }
 
 /// Every figure of a result but the event count (which idle links waking outside the
