@@ -40,6 +40,7 @@ pub mod alb;
 pub mod arpmon;
 pub mod balance_xor;
 pub mod broadcast;
+pub mod driver;
 pub mod drr_stripe;
 pub mod earliest_finish;
 pub mod error;

@@ -146,7 +146,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Takes the next insertion sequence number without scheduling anything: the place in
     /// the order of its instant that an event scheduled now would have. An event kept out of
-    /// the queue (a paced link's idle wake-up, `sim.rs`) holds its place this way, so that
+    /// the queue (a paced link's idle wake-up, `sim/idle.rs`) holds its place this way, so that
     /// every other event keeps the sequence number it would have had with it in the queue.
     pub fn reserve(&mut self) -> u64 {
         self.next_seq += 1;

@@ -1,7 +1,7 @@
 //! What a user reads about a failover: one row per failure of a link (the
 //! `failovers` table) and the summary's worst cases.
 //!
-//! The world feeds the log through thin hooks (`sim.rs`): a link's physical
+//! The world feeds the log through thin hooks (`sim/`): a link's physical
 //! failure and recovery, the bond's verdict on it (the monitor's commit), every
 //! data packet that reaches the clients' wire with the link it came on, every
 //! packet the application receives, every packet lost (with its cause); TCP's

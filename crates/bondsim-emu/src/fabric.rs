@@ -3,12 +3,13 @@
 //! reads from the TUN devices and writes what it hands back when the time comes; the
 //! tests drive it with made-up times.
 //!
-//! Nothing here is new model code. The scheduler is built as the simulator builds it
-//! (`registry::resolve(mode, options).build(ctx)`, `bondsim_core::sim`), every link is
+//! Nothing here is new model code. The bond is the simulator's [`Bond`] driver, built as
+//! the simulator builds it (`registry::resolve(mode, options)`, `bondsim_core::sim`): its
+//! scheduler, its link monitor ([`Monitor`]: miimon, updelay, downdelay) fed by the
+//! emulated carrier, its verdicts and its flows' receive links. Every link is
 //! the simulator's own [`RateLink`] (rate, frame overhead, per-frame cost, drop-tail
 //! `txqueuelen` queue, delay, jitter, random loss from its named stream, slowdowns) and
-//! its reverse direction is [`RateLink::mirror`], the bond's link monitor is
-//! [`Monitor`] (miimon, updelay, downdelay) fed by the emulated carrier, and a client's
+//! its reverse direction is [`RateLink::mirror`], and a client's
 //! packet takes the link the simulator's peer picks (the mode's `rx_link`, else the
 //! switch's own hash over its members, `World::peer_link`). Only the
 //! clock differs: events run when their time has come on the host's monotonic clock.
@@ -16,9 +17,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use bondsim_core::bond::driver::Bond;
 use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
-use bondsim_core::bond::{registry, BondView, LinkView, PacketInfo, Pick, Receive, Scheduler};
+use bondsim_core::bond::{registry, BondView, PacketInfo, Pick};
 use bondsim_core::fault;
 use bondsim_core::link::{Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
@@ -105,10 +107,8 @@ pub struct FlowStats {
     pub link_switches: u32,
     /// The link the last data packet took.
     pub last_link: Option<usize>,
-    /// The link the client's packets come back on, where the mode decides it (`rx_link`).
-    pub rx_link: Option<usize>,
-    /// Its headers (what the mode's `rx_link` is asked with).
-    headers: Option<FlowHeaders>,
+    /// Its number in the bond ([`Bond::add_flow`]: the bond keeps its receive link, [`Fabric::rx_link`]).
+    index: usize,
     /// One past the highest sequence number arrived so far.
     highest_end: Option<u32>,
     /// One past the highest sequence number the bond took (TCP; the packet trace's retransmissions).
@@ -154,19 +154,14 @@ enum Event {
 
 /// The bond, its links both ways, and the packets on them.
 pub struct Fabric {
-    scheduler: Box<dyn Scheduler>,
-    /// Kept for the result's label.
-    pub scheduler_label: String,
-    /// The mode's registered name (whether the bonding driver picks its active link).
-    mode: &'static str,
-    monitor: Monitor,
+    /// The bond (the simulator's driver: scheduler, monitor, the flows' receive links).
+    bond: Bond,
     forward: Vec<RateLink>,
     reverse: Vec<RateLink>,
     /// Each link's carrier (both directions).
     carrier: Vec<bool>,
     /// The switch between the links and the clients (LAG-aware only: `crate::check`).
     switch: Switch,
-    views: Vec<LinkView>,
     /// Link names, by id.
     pub names: Vec<String>,
     events: BinaryHeap<Reverse<(SimTime, u64, Event)>>,
@@ -181,8 +176,6 @@ pub struct Fabric {
     clients: Clients,
     /// Flows seen, by 5-tuple (server to client).
     pub flows: FxHashMap<FlowKey, FlowStats>,
-    /// The headers of the first flow seen (what the mode's `rx_link` is asked with).
-    first_flow: Option<FlowHeaders>,
     /// The first data packets' schedule (`trace.packets`).
     pub trace: PacketTrace,
     /// Packets the bond had no usable link for.
@@ -201,7 +194,6 @@ impl Fabric {
     /// The bond of `scenario` (rate links only: `crate::check` says so first) for `clients`.
     pub fn new(scenario: &Scenario, clients: Clients) -> Result<Fabric> {
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
-        let scheduler = resolved.build(&bond_context(scenario))?;
         let mut forward = Vec::new();
         let mut names = Vec::new();
         let mut events = BinaryHeap::new();
@@ -228,23 +220,21 @@ impl Fabric {
         }
         let reverse = forward.iter().enumerate().map(|(id, l)| l.mirror(scenario.seed, id)).collect();
         let views = forward.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
+        let monitor = Monitor::new(
+            monitor::miimon_in_force(resolved.info.name, scenario.bond.miimon),
+            scenario.bond.updelay,
+            scenario.bond.downdelay,
+            scenario.bond.hz,
+            forward.len(),
+        );
+        let bond = Bond::new(&resolved, &bond_context(scenario), monitor, None, views, Vec::new())?;
         let n = &scenario.network;
         let mut fabric = Fabric {
-            scheduler_label: resolved.label(),
-            mode: resolved.info.name,
-            monitor: Monitor::new(
-                monitor::miimon_in_force(resolved.info.name, scenario.bond.miimon),
-                scenario.bond.updelay,
-                scenario.bond.downdelay,
-                scenario.bond.hz,
-                forward.len(),
-            ),
+            bond,
             switch: Switch::new(&scenario.switch, scenario.lag(), forward.len()),
-            scheduler,
             carrier: vec![true; forward.len()],
             forward,
             reverse,
-            views,
             names,
             events,
             order,
@@ -257,7 +247,6 @@ impl Fabric {
             vlan: n.vlan,
             clients,
             flows: FxHashMap::default(),
-            first_flow: None,
             trace: PacketTrace { limit: scenario.trace.packets as usize, ..PacketTrace::default() },
             drops_no_link: 0,
             foreign: 0,
@@ -265,7 +254,7 @@ impl Fabric {
             reverse_packets: 0,
             reverse_delivered: 0,
         };
-        if let Some(every) = fabric.scheduler.tick_interval() {
+        if let Some(every) = fabric.bond.scheduler.tick_interval() {
             fabric.schedule(every, Event::Tick);
         }
         Ok(fabric)
@@ -274,6 +263,16 @@ impl Fabric {
     fn schedule(&mut self, at: SimTime, event: Event) {
         self.events.push(Reverse((at, self.order, event)));
         self.order += 1;
+    }
+
+    /// The scheduler's label (its name and non-default parameters), for the result.
+    pub fn scheduler_label(&self) -> &str {
+        &self.bond.label
+    }
+
+    /// The link `flow`'s client sends to the server on, where the mode decides it (`rx_link`).
+    pub fn rx_link(&self, flow: &FlowStats) -> Option<usize> {
+        self.bond.rx_links[flow.index]
     }
 
     /// When the next event is due, if any.
@@ -348,10 +347,11 @@ impl Fabric {
         let key = headers.key();
         if !self.flows.contains_key(&key) {
             // A new flow: the mode may decide where its client's packets come back (as
-            // `World::arrive` asks the scheduler when a request arrives).
-            let rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
-            self.flows.insert(key, FlowStats { client, rx_link, headers: Some(headers), ..FlowStats::default() });
-            self.first_flow.get_or_insert(headers);
+            // `World::arrive` asks the bond when a request arrives). What the bond would tell
+            // the switch is moot: the emulator's is LAG-aware (`crate::check`).
+            let index = self.bond.add_flow(headers);
+            self.bond.flow_arrived(now, index, &mut Vec::new());
+            self.flows.insert(key, FlowStats { client, index, ..FlowStats::default() });
         }
         let segment = (p.payload > 0).then(|| {
             let flow = self.flows.get_mut(&key).expect("inserted");
@@ -367,10 +367,10 @@ impl Fabric {
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
-        let pick = self.scheduler.pick(&info, &BondView { now, links: &self.views });
+        let pick = self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views });
         let targets: Vec<usize> = match pick {
             Pick::Link(id) => vec![id],
-            Pick::All => (0..self.forward.len()).filter(|&id| self.views[id].can_tx()).collect(),
+            Pick::All => (0..self.forward.len()).filter(|&id| self.bond.views[id].can_tx()).collect(),
             Pick::Drop => Vec::new(),
         };
         if targets.is_empty() {
@@ -398,7 +398,7 @@ impl Fabric {
         for (i, id) in targets.into_iter().enumerate() {
             let copy = if i == last { bytes.take().expect("once") } else { bytes.clone().expect("kept") };
             self.enqueue(now, id, true, Frame { bytes: copy, dest: Dest::Client(client), flow, row });
-            self.forward[id].refresh_view(now, &mut self.views[id]);
+            self.forward[id].refresh_view(now, &mut self.bond.views[id]);
         }
     }
 
@@ -470,7 +470,7 @@ impl Fabric {
         // The flow as the server sees it, and the headers the switch hashes (the client's own).
         let from_server = Parsed { src: p.dst, dst: p.src, src_port: p.dst_port, dst_port: p.src_port, ..p };
         let server_side = self.headers(&from_server, client);
-        let rx_link = self.flows.get(&server_side.key()).and_then(|f| f.rx_link);
+        let rx_link = self.flows.get(&server_side.key()).and_then(|f| self.rx_link(f));
         let Some(id) = self.peer_link(now, rx_link, &server_side.reversed()) else { return };
         self.enqueue(now, id, false, Frame { bytes, dest: Dest::Server, flow: None, row: None });
     }
@@ -511,7 +511,7 @@ impl Fabric {
             }
         }
         if forward {
-            self.forward[id].refresh_view(at, &mut self.views[id]);
+            self.forward[id].refresh_view(at, &mut self.bond.views[id]);
         }
     }
 
@@ -542,7 +542,7 @@ impl Fabric {
         if frame.dest == Dest::Server {
             self.reverse_delivered += 1;
         }
-        let wire_bytes = self.views[id].wire_bytes(frame.bytes.len() as u32);
+        let wire_bytes = self.bond.views[id].wire_bytes(frame.bytes.len() as u32);
         out.push(Delivery { due: at, dest: frame.dest, link: forward.then_some(id), wire_bytes, bytes: frame.bytes });
     }
 
@@ -562,14 +562,12 @@ impl Fabric {
                 }
             }
         }
-        let skip_updelay = self.scheduler.skips_updelay(id, &BondView { now: at, links: &self.views });
-        for (link, commit) in self.monitor.carrier_changed(id, at, up, skip_updelay) {
+        self.forward[id].refresh_view(at, &mut self.bond.views[id]);
+        // The NIC reports it at once (no `carrier_latency_ms` here): the bond's monitor and
+        // scheduler hear of it as in the model ([`Bond::nic_carrier`]).
+        for (link, commit) in self.bond.nic_carrier(at, id, up) {
             self.schedule(commit.at, Event::Commit(link, commit.generation));
         }
-        self.forward[id].refresh_view(at, &mut self.views[id]);
-        // The bond sees the carrier at once, as the model's `World::nic_carrier` (sim.rs) has it.
-        self.views[id].carrier = up;
-        self.scheduler.on_carrier_change(id, &BondView { now: at, links: &self.views });
     }
 
     fn run(&mut self, at: SimTime, event: Event, out: &mut Vec<Delivery>) {
@@ -580,59 +578,30 @@ impl Fabric {
             Event::ReverseArrive(id, epoch) => self.arrive(at, id, epoch, false, out),
             Event::Carrier(id, up) => self.carrier(at, id, up),
             Event::Commit(id, generation) => {
-                let carrier = self.carrier[id];
-                if self.monitor.commit(id, generation, carrier) {
+                if self.bond.commit(id, generation) {
                     self.apply_verdict(at, id);
                 }
             }
             Event::Tick => {
-                self.scheduler.on_tick(&BondView { now: at, links: &self.views });
-                if let Some(every) = self.scheduler.tick_interval() {
-                    self.schedule(at + every, Event::Tick);
+                if let Some(next) = self.bond.tick(at) {
+                    self.schedule(next, Event::Tick);
                 }
             }
         }
     }
 
-    /// The monitor's verdict on link `id` changed, as the model's `World::apply_verdict` (sim.rs)
-    /// applies it: the scheduler hears of it, the receive links follow, and when the last link
-    /// up went down the bonding driver makes a link waiting out its updelay active at once.
+    /// The monitor's verdict on link `id` changed: the bond applies it as in the model
+    /// ([`Bond::verdict`], [`Bond::link_changed`]: the scheduler hears of it, the receive links
+    /// follow, and when the last link up went down the bonding driver makes a link waiting out
+    /// its updelay active at once). What it would tell the switch is moot: a LAG-aware switch
+    /// learns no address and hears no gratuitous ARP.
     fn apply_verdict(&mut self, now: SimTime, id: usize) {
-        let up = self.monitor.is_up(id);
-        self.views[id].up = up;
-        self.forward[id].refresh_view(now, &mut self.views[id]);
-        self.scheduler.on_link_change(id, &BondView { now, links: &self.views });
-        self.follow_active_slave(now);
-        let promoted = if up { None } else { self.monitor.promote_if_none_up(self.mode, &self.views, now) };
-        if let Some(back) = promoted {
-            self.apply_verdict(now, back);
+        if self.bond.verdict(id).is_none() {
+            return;
         }
-    }
-
-    /// The receive links after a verdict, as the model's `World::follow_active_slave` (sim.rs)
-    /// has them. A bond that receives on its active slave only ([`Receive::ActiveSlave`]): the
-    /// LAG-aware switch sends the bond's frames to the new one — Linux's bond takes frames in on
-    /// the active slave only (`bond_should_deliver_exact_match`, drivers/net/bonding/bond_main.c);
-    /// every flow's receive link becomes the mode's answer, and a flow that starts later asks it
-    /// itself. balance-alb ([`Receive::PerClient`]): each flow asks its RLB table again (a failed
-    /// link's clients moved, all reshuffled when one is back).
-    fn follow_active_slave(&mut self, now: SimTime) {
-        match self.scheduler.receive() {
-            Receive::ActiveSlave => {
-                let Some(headers) = self.first_flow else { return };
-                let active = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
-                for flow in self.flows.values_mut() {
-                    flow.rx_link = active;
-                }
-            }
-            Receive::PerClient => {
-                for flow in self.flows.values_mut() {
-                    if let Some(headers) = flow.headers {
-                        flow.rx_link = self.scheduler.rx_link(&headers, &BondView { now, links: &self.views });
-                    }
-                }
-            }
-            Receive::AnySlave => {}
+        self.forward[id].refresh_view(now, &mut self.bond.views[id]);
+        if let Some(back) = self.bond.link_changed(now, id, &mut Vec::new()) {
+            self.apply_verdict(now, back);
         }
     }
 
@@ -643,6 +612,6 @@ impl Fabric {
 
     /// Whether the bond's monitor sees link `id` up.
     pub fn monitor_up(&self, id: usize) -> bool {
-        self.views[id].up
+        self.bond.views[id].up
     }
 }

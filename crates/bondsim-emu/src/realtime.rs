@@ -657,7 +657,7 @@ fn result(
     };
     let mut summary = json!({
         "scenario": scenario.name,
-        "scheduler": fabric.scheduler_label,
+        "scheduler": fabric.scheduler_label(),
         "seed": scenario.seed,
         "link_count": rates.len(),
         "requests": outcomes.len(),
@@ -739,7 +739,7 @@ fn result(
         "finish_s": col(&|o| json!(o.finish_s)),
         "link_switches": col(&|o| json!(flow_of(o).map_or(0, |f| f.link_switches))),
         "last_link": col(&|o| json!(flow_of(o).and_then(|f| f.last_link))),
-        "rx_link": col(&|o| json!(flow_of(o).and_then(|f| f.rx_link))),
+        "rx_link": col(&|o| json!(flow_of(o).and_then(|f| fabric.rx_link(f)))),
         "bytes_received": col(&|o| json!(o.received)),
         "tcp_retransmits": col(&|o| json!(o.server.map(|i| i.total_retrans))),
         "tcp_dsack_dups": col(&|o| json!(o.server.map(|i| i.dsack_dups))),

@@ -239,7 +239,7 @@ fn active_backup_acks_follow_the_active_slave_after_the_verdict_and_stay_when_th
     let mut second = tcp_packet(500, 0, true);
     second[21] = 0x41; // the server's port 8001 (0x1f41): another flow
     f.from_server(ms(51.0), second, &mut Vec::new());
-    assert_eq!(f.flows.values().filter(|flow| flow.rx_link == Some(1)).count(), 2);
+    assert_eq!(f.flows.values().filter(|flow| f.rx_link(flow) == Some(1)).count(), 2);
 }
 
 /// The reverse link an ACK the client sends at `t` ms takes (sent whole 0.5 ms later: 90 wire
@@ -273,7 +273,7 @@ fn with_no_link_up_a_link_waiting_out_its_updelay_is_made_up_at_once_as_in_the_m
 fn balance_alb_clients_follow_the_rlb_table_at_each_verdict_as_in_the_model() {
     // One client, given link 0. Link 0 fails at 5 ms and is back at 30 ms: at the verdicts the
     // RLB table moves the client to link 1, then reshuffles it to link 2 (round-robin after the
-    // last link handed out), as the model's `World::follow_active_slave` asks it.
+    // last link handed out), as the bond's `Bond::link_changed` (its `follow_active_slave`) asks it.
     let mut f = fabric(
         serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.030}]}, {"rate_mbps": 8}, {"rate_mbps": 8}]),
         serde_json::json!({"mode": "balance-alb", "miimon": 10}),

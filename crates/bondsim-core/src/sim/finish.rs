@@ -1,0 +1,70 @@
+//! The run's result, built from each component's report.
+
+use super::*;
+
+impl World {
+    /// Each component reports what it did; the result is built from the reports.
+    pub(super) fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
+        let tcp_trace = self.server.tcp_trace().or_else(|| self.client.tcp_trace());
+        let end = self.stopped_at.unwrap_or(self.events.now());
+        let tcp = match (self.server.tcp_stats(), self.client.tcp_stats()) {
+            (Some(mut server), Some(client)) => {
+                server.merge(&client);
+                Some(server)
+            }
+            (server, client) => server.or(client),
+        };
+        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, &self.receiver, tcp.as_ref()));
+        let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.bond.views)).unwrap_or_default();
+        let links = self
+            .links
+            .iter()
+            .zip(&self.reverse)
+            .zip(self.link_names)
+            .map(|((link, reverse), name)| LinkReport {
+                name,
+                kind: if matches!(link, Link::Paced(_)) { "paced" } else { "rate" },
+                capacity_bps: link.capacity_bps(),
+                stats: link.stats().clone(),
+                reverse: reverse.as_ref().map(|r| r.stats.clone()).unwrap_or_default(),
+            })
+            .collect();
+        result::build(
+            Reports {
+                name: &scenario.name,
+                seed: scenario.seed,
+                scheduler: self.bond.label,
+                requests: &self.requests,
+                receiver: &self.receiver,
+                wire: &self.wire,
+                paths: &self.paths,
+                rx_links: self.bond.rx_links,
+                links,
+                sent: self.sent,
+                drops_no_link: self.drops_no_link,
+                switch: self.switch.stats,
+                reverse_sent: self.reverse_sent,
+                reverse_arrived: self.reverse_arrived,
+                stopped_at: self.stopped_at,
+                ended_at: self.events.now(),
+                events: self.events.processed(),
+                reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
+                tcp,
+                pingpong: self.server.pingpong_stats().map(|mut server| {
+                    if let Some(client) = self.client.pingpong_stats() {
+                        server.tokens += client.tokens;
+                    }
+                    server
+                }),
+                tcp_trace,
+                reasm: self.client.reasm_stats(),
+                trace,
+                failovers,
+                miimon_ms: self.miimon_ms,
+                arp_probes_sent: self.bond.arp.as_ref().map_or(0, |(a, _)| a.probes_sent),
+                arp_replies: self.bond.arp.as_ref().map_or(0, |(a, _)| a.replies),
+            },
+            wall_s,
+        )
+    }
+}

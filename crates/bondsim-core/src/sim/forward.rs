@@ -1,0 +1,277 @@
+//! The forward path: the bond's pick, the links' queues and wires, the switch port, the
+//! clients' wire.
+
+use super::*;
+
+impl World {
+    /// Hands a packet from the server's end to the bond.
+    #[inline(always)]
+    pub(super) fn dispatch(&mut self, now: SimTime, mut packet: Packet) {
+        self.sent += 1;
+        packet.bond_seq = self.next_bond_seq;
+        self.next_bond_seq += 1;
+        let flow = packet.flow as usize;
+        // The rest of an offload buffer goes where its first segment went: the bond
+        // (`bond_start_xmit`) places whole skbs, the NIC cuts them into frames.
+        let pick = if packet.gso == 1 {
+            self.gso_pick
+        } else {
+            // The bond sees the buffer's size: its segments and their headers.
+            let segments = u32::from(packet.gso.max(1));
+            let fragment_headers;
+            let info = PacketInfo {
+                bytes: packet.bytes * segments,
+                l3_bytes: packet.l3_bytes(self.l3_header) * segments,
+                headers: if packet.is_fragment() {
+                    fragment_headers = self.bond.headers[flow].fragment();
+                    &fragment_headers
+                } else {
+                    &self.bond.headers[flow]
+                },
+            };
+            let pick = self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views });
+            self.gso_pick = pick;
+            pick
+        };
+        if let Some(trace) = &mut self.trace {
+            trace.sent(now, &packet, if let Pick::Link(id) = pick { Some(id) } else { None });
+        }
+        match pick {
+            Pick::Link(id) => {
+                if self.app_side == Side::Client {
+                    self.note_path(flow, id);
+                }
+                self.enqueue(now, id, &packet);
+            }
+            Pick::All => {
+                // bond_xmit_broadcast: every slave that `bond_slave_is_up` with `BOND_LINK_UP`.
+                let targets: Vec<usize> = (0..self.links.len()).filter(|&id| self.bond.views[id].can_tx()).collect();
+                if targets.is_empty() {
+                    self.freed(now, &packet);
+                    self.lose(now, packet, DropCause::NoLink);
+                    return;
+                }
+                if targets.len() > 1 {
+                    // Each copy is a clone of the sender's buffer: its own memory is the
+                    // sender's no longer (copies are not tracked one by one).
+                    self.freed(now, &packet);
+                    self.copies.insert(packet.bond_seq, Copies { left: targets.len() as u32, delivered: false });
+                }
+                for id in targets {
+                    self.enqueue(now, id, &packet);
+                }
+            }
+            Pick::Drop => {
+                self.freed(now, &packet);
+                self.lose(now, packet, DropCause::NoLink);
+            }
+        }
+    }
+
+    /// The data of `flow` took link `id` (the bond's pick, or the switch's for an upload).
+    pub(super) fn note_path(&mut self, flow: usize, id: usize) {
+        let path = &mut self.paths[flow];
+        if path.0 != id as u32 {
+            path.1 += u32::from(path.0 != u32::MAX);
+            path.0 = id as u32;
+        }
+    }
+
+    /// Puts `packet` in link `id`'s queue. (By reference down to the queue's `push_back`: passed
+    /// by value, the 64-byte packet was copied on the stack twice more per send.)
+    #[inline(always)]
+    pub(super) fn enqueue(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        // The ARP monitor's probes are on the fabric but no part of the workload's traffic.
+        let app = !packet.is_arp();
+        self.in_flight += u64::from(app);
+        match self.links[id].enqueue(now, packet) {
+            Enqueued::Started(done) => {
+                let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
+                let token = u64::from(link.epoch());
+                self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
+            }
+            // (Tested in this order, a run without idle paced links pays one test.)
+            Enqueued::Waiting if self.idle.next_poll != NO_POLL && self.idle.polls[id] != NO_POLL => {
+                self.wake_idle_link(id)
+            }
+            Enqueued::Waiting => {}
+            Enqueued::Dropped(cause) if app => {
+                self.in_flight -= 1;
+                self.freed(now, packet);
+                self.copy_lost(now, *packet, cause);
+            }
+            // A probe that cannot leave is a missed probe.
+            Enqueued::Dropped(_) => {}
+        }
+        self.refresh_view(id, now);
+    }
+
+    pub(super) fn poll(&mut self, now: SimTime, id: usize) {
+        let Link::Paced(link) = &mut self.links[id] else { return };
+        let (sent, next) = link.poll(now);
+        if self.lazy_polls && sent.is_none() {
+            // It had nothing to send: its next wake-up finds nothing either unless a packet
+            // comes first, so it waits out of the queue, in the place it would have had in it.
+            // (A link that just sent its last packet keeps its next wake-up in the queue: in
+            // a steady flow the next packet comes before it, and one idle wake-up is cheaper
+            // than taking it out and putting it back for every packet.)
+            let key = engine::key(next, self.events.reserve());
+            if !self.idle.frozen.is_empty() {
+                self.idle.frozen.push((id, key)); // (the run only drains: it stays idle)
+            } else {
+                self.idle.polls[id] = key;
+                if key < self.idle.next_poll {
+                    (self.idle.next_poll, self.idle.next_link) = (key, id);
+                }
+            }
+        } else {
+            self.events.schedule(next, Event::new(Target::Poll(id as u32), 0));
+        }
+        self.refresh_view(id, now);
+        if let Some(packet) = &sent {
+            if let Some(c) = self.capture.as_deref_mut() {
+                c.link_sent(now, id, packet, self.slave_macs.of(id));
+            }
+            if let Some(trace) = &mut self.trace {
+                trace.left(now, packet);
+            }
+            self.in_flight -= 1;
+            self.freed(now, packet);
+            self.reach_switch(now, id, packet);
+        }
+    }
+
+    pub(super) fn tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
+        let Link::Rate(link) = &mut self.links[id] else { return };
+        if link.epoch() != epoch {
+            return; // the carrier went while this packet was being sent
+        }
+        let Sent { packet, arrival, next } = link.tx_done(now);
+        if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
+            c.link_sent(now, id, &packet, self.slave_macs.of(id));
+        }
+        if let Some(done) = next {
+            self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
+        }
+        if packet.is_arp() {
+            // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
+            if let Some(arrival) = arrival {
+                let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
+                self.events.schedule_ranked(arrival, id as u64, deliver);
+            }
+            return;
+        }
+        if let Some(trace) = &mut self.trace {
+            trace.left(now, &packet);
+        }
+        self.freed(now, &packet);
+        match arrival {
+            Some(arrival) => {
+                // Packets reaching the clients at one instant are taken in the order the bond sent them.
+                let rank = packet.bond_seq << 12 | id as u64;
+                let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
+                self.events.schedule_ranked(arrival, rank, deliver);
+                self.refresh_view(id, now);
+            }
+            None => {
+                // Lost on the wire (counted by the link): known now, like a copy lost with the carrier.
+                self.refresh_view(id, now);
+                self.in_flight -= 1;
+                self.copy_lost(now, packet, DropCause::Random);
+            }
+        }
+    }
+
+    pub(super) fn deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
+        let Link::Rate(link) = &mut self.links[id] else { return };
+        if link.epoch() != epoch {
+            return; // lost with the carrier, counted then
+        }
+        let packet = link.arrive();
+        if packet.is_arp() {
+            self.arp_at_switch(now, id, packet);
+            return;
+        }
+        self.in_flight -= 1;
+        self.reach_switch(now, id, &packet);
+    }
+
+    /// A copy of `packet` reaches the switch port of link `id`: a silent failure of the port
+    /// drops it (the switch never sees it), else the switch forwards it to the client or
+    /// drops it there (a port that spanning tree keeps from forwarding).
+    #[inline(always)]
+    pub(super) fn reach_switch(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        if !self.plain_path {
+            if self.silent.drops(id, now, true) {
+                self.links[id].record_drop(DropCause::Silent);
+                self.copy_lost(now, *packet, DropCause::Silent);
+                return;
+            }
+            if !self.switch.ingress(id, self.slave_macs.of(id), now) {
+                self.copy_lost(now, *packet, DropCause::SwitchPort);
+                return;
+            }
+            self.failover_arrival(now, id, packet);
+        }
+        self.arrived_at_client(now, id, packet);
+    }
+
+    /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
+    pub(super) fn failover_arrival(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        if let Some(log) = self.failover.as_deref_mut() {
+            log.arrived(now, id, packet);
+        }
+    }
+
+    /// A copy of `packet` reached the client's wire at `now`.
+    #[inline(always)]
+    pub(super) fn arrived_at_client(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        if let Some(c) = self.capture.as_deref_mut() {
+            c.client_received(now, packet, self.slave_macs.of(id));
+        }
+        if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
+            c.left -= 1;
+            let first = !c.delivered;
+            c.delivered = true;
+            if c.left == 0 {
+                self.copies.remove(&packet.bond_seq);
+            }
+            if !first {
+                if packet.is_data() {
+                    self.receiver.duplicate(packet.flow);
+                }
+                if self.reliable {
+                    // A real receiver sees the extra copy (and TCP reports it as a D-SACK).
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, *packet, out));
+                }
+                return;
+            }
+        }
+        if packet.is_data() {
+            self.wire_arrival(now, packet);
+        }
+        match self.resequencer.as_mut() {
+            // The sink's every packet goes to the application at once: deliver it without the round trip.
+            None if matches!(self.client, End::Sink(_)) => self.deliver_app(now, packet),
+            None => self.with_end(now, Side::Client, |end, out| end.on_packet(now, *packet, out)),
+            Some(reseq) => {
+                for p in reseq.arrive(*packet) {
+                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
+                }
+            }
+        }
+        if self.hears_resolved {
+            self.tell_resolved(now, packet);
+        }
+    }
+
+    /// A data packet reached the receiving host's wire (the metrics' wire tap).
+    #[inline]
+    pub(super) fn wire_arrival(&mut self, now: SimTime, packet: &Packet) {
+        let before = self.wire.out_of_order;
+        self.wire.arrive(packet);
+        if let Some(trace) = &mut self.trace {
+            trace.arrived(now, packet, self.wire.out_of_order > before);
+        }
+    }
+}
