@@ -206,36 +206,10 @@ impl LinkSpec {
         }
     }
 
-    /// Every kind with its own fields.
-    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("paced", &["period_ms", "trace_intervals_s"]),
-        (
-            "rate",
-            &[
-                "rate_mbps",
-                "overhead_bytes",
-                "mtu",
-                "delay_us",
-                "per_packet_us",
-                "jitter",
-                "txqueuelen",
-                "loss",
-                "loss_model",
-            ],
-        ),
-    ];
-    /// The fields of [`LinkBase`].
-    const BASE: &'static [&'static str] = &[
-        "count",
-        "name",
-        "slowdown",
-        "slow_windows",
-        "intermittent",
-        "failures",
-        "random_failures",
-        "carrier_latency_ms",
-        "flapping",
-    ];
+    /// Every kind with its own fields (its model's struct's).
+    fn kinds() -> [(&'static str, &'static [&'static str]); 2] {
+        [("paced", fields_of::<PacedModel>()), ("rate", fields_of::<RateModel>())]
+    }
 
     /// A paced link of `period_ms` (the thesis's interface).
     pub fn paced(period_ms: f64) -> LinkSpec {
@@ -266,17 +240,20 @@ impl TryFrom<serde_json::Map<String, serde_json::Value>> for LinkSpec {
 
     fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
         let inferred = if map.contains_key("rate_mbps") { "rate" } else { "paced" };
-        let kind = take_kind(&mut map, inferred, LinkSpec::KINDS)?;
-        let own = LinkSpec::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        let kinds = LinkSpec::kinds();
+        // The fields of [`LinkBase`].
+        let base_fields = fields_of::<LinkBase>();
+        let kind = take_kind(&mut map, inferred, &kinds)?;
+        let own = kinds.iter().find(|(k, _)| *k == kind).expect("checked").1;
         let mut base = serde_json::Map::new();
-        for key in LinkSpec::BASE {
+        for key in base_fields {
             if let Some(value) = map.remove(*key) {
                 base.insert((*key).to_string(), value);
             }
         }
         for key in map.keys() {
             if !own.contains(&key.as_str()) {
-                let other = LinkSpec::KINDS.iter().find(|(_, f)| f.contains(&key.as_str()));
+                let other = kinds.iter().find(|(_, f)| f.contains(&key.as_str()));
                 let message = match other {
                     Some((other, _)) => {
                         format!("is a {other}-link field (kind = \"{other}\"), and this link is kind = \"{kind}\"")
@@ -284,7 +261,7 @@ impl TryFrom<serde_json::Map<String, serde_json::Value>> for LinkSpec {
                     None => format!(
                         "unknown field `{key}`, expected one of `kind`, {}, {}",
                         quoted(own),
-                        quoted(LinkSpec::BASE)
+                        quoted(base_fields)
                     ),
                 };
                 return Err(nested(key, message));

@@ -344,6 +344,37 @@ fn from_defaults<T: serde::de::DeserializeOwned>() -> T {
     serde_json::from_value(serde_json::Value::Object(serde_json::Map::new())).expect("every field has a default")
 }
 
+/// The fields serde's derive reads for the struct `T`, in declaration order: the list the derive
+/// hands [`serde::Deserializer::deserialize_struct`]. A tagged part's field lists are derived from
+/// its structs, so that a field added to a struct is in them.
+fn fields_of<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    /// A deserializer that keeps the field names it is asked for and reads nothing.
+    struct Fields(Option<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for &mut Fields {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> std::result::Result<V::Value, Self::Error> {
+            Err(de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> std::result::Result<V::Value, Self::Error> {
+            self.0 = Some(fields);
+            Err(de::Error::custom("fields recorded"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+            unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields = Fields(None);
+    let _ = T::deserialize(&mut fields);
+    fields.0.expect("a struct of named fields")
+}
+
 /// Like [`from_defaults`] for a value with one required field.
 fn from_defaults_with<T: serde::de::DeserializeOwned>(key: &str, value: serde_json::Value) -> T {
     let mut map = serde_json::Map::new();
@@ -546,6 +577,18 @@ mod tests {
         let mut v = base();
         v["links"][0] = serde_json::json!({"trace_intervals_s": [0.01, 1e-12]});
         assert_eq!(error_of(v).0, "links.0.trace_intervals_s.1");
+    }
+
+    #[test]
+    fn a_kinds_field_list_is_its_structs() {
+        assert_eq!(fields_of::<PacedSender>(), ["chunk_bytes", "tick_ms", "packets_per_tick"]);
+        // Every field TCP's sender prints (its options set) is one the list holds, in its order.
+        let tcp = TcpSender { mss: Some(1448), trace_ms: Some(1.0), ..from_defaults() };
+        let printed = serde_json::to_value(tcp).unwrap();
+        let printed: Vec<&str> = printed.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut listed = fields_of::<TcpSender>().to_vec();
+        listed.sort_unstable();
+        assert_eq!(printed, listed);
     }
 
     #[test]

@@ -396,48 +396,15 @@ impl Default for Sender {
 }
 
 impl Sender {
-    /// Every kind with its fields, for errors naming a field of another kind.
-    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("paced", &["chunk_bytes", "tick_ms", "packets_per_tick"]),
-        ("window", &["chunk_bytes", "message_bytes", "window_pkts", "ack_delay_us"]),
-        ("cbr", &["chunk_bytes", "message_bytes", "rate_mbps", "flow_rates_mbps"]),
-        (
-            "tcp",
-            &[
-                "mss",
-                "tcp_congestion_control",
-                "hystart",
-                "initial_cwnd",
-                "tcp_reordering",
-                "tcp_max_reordering",
-                "tcp_recovery",
-                "tcp_early_retrans",
-                "tlp_timeout",
-                "tcp_fack",
-                "early_retransmit",
-                "ncr",
-                "forward_retransmit",
-                "undo",
-                "small_queues",
-                "tcp_frto",
-                "tcp_sack",
-                "tcp_dsack",
-                "delayed_ack",
-                "nodelay",
-                "rto_min_ms",
-                "tcp_retries2",
-                "tcp_moderate_rcvbuf",
-                "tcp_rmem",
-                "tcp_wmem",
-                "ack_path",
-                "gso",
-                "tcp_limit_output_bytes",
-                "tcp_no_metrics_save",
-                "tcp_no_ssthresh_metrics_save",
-                "trace_ms",
-            ],
-        ),
-    ];
+    /// Every kind with its fields (its struct's), for errors naming a field of another kind.
+    fn kinds() -> [(&'static str, &'static [&'static str]); 4] {
+        [
+            ("paced", fields_of::<PacedSender>()),
+            ("window", fields_of::<WindowSender>()),
+            ("cbr", fields_of::<CbrSender>()),
+            ("tcp", fields_of::<TcpSender>()),
+        ]
+    }
 
     /// The kind's name.
     pub fn kind(&self) -> &'static str {
@@ -482,15 +449,13 @@ impl TryFrom<serde_json::Map<String, serde_json::Value>> for Sender {
     type Error = String;
 
     fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
-        let kind = take_kind(&mut map, "paced", Sender::KINDS)?;
-        let fields = Sender::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        let kinds = Sender::kinds();
+        let kind = take_kind(&mut map, "paced", &kinds)?;
+        let fields = kinds.iter().find(|(k, _)| *k == kind).expect("checked").1;
         for key in map.keys() {
             if !fields.contains(&key.as_str()) {
-                let owners: Vec<String> = Sender::KINDS
-                    .iter()
-                    .filter(|(_, f)| f.contains(&key.as_str()))
-                    .map(|(k, _)| format!("\"{k}\""))
-                    .collect();
+                let owners: Vec<String> =
+                    kinds.iter().filter(|(_, f)| f.contains(&key.as_str())).map(|(k, _)| format!("\"{k}\"")).collect();
                 let message = if owners.is_empty() {
                     format!("unknown field `{key}`, expected one of `kind`, {}", quoted(fields))
                 } else {

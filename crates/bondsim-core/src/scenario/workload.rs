@@ -14,21 +14,21 @@ pub enum Workload {
 }
 
 impl Workload {
-    /// Every kind with its fields, for errors naming a field of another kind.
-    const KINDS: &'static [(&'static str, &'static [&'static str])] = &[
-        ("requests", &["clients", "requests", "clients_in_turn", "arrivals", "file_size", "direction"]),
-        ("pingpong", &["pairs", "token_bytes", "rounds"]),
-    ];
+    /// Every kind with its fields (its struct's), for errors naming a field of another kind.
+    fn kinds() -> [(&'static str, &'static [&'static str]); 2] {
+        [("requests", fields_of::<Requests>()), ("pingpong", fields_of::<PingPong>())]
+    }
 }
 
 impl TryFrom<serde_json::Map<String, serde_json::Value>> for Workload {
     type Error = String;
 
     fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
-        let kind = take_kind(&mut map, "requests", Workload::KINDS)?;
-        let fields = Workload::KINDS.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        let kinds = Workload::kinds();
+        let kind = take_kind(&mut map, "requests", &kinds)?;
+        let fields = kinds.iter().find(|(k, _)| *k == kind).expect("checked").1;
         if let Some(key) = map.keys().find(|key| !fields.contains(&key.as_str())) {
-            let other = Workload::KINDS.iter().find(|(_, f)| f.contains(&key.as_str()));
+            let other = kinds.iter().find(|(_, f)| f.contains(&key.as_str()));
             let message = match other {
                 Some((owner, _)) => format!("only for kind = \"{owner}\", not \"{kind}\""),
                 None => format!("unknown field `{key}`, expected one of `kind`, {}", quoted(fields)),
