@@ -1,6 +1,6 @@
 """Scenario files: load TOML, apply ``--set`` overrides, resolve file references.
 
-The schema itself lives in the Rust core (``scenario.rs``); this module only
+The schema itself lives in the Rust core (``scenario/``); this module only
 prepares the document: it reads the TOML, applies ``path=value`` overrides
 (dotted paths, list items by index: ``links.1.period_ms=40``), and turns
 file references into inline data so the core never reads files:

@@ -1,0 +1,603 @@
+//! `[sender]`: how the server turns requests into packets (paced, window, cbr, and TCP's fields).
+
+use super::*;
+use crate::time::SimTime;
+
+/// The server side that turns requests into packets: one of the registered
+/// transports, chosen by `kind` (default `paced`). Fields of another kind are
+/// errors; unset fields of this kind get their defaults (set here, once).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(try_from = "serde_json::Map<String, serde_json::Value>")]
+pub enum Sender {
+    /// The thesis model: a periodic loop hands packets to the bond; a file of S
+    /// bytes is `S / chunk + 1` packets (the last short, possibly empty).
+    Paced(PacedSender),
+    /// Bulk transfer: each flow keeps `window_pkts` packets in flight.
+    Window(WindowSender),
+    /// Constant bit rate per flow (an iperf UDP stream).
+    Cbr(CbrSender),
+    /// TCP, as Linux's: each file is one connection.
+    Tcp(TcpSender),
+}
+
+/// `kind = "paced"`: the thesis's scheduler loop.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PacedSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Period of the loop, milliseconds (appendix: 20).
+    #[serde(default = "default_tick_ms")]
+    pub tick_ms: f64,
+    /// Packets taken per tick, one per queued request in turn (appendix: 4).
+    #[serde(default = "default_packets_per_tick")]
+    pub packets_per_tick: u32,
+}
+
+/// `kind = "window"`: each flow keeps a window of packets in flight, released on delivery.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct WindowSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Application write size, bytes: each write is cut into packets of at most
+    /// `chunk_bytes` and never merged with the next (default: the whole file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
+    /// Packets a flow may have sent but not yet delivered.
+    #[serde(default = "default_window_pkts")]
+    pub window_pkts: u32,
+    /// Time for a delivery to free its window slot, microseconds.
+    #[serde(default)]
+    pub ack_delay_us: f64,
+}
+
+/// `kind = "cbr"`: each flow sends at a constant rate, whatever happens to its packets.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CbrSender {
+    /// Payload bytes per packet.
+    #[serde(default = "default_chunk_bytes")]
+    pub chunk_bytes: u32,
+    /// Application write size, bytes (as for `window`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
+    /// Payload rate of each flow, Mbit/s (required).
+    pub rate_mbps: f64,
+    /// Per-flow rates instead, Mbit/s: flow `k` sends at `flow_rates_mbps[k % len]`
+    /// (iperf streams of different `-b`; empty: every flow at `rate_mbps`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flow_rates_mbps: Vec<f64>,
+}
+
+impl CbrSender {
+    /// Payload rate of flow `flow`, Mbit/s.
+    pub fn rate_of(&self, flow: usize) -> f64 {
+        if self.flow_rates_mbps.is_empty() {
+            self.rate_mbps
+        } else {
+            self.flow_rates_mbps[flow % self.flow_rates_mbps.len()]
+        }
+    }
+}
+
+/// `kind = "tcp"`: a model of Linux's TCP; field names are Linux's sysctl names
+/// where Linux has one (`Documentation/networking/ip-sysctl.rst`), with its defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TcpSender {
+    /// Payload bytes per segment (default: the smallest link MTU − IP/TCP headers − 12
+    /// bytes of timestamp option: 1448 on a 1500-byte MTU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mss: Option<u32>,
+    /// `net.ipv4.tcp_congestion_control`.
+    #[serde(default = "default_cc")]
+    pub tcp_congestion_control: String,
+    /// HyStart in CUBIC (the `tcp_cubic` module's `hystart`, on by default).
+    #[serde(default = "yes")]
+    pub hystart: bool,
+    /// Initial congestion window, segments (Linux: 10, RFC 6928).
+    #[serde(default = "default_initial_cwnd")]
+    pub initial_cwnd: u32,
+    /// `net.ipv4.tcp_reordering`: initial reordering degree (duplicate-ACK threshold).
+    #[serde(default = "default_reordering")]
+    pub tcp_reordering: u32,
+    /// `net.ipv4.tcp_max_reordering`.
+    #[serde(default = "default_max_reordering")]
+    pub tcp_max_reordering: u32,
+    /// `net.ipv4.tcp_recovery` (include/net/tcp.h): bit 0x1 enables RACK loss detection, 0x2
+    /// keeps its reordering window static, 0x4 keeps the window once dupthresh segments are SACKed.
+    #[serde(default = "default_recovery")]
+    pub tcp_recovery: u32,
+    /// `net.ipv4.tcp_early_retrans`: 3 or 4 enable tail loss probes; with `early_retransmit`, 1 to 3
+    /// also pick its form (0 and 4: none).
+    #[serde(default = "default_early_retrans")]
+    pub tcp_early_retrans: u32,
+    /// How the tail loss probe's timeout is reckoned (`tcp_schedule_loss_probe`): `current`
+    /// (Linux since its µs patch of late 2023: 2·SRTT + 2 ms, or + `rto_min_ms` with one segment
+    /// out) or `linux-3.10` (TLP as it came, in 3.10, until a 2017 patch: the larger of 2·SRTT and
+    /// `msecs_to_jiffies(10)`, on the bond's `hz`; with one segment out at least 1.5·SRTT +
+    /// `TCP_DELACK_MAX`, 200 ms). The kernels between (2·SRTT + 2 jiffies) are not modelled.
+    #[serde(default)]
+    pub tlp_timeout: TlpTimeout,
+    /// `net.ipv4.tcp_fack`: forward-acknowledgement loss detection (FACK), without RACK only.
+    /// Linux's default until 4.11 (commit 94bdc9785a11 turned it off), removed in 4.15
+    /// (713bafea9292): a segment is lost once a SACKed one lies `tcp_reordering` or more
+    /// segments above it, whether those between are SACKed or not (`tcp_dupack_heuristics`,
+    /// `tcp_update_scoreboard`), so one SACK can start fast recovery; turned off for the
+    /// connection once reordering is detected (`tcp_update_reordering` → `tcp_disable_fack`).
+    #[serde(default)]
+    pub tcp_fack: bool,
+    /// RFC 5827 early retransmit as Linux 3.5 to 4.10 ran it (eed530b6c676; removed in 4.11 by
+    /// bec41a11dd3d), without RACK only: with fewer than 4 segments out, at least one SACKed and one not, none
+    /// retransmitted and nothing new the windows let out (`tcp_time_to_recover`'s Trick#6), recovery
+    /// starts at once (`tcp_early_retrans` = 1) or after max(SRTT/4, 2 ms) in jiffies of the bond's
+    /// `hz` (2 and 3, the RFC's mitigation A.3: `tcp_pause_early_retransmit`, unless the RTO comes
+    /// first); 0 and 4 leave it off. Off for the connection once it sees reordering
+    /// (`tcp_update_reordering` → `tcp_disable_early_retrans`), and from the start unless
+    /// `tcp_reordering` is 3 (`tcp_enable_early_retrans`).
+    #[serde(default)]
+    pub early_retransmit: bool,
+    /// Linux's entry to recovery before 4a7f60094411 ("tcp: remove RFC4653 NCR", 2017), without
+    /// RACK only: with no more segments out than the reordering degree, at least half of them and
+    /// `tcp_reordering` SACKed, and nothing new the windows let out (`tcp_time_to_recover`'s
+    /// Trick#4), a raised degree does not hold recovery back.
+    #[serde(default)]
+    pub ncr: bool,
+    /// Linux's forward retransmission before 4.11 (840a3cbe8969 "tcp: remove forward retransmit
+    /// feature"), without RACK only: in Recovery, once the lost segments are sent again and no
+    /// new data may go (`tcp_can_forward_retransmit`), the segments below the highest SACK that
+    /// are neither SACKed nor sent again already go again, as cwnd allows
+    /// (`tcp_xmit_retransmit_queue`).
+    #[serde(default)]
+    pub forward_retransmit: bool,
+    /// Whether a timeout may be undone (`tcp_enter_loss`'s undo marker), by kernel era: `current`
+    /// (Linux's rule after 3.15, read in 3.18's source: a timeout that starts a new reduction sets the
+    /// marker, `tcp_init_undo`, and a repeated one keeps it), `linux-3.13` (3.10 to 3.13, and the
+    /// kernels before: every timeout sets the marker to `snd_una` and voids it when a segment not
+    /// yet acknowledged was ever retransmitted, `TCPCB_RETRANS`, so no second timeout is undone
+    /// by timestamps or D-SACKs, F-RTO's undo aside; that era's loss probe marked nothing, as
+    /// `__tcp_retransmit_skb` set `TCPCB_EVER_RETRANS` only from 3.14) or `linux-3.15` (3.14 and
+    /// 3.15: voided only while a retransmission is in flight, `TCPCB_SACKED_RETRANS`). The era also
+    /// says whether an ACK that carries a D-SACK is news to `tcp_fastretrans_alert` (today's
+    /// `FLAG_CA_ALERT` holds `FLAG_DSACKING_ACK`; 3.x's did not, so in Open a D-SACK on an ACK that
+    /// moves snd_una on undid only at the next dubious ACK), and whether the timeout's undo
+    /// (`tcp_try_undo_loss`) is tried on every ACK in Loss (3.10 to 3.18) or only on one that moves
+    /// snd_una (today's). The two older rules are modelled without RACK only.
+    #[serde(default)]
+    pub undo: UndoEra,
+    /// TCP small queues (`tcp_small_queue_check`) by kernel era: `current` (today's: about 1 ms of
+    /// data, `max(2 buffers, pacing rate >> 10)`, at most `tcp_limit_output_bytes`, doubled for a
+    /// retransmission, which waits too) or `linux-3.12` (3.12 to 3.18, read in 3.13's and 3.18's
+    /// `tcp_write_xmit`: at least `tcp_limit_output_bytes`, 128 KB then, or the pacing rate (200%
+    /// of cwnd·mss/srtt) >> 10; retransmissions never wait). 3.6 to 3.11 held at a fixed
+    /// `tcp_limit_output_bytes`, the same below 0.5 Gbit/s of pacing; 3.12-3.15 kept SRTT in
+    /// jiffies, which the model does not.
+    #[serde(default)]
+    pub small_queues: SmallQueues,
+    /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
+    /// the SACK-enhanced version, 0 turns it off).
+    #[serde(default = "default_frto")]
+    pub tcp_frto: u32,
+    /// `net.ipv4.tcp_sack` (only `true` is modelled: Linux's default).
+    #[serde(default = "yes")]
+    pub tcp_sack: bool,
+    /// `net.ipv4.tcp_dsack`.
+    #[serde(default = "yes")]
+    pub tcp_dsack: bool,
+    /// Delayed ACKs at the receiver (false: an ACK per segment, as `TCP_QUICKACK`).
+    #[serde(default = "yes")]
+    pub delayed_ack: bool,
+    /// `TCP_NODELAY`: send sub-MSS segments at once. Off by default, as on Linux: Nagle's
+    /// algorithm (Minshall's variant, `tcp_nagle_check`) holds a small segment while an
+    /// earlier small one is unacknowledged. Only application writes smaller than the
+    /// connection's stream (a `pingpong` token) make such segments.
+    #[serde(default)]
+    pub nodelay: bool,
+    /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
+    #[serde(default = "default_rto_min_ms")]
+    pub rto_min_ms: f64,
+    /// `net.ipv4.tcp_retries2`: a connection whose retransmissions go unanswered is given up at
+    /// the first timeout as long after its first retransmission as this many timeouts take when
+    /// the first fires after 200 ms and each doubles it up to 120 s (`tcp_model_timeout`): 924.6 s
+    /// for Linux's 15; operators lower it (RFC 1122 §4.2.3.5 asks for at least 100 s) to drop
+    /// dead connections sooner.
+    #[serde(default = "default_retries2")]
+    pub tcp_retries2: u32,
+    /// `net.ipv4.tcp_moderate_rcvbuf`: receive-buffer autotuning.
+    #[serde(default = "yes")]
+    pub tcp_moderate_rcvbuf: bool,
+    /// `net.ipv4.tcp_rmem`: min, default, max receive buffer, bytes.
+    #[serde(default = "default_tcp_rmem")]
+    pub tcp_rmem: [u64; 3],
+    /// `net.ipv4.tcp_wmem`: min, default, max send buffer, bytes.
+    #[serde(default = "default_tcp_wmem")]
+    pub tcp_wmem: [u64; 3],
+    /// How ACKs return: `links` (reverse links, picked by the switch's hash) or
+    /// `ideal` (after the chosen link's propagation delay, no queue, no loss).
+    #[serde(default)]
+    pub ack_path: AckPath,
+    /// Segmentation offload (TSO/GSO): the stack hands the bond buffers of up to
+    /// 64 KB sized by `tcp_tso_autosize`, and balance-rr stripes per buffer. Off
+    /// by default, as on a TUN path; real NICs have it on.
+    #[serde(default)]
+    pub gso: bool,
+    /// `net.ipv4.tcp_limit_output_bytes`: the most a connection keeps queued below
+    /// TCP (TCP small queues; 4 MiB since Linux 6.16, 1 MiB before).
+    #[serde(default = "default_limit_output_bytes")]
+    pub tcp_limit_output_bytes: u64,
+    /// `net.ipv4.tcp_no_metrics_save`: off (Linux's default), a connection that closes leaves its
+    /// destination's entry in the TCP metrics cache (`tcp_update_metrics`) what it learnt, which
+    /// the next connection to that client starts from (`tcp_init_metrics`): its reordering degree,
+    /// and its slow-start threshold unless `tcp_no_ssthresh_metrics_save`.
+    #[serde(default)]
+    pub tcp_no_metrics_save: bool,
+    /// `net.ipv4.tcp_no_ssthresh_metrics_save`: on (Linux's default since 5.6), the cache keeps no
+    /// slow-start threshold; off (3.x, which had no such switch), a connection starts with the
+    /// threshold the ones before it left, and so leaves slow start early.
+    #[serde(default = "yes")]
+    pub tcp_no_ssthresh_metrics_save: bool,
+    /// Record every open connection's cwnd, ssthresh, RTT, flight and state this
+    /// often, milliseconds (the `tcp_trace` table; at most a million rows). Off
+    /// when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_ms: Option<f64>,
+}
+
+fn default_limit_output_bytes() -> u64 {
+    4 << 20
+}
+
+/// Declares an enum of kernel eras read from its name only (a plain string; serde's enum forms
+/// would say "expected unit" of a table), its first variant the default, and a wrong name
+/// answered with the names allowed ([`by_name`]).
+macro_rules! named_enum {
+    ($(#[$meta:meta])* pub enum $name:ident {
+        $(#[$first_meta:meta])* $first:ident = $first_text:literal,
+        $($(#[$vmeta:meta])* $variant:ident = $text:literal,)*
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+        #[serde(try_from = "String")]
+        pub enum $name {
+            $(#[$first_meta])*
+            #[default]
+            #[serde(rename = $first_text)]
+            $first,
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
+        }
+
+        impl TryFrom<String> for $name {
+            type Error = String;
+
+            fn try_from(name: String) -> std::result::Result<Self, String> {
+                by_name(&name, &[($first_text, $name::$first), $(($text, $name::$variant)),*])
+            }
+        }
+    };
+}
+
+named_enum! {
+    /// The tail loss probe's timeout rule, by kernel era ([`TcpSender::tlp_timeout`]).
+    pub enum TlpTimeout {
+        /// 2·SRTT + `TCP_TIMEOUT_MIN_US` (2 ms), or + `rto_min` with one segment out.
+        Current = "current",
+        /// max(2·SRTT, 10 ms in whole jiffies), with one segment out at least 1.5·SRTT + 200 ms.
+        Linux310 = "linux-3.10",
+    }
+}
+
+named_enum! {
+    /// The kernel era of the undo rules ([`TcpSender::undo`]).
+    pub enum UndoEra {
+        /// Today's Linux (a new reduction's timeout sets the undo marker; a repeated one keeps it).
+        Current = "current",
+        /// Linux 3.10 to 3.13 (every timeout sets it, void if a segment out was ever retransmitted).
+        Linux313 = "linux-3.13",
+        /// Linux 3.14 and 3.15 (every timeout sets it, void while a retransmission is in flight).
+        Linux315 = "linux-3.15",
+    }
+}
+
+named_enum! {
+    /// TCP small queues' rule by kernel era ([`TcpSender::small_queues`]).
+    pub enum SmallQueues {
+        /// Today's: about 1 ms of data, at most `tcp_limit_output_bytes`; retransmissions wait too.
+        Current = "current",
+        /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
+        Linux312 = "linux-3.12",
+    }
+}
+
+/// The value named `name` in `names`, else an error listing the names ("expected "a", "b" or
+/// "c", got ...") for an enum read from its name only.
+fn by_name<T: Copy>(name: &str, names: &[(&str, T)]) -> std::result::Result<T, String> {
+    if let Some(&(_, value)) = names.iter().find(|(n, _)| *n == name) {
+        return Ok(value);
+    }
+    let quoted: Vec<String> = names.iter().map(|(n, _)| format!("{n:?}")).collect();
+    let (last, rest) = quoted.split_last().expect("at least one name");
+    let list = if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
+    Err(format!("expected {list}, got {name:?}"))
+}
+
+/// How a client's ACKs reach the server.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum AckPath {
+    /// Through the reverse links: rate, queue and delay, as data.
+    #[default]
+    Links,
+    /// After the link's propagation delay only (isolates the forward path).
+    Ideal,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_cc() -> String {
+    "cubic".to_string()
+}
+fn default_initial_cwnd() -> u32 {
+    10
+}
+fn default_reordering() -> u32 {
+    3
+}
+fn default_max_reordering() -> u32 {
+    300
+}
+fn default_recovery() -> u32 {
+    1
+}
+fn default_early_retrans() -> u32 {
+    3
+}
+fn default_frto() -> u32 {
+    2
+}
+fn default_retries2() -> u32 {
+    15
+}
+
+fn default_rto_min_ms() -> f64 {
+    200.0
+}
+fn default_tcp_rmem() -> [u64; 3] {
+    [4096, 131_072, 6_291_456]
+}
+fn default_tcp_wmem() -> [u64; 3] {
+    [4096, 16_384, 4_194_304]
+}
+
+/// The timestamp option's bytes in every TCP header (RFC 7323, padded).
+pub const TCP_TIMESTAMP_BYTES: u32 = 12;
+
+fn default_chunk_bytes() -> u32 {
+    1024
+}
+fn default_tick_ms() -> f64 {
+    20.0
+}
+fn default_packets_per_tick() -> u32 {
+    4
+}
+fn default_window_pkts() -> u32 {
+    64
+}
+
+impl Default for Sender {
+    fn default() -> Self {
+        Sender::Paced(from_defaults())
+    }
+}
+
+impl Sender {
+    /// Every kind with its fields (its struct's), for errors naming a field of another kind.
+    fn kinds() -> [(&'static str, &'static [&'static str]); 4] {
+        [
+            ("paced", fields_of::<PacedSender>()),
+            ("window", fields_of::<WindowSender>()),
+            ("cbr", fields_of::<CbrSender>()),
+            ("tcp", fields_of::<TcpSender>()),
+        ]
+    }
+
+    /// The kind's name.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Sender::Paced(_) => "paced",
+            Sender::Window(_) => "window",
+            Sender::Cbr(_) => "cbr",
+            Sender::Tcp(_) => "tcp",
+        }
+    }
+
+    /// The field that sets [`Sender::chunk_bytes`]: TCP's is its MSS.
+    pub fn chunk_field(&self) -> &'static str {
+        match self {
+            Sender::Tcp(_) => "sender.mss",
+            _ => "sender.chunk_bytes",
+        }
+    }
+
+    /// Payload bytes per packet.
+    pub fn chunk_bytes(&self) -> u32 {
+        match self {
+            Sender::Paced(s) => s.chunk_bytes,
+            Sender::Window(s) => s.chunk_bytes,
+            Sender::Cbr(s) => s.chunk_bytes,
+            Sender::Tcp(s) => s.mss.expect("derived when the scenario is loaded"),
+        }
+    }
+
+    /// Application write size, if the kind has one.
+    pub fn message_bytes(&self) -> Option<u32> {
+        match self {
+            Sender::Paced(_) => None,
+            Sender::Window(s) => s.message_bytes,
+            Sender::Cbr(s) => s.message_bytes,
+            Sender::Tcp(_) => None,
+        }
+    }
+}
+
+impl TryFrom<serde_json::Map<String, serde_json::Value>> for Sender {
+    type Error = String;
+
+    fn try_from(mut map: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
+        let kinds = Sender::kinds();
+        let kind = take_kind(&mut map, "paced", &kinds)?;
+        let fields = kinds.iter().find(|(k, _)| *k == kind).expect("checked").1;
+        for key in map.keys() {
+            if !fields.contains(&key.as_str()) {
+                let owners: Vec<String> =
+                    kinds.iter().filter(|(_, f)| f.contains(&key.as_str())).map(|(k, _)| format!("\"{k}\"")).collect();
+                let message = if owners.is_empty() {
+                    format!("unknown field `{key}`, expected one of `kind`, {}", quoted(fields))
+                } else {
+                    format!("only for kind = {}, not \"{kind}\"", owners.join(" or "))
+                };
+                return Err(nested(key, message));
+            }
+        }
+        let body = serde_json::Value::Object(map);
+        Ok(match kind.as_str() {
+            "paced" => Sender::Paced(part(body)?),
+            "window" => Sender::Window(part(body)?),
+            "tcp" => Sender::Tcp(part(body)?),
+            _ => Sender::Cbr(part(body)?),
+        })
+    }
+}
+
+impl Scenario {
+    pub(super) fn validate_sender(&self) -> Result<()> {
+        at_least(self.sender.chunk_field(), u64::from(self.sender.chunk_bytes()), 1)?;
+        if let Some(message) = self.sender.message_bytes() {
+            at_least("sender.message_bytes", u64::from(message), 1)?;
+        }
+        match &self.sender {
+            Sender::Paced(s) => {
+                duration("sender.tick_ms", s.tick_ms, 1e-3, false)?;
+                at_least("sender.packets_per_tick", u64::from(s.packets_per_tick), 1)?;
+            }
+            Sender::Window(s) => {
+                at_least("sender.window_pkts", u64::from(s.window_pkts), 1)?;
+                duration("sender.ack_delay_us", s.ack_delay_us, 1e-6, true)?;
+            }
+            Sender::Cbr(s) => {
+                let rates = std::iter::once(("sender.rate_mbps".to_string(), s.rate_mbps)).chain(
+                    s.flow_rates_mbps.iter().enumerate().map(|(i, &r)| (format!("sender.flow_rates_mbps.{i}"), r)),
+                );
+                for (path, rate) in rates {
+                    rate_mbps(&path, rate)?;
+                    let bits = f64::from(s.chunk_bytes) * 8.0;
+                    if bits / (rate * 1e6) > MAX_SECONDS {
+                        return Err(Error::scenario(
+                            path,
+                            format!("at {} Mbit/s a packet of chunk_bytes is sent less than once a year", num(rate)),
+                        ));
+                    }
+                    if SimTime::from_secs_f64(bits / (rate * 1e6)).as_nanos() == 0 {
+                        return Err(Error::scenario(
+                            path,
+                            format!(
+                                "at {} Mbit/s a packet of chunk_bytes ({}) is sent every 0 ns \
+                                 (simulated time counts whole nanoseconds): at most {} Mbit/s",
+                                num(rate),
+                                s.chunk_bytes,
+                                num((bits * 2e3).floor())
+                            ),
+                        ));
+                    }
+                }
+            }
+            Sender::Tcp(t) => {
+                if crate::transport::tcp::cc::build(&t.tcp_congestion_control, t.hystart).is_none() {
+                    return Err(Error::scenario(
+                        "sender.tcp_congestion_control",
+                        format!(
+                            "unknown congestion control {:?}, expected one of {}",
+                            t.tcp_congestion_control,
+                            crate::transport::tcp::cc::NAMES.join(", ")
+                        ),
+                    ));
+                }
+                if !t.tcp_sack {
+                    // Linux negotiates SACK by default; RACK, TLP and D-SACK need it.
+                    return Err(Error::scenario(
+                        "sender.tcp_sack",
+                        "TCP without SACK (RFC 6582 NewReno recovery) is not modelled yet; leave it true",
+                    ));
+                }
+                at_least("sender.initial_cwnd", u64::from(t.initial_cwnd), 1)?;
+                at_least("sender.tcp_reordering", u64::from(t.tcp_reordering), 1)?;
+                // Linux takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c: extra1 = SYSCTL_ZERO, extra2 = SYSCTL_FOUR).
+                if t.tcp_early_retrans > 4 {
+                    return Err(Error::scenario(
+                        "sender.tcp_early_retrans",
+                        format!("Linux takes 0 to 4 (3 or 4: tail loss probes), got {}", t.tcp_early_retrans),
+                    ));
+                }
+                for (field, on, what) in [
+                    ("sender.tcp_fack", t.tcp_fack, "FACK"),
+                    ("sender.early_retransmit", t.early_retransmit, "early retransmit"),
+                    ("sender.ncr", t.ncr, "NCR"),
+                    ("sender.forward_retransmit", t.forward_retransmit, "forward retransmission"),
+                    ("sender.undo", t.undo != UndoEra::Current, "a 3.x undo rule"),
+                ] {
+                    if on && t.tcp_recovery & 1 != 0 {
+                        return Err(Error::scenario(
+                            field,
+                            format!("{what} is modelled without RACK only (Linux 3.x); set tcp_recovery = 0 with it"),
+                        ));
+                    }
+                }
+                // net/ipv4/sysctl_net_ipv4.c: tcp_recovery is a bitmap of 0x1, 0x2 and 0x4;
+                // tcp_frto is 0 (off), 1 (RFC 5682's basic F-RTO) or 2 (its SACK variant).
+                if t.tcp_recovery > 7 {
+                    return Err(Error::scenario(
+                        "sender.tcp_recovery",
+                        format!(
+                            "takes the bits 0x1 (RACK), 0x2 (static window), 0x4 (no dupthresh): 0 to 7, got {}",
+                            t.tcp_recovery
+                        ),
+                    ));
+                }
+                if t.tcp_frto > 2 {
+                    return Err(Error::scenario(
+                        "sender.tcp_frto",
+                        format!("Linux takes 0 (off), 1 or 2 (F-RTO, RFC 5682), got {}", t.tcp_frto),
+                    ));
+                }
+                if t.tcp_max_reordering < t.tcp_reordering {
+                    return Err(Error::scenario(
+                        "sender.tcp_max_reordering",
+                        format!("must be >= tcp_reordering ({}), got {}", t.tcp_reordering, t.tcp_max_reordering),
+                    ));
+                }
+                duration("sender.rto_min_ms", t.rto_min_ms, 1e-3, false)?;
+                if let Some(every) = t.trace_ms {
+                    trace_period("sender.trace_ms", every)?;
+                }
+                at_least("sender.tcp_limit_output_bytes", t.tcp_limit_output_bytes, 1)?;
+                for (name, mem) in [("tcp_rmem", t.tcp_rmem), ("tcp_wmem", t.tcp_wmem)] {
+                    if !(mem[0] <= mem[1] && mem[1] <= mem[2]) || mem[2] < 2 * u64::from(self.chunk_bytes()) {
+                        return Err(Error::scenario(
+                            format!("sender.{name}"),
+                            format!(
+                                "must be min <= default <= max with max at least two segments ({} bytes), got {mem:?}",
+                                2 * self.chunk_bytes()
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
