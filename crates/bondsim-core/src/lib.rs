@@ -28,6 +28,7 @@
 //! assert!(result.summary.ooo_fraction > 0.2);
 //! ```
 
+pub mod addr;
 pub mod capture;
 pub mod engine;
 pub mod error;

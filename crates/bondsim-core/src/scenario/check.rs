@@ -1,7 +1,7 @@
 //! Value checks shared by every part: durations, rates, factors, probabilities, counts.
 
 use super::*;
-use crate::time::SimTime;
+use bondsim_time::SimTime;
 
 /// Longest time a scenario may name: a year, far beyond any useful run and
 /// far inside the nanosecond clock's 584-year range.

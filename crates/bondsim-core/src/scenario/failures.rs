@@ -203,8 +203,8 @@ pub(super) fn validate_failures(base: &LinkBase, i: usize) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{base, error_of};
     use super::*;
-    use crate::scenario::tests::{base, error_of};
 
     #[test]
     fn a_flapping_train_is_bounded_in_count_and_length() {

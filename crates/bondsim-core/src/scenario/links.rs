@@ -1,7 +1,7 @@
 //! `[[links]]`: the bonded links, their kinds (paced, rate) and what every link has.
 
 use super::*;
-use crate::time::SimTime;
+use bondsim_time::SimTime;
 
 /// One bonded link (or `count` identical ones): what every link has, and its
 /// model chosen by `kind` — `paced` (the thesis's interface, one send per
@@ -398,7 +398,7 @@ impl Scenario {
                     }
                     // The smallest frame (an empty packet, padded to Ethernet's minimum) must take a
                     // nanosecond at least, or frames would leave the link in no time at all.
-                    let frame = u64::from(self.l3_header_bytes().max(crate::bond::MIN_ETHERNET_PAYLOAD))
+                    let frame = u64::from(self.l3_header_bytes().max(bondsim_bond::MIN_ETHERNET_PAYLOAD))
                         + u64::from(m.overhead_bytes);
                     let bits = frame as f64 * 8.0;
                     let tx = nanos(m.per_packet_us, 1e-6) + SimTime::from_secs_f64(bits / (m.rate_mbps * 1e6)).0;
@@ -415,7 +415,7 @@ impl Scenario {
                     }
                     stays_positive(&p("rate_mbps"), "the smallest frame", tx, &factor_extremes(base, i, true))?;
                     // ... and the largest (a full packet) at most a year, or the clock would overflow.
-                    let largest = (packet.max(u64::from(crate::bond::MIN_ETHERNET_PAYLOAD))
+                    let largest = (packet.max(u64::from(bondsim_bond::MIN_ETHERNET_PAYLOAD))
                         + u64::from(m.overhead_bytes)) as f64
                         * 8.0;
                     let secs = m.per_packet_us * 1e-6 + largest / (m.rate_mbps * 1e6);
@@ -552,8 +552,8 @@ fn stays_positive(path: &str, what: &str, ns: u64, factors: &[(String, f64)]) ->
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{base, error_of};
     use super::*;
-    use crate::scenario::tests::{base, error_of};
 
     #[test]
     fn loss_is_a_probability_and_the_loss_model_a_table() {

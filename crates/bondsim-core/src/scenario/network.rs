@@ -1,6 +1,7 @@
 //! `[network]`: the addresses and headers the packets carry.
 
 use super::*;
+use crate::addr::{parse_ip, parse_mac};
 
 /// The transport protocol of the flows (it sets the ports' meaning and header size).
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
@@ -76,16 +77,16 @@ impl Scenario {
                 "a tcp sender's segments are TCP; \"udp\" is for the paced, window and cbr senders",
             ));
         }
-        crate::network::parse_mac("network.server_mac", &n.server_mac)?;
-        crate::network::parse_ip("network.server_ip", &n.server_ip)?;
+        parse_mac("network.server_mac", &n.server_mac)?;
+        parse_ip("network.server_ip", &n.server_ip)?;
         for (i, mac) in n.client_macs.iter().enumerate() {
-            crate::network::parse_mac(&format!("network.client_macs.{i}"), mac)?;
+            parse_mac(&format!("network.client_macs.{i}"), mac)?;
         }
         for (i, ip) in n.client_ips.iter().enumerate() {
-            crate::network::parse_ip(&format!("network.client_ips.{i}"), ip)?;
+            parse_ip(&format!("network.client_ips.{i}"), ip)?;
         }
         if let Some(mac) = &n.router_mac {
-            crate::network::parse_mac("network.router_mac", mac)?;
+            parse_mac("network.router_mac", mac)?;
         }
         if let Some(vlan) = n.vlan {
             if !(1..=4094).contains(&vlan) {

@@ -1,7 +1,7 @@
 //! `[sender]`: how the server turns requests into packets (paced, window, cbr, and TCP's fields).
 
 use super::*;
-use crate::time::SimTime;
+use bondsim_time::SimTime;
 
 /// The server side that turns requests into packets: one of the registered
 /// transports, chosen by `kind` (default `paced`). Fields of another kind are
@@ -373,6 +373,14 @@ fn default_tcp_wmem() -> [u64; 3] {
     [4096, 16_384, 4_194_304]
 }
 
+/// The congestion controls [`TcpSender::tcp_congestion_control`] may name, by Linux's names (`reno`
+/// is its name for NewReno's window rules). The TCP lane builds them (`transport::tcp::cc::build`;
+/// its `NAMES` are these, a test in `tests/schema_names.rs` checks both agree).
+pub const CONGESTION_CONTROLS: &[&str] = &["cubic", "reno"];
+
+/// Other names taken for one of [`CONGESTION_CONTROLS`]: `newreno` for `reno`.
+const CONGESTION_CONTROL_ALIASES: &[&str] = &["newreno"];
+
 /// The timestamp option's bytes in every TCP header (RFC 7323, padded).
 pub const TCP_TIMESTAMP_BYTES: u32 = 12;
 
@@ -517,13 +525,14 @@ impl Scenario {
                 }
             }
             Sender::Tcp(t) => {
-                if crate::transport::tcp::cc::build(&t.tcp_congestion_control, t.hystart).is_none() {
+                let cc = t.tcp_congestion_control.as_str();
+                if !CONGESTION_CONTROLS.contains(&cc) && !CONGESTION_CONTROL_ALIASES.contains(&cc) {
                     return Err(Error::scenario(
                         "sender.tcp_congestion_control",
                         format!(
                             "unknown congestion control {:?}, expected one of {}",
                             t.tcp_congestion_control,
-                            crate::transport::tcp::cc::NAMES.join(", ")
+                            CONGESTION_CONTROLS.join(", ")
                         ),
                     ));
                 }

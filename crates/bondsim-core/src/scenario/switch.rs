@@ -91,7 +91,7 @@ impl Scenario {
     /// static one for every other mode.
     pub fn lag(&self) -> Lag {
         self.switch.lag.unwrap_or_else(|| {
-            let lacp = crate::bond::registry::resolve(&self.bond.mode, &self.bond.options)
+            let lacp = bondsim_bond::registry::resolve(&self.bond.mode, &self.bond.options)
                 .is_ok_and(|r| r.info.name == "802.3ad");
             if lacp {
                 Lag::Lacp
@@ -103,8 +103,8 @@ impl Scenario {
 
     pub(super) fn validate_switch(&self) -> Result<()> {
         let s = &self.switch;
-        if !crate::bond::hash::POLICY_NAMES.contains(&s.hash.as_str()) {
-            let names = crate::bond::hash::POLICY_NAMES.join(", ");
+        if !bondsim_bond::hash::POLICY_NAMES.contains(&s.hash.as_str()) {
+            let names = bondsim_bond::hash::POLICY_NAMES.join(", ");
             return Err(Error::scenario("switch.hash", format!("must be one of {names}, got {:?}", s.hash)));
         }
         duration("switch.forward_delay_s", s.forward_delay_s, 1.0, true)?;

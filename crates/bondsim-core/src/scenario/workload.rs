@@ -320,8 +320,8 @@ impl Scenario {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{base, error_of};
     use super::*;
-    use crate::scenario::tests::{base, error_of};
 
     #[test]
     fn every_arrivals_kind_refuses_a_stray_field_and_at_start_keeps_its_form() {
