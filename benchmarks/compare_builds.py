@@ -24,11 +24,18 @@ WORKLOADS = {
     "thesis paced, slow link, lb": ("thesis", ["bond.mode=lb"]),
     "rate 4x1G window, rr": ("league", ["bond.mode=balance-rr"]),
     "rate 4x1G window, earliest-finish": ("league", ["bond.mode=earliest-finish"]),
+    # TCP (Linux's model): 8 bulk transfers over 3 + 1 slower-wired 1 Gbit/s links.
+    "tcp 4x1G, balance-rr (reordering)": ("tcp_rr", []),
+    "tcp 4x1G, balance-xor": ("tcp_rr", ["bond.mode=balance-xor"]),
+    "tcp 4x1G, balance-rr, linux-3.x": ("tcp_rr", ["kernel:linux-3.x"]),
 }
 
 CHILD = """
 import json, sys, bondsim
 name, overrides = sys.argv[1], json.loads(sys.argv[2])
+if overrides and overrides[0].startswith("kernel:"):  # a kernel era's TCP preset, as each build spells it
+    from bondsim.kernels import TCP
+    overrides = TCP[overrides[0].removeprefix("kernel:")] + overrides[1:]
 r = bondsim.run(name, overrides)
 print(json.dumps({"packets": r.summary["packets"], "events": r.summary["events"], "wall_s": r.summary["wall_s"]}))
 """
@@ -37,6 +44,8 @@ print(json.dumps({"packets": r.summary["packets"], "events": r.summary["events"]
 def sized(name: str, overrides: list[str], packets: int) -> list[str]:
     if name == "thesis":  # 101 packets per 100 KB request
         return [*overrides, f"workload.requests={packets // 101}"]
+    if name == "tcp_rr":  # 8 flows of 1448-byte segments
+        return [*overrides, f"workload.file_size={{kind='fixed', bytes={packets // 8 * 1448}}}"]
     per_flow = packets // 16  # league: 16 flows of 1448-byte packets
     return [*overrides, f"workload.file_size={{kind='fixed', bytes={per_flow * 1448}}}"]
 

@@ -61,6 +61,16 @@ impl World {
                 }
             }
         }
+        // The timers those sends asked for (a paced TCP connection's next departure).
+        match side {
+            Side::Server => self.server.poll_timers(now, &mut self.outbox),
+            Side::Client => self.client.poll_timers(now, &mut self.outbox),
+        }
+        if !self.outbox.is_empty() {
+            let mut out = std::mem::take(&mut self.outbox);
+            self.drain(now, side, &mut out);
+            self.outbox = out;
+        }
         self.polling[side as usize] = nested;
         if !nested {
             self.tell_freed(now, side);

@@ -75,6 +75,11 @@ pub trait Endpoint: Send {
     /// before asking again).
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet>;
 
+    /// The timers the sends just polled asked for, once the world has taken every packet
+    /// ([`Endpoint::poll_transmit`] returned none): a paced TCP connection's next departure
+    /// (Linux arms its pacing hrtimer in `tcp_pacing_check`).
+    fn poll_timers(&mut self, _now: SimTime, _out: &mut Vec<Output>) {}
+
     /// The simulator's oracle: a data packet this end sent was resolved (its
     /// first copy reached the client, or every copy was lost). Real transports
     /// learn this from acknowledgements instead and ignore it.
@@ -177,6 +182,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     }
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
         (**self).poll_transmit(now)
+    }
+    fn poll_timers(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        (**self).poll_timers(now, out)
     }
     fn on_resolved(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) {
         (**self).on_resolved(now, packet, out)

@@ -187,6 +187,10 @@ impl Endpoint for TcpPeer {
         true
     }
 
+    fn poll_timers(&mut self, now: SimTime, out: &mut Vec<Output>) {
+        self.sender.poll_timers(now, out);
+    }
+
     fn tcp_stats(&self) -> Option<TcpStats> {
         Some(self.sender.stats())
     }

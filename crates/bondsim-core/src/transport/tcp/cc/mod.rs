@@ -217,8 +217,9 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;
 }
 
-/// Names the registry knows, for error messages (`cubic` first: Linux's default).
-pub const NAMES: &[&str] = &["cubic", "reno"];
+/// Names the registry knows (`cubic` first: Linux's default): the schema's list, which it checks
+/// `sender.tcp_congestion_control` against; `tests/schema_names.rs` builds each.
+pub use crate::scenario::CONGESTION_CONTROLS as NAMES;
 
 /// The algorithm `name` names (`reno` is Linux's name for NewReno's window rules),
 /// with HyStart on or off where the algorithm has it.

@@ -140,6 +140,13 @@ pub(super) struct Conn {
     pub(super) rate_delivered: u32,
     pub(super) rate_interval: SimTime,
     pub(super) rate_app_limited: bool,
+    /// The control asked for pacing (`sk_pacing_status == SK_PACING_NEEDED`): each buffer
+    /// leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its earliest departure time), the
+    /// first 10 segments unpaced (`data_segs_out`); `pacing` is the pacing hrtimer.
+    pub(super) paced: bool,
+    pub(super) wstamp: SimTime,
+    pub(super) data_segs_out: u32,
+    pub(super) pacing: Timer,
     pub(super) done: bool,
 }
 
@@ -265,6 +272,10 @@ impl TcpSender {
             rate_delivered: 0,
             rate_interval: SimTime::ZERO,
             rate_app_limited: false,
+            paced: false,
+            wstamp: SimTime::ZERO,
+            data_segs_out: 0,
+            pacing: Timer::default(),
             done: false,
         }
     }

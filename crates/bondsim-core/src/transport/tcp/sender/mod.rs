@@ -72,12 +72,16 @@ pub struct TcpSender {
     /// upload the host that sends it (each client keeps its own entry for the one server); a flow
     /// of its own when not given ([`TcpSender::with_destinations`]).
     destination: Vec<u32>,
+    /// Flows whose pacing timer was armed by this poll, to be queued ([`Endpoint::poll_timers`]).
+    pacing_due: Vec<u32>,
     /// The TCP metrics cache: an entry per destination a connection closed to.
     metrics: std::collections::HashMap<u32, Metrics>,
 }
 
 /// The token of the trace's sampling timer (no flow has it).
 const TRACE_TOKEN: u64 = u64::MAX;
+/// Marks a flow's pacing timer in its token (the retransmission timer's has it clear).
+const PACING_TIMER: u64 = 1 << 63;
 
 impl TcpSender {
     /// A sender for `flows` flows cut by `cutter` (chunk = MSS).
@@ -94,6 +98,7 @@ impl TcpSender {
             trace: TcpTrace::default(),
             destination: Vec::new(),
             metrics: std::collections::HashMap::new(),
+            pacing_due: Vec::new(),
         }
     }
 
@@ -157,6 +162,20 @@ impl TcpSender {
         }
     }
 
+    /// A paced flow's departure time came (`tcp_pace_kick` → `tcp_tsq_handler` →
+    /// `tcp_write_xmit`): it may send again.
+    fn on_pacing_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
+        let (flow, generation) = split_token(token);
+        let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
+        match c.pacing.fire(now, generation) {
+            Fired::Stale => {}
+            Fired::Early(at) => {
+                out.push(Output::Timer { at, token: timer_token(flow, c.pacing.generation()) | PACING_TIMER })
+            }
+            Fired::Due => self.ready.push_back(flow),
+        }
+    }
+
     /// What the senders did so far.
     pub fn stats(&self) -> TcpStats {
         let mut s = self.stats.clone();
@@ -175,6 +194,7 @@ impl Endpoint for TcpSender {
             m.init(&self.config, &mut conn, now);
         }
         conn.cc.init(&conn.w);
+        conn.paced = conn.cc.needs_pacing();
         // The application's write (`tcp_sendmsg`) finds nothing queued yet.
         conn.rate_check_app_limited(&self.config, 0);
         // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
@@ -205,6 +225,9 @@ impl Endpoint for TcpSender {
             }
             return;
         }
+        if token & PACING_TIMER != 0 {
+            return self.on_pacing_timer(now, token & !PACING_TIMER, out);
+        }
         let (flow, generation) = split_token(token);
         let Some(c) = self.conns[flow as usize].as_mut() else { return };
         match c.timer.fire(now, generation) {
@@ -216,6 +239,16 @@ impl Endpoint for TcpSender {
                 TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
                 TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
             },
+        }
+    }
+
+    fn poll_timers(&mut self, _now: SimTime, out: &mut Vec<Output>) {
+        for flow in self.pacing_due.drain(..) {
+            let c = self.conns[flow as usize].as_ref().expect("paced");
+            out.push(Output::Timer {
+                at: c.pacing.at(),
+                token: timer_token(flow, c.pacing.generation()) | PACING_TIMER,
+            });
         }
     }
 

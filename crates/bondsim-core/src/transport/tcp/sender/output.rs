@@ -72,8 +72,32 @@ impl Conn {
     /// `tcp_update_pacing_rate`, bytes per second (none before the first RTT sample): 200%
     /// of cwnd·mss/srtt while cwnd is below half of ssthresh ("approaching end of slow start
     /// ... should slow down" above it), else 120%.
+    /// A control that paces sets the rate itself (`w.pacing_rate`, as BBR sets `sk_pacing_rate`;
+    /// none while it is 0).
     pub(super) fn pacing_rate(&self, config: &TcpConfig) -> Option<f64> {
+        if self.paced {
+            return (self.w.pacing_rate > 0).then_some(self.w.pacing_rate as f64);
+        }
         self.pacing_rate_at(config, if self.w.cwnd < self.w.ssthresh / 2 { 2.0 } else { 1.2 })
+    }
+
+    /// `tcp_update_skb_after_send` (with `__tcp_transmit_skb`'s `tcp_wstamp_ns =
+    /// max(tcp_wstamp_ns, tcp_clock_cache)`): a paced connection's next buffer may leave once
+    /// this one's `bytes` have gone at the pacing rate, less up to half of that for the time
+    /// the connection was late (`credit`); the first 10 segments go unpaced.
+    pub(super) fn pace_after_send(&mut self, now: SimTime, bytes: u64, segments: u32) {
+        if !self.paced {
+            return;
+        }
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        self.data_segs_out += segments;
+        let rate = self.w.pacing_rate;
+        if rate > 0 && rate != u64::MAX && self.data_segs_out >= 10 {
+            let len_ns = (u128::from(bytes) * 1_000_000_000 / u128::from(rate)) as u64;
+            let credit = self.wstamp.0 - prior.0;
+            self.wstamp = SimTime(self.wstamp.0 + len_ns - (len_ns / 2).min(credit));
+        }
     }
 
     /// `ratio` times `mss · max(cwnd, packets_out) / srtt`, bytes per second (none before the
@@ -125,6 +149,14 @@ impl TcpSender {
             p.gso = 1;
             self.sent(flow);
             return Some(p);
+        }
+        // `tcp_pacing_check`, first in `tcp_write_xmit`'s and `tcp_xmit_retransmit_queue`'s loops:
+        // a paced connection whose next departure is later waits for its pacing timer.
+        if c.paced && c.wstamp > now {
+            if c.pacing.arm(c.wstamp) {
+                self.pacing_due.push(flow);
+            }
+            return None;
         }
         if c.in_flight() >= c.w.cwnd {
             c.cwnd_validate(true); // `tcp_write_xmit`: `is_cwnd_limited |= in_flight >= cwnd`
@@ -205,6 +237,12 @@ impl TcpSender {
             c.snd_sml = last + 1;
         }
         c.burst_left = segments - 1;
+        if c.paced {
+            let from = u64::from(c.snd_nxt);
+            let bytes =
+                (from..from + u64::from(segments)).map(|k| u64::from(self.cutter.packet_bytes(c.file_bytes, k)));
+            c.pace_after_send(now, bytes.sum(), segments);
+        }
         let mut p = self.send_new(flow, now);
         if segments > 1 {
             p.gso = segments as u8;
@@ -265,6 +303,7 @@ impl TcpSender {
             c.prr_out += 1;
         }
         let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        c.pace_after_send(now, u64::from(p.bytes), 1);
         p.retransmit = true;
         p.ts_ecr = c.ts_recent;
         p

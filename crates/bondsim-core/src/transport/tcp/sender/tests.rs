@@ -1325,3 +1325,66 @@ fn a_control_with_cong_control_sets_the_window_instead_of_prr_and_cong_avoid() {
         assert_eq!(samples.lock().unwrap().len(), 1);
     }
 }
+
+/// A control that asks for pacing and sets the rate (as BBR does): one 1448-byte segment a
+/// millisecond.
+#[derive(Debug)]
+struct Pacer;
+
+impl CongestionControl for Pacer {
+    fn name(&self) -> &'static str {
+        "pacer"
+    }
+    fn ssthresh(&mut self, w: &Window) -> u32 {
+        w.cwnd
+    }
+    fn cong_avoid(&mut self, _w: &mut Window, _acked: u32) {}
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+        w.cwnd
+    }
+    fn needs_pacing(&self) -> bool {
+        true
+    }
+}
+
+/// The pacing timer the last poll asked for, if any.
+fn pacing_timer(s: &mut TcpSender, now: SimTime) -> Option<(SimTime, u64)> {
+    let mut out = Vec::new();
+    s.poll_timers(now, &mut out);
+    assert!(out.len() <= 1);
+    out.first().map(|o| match *o {
+        Output::Timer { at, token } => (at, token),
+        ref other => panic!("{other:?}"),
+    })
+}
+
+#[test]
+fn a_control_that_asks_for_pacing_spaces_segments_at_its_rate_after_the_first_ten() {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    s.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    let c = s.conns[0].as_mut().unwrap();
+    (c.cc, c.paced, c.w.cwnd, c.w.pacing_rate) = (Box::new(Pacer), true, 100, 1_448_000);
+    // The first 10 leave at once; the 10th sets the next departure a segment's time later.
+    assert_eq!(send_completing(&mut s, SimTime::ZERO), (0..10).collect::<Vec<_>>());
+    let (at, token) = pacing_timer(&mut s, SimTime::ZERO).expect("the pacing timer");
+    assert_eq!(at, ms(1));
+    assert_eq!(pacing_timer(&mut s, SimTime::ZERO), None, "asked for once");
+    s.on_timer(ms(1), token, &mut Vec::new());
+    assert_eq!(send_completing(&mut s, ms(1)), vec![10]);
+    let (at, token) = pacing_timer(&mut s, ms(1)).unwrap();
+    assert_eq!(at, ms(2));
+    // Woken 0.5 ms late, the next departure makes up half a segment's time (the credit).
+    s.on_timer(SimTime(2_500_000), token, &mut Vec::new());
+    assert_eq!(send_completing(&mut s, SimTime(2_500_000)), vec![11]);
+    assert_eq!(pacing_timer(&mut s, SimTime(2_500_000)).unwrap().0, ms(3));
+    // A stale or early pacing timer sends nothing.
+    assert!(send_completing(&mut s, SimTime(2_600_000)).is_empty());
+    // CUBIC asks for no pacing: all the windows allow leaves at once (the receiver's 64 KB).
+    let (mut cubic, _) = conn(10, 1_000, 1_000);
+    cubic.config.gso = false;
+    cubic.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    cubic.conns[0].as_mut().unwrap().w.cwnd = 100;
+    assert_eq!(send_completing(&mut cubic, SimTime::ZERO).len(), 65_535 / 1448);
+    assert_eq!(pacing_timer(&mut cubic, SimTime::ZERO), None);
+}

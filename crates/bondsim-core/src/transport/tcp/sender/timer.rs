@@ -171,6 +171,8 @@ impl TcpSender {
         let probe = if c.snd_nxt < c.written && c.snd_nxt < c.wnd_end {
             c.tlp_retrans = false;
             let p = self.send_new(flow, now);
+            let c = self.conns[flow as usize].as_mut().expect("open");
+            c.pace_after_send(now, u64::from(p.bytes), 1);
             self.sent(flow); // `tcp_write_xmit(sk, mss, TCP_NAGLE_OFF, 2, ..)`
             p
         } else {
