@@ -467,3 +467,28 @@ def test_the_summary_table_says_what_packets_and_delivered_count(cli):
     proc = cli("run", "tcp_rr", "--set", "workload.requests=2", "--set", "workload.direction=upload")
     assert proc.returncode == 0, proc.stderr
     assert "packets through the bond" in proc.stdout and "data packets delivered" in proc.stdout
+
+
+def test_a_scenario_names_its_kernel_era_and_its_own_fields_win(tmp_path):
+    # sender.kernel is the schema's word (--kernel's spelling): the preset fills what the file
+    # leaves unset, and a field the file sets wins.
+    from bondsim import kernels
+    from bondsim.scenario import load
+
+    scenario = tmp_path / "era.toml"
+    scenario.write_text(
+        'name = "era"\n[workload]\nrequests = 1\nfile_size = { kind = "fixed", bytes = 100000 }\n'
+        '[sender]\nkind = "tcp"\nkernel = "linux-3.x"\nundo = "linux-3.15"\n'
+        '[bond]\nmode = "balance-rr"\n[[links]]\nrate_mbps = 100\n'
+    )
+    sender = load(scenario)["sender"]
+    assert (sender["kernel"], sender["undo"], sender["tcp_fack"], sender["tcp_recovery"]) == (
+        "linux-3.x",
+        "linux-3.15",
+        True,
+        0,
+    )
+    by_cli = load("tcp_rr", kernel="linux-3.x")["sender"]
+    assert by_cli["kernel"] == "linux-3.x"
+    assert load("tcp_rr", kernel="current") == load("tcp_rr", kernel="modern") == load("tcp_rr")
+    assert kernels.fields() == sorted(f.partition("=")[0].removeprefix("sender.") for f in kernels.TCP["linux-3.x"])

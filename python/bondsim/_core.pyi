@@ -3,6 +3,8 @@
 from collections.abc import Callable
 
 __version__: str
+#: Each kernel era (``sender.kernel``) and its preset: (field, value as JSON) pairs.
+KERNELS: list[tuple[str, list[tuple[str, str]]]]
 
 class BondsimError(Exception):
     """Base class of every bondsim error."""

@@ -79,10 +79,11 @@ def add_kernel(p: argparse.ArgumentParser) -> None:
 
     p.add_argument(
         "--kernel",
-        choices=list(kernels.TCP),
-        help="run the TCP sender as that kernel era did: linux-3.x (FACK, early retransmit, NCR, forward "
-        "retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels) or modern (RACK-TLP, the "
-        "defaults); it replaces what the scenario file sets of those fields, and --set still wins",
+        choices=[*kernels.TCP, *kernels.ALIASES.values()],
+        help="run the TCP sender as that kernel era did (sender.kernel): linux-3.x (FACK, early retransmit, "
+        "NCR, forward retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels) or current (alias "
+        "modern: RACK-TLP, the defaults); it replaces what the scenario file sets of those fields, and --set "
+        "still wins",
     )
 
 

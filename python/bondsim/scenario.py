@@ -261,10 +261,10 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: st
 
 
 def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dict:
-    """``doc`` with TCP preset ``kernel`` (:data:`bondsim.kernels.TCP`) in place of whatever the file
-    set of the fields any preset sets (``modern`` leaves them at their defaults); ``overrides``, applied
-    after, still win. Its sender (after ``overrides``) must be TCP."""
-    if kernel not in kernels.TCP:
+    """``doc`` with TCP preset ``kernel`` (:data:`bondsim.kernels.TCP`, spelled ``sender.kernel``) in
+    place of whatever the file set of the fields any preset sets (``modern`` leaves them at their
+    defaults); ``overrides``, applied after, still win. Its sender (after ``overrides``) must be TCP."""
+    if kernel not in kernels.TCP and kernel not in kernels.ALIASES.values():
         raise BondsimError(f"kernel preset {kernel!r} is unknown; choose one of {', '.join(kernels.TCP)}")
     doc = copy.deepcopy(doc)
     sender = doc.get("sender")
@@ -281,7 +281,8 @@ def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dic
             f"the kernel preset {kernel} sets the TCP sender's fields, and this scenario's sender is {kind!r}; "
             'set sender.kind = "tcp" with it',
         )
-    return apply_overrides(doc, kernels.TCP[kernel])
+    # The preset itself is the schema's (`sender.kernel`), which fills the fields popped above.
+    return apply_overrides(doc, [f'sender.kernel="{kernels.era(kernel)}"'])
 
 
 def sets_preset_field(override: str) -> bool:

@@ -7,7 +7,7 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
 
-use bondsim_core::scenario::CaptureOptions;
+use bondsim_core::scenario::{CaptureOptions, Kernel};
 use bondsim_core::{bond::registry, Error, Scenario};
 
 create_exception!(_core, BondsimError, PyException, "Base class of every bondsim error.");
@@ -158,6 +158,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
+    let kernels: Vec<(&str, Vec<(&str, &str)>)> = Kernel::ALL.iter().map(|k| (k.name(), k.preset().to_vec())).collect();
+    m.add("KERNELS", kernels)?;
     #[cfg(target_os = "linux")]
     {
         m.add_function(wrap_pyfunction!(emulate, m)?)?;

@@ -100,10 +100,24 @@ fn default_max_events() -> u64 {
     DEFAULT_MAX_EVENTS
 }
 
+/// The scenario text with its TCP sender's kernel preset filled in ([`sender::apply_kernel_preset`]),
+/// when it names one (`sender.kernel`); none otherwise (the text is read as it is).
+fn with_kernel_preset(text: &str) -> Option<String> {
+    if !text.contains("\"kernel\"") {
+        return None;
+    }
+    let mut doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let sender = doc.get_mut("sender")?.as_object_mut()?;
+    sender::apply_kernel_preset(sender);
+    Some(doc.to_string())
+}
+
 impl Scenario {
     /// Parses and checks a scenario given as JSON text; unset fields of the
     /// chosen kinds get their defaults (so the result prints every value in force).
     pub fn from_json(text: &str) -> Result<Scenario> {
+        let filled = with_kernel_preset(text);
+        let text = filled.as_deref().unwrap_or(text);
         let de = &mut serde_json::Deserializer::from_str(text);
         let mut scenario: Scenario = serde_path_to_error::deserialize(de).map_err(|err| {
             let mut path = dotted(err.path());

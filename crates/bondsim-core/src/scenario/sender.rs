@@ -240,6 +240,10 @@ pub struct TcpSender {
     /// threshold the ones before it left, and so leaves slow start early.
     #[serde(default = "yes")]
     pub tcp_no_ssthresh_metrics_save: bool,
+    /// The kernel era whose TCP this is ([`Kernel`]): its preset sets the era's fields this
+    /// table leaves unset (a field set here wins); `current` sets none.
+    #[serde(default)]
+    pub kernel: Kernel,
     /// Record every open connection's cwnd, ssthresh, RTT, flight and state this
     /// often, milliseconds (the `tcp_trace` table; at most a million rows). Off
     /// when absent.
@@ -309,6 +313,73 @@ named_enum! {
         Current = "current",
         /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
         Linux312 = "linux-3.12",
+    }
+}
+
+named_enum! {
+    /// A kernel era as one word (`sender.kernel`; the CLI's `--kernel`): the TCP sender's fields
+    /// that make the model behave as that era's Linux did ([`Kernel::preset`]).
+    pub enum Kernel {
+        /// Today's Linux: the defaults.
+        Current = "current",
+        /// The seeds' Linux 3.x (seed 003: 3.11; seed 004: CORE of 2014), before RACK (4.10): FACK
+        /// (on by default until 4.11) until reordering is seen, then dupthresh with the adaptive
+        /// degree, at most 127 (`TCP_MAX_REORDERING` until 3.19's dca145ffaa8d); TLP with 3.10's
+        /// 10 ms floor; RFC 5827 early retransmit delayed a quarter RTT; `tcp_time_to_recover`'s RFC
+        /// 4653 NCR; forward retransmission in recovery; 3.10-3.13's undo rules; TCP small queues as
+        /// 3.12-3.18 ran them (at least `tcp_limit_output_bytes`, then 128 KB); the slow-start
+        /// threshold kept in the metrics cache (3.x had no `tcp_no_ssthresh_metrics_save`).
+        Linux3x = "linux-3.x",
+    }
+}
+
+impl Kernel {
+    /// Every era by name.
+    pub const ALL: &'static [Kernel] = &[Kernel::Current, Kernel::Linux3x];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::Current => "current",
+            Kernel::Linux3x => "linux-3.x",
+        }
+    }
+
+    /// The era's sender fields and their values, as JSON.
+    pub fn preset(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Kernel::Current => &[],
+            Kernel::Linux3x => &[
+                ("tcp_recovery", "0"),
+                ("tcp_fack", "true"),
+                ("tcp_max_reordering", "127"),
+                ("tlp_timeout", "\"linux-3.10\""),
+                ("early_retransmit", "true"),
+                ("ncr", "true"),
+                ("forward_retransmit", "true"),
+                ("undo", "\"linux-3.13\""),
+                ("small_queues", "\"linux-3.12\""),
+                ("tcp_limit_output_bytes", "131072"),
+                ("tcp_no_ssthresh_metrics_save", "false"),
+            ],
+        }
+    }
+}
+
+/// Fills a TCP sender table (`sender`, JSON) with its `kernel`'s preset: each field of the
+/// preset the table does not set. A table of another kind, or without a known `kernel`, is left
+/// as it is (the schema then reports the field).
+pub fn apply_kernel_preset(sender: &mut serde_json::Map<String, serde_json::Value>) {
+    if sender.get("kind").and_then(|k| k.as_str()) != Some("tcp") {
+        return;
+    }
+    let Some(kernel) = sender.get("kernel").and_then(|k| k.as_str()).and_then(|k| Kernel::try_from(k.to_string()).ok())
+    else {
+        return;
+    };
+    for (field, value) in kernel.preset() {
+        if !sender.contains_key(*field) {
+            sender.insert(field.to_string(), serde_json::from_str(value).expect("a preset's value is JSON"));
+        }
     }
 }
 
@@ -608,5 +679,57 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod kernel_tests {
+    use crate::{Error, Scenario};
+
+    fn sender(fields: &str) -> Result<Scenario, Error> {
+        Scenario::from_json(&format!(
+            r#"{{"workload": {{"requests": 1, "file_size": {{"kind": "fixed", "bytes": 1000}}}},
+                "sender": {{"kind": "tcp"{fields}}}, "bond": {{"mode": "rr"}}, "links": [{{"rate_mbps": 100}}]}}"#
+        ))
+    }
+
+    fn tcp(s: &Scenario) -> &super::TcpSender {
+        match &s.sender {
+            super::Sender::Tcp(t) => t,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_kernel_fills_its_presets_fields_and_a_field_set_explicitly_wins() {
+        let era = sender(r#", "kernel": "linux-3.x""#).unwrap();
+        let by_fields = sender(
+            r#", "kernel": "linux-3.x", "tcp_recovery": 0, "tcp_fack": true, "tcp_max_reordering": 127,
+               "tlp_timeout": "linux-3.10", "early_retransmit": true, "ncr": true, "forward_retransmit": true,
+               "undo": "linux-3.13", "small_queues": "linux-3.12", "tcp_limit_output_bytes": 131072,
+               "tcp_no_ssthresh_metrics_save": false"#,
+        )
+        .unwrap();
+        assert_eq!(tcp(&era), tcp(&by_fields));
+        let t = tcp(&era);
+        assert_eq!((t.tcp_recovery, t.tcp_fack, t.undo), (0, true, super::UndoEra::Linux313));
+        let mine = sender(r#", "kernel": "linux-3.x", "undo": "linux-3.15", "tcp_max_reordering": 300"#).unwrap();
+        assert_eq!((tcp(&mine).undo, tcp(&mine).tcp_max_reordering), (super::UndoEra::Linux315, 300));
+        assert!(tcp(&mine).ncr, "the preset's other fields stay");
+        let current = sender(r#", "kernel": "current""#).unwrap();
+        assert_eq!(tcp(&current), tcp(&sender("").unwrap()), "current: the defaults");
+    }
+
+    #[test]
+    fn a_kernel_unknown_or_on_another_sender_is_named_at_its_field() {
+        let Err(Error::Scenario { path, message }) = sender(r#", "kernel": "linux-2.4""#) else { panic!() };
+        assert_eq!(path, "sender.kernel");
+        assert!(message.contains("linux-3.x") && message.contains("linux-2.4"), "{message}");
+        let paced = Scenario::from_json(
+            r#"{"workload": {"requests": 1}, "sender": {"kind": "paced", "kernel": "linux-3.x"},
+                "bond": {"mode": "rr"}, "links": [{"rate_mbps": 100}]}"#,
+        );
+        let Err(Error::Scenario { path, .. }) = paced else { panic!("{paced:?}") };
+        assert_eq!(path, "sender.kernel");
     }
 }
