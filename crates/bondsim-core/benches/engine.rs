@@ -70,10 +70,10 @@ fn main() {
     println!(
         "{{\"shape\": \"{shape}\", \"mode\": \"{mode}\", \"packets\": {}, \"events\": {}, \"wall_s\": {wall:.6}, \"packets_per_s\": {:.0}, \"events_per_s\": {:.0}, \"peak_rss_kib\": {}, \"ooo_fraction\": {:.6}}}",
         s.packets,
-        s.events,
+        s.events.unwrap(),
         s.packets as f64 / wall,
-        s.events as f64 / wall,
+        s.events.unwrap() as f64 / wall,
         peak_rss_kib(),
-        s.ooo_fraction
+        s.ooo_fraction.unwrap()
     );
 }

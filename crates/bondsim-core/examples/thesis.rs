@@ -21,7 +21,11 @@ fn main() {
             let s = bondsim_core::run(&scenario).expect("run").summary;
             println!(
                 "{requests:>8} {:>12} {:>8} {:>12.4} {:>8.1} {:>10}",
-                s.scheduler, s.out_of_order, s.ooo_fraction, s.makespan_s, s.events
+                s.scheduler,
+                s.out_of_order.unwrap(),
+                s.ooo_fraction.unwrap(),
+                s.makespan_s,
+                s.events.unwrap()
             );
         }
     }

@@ -41,8 +41,8 @@ use serde::Serialize;
 use crate::link::DropCause;
 use crate::packet::Packet;
 use crate::receiver::Receiver;
+use crate::report::{count, flag, real, Declared, Report};
 use crate::time::SimTime;
-use crate::transport::tcp::TcpStats;
 
 /// Failures the table lists at most (each row's measures, and the flows' pending measures
 /// with them, are kept until the run ends).
@@ -242,14 +242,14 @@ impl FailoverLog {
         }
     }
 
-    /// The table, the run having ended at `end`; `receiver`: which flows had ended; `tcp`: the
-    /// TCP senders' statistics.
+    /// The table, the run having ended at `end`; `receiver`: which flows had ended; `timeouts`:
+    /// a reliable transport's retransmission timeouts.
     pub fn finish(
         mut self,
         end: SimTime,
         names: &[String],
         receiver: &Receiver,
-        tcp: Option<&TcpStats>,
+        timeouts: Option<Timeouts<'_>>,
     ) -> FailoverTable {
         // A flow still waiting at the end stalled at least until then.
         for (flow, pending) in self.pending.iter_mut().enumerate() {
@@ -261,7 +261,7 @@ impl FailoverLog {
         let ms = |ns: u64| ns as f64 / 1e6;
         for r in self.rows {
             let close = r.up.unwrap_or(end).max(r.down);
-            let within = |at: &Vec<SimTime>| at.iter().filter(|&&x| x >= r.down && x < close).count() as u64;
+            let within = |at: &[SimTime]| at.iter().filter(|&&x| x >= r.down && x < close).count() as u64;
             let mut fst = r.switchovers;
             fst.sort_unstable();
             let window_s = (close.0 - r.down.0) as f64 / 1e9;
@@ -283,12 +283,44 @@ impl FailoverLog {
             t.lost_silent.push(r.lost[DropCause::Silent as usize]);
             t.lost_switch_port.push(r.lost[DropCause::SwitchPort as usize]);
             t.tcp_stall_ms.push(r.stall.filter(|_| self.reliable).map(|s| ms(s.0)));
-            t.rtos.push(tcp.map(|s| within(&s.rto_at)));
-            t.spurious_rtos.push(tcp.map(|s| within(&s.spurious_rto_at)));
+            t.rtos.push(timeouts.map(|s| within(s.rto_at)));
+            t.spurious_rtos.push(timeouts.map(|s| within(s.spurious_rto_at)));
             t.window_s.push(window_s);
             t.throughput_bps.push(if window_s > 0.0 { r.delivered_bytes as f64 * 8.0 / window_s } else { 0.0 });
         }
         t
+    }
+}
+
+/// A reliable transport's retransmission timeouts (its ends report them as instants).
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts<'a> {
+    /// When each timeout fired.
+    pub rto_at: &'a [SimTime],
+    /// When F-RTO found a timeout spurious.
+    pub spurious_rto_at: &'a [SimTime],
+}
+
+/// The summary figures of the failover measures (runs whose links can fail): failures of a link
+/// (the table's rows, and any past its limit); whether the table stopped at [`MAX_ROWS`] (later
+/// failures counted, not measured); the longest `detection_ms`, `switchover_ms_max` (seed 003
+/// §4.3) and `tcp_stall_ms` of the table, ms.
+pub const FIGURES: &[Declared] = &[
+    count("failovers"),
+    flag("failovers_truncated"),
+    real("detection_ms_max"),
+    real("switchover_ms_max"),
+    real("tcp_stall_ms_max"),
+];
+
+impl FailoverTable {
+    /// Reports the table's figures ([`FIGURES`]).
+    pub fn report(&self, r: &mut Report) {
+        r.add("failovers", self.link.len() as u64 + self.unlisted);
+        r.first("failovers_truncated", self.unlisted > 0);
+        r.first("detection_ms_max", FailoverTable::max(&self.detection_ms));
+        r.first("switchover_ms_max", FailoverTable::max(&self.switchover_ms_max));
+        r.first("tcp_stall_ms_max", FailoverTable::max(&self.tcp_stall_ms));
     }
 }
 

@@ -25,7 +25,7 @@
 //! assert_eq!(result.summary.packets, 10 * 101);
 //! assert_eq!(result.summary.delivered, 10 * 101);
 //! // Round-robin puts a quarter of the packets on the slow link; they arrive late.
-//! assert!(result.summary.ooo_fraction > 0.2);
+//! assert!(result.summary.ooo_fraction.unwrap() > 0.2);
 //! ```
 
 pub mod addr;
@@ -39,6 +39,7 @@ pub mod network;
 pub mod packet;
 pub mod receiver;
 pub mod reorder_density;
+pub mod report;
 pub mod result;
 pub mod scenario;
 pub mod sim;

@@ -144,3 +144,16 @@ impl Packet {
         &self.sack[..usize::from(self.sack_len)]
     }
 }
+
+/// Why a fragmented datagram never reached the application (the first cause wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FragLoss {
+    /// One of its fragments was dropped on the way (a full queue, a lost carrier, the wire).
+    Dropped = 0,
+    /// `ip_frag_too_far` reset its queue (`ipfrag_max_dist`).
+    MaxDist = 1,
+    /// Fragment memory was over `ipfrag_high_thresh`: its queue was evicted, or a fragment refused.
+    HighThresh = 2,
+    /// Its queue expired after `ipfrag_time` with fragments missing.
+    Timeout = 3,
+}

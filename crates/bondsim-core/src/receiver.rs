@@ -19,10 +19,10 @@ use std::collections::{BTreeMap, VecDeque};
 
 use hdrhistogram::Histogram;
 
+use crate::packet::FragLoss;
 use crate::packet::Packet;
 use crate::reorder_density::ReorderDensity;
 use crate::time::SimTime;
-use crate::transport::ipfrag::FragLoss;
 
 /// The set of resolved (received or lost) sequence numbers of a flow,
 /// remembered from the lowest unresolved one up: bit `off + i` of `bits` (word by

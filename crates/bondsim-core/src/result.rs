@@ -2,12 +2,11 @@
 
 use serde::Serialize;
 
-use crate::failover::FailoverTable;
 use crate::link::LinkStats;
 use crate::receiver::{Receiver, WireTap};
+use crate::report::{nearest_rank, Figure, Figures, Reported, Tables};
 use crate::switch::SwitchStats;
 use crate::time::SimTime;
-use crate::transport::ipfrag::FragLoss;
 use crate::workload::Request;
 
 /// Everything a run reports.
@@ -19,9 +18,10 @@ pub struct RunResult {
     pub requests: RequestTable,
     /// One row per link.
     pub links: LinkTable,
-    /// TCP connections sampled over time (`sender.trace_ms`), when asked for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
+    /// The tables the components reported (`tcp_trace`: TCP connections sampled every
+    /// `sender.trace_ms`, when asked for), by name.
+    #[serde(flatten)]
+    pub tables: Tables,
     /// Each link's load, queue and state per time bucket (`trace.link_ms`), when asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_trace: Option<crate::trace::LinkTrace>,
@@ -37,6 +37,10 @@ pub struct RunResult {
 }
 
 /// Whole-run figures. Everything but `wall_s` is a pure function of the scenario.
+///
+/// The simulator and the emulator (`bondsim-emu`) both fill it. A field that is an `Option`
+/// left out of the JSON when `None` is one the emulator cannot measure (the simulator always
+/// sets it); the components' own figures are in `figures`, in their declared order.
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
     /// The scenario's name.
@@ -57,16 +61,21 @@ pub struct Summary {
     pub delivered: u64,
     /// Packets lost on the way (every copy dropped; for TCP, which repairs drops, the
     /// segments a connection that was given up never delivered).
-    pub dropped: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<u64>,
     /// Extra copies received (broadcast).
-    pub duplicates: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<u64>,
     /// Packets still on their way when the run stopped (`stop_s`).
-    pub undelivered: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub undelivered: Option<u64>,
     /// Delivered packets in order (thesis rule).
-    pub in_order: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_order: Option<u64>,
     /// Delivered packets out of order (thesis rule = RFC 4737 reordered), at the
     /// application's delivery point (after a resequencing receiver, if any).
-    pub out_of_order: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub out_of_order: Option<u64>,
     /// Packets that reached the clients' wire out of order (the same rule, before any resequencing).
     pub wire_out_of_order: u64,
     /// `wire_out_of_order` over the distinct packets that reached the clients' wire.
@@ -76,14 +85,18 @@ pub struct Summary {
     /// Of those, how many reached the server.
     pub reverse_delivered: u64,
     /// `out_of_order / delivered`: the thesis's share, and RFC 4737's reordered ratio.
-    pub ooo_fraction: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ooo_fraction: Option<f64>,
     /// Mean RFC 4737 reordering extent of the reordered packets.
-    pub reorder_extent_mean: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_extent_mean: Option<f64>,
     /// Largest RFC 4737 reordering extent.
-    pub reorder_extent_max: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_extent_max: Option<u64>,
     /// RFC 5236 reorder density: share of packets at each displacement
     /// (receive index − expected index; ±17 = beyond the threshold of 16).
-    pub reorder_density: Vec<DensityBin>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reorder_density: Option<Vec<DensityBin>>,
     /// Copies dropped because a transmit queue was full.
     pub drops_queue_full: u64,
     /// Copies dropped because their link had lost its carrier.
@@ -91,29 +104,39 @@ pub struct Summary {
     /// Copies lost on the wire at random (rate links' `loss` / `loss_model`; forward direction).
     pub drops_random: u64,
     /// Copies dropped by silently failed ports (`failures.K.kind = "silent"`; forward direction).
-    pub drops_silent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drops_silent: Option<u64>,
     /// Packets dropped because the bond had no usable link.
     pub drops_no_link: u64,
     /// The miimon period in force, ms: `bond.miimon`, or the 100 ms Linux forces in 802.3ad,
     /// balance-tlb and balance-alb when it is 0 (`bond_check_params`), in whole jiffies of
     /// `bond.hz` as the checks run (miimon 1 ms: 4 ms at HZ 250).
-    pub miimon_ms: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub miimon_ms: Option<f64>,
     /// ARP requests the ARP monitor sent (not in the application's figures).
-    pub arp_probes_sent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arp_probes_sent: Option<u64>,
     /// ARP replies that reached the bond.
-    pub arp_replies: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arp_replies: Option<u64>,
     /// Copies the bond sent that the switch dropped at the port (spanning tree: `switch.stp`).
-    pub drops_switch_port: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drops_switch_port: Option<u64>,
     /// Times the switch's MAC table moved a MAC to another port (`switch.lag = "none"`).
-    pub switch_mac_moves: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_mac_moves: Option<u64>,
     /// Frames towards the bond the switch flooded (destination unknown or aged out).
-    pub switch_flooded: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_flooded: Option<u64>,
     /// Frames towards the bond the switch dropped (learned on a port that does not forward).
-    pub switch_drops_to_bond: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_drops_to_bond: Option<u64>,
     /// Frames towards the bond that arrived on a slave the bond does not receive on (dropped by it).
-    pub bond_drops_inactive_slave: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bond_drops_inactive_slave: Option<u64>,
     /// Gratuitous ARPs the bond sent after active-backup failovers (`bond.num_grat_arp`).
-    pub grat_arps_sent: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grat_arps_sent: Option<u64>,
     /// Time of the last delivery, seconds.
     pub makespan_s: f64,
     /// Time the rates below are taken over: `stop_s` if the run was stopped, else until the
@@ -128,28 +151,38 @@ pub struct Summary {
     /// `throughput_bps / capacity_bps`.
     pub utilisation: f64,
     /// Jain's fairness index of the links' loads (wire bits over capacity); 1 = perfectly even.
-    pub jain_index: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jain_index: Option<f64>,
     /// Largest link load over the mean link load.
-    pub max_mean_ratio: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_mean_ratio: Option<f64>,
     /// Delivery delay (sender to client), microseconds.
-    pub delay_mean_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_mean_us: Option<f64>,
     /// Median delivery delay, microseconds.
-    pub delay_p50_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_p50_us: Option<f64>,
     /// 90th percentile delivery delay, microseconds.
-    pub delay_p90_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_p90_us: Option<f64>,
     /// 99th percentile delivery delay, microseconds.
-    pub delay_p99_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_p99_us: Option<f64>,
     /// 99.9th percentile delivery delay, microseconds.
-    pub delay_p999_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_p999_us: Option<f64>,
     /// Largest delivery delay, microseconds.
-    pub delay_max_us: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delay_max_us: Option<f64>,
     /// Requests whose every packet was delivered (the whole file reached the client).
     pub flows_complete: u32,
     /// Requests that lost packets on the way (every copy dropped) and so never completed
     /// (a reliable transport such as TCP resends what is lost: its flows lose none).
-    pub flows_with_loss: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_with_loss: Option<u32>,
     /// Most packets a resequencing receiver held at once (schedulers that resequence).
-    pub reseq_max_held: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reseq_max_held: Option<Option<u64>>,
     /// Flow completion time (arrival of the request to delivery of its last byte) over
     /// complete flows: mean, median and 99th percentile, seconds.
     pub fct_mean_s: Option<f64>,
@@ -157,93 +190,38 @@ pub struct Summary {
     pub fct_p50_s: Option<f64>,
     /// 99th-percentile flow completion time, seconds.
     pub fct_p99_s: Option<f64>,
-    /// Fragmented datagrams lost because a fragment was dropped on the way
-    /// (`delivered`, `dropped` and the rest count datagrams; `packets` and the
-    /// links' counters count frames).
-    pub datagrams_lost_fragment_dropped: Option<u64>,
-    /// … because `ipfrag_max_dist` reset their queue (`ip_frag_too_far`).
-    pub datagrams_lost_max_dist: Option<u64>,
-    /// … because fragment memory was over `ipfrag_high_thresh` (evicted or refused).
-    pub datagrams_lost_high_thresh: Option<u64>,
-    /// … because their queue expired after `ipfrag_time` (with no other cause first).
-    pub datagrams_lost_timeout: Option<u64>,
-    /// Reassembly: fragments received (`ReasmReqds`).
-    pub reasm_fragments: Option<u64>,
-    /// Reassembly: datagrams reassembled (`ReasmOKs`).
-    pub reasm_oks: Option<u64>,
-    /// Reassembly: queues expired (`ReasmTimeout`).
-    pub reasm_timeouts: Option<u64>,
-    /// Reassembly: queues reset by `ip_frag_too_far`.
-    pub reasm_max_dist_resets: Option<u64>,
-    /// Reassembly: queues destroyed by the evictor (`ipfrag_low_thresh` set: kernels before 4.17).
-    pub reasm_evicted: Option<u64>,
-    /// Reassembly: fragments refused over `ipfrag_high_thresh` (Linux 4.17 and later).
-    pub reasm_refused: Option<u64>,
-    /// Reassembly: most fragment memory held at once, bytes.
-    pub reasm_mem_peak_bytes: Option<u64>,
-    /// TCP: segments sent for the first time.
-    pub tcp_segments_sent: Option<u64>,
-    /// TCP: segments sent again (fast retransmit, RACK, RTO, TLP).
-    pub tcp_retransmits: Option<u64>,
-    /// TCP: retransmissions the receiver reported as duplicates (D-SACK), i.e. spurious
-    /// (only segments that were retransmitted, each retransmission at most once).
-    pub tcp_spurious_retransmits: Option<u64>,
-    /// TCP: segments the receiver reported as duplicates (D-SACK), retransmitted or not
-    /// (under broadcast, every extra copy).
-    pub tcp_dsacks_received: Option<u64>,
-    /// TCP: entries into fast recovery.
-    pub tcp_fast_recoveries: Option<u64>,
-    /// TCP: retransmission timeouts.
-    pub tcp_rtos: Option<u64>,
-    /// TCP: tail loss probes.
-    pub tcp_tlp_probes: Option<u64>,
-    /// TCP: window reductions undone (D-SACK / timestamps showed them needless).
-    pub tcp_undos: Option<u64>,
-    /// TCP: the reordering degree flows ended at (`tp->reordering`), mean over flows.
-    pub tcp_reordering_mean: Option<f64>,
-    /// TCP: the highest reordering degree a flow reached.
-    pub tcp_reordering_max: Option<u32>,
-    /// TCP: connections given up (at a timeout `sender.tcp_retries2` modelled timeouts after the
-    /// first retransmission, 924.6 s for the default 15; their flows stay incomplete).
-    pub tcp_aborted: Option<u64>,
-    /// TCP: timeouts F-RTO found spurious (and undid).
-    pub tcp_spurious_rtos: Option<u64>,
-    /// Ping-pong: tokens read whole, both directions.
-    pub pingpong_tokens: Option<u64>,
-    /// Ping-pong: bytes of whole tokens read per second, both directions, in MB/s (10^6
-    /// bytes; seed 001's Fig. 5 unit).
-    pub token_mbytes_per_s: Option<f64>,
-    /// Ping-pong: exchanges completed (the server's token out and the client's back).
-    pub exchanges: Option<u64>,
-    /// Ping-pong: mean round trip of an exchange (the server writes its token until it has
-    /// read the whole answer), milliseconds.
-    pub exchange_rtt_mean_ms: Option<f64>,
-    /// Ping-pong: 99th-percentile (nearest rank) round trip of an exchange, milliseconds.
-    pub exchange_rtt_p99_ms: Option<f64>,
-    /// TCP: the trace stopped at its row limit (only when tracing).
-    pub tcp_trace_truncated: Option<bool>,
-    /// Failures of a link in the run (the `failovers` table's rows, and any past its limit;
-    /// absent if no link can fail).
-    pub failovers: Option<u64>,
-    /// The `failovers` table stopped at its row limit (`failover::MAX_ROWS`); later failures
-    /// are counted in `failovers` but not measured (absent if no link can fail).
-    pub failovers_truncated: Option<bool>,
-    /// The longest time the bond took to declare a failed link down, ms (`failovers.detection_ms`).
-    pub detection_ms_max: Option<f64>,
-    /// The longest flow switch-over time (seed 003 §4.3), ms (`failovers.switchover_ms_max`).
-    pub switchover_ms_max: Option<f64>,
-    /// The longest TCP stall around a failure, ms (`failovers.tcp_stall_ms`).
-    pub tcp_stall_ms_max: Option<f64>,
+    /// What the components reported (the transport's ends: `transport::FIGURES`; the failover
+    /// measures: `failover::FIGURES`), in their declared order; the emulator's own figures.
+    #[serde(flatten)]
+    pub figures: Figures,
     /// `link_events` stopped at its row limit (only with `trace.link_ms`; absent otherwise).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trace_truncated: Option<bool>,
     /// Events the engine processed (an idle paced link's wake-ups run outside the event
     /// queue and are not among them: `sim::World::idle_polls_before`).
-    pub events: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<u64>,
     /// Wall-clock time of the run, seconds (the only non-deterministic figure).
     pub wall_s: f64,
     /// Per-link packet counts.
     pub links: Vec<LinkSummary>,
+}
+
+impl Summary {
+    /// The reported count `name` (`None`: not reported in this run, or not a count).
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.figures.get(name).and_then(Figure::count)
+    }
+
+    /// The reported real number `name` (`None`: not reported in this run, or not a real).
+    pub fn real(&self, name: &str) -> Option<f64> {
+        self.figures.get(name).and_then(Figure::real)
+    }
+
+    /// The reported flag `name` (`None`: not reported in this run, or not a flag).
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        self.figures.get(name).and_then(Figure::flag)
+    }
 }
 
 /// One displacement of the reorder density.
@@ -398,14 +376,11 @@ pub struct Reports<'a> {
     pub events: u64,
     /// Most packets a resequencing receiver held at once.
     pub reseq_max_held: Option<u64>,
-    /// What TCP's senders did (TCP runs only; a ping-pong's two ends summed).
-    pub tcp: Option<crate::transport::tcp::TcpStats>,
-    /// What a ping-pong's applications saw, both ends together (ping-pong runs only).
-    pub pingpong: Option<crate::transport::tcp::peer::PingPongStats>,
-    /// TCP's samples over time, when asked for.
-    pub tcp_trace: Option<crate::transport::tcp::TcpTrace>,
-    /// What IP reassembly did (runs whose datagrams are fragmented).
-    pub reasm: Option<crate::transport::ipfrag::ReasmStats>,
+    /// What the components reported (the transport's ends, the failover measures).
+    pub reported: Reported,
+    /// The transport repairs losses itself (`Endpoint::reliable`): what the application has not
+    /// received is what it wrote and has not received, whatever the bond sent.
+    pub reliable: bool,
     /// The `[trace]` tables (empty unless asked for).
     pub trace: crate::trace::TraceTables,
     /// The failover measures (runs whose links can fail).
@@ -434,11 +409,6 @@ pub fn jain_index(x: &[f64]) -> f64 {
     } else {
         sum * sum / (x.len() as f64 * squares)
     }
-}
-
-/// The nearest-rank `q` quantile of the sorted `x`.
-fn nearest_rank<T>(x: &[T], q: f64) -> Option<&T> {
-    (!x.is_empty()).then(|| &x[((q * x.len() as f64).ceil() as usize).clamp(1, x.len()) - 1])
 }
 
 /// Builds the result of a run from its components' reports.
@@ -527,23 +497,17 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         .collect();
     fct.sort_by(f64::total_cmp);
     let fct_at = |q: f64| nearest_rank(&fct, q).copied();
-    let tcp = reports.tcp.as_ref();
-    let pingpong = reports.pingpong.as_ref();
-    let mut rtts = pingpong.map(|p| p.exchange_rtts_ns.clone()).unwrap_or_default();
-    rtts.sort_unstable();
-    // A ping-pong pair is a connection with a sender at each end.
-    let tcp_connections = reports.requests.len() * if pingpong.is_some() { 2 } else { 1 };
     // A reliable transport resends what the wire lost: what is not delivered yet is what the
     // application wrote and has not received, not what the bond sent.
     let datagrams = || rx.flows().iter().map(|f| u64::from(f.packets())).sum::<u64>();
-    let undelivered = match (tcp, &reports.reasm) {
-        (Some(_), _) => datagrams() - rx.delivered,
+    let undelivered = if reports.reliable {
+        datagrams() - rx.delivered
+    } else if reports.reported.counts_datagrams {
         // The bond sent fragments; the application counts datagrams.
-        (None, Some(_)) => datagrams() - rx.delivered - rx.lost,
-        (None, None) => reports.sent - rx.delivered - rx.lost,
+        datagrams() - rx.delivered - rx.lost
+    } else {
+        reports.sent - rx.delivered - rx.lost
     };
-    let reasm = reports.reasm.as_ref();
-    let frag_lost = |cause: FragLoss| reasm.map(|_| rx.datagrams_lost[cause as usize]);
 
     let summary = Summary {
         scenario: reports.name.to_string(),
@@ -553,11 +517,11 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         requests: reports.requests.len() as u32,
         packets: reports.sent,
         delivered: rx.delivered,
-        dropped: rx.lost,
-        duplicates: rx.duplicates,
-        undelivered,
-        in_order: rx.in_order,
-        out_of_order: reordered,
+        dropped: Some(rx.lost),
+        duplicates: Some(rx.duplicates),
+        undelivered: Some(undelivered),
+        in_order: Some(rx.in_order),
+        out_of_order: Some(reordered),
         wire_out_of_order: reports.wire.out_of_order,
         wire_ooo_fraction: if reports.wire.arrived == 0 {
             0.0
@@ -566,29 +530,30 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         },
         reverse_packets: reports.reverse_sent,
         reverse_delivered: reports.reverse_arrived,
-        ooo_fraction: if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 },
-        reorder_extent_mean: if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 },
-        reorder_extent_max: rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0),
-        reorder_density: rx
-            .density
-            .fractions()
-            .into_iter()
-            .map(|(displacement, fraction)| DensityBin { displacement, fraction })
-            .collect(),
+        ooo_fraction: Some(if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 }),
+        reorder_extent_mean: Some(if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 }),
+        reorder_extent_max: Some(rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0)),
+        reorder_density: Some(
+            rx.density
+                .fractions()
+                .into_iter()
+                .map(|(displacement, fraction)| DensityBin { displacement, fraction })
+                .collect(),
+        ),
         drops_queue_full: queue_full,
         drops_link_down: link_down,
         drops_random: random,
-        drops_silent: silent,
+        drops_silent: Some(silent),
         drops_no_link: reports.drops_no_link,
-        miimon_ms: reports.miimon_ms,
-        arp_probes_sent: reports.arp_probes_sent,
-        arp_replies: reports.arp_replies,
-        drops_switch_port: reports.switch.drops_port.iter().sum(),
-        switch_mac_moves: reports.switch.mac_moves,
-        switch_flooded: reports.switch.flooded,
-        switch_drops_to_bond: reports.switch.drops_to_bond,
-        bond_drops_inactive_slave: reports.switch.drops_inactive_slave,
-        grat_arps_sent: reports.switch.grat_arps,
+        miimon_ms: Some(reports.miimon_ms),
+        arp_probes_sent: Some(reports.arp_probes_sent),
+        arp_replies: Some(reports.arp_replies),
+        drops_switch_port: Some(reports.switch.drops_port.iter().sum()),
+        switch_mac_moves: Some(reports.switch.mac_moves),
+        switch_flooded: Some(reports.switch.flooded),
+        switch_drops_to_bond: Some(reports.switch.drops_to_bond),
+        bond_drops_inactive_slave: Some(reports.switch.drops_inactive_slave),
+        grat_arps_sent: Some(reports.switch.grat_arps),
         makespan_s,
         duration_s,
         capacity_bps,
@@ -603,57 +568,23 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
             }
         },
         utilisation: if capacity_bps > 0.0 { per_s(wire_bits) / capacity_bps } else { 0.0 },
-        jain_index: jain_index(&loads),
-        max_mean_ratio: if mean_load > 0.0 { max_load / mean_load } else { 1.0 },
-        delay_mean_us: if delay.is_empty() { 0.0 } else { delay.mean() / 1e3 },
-        delay_p50_us: quantile(0.5),
-        delay_p90_us: quantile(0.9),
-        delay_p99_us: quantile(0.99),
-        delay_p999_us: quantile(0.999),
-        delay_max_us: us(delay.max()),
+        jain_index: Some(jain_index(&loads)),
+        max_mean_ratio: Some(if mean_load > 0.0 { max_load / mean_load } else { 1.0 }),
+        delay_mean_us: Some(if delay.is_empty() { 0.0 } else { delay.mean() / 1e3 }),
+        delay_p50_us: Some(quantile(0.5)),
+        delay_p90_us: Some(quantile(0.9)),
+        delay_p99_us: Some(quantile(0.99)),
+        delay_p999_us: Some(quantile(0.999)),
+        delay_max_us: Some(us(delay.max())),
         flows_complete: rx.flows().iter().filter(|f| f.complete()).count() as u32,
-        flows_with_loss: rx.flows().iter().filter(|f| f.lost > 0).count() as u32,
-        reseq_max_held: reports.reseq_max_held,
+        flows_with_loss: Some(rx.flows().iter().filter(|f| f.lost > 0).count() as u32),
+        reseq_max_held: Some(reports.reseq_max_held),
         fct_mean_s: (!fct.is_empty()).then(|| fct.iter().sum::<f64>() / fct.len() as f64),
         fct_p50_s: fct_at(0.5),
         fct_p99_s: fct_at(0.99),
-        datagrams_lost_fragment_dropped: frag_lost(FragLoss::Dropped),
-        datagrams_lost_max_dist: frag_lost(FragLoss::MaxDist),
-        datagrams_lost_high_thresh: frag_lost(FragLoss::HighThresh),
-        datagrams_lost_timeout: frag_lost(FragLoss::Timeout),
-        reasm_fragments: reasm.map(|r| r.fragments),
-        reasm_oks: reasm.map(|r| r.oks),
-        reasm_timeouts: reasm.map(|r| r.timeouts),
-        reasm_max_dist_resets: reasm.map(|r| r.max_dist_resets),
-        reasm_evicted: reasm.map(|r| r.evicted),
-        reasm_refused: reasm.map(|r| r.refused),
-        reasm_mem_peak_bytes: reasm.map(|r| r.mem_peak_bytes),
-        tcp_segments_sent: tcp.map(|t| t.segments_sent),
-        tcp_retransmits: tcp.map(|t| t.retransmits),
-        tcp_spurious_retransmits: tcp.map(|t| t.spurious_retransmits),
-        tcp_dsacks_received: tcp.map(|t| t.dsacks_received),
-        tcp_fast_recoveries: tcp.map(|t| t.fast_recoveries),
-        tcp_rtos: tcp.map(|t| t.rtos),
-        tcp_tlp_probes: tcp.map(|t| t.tlp_probes),
-        tcp_undos: tcp.map(|t| t.undos),
-        tcp_reordering_mean: tcp.map(|t| t.reordering_sum as f64 / tcp_connections.max(1) as f64),
-        tcp_reordering_max: tcp.map(|t| t.reordering_max),
-        tcp_aborted: tcp.map(|t| t.aborted),
-        tcp_spurious_rtos: tcp.map(|t| t.spurious_rtos),
-        pingpong_tokens: pingpong.map(|p| p.tokens),
-        token_mbytes_per_s: pingpong.map(|p| per_s((p.tokens * p.token_bytes) as f64) / 1e6),
-        exchanges: pingpong.map(|p| p.exchange_rtts_ns.len() as u64),
-        exchange_rtt_mean_ms: pingpong
-            .and_then(|_| (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6)),
-        exchange_rtt_p99_ms: pingpong.and_then(|_| nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6)),
-        tcp_trace_truncated: reports.tcp_trace.as_ref().map(|t| t.truncated),
-        failovers: reports.failovers.as_ref().map(|f| f.link.len() as u64 + f.unlisted),
-        failovers_truncated: reports.failovers.as_ref().map(|f| f.unlisted > 0),
-        detection_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.detection_ms)),
-        switchover_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.switchover_ms_max)),
-        tcp_stall_ms_max: reports.failovers.as_ref().and_then(|f| FailoverTable::max(&f.tcp_stall_ms)),
+        figures: reports.reported.figures,
         trace_truncated: reports.trace.link_events.as_ref().map(|_| reports.trace.truncated),
-        events: reports.events,
+        events: Some(reports.events),
         wall_s,
         links: links
             .link
@@ -668,7 +599,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         summary,
         requests,
         links,
-        tcp_trace: reports.tcp_trace,
+        tables: reports.reported.tables,
         link_trace: trace.link_trace,
         link_events: trace.link_events,
         packet_trace: trace.packet_trace,

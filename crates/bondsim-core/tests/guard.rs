@@ -22,11 +22,11 @@ fn a_run_past_max_events_stops_with_an_error_naming_the_field() {
                 "{message}"
             );
         }
-        other => panic!("expected the guard's error, got {:?}", other.map(|r| r.summary.events)),
+        other => panic!("expected the guard's error, got {:?}", other.map(|r| r.summary.events.unwrap())),
     }
     // The same run with the default guard finishes.
     let mut fine = scenario.clone();
     fine.max_events = bondsim_core::scenario::DEFAULT_MAX_EVENTS;
     let result = bondsim_core::run(&fine).unwrap();
-    assert!(result.summary.events > 1000);
+    assert!(result.summary.events.unwrap() > 1000);
 }

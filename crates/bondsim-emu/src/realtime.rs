@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bondsim_core::network::Clients;
+use bondsim_core::report::{Figure, Figures};
+use bondsim_core::result::{LinkSummary, Summary};
 use bondsim_core::scenario::{Arrivals, Scenario, Sender, TcpSender, Workload};
 use bondsim_core::time::SimTime;
 use bondsim_core::workload::{self, PENDING};
@@ -623,103 +625,138 @@ fn result(
     // report gives the sender's retransmissions only.
     let iperf3: Vec<&iperf::Iperf3> = outcomes.iter().filter_map(|o| o.iperf3.as_ref()).collect();
     let own_tcp = is_tcp && iperf3.is_empty();
-    let tcp_figure = |v: Value| if own_tcp { v } else { Value::Null };
+    let tcp_figure = |v: u64| own_tcp.then_some(v);
     // iperf3's own UDP counts, summed (none unless iperf3 carried UDP).
     let iperf3_udp = |f: fn(&(u64, u64, u64)) -> u64| {
         (!iperf3.is_empty()).then(|| iperf3.iter().try_fold(0, |n, r| Some(n + f(r.udp.as_ref()?)))).flatten()
     };
     let retransmits = if own_tcp {
-        json!(sum(|i| u64::from(i.total_retrans)))
+        Some(sum(|i| u64::from(i.total_retrans)))
     } else if is_tcp {
-        json!(iperf3.iter().filter_map(|r| r.retransmits).sum::<u64>())
+        Some(iperf3.iter().filter_map(|r| r.retransmits).sum::<u64>())
     } else {
-        Value::Null
+        None
     };
-    let receiver = if is_tcp || udp.is_empty() {
-        // TCP, or UDP under iperf3: the bond's and the clients' wire counts.
-        let mut wire = json!({"packets": data_packets, "delivered": data_delivered});
-        if !is_tcp {
-            wire["dropped"] = json!(data_packets.saturating_sub(data_delivered));
-        }
-        wire
-    } else {
-        json!({
-            "packets": sent,
-            "delivered": read,
-            "dropped": sent.saturating_sub(read),
-            "duplicates": udp_sum(|u| u.duplicates),
-            "in_order": in_order,
-            "out_of_order": read - in_order,
-            "ooo_fraction": if read > 0 { (read - in_order) as f64 / read as f64 } else { 0.0 },
-            "flows_with_loss": udp.iter().filter(|u| u.received < u.sent).count(),
-            "emu_udp_send_errors": udp_sum(|u| u.send_errors),
-        })
+    // The receiving applications' counts: UDP's own (the simulator's receiver); TCP, or UDP
+    // under iperf3: the bond's and the clients' wire counts (UDP's losses among them).
+    let own_udp = !(is_tcp || udp.is_empty());
+    let (packets, delivered) = if own_udp { (sent, read) } else { (data_packets, data_delivered) };
+    let udp_only = |v: u64| own_udp.then_some(v);
+    let texts = |list: &[(String, String)]| {
+        Figure::Map(list.iter().map(|(k, v)| (k.clone(), Figure::Text(v.clone()))).collect())
     };
-    let mut summary = json!({
-        "scenario": scenario.name,
-        "scheduler": fabric.scheduler_label(),
-        "seed": scenario.seed,
-        "link_count": rates.len(),
-        "requests": outcomes.len(),
-        "wire_out_of_order": ooo,
-        "wire_ooo_fraction": if data_delivered > 0 { ooo as f64 / data_delivered as f64 } else { 0.0 },
-        "reverse_packets": fabric.reverse_packets,
-        "reverse_delivered": fabric.reverse_delivered,
-        "drops_queue_full": forward.iter().map(|s| s.drops_queue_full).sum::<u64>(),
-        "drops_link_down": forward.iter().map(|s| s.drops_link_down).sum::<u64>(),
-        "drops_random": forward.iter().map(|s| s.drops_random).sum::<u64>(),
-        "drops_no_link": fabric.drops_no_link,
-        "makespan_s": makespan,
-        "duration_s": duration,
-        "capacity_bps": capacity,
-        "throughput_bps": if duration > 0.0 { wire_bits / duration } else { 0.0 },
-        "goodput_bps": if duration > 0.0 { received as f64 * 8.0 / duration } else { 0.0 },
-        "utilisation": if duration > 0.0 && capacity > 0.0 { wire_bits / duration / capacity } else { 0.0 },
-        "flows_complete": finishes.len(),
-        "fct_mean_s": mean(&fct),
-        "fct_p50_s": percentile(&fct, 0.5),
-        "fct_p99_s": percentile(&fct, 0.99),
-        "tcp_segments_sent": tcp_figure(json!(sum(|i| u64::from(i.segs_out)))),
-        "tcp_retransmits": retransmits,
-        // A D-SACK reports a segment that arrived twice; on a bond that copies nothing, only a
-        // retransmitted segment can, and the kernel itself counts D-SACKs beyond the
-        // retransmissions as dubious (`tcp_dsack_seen`, net/ipv4/tcp_input.c: "Skip the
-        // DSACK if dup segs weren't retransmitted by sender").
-        "tcp_spurious_retransmits": tcp_figure(json!(sum(|i| u64::from(i.dsack_dups.min(i.total_retrans))))),
-        "tcp_dsacks_received": tcp_figure(json!(sum(|i| u64::from(i.dsack_dups)))),
-        "tcp_rtos": tcp_figure(json!(sum(|i| u64::from(i.total_rto)))),
-        "tcp_reordering_mean": mean(&reordering),
-        "tcp_reordering_max": server.iter().map(|i| i.reordering).max(),
-        "tcp_rtt_mean_us": mean(&server.iter().map(|i| f64::from(i.rtt_us)).collect::<Vec<_>>()),
-        "tcp_cwnd_mean": mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()),
-        "tcp_rcv_ooopack": tcp_figure(json!(outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>())),
-        "wall_s": wall_s,
-        "links": fabric.names.iter().enumerate().map(|(id, name)| json!({
-            "link": id, "name": name, "packets_sent": forward[id].packets_sent,
-        })).collect::<Vec<_>>(),
-        "emulated": true,
-        "emu_lateness_p50_us": late(0.5),
-        "emu_lateness_p99_us": late(0.99),
-        "emu_lateness_p999_us": late(0.999),
-        "emu_lateness_max_us": lateness.max() as f64,
-        "emu_late_share": late_share,
-        "emu_realtime_priority": kernel.realtime,
-        "emu_sysctls": kernel.sysctls.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
-        "emu_sysctls_not_set": kernel.not_set.iter().map(|(k, v)| (k.clone(), json!(v))).collect::<Map<_, _>>(),
-        "emu_congestion_control": kernel.congestion_control,
-        "emu_kernel_server": kernel.server,
-        "emu_kernel_clients": kernel.clients,
-        "emu_foreign_packets": fabric.foreign,
-        "emu_warnings": warnings,
-        "emu_traffic": Traffic::NAMES[kernel.traffic as usize],
-        // iperf3's own rate at each receiver, summed (tests that start together overlap).
-        "emu_iperf3_bps": (!iperf3.is_empty()).then(|| iperf3.iter().map(|r| r.bits_per_second).sum::<f64>()),
-        "emu_iperf3_udp_lost": iperf3_udp(|u| u.1),
-        "emu_iperf3_udp_out_of_order": iperf3_udp(|u| u.2),
-    });
-    if let (Value::Object(summary), Value::Object(receiver)) = (&mut summary, receiver) {
-        summary.extend(receiver);
+    // SNMP counters' growth: integers.
+    let counters = |map: &Map<String, Value>| {
+        Figure::Map(map.iter().map(|(k, v)| (k.clone(), Figure::Signed(v.as_i64().unwrap_or(0)))).collect())
+    };
+    let mut figures = Figures::default();
+    figures.push("tcp_segments_sent", tcp_figure(sum(|i| u64::from(i.segs_out))));
+    figures.push("tcp_retransmits", retransmits);
+    // A D-SACK reports a segment that arrived twice; on a bond that copies nothing, only a
+    // retransmitted segment can, and the kernel itself counts D-SACKs beyond the
+    // retransmissions as dubious (`tcp_dsack_seen`, net/ipv4/tcp_input.c: "Skip the
+    // DSACK if dup segs weren't retransmitted by sender").
+    figures.push("tcp_spurious_retransmits", tcp_figure(sum(|i| u64::from(i.dsack_dups.min(i.total_retrans)))));
+    figures.push("tcp_dsacks_received", tcp_figure(sum(|i| u64::from(i.dsack_dups))));
+    figures.push("tcp_rtos", tcp_figure(sum(|i| u64::from(i.total_rto))));
+    figures.push("tcp_reordering_mean", mean(&reordering));
+    figures.push("tcp_reordering_max", server.iter().map(|i| i.reordering).max());
+    figures.push("tcp_rtt_mean_us", mean(&server.iter().map(|i| f64::from(i.rtt_us)).collect::<Vec<_>>()));
+    figures.push("tcp_cwnd_mean", mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()));
+    figures.push(
+        "tcp_rcv_ooopack",
+        tcp_figure(outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>()),
+    );
+    figures.push("emulated", true);
+    figures.push("emu_lateness_p50_us", late(0.5));
+    figures.push("emu_lateness_p99_us", late(0.99));
+    figures.push("emu_lateness_p999_us", late(0.999));
+    figures.push("emu_lateness_max_us", lateness.max() as f64);
+    figures.push("emu_late_share", late_share);
+    figures.push("emu_realtime_priority", kernel.realtime);
+    figures.push("emu_sysctls", texts(&kernel.sysctls));
+    figures.push("emu_sysctls_not_set", texts(&kernel.not_set));
+    figures.push("emu_congestion_control", kernel.congestion_control.clone());
+    figures.push("emu_kernel_server", counters(&kernel.server));
+    figures.push("emu_kernel_clients", counters(&kernel.clients));
+    figures.push("emu_foreign_packets", fabric.foreign);
+    figures.push("emu_warnings", Figure::List(warnings.into_iter().map(Figure::Text).collect()));
+    figures.push("emu_traffic", Traffic::NAMES[kernel.traffic as usize].to_string());
+    // iperf3's own rate at each receiver, summed (tests that start together overlap).
+    figures.push("emu_iperf3_bps", (!iperf3.is_empty()).then(|| iperf3.iter().map(|r| r.bits_per_second).sum::<f64>()));
+    figures.push("emu_iperf3_udp_lost", iperf3_udp(|u| u.1));
+    figures.push("emu_iperf3_udp_out_of_order", iperf3_udp(|u| u.2));
+    if own_udp {
+        figures.push("emu_udp_send_errors", udp_sum(|u| u.send_errors));
     }
+    // `bondsim run`'s summary; what the emulator cannot measure is left out.
+    let summary = Summary {
+        scenario: scenario.name.clone(),
+        scheduler: fabric.scheduler_label().to_string(),
+        seed: scenario.seed,
+        link_count: rates.len(),
+        requests: outcomes.len() as u32,
+        packets,
+        delivered,
+        dropped: (!is_tcp).then(|| packets.saturating_sub(delivered)),
+        duplicates: udp_only(udp_sum(|u| u.duplicates)),
+        undelivered: None,
+        in_order: udp_only(in_order),
+        out_of_order: udp_only(read - in_order),
+        wire_out_of_order: ooo,
+        wire_ooo_fraction: if data_delivered > 0 { ooo as f64 / data_delivered as f64 } else { 0.0 },
+        reverse_packets: fabric.reverse_packets,
+        reverse_delivered: fabric.reverse_delivered,
+        ooo_fraction: own_udp.then(|| if read > 0 { (read - in_order) as f64 / read as f64 } else { 0.0 }),
+        reorder_extent_mean: None,
+        reorder_extent_max: None,
+        reorder_density: None,
+        drops_queue_full: forward.iter().map(|s| s.drops_queue_full).sum::<u64>(),
+        drops_link_down: forward.iter().map(|s| s.drops_link_down).sum::<u64>(),
+        drops_random: forward.iter().map(|s| s.drops_random).sum::<u64>(),
+        drops_silent: None,
+        drops_no_link: fabric.drops_no_link,
+        miimon_ms: None,
+        arp_probes_sent: None,
+        arp_replies: None,
+        drops_switch_port: None,
+        switch_mac_moves: None,
+        switch_flooded: None,
+        switch_drops_to_bond: None,
+        bond_drops_inactive_slave: None,
+        grat_arps_sent: None,
+        makespan_s: makespan,
+        duration_s: duration,
+        capacity_bps: capacity,
+        throughput_bps: if duration > 0.0 { wire_bits / duration } else { 0.0 },
+        goodput_bps: if duration > 0.0 { received as f64 * 8.0 / duration } else { 0.0 },
+        utilisation: if duration > 0.0 && capacity > 0.0 { wire_bits / duration / capacity } else { 0.0 },
+        jain_index: None,
+        max_mean_ratio: None,
+        delay_mean_us: None,
+        delay_p50_us: None,
+        delay_p90_us: None,
+        delay_p99_us: None,
+        delay_p999_us: None,
+        delay_max_us: None,
+        flows_complete: finishes.len() as u32,
+        flows_with_loss: own_udp.then(|| udp.iter().filter(|u| u.received < u.sent).count() as u32),
+        reseq_max_held: None,
+        fct_mean_s: mean(&fct),
+        fct_p50_s: percentile(&fct, 0.5),
+        fct_p99_s: percentile(&fct, 0.99),
+        figures,
+        trace_truncated: None,
+        events: None,
+        wall_s,
+        links: fabric
+            .names
+            .iter()
+            .enumerate()
+            .map(|(link, name)| LinkSummary { link, name: name.clone(), packets_sent: forward[link].packets_sent })
+            .collect(),
+    };
+    let summary = serde_json::to_value(&summary).expect("summaries always serialise");
     let col = |f: &dyn Fn(&Outcome) -> Value| Value::Array(outcomes.iter().map(f).collect());
     let requests = json!({
         "request": col(&|o| json!(o.id)),

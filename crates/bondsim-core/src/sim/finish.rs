@@ -1,20 +1,25 @@
 //! The run's result, built from each component's report.
 
 use super::*;
+use crate::failover::{self, Timeouts};
+use crate::report::{Declared, Report};
 
 impl World {
     /// Each component reports what it did; the result is built from the reports.
     pub(super) fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
-        let tcp_trace = self.server.tcp_trace().or_else(|| self.client.tcp_trace());
         let end = self.stopped_at.unwrap_or(self.events.now());
-        let tcp = match (self.server.tcp_stats(), self.client.tcp_stats()) {
-            (Some(mut server), Some(client)) => {
-                server.merge(&client);
-                Some(server)
-            }
-            (server, client) => server.or(client),
-        };
-        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, &self.receiver, tcp.as_ref()));
+        let declared: Vec<&[Declared]> = transport::FIGURES.iter().copied().chain([failover::FIGURES]).collect();
+        let mut report = Report::new(&declared, end.as_secs_f64(), self.receiver.datagrams_lost);
+        self.server.report(&mut report);
+        self.client.report(&mut report);
+        let timeouts = report.instants_of("rto_at").map(|rto_at| Timeouts {
+            rto_at,
+            spurious_rto_at: report.instants_of("spurious_rto_at").unwrap_or_default(),
+        });
+        let failovers = self.failover.take().map(|log| log.finish(end, &self.link_names, &self.receiver, timeouts));
+        if let Some(table) = &failovers {
+            table.report(&mut report);
+        }
         let trace = self.trace.take().map(|t| t.finish(end, &self.links, &self.bond.views)).unwrap_or_default();
         let links = self
             .links
@@ -49,15 +54,8 @@ impl World {
                 ended_at: self.events.now(),
                 events: self.events.processed(),
                 reseq_max_held: self.resequencer.as_ref().map(|r| r.max_held as u64),
-                tcp,
-                pingpong: self.server.pingpong_stats().map(|mut server| {
-                    if let Some(client) = self.client.pingpong_stats() {
-                        server.tokens += client.tokens;
-                    }
-                    server
-                }),
-                tcp_trace,
-                reasm: self.client.reasm_stats(),
+                reported: report.finish(),
+                reliable: self.reliable,
                 trace,
                 failovers,
                 miimon_ms: self.miimon_ms,

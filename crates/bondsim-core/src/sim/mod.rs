@@ -41,6 +41,7 @@ use crate::failover::FailoverLog;
 use crate::fault::{self, SilentPorts};
 use crate::link::{DropCause, Enqueued, Link, RateLink, Sent};
 use crate::network;
+use crate::packet::FragLoss;
 use crate::packet::{Kind, Packet};
 use crate::receiver::{Receiver, Resequencer, WireTap};
 use crate::result::{self, LinkReport, Reports, RunResult};
@@ -49,7 +50,6 @@ use crate::scenario::{self, CaptureOptions, RandomFailures, Scenario};
 use crate::switch::{self, Egress, Switch};
 use crate::time::SimTime;
 use crate::trace::Tracer;
-use crate::transport::ipfrag::FragLoss;
 use crate::transport::{self, End, Endpoint, Output};
 use crate::workload::{self, Request};
 

@@ -129,7 +129,7 @@ fn idle_paced_links_waking_outside_the_queue_move_no_figure_and_run_fewer_events
         let lazy = result_of(&thesis(mode, arrivals.clone(), link0.clone()), true);
         let idle: u64 = eager.links.polls.iter().sum::<u64>() - eager.links.packets_sent.iter().sum::<u64>();
         assert!(idle > 100, "{mode}: the links idle ({idle} idle wake-ups)");
-        assert!(lazy.summary.events < eager.summary.events, "{mode}: {} events", lazy.summary.events);
+        assert!(lazy.summary.events < eager.summary.events, "{mode}: {:?} events", lazy.summary.events);
         assert_eq!(figures(&lazy), figures(&eager), "{mode} {arrivals}");
     }
 }

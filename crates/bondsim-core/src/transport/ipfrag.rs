@@ -39,18 +39,29 @@ use crate::packet::{Packet, IP_MF, UDP_HEADER_BYTES};
 use crate::scenario::{IpFrag, Scenario};
 use crate::time::SimTime;
 
-/// Why a fragmented datagram never reached the application (the first cause wins).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FragLoss {
-    /// One of its fragments was dropped on the way (a full queue, a lost carrier, the wire).
-    Dropped = 0,
-    /// `ip_frag_too_far` reset its queue (`ipfrag_max_dist`).
-    MaxDist = 1,
-    /// Fragment memory was over `ipfrag_high_thresh`: its queue was evicted, or a fragment refused.
-    HighThresh = 2,
-    /// Its queue expired after `ipfrag_time` with fragments missing.
-    Timeout = 3,
-}
+pub use crate::packet::FragLoss;
+use crate::report::{count, Declared, Report};
+
+/// The summary figures a reassembling end reports (`delivered`, `dropped` and the rest count
+/// datagrams then; `packets` and the links' counters count frames): the datagrams the
+/// application lost, by first cause (a fragment dropped on the way, `ip_frag_too_far`,
+/// fragment memory over `ipfrag_high_thresh`, a queue expired after `ipfrag_time`), then
+/// Linux's reassembly counters (`ReasmReqds`, `ReasmOKs`, `ReasmTimeout`, queues reset by
+/// `ip_frag_too_far`, queues evicted before 4.17, fragments refused since 4.17, the most
+/// fragment memory held at once in bytes).
+pub const FIGURES: &[Declared] = &[
+    count("datagrams_lost_fragment_dropped"),
+    count("datagrams_lost_max_dist"),
+    count("datagrams_lost_high_thresh"),
+    count("datagrams_lost_timeout"),
+    count("reasm_fragments"),
+    count("reasm_oks"),
+    count("reasm_timeouts"),
+    count("reasm_max_dist_resets"),
+    count("reasm_evicted"),
+    count("reasm_refused"),
+    count("reasm_mem_peak_bytes"),
+];
 
 /// How the sender cuts datagrams (`ip_do_fragment`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -313,8 +324,27 @@ impl Endpoint for Reassembler {
         self.queues.is_empty()
     }
 
-    fn reasm_stats(&self) -> Option<ReasmStats> {
-        Some(self.stats)
+    fn report(&mut self, r: &mut Report) {
+        r.application_counts_datagrams();
+        let lost = |cause| r.datagrams_lost(cause);
+        let s = &self.stats;
+        let counts = [
+            lost(FragLoss::Dropped),
+            lost(FragLoss::MaxDist),
+            lost(FragLoss::HighThresh),
+            lost(FragLoss::Timeout),
+            s.fragments,
+            s.oks,
+            s.timeouts,
+            s.max_dist_resets,
+            s.evicted,
+            s.refused,
+            s.mem_peak_bytes,
+        ];
+        // In `FIGURES`' order.
+        for (figure, n) in FIGURES.iter().zip(counts) {
+            r.add(figure.name, n);
+        }
     }
 }
 

@@ -33,6 +33,7 @@ pub mod tcp;
 pub mod window;
 
 use crate::packet::Packet;
+use crate::report::{Declared, Report};
 use crate::scenario::{Scenario, Sender, Workload};
 use crate::time::SimTime;
 
@@ -111,26 +112,13 @@ pub trait Endpoint: Send {
         false
     }
 
-    /// What a ping-pong application saw at this end (none for other workloads).
-    fn pingpong_stats(&self) -> Option<tcp::peer::PingPongStats> {
-        None
-    }
-
-    /// What a TCP end did (none for other transports).
-    fn tcp_stats(&self) -> Option<tcp::TcpStats> {
-        None
-    }
-
-    /// A TCP end's samples over time, if the scenario asked for them (taken once, at the end).
-    fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
-        None
-    }
-
-    /// What IP reassembly did (a reassembling end only).
-    fn reasm_stats(&self) -> Option<ipfrag::ReasmStats> {
-        None
-    }
+    /// Reports what this end did, once, when the run ends: its summary figures (declared in its
+    /// module and listed in [`FIGURES`]), tables and instants. The server's end reports first.
+    fn report(&mut self, _r: &mut Report) {}
 }
+
+/// The figures the transports report, in the summary's order (a transport adds its module's list).
+pub const FIGURES: &[&[Declared]] = &[ipfrag::FIGURES, tcp::FIGURES, tcp::peer::FIGURES, tcp::TRACE_FIGURES];
 
 /// Any end: the registry of transports. The world calls ends through this
 /// enum rather than a trait object, so each call is a `match` the compiler can
@@ -204,17 +192,8 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn hears_tx_done(&self) -> bool {
         (**self).hears_tx_done()
     }
-    fn tcp_stats(&self) -> Option<tcp::TcpStats> {
-        (**self).tcp_stats()
-    }
-    fn pingpong_stats(&self) -> Option<tcp::peer::PingPongStats> {
-        (**self).pingpong_stats()
-    }
-    fn tcp_trace(&mut self) -> Option<tcp::TcpTrace> {
-        (**self).tcp_trace()
-    }
-    fn reasm_stats(&self) -> Option<ipfrag::ReasmStats> {
-        (**self).reasm_stats()
+    fn report(&mut self, r: &mut Report) {
+        (**self).report(r)
     }
 }
 

@@ -20,6 +20,7 @@ pub mod peer;
 pub mod receiver;
 pub mod sender;
 
+use crate::report::{count, flag, real, Declared, Report};
 use crate::scenario::TcpSender as TcpSpec;
 use crate::time::SimTime;
 use era::{Era, LossDetection};
@@ -333,7 +334,66 @@ pub struct TcpStats {
     pub spurious_rto_at: Vec<SimTime>,
 }
 
+/// The summary figures TCP's senders report ([`TcpStats`]; a ping-pong's two ends summed):
+/// segments sent for the first time; sent again (fast retransmit, RACK, RTO, TLP); spurious
+/// retransmissions (D-SACKs of retransmitted segments, each at most once); D-SACKs received,
+/// retransmitted or not (under broadcast, every extra copy); entries into fast recovery;
+/// retransmission timeouts; tail loss probes; window reductions undone; the reordering degree
+/// connections ended at (mean over connections) and the highest one reached; connections given
+/// up (`sender.tcp_retries2`); timeouts F-RTO found spurious.
+pub const FIGURES: &[Declared] = &[
+    count("tcp_segments_sent"),
+    count("tcp_retransmits"),
+    count("tcp_spurious_retransmits"),
+    count("tcp_dsacks_received"),
+    count("tcp_fast_recoveries"),
+    count("tcp_rtos"),
+    count("tcp_tlp_probes"),
+    count("tcp_undos"),
+    real("tcp_reordering_mean"),
+    count("tcp_reordering_max"),
+    count("tcp_aborted"),
+    count("tcp_spurious_rtos"),
+];
+
+/// The trace's figure: whether it stopped at its row limit (only when tracing).
+pub const TRACE_FIGURES: &[Declared] = &[flag("tcp_trace_truncated")];
+
+impl TcpTrace {
+    /// Reports the trace (`tcp_trace`) and whether it stopped at its limit (the first end's).
+    pub fn report(&self, r: &mut Report) {
+        r.first("tcp_trace_truncated", self.truncated);
+        r.table("tcp_trace", self);
+    }
+}
+
 impl TcpStats {
+    /// Reports a sender's figures ([`FIGURES`]); `connections`: how many it had (the reordering
+    /// mean is over every connection of the run). Its timeouts go to the failover measures as
+    /// instants (`rto_at`, `spurious_rto_at`).
+    pub fn report(&self, connections: usize, r: &mut Report) {
+        let sums = [
+            ("tcp_segments_sent", self.segments_sent),
+            ("tcp_retransmits", self.retransmits),
+            ("tcp_spurious_retransmits", self.spurious_retransmits),
+            ("tcp_fast_recoveries", self.fast_recoveries),
+            ("tcp_rtos", self.rtos),
+            ("tcp_tlp_probes", self.tlp_probes),
+            ("tcp_undos", self.undos),
+            ("tcp_aborted", self.aborted),
+            ("tcp_spurious_rtos", self.spurious_rtos),
+        ];
+        for (name, n) in sums {
+            r.add(name, n);
+        }
+        // As `merge`: the first end's alone (a ping-pong's client's D-SACKs are not added).
+        r.first("tcp_dsacks_received", self.dsacks_received);
+        r.mean("tcp_reordering_mean", self.reordering_sum, connections as u64);
+        r.max("tcp_reordering_max", u64::from(self.reordering_max));
+        r.instants("rto_at", &self.rto_at);
+        r.instants("spurious_rto_at", &self.spurious_rto_at);
+    }
+
     /// Adds what the senders of `other` did (the two ends of ping-pong connections).
     pub fn merge(&mut self, other: &TcpStats) {
         self.segments_sent += other.segments_sent;

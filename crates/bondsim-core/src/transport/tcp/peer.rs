@@ -17,8 +17,9 @@
 
 use super::receiver::TcpReceiver;
 use super::sender::TcpSender;
-use super::{TcpConfig, TcpStats, TcpTrace};
+use super::TcpConfig;
 use crate::packet::{Kind, Packet};
+use crate::report::{count, nearest_rank, real, Declared, Report};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -45,6 +46,35 @@ pub struct PingPongStats {
     /// Round trips of each completed exchange (the server's end: from writing its
     /// token to having read the whole answer), nanoseconds.
     pub exchange_rtts_ns: Vec<u64>,
+}
+
+/// The summary figures a ping-pong's ends report ([`PingPongStats`], both ends together): tokens
+/// read whole, both directions; those tokens' bytes per second in MB/s (10^6 bytes; seed 001's
+/// Fig. 5 unit); exchanges completed (the server's token out and the client's back); their mean
+/// and 99th-percentile (nearest rank) round trip, ms (the server writes its token until it has
+/// read the whole answer).
+pub const FIGURES: &[Declared] = &[
+    count("pingpong_tokens"),
+    real("token_mbytes_per_s"),
+    count("exchanges"),
+    real("exchange_rtt_mean_ms"),
+    real("exchange_rtt_p99_ms"),
+];
+
+impl PingPongStats {
+    /// Reports this end's figures ([`FIGURES`]): tokens add up, round trips are the server's.
+    pub fn report(&self, r: &mut Report) {
+        r.add("pingpong_tokens", self.tokens);
+        r.rate("token_mbytes_per_s", self.tokens * self.token_bytes, 1e6);
+        let mut rtts = self.exchange_rtts_ns.clone();
+        rtts.sort_unstable();
+        r.add("exchanges", rtts.len() as u64);
+        r.first(
+            "exchange_rtt_mean_ms",
+            (!rtts.is_empty()).then(|| rtts.iter().sum::<u64>() as f64 / rtts.len() as f64 / 1e6),
+        );
+        r.first("exchange_rtt_p99_ms", nearest_rank(&rtts, 0.99).map(|&ns| ns as f64 / 1e6));
+    }
 }
 
 /// One pair's application state.
@@ -191,15 +221,8 @@ impl Endpoint for TcpPeer {
         self.sender.poll_timers(now, out);
     }
 
-    fn tcp_stats(&self) -> Option<TcpStats> {
-        Some(self.sender.stats())
-    }
-
-    fn tcp_trace(&mut self) -> Option<TcpTrace> {
-        self.sender.take_trace()
-    }
-
-    fn pingpong_stats(&self) -> Option<PingPongStats> {
-        Some(self.stats.clone())
+    fn report(&mut self, r: &mut Report) {
+        self.sender.report(r);
+        self.stats.report(r);
     }
 }

@@ -292,12 +292,11 @@ impl Endpoint for TcpSender {
         true
     }
 
-    fn tcp_stats(&self) -> Option<TcpStats> {
-        Some(self.stats())
-    }
-
-    fn tcp_trace(&mut self) -> Option<TcpTrace> {
-        self.take_trace()
+    fn report(&mut self, r: &mut crate::report::Report) {
+        self.stats().report(self.conns.len(), r);
+        if let Some(trace) = self.take_trace() {
+            trace.report(r);
+        }
     }
 }
 
