@@ -8,7 +8,7 @@
 //!
 //! ```text
 //!  requests ──▶ sender ──▶ scheduler ──▶ links ──▶ receiver
-//!  workload/    sender/    bond/         link.rs   receiver.rs
+//!  workload/    transport/ bondsim-bond  link/     receiver.rs, transport/
 //! ```
 //!
 //! The thesis's controlled experiment in a few lines:

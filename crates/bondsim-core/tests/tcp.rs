@@ -5,8 +5,8 @@ use bondsim_core::bond::registry::ALL;
 use bondsim_core::{run, RunResult, Scenario};
 use serde_json::{json, Value};
 
-/// Every registered congestion control.
-const CCS: [&str; 2] = ["cubic", "reno"];
+/// Every registered congestion control (a new one joins every test here by its registration).
+const CCS: &[&str] = bondsim_core::transport::tcp::cc::NAMES;
 
 fn scenario(value: Value) -> Scenario {
     Scenario::from_json(&value.to_string()).unwrap_or_else(|e| panic!("{e}: {value}"))

@@ -206,6 +206,13 @@ pub trait CongestionControl: Send + std::fmt::Debug {
         false
     }
 
+    /// Whether the control has `cong_control` (Linux: `icsk_ca_ops->cong_control != NULL`); only
+    /// then does the sender sample delivery rates (Linux samples every connection, but in the
+    /// model nothing else reads the sample, and the loss-based controls run without its cost).
+    fn has_cong_control(&self) -> bool {
+        false
+    }
+
     /// The control asks the sender to pace its segments itself (`sk_pacing_status =
     /// SK_PACING_NEEDED`, as BBR's `bbr_init` sets it when no fq qdisc paces): each leaves no
     /// earlier than its departure time (EDT, `tcp_wstamp_ns`). CUBIC and Reno do not.

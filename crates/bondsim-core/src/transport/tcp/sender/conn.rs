@@ -14,12 +14,6 @@ pub(super) struct Seg {
     /// `tcp_rate_skb_sent`).
     pub(super) delivered: u32,
     pub(super) marks: u8,
-    /// `tx.first_tx_mstamp`: when the send interval this transmission closes began.
-    pub(super) first_tx: SimTime,
-    /// `tx.delivered_mstamp`: when `delivered` was reached ([`NO_STAMP`] once SACKed).
-    pub(super) delivered_at: SimTime,
-    /// `tx.is_app_limited`.
-    pub(super) app_limited: bool,
 }
 
 /// One connection.
@@ -140,6 +134,10 @@ pub(super) struct Conn {
     pub(super) rate_delivered: u32,
     pub(super) rate_interval: SimTime,
     pub(super) rate_app_limited: bool,
+    /// Each segment's rate stamps, beside `segs` (same index), kept only while `sampling`.
+    pub(super) tx_stamps: VecDeque<TxStamp>,
+    /// The control reads rate samples (`CongestionControl::has_cong_control`): the sender takes them.
+    pub(super) sampling: bool,
     /// The control asked for pacing (`sk_pacing_status == SK_PACING_NEEDED`): each buffer
     /// leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its earliest departure time), the
     /// first 10 segments unpaced (`data_segs_out`); `pacing` is the pacing hrtimer.
@@ -272,6 +270,8 @@ impl TcpSender {
             rate_delivered: 0,
             rate_interval: SimTime::ZERO,
             rate_app_limited: false,
+            tx_stamps: VecDeque::new(),
+            sampling: false,
             paced: false,
             wstamp: SimTime::ZERO,
             data_segs_out: 0,

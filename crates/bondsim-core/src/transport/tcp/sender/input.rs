@@ -98,7 +98,7 @@ impl TcpSender {
         }
         c.process_tlp_ack(&a);
         let alert = c.fastretrans_alert(config, stats, &a);
-        if !a.old_ack {
+        if c.sampling && !a.old_ack {
             a.rs.rtt = ca_rtt;
             a.rs.prior_in_flight = a.prior_in_flight;
             c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, &mut a.rs);
@@ -212,7 +212,7 @@ impl Conn {
     /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`), else PRR in
     /// Recovery, else the control's growth.
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, newly_lost: u32) {
-        if a.old_ack || self.cc.cong_control(&mut self.w, &a.rs) {
+        if a.old_ack || (self.sampling && self.cc.cong_control(&mut self.w, &a.rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if self.state == CaState::Recovery {
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);
@@ -237,6 +237,7 @@ impl Conn {
         self.done = true;
         self.timer.cancel();
         self.segs = VecDeque::new();
+        self.tx_stamps = VecDeque::new();
         self.retx_acked = VecDeque::new();
     }
 }

@@ -195,6 +195,7 @@ impl Endpoint for TcpSender {
         }
         conn.cc.init(&conn.w);
         conn.paced = conn.cc.needs_pacing();
+        conn.sampling = conn.cc.has_cong_control();
         // The application's write (`tcp_sendmsg`) finds nothing queued yet.
         conn.rate_check_app_limited(&self.config, 0);
         // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.

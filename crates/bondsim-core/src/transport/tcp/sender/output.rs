@@ -271,10 +271,12 @@ impl TcpSender {
     ) -> Packet {
         let forward = how == Resend::Forward;
         c.data_sent(now);
-        let tx = c.rate_skb_sent(now);
+        c.rate_skb_sent(now, seq);
+        let delivered = c.delivered;
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
-        *s = Seg { marks: s.marks, ..tx };
+        s.sent = now;
+        s.delivered = delivered;
         if was_lost || forward {
             // `tcp_retransmit_skb`: `TCPCB_RETRANS`, counted in `retrans_out` and `undo_retrans`,
             // and the first retransmission's time kept.
@@ -313,9 +315,9 @@ impl TcpSender {
         let c = self.conns[flow as usize].as_mut().expect("open");
         c.data_sent(now);
         let seq = c.snd_nxt;
-        let tx = c.rate_skb_sent(now);
+        c.rate_skb_sent(now, seq);
         c.snd_nxt += 1;
-        c.segs.push_back(tx);
+        c.segs.push_back(Seg { sent: now, delivered: c.delivered, marks: 0 });
         if c.state == CaState::Recovery {
             c.prr_out += 1;
         }

@@ -11,45 +11,63 @@ use super::*;
 /// `tx.delivered_mstamp` of a segment already counted by a SACK (Linux zeroes it).
 pub(super) const NO_STAMP: SimTime = SimTime(u64::MAX);
 
+/// A transmission's rate stamps (`TCP_SKB_CB(skb)->tx`; its `delivered` is the segment's own,
+/// which RACK reads too). Kept beside the scoreboard only while the control samples rates, so
+/// the loss-based controls' scoreboard stays as small as before.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct TxStamp {
+    /// `tx.first_tx_mstamp`: when the send interval this transmission closes began.
+    pub(super) first_tx: SimTime,
+    /// `tx.delivered_mstamp`: when `delivered` was reached ([`NO_STAMP`] once SACKed).
+    pub(super) delivered_at: SimTime,
+    /// `tx.is_app_limited`.
+    pub(super) app_limited: bool,
+}
+
 /// `tcp_skb_sent_after(t1, t2, seq1, seq2)`: sent later, or at the same time with a higher end.
 fn sent_after(t1: SimTime, t2: SimTime, seq1: u32, seq2: u32) -> bool {
     t1 > t2 || (t1 == t2 && seq1 > seq2)
 }
 
 impl Conn {
-    /// `tcp_rate_skb_sent`: the stamps of a transmission at `now` (with `packets_out` as before
-    /// it: the first after the pipe emptied starts a new interval).
-    pub(super) fn rate_skb_sent(&mut self, now: SimTime) -> Seg {
+    /// `tcp_rate_skb_sent`: the stamps of segment `seq`'s transmission at `now` (with
+    /// `packets_out` as before it: the first after the pipe emptied starts a new interval); a new
+    /// segment's are added, a retransmission's replace its last ones.
+    pub(super) fn rate_skb_sent(&mut self, now: SimTime, seq: u32) {
+        if !self.sampling {
+            return;
+        }
         if self.packets_out() == 0 {
             self.first_tx_mstamp = now;
             self.delivered_mstamp = now;
         }
-        Seg {
-            sent: now,
-            delivered: self.delivered,
-            marks: 0,
+        let stamp = TxStamp {
             first_tx: self.first_tx_mstamp,
             delivered_at: self.delivered_mstamp,
             app_limited: self.app_limited != 0,
+        };
+        match seq.checked_sub(self.snd_una).map(|i| i as usize) {
+            Some(i) if i < self.tx_stamps.len() => self.tx_stamps[i] = stamp,
+            _ => self.tx_stamps.push_back(stamp),
         }
     }
 
     /// `tcp_rate_skb_delivered`: segment `seq` (`s`, as it was sent) is delivered; the sample
     /// follows the latest sent of the segments an ACK delivers. The caller clears the stamp of
     /// a segment SACKed, so that its cumulative ACK counts nothing twice.
-    pub(super) fn rate_skb_delivered(&mut self, s: &Seg, seq: u32, rs: &mut RateSample) {
-        if s.delivered_at == NO_STAMP {
+    pub(super) fn rate_skb_delivered(&mut self, s: &Seg, st: &TxStamp, seq: u32, rs: &mut RateSample) {
+        if st.delivered_at == NO_STAMP {
             return;
         }
         if rs.prior_delivered == 0 || sent_after(s.sent, self.first_tx_mstamp, seq + 1, rs.last_end_seq) {
             rs.prior_delivered = s.delivered;
-            rs.prior_mstamp = Some(s.delivered_at);
-            rs.is_app_limited = s.app_limited;
+            rs.prior_mstamp = Some(st.delivered_at);
+            rs.is_app_limited = st.app_limited;
             rs.is_retrans = s.marks & (EVER_RETRANS | RETRANS_OUT) != 0;
             rs.last_end_seq = seq + 1;
             // The next interval starts at this send; this one's send interval ends there.
             self.first_tx_mstamp = s.sent;
-            rs.snd_interval = s.sent.saturating_sub(s.first_tx);
+            rs.snd_interval = s.sent.saturating_sub(st.first_tx);
         }
     }
 

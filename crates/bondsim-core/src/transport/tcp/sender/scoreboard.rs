@@ -208,8 +208,12 @@ impl Conn {
         a.newly_acked_sacked += 1;
         a.newly_sacked += 1;
         a.prior_delivered = a.prior_delivered.max(s.delivered);
-        self.rate_skb_delivered(&s, seq, &mut a.rs);
-        self.seg_mut(seq).delivered_at = NO_STAMP;
+        if self.sampling {
+            let i = (seq - self.snd_una) as usize;
+            let st = self.tx_stamps[i];
+            self.rate_skb_delivered(&s, &st, seq, &mut a.rs);
+            self.tx_stamps[i].delivered_at = NO_STAMP;
+        }
         if s.marks & EVER_RETRANS == 0 {
             a.orig_acked |= seq < self.high_seq;
             a.first_sackt = Some(a.first_sackt.map_or(s.sent, |t: SimTime| t.min(s.sent)));
@@ -233,6 +237,7 @@ impl Conn {
         self.timeouts = 0; // (`tcp_ack`: `icsk->icsk_retransmits = 0` as snd_una moves)
         while self.snd_una < a.ack {
             let s = self.segs.pop_front().expect("within snd_nxt");
+            let st = self.tx_stamps.pop_front();
             let seq = self.snd_una;
             self.snd_una += 1;
             // `tcp_clean_rtx_queue`: any segment ever retransmitted (TCPCB_RETRANS),
@@ -247,7 +252,9 @@ impl Conn {
             }
             a.newly_acked_sacked += 1;
             a.prior_delivered = a.prior_delivered.max(s.delivered);
-            self.rate_skb_delivered(&s, seq, &mut a.rs);
+            if let Some(st) = st {
+                self.rate_skb_delivered(&s, &st, seq, &mut a.rs);
+            }
             if s.marks & LOST != 0 {
                 self.lost_out -= 1;
             }

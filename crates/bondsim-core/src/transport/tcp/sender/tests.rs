@@ -1152,16 +1152,7 @@ fn dupthresh_marks_a_forward_retransmission_lost_but_keeps_it_in_flight() {
     // FACK's lost-retransmission tests take a retransmission back out of flight.
     let (_, mut c) = conn(10, 1_000, 1_000);
     c.snd_nxt = 10;
-    c.segs = (0..10)
-        .map(|_| Seg {
-            sent: SimTime::ZERO,
-            delivered: 0,
-            marks: 0,
-            first_tx: SimTime::ZERO,
-            delivered_at: SimTime::ZERO,
-            app_limited: false,
-        })
-        .collect();
+    c.segs = (0..10).map(|_| Seg { sent: SimTime::ZERO, delivered: 0, marks: 0 }).collect();
     c.state = CaState::Recovery;
     c.seg_mut(3).marks = RETRANS_OUT | EVER_RETRANS;
     c.retrans_out = 1;
@@ -1246,6 +1237,9 @@ impl CongestionControl for Recorder {
     fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
         w.cwnd
     }
+    fn has_cong_control(&self) -> bool {
+        true
+    }
     fn cong_control(&mut self, w: &mut Window, rs: &RateSample) -> bool {
         self.samples.lock().unwrap().push(*rs);
         if self.own_window {
@@ -1261,7 +1255,9 @@ fn recorded(own_window: bool) -> (TcpSender, std::sync::Arc<std::sync::Mutex<Vec
     s.config.gso = false;
     s.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
     let samples = std::sync::Arc::default();
-    s.conns[0].as_mut().unwrap().cc = Box::new(Recorder { samples: std::sync::Arc::clone(&samples), own_window });
+    let c = s.conns[0].as_mut().unwrap();
+    c.cc = Box::new(Recorder { samples: std::sync::Arc::clone(&samples), own_window });
+    c.sampling = c.cc.has_cong_control();
     assert_eq!(send_completing(&mut s, SimTime::ZERO).len(), 10, "the initial window");
     (s, samples)
 }

@@ -100,6 +100,7 @@ impl TcpSender {
             c.done = true;
             c.timer.cancel();
             c.segs = VecDeque::new();
+            c.tx_stamps = VecDeque::new();
             self.active -= 1;
             self.stats.aborted += 1;
             out.push(Output::Aborted(flow));
