@@ -57,8 +57,9 @@ pub(super) struct Ack {
     pub(super) is_dupack: bool,
     /// `tcp_ack_is_dubious`: `tcp_fastretrans_alert` runs.
     pub(super) alert: bool,
-    /// The delivery-rate sample (`sack_state.rate`), filled as segments are delivered.
-    pub(super) rs: RateSample,
+    /// The delivery-rate sample (`sack_state.rate`), filled as segments are delivered; only
+    /// while the control samples rates (`Conn::sampling`).
+    pub(super) rs: Option<RateSample>,
 }
 
 /// What `tcp_fastretrans_alert` found: the segments it marked lost, and the timers it wants.
@@ -98,10 +99,10 @@ impl TcpSender {
         }
         c.process_tlp_ack(&a);
         let alert = c.fastretrans_alert(config, stats, &a);
-        if c.sampling && !a.old_ack {
-            a.rs.rtt = ca_rtt;
-            a.rs.prior_in_flight = a.prior_in_flight;
-            c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, &mut a.rs);
+        if let Some(rs) = a.rs.as_mut().filter(|_| !a.old_ack) {
+            rs.rtt = ca_rtt;
+            rs.prior_in_flight = a.prior_in_flight;
+            c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, rs);
         }
         c.cong_control(config, &a, alert.newly_lost);
         if c.snd_una == c.total {
@@ -154,7 +155,7 @@ impl Conn {
             old_ack: false,
             is_dupack: false,
             alert: false,
-            rs: RateSample::default(),
+            rs: self.sampling.then(RateSample::default),
         }
     }
 
@@ -212,7 +213,7 @@ impl Conn {
     /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`), else PRR in
     /// Recovery, else the control's growth.
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, newly_lost: u32) {
-        if a.old_ack || (self.sampling && self.cc.cong_control(&mut self.w, &a.rs)) {
+        if a.old_ack || a.rs.as_ref().is_some_and(|rs| self.cc.cong_control(&mut self.w, rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if self.state == CaState::Recovery {
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);

@@ -243,7 +243,11 @@ impl Endpoint for TcpSender {
         }
     }
 
+    #[inline]
     fn poll_timers(&mut self, _now: SimTime, out: &mut Vec<Output>) {
+        if self.pacing_due.is_empty() {
+            return; // (every poll of an unpaced sender: nothing to arm)
+        }
         for flow in self.pacing_due.drain(..) {
             let c = self.conns[flow as usize].as_ref().expect("paced");
             out.push(Output::Timer {

@@ -208,10 +208,10 @@ impl Conn {
         a.newly_acked_sacked += 1;
         a.newly_sacked += 1;
         a.prior_delivered = a.prior_delivered.max(s.delivered);
-        if self.sampling {
+        if let Some(rs) = a.rs.as_mut() {
             let i = (seq - self.snd_una) as usize;
             let st = self.tx_stamps[i];
-            self.rate_skb_delivered(&s, &st, seq, &mut a.rs);
+            self.rate_skb_delivered(&s, &st, seq, rs);
             self.tx_stamps[i].delivered_at = NO_STAMP;
         }
         if s.marks & EVER_RETRANS == 0 {
@@ -252,8 +252,8 @@ impl Conn {
             }
             a.newly_acked_sacked += 1;
             a.prior_delivered = a.prior_delivered.max(s.delivered);
-            if let Some(st) = st {
-                self.rate_skb_delivered(&s, &st, seq, &mut a.rs);
+            if let (Some(st), Some(rs)) = (st, a.rs.as_mut()) {
+                self.rate_skb_delivered(&s, &st, seq, rs);
             }
             if s.marks & LOST != 0 {
                 self.lost_out -= 1;
