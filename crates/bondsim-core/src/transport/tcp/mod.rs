@@ -386,30 +386,13 @@ impl TcpStats {
         for (name, n) in sums {
             r.add(name, n);
         }
-        // As `merge`: the first end's alone (a ping-pong's client's D-SACKs are not added).
+        // The first end's alone, as the summary always had it (a ping-pong's client's D-SACKs are
+        // not added; kept so as to move no result).
         r.first("tcp_dsacks_received", self.dsacks_received);
         r.mean("tcp_reordering_mean", self.reordering_sum, connections as u64);
         r.max("tcp_reordering_max", u64::from(self.reordering_max));
         r.instants("rto_at", &self.rto_at);
         r.instants("spurious_rto_at", &self.spurious_rto_at);
-    }
-
-    /// Adds what the senders of `other` did (the two ends of ping-pong connections).
-    pub fn merge(&mut self, other: &TcpStats) {
-        self.segments_sent += other.segments_sent;
-        self.retransmits += other.retransmits;
-        self.spurious_retransmits += other.spurious_retransmits;
-        self.fast_recoveries += other.fast_recoveries;
-        self.rtos += other.rtos;
-        self.tlp_probes += other.tlp_probes;
-        self.undos += other.undos;
-        self.reordering_sum += other.reordering_sum;
-        self.reordering_max = self.reordering_max.max(other.reordering_max);
-        self.acks_received += other.acks_received;
-        self.aborted += other.aborted;
-        self.spurious_rtos += other.spurious_rtos;
-        self.rto_at.extend_from_slice(&other.rto_at);
-        self.spurious_rto_at.extend_from_slice(&other.spurious_rto_at);
     }
 }
 
