@@ -274,11 +274,24 @@ macro_rules! named_enum {
             $($(#[$vmeta])* #[serde(rename = $text)] $variant,)*
         }
 
+        impl $name {
+            /// Every value, the default first.
+            pub const ALL: &'static [$name] = &[$name::$first, $($name::$variant),*];
+
+            /// The value's name in a scenario.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $name::$first => $first_text,
+                    $($name::$variant => $text,)*
+                }
+            }
+        }
+
         impl TryFrom<String> for $name {
             type Error = String;
 
             fn try_from(name: String) -> std::result::Result<Self, String> {
-                by_name(&name, &[($first_text, $name::$first), $(($text, $name::$variant)),*])
+                by_name(&name, &$name::ALL.iter().map(|&v| (v.name(), v)).collect::<Vec<_>>())
             }
         }
     };
@@ -334,16 +347,6 @@ named_enum! {
 }
 
 impl Kernel {
-    /// Every era by name.
-    pub const ALL: &'static [Kernel] = &[Kernel::Current, Kernel::Linux3x];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Kernel::Current => "current",
-            Kernel::Linux3x => "linux-3.x",
-        }
-    }
-
     /// The era's sender fields and their values, as JSON.
     pub fn preset(self) -> &'static [(&'static str, &'static str)] {
         match self {
@@ -372,8 +375,8 @@ pub fn apply_kernel_preset(sender: &mut serde_json::Map<String, serde_json::Valu
     if sender.get("kind").and_then(|k| k.as_str()) != Some("tcp") {
         return;
     }
-    let Some(kernel) = sender.get("kernel").and_then(|k| k.as_str()).and_then(|k| Kernel::try_from(k.to_string()).ok())
-    else {
+    let name = sender.get("kernel").and_then(|k| k.as_str());
+    let Some(kernel) = Kernel::ALL.iter().copied().find(|k| Some(k.name()) == name) else {
         return;
     };
     for (field, value) in kernel.preset() {
