@@ -159,12 +159,7 @@ fn secs(t: SimTime) -> f64 {
 
 /// Bytes a link has put on the wire so far (paced links: payload), as `result::build` counts them.
 fn wire_bytes(link: &Link) -> u64 {
-    let s = link.stats();
-    if matches!(link, Link::Paced(_)) {
-        s.bytes_sent
-    } else {
-        s.wire_bytes
-    }
+    link.wire_bytes()
 }
 
 impl Tracer {

@@ -203,4 +203,114 @@ impl Link {
             Link::Rate(l) => l.rate_bps(),
         }
     }
+
+    /// The kind's name, as the scenario spells it (`LinkSpec::kind`) and the results report it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Link::Paced(_) => "paced",
+            Link::Rate(_) => "rate",
+        }
+    }
+
+    /// Bytes put on the wire so far, as the results count them: frames with their overhead
+    /// (paced links, which have no frames: payload).
+    pub fn wire_bytes(&self) -> u64 {
+        match self {
+            Link::Paced(l) => l.stats.bytes_sent,
+            Link::Rate(l) => l.stats.wire_bytes,
+        }
+    }
+
+    /// Whether the link carries the clients' packets back ([`Link::mirror`]).
+    pub fn two_way(&self) -> bool {
+        !matches!(self, Link::Paced(_))
+    }
+
+    /// The same link in the other direction, for the clients' packets; `None` for a kind with
+    /// no return path (the paced interface: what a client sends reaches the server at once).
+    pub fn mirror(&self, seed: u64, id: usize) -> Option<RateLink> {
+        match self {
+            Link::Paced(_) => None,
+            Link::Rate(l) => Some(l.mirror(seed, id)),
+        }
+    }
+
+    // ---- Driven by events: the world schedules `TxDone` when `enqueue` says
+    // `Enqueued::Started` (or `tx_done` says `next`) and `Deliver` at a `Sent`'s arrival,
+    // both stamped with the link's `epoch`.
+
+    /// Changes every time the carrier goes: events of an older epoch are void (0 for a kind
+    /// that takes no such events).
+    #[inline(always)]
+    pub fn epoch(&self) -> u32 {
+        match self {
+            Link::Paced(_) => 0,
+            Link::Rate(l) => l.epoch(),
+        }
+    }
+
+    /// The frame being sent is out at `now` ([`RateLink::tx_done`]); `None` when the event is
+    /// of an older `epoch` (the carrier went meanwhile) or the kind takes no such event.
+    #[inline(always)]
+    pub fn tx_done(&mut self, now: SimTime, epoch: u32) -> Option<Sent> {
+        match self {
+            Link::Rate(l) if l.epoch() == epoch => Some(l.tx_done(now)),
+            _ => None,
+        }
+    }
+
+    /// The oldest frame on the wire reaches the far end ([`RateLink::arrive`]); `None` as for
+    /// [`Link::tx_done`].
+    #[inline(always)]
+    pub fn arrive(&mut self, epoch: u32) -> Option<Packet> {
+        match self {
+            Link::Rate(l) if l.epoch() == epoch => Some(l.arrive()),
+            _ => None,
+        }
+    }
+
+    // ---- Driven by wake-ups: the world schedules a `Poll` at time zero for a kind that
+    // `wakes`, then at each wake-up's answer; idle ones wait outside the queue (`sim/idle.rs`).
+
+    /// Whether the link sends by waking up (a `Poll` from time zero) rather than by events.
+    pub fn wakes(&self) -> bool {
+        matches!(self, Link::Paced(_))
+    }
+
+    /// A wake-up at `now`: what it sent, and when it wakes next ([`PacedLink::poll`]); `None`
+    /// for a kind that does not wake.
+    #[inline(always)]
+    pub fn poll(&mut self, now: SimTime) -> Option<(Option<Packet>, SimTime)> {
+        match self {
+            Link::Paced(l) => Some(l.poll(now)),
+            Link::Rate(_) => None,
+        }
+    }
+
+    /// When the link wakes next (`None`: it does not wake).
+    pub fn next_poll(&self) -> Option<SimTime> {
+        match self {
+            Link::Paced(l) => Some(l.next_poll()),
+            Link::Rate(_) => None,
+        }
+    }
+
+    /// The time between idle wake-ups when it never changes ([`PacedLink::idle_step`]).
+    pub fn idle_step(&self) -> Option<SimTime> {
+        match self {
+            Link::Paced(l) => l.idle_step(),
+            Link::Rate(_) => None,
+        }
+    }
+
+    /// What `count` idle wake-ups do, the last at `last`, `step` apart
+    /// ([`PacedLink::skip_idle_polls`]): returns the next wake-up. Only a link with an
+    /// [`Link::idle_step`] waits idle.
+    #[inline(always)]
+    pub fn skip_idle_polls(&mut self, count: u64, last: SimTime, step: SimTime) -> SimTime {
+        match self {
+            Link::Paced(l) => l.skip_idle_polls(count, last, step),
+            Link::Rate(_) => unreachable!("only a link with an idle step waits idle"),
+        }
+    }
 }

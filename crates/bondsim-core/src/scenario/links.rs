@@ -80,6 +80,25 @@ pub enum LinkModel {
     Rate(RateModel),
 }
 
+impl LinkModel {
+    /// The link's MTU (`None`: the paced interface has none; the bond then counts Ethernet's).
+    pub fn mtu(&self) -> Option<u32> {
+        match self {
+            LinkModel::Rate(m) => Some(m.mtu),
+            LinkModel::Paced(_) => None,
+        }
+    }
+
+    /// The speed the bond's scheduler is told, bits per second: the rate, or for the paced
+    /// interface a chunk of `chunk_bits` per period.
+    pub fn rate_bps(&self, chunk_bits: f64) -> f64 {
+        match self {
+            LinkModel::Rate(m) => m.rate_mbps * 1e6,
+            LinkModel::Paced(m) => chunk_bits / (m.period_ms / 1e3),
+        }
+    }
+}
+
 /// `kind = "paced"`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

@@ -206,14 +206,7 @@ impl Scenario {
     /// The bond's MTU: its smallest link's (Linux gives a bond's slaves the bond's MTU;
     /// the thesis's paced interface has none and counts as Ethernet's 1500).
     pub fn mtu(&self) -> u32 {
-        self.links
-            .iter()
-            .filter_map(|l| match &l.model {
-                LinkModel::Rate(m) => Some(m.mtu),
-                LinkModel::Paced(_) => None,
-            })
-            .min()
-            .unwrap_or(default_mtu())
+        self.links.iter().filter_map(|l| l.model.mtu()).min().unwrap_or(default_mtu())
     }
 
     /// Whether datagrams are cut into IP fragments: a `cbr` sender of UDP whose

@@ -193,10 +193,7 @@ impl Links {
         // Scheduled failures first: at equal times a carrier change precedes everything else.
         for (id, spec) in scenario.each_link() {
             let link = Link::new(scenario, spec, id);
-            all.reverse.push(match &link {
-                Link::Rate(l) => Some(l.mirror(seed, id)),
-                Link::Paced(_) => None,
-            });
+            all.reverse.push(link.mirror(seed, id));
             all.links.push(link);
             all.names.push(spec.link_name(id));
             let carrier = |change: CarrierChange| Event::of(Target::Carrier(id as u32), change);
@@ -242,7 +239,7 @@ fn schedule_lacp_outages(scenario: &Scenario, mode: &str, silent: &SilentPorts, 
 }
 
 /// Arrivals grouped by time; at time zero they precede the links' and the sender's first turn.
-/// Then every paced link's first wake-up.
+/// Then the first wake-up of every link that wakes ([`Link::wakes`]).
 fn schedule_arrivals_and_polls(requests: &[Request], links: &[Link], events: &mut EventQueue<Event>) {
     let mut first = 0;
     while first < requests.len() && requests[first].arrival != workload::PENDING {
@@ -252,7 +249,7 @@ fn schedule_arrivals_and_polls(requests: &[Request], links: &[Link], events: &mu
         first += count;
     }
     for (id, link) in links.iter().enumerate() {
-        if matches!(link, Link::Paced(_)) {
+        if link.wakes() {
             events.schedule(SimTime::ZERO, Event::new(Target::Poll(id as u32), 0));
         }
     }
@@ -278,13 +275,7 @@ pub fn bond_context(scenario: &Scenario) -> crate::bond::BuildContext {
     let chunk_bits = f64::from(scenario.chunk_bytes()) * 8.0;
     let links = scenario
         .each_link()
-        .map(|(id, spec)| crate::bond::LinkInfo {
-            name: spec.link_name(id),
-            rate_bps: match &spec.model {
-                scenario::LinkModel::Rate(m) => m.rate_mbps * 1e6,
-                scenario::LinkModel::Paced(m) => chunk_bits / (m.period_ms / 1e3),
-            },
-        })
+        .map(|(id, spec)| crate::bond::LinkInfo { name: spec.link_name(id), rate_bps: spec.model.rate_bps(chunk_bits) })
         .collect();
     crate::bond::BuildContext { links, seed: scenario.seed, lacp_partner: scenario.lag() == scenario::Lag::Lacp }
 }
@@ -297,7 +288,7 @@ const NO_RETURN_PATH: &str = "ARP probing needs rate links: the paced interface 
 /// refuses in 802.3ad, balance-tlb and balance-alb.
 fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Monitor, f64, Arp)> {
     let b = &scenario.bond;
-    let paced = links.iter().any(|l| matches!(l, Link::Paced(_)));
+    let paced = !links.iter().all(Link::two_way);
     if let Some(watch) = &b.link_watch {
         // teamd has no miimon: its link watch is the only monitor.
         if !mode.starts_with("teamd:") {

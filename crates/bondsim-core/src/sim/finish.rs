@@ -28,7 +28,7 @@ impl World {
             .zip(self.link_names)
             .map(|((link, reverse), name)| LinkReport {
                 name,
-                kind: if matches!(link, Link::Paced(_)) { "paced" } else { "rate" },
+                kind: link.kind(),
                 capacity_bps: link.capacity_bps(),
                 stats: link.stats().clone(),
                 reverse: reverse.as_ref().map(|r| r.stats.clone()).unwrap_or_default(),

@@ -86,8 +86,7 @@ impl World {
         self.in_flight += u64::from(app);
         match self.links[id].enqueue(now, packet) {
             Enqueued::Started(done) => {
-                let Link::Rate(link) = &self.links[id] else { unreachable!("paced links never start at enqueue") };
-                let token = u64::from(link.epoch());
+                let token = u64::from(self.links[id].epoch());
                 self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
             }
             // (Tested in this order, a run without idle paced links pays one test.)
@@ -107,8 +106,7 @@ impl World {
     }
 
     pub(super) fn poll(&mut self, now: SimTime, id: usize) {
-        let Link::Paced(link) = &mut self.links[id] else { return };
-        let (sent, next) = link.poll(now);
+        let Some((sent, next)) = self.links[id].poll(now) else { return };
         if self.lazy_polls && sent.is_none() {
             // It had nothing to send: its next wake-up finds nothing either unless a packet
             // comes first, so it waits out of the queue, in the place it would have had in it.
@@ -142,11 +140,8 @@ impl World {
     }
 
     pub(super) fn tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
-        let Link::Rate(link) = &mut self.links[id] else { return };
-        if link.epoch() != epoch {
-            return; // the carrier went while this packet was being sent
-        }
-        let Sent { packet, arrival, next } = link.tx_done(now);
+        // (`None`: the carrier went while this packet was being sent.)
+        let Some(Sent { packet, arrival, next }) = self.links[id].tx_done(now, epoch) else { return };
         if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
             c.link_sent(now, id, &packet, self.slave_macs.of(id));
         }
@@ -183,11 +178,8 @@ impl World {
     }
 
     pub(super) fn deliver(&mut self, now: SimTime, id: usize, epoch: u32) {
-        let Link::Rate(link) = &mut self.links[id] else { return };
-        if link.epoch() != epoch {
-            return; // lost with the carrier, counted then
-        }
-        let packet = link.arrive();
+        // (`None`: lost with the carrier, counted then.)
+        let Some(packet) = self.links[id].arrive(epoch) else { return };
         if packet.is_arp() {
             self.arp_at_switch(now, id, packet);
             return;

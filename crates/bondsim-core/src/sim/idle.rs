@@ -88,8 +88,7 @@ impl World {
                 continue;
             }
             let (at, id) = (engine::key_time(self.idle.next_poll), self.idle.next_link);
-            let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
-            let (sent, following) = link.poll(at);
+            let (sent, following) = self.links[id].poll(at).expect("only links that wake wait idle");
             debug_assert!(sent.is_none(), "an idle link sends nothing");
             self.idle.polls[id] = engine::key(following, self.events.reserve());
             self.refresh_idle_view(id, at);
@@ -173,8 +172,7 @@ impl World {
             };
             let id = ids[j] as usize;
             let last = SimTime(engine::key_time(keys[j]).0 + (mine - 1) * step);
-            let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
-            let following = link.skip_idle_polls(mine, last, SimTime(step));
+            let following = self.links[id].skip_idle_polls(mine, last, SimTime(step));
             let key = engine::key(following, first_seq + place);
             self.idle.polls[id] = key;
             if key < first {
@@ -243,7 +241,7 @@ impl World {
         let end = self.events.now().0;
         let last_step = (self.links.iter().zip(&self.idle.steps))
             .filter_map(|(link, &step)| match link {
-                Link::Paced(link) if step != 0 && link.next_poll().0 == end + step => Some(step),
+                link if step != 0 && link.next_poll() == Some(SimTime(end + step)) => Some(step),
                 _ => None,
             })
             .min()
@@ -262,8 +260,7 @@ impl World {
             let wakes = (end - t).div_ceil(step) + u64::from(at_end);
             if wakes > 0 {
                 let at = SimTime(t + (wakes - 1) * step);
-                let Link::Paced(link) = &mut self.links[id] else { unreachable!("only paced links wait idle") };
-                link.skip_idle_polls(wakes, at, SimTime(step));
+                self.links[id].skip_idle_polls(wakes, at, SimTime(step));
                 self.refresh_idle_view(id, at);
             }
         }
@@ -311,11 +308,5 @@ impl World {
 
 /// Per link, the time between its idle wake-ups in nanoseconds when it is always the same, else 0.
 fn idle_steps(links: &[Link]) -> Vec<u64> {
-    links
-        .iter()
-        .map(|l| match l {
-            Link::Paced(link) => link.idle_step().map_or(0, |step| step.0),
-            Link::Rate(_) => 0,
-        })
-        .collect()
+    links.iter().map(|l| l.idle_step().map_or(0, |step| step.0)).collect()
 }
