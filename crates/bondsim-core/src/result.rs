@@ -106,6 +106,10 @@ pub struct Summary {
     /// Copies dropped by silently failed ports (`failures.K.kind = "silent"`; forward direction).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drops_silent: Option<u64>,
+    /// Copies dropped by the full queue of a line beyond the NIC (`links.N.downstream`; forward
+    /// direction).
+    #[serde(default)]
+    pub drops_downstream: u64,
     /// Packets dropped because the bond had no usable link.
     pub drops_no_link: u64,
     /// The miimon period in force, ms: `bond.miimon`, or the 100 ms Linux forces in 802.3ad,
@@ -311,6 +315,10 @@ pub struct LinkTable {
     pub drops_random: Vec<u64>,
     /// Frames dropped by a silently failed port (counted in `packets_sent` too).
     pub drops_silent: Vec<u64>,
+    /// Frames dropped by the full queue of the line beyond the NIC (`downstream`; counted in
+    /// `packets_sent` too).
+    #[serde(default)]
+    pub drops_downstream: Vec<u64>,
     /// Carrier losses.
     pub failures: Vec<u64>,
     /// Wake-ups (paced links).
@@ -442,7 +450,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
     let mut links = LinkTable::default();
     let mut loads = Vec::new();
     let mut wire_bits = 0.0;
-    let (mut queue_full, mut link_down, mut random, mut silent) = (0, 0, 0, 0);
+    let (mut queue_full, mut link_down, mut random, mut silent, mut downstream) = (0, 0, 0, 0, 0);
     for (id, link) in reports.links.iter().enumerate() {
         let s = &link.stats;
         let capacity = link.capacity_bps;
@@ -466,11 +474,14 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         links.drops_link_down.push(s.drops_link_down);
         links.drops_random.push(s.drops_random);
         links.drops_silent.push(s.drops_silent);
+        links.drops_downstream.push(s.drops_downstream);
         links.failures.push(s.failures);
         links.polls.push(s.polls);
         links.reverse_packets_sent.push(link.reverse.packets_sent);
         let r = &link.reverse;
-        links.reverse_drops.push(r.drops_queue_full + r.drops_link_down + r.drops_random + r.drops_silent);
+        links
+            .reverse_drops
+            .push(r.drops_queue_full + r.drops_link_down + r.drops_random + r.drops_silent + r.drops_downstream);
         links.drops_switch_port.push(reports.switch.drops_port.get(id).copied().unwrap_or(0));
         wire_bits += wire as f64 * 8.0;
         loads.push(wire as f64 * 8.0 / capacity);
@@ -478,6 +489,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         link_down += s.drops_link_down;
         random += s.drops_random;
         silent += s.drops_silent;
+        downstream += s.drops_downstream;
     }
     let capacity_bps: f64 = links.capacity_bps.iter().sum();
     let mean_load = loads.iter().sum::<f64>() / loads.len() as f64;
@@ -544,6 +556,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         drops_link_down: link_down,
         drops_random: random,
         drops_silent: Some(silent),
+        drops_downstream: downstream,
         drops_no_link: reports.drops_no_link,
         miimon_ms: Some(reports.miimon_ms),
         arp_probes_sent: Some(reports.arp_probes_sent),

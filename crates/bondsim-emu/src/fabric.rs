@@ -501,12 +501,12 @@ impl Fabric {
             self.schedule(done, event);
         }
         match arrival {
-            Some(arrival) => {
+            Ok(arrival) => {
                 let event = if forward { Event::ForwardArrive(id, epoch) } else { Event::ReverseArrive(id, epoch) };
                 self.schedule(arrival, event);
             }
             // Lost on the wire (counted in the link's drops_random).
-            None => {
+            Err(_) => {
                 self.frames.remove(&packet.bond_seq);
             }
         }
@@ -557,7 +557,7 @@ impl Fabric {
             self.reverse[id].carrier_up();
         } else {
             for link in [&mut self.forward[id], &mut self.reverse[id]] {
-                for packet in link.carrier_down(at) {
+                for packet in link.carrier_down(at).packets {
                     self.frames.remove(&packet.bond_seq);
                 }
             }

@@ -36,7 +36,8 @@ pub mod traffic;
 pub mod udp;
 
 use bondsim_core::scenario::{
-    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Protocol, Scenario, Sender, TcpSender, Workload,
+    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Placement, Protocol, RateModel, Scenario, Sender,
+    TcpSender, Workload,
 };
 use bondsim_core::{Error, Result};
 
@@ -100,6 +101,9 @@ pub fn check(scenario: &Scenario) -> Result<()> {
                 "the emulator emulates rate links only (a paced link has no wire a real packet could cross)",
             ));
         }
+        if let LinkModel::Rate(m) = &spec.model {
+            check_placement(id, m)?;
+        }
         if spec.base.random_failures.is_some() {
             return Err(Error::scenario(
                 format!("links.{id}.random_failures"),
@@ -141,6 +145,36 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     }
     Ok(())
 }
+
+/// Where the emulator's links put a frame: their queues and wires run in userspace behind a TUN
+/// device, whose `tun_net_xmit` orphans the skb (`skb_orphan`, `drivers/net/tun.c`): the host
+/// stops counting a frame as the bond hands it over, whatever the scenario's placement says.
+/// The model's like of it is a fast NIC with the link as a `downstream` line ([`TUN_PLACEMENT`]).
+fn check_placement(id: usize, m: &RateModel) -> Result<()> {
+    let refuse = |field: &str, what: String| {
+        Err(Error::scenario(
+            format!("links.{id}.{field}"),
+            format!(
+                "{what}: the emulator's links are queues in userspace behind TUN, where the kernel stops \
+                 counting a frame as the bond hands it over ({TUN_PLACEMENT}); not emulated yet"
+            ),
+        ))
+    };
+    if m.placement != Placement::Nic {
+        return refuse("placement", format!("placement = \"{}\" needs a kernel qdisc per slave", m.placement.name()));
+    }
+    if m.tx_coalesce_us > 0.0 {
+        return refuse("tx_coalesce_us", "TX-completion coalescing needs a NIC (no netem here)".to_string());
+    }
+    if m.downstream.is_some() {
+        return refuse("downstream", "a NIC stage in the kernel before the line".to_string());
+    }
+    Ok(())
+}
+
+/// The placement the emulator runs, in words (`validate` prints it).
+pub const TUN_PLACEMENT: &str =
+    "downstream behind TUN: the host stops counting a frame at tun_net_xmit, the link's queue and rate are beyond it";
 
 /// What the emulator cannot do with the kernel's TCP sender.
 fn check_tcp(tcp: &TcpSender) -> Result<()> {

@@ -715,6 +715,7 @@ fn result(
         drops_link_down: forward.iter().map(|s| s.drops_link_down).sum::<u64>(),
         drops_random: forward.iter().map(|s| s.drops_random).sum::<u64>(),
         drops_silent: None,
+        drops_downstream: forward.iter().map(|s| s.drops_downstream).sum::<u64>(),
         drops_no_link: fabric.drops_no_link,
         miimon_ms: None,
         arp_probes_sent: None,

@@ -15,12 +15,13 @@
 //! down drops what it holds and what is on its wire; what the bond sends to it
 //! before the monitor notices is dropped too.
 
+mod line;
 mod paced;
 mod rate;
 mod slowdown;
 
 pub use paced::PacedLink;
-pub use rate::{RateLink, Sent};
+pub use rate::{RateLink, Release, Sent};
 pub use slowdown::Slowdown;
 
 use crate::bond::LinkView;
@@ -46,11 +47,14 @@ pub enum DropCause {
     /// Sent, then dropped at the switch port (spanning tree kept it from forwarding:
     /// `switch.stp`); counted by the switch (`drops_switch_port`).
     SwitchPort,
+    /// Dropped by the full queue of the line beyond the NIC (`links.N.downstream`), after
+    /// leaving the host.
+    Downstream,
 }
 
 impl DropCause {
     /// How many causes there are (for arrays indexed by `cause as usize`).
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 7;
 }
 
 /// Counters of one link over a run.
@@ -76,6 +80,9 @@ pub struct LinkStats {
     pub drops_random: u64,
     /// Frames dropped by a silent failure of the port (carrier up); they count in `packets_sent` too.
     pub drops_silent: u64,
+    /// Frames dropped by the full queue of the line beyond the NIC (`downstream`); they count in
+    /// `packets_sent` too.
+    pub drops_downstream: u64,
     /// Times the carrier was lost.
     pub failures: u64,
 }
@@ -87,6 +94,7 @@ impl LinkStats {
             DropCause::LinkDown => self.drops_link_down += 1,
             DropCause::Random => self.drops_random += 1,
             DropCause::Silent => self.drops_silent += 1,
+            DropCause::Downstream => self.drops_downstream += 1,
             DropCause::NoLink | DropCause::SwitchPort => {}
         }
     }
@@ -103,8 +111,22 @@ pub enum Enqueued {
     Dropped(DropCause),
 }
 
-/// A link of either kind.
+/// What a link held when its carrier went: every packet is lost. The host had already stopped
+/// counting the first `released` of them against their socket (frames on the wire: released at
+/// TX completion); it frees the rest now, as a NIC's driver frees what its ring held when the
+/// carrier goes.
+#[derive(Debug, Default)]
+pub struct Lost {
+    /// The packets, those the host had released first.
+    pub packets: Vec<Packet>,
+    /// How many of them the host had released.
+    pub released: usize,
+}
+
+/// A link of either kind. (Unboxed, though a rate link is the larger: a run has a handful of
+/// links, and every frame reaches its link through this enum.)
 #[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)]
 pub enum Link {
     /// The thesis's interface.
     Paced(PacedLink),
@@ -131,9 +153,9 @@ impl Link {
     }
 
     /// The carrier goes at `now`: returns the packets the link held (lost).
-    pub fn carrier_down(&mut self, now: SimTime) -> Vec<Packet> {
+    pub fn carrier_down(&mut self, now: SimTime) -> Lost {
         match self {
-            Link::Paced(l) => l.carrier_down(),
+            Link::Paced(l) => Lost { packets: l.carrier_down(), released: 0 },
             Link::Rate(l) => l.carrier_down(now),
         }
     }
@@ -266,6 +288,41 @@ impl Link {
         match self {
             Link::Rate(l) if l.epoch() == epoch => Some(l.arrive()),
             _ => None,
+        }
+    }
+
+    /// When the host stops counting this link's frames against their socket (a link that
+    /// wakes: as it sends, `AtEnd`).
+    #[inline(always)]
+    pub fn release(&self) -> Release {
+        match self {
+            Link::Paced(_) => Release::AtEnd,
+            Link::Rate(l) => l.release(),
+        }
+    }
+
+    /// The frame being sent, if any.
+    pub fn head(&self) -> Option<&Packet> {
+        match self {
+            Link::Paced(_) => None,
+            Link::Rate(l) => l.head(),
+        }
+    }
+
+    /// A frame completed, its release waiting for the coalesced interrupt
+    /// ([`Release::Coalesced`]): whether it is the first since the last interrupt.
+    pub fn completed(&mut self, packet: &Packet) -> bool {
+        match self {
+            Link::Rate(l) => l.completed(packet),
+            Link::Paced(_) => unreachable!("only a link with Release::Coalesced waits for an interrupt"),
+        }
+    }
+
+    /// The coalesced TX-completion interrupt: the frames it frees.
+    pub fn interrupt(&mut self) -> Vec<Packet> {
+        match self {
+            Link::Rate(l) => l.interrupt(),
+            Link::Paced(_) => Vec::new(),
         }
     }
 

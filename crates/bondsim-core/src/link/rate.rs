@@ -6,11 +6,12 @@ use std::collections::VecDeque;
 use rand::RngExt;
 use rand_distr::{Distribution, Exp, Normal};
 
-use super::{DropCause, Enqueued, LinkStats, Slowdown};
+use super::line::Line;
+use super::{DropCause, Enqueued, LinkStats, Lost, Slowdown};
 use crate::bond::{LinkView, MIN_ETHERNET_PAYLOAD};
 use crate::packet::Packet;
 use crate::rng::{self, Rng};
-use crate::scenario::{GilbertElliott, Jitter, LinkSpec, LossModel, RateModel, Scenario};
+use crate::scenario::{GilbertElliott, Jitter, LinkSpec, LossModel, Placement, RateModel, Scenario};
 use crate::time::SimTime;
 
 #[derive(Debug, Clone)]
@@ -102,9 +103,10 @@ impl Loss {
 pub struct Sent {
     /// The frame's packet.
     pub packet: Packet,
-    /// When it reaches the far end, or `None` if it is lost on the wire
-    /// (counted in [`LinkStats::drops_random`]; it is not in transit).
-    pub arrival: Option<SimTime>,
+    /// When it reaches the far end, or why it never will: lost on the wire
+    /// ([`DropCause::Random`], counted in [`LinkStats::drops_random`]) or dropped by a full
+    /// downstream line ([`DropCause::Downstream`]). A lost frame is not in transit.
+    pub arrival: Result<SimTime, DropCause>,
     /// When the next frame (if any) will be on the wire.
     pub next: Option<SimTime>,
 }
@@ -141,8 +143,30 @@ pub struct RateLink {
     /// Wire bytes of frames cut off by a carrier loss, counted for the share of their transmit
     /// time that had passed ([`RateLink::carried_bytes_at`]).
     cut_bytes: f64,
+    /// When the host stops counting a frame against its socket ([`Release`]).
+    release: Release,
+    /// Frames sent, waiting for the coalesced TX-completion interrupt ([`Release::Coalesced`]).
+    completions: Vec<Packet>,
+    /// A line beyond the NIC (`downstream`).
+    line: Option<Line>,
     /// What the link did so far.
     pub stats: LinkStats,
+}
+
+/// When the sending host stops counting a frame against its socket (`sk_wmem_alloc`, which TCP
+/// small queues reads): where the link's queue is (`links.N.placement`, docs/placement.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// At its TX completion, after its last bit: a NIC whose driver frees each frame as it
+    /// completes (`placement = "nic"`, `tx_coalesce_us = 0`).
+    AtEnd,
+    /// At the TX-completion interrupt, the given time after the first completion since the last
+    /// interrupt (`tx_coalesce_us`; ethtool's `tx-usecs`): every frame completed by then is
+    /// freed together.
+    Coalesced(SimTime),
+    /// As it starts: a host shaper (tc HTB) hands it to a faster NIC then
+    /// (`placement = "shaper"`).
+    AtStart,
 }
 
 impl RateLink {
@@ -161,6 +185,12 @@ impl RateLink {
             txqueuelen: model.txqueuelen as usize,
             header_bytes: scenario.l3_header_bytes(),
             slowdown: Slowdown::new(&spec.base, scenario.seed, id),
+            release: match (model.placement, model.tx_coalesce_us) {
+                (Placement::Shaper, _) => Release::AtStart,
+                (Placement::Nic, us) if us > 0.0 => Release::Coalesced(SimTime::from_micros_f64(us)),
+                (Placement::Nic, _) => Release::AtEnd,
+            },
+            line: model.downstream.as_ref().map(Line::new),
             ..RateLink::idle()
         }
     }
@@ -189,6 +219,9 @@ impl RateLink {
             tx_memo: (u64::MAX, SimTime::ZERO),
             tx_span: (SimTime::ZERO, SimTime::ZERO),
             cut_bytes: 0.0,
+            release: Release::AtEnd,
+            completions: Vec::new(),
+            line: None,
             stats: LinkStats::default(),
         }
     }
@@ -207,13 +240,37 @@ impl RateLink {
             loss: self.loss.as_ref().map(|l| l.fresh(rng::stream(seed, &format!("links.{id}.reverse_loss")))),
             txqueuelen: self.txqueuelen,
             header_bytes: self.header_bytes,
+            line: self.line.as_ref().map(Line::fresh),
             ..RateLink::idle()
         }
     }
 
-    /// Propagation delay.
+    /// Propagation delay (a downstream line's included).
     pub fn delay(&self) -> SimTime {
-        self.delay
+        self.delay + self.line.as_ref().map_or(SimTime::ZERO, Line::delay)
+    }
+
+    /// When the host stops counting this link's frames against their socket.
+    #[inline(always)]
+    pub fn release(&self) -> Release {
+        self.release
+    }
+
+    /// The frame being sent, if any (what a shaper released as it started).
+    pub fn head(&self) -> Option<&Packet> {
+        self.queue.front().filter(|_| self.sending)
+    }
+
+    /// A frame completed, its release waiting for the coalesced interrupt: returns whether it is
+    /// the first since the last interrupt (the world then schedules the interrupt).
+    pub fn completed(&mut self, packet: &Packet) -> bool {
+        self.completions.push(*packet);
+        self.completions.len() == 1
+    }
+
+    /// The coalesced TX-completion interrupt: the frames it frees.
+    pub fn interrupt(&mut self) -> Vec<Packet> {
+        std::mem::take(&mut self.completions)
     }
 
     /// The carrier is back.
@@ -324,13 +381,24 @@ impl RateLink {
         let next = (!self.queue.is_empty()).then(|| self.start(now));
         if self.loss.as_mut().is_some_and(Loss::lost) {
             self.stats.record_drop(DropCause::Random);
-            return Sent { packet, arrival: None, next };
+            return Sent { packet, arrival: Err(DropCause::Random), next };
         }
         // The wire keeps the link's own packets in order, whatever the jitter.
-        let arrival = (now + self.delay + jitter).max(self.last_arrival);
+        let mut arrival = (now + self.delay + jitter).max(self.last_arrival);
         self.last_arrival = arrival;
+        let wire_bytes = self.wire_bytes_of(l3_bytes);
+        if let Some(line) = &mut self.line {
+            // (Its fate on the line is known now: nothing else reaches the line before it.)
+            match line.pass(arrival, wire_bytes) {
+                Some(out) => arrival = out,
+                None => {
+                    self.stats.record_drop(DropCause::Downstream);
+                    return Sent { packet, arrival: Err(DropCause::Downstream), next };
+                }
+            }
+        }
         self.transit.push_back(packet);
-        Sent { packet, arrival: Some(arrival), next }
+        Sent { packet, arrival: Ok(arrival), next }
     }
 
     /// The oldest packet on the wire reaches the receiver.
@@ -340,18 +408,24 @@ impl RateLink {
 
     /// The carrier goes at `now`: what is queued, being sent or on the wire is
     /// lost (events of the old epoch are void).
-    pub fn carrier_down(&mut self, now: SimTime) -> Vec<Packet> {
+    pub fn carrier_down(&mut self, now: SimTime) -> Lost {
         self.carrier = false;
         self.epoch = self.epoch.wrapping_add(1);
         self.stats.failures += 1;
         // The frame being sent took the wire until now: its bytes count for that share.
         self.cut_bytes += self.in_progress_bytes(now);
+        let released = self.transit.len() + usize::from(self.sending && self.release == Release::AtStart);
         self.sending = false;
         self.queue_bytes = 0;
         self.backlog_end = now;
-        let lost: Vec<Packet> = self.transit.drain(..).chain(self.queue.drain(..)).collect();
-        self.stats.drops_link_down += lost.len() as u64;
-        lost
+        if let Some(line) = &mut self.line {
+            line.clear();
+        }
+        // On the wire: released at TX completion (or by the coming interrupt); a shaper released
+        // the frame being sent as it started (counted above, before `sending` was reset).
+        let packets: Vec<Packet> = self.transit.drain(..).chain(self.queue.drain(..)).collect();
+        self.stats.drops_link_down += packets.len() as u64;
+        Lost { packets, released }
     }
 
     /// Bytes of the frame being sent at `t` (if any), for the share of its transmit time before `t`.
@@ -432,7 +506,7 @@ mod tests {
         assert_eq!(l.enqueue(SimTime::ZERO, &packet(1, 1460)), Enqueued::Waiting);
         assert_eq!(l.view(SimTime::ZERO, true).idle_at_est, SimTime(246_080));
         let sent = l.tx_done(done);
-        assert_eq!((sent.packet.seq, sent.arrival, sent.next), (0, Some(SimTime(133_040)), Some(SimTime(246_080))));
+        assert_eq!((sent.packet.seq, sent.arrival, sent.next), (0, Ok(SimTime(133_040)), Some(SimTime(246_080))));
         assert_eq!(l.stats.wire_bytes, 1538);
         assert_eq!(l.arrive().seq, 0);
     }
@@ -507,10 +581,10 @@ mod tests {
             let Enqueued::Started(done) = l.enqueue(now, &packet(seq, 1460)) else { panic!("an idle link starts") };
             let sent = l.tx_done(done);
             assert_eq!(sent.packet.seq, seq);
-            if sent.arrival.is_some() {
+            if sent.arrival.is_ok() {
                 assert_eq!(l.arrive().seq, seq, "what is not lost is in transit");
             }
-            lost.push(sent.arrival.is_none());
+            lost.push(sent.arrival.is_err());
             now = done;
         }
         assert_eq!(l.stats.packets_sent, u64::from(n), "a lost frame is sent all the same");
@@ -645,11 +719,14 @@ mod tests {
         l.enqueue(SimTime::ZERO, &packet(1, 1460));
         l.enqueue(SimTime::ZERO, &packet(2, 1460));
         let first = l.tx_done(done);
-        assert_eq!((first.arrival, first.next), (Some(SimTime(133_040)), Some(SimTime(246_080))));
+        assert_eq!((first.arrival, first.next), (Ok(SimTime(133_040)), Some(SimTime(246_080))));
         let second = l.tx_done(SimTime(246_080));
-        assert_eq!((second.packet.seq, second.arrival, second.next), (1, None, Some(SimTime(369_120))));
+        assert_eq!(
+            (second.packet.seq, second.arrival, second.next),
+            (1, Err(DropCause::Random), Some(SimTime(369_120)))
+        );
         let third = l.tx_done(SimTime(369_120));
-        assert_eq!(third.arrival, Some(SimTime(379_120)));
+        assert_eq!(third.arrival, Ok(SimTime(379_120)));
         assert_eq!((l.arrive().seq, l.arrive().seq), (0, 2));
         assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.busy_ns), (3, 1, 369_120));
     }
@@ -660,8 +737,10 @@ mod tests {
         let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
         l.enqueue(SimTime::ZERO, &packet(1, 1460));
         l.tx_done(done); // packet 0 is on the wire, packet 1 being sent
-        let lost: Vec<u32> = l.carrier_down(done + SimTime(5)).iter().map(|p| p.seq).collect();
-        assert_eq!(lost, [0, 1]);
+        let lost = l.carrier_down(done + SimTime(5));
+        assert_eq!(lost.packets.iter().map(|p| p.seq).collect::<Vec<_>>(), [0, 1]);
+        // Packet 0 left the host at its TX completion; packet 1 it still held.
+        assert_eq!(lost.released, 1);
         assert_eq!(l.epoch(), 1);
         assert_eq!(l.enqueue(SimTime(6), &packet(2, 1460)), Enqueued::Dropped(DropCause::LinkDown));
         assert_eq!(l.stats.drops_link_down, 3);

@@ -146,6 +146,51 @@ pub struct RateModel {
     /// Bursty loss instead of `loss` (giving both is an error).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loss_model: Option<LossModel>,
+    /// What the link's rate is, and so where the sending host stops counting a frame against its
+    /// socket (TCP small queues, `sk_wmem_alloc`): `nic` or `shaper` (docs/placement.md).
+    #[serde(default)]
+    pub placement: Placement,
+    /// A `nic` link's TX-completion interrupt coalescing, microseconds (ethtool's `tx-usecs`:
+    /// "how many usecs to delay a TX interrupt after a packet is sent",
+    /// `include/uapi/linux/ethtool.h`, `struct ethtool_coalesce`): the host frees a sent frame
+    /// at the interrupt, this long after the first completion since the last one. 0 (the
+    /// default): at the frame's last bit.
+    #[serde(default)]
+    pub tx_coalesce_us: f64,
+    /// A line beyond the NIC, outside the host (a DSL or LTE line behind a router, a slower
+    /// switch port): the link's own rate, delay and queue are then the NIC's, and a frame
+    /// crosses this line after the NIC's wire, before the switch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub downstream: Option<Downstream>,
+}
+
+named_enum! {
+    /// What a rate link's `rate_mbps` is, and so when the host stops counting a frame against
+    /// its socket (`links.N.placement`; docs/placement.md).
+    pub enum Placement {
+        /// The NIC's own speed: the driver frees the frame at its TX completion, after its last
+        /// bit (plus `tx_coalesce_us`).
+        Nic = "nic",
+        /// A host shaper's (tc HTB) on a faster NIC: the frame leaves the shaper, and the host's
+        /// count, as the shaper starts it (`htb_dequeue_tree` hands a class's frame over while its
+        /// tokens are not negative and charges them after, `htb_charge_class`,
+        /// `net/sched/sch_htb.c`, 6.x); the NIC's own time is taken as nil.
+        Shaper = "shaper",
+    }
+}
+
+/// `links.N.downstream`: a line beyond the NIC with its own rate, delay and drop-tail FIFO.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Downstream {
+    /// The line's bit rate, Mbit/s (required); its frames carry the link's `overhead_bytes`.
+    pub rate_mbps: f64,
+    /// The line's one-way delay, microseconds.
+    #[serde(default)]
+    pub delay_us: f64,
+    /// The line's queue, packets (drop-tail; the frame being sent counts in it).
+    #[serde(default = "default_txqueuelen")]
+    pub queue_packets: u32,
 }
 
 /// A frame-loss process with memory: losses that come in bursts.
@@ -451,6 +496,7 @@ impl Scenario {
                     let stretch = factor_extremes(base, i, false);
                     stays_within_a_year(&p("rate_mbps"), "a full frame", SimTime::from_secs_f64(secs).0, &stretch)?;
                     at_least(&p("txqueuelen"), u64::from(m.txqueuelen), 1)?;
+                    self.validate_placement(m, i)?;
                     probability(&p("loss"), m.loss, false)?;
                     if let Some(model) = &m.loss_model {
                         if m.loss != 0.0 {
@@ -503,6 +549,47 @@ impl Scenario {
 /// the intermittent phase), each with the field that brings it: below 1 (`shrink`, the smallest
 /// factors reachable) or above 1 (`stretch`, the largest). A period or frame time that rounds to
 /// 0 ns, or grows past a year, under one of them names that field.
+impl Scenario {
+    /// `placement`, `tx_coalesce_us` and `downstream` of rate link `i`.
+    fn validate_placement(&self, m: &RateModel, i: usize) -> Result<()> {
+        let p = |field: &str| format!("links.{i}.{field}");
+        duration(&p("tx_coalesce_us"), m.tx_coalesce_us, 1e-6, true)?;
+        if m.tx_coalesce_us > 0.0 && m.placement != Placement::Nic {
+            return Err(Error::scenario(
+                p("tx_coalesce_us"),
+                format!(
+                    "is a NIC's TX-completion coalescing: it needs placement = \"nic\", and this link is \
+                     placement = \"{}\"",
+                    m.placement.name()
+                ),
+            ));
+        }
+        let Some(line) = &m.downstream else { return Ok(()) };
+        if m.placement != Placement::Nic {
+            return Err(Error::scenario(
+                p("downstream"),
+                format!(
+                    "is a line beyond the NIC, whose rate the link's rate_mbps then is: it needs placement = \
+                     \"nic\", and this link is placement = \"{}\"",
+                    m.placement.name()
+                ),
+            ));
+        }
+        rate_mbps(&p("downstream.rate_mbps"), line.rate_mbps)?;
+        // The smallest frame must take a nanosecond at least on the line too.
+        let frame =
+            u64::from(self.l3_header_bytes().max(bondsim_bond::MIN_ETHERNET_PAYLOAD)) + u64::from(m.overhead_bytes);
+        if SimTime::from_secs_f64(frame as f64 * 8.0 / (line.rate_mbps * 1e6)).0 == 0 {
+            return Err(Error::scenario(
+                p("downstream.rate_mbps"),
+                format!("at {} Mbit/s the smallest frame ({frame} bytes on the wire) takes 0 ns", num(line.rate_mbps)),
+            ));
+        }
+        duration(&p("downstream.delay_us"), line.delay_us, 1e-6, true)?;
+        at_least(&p("downstream.queue_packets"), u64::from(line.queue_packets), 1)
+    }
+}
+
 fn factor_extremes(base: &LinkBase, i: usize, shrink: bool) -> Vec<(String, f64)> {
     let mut out = vec![(String::new(), 1.0)];
     let mut f = 1.0;

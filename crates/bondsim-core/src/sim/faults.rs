@@ -48,19 +48,27 @@ impl World {
                 reverse.carrier_up();
             }
         } else {
-            for packet in self.links[id].carrier_down(now) {
+            // (What the host released already, on the wire, is not released again.)
+            let lost = self.links[id].carrier_down(now);
+            for (k, packet) in lost.packets.into_iter().enumerate() {
                 if packet.is_arp() {
                     continue; // a missed probe
                 }
                 self.in_flight -= 1;
-                self.freed(now, &packet);
+                if k >= lost.released {
+                    self.freed(now, &packet);
+                }
                 self.copy_lost(now, packet, DropCause::LinkDown);
             }
-            let mut lost = self.reverse[id].as_mut().map(|r| r.carrier_down(now)).unwrap_or_default();
-            lost.retain(|p| !p.is_arp());
-            self.in_flight -= lost.len() as u64;
-            for packet in lost {
-                self.release(now, Side::Client, &packet);
+            let lost = self.reverse[id].as_mut().map(|r| r.carrier_down(now)).unwrap_or_default();
+            for (k, packet) in lost.packets.into_iter().enumerate() {
+                if packet.is_arp() {
+                    continue;
+                }
+                self.in_flight -= 1;
+                if k >= lost.released {
+                    self.release(now, Side::Client, &packet);
+                }
             }
         }
         self.switch.carrier(id, up, now);

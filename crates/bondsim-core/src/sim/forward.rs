@@ -88,6 +88,9 @@ impl World {
             Enqueued::Started(done) => {
                 let token = u64::from(self.links[id].epoch());
                 self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
+                if app && self.links[id].release() == Release::AtStart {
+                    self.freed(now, packet);
+                }
             }
             // (Tested in this order, a run without idle paced links pays one test.)
             Enqueued::Waiting if self.idle.next_poll != NO_POLL && self.idle.polls[id] != NO_POLL => {
@@ -147,10 +150,11 @@ impl World {
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
+            self.next_frame_started(now, id);
         }
         if packet.is_arp() {
             // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
-            if let Some(arrival) = arrival {
+            if let Ok(arrival) = arrival {
                 let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
                 self.events.schedule_ranked(arrival, id as u64, deliver);
             }
@@ -159,21 +163,56 @@ impl World {
         if let Some(trace) = &mut self.trace {
             trace.left(now, &packet);
         }
-        self.freed(now, &packet);
+        self.tx_completion(now, id, &packet);
         match arrival {
-            Some(arrival) => {
+            Ok(arrival) => {
                 // Packets reaching the clients at one instant are taken in the order the bond sent them.
                 let rank = packet.bond_seq << 12 | id as u64;
                 let deliver = Event::new(Target::Deliver(id as u32), u64::from(epoch));
                 self.events.schedule_ranked(arrival, rank, deliver);
                 self.refresh_view(id, now);
             }
-            None => {
-                // Lost on the wire (counted by the link): known now, like a copy lost with the carrier.
+            Err(cause) => {
+                // Lost on the wire or by the line beyond (counted by the link): known now, like a
+                // copy lost with the carrier.
                 self.refresh_view(id, now);
                 self.in_flight -= 1;
-                self.copy_lost(now, packet, DropCause::Random);
+                self.copy_lost(now, packet, cause);
             }
+        }
+    }
+
+    /// Link `id` sent `packet`'s last bit at `now`: the host frees it now, at the coalesced
+    /// interrupt, or freed it already as the frame started ([`Release`]).
+    #[inline(always)]
+    fn tx_completion(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        match self.links[id].release() {
+            Release::AtEnd => self.freed(now, packet),
+            Release::AtStart => {}
+            Release::Coalesced(after) => {
+                if self.links[id].completed(packet) {
+                    self.events.schedule(now + after, Event::new(Target::TxIrq(id as u32), 0));
+                }
+            }
+        }
+    }
+
+    /// Link `id` started its next frame at `now`: a shaper releases it to the NIC, and the host
+    /// stops counting it ([`Release::AtStart`]).
+    #[inline(always)]
+    fn next_frame_started(&mut self, now: SimTime, id: usize) {
+        if self.links[id].release() == Release::AtStart {
+            if let Some(head) = self.links[id].head().filter(|p| !p.is_arp()).copied() {
+                self.freed(now, &head);
+            }
+        }
+    }
+
+    /// Link `id`'s coalesced TX-completion interrupt: the host frees every frame it sent since
+    /// the last one (`tx_coalesce_us`; the frames' fate on the wire does not matter).
+    pub(super) fn tx_irq(&mut self, now: SimTime, id: usize) {
+        for packet in self.links[id].interrupt() {
+            self.freed(now, &packet);
         }
     }
 

@@ -39,7 +39,7 @@ use crate::engine::{self, EventQueue};
 use crate::error::{Error, Result};
 use crate::failover::FailoverLog;
 use crate::fault::{self, SilentPorts};
-use crate::link::{DropCause, Enqueued, Link, RateLink, Sent};
+use crate::link::{DropCause, Enqueued, Link, RateLink, Release, Sent};
 use crate::network;
 use crate::packet::FragLoss;
 use crate::packet::{Kind, Packet};
@@ -111,6 +111,9 @@ enum Target {
     TxDone(u32),
     /// The oldest packet on a forward link's wire reaches the far end (token: epoch).
     Deliver(u32),
+    /// A forward link's coalesced TX-completion interrupt frees what it sent since the last one
+    /// (`tx_coalesce_us`, [`Release::Coalesced`]).
+    TxIrq(u32),
     /// [`Target::TxDone`] of a reverse (client-to-server) link.
     ReverseTxDone(u32),
     /// [`Target::Deliver`] of a reverse link.
@@ -463,6 +466,7 @@ impl World {
                 Target::Poll(id) => self.poll(now, id as usize),
                 Target::TxDone(id) => self.tx_done(now, id as usize, token as u32),
                 Target::Deliver(id) => self.deliver(now, id as usize, token as u32),
+                Target::TxIrq(id) => self.tx_irq(now, id as usize),
                 Target::ReverseTxDone(id) => self.reverse_tx_done(now, id as usize, token as u32),
                 Target::ReverseDeliver(id) => self.reverse_deliver(now, id as usize, token as u32),
                 Target::IdealAck(id) => self.ideal_ack(now, id as usize),

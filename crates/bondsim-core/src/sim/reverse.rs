@@ -122,15 +122,16 @@ impl World {
         }
         if !packet.is_arp() {
             self.release(now, Side::Client, &packet);
-        } else if arrival.is_none() {
+        } else if arrival.is_err() {
             return; // an ARP frame lost on the wire: a missed probe, not a packet in flight
         }
         match arrival {
-            Some(arrival) => {
+            Ok(arrival) => {
                 self.events.schedule(arrival, Event::new(Target::ReverseDeliver(id as u32), u64::from(epoch)))
             }
-            // Lost on the wire: gone (counted in the reverse link's drops; no oracle on the way back).
-            None => self.in_flight -= 1,
+            // Lost on the wire or the line: gone (counted in the reverse link's drops; no oracle on
+            // the way back).
+            Err(_) => self.in_flight -= 1,
         }
     }
 

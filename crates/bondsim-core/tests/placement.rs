@@ -1,0 +1,115 @@
+//! Where the sending host stops counting a frame (`links.N.placement`, `tx_coalesce_us`,
+//! `downstream`): what each placement does to TCP small queues, and the errors that guard them.
+//! Every expectation is a direction or a bound derived from the scenario, never a copied figure.
+
+use bondsim_core::{run, RunResult, Scenario};
+use serde_json::{json, Value};
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
+/// One CUBIC download of `bytes` over `links` (balance-rr).
+fn bulk(bytes: u64, links: Value) -> Value {
+    json!({
+        "seed": 1,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": bytes}},
+        "sender": {"kind": "tcp", "tcp_congestion_control": "cubic"},
+        "bond": {"mode": "balance-rr"},
+        "links": links,
+    })
+}
+
+fn goodput_bps(r: &RunResult) -> f64 {
+    r.requests.file_bytes[0] as f64 * 8.0 / r.summary.fct_mean_s.expect("the flow completed")
+}
+
+fn error(value: Value) -> String {
+    Scenario::from_json(&value.to_string()).map(|_| ()).expect_err("an error").to_string()
+}
+
+#[test]
+fn the_default_placement_is_the_nic_with_no_coalescing() {
+    let plain = run(&scenario(bulk(2_000_000, json!([{"rate_mbps": 10.0}, {"rate_mbps": 5.0}])))).unwrap();
+    let said = run(&scenario(bulk(
+        2_000_000,
+        json!([
+            {"rate_mbps": 10.0, "placement": "nic", "tx_coalesce_us": 0.0},
+            {"rate_mbps": 5.0, "placement": "nic"}
+        ]),
+    )))
+    .unwrap();
+    assert_eq!(plain.summary.fct_mean_s, said.summary.fct_mean_s);
+    assert_eq!(plain.links.max_queue_pkts, said.links.max_queue_pkts);
+}
+
+#[test]
+fn behind_a_shaper_tcp_small_queues_stop_counting_earlier_and_the_queues_grow() {
+    // The shaper hands each frame to the NIC as it starts it: the socket's count drops one frame
+    // time sooner per frame, so more data waits in the links' queues than with a NIC.
+    let links = |placement: &str| {
+        json!([
+            {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement},
+            {"rate_mbps": 5.0, "delay_us": 2000.0, "placement": placement}
+        ])
+    };
+    let nic = run(&scenario(bulk(3_000_000, links("nic")))).unwrap();
+    let shaper = run(&scenario(bulk(3_000_000, links("shaper")))).unwrap();
+    let deepest = |r: &RunResult| *r.links.max_queue_pkts.iter().max().unwrap();
+    assert!(deepest(&shaper) > deepest(&nic), "shaper {} vs nic {}", deepest(&shaper), deepest(&nic));
+}
+
+#[test]
+fn a_coalesced_tx_interrupt_holds_the_socket_back() {
+    // TCP small queues let about 1 ms of data at the pacing rate (two segments at least) wait
+    // below the socket; a 20 ms interrupt delay keeps every frame counted up to 20 ms longer, so a
+    // lone flow waits on the interrupts and runs clearly below the link's rate.
+    let link = |us: f64| json!([{"rate_mbps": 100.0, "delay_us": 100.0, "tx_coalesce_us": us}]);
+    let free = goodput_bps(&run(&scenario(bulk(5_000_000, link(0.0)))).unwrap());
+    let held = goodput_bps(&run(&scenario(bulk(5_000_000, link(20_000.0)))).unwrap());
+    assert!(free > 90e6, "uncoalesced {free:.3e}");
+    assert!(held < 0.9 * free, "coalesced {held:.3e} vs {free:.3e}");
+}
+
+#[test]
+fn a_downstream_line_queues_beyond_the_hosts_count_and_drops_there() {
+    // A 1 Gbit/s NIC in front of a 10 Mbit/s line of 10 packets: the host stops counting a frame
+    // when the NIC sends it, so CUBIC fills the line's queue until it overflows (the receive
+    // window, some 45 segments at first, is well over the 9-segment path plus the queue); the same
+    // 10 Mbit/s as the NIC's own rate keeps TCP small queues in charge and loses nothing.
+    let line =
+        json!([{"rate_mbps": 1000.0, "downstream": {"rate_mbps": 10.0, "delay_us": 5000.0, "queue_packets": 10}}]);
+    let nic = json!([{"rate_mbps": 10.0, "delay_us": 5000.0, "txqueuelen": 10}]);
+    let beyond = run(&scenario(bulk(4_000_000, line))).unwrap();
+    let own = run(&scenario(bulk(4_000_000, nic))).unwrap();
+    assert!(beyond.summary.drops_downstream > 0, "the line overflows");
+    assert_eq!(beyond.links.drops_downstream[0], beyond.summary.drops_downstream);
+    assert!(beyond.summary.count("tcp_retransmits").unwrap() > 0);
+    assert_eq!((own.summary.drops_queue_full, own.summary.drops_downstream), (0, 0));
+    // The line is the bottleneck: the goodput stays under its payload capacity.
+    let capacity = 10e6 * 1448.0 / (1500.0 + 38.0);
+    assert!(goodput_bps(&beyond) < capacity);
+    // Its delay counts: the flow takes at least the line's and the wire's delays.
+    assert!(beyond.summary.fct_mean_s.unwrap() > 0.005);
+}
+
+#[test]
+fn placement_fields_name_what_is_wrong() {
+    let one = |link: Value| bulk(1000, json!([link]));
+    let e = error(one(json!({"rate_mbps": 10.0, "placement": "router"})));
+    assert!(e.contains("links.0.placement") && e.contains("\"nic\" or \"shaper\""), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "placement": "shaper", "tx_coalesce_us": 50.0})));
+    assert!(e.contains("links.0.tx_coalesce_us") && e.contains("placement = \"nic\""), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "tx_coalesce_us": -1.0})));
+    assert!(e.contains("links.0.tx_coalesce_us"), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "placement": "shaper", "downstream": {"rate_mbps": 5.0}})));
+    assert!(e.contains("links.0.downstream") && e.contains("placement = \"nic\""), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "downstream": {"rate_mbps": 0.0}})));
+    assert!(e.contains("links.0.downstream.rate_mbps"), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "downstream": {"rate_mbps": 5.0, "queue_packets": 0}})));
+    assert!(e.contains("links.0.downstream.queue_packets"), "{e}");
+    let e = error(one(json!({"rate_mbps": 10.0, "downstream": {"rate_mbps": 5.0, "depth": 3}})));
+    assert!(e.contains("depth"), "{e}");
+    let e = error(one(json!({"period_ms": 10.0, "placement": "nic"})));
+    assert!(e.contains("links.0.placement") && e.contains("rate"), "{e}");
+}
