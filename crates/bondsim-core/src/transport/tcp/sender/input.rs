@@ -6,7 +6,7 @@
 //! machine (`tcp_fastretrans_alert`, [`recovery`](super::recovery)), the window
 //! (`tcp_cong_control`, here) and the timer (`tcp_set_xmit_timer`, [`timer`](super::timer)).
 //! The steps pass one [`Ack`] between them, as Linux passes its `flag` word and the locals
-//! beside it.
+//! beside it; those that deliver segments also fill the delivery-rate sample (`sack_state.rate`).
 
 use super::*;
 
@@ -57,9 +57,6 @@ pub(super) struct Ack {
     pub(super) is_dupack: bool,
     /// `tcp_ack_is_dubious`: `tcp_fastretrans_alert` runs.
     pub(super) alert: bool,
-    /// The delivery-rate sample (`sack_state.rate`), filled as segments are delivered; only
-    /// while the control samples rates (`Conn::sampling`).
-    pub(super) rs: Option<RateSample>,
 }
 
 /// What `tcp_fastretrans_alert` found: the segments it marked lost, and the timers it wants.
@@ -82,8 +79,14 @@ impl TcpSender {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
         stats.acks_received += 1;
         let mut a = c.ack_begin(config, now, ack);
-        c.sacktag_write_queue(config, stats, ack, &mut a);
-        c.clean_rtx_queue(config, &mut a);
+        // The delivery-rate sample (`sack_state.rate`), filled as segments are delivered; only
+        // while the control samples rates (`Conn::sampling`). It is kept beside the `Ack` rather
+        // than in it, and filled out of line (`rate_skb_delivered`), because the loss-based
+        // controls never fill it: inside the `Ack` it cost them some 35 instructions on every ACK
+        // all the same (its fields kept live through the scoreboard's loops).
+        let mut rs = c.sampling.then(RateSample::default);
+        c.sacktag_write_queue(config, stats, ack, &mut a, &mut rs);
+        c.clean_rtx_queue(config, &mut a, &mut rs);
         c.ack_update_window(ack);
         if a.reord < a.prior_fack && config.sack {
             c.check_reordering(config, a.reord);
@@ -99,12 +102,12 @@ impl TcpSender {
         }
         c.process_tlp_ack(&a);
         let alert = c.fastretrans_alert(config, stats, &a);
-        if let Some(rs) = a.rs.as_mut().filter(|_| !a.old_ack) {
+        if let Some(rs) = rs.as_mut().filter(|_| !a.old_ack) {
             rs.rtt = ca_rtt;
             rs.prior_in_flight = a.prior_in_flight;
             c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, rs);
         }
-        c.cong_control(config, &a, alert.newly_lost);
+        c.cong_control(config, &a, rs.as_ref(), alert.newly_lost);
         if c.snd_una == c.total {
             if config.trace_every.is_some() {
                 // The last sample: a connection ends between samples, with all of it acknowledged.
@@ -155,7 +158,6 @@ impl Conn {
             old_ack: false,
             is_dupack: false,
             alert: false,
-            rs: self.sampling.then(RateSample::default),
         }
     }
 
@@ -210,10 +212,10 @@ impl Conn {
         self.cc.pkts_acked(&mut self.w, &sample);
     }
 
-    /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`), else PRR in
-    /// Recovery, else the control's growth.
-    fn cong_control(&mut self, config: &TcpConfig, a: &Ack, newly_lost: u32) {
-        if a.old_ack || a.rs.as_ref().is_some_and(|rs| self.cc.cong_control(&mut self.w, rs)) {
+    /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`, with the
+    /// ACK's rate sample `rs`), else PRR in Recovery, else the control's growth.
+    fn cong_control(&mut self, config: &TcpConfig, a: &Ack, rs: Option<&RateSample>, newly_lost: u32) {
+        if a.old_ack || rs.is_some_and(|rs| self.cc.cong_control(&mut self.w, rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if self.state == CaState::Recovery {
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);

@@ -56,9 +56,15 @@ impl Conn {
     /// start and ×1.2 after (`tcp_pacing_ss_ratio`, `tcp_pacing_ca_ratio`);
     /// unlimited before the first RTT sample.
     pub(super) fn tso_autosize(&self, config: &TcpConfig) -> u32 {
+        self.tso_autosize_at(config, self.pacing_rate(config))
+    }
+
+    /// [`Conn::tso_autosize`] at the pacing rate `rate` the caller has already computed
+    /// ([`Conn::pacing_rate`]).
+    fn tso_autosize_at(&self, config: &TcpConfig, rate: Option<f64>) -> u32 {
         const GSO_MAX_SIZE: u64 = 65_536;
         let mss = u64::from(config.mss);
-        let bytes = match (self.pacing_rate(config), self.min_rtt) {
+        let bytes = match (rate, self.min_rtt) {
             (Some(rate), Some(min_rtt)) => {
                 let shift = (min_rtt.0 / 1_000) >> 9;
                 let extra = if shift < 64 { GSO_MAX_SIZE >> shift } else { 0 };
@@ -129,8 +135,10 @@ impl Conn {
         if self.packets_out() <= 1 {
             return false;
         }
-        let rate = self.pacing_rate(config).unwrap_or(f64::INFINITY);
-        let buffer = truesize(config.mss, if config.gso { self.tso_autosize(config) } else { 1 });
+        // (The rate is computed once, for the buffer's size too.)
+        let rate = self.pacing_rate(config);
+        let buffer = truesize(config.mss, if config.gso { self.tso_autosize_at(config, rate) } else { 1 });
+        let rate = rate.unwrap_or(f64::INFINITY);
         let limit = ((rate / 1024.0) as u64).max(2 * buffer).min(config.limit_output_bytes) << u64::from(retransmit);
         self.wmem > limit
     }

@@ -55,6 +55,7 @@ impl Conn {
     /// `tcp_rate_skb_delivered`: segment `seq` (`s`, as it was sent) is delivered; the sample
     /// follows the latest sent of the segments an ACK delivers. The caller clears the stamp of
     /// a segment SACKed, so that its cumulative ACK counts nothing twice.
+    #[inline(never)] // (kept out of `tcp_ack`'s loops, which the loss-based controls run without it)
     pub(super) fn rate_skb_delivered(&mut self, s: &Seg, st: &TxStamp, seq: u32, rs: &mut RateSample) {
         if st.delivered_at == NO_STAMP {
             return;
@@ -75,6 +76,7 @@ impl Conn {
     /// the sample's delivered count and interval, invalid (`None`) without a prior stamp or
     /// shorter than the minimum RTT; the connection's latest rate (`rate_delivered` /
     /// `rate_interval`) follows it unless an application-limited sample is slower.
+    #[inline(never)]
     pub(super) fn rate_gen(&mut self, now: SimTime, delivered: u32, lost: u32, rs: &mut RateSample) {
         if self.app_limited != 0 && self.delivered > self.app_limited {
             self.app_limited = 0;

@@ -142,8 +142,16 @@ impl Conn {
 
 impl Conn {
     /// The ACK's SACK blocks: a D-SACK first (`tcp_check_dsack`), then the scoreboard
-    /// (`tcp_sacktag_write_queue`), skipping what the last ACK already said.
-    pub(super) fn sacktag_write_queue(&mut self, config: &TcpConfig, stats: &mut TcpStats, ack: &Packet, a: &mut Ack) {
+    /// (`tcp_sacktag_write_queue`), skipping what the last ACK already said; the newly SACKed
+    /// segments go into the rate sample `rs` (when sampling).
+    pub(super) fn sacktag_write_queue(
+        &mut self,
+        config: &TcpConfig,
+        stats: &mut TcpStats,
+        ack: &Packet,
+        a: &mut Ack,
+        rs: &mut Option<RateSample>,
+    ) {
         // D-SACK (RFC 2883 §4; `tcp_check_dsack`): a first block below the ACK, or inside the second.
         let blocks = ack.sack_blocks();
         a.sack_blocks = !blocks.is_empty();
@@ -173,7 +181,7 @@ impl Conn {
                     }
                 }
                 for seq in start..b.end.min(self.snd_nxt) {
-                    self.sacktag_one(seq, a);
+                    self.sacktag_one(seq, a, rs);
                 }
             }
             self.sack_cache = new_cache;
@@ -188,7 +196,7 @@ impl Conn {
     }
 
     /// `tcp_sacktag_one`: segment `seq` is SACKed (nothing if it already was).
-    fn sacktag_one(&mut self, seq: u32, a: &mut Ack) {
+    fn sacktag_one(&mut self, seq: u32, a: &mut Ack, rs: &mut Option<RateSample>) {
         let s = *self.seg(seq);
         if s.marks & SACKED != 0 {
             return;
@@ -208,7 +216,7 @@ impl Conn {
         a.newly_acked_sacked += 1;
         a.newly_sacked += 1;
         a.prior_delivered = a.prior_delivered.max(s.delivered);
-        if let Some(rs) = a.rs.as_mut() {
+        if let Some(rs) = rs.as_mut() {
             let i = (seq - self.snd_una) as usize;
             let st = self.tx_stamps[i];
             self.rate_skb_delivered(&s, &st, seq, rs);
@@ -228,8 +236,9 @@ impl Conn {
         }
     }
 
-    /// The cumulative ACK (`tcp_clean_rtx_queue`): the segments below it leave the scoreboard.
-    pub(super) fn clean_rtx_queue(&mut self, config: &TcpConfig, a: &mut Ack) {
+    /// The cumulative ACK (`tcp_clean_rtx_queue`): the segments below it leave the scoreboard,
+    /// those newly delivered going into the rate sample `rs` (when sampling).
+    pub(super) fn clean_rtx_queue(&mut self, config: &TcpConfig, a: &mut Ack, rs: &mut Option<RateSample>) {
         a.una_advanced = a.ack > self.snd_una && a.ack <= self.snd_nxt;
         if !a.una_advanced {
             return;
@@ -252,7 +261,7 @@ impl Conn {
             }
             a.newly_acked_sacked += 1;
             a.prior_delivered = a.prior_delivered.max(s.delivered);
-            if let (Some(st), Some(rs)) = (st, a.rs.as_mut()) {
+            if let (Some(st), Some(rs)) = (st, rs.as_mut()) {
                 self.rate_skb_delivered(&s, &st, seq, rs);
             }
             if s.marks & LOST != 0 {
