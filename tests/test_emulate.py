@@ -110,6 +110,9 @@ def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, 
     r = main("validate", "emulate_rr", *small, "--modes", "earliest-finish", "--db", str(db), "--json", "--quiet")
     assert r.returncode == 0, r.stderr
     [row] = json.loads(r.stdout)
+    # Both sides ran the emulator's host (queues beyond TUN), and the kernel ran the pinned control.
+    assert row["placement"].startswith("downstream behind TUN")
+    assert row["emu_congestion_control"] == "cubic"
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     # The emulation (run 1), then validate's simulated and emulated runs, each tagged with its engine.
     assert [(x["run_id"], x["engine"], x["scheduler"]) for x in listed] == [

@@ -203,7 +203,10 @@ def validate_rows(
     doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str | None = None
 ) -> list[dict]:
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
-    for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given."""
+    for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given.
+
+    The simulator runs the host the emulator is (``_core.emulated_host``): each link's queue beyond the TUN
+    device, where the kernel stops counting a frame; the row says so (``placement``)."""
     from bondsim.api import run_checked
     from bondsim.scenario import load
 
@@ -211,16 +214,18 @@ def validate_rows(
     for mode in modes:
         one = load(doc, [f"bond.mode={mode}"])
         _core.emulate_check(json.dumps(one))
-        simulated = run_checked(one)
+        host, placement = _core.emulated_host(json.dumps(one))
+        simulated = run_checked(json.loads(host))
         emulated = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet, traffic=traffic)
         sim, emu = simulated.summary, emulated.summary
-        row: dict[str, Any] = {"scheduler": sim["scheduler"]}
+        row: dict[str, Any] = {"scheduler": sim["scheduler"], "placement": placement}
         if db is not None:
             row["sim_run_id"], row["emu_run_id"] = _store(db, [(simulated, "simulator"), (emulated, "emulator")])
         for column, field, scale in VALIDATE_FIGURES:
             s, e = (sim[field] or 0) * scale, (emu[field] or 0) * scale
             row |= {f"sim_{column}": s, f"emu_{column}": e, f"diff_{column}": e - s}
         row["goodput_diff_share"] = (row["diff_goodput_mbps"] / row["emu_goodput_mbps"]) if emu["goodput_bps"] else None
+        row["emu_congestion_control"] = emu.get("emu_congestion_control")
         row["emu_lateness_p99_us"] = emu["emu_lateness_p99_us"]
         row["emu_warnings"] = "; ".join(emu["emu_warnings"])
         rows.append(row)
@@ -246,7 +251,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     elif not args.quiet:
         from rich.table import Table
 
-        table = Table(title="simulator vs emulator (the kernel's own stack); diff = emulator − simulator")
+        title = "simulator vs emulator (the kernel's own stack); diff = emulator − simulator"
+        table = Table(title=f"{title}\nboth run the emulator's host: {rows[0]['placement'] if rows else ''}")
         for name in ("scheduler", "goodput Mbit/s sim / emu (diff)", "retransmits", "spurious", "out of order"):
             table.add_column(name)
         for r in rows:
@@ -261,6 +267,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
         console.print(table)
         for r in rows:
+            console.print(f"{r['scheduler']}: the kernel's congestion control was {r['emu_congestion_control']}")
             if r["emu_warnings"]:
                 print(f"warning ({r['scheduler']}): {r['emu_warnings']}", file=sys.stderr)
         if args.db:

@@ -127,6 +127,15 @@ fn emulate_check(scenario_json: &str) -> PyResult<()> {
     bondsim_emu::check(&scenario).map_err(to_py)
 }
 
+/// The scenario (JSON text) as the emulator runs it, for the model to run the same host
+/// (`bondsim_emu::emulated_host`), and that placement in words.
+#[cfg(target_os = "linux")]
+#[pyfunction]
+fn emulated_host(scenario_json: &str) -> PyResult<(String, &'static str)> {
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    Ok((bondsim_emu::emulated_host(&scenario).to_json(), bondsim_emu::TUN_PLACEMENT))
+}
+
 /// Every registered scheduler as JSON: name, aliases, summary, parameters.
 #[pyfunction]
 fn schedulers() -> String {
@@ -165,6 +174,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     {
         m.add_function(wrap_pyfunction!(emulate, m)?)?;
         m.add_function(wrap_pyfunction!(emulate_check, m)?)?;
+        m.add_function(wrap_pyfunction!(emulated_host, m)?)?;
         // What `emulate`'s `traffic` takes, the default first.
         m.add("EMU_TRAFFIC", bondsim_emu::Traffic::NAMES.to_vec())?;
     }
