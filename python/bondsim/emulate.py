@@ -195,6 +195,7 @@ VALIDATE_FIGURES = (
     ("goodput_mbps", "goodput_bps", 1e-6),
     ("retransmits", "tcp_retransmits", 1),
     ("spurious", "tcp_spurious_retransmits", 1),
+    ("paws_drops", "tcp_paws_drops", 1),
     ("ooo_share", "wire_ooo_fraction", 1),
 )
 
@@ -253,7 +254,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         title = "simulator vs emulator (the kernel's own stack); diff = emulator − simulator"
         table = Table(title=f"{title}\nboth run the emulator's host: {rows[0]['placement'] if rows else ''}")
-        for name in ("scheduler", "goodput Mbit/s sim / emu (diff)", "retransmits", "spurious", "out of order"):
+        for name in (
+            "scheduler",
+            "goodput Mbit/s sim / emu (diff)",
+            "retransmits",
+            "spurious",
+            "PAWS drops",
+            "out of order",
+        ):
             table.add_column(name)
         for r in rows:
             share = r["goodput_diff_share"]
@@ -263,6 +271,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"({'-' if share is None else format(-share, '+.0%')} sim vs emu)",
                 f"{r['sim_retransmits']:,.0f} / {r['emu_retransmits']:,.0f}",
                 f"{r['sim_spurious']:,.0f} / {r['emu_spurious']:,.0f}",
+                f"{r['sim_paws_drops']:,.0f} / {r['emu_paws_drops']:,.0f}",
                 f"{r['sim_ooo_share']:.1%} / {r['emu_ooo_share']:.1%}",
             )
         console.print(table)

@@ -113,3 +113,28 @@ fn placement_fields_name_what_is_wrong() {
     let e = error(one(json!({"period_ms": 10.0, "placement": "nic"})));
     assert!(e.contains("links.0.placement") && e.contains("rate"), "{e}");
 }
+
+#[test]
+fn paws_discards_new_data_a_retransmission_overtook_and_gives_it_no_dsack() {
+    // balance-rr over 10 + 5 Mbit/s lines behind fast NICs: TSQ cannot see the lines' queues,
+    // the slow line's delay grows with the window, retransmissions sent on the fast line overtake
+    // new data sent earlier on the slow one, and that data arrives with a TSval older than
+    // TS.Recent: PAWS discards it (`tcp_paws_drops`) with a duplicate ACK but no D-SACK when it
+    // lies above rcv_nxt, so the sender counts more retransmissions than D-SACKs.
+    let line = |mbps: f64| json!({"rate_mbps": 10000.0, "txqueuelen": 500, "downstream": {"rate_mbps": mbps, "delay_us": 2000.0}});
+    let r = run(&scenario(bulk(6_500_000, json!([line(10.0), line(5.0)])))).unwrap();
+    let (retransmits, dsacks, paws) = (
+        r.summary.count("tcp_retransmits").unwrap(),
+        r.summary.count("tcp_dsacks_received").unwrap(),
+        r.summary.count("tcp_paws_drops").unwrap(),
+    );
+    assert!(paws > 0, "PAWS discarded nothing");
+    assert!(retransmits > dsacks, "{retransmits} retransmissions, {dsacks} D-SACKs");
+    // Behind the NICs' own queues TSQ keeps the slow queue short: little to overtake.
+    let nic = run(&scenario(bulk(
+        6_500_000,
+        json!([{"rate_mbps": 10.0, "delay_us": 2000.0}, {"rate_mbps": 5.0, "delay_us": 2000.0}]),
+    )))
+    .unwrap();
+    assert!(nic.summary.count("tcp_paws_drops").unwrap() < paws / 10);
+}

@@ -658,6 +658,10 @@ fn result(
     // DSACK if dup segs weren't retransmitted by sender").
     figures.push("tcp_spurious_retransmits", tcp_figure(sum(|i| u64::from(i.dsack_dups.min(i.total_retrans)))));
     figures.push("tcp_dsacks_received", tcp_figure(sum(|i| u64::from(i.dsack_dups))));
+    // The receivers' PAWS discards: `TcpExt.PAWSEstab` (LINUX_MIB_PAWSESTABREJECTED, counted by
+    // `tcp_validate_incoming`) of the clients' namespaces; absent from the moved counters: none.
+    let paws = kernel.clients.get("TcpExt.PAWSEstab").and_then(Value::as_u64).unwrap_or(0);
+    figures.push("tcp_paws_drops", is_tcp.then_some(paws));
     figures.push("tcp_rtos", tcp_figure(sum(|i| u64::from(i.total_rto))));
     figures.push("tcp_reordering_mean", mean(&reordering));
     figures.push("tcp_reordering_max", server.iter().map(|i| i.reordering).max());

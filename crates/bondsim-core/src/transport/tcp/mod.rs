@@ -340,7 +340,8 @@ pub struct TcpStats {
 /// retransmitted or not (under broadcast, every extra copy); entries into fast recovery;
 /// retransmission timeouts; tail loss probes; window reductions undone; the reordering degree
 /// connections ended at (mean over connections) and the highest one reached; connections given
-/// up (`sender.tcp_retries2`); timeouts F-RTO found spurious.
+/// up (`sender.tcp_retries2`); timeouts F-RTO found spurious; data segments the receivers' PAWS
+/// discarded (`receiver.rs`).
 pub const FIGURES: &[Declared] = &[
     count("tcp_segments_sent"),
     count("tcp_retransmits"),
@@ -354,6 +355,7 @@ pub const FIGURES: &[Declared] = &[
     count("tcp_reordering_max"),
     count("tcp_aborted"),
     count("tcp_spurious_rtos"),
+    count("tcp_paws_drops"),
 ];
 
 /// The trace's figure: whether it stopped at its row limit (only when tracing).

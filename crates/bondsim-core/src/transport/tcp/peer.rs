@@ -223,6 +223,7 @@ impl Endpoint for TcpPeer {
 
     fn report(&mut self, r: &mut Report) {
         self.sender.report(r);
+        self.receiver.report_paws(r);
         self.stats.report(r);
     }
 }

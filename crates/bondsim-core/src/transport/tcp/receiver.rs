@@ -23,6 +23,9 @@ const COMP_SACK_NR: u32 = 44;
 const COMP_SACK_DELAY: SimTime = SimTime(1_000_000);
 /// SACK blocks Linux remembers (`TCP_NUM_SACKS`).
 const NUM_SACKS: usize = 4;
+/// `TCP_PAWS_WINDOW` (`include/net/tcp.h`): how many timestamp ticks older than `TS.Recent` a
+/// segment's TSval may be before PAWS discards it.
+const PAWS_WINDOW: i32 = 1;
 /// `TCP_SACK_BLOCKS_EXPECTED`: SACK blocks a held (compressed) ACK may leave unreported before
 /// a segment that extends a block further down, or opens a new one, sends it.
 const SACK_BLOCKS_EXPECTED: usize = 2;
@@ -119,6 +122,8 @@ pub struct TcpReceiver {
     cutter: Cutter,
     conns: Vec<Conn>,
     tx: std::collections::VecDeque<Packet>,
+    /// Data segments PAWS discarded (Linux's `PAWSEstabRejected`).
+    paws_drops: u64,
 }
 
 impl TcpReceiver {
@@ -129,7 +134,39 @@ impl TcpReceiver {
             cutter,
             conns: (0..flows).map(|_| Conn::default()).collect(),
             tx: std::collections::VecDeque::new(),
+            paws_drops: 0,
         }
+    }
+
+    /// PAWS (RFC 7323 §5) as `tcp_validate_incoming` runs it on an established connection
+    /// (`net/ipv4/tcp_input.c`, 6.x): a data segment whose TSval is more than
+    /// [`PAWS_WINDOW`] ticks older than `TS.Recent` (`tcp_paws_discard` → `tcp_paws_check`; a data
+    /// segment is never `tcp_disordered_ack`'s pure ACK, and data is never rate-limited by
+    /// `tcp_oow_rate_limited`) is discarded before any other processing, answered by
+    /// `tcp_send_dupack`: a D-SACK and quick-ACK mode only when it lies below `rcv_nxt` (data
+    /// above it, sent before a retransmission that overtook it, gets neither), and an ACK at
+    /// once. Returns whether it discarded `packet`.
+    fn paws_discard(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
+        let mss = self.config.mss;
+        let c = &mut self.conns[packet.flow as usize];
+        // (`if (!rx_opt->ts_recent) return true`: nothing to compare with before the first.)
+        let older = c.ts_recent.wrapping_sub(super::ts_of(packet.born)) as i32;
+        if c.ts_recent == 0 || older <= PAWS_WINDOW {
+            return false;
+        }
+        self.paws_drops += 1;
+        let s = packet.seq;
+        if s < c.rcv_nxt {
+            // `tcp_send_dupack`: `tcp_enter_quickack_mode` and, with SACK, `tcp_dsack_set`.
+            c.incr_quickack(mss, MAX_QUICKACKS);
+            c.pingpong = false;
+            if self.config.dsack {
+                c.dsack = Some((s, s + 1));
+            }
+        }
+        c.ack_now = true;
+        self.ack_check(now, packet.flow, mss, out);
+        true
     }
 
     /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
@@ -277,6 +314,9 @@ impl Endpoint for TcpReceiver {
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         let flow = packet.flow;
         let mss = self.config.mss;
+        if self.paws_discard(now, &packet, out) {
+            return;
+        }
         let c = &mut self.conns[flow as usize];
         let s = packet.seq;
         // `tcp_data_queue` starts with `tp->rx_opt.dsack = 0`: a D-SACK not yet sent is lost to
@@ -409,6 +449,17 @@ impl Endpoint for TcpReceiver {
 
     fn is_idle(&self) -> bool {
         self.tx.is_empty()
+    }
+
+    fn report(&mut self, r: &mut crate::report::Report) {
+        self.report_paws(r);
+    }
+}
+
+impl TcpReceiver {
+    /// Reports the segments PAWS discarded (`tcp_paws_drops`).
+    pub fn report_paws(&self, r: &mut crate::report::Report) {
+        r.add("tcp_paws_drops", self.paws_drops);
     }
 }
 
@@ -615,6 +666,33 @@ mod tests {
         r.on_packet(SimTime(9_000_000), stale, &mut Vec::new());
         let echoed: Vec<u32> = std::iter::from_fn(|| r.poll_transmit(SimTime::ZERO)).map(|a| a.ts_ecr).collect();
         assert_eq!(echoed.last(), Some(&super::super::ts_of(SimTime(2_000_000))));
+    }
+
+    #[test]
+    fn paws_discards_data_older_than_ts_recent_with_a_dupack_and_a_dsack_only_below_rcv_nxt() {
+        // Segments 0-4 sent at 10 ms set TS.Recent; segment 6 was sent at 8 ms (two ticks older,
+        // beyond TCP_PAWS_WINDOW): discarded, ACKed at once, not held, no D-SACK (it is above
+        // rcv_nxt = 5). A copy of segment 3 sent at 8 ms: discarded too, with a D-SACK.
+        let mut r = receiver(true);
+        let mut out = Vec::new();
+        let sent = |seq, ms: u64| Packet::data(0, seq, 1448, SimTime(ms * 1_000_000));
+        for seq in 0..5 {
+            r.on_packet(SimTime(20_000_000), sent(seq, 10), &mut out);
+        }
+        acks(&mut r);
+        r.on_packet(SimTime(21_000_000), sent(6, 8), &mut out);
+        assert_eq!(acks(&mut r), [(5, vec![])], "a duplicate ACK, no SACK block for the dropped segment");
+        assert_eq!(r.paws_drops, 1);
+        // The dropped segment is not held: it arrives again (its retransmission) as new.
+        r.on_packet(SimTime(22_000_000), sent(6, 11), &mut out);
+        assert_eq!(acks(&mut r), [(5, vec![(6, 7)])]);
+        r.on_packet(SimTime(23_000_000), sent(3, 8), &mut out);
+        assert_eq!(acks(&mut r), [(5, vec![(3, 4), (6, 7)])], "below rcv_nxt: a D-SACK first");
+        assert_eq!(r.paws_drops, 2);
+        // One tick older is within the window: taken.
+        r.on_packet(SimTime(24_000_000), sent(5, 10), &mut out);
+        assert_eq!(acks(&mut r), [(7, vec![])]);
+        assert_eq!(r.paws_drops, 2);
     }
 
     #[test]
