@@ -299,3 +299,45 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     assert r.returncode == 2
     line = r.stderr.splitlines()[-1]
     assert "--traffic: invalid choice: 'ns3'" in line and "sockets" in line and "iperf3" in line, r.stderr
+
+
+def test_league_cases_set_what_they_say_and_agreement_follows_the_rule():
+    from bondsim import _core
+    from bondsim.league import LEAGUES, XOR, Case, widened
+
+    full = LEAGUES["full"]
+    assert len(full) >= 40 and len({c.name for c in full}) == len(full)
+    # The league spans every mode, rate set, flow count, congestion control and loss it names.
+    assert {c.mode for c in full} == {"balance-rr", XOR, "earliest-finish", "active-backup"}
+    assert {c.rates for c in full} == {"equal", "2:1", "10:1", "3+1"}
+    assert {c.flows for c in full} == {1, 4, 16} and {c.loss for c in full} == {0.0, 0.01}
+    assert {c.cc for c in full} == set(_core.CONGESTION_CONTROLS)
+    doc = load("league", Case(XOR, "3+1", 4, "reno", 0.01).sets())
+    assert (doc["bond"]["mode"], doc["bond"]["xmit_hash_policy"]) == ("balance-xor", "layer3+4")
+    assert [link["rate_mbps"] for link in doc["links"]] == [10, 10, 10, 5]
+    assert all(link["loss"] == 0.01 for link in doc["links"])
+    assert (doc["workload"]["requests"], doc["workload"]["file_size"]["bytes"]) == (4, 1_000_000)
+    # The bands: goodput +-10% around the kernel's range, retransmissions x2, or +-30 when small.
+    assert widened(8.0, 9.0, 9.9, share=0.1) and not widened(8.0, 9.0, 9.91, share=0.1)
+    assert widened(100, 200, 50, factor=2.0) and not widened(100, 200, 401, factor=2.0)
+    assert widened(0, 5, 29, factor=2.0) and not widened(0, 5, 36, factor=2.0)
+
+
+@needs_emulator
+def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, tmp_path):
+    db, out = tmp_path / "league.duckdb", tmp_path / "league.csv"
+    r = main("validate", "--league", "quick", "--runs", "1", "--db", str(db), "--out", str(out), "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads(r.stdout)
+    from bondsim.league import LEAGUES
+
+    assert [row["case"] for row in rows] == [c.name for c in LEAGUES["quick"]]
+    for row in rows:
+        assert row["kernel_runs"] == 1 and row["placement"].startswith("downstream behind TUN")
+        assert row["kernel_congestion_control"] == "cubic"
+        assert row["kernel_goodput_mbps_min"] > 0 and row["model_goodput_mbps"] > 0
+        assert row["model_goodput_mbps_min"] <= row["model_goodput_mbps"] <= row["model_goodput_mbps_max"]
+    # Every run is stored: per case the model's five seeds and the kernel's run.
+    listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
+    assert sorted(x["engine"] for x in listed) == ["emulator"] * 3 + ["simulator"] * 15
+    assert len(out.read_text().splitlines()) == 1 + len(rows)

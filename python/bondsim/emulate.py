@@ -39,6 +39,8 @@ examples:
   sudo bondsim validate scenarios/emulate_rr.toml
   sudo bondsim validate scenarios/emulate_rr.toml --modes balance-rr,earliest-finish,active-backup --out out/val.csv
   sudo bondsim validate scenarios/emulate_rr.toml --db results.duckdb   # both sides stored: bondsim runs compare
+  sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
+  sudo bondsim validate --league quick --runs 1                          # three cases: does it run?
 """
 
 
@@ -236,6 +238,10 @@ def validate_rows(
 def cmd_validate(args: argparse.Namespace) -> int:
     from bondsim.scenario import load
 
+    if args.league:
+        return cmd_league(args)
+    if args.scenario is None:
+        raise BondsimError("validate: give a scenario, or --league NAME")
     doc = load(args.scenario, args.set)
     if args.out:
         check_out_file(args.out)
@@ -283,6 +289,59 @@ def cmd_validate(args: argparse.Namespace) -> int:
             pairs = ", ".join(f"{r['scheduler']} {r['sim_run_id']} / {r['emu_run_id']}" for r in rows)
             console.print(f"stored in {args.db}, run ids simulated / emulated: {pairs} (bondsim runs compare A B)")
     return 0
+
+
+def cmd_league(args: argparse.Namespace) -> int:
+    """``bondsim validate --league NAME``: every case of the league, the model beside ``--runs`` kernel runs."""
+    from bondsim.league import LEAGUES, run_case
+    from bondsim.scenario import load
+
+    if args.runs < 1:
+        raise BondsimError(f"--runs: at least 1 kernel run per case, got {args.runs}")
+    cases = LEAGUES[args.league]
+    base = load(args.scenario or "league", args.set)
+    if args.out:
+        check_out_file(args.out)
+    _check_db(args.db)
+    store = (lambda results: _store(args.db, results)) if args.db else None
+    rows = []
+    with _stop_on_sigterm():
+        for k, case in enumerate(cases, 1):
+            if not args.quiet:
+                print(f"[{k}/{len(cases)}] {case.name}: the model on 5 seeds, the kernel {args.runs}x", file=sys.stderr)
+            rows.append(run_case(case, base, args.runs, args.seconds, args.traffic, store))
+            if args.out:  # written after every case: an interrupted league keeps what it ran
+                import pandas as pd
+
+                pd.DataFrame(rows).to_csv(args.out, index=False)
+    agree = sum(r["agrees"] for r in rows)
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    elif not args.quiet:
+        _print_league(rows, args.league)
+    if not args.quiet:
+        print(f"{agree} of {len(rows)} cases agree ({agree / len(rows):.0%})", file=sys.stderr)
+    return 0
+
+
+def _print_league(rows: list[dict], name: str) -> None:
+    from rich.table import Table
+
+    placement = rows[0]["placement"] if rows else ""
+    table = Table(title=f"league {name}: the model beside the kernel ({placement})")
+    for column in ("case", "goodput Mbit/s model [seeds] / kernel min-median-max", "retransmits", "agrees", "load"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(
+            r["case"],
+            f"{r['model_goodput_mbps']:.2f} [{r['model_goodput_mbps_min']:.2f}-{r['model_goodput_mbps_max']:.2f}] / "
+            f"{r['kernel_goodput_mbps_min']:.2f}-{r['kernel_goodput_mbps_median']:.2f}-{r['kernel_goodput_mbps_max']:.2f}",
+            f"{r['model_retransmits']:,.0f} / {r['kernel_retransmits_min']:,.0f}-{r['kernel_retransmits_median']:,.0f}-"
+            f"{r['kernel_retransmits_max']:,.0f}",
+            "yes" if r["agrees"] else ("goodput" if not r["agrees_goodput"] else "retransmits") + " off",
+            f"{r['load_mean']:.1f}",
+        )
+    console.print(table)
 
 
 DB_HELP = (
@@ -333,8 +392,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "of packets out of order on the clients' wire, with the difference.",
         epilog=EPILOG_VALIDATE,
     )
-    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
+    p.add_argument(
+        "scenario",
+        nargs="?",
+        help="scenario TOML file, or the name of one in scenarios/ (--league: its base, default league)",
+    )
     p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
+    p.add_argument(
+        "--league",
+        choices=("full", "quick"),
+        help="run a named set of cases instead (python/bondsim/league.py): the model on 5 seeds beside --runs "
+        "kernel runs per case; a case agrees when the model's goodput is within the kernel's range widened by 10%% "
+        "and its retransmissions within the range widened by a factor 2 (+-30 below 30)",
+    )
+    p.add_argument("--runs", type=int, default=5, help="--league: kernel runs per case (default 5)")
     add_overrides(p)
     p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")

@@ -170,6 +170,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
     let kernels: Vec<(&str, Vec<(&str, &str)>)> = Kernel::ALL.iter().map(|k| (k.name(), k.preset().to_vec())).collect();
     m.add("KERNELS", kernels)?;
+    // Every congestion control the schema takes (`sender.tcp_congestion_control`), the default first.
+    m.add("CONGESTION_CONTROLS", bondsim_core::scenario::CONGESTION_CONTROLS.to_vec())?;
     #[cfg(target_os = "linux")]
     {
         m.add_function(wrap_pyfunction!(emulate, m)?)?;

@@ -1,0 +1,169 @@
+"""``bondsim validate --league``: a named set of cases, each the model beside several runs of the kernel.
+
+Every case is ``scenarios/league.toml`` with a few fields set (mode, link rates, flows, congestion
+control, random loss). Both sides run the emulator's host (``_core.emulated_host``: each link a line
+beyond the TUN device, where the kernel stops counting a frame); the kernel runs ``runs`` times, the
+model once per seed of ``MODEL_SEEDS`` (it is deterministic per seed: the seeds show its own spread).
+
+A case **agrees** when the model's goodput (seed 1) lies within the kernel's min-max widened by 10%,
+and its retransmissions within the kernel's min-max widened by a factor 2 (or by +-30 when both are
+below 30). Nothing here is fitted to the league.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from dataclasses import dataclass
+from typing import Any
+
+from bondsim import _core
+
+#: The model's seeds, for its own spread beside the kernel's.
+MODEL_SEEDS = (1, 2, 3, 4, 5)
+
+#: Link rates, Mbit/s, by name.
+RATES = {
+    "equal": (10, 10),
+    "2:1": (10, 5),
+    "10:1": (20, 2),
+    "3+1": (10, 10, 10, 5),
+}
+
+#: balance-xor with the layer3+4 transmit hash (the league's name for it).
+XOR = "balance-xor+l34"
+
+#: Payload bytes per case, split evenly over its flows.
+TOTAL_BYTES = 4_000_000
+
+
+@dataclass(frozen=True)
+class Case:
+    """One league case: what it sets on the base scenario."""
+
+    mode: str
+    rates: str = "equal"
+    flows: int = 1
+    cc: str = "cubic"
+    loss: float = 0.0
+
+    @property
+    def name(self) -> str:
+        loss = f" loss {self.loss:.0%}" if self.loss else ""
+        return f"{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}"
+
+    def sets(self) -> list[str]:
+        """The ``--set`` overrides that make this case of the base scenario."""
+        mode = "balance-xor" if self.mode == XOR else self.mode
+        links = ", ".join(
+            f"{{rate_mbps={r}, delay_us=2000{f', loss={self.loss}' if self.loss else ''}}}" for r in RATES[self.rates]
+        )
+        sets = [
+            f"bond.mode={mode}",
+            f"workload.clients={self.flows}",
+            f"workload.requests={self.flows}",
+            f"workload.file_size.bytes={TOTAL_BYTES // self.flows}",
+            f"sender.tcp_congestion_control={self.cc}",
+            f"links=[{links}]",
+        ]
+        if self.mode == XOR:
+            sets.append("bond.xmit_hash_policy=layer3+4")
+        return sets
+
+
+def _cases() -> list[Case]:
+    modes = ("balance-rr", XOR, "earliest-finish", "active-backup")
+    cases = [Case(m, rates) for m in modes for rates in RATES]  # every mode on every rate set
+    cases += [Case(m, r, flows) for flows in (4, 16) for m in modes[:2] for r in ("equal", "2:1")]
+    cases += [Case(m, "3+1", 4) for m in modes[:3]] + [Case("balance-rr", "3+1", 16)]
+    for cc in _core.CONGESTION_CONTROLS:
+        if cc != "cubic":
+            cases += [Case(m, r, 1, cc) for m in modes[:2] for r in ("equal", "2:1")]
+    cases += [Case(m, "equal", 1, "cubic", 0.01) for m in modes]
+    cases += [Case(m, "2:1", 4, "cubic", 0.01) for m in modes[:2]]
+    cases += [Case(m, "equal", 1, "reno", 0.01) for m in modes[:2]]
+    return cases
+
+
+#: Every league, by name: the full one, and `quick` (three cases, one kernel run each are enough
+#: to check that it runs and records: what `make test` runs as root).
+LEAGUES: dict[str, list[Case]] = {
+    "full": _cases(),
+    "quick": [Case("balance-rr", "2:1"), Case(XOR, "equal", 4), Case("active-backup", "equal")],
+}
+
+
+def widened(low: float, high: float, value: float, *, share: float | None = None, factor: float | None = None) -> bool:
+    """Whether ``value`` lies within ``[low, high]`` widened by ``share`` (relative) or by ``factor`` (or by
+    +-30 when ``value`` and ``high`` are both below 30)."""
+    if share is not None:
+        return low * (1 - share) <= value <= high * (1 + share)
+    assert factor is not None
+    if value < 30 and high < 30:
+        return low - 30 <= value <= high + 30
+    return low / factor <= value <= high * factor
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"min": min(values), "median": statistics.median(values), "max": max(values)}
+
+
+def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float], placement: str) -> dict[str, Any]:
+    """One league row: the case, the model (seed 1, and its spread over seeds), the kernel's runs, agreement."""
+    figure = {"goodput_mbps": ("goodput_bps", 1e-6), "retransmits": ("tcp_retransmits", 1)}
+    row: dict[str, Any] = {
+        "case": case.name,
+        "placement": placement,
+        "mode": case.mode,
+        "rates": case.rates,
+        "flows": case.flows,
+        "cc": case.cc,
+        "loss": case.loss,
+        "kernel_runs": len(emus),
+    }
+    for column, (field, scale) in figure.items():
+        model = [(s[field] or 0) * scale for s in sims]
+        kernel = [(e[field] or 0) * scale for e in emus]
+        row[f"model_{column}"] = model[0]
+        row |= {f"model_{column}_{k}": v for k, v in _spread(model).items()}
+        row |= {f"kernel_{column}_{k}": v for k, v in _spread(kernel).items()}
+    row["model_paws_drops"] = sims[0].get("tcp_paws_drops")
+    row["kernel_paws_drops_median"] = statistics.median(e.get("tcp_paws_drops") or 0 for e in emus)
+    row["kernel_congestion_control"] = ",".join(sorted({str(e.get("emu_congestion_control")) for e in emus}))
+    row["load_mean"] = statistics.fmean(loads)
+    row["lateness_p99_us_max"] = max(e["emu_lateness_p99_us"] for e in emus)
+    row["agrees_goodput"] = widened(
+        row["kernel_goodput_mbps_min"], row["kernel_goodput_mbps_max"], row["model_goodput_mbps"], share=0.1
+    )
+    row["agrees_retransmits"] = widened(
+        row["kernel_retransmits_min"], row["kernel_retransmits_max"], row["model_retransmits"], factor=2.0
+    )
+    row["agrees"] = row["agrees_goodput"] and row["agrees_retransmits"]
+    return row
+
+
+def run_case(case: Case, base: dict, runs: int, seconds: float | None, traffic: str | None, store) -> dict[str, Any]:
+    """Runs one case: the model on every seed of :data:`MODEL_SEEDS`, the kernel ``runs`` times; ``store``
+    (a callable taking ``(RunResult, engine)`` pairs) keeps every run when given."""
+    from bondsim.api import run_checked
+    from bondsim.emulate import emulate_doc
+    from bondsim.scenario import load
+
+    doc = load(base, case.sets())
+    _core.emulate_check(json.dumps(doc))
+    host_json, placement = _core.emulated_host(json.dumps(doc))
+    host = json.loads(host_json)
+    sims, emus, loads, results = [], [], [], []
+    for seed in MODEL_SEEDS:
+        result = run_checked({**host, "seed": seed})
+        sims.append(result.summary)
+        results.append((result, "simulator"))
+    for _ in range(runs):
+        loads.append(os.getloadavg()[0])
+        result = emulate_doc(doc, seconds, quiet=True, traffic=traffic)
+        emus.append(result.summary)
+        results.append((result, "emulator"))
+    if store is not None:
+        store(results)
+    return case_row(case, sims, emus, loads, placement)
