@@ -85,6 +85,18 @@ const REJOIN: SimTime = SimTime(REJOIN_RUNS * crate::lacpdu::TICK.0);
 pub const EXPIRED_FOR: SimTime = SimTime(3_000_000_000);
 
 fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
+    let min_links = params.int("min_links") as usize;
+    if min_links > ctx.links.len() {
+        // Linux takes it (slaves may come later), but this bond's links are all there is.
+        return Err(crate::Error::at(
+            "bond.min_links",
+            format!(
+                "is {min_links}, above the bond's {} links: the bond would never carry a packet (802.3ad \
+                 asserts carrier only with min_links ports active, `bond_3ad_set_carrier`)",
+                ctx.links.len()
+            ),
+        ));
+    }
     // Aggregator = the links of one speed (its id is its first link), or without a partner each
     // link alone.
     let aggregator = if ctx.lacp_partner {
@@ -96,7 +108,7 @@ fn build(params: &Params, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
         partnered: ctx.lacp_partner,
         policy: HashPolicy::from_name(params.choice("xmit_hash_policy")),
         select: params.choice("ad_select"),
-        min_links: params.int("min_links") as usize,
+        min_links,
         aggregator,
         ready_at: vec![SimTime::ZERO; ctx.links.len()],
         expired_at: vec![None; ctx.links.len()],
@@ -268,6 +280,19 @@ impl Scheduler for Lacp {
 #[cfg(test)]
 mod tests {
     use crate::test_support::{build, build_with_partner, headers, links, packet};
+
+    #[test]
+    fn min_links_above_the_bonds_links_is_refused_naming_both() {
+        let ctx = crate::BuildContext {
+            links: (0..2).map(|i| crate::LinkInfo { name: format!("link{i}"), rate_bps: 1e9 }).collect(),
+            seed: 1,
+            lacp_partner: true,
+        };
+        let resolved = crate::registry::resolve("802.3ad[min_links=3]", &Default::default()).unwrap();
+        let e = resolved.build(&ctx).err().expect("refused").to_string();
+        assert!(e.starts_with("bond.min_links: is 3, above the bond's 2 links"), "{e}");
+        assert!(crate::registry::resolve("802.3ad[min_links=2]", &Default::default()).unwrap().build(&ctx).is_ok());
+    }
     use crate::time::SimTime;
     use crate::{BondView, LinkView, Pick, Receive, Scheduler};
 

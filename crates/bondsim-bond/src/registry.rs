@@ -170,10 +170,15 @@ pub fn resolve(mode: &str, options: &BTreeMap<String, serde_json::Value>) -> Res
             return Err(Error::at(path, format!("`{key}` is set both here and in bond.mode's brackets")));
         }
         // Like Linux's bond options, a key another mode uses (xmit_hash_policy under balance-rr, say)
-        // is accepted and ignored, so one table can serve a sweep over modes; a key no mode knows is an error.
-        let used_elsewhere = ALL.iter().any(|s| s.params.iter().any(|p| p.name == key));
-        if info.params.iter().any(|p| p.name == key) || !used_elsewhere {
-            params.set_json(&path, key, value, info.name)?;
+        // is accepted and ignored, so one table can serve a sweep over modes; a key no mode knows is an
+        // error, and so is a value the mode that uses the key would refuse (`layer9` is no policy
+        // under any mode).
+        let elsewhere = ALL.iter().find(|s| s.params.iter().any(|p| p.name == key));
+        match elsewhere {
+            Some(other) if !info.params.iter().any(|p| p.name == key) => {
+                Params::defaults(other.params).set_json(&path, key, value, other.name)?;
+            }
+            _ => params.set_json(&path, key, value, info.name)?,
         }
     }
     Ok(Resolved { info, params })
@@ -201,6 +206,13 @@ mod tests {
     fn resolve_json(mode: &str, options: serde_json::Value) -> Result<Resolved> {
         let options: BTreeMap<String, serde_json::Value> = serde_json::from_value(options).unwrap();
         resolve(mode, &options)
+    }
+
+    #[test]
+    fn a_key_another_mode_uses_is_ignored_but_its_value_still_checked() {
+        assert!(resolve_json("balance-rr", serde_json::json!({"xmit_hash_policy": "layer3+4"})).is_ok());
+        let e = resolve_json("balance-rr", serde_json::json!({"xmit_hash_policy": "layer9"})).unwrap_err();
+        assert!(e.to_string().starts_with("bond.xmit_hash_policy: must be one of"), "{e}");
     }
 
     #[test]
