@@ -271,12 +271,14 @@ impl Link {
         }
     }
 
-    /// The frame being sent is out at `now` ([`RateLink::tx_done`]); `None` when the event is
-    /// of an older `epoch` (the carrier went meanwhile) or the kind takes no such event.
+    /// The frame being sent is out at `now` ([`RateLink::tx_done`]), with the link's
+    /// [`Link::release`] (by which the world frees the frame and the next; given here, the
+    /// world does not look the link up again for it, twice per frame); `None` when the event
+    /// is of an older `epoch` (the carrier went meanwhile) or the kind takes no such event.
     #[inline(always)]
-    pub fn tx_done(&mut self, now: SimTime, epoch: u32) -> Option<Sent> {
+    pub fn tx_done(&mut self, now: SimTime, epoch: u32) -> Option<(Sent, Release)> {
         match self {
-            Link::Rate(l) if l.epoch() == epoch => Some(l.tx_done(now)),
+            Link::Rate(l) if l.epoch() == epoch => Some((l.tx_done(now), l.release())),
             _ => None,
         }
     }
@@ -334,13 +336,14 @@ impl Link {
         matches!(self, Link::Paced(_))
     }
 
-    /// A wake-up at `now`: what it sent, and when it wakes next ([`PacedLink::poll`]); `None`
-    /// for a kind that does not wake.
+    /// A wake-up at `now`: what it sent, and when it wakes next ([`PacedLink::poll`]). Only a
+    /// link that [`Link::wakes`] is polled. (Not wrapped in an `Option` for the other kinds: the
+    /// packet, moved once more through it, made a run of paced links 2% slower.)
     #[inline(always)]
-    pub fn poll(&mut self, now: SimTime) -> Option<(Option<Packet>, SimTime)> {
+    pub fn poll(&mut self, now: SimTime) -> (Option<Packet>, SimTime) {
         match self {
-            Link::Paced(l) => Some(l.poll(now)),
-            Link::Rate(_) => None,
+            Link::Paced(l) => l.poll(now),
+            Link::Rate(_) => unreachable!("only a link that wakes is polled"),
         }
     }
 

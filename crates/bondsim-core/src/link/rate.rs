@@ -147,8 +147,9 @@ pub struct RateLink {
     release: Release,
     /// Frames sent, waiting for the coalesced TX-completion interrupt ([`Release::Coalesced`]).
     completions: Vec<Packet>,
-    /// A line beyond the NIC (`downstream`).
-    line: Option<Line>,
+    /// A line beyond the NIC (`downstream`). (Boxed: `None` is then a null pointer, which every
+    /// frame tests at the least cost.)
+    line: Option<Box<Line>>,
     /// What the link did so far.
     pub stats: LinkStats,
 }
@@ -190,7 +191,7 @@ impl RateLink {
                 (Placement::Nic, us) if us > 0.0 => Release::Coalesced(SimTime::from_micros_f64(us)),
                 (Placement::Nic, _) => Release::AtEnd,
             },
-            line: model.downstream.as_ref().map(Line::new),
+            line: model.downstream.as_ref().map(|spec| Box::new(Line::new(spec))),
             ..RateLink::idle()
         }
     }
@@ -240,14 +241,14 @@ impl RateLink {
             loss: self.loss.as_ref().map(|l| l.fresh(rng::stream(seed, &format!("links.{id}.reverse_loss")))),
             txqueuelen: self.txqueuelen,
             header_bytes: self.header_bytes,
-            line: self.line.as_ref().map(Line::fresh),
+            line: self.line.as_ref().map(|line| Box::new(line.fresh())),
             ..RateLink::idle()
         }
     }
 
     /// Propagation delay (a downstream line's included).
     pub fn delay(&self) -> SimTime {
-        self.delay + self.line.as_ref().map_or(SimTime::ZERO, Line::delay)
+        self.delay + self.line.as_ref().map_or(SimTime::ZERO, |line| line.delay())
     }
 
     /// When the host stops counting this link's frames against their socket.
@@ -384,21 +385,33 @@ impl RateLink {
             return Sent { packet, arrival: Err(DropCause::Random), next };
         }
         // The wire keeps the link's own packets in order, whatever the jitter.
-        let mut arrival = (now + self.delay + jitter).max(self.last_arrival);
+        let arrival = (now + self.delay + jitter).max(self.last_arrival);
         self.last_arrival = arrival;
-        let wire_bytes = self.wire_bytes_of(l3_bytes);
-        if let Some(line) = &mut self.line {
-            // (Its fate on the line is known now: nothing else reaches the line before it.)
-            match line.pass(arrival, wire_bytes) {
-                Some(out) => arrival = out,
-                None => {
-                    self.stats.record_drop(DropCause::Downstream);
-                    return Sent { packet, arrival: Err(DropCause::Downstream), next };
-                }
-            }
+        if self.line.is_some() {
+            return self.through_line(packet, arrival, self.wire_bytes_of(l3_bytes), next);
         }
         self.transit.push_back(packet);
         Sent { packet, arrival: Ok(arrival), next }
+    }
+
+    /// The end of [`RateLink::tx_done`] on a link with a downstream line: the frame of
+    /// `wire_bytes`, at the line at `at`, passes it or is dropped by its full queue. (Its fate
+    /// on the line is known now: nothing else reaches the line before it.) Out of line: most
+    /// links have none.
+    #[inline(never)]
+    fn through_line(&mut self, packet: Packet, at: SimTime, wire_bytes: u64, next: Option<SimTime>) -> Sent {
+        let line = self.line.as_mut().expect("a downstream line");
+        let arrival = match line.pass(at, wire_bytes) {
+            Some(out) => {
+                self.transit.push_back(packet);
+                Ok(out)
+            }
+            None => {
+                self.stats.record_drop(DropCause::Downstream);
+                Err(DropCause::Downstream)
+            }
+        };
+        Sent { packet, arrival, next }
     }
 
     /// The oldest packet on the wire reaches the receiver.

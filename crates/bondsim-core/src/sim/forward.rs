@@ -109,7 +109,8 @@ impl World {
     }
 
     pub(super) fn poll(&mut self, now: SimTime, id: usize) {
-        let Some((sent, next)) = self.links[id].poll(now) else { return };
+        // (Only the links that wake are polled: `Target::Poll` is theirs.)
+        let (sent, next) = self.links[id].poll(now);
         if self.lazy_polls && sent.is_none() {
             // It had nothing to send: its next wake-up finds nothing either unless a packet
             // comes first, so it waits out of the queue, in the place it would have had in it.
@@ -144,13 +145,15 @@ impl World {
 
     pub(super) fn tx_done(&mut self, now: SimTime, id: usize, epoch: u32) {
         // (`None`: the carrier went while this packet was being sent.)
-        let Some(Sent { packet, arrival, next }) = self.links[id].tx_done(now, epoch) else { return };
+        let Some((Sent { packet, arrival, next }, release)) = self.links[id].tx_done(now, epoch) else { return };
         if let Some(c) = self.capture.as_deref_mut().filter(|_| !packet.is_arp()) {
             c.link_sent(now, id, &packet, self.slave_macs.of(id));
         }
         if let Some(done) = next {
             self.events.schedule(done, Event::new(Target::TxDone(id as u32), u64::from(epoch)));
-            self.next_frame_started(now, id);
+            if release == Release::AtStart {
+                self.next_frame_started(now, id);
+            }
         }
         if packet.is_arp() {
             // A probe on the wire reaches the switch, unless the wire loses it (a missed probe).
@@ -163,7 +166,7 @@ impl World {
         if let Some(trace) = &mut self.trace {
             trace.left(now, &packet);
         }
-        self.tx_completion(now, id, &packet);
+        self.tx_completion(now, id, &packet, release);
         match arrival {
             Ok(arrival) => {
                 // Packets reaching the clients at one instant are taken in the order the bond sent them.
@@ -182,34 +185,39 @@ impl World {
         }
     }
 
-    /// Link `id` sent `packet`'s last bit at `now`: the host frees it now, at the coalesced
-    /// interrupt, or freed it already as the frame started ([`Release`]).
+    /// Link `id`, whose [`Release`] is `release`, sent `packet`'s last bit at `now`: the host
+    /// frees it now, at the coalesced interrupt, or freed it already as the frame started.
     #[inline(always)]
-    fn tx_completion(&mut self, now: SimTime, id: usize, packet: &Packet) {
-        match self.links[id].release() {
+    fn tx_completion(&mut self, now: SimTime, id: usize, packet: &Packet, release: Release) {
+        match release {
             Release::AtEnd => self.freed(now, packet),
             Release::AtStart => {}
-            Release::Coalesced(after) => {
-                if self.links[id].completed(packet) {
-                    self.events.schedule(now + after, Event::new(Target::TxIrq(id as u32), 0));
-                }
-            }
+            Release::Coalesced(after) => self.coalesced_completion(now, id, packet, after),
         }
     }
 
-    /// Link `id` started its next frame at `now`: a shaper releases it to the NIC, and the host
-    /// stops counting it ([`Release::AtStart`]).
-    #[inline(always)]
+    /// [`World::tx_completion`] for a link whose release waits for the TX-completion interrupt,
+    /// `after` the first completion since the last interrupt ([`Release::Coalesced`]). (Out of
+    /// line, as is the interrupt: the common placement pays no code for them in the event loop.)
+    #[inline(never)]
+    fn coalesced_completion(&mut self, now: SimTime, id: usize, packet: &Packet, after: SimTime) {
+        if self.links[id].completed(packet) {
+            self.events.schedule(now + after, Event::new(Target::TxIrq(id as u32), 0));
+        }
+    }
+
+    /// Link `id`, a shaper's ([`Release::AtStart`]), started its next frame at `now`: the shaper
+    /// releases it to the NIC, and the host stops counting it.
+    #[inline(never)]
     fn next_frame_started(&mut self, now: SimTime, id: usize) {
-        if self.links[id].release() == Release::AtStart {
-            if let Some(head) = self.links[id].head().filter(|p| !p.is_arp()).copied() {
-                self.freed(now, &head);
-            }
+        if let Some(head) = self.links[id].head().filter(|p| !p.is_arp()).copied() {
+            self.freed(now, &head);
         }
     }
 
     /// Link `id`'s coalesced TX-completion interrupt: the host frees every frame it sent since
     /// the last one (`tx_coalesce_us`; the frames' fate on the wire does not matter).
+    #[inline(never)]
     pub(super) fn tx_irq(&mut self, now: SimTime, id: usize) {
         for packet in self.links[id].interrupt() {
             self.freed(now, &packet);
