@@ -111,7 +111,7 @@ def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, 
     assert r.returncode == 0, r.stderr
     [row] = json.loads(r.stdout)
     # Both sides ran the emulator's host (queues beyond TUN), and the kernel ran the pinned control.
-    assert row["placement"].startswith("downstream behind TUN")
+    assert row["placement"].startswith("tun: ")
     assert row["emu_congestion_control"] == "cubic"
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     # The emulation (run 1), then validate's simulated and emulated runs, each tagged with its engine.
@@ -333,7 +333,7 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
 
     assert [row["case"] for row in rows] == [c.name for c in LEAGUES["quick"]]
     for row in rows:
-        assert row["kernel_runs"] == 1 and row["placement"].startswith("downstream behind TUN")
+        assert row["kernel_runs"] == 1 and row["placement"].startswith("tun: ")
         assert row["kernel_congestion_control"] == "cubic"
         assert row["kernel_goodput_mbps_min"] > 0 and row["model_goodput_mbps"] > 0
         assert row["model_goodput_mbps_min"] <= row["model_goodput_mbps"] <= row["model_goodput_mbps_max"]

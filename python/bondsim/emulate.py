@@ -208,8 +208,8 @@ def validate_rows(
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
     for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given.
 
-    The simulator runs the host the emulator is (``_core.emulated_host``): each link's queue beyond the TUN
-    device, where the kernel stops counting a frame; the row says so (``placement``)."""
+    The simulator runs the host the emulator is (``_core.emulated_host``: every link ``placement = "tun"``,
+    beyond the TUN device where the kernel stops counting a frame); the row says so (``placement``)."""
     from bondsim.api import run_checked
     from bondsim.scenario import load
 

@@ -94,10 +94,32 @@ fn a_downstream_line_queues_beyond_the_hosts_count_and_drops_there() {
 }
 
 #[test]
+fn beyond_tun_the_host_never_counts_a_frame_and_the_bond_still_sees_the_queues() {
+    // A TUN device orphans each frame as the bond hands it over: TCP small queues see nothing,
+    // so a lone flow fills the link's queue as a downstream line's; the bond, beyond the device,
+    // still sees that queue, so earliest-finish spreads the flow over both links.
+    let links = |placement: &str| {
+        json!([
+            {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement},
+            {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement}
+        ])
+    };
+    let mut doc = bulk(4_000_000, links("tun"));
+    let tun = run(&scenario(doc.clone())).unwrap();
+    let nic = run(&scenario(bulk(4_000_000, links("nic")))).unwrap();
+    assert!(tun.links.max_queue_pkts[0] > 4 * nic.links.max_queue_pkts[0], "{:?} vs {:?}", tun.links, nic.links);
+    doc["bond"]["mode"] = json!("earliest-finish");
+    let ef = run(&scenario(doc)).unwrap();
+    let capacity = 2.0 * 10e6 * 1448.0 / (1500.0 + 38.0);
+    assert!(goodput_bps(&ef) > 0.9 * capacity, "earliest-finish beyond TUN: {:.3e}", goodput_bps(&ef));
+    assert!(ef.links.packets_sent.iter().all(|&n| n > 1000), "{:?}", ef.links.packets_sent);
+}
+
+#[test]
 fn placement_fields_name_what_is_wrong() {
     let one = |link: Value| bulk(1000, json!([link]));
     let e = error(one(json!({"rate_mbps": 10.0, "placement": "router"})));
-    assert!(e.contains("links.0.placement") && e.contains("\"nic\" or \"shaper\""), "{e}");
+    assert!(e.contains("links.0.placement") && e.contains("\"nic\", \"shaper\" or \"tun\""), "{e}");
     let e = error(one(json!({"rate_mbps": 10.0, "placement": "shaper", "tx_coalesce_us": 50.0})));
     assert!(e.contains("links.0.tx_coalesce_us") && e.contains("placement = \"nic\""), "{e}");
     let e = error(one(json!({"rate_mbps": 10.0, "tx_coalesce_us": -1.0})));
@@ -116,13 +138,13 @@ fn placement_fields_name_what_is_wrong() {
 
 #[test]
 fn paws_discards_new_data_a_retransmission_overtook_and_gives_it_no_dsack() {
-    // balance-rr over 10 + 5 Mbit/s lines behind fast NICs: TSQ cannot see the lines' queues,
-    // the slow line's delay grows with the window, retransmissions sent on the fast line overtake
-    // new data sent earlier on the slow one, and that data arrives with a TSval older than
-    // TS.Recent: PAWS discards it (`tcp_paws_drops`) with a duplicate ACK but no D-SACK when it
-    // lies above rcv_nxt, so the sender counts more retransmissions than D-SACKs.
-    let line = |mbps: f64| json!({"rate_mbps": 10000.0, "txqueuelen": 500, "downstream": {"rate_mbps": mbps, "delay_us": 2000.0}});
-    let r = run(&scenario(bulk(6_500_000, json!([line(10.0), line(5.0)])))).unwrap();
+    // balance-rr over 10 + 5 Mbit/s links beyond TUN (the emulator's host): TSQ cannot see the
+    // links' queues, the slow link's delay grows with the window, retransmissions sent on the fast
+    // link overtake new data sent earlier on the slow one, and that data arrives with a TSval
+    // older than TS.Recent: PAWS discards it (`tcp_paws_drops`) with a duplicate ACK but no
+    // D-SACK when it lies above rcv_nxt, so the sender counts more retransmissions than D-SACKs.
+    let tun = |mbps: f64| json!({"rate_mbps": mbps, "delay_us": 2000.0, "placement": "tun"});
+    let r = run(&scenario(bulk(6_500_000, json!([tun(10.0), tun(5.0)])))).unwrap();
     let (retransmits, dsacks, paws) = (
         r.summary.count("tcp_retransmits").unwrap(),
         r.summary.count("tcp_dsacks_received").unwrap(),

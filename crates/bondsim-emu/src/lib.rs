@@ -36,8 +36,8 @@ pub mod traffic;
 pub mod udp;
 
 use bondsim_core::scenario::{
-    AckPath, Arrivals, CbrSender, Downstream, FailureKind, Lag, LinkModel, Placement, Protocol, RateModel, Scenario,
-    Sender, TcpSender, Workload,
+    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Placement, Protocol, RateModel, Scenario, Sender,
+    TcpSender, Workload,
 };
 use bondsim_core::{Error, Result};
 
@@ -148,20 +148,21 @@ pub fn check(scenario: &Scenario) -> Result<()> {
 
 /// Where the emulator's links put a frame: their queues and wires run in userspace behind a TUN
 /// device, whose `tun_net_xmit` orphans the skb (`skb_orphan`, `drivers/net/tun.c`): the host
-/// stops counting a frame as the bond hands it over, whatever the scenario's placement says.
-/// The model's like of it is a fast NIC with the link as a `downstream` line ([`TUN_PLACEMENT`]).
+/// stops counting a frame as the bond hands it over, which is the model's `placement = "tun"`.
+/// A `nic` link runs so too ([`emulated_host`] says what the model should run); the others are
+/// refused.
 fn check_placement(id: usize, m: &RateModel) -> Result<()> {
     let refuse = |field: &str, what: String| {
         Err(Error::scenario(
             format!("links.{id}.{field}"),
             format!(
                 "{what}: the emulator's links are queues in userspace behind TUN, where the kernel stops \
-                 counting a frame as the bond hands it over ({TUN_PLACEMENT}); not emulated yet"
+                 counting a frame as the bond hands it over (placement = \"tun\"); not emulated yet"
             ),
         ))
     };
-    if m.placement != Placement::Nic {
-        return refuse("placement", format!("placement = \"{}\" needs a kernel qdisc per slave", m.placement.name()));
+    if m.placement == Placement::Shaper {
+        return refuse("placement", "placement = \"shaper\" needs a kernel qdisc per slave".to_string());
     }
     if m.tx_coalesce_us > 0.0 {
         return refuse("tx_coalesce_us", "TX-completion coalescing needs a NIC (no netem here)".to_string());
@@ -174,32 +175,15 @@ fn check_placement(id: usize, m: &RateModel) -> Result<()> {
 
 /// The placement the emulator runs, in words (`validate` prints it).
 pub const TUN_PLACEMENT: &str =
-    "downstream behind TUN: the host stops counting a frame at tun_net_xmit, the link's queue and rate are beyond it";
+    "tun: the host stops counting a frame at tun_net_xmit, the bond and the link's queue are beyond it";
 
-/// The TUN device's own queue, packets: `tun_net_init` sets `dev->tx_queue_len = TUN_READQ_SIZE`
-/// (500, `drivers/net/tun.c`); the emulator leaves it so.
-pub const TUN_TXQUEUELEN: u32 = 500;
-
-/// The speed the model gives the TUN device's hand-over (which has none: `tun_net_xmit` queues
-/// the skb for the reader and returns), Mbit/s: a stand-in for "at once", a full frame taking
-/// 1.2 us, a thousandth of its time on a 10 Mbit/s link. Not measured, not fitted.
-pub const TUN_NIC_MBPS: f64 = 10_000.0;
-
-/// `scenario` as the emulator runs it, for the model to run the same host ([`TUN_PLACEMENT`]):
-/// each rate link becomes a [`TUN_NIC_MBPS`] NIC with TUN's queue ([`TUN_TXQUEUELEN`]) and no
-/// delay, in front of a `downstream` line with the link's rate, delay and `txqueuelen` (the
-/// emulator's userspace link). Its jitter, loss and per-frame cost stay on the NIC's stage; in
-/// the emulator they are the line's (a frame lost at random takes the line's time there, not
-/// here).
+/// `scenario` as the emulator runs it, for the model to run the same host: every rate link with
+/// `placement = "tun"` ([`TUN_PLACEMENT`]), all else unchanged.
 pub fn emulated_host(scenario: &Scenario) -> Scenario {
     let mut host = scenario.clone();
     for spec in &mut host.links {
         if let LinkModel::Rate(m) = &mut spec.model {
-            m.downstream =
-                Some(Downstream { rate_mbps: m.rate_mbps, delay_us: m.delay_us, queue_packets: m.txqueuelen });
-            m.rate_mbps = TUN_NIC_MBPS;
-            m.delay_us = 0.0;
-            m.txqueuelen = TUN_TXQUEUELEN;
+            m.placement = Placement::Tun;
         }
     }
     host

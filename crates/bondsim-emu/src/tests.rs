@@ -371,7 +371,7 @@ fn traffic_names_list_the_default_first_and_each_names_its_kind() {
 }
 
 #[test]
-fn the_model_of_the_emulated_host_puts_each_link_beyond_an_instant_tun_device() {
+fn the_model_of_the_emulated_host_puts_every_link_beyond_tun() {
     let doc = serde_json::json!({
         "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 100000}},
         "sender": {"kind": "tcp"},
@@ -380,12 +380,17 @@ fn the_model_of_the_emulated_host_puts_each_link_beyond_an_instant_tun_device() 
     });
     let scenario = Scenario::from_json(&doc.to_string()).unwrap();
     let host = crate::emulated_host(&scenario);
-    let bondsim_core::scenario::LinkModel::Rate(m) = &host.links[0].model else { panic!("a rate link") };
-    let line = m.downstream.as_ref().expect("the link is a line beyond the TUN device");
-    assert_eq!((line.rate_mbps, line.delay_us, line.queue_packets), (10.0, 2000.0, 64));
-    assert_eq!((m.rate_mbps, m.delay_us, m.txqueuelen, m.loss), (crate::TUN_NIC_MBPS, 0.0, 500, 0.01));
-    // It is a scenario the model accepts and runs.
+    for (before, after) in scenario.links.iter().zip(&host.links) {
+        let (bondsim_core::scenario::LinkModel::Rate(b), bondsim_core::scenario::LinkModel::Rate(a)) =
+            (&before.model, &after.model)
+        else {
+            panic!("rate links")
+        };
+        assert_eq!(a.placement, bondsim_core::scenario::Placement::Tun);
+        assert_eq!(bondsim_core::scenario::RateModel { placement: b.placement, ..a.clone() }, *b, "nothing else");
+    }
+    // It is a scenario the model accepts and runs, and the emulator takes.
     let host = Scenario::from_json(&host.to_json()).unwrap();
-    let r = bondsim_core::run(&host).unwrap();
-    assert!(r.summary.goodput_bps > 0.0);
+    crate::check(&host).unwrap();
+    assert!(bondsim_core::run(&host).unwrap().summary.goodput_bps > 0.0);
 }

@@ -168,6 +168,9 @@ pub enum Release {
     /// As it starts: a host shaper (tc HTB) hands it to a faster NIC then
     /// (`placement = "shaper"`).
     AtStart,
+    /// As the bond hands it to the link, before it queues: a TUN device orphans it
+    /// (`placement = "tun"`).
+    AtEnqueue,
 }
 
 impl RateLink {
@@ -188,6 +191,7 @@ impl RateLink {
             slowdown: Slowdown::new(&spec.base, scenario.seed, id),
             release: match (model.placement, model.tx_coalesce_us) {
                 (Placement::Shaper, _) => Release::AtStart,
+                (Placement::Tun, _) => Release::AtEnqueue,
                 (Placement::Nic, us) if us > 0.0 => Release::Coalesced(SimTime::from_micros_f64(us)),
                 (Placement::Nic, _) => Release::AtEnd,
             },
@@ -427,7 +431,11 @@ impl RateLink {
         self.stats.failures += 1;
         // The frame being sent took the wire until now: its bytes count for that share.
         self.cut_bytes += self.in_progress_bytes(now);
-        let released = self.transit.len() + usize::from(self.sending && self.release == Release::AtStart);
+        let released = match self.release {
+            Release::AtEnqueue => self.transit.len() + self.queue.len(),
+            Release::AtStart => self.transit.len() + usize::from(self.sending),
+            Release::AtEnd | Release::Coalesced(_) => self.transit.len(),
+        };
         self.sending = false;
         self.queue_bytes = 0;
         self.backlog_end = now;
@@ -435,7 +443,8 @@ impl RateLink {
             line.clear();
         }
         // On the wire: released at TX completion (or by the coming interrupt); a shaper released
-        // the frame being sent as it started (counted above, before `sending` was reset).
+        // the frame being sent as it started (counted above, before `sending` was reset), a TUN
+        // device every frame as it came.
         let packets: Vec<Packet> = self.transit.drain(..).chain(self.queue.drain(..)).collect();
         self.stats.drops_link_down += packets.len() as u64;
         Lost { packets, released }

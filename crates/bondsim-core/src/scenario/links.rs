@@ -176,6 +176,11 @@ named_enum! {
         /// tokens are not negative and charges them after, `htb_charge_class`,
         /// `net/sched/sch_htb.c`, 6.x); the NIC's own time is taken as nil.
         Shaper = "shaper",
+        /// Beyond a TUN (or veth) device that orphans each frame as the bond hands it over
+        /// (`tun_net_xmit` → `skb_orphan`, `drivers/net/tun.c`): the host never counts it, and the
+        /// bond, beyond the device, sees the link's queue. The emulator's own host (`bondsim
+        /// validate` runs the model so).
+        Tun = "tun",
     }
 }
 

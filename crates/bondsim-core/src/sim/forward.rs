@@ -88,7 +88,7 @@ impl World {
             Enqueued::Started(done) => {
                 let token = u64::from(self.links[id].epoch());
                 self.events.schedule(done, Event::new(Target::TxDone(id as u32), token));
-                if app && self.links[id].release() == Release::AtStart {
+                if app && matches!(self.links[id].release(), Release::AtStart | Release::AtEnqueue) {
                     self.freed(now, packet);
                 }
             }
@@ -96,7 +96,11 @@ impl World {
             Enqueued::Waiting if self.idle.next_poll != NO_POLL && self.idle.polls[id] != NO_POLL => {
                 self.wake_idle_link(id)
             }
-            Enqueued::Waiting => {}
+            Enqueued::Waiting => {
+                if app && self.links[id].release() == Release::AtEnqueue {
+                    self.freed(now, packet);
+                }
+            }
             Enqueued::Dropped(cause) if app => {
                 self.in_flight -= 1;
                 self.freed(now, packet);
@@ -191,7 +195,7 @@ impl World {
     fn tx_completion(&mut self, now: SimTime, id: usize, packet: &Packet, release: Release) {
         match release {
             Release::AtEnd => self.freed(now, packet),
-            Release::AtStart => {}
+            Release::AtStart | Release::AtEnqueue => {}
             Release::Coalesced(after) => self.coalesced_completion(now, id, packet, after),
         }
     }
