@@ -312,7 +312,7 @@ def test_league_cases_set_what_they_say_and_agreement_follows_the_rule():
     assert {c.rates for c in full} == {"equal", "2:1", "10:1", "3+1"}
     assert {c.flows for c in full} == {1, 4, 16} and {c.loss for c in full} == {0.0, 0.01}
     assert {c.cc for c in full} == set(_core.CONGESTION_CONTROLS)
-    doc = load("league", Case(XOR, "3+1", 4, "reno", 0.01).sets())
+    doc = load("kernel_league", Case(XOR, "3+1", 4, "reno", 0.01).sets())
     assert (doc["bond"]["mode"], doc["bond"]["xmit_hash_policy"]) == ("balance-xor", "layer3+4")
     assert [link["rate_mbps"] for link in doc["links"]] == [10, 10, 10, 5]
     assert all(link["loss"] == 0.01 for link in doc["links"])

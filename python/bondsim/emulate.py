@@ -299,7 +299,7 @@ def cmd_league(args: argparse.Namespace) -> int:
     if args.runs < 1:
         raise BondsimError(f"--runs: at least 1 kernel run per case, got {args.runs}")
     cases = LEAGUES[args.league]
-    base = load(args.scenario or "league", args.set)
+    base = load(args.scenario or "kernel_league", args.set)
     if args.out:
         check_out_file(args.out)
     _check_db(args.db)
@@ -395,7 +395,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "scenario",
         nargs="?",
-        help="scenario TOML file, or the name of one in scenarios/ (--league: its base, default league)",
+        help="scenario TOML file, or the name of one in scenarios/ (--league: its base, default kernel_league)",
     )
     p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
     p.add_argument(

@@ -1,6 +1,6 @@
 """``bondsim validate --league``: a named set of cases, each the model beside several runs of the kernel.
 
-Every case is ``scenarios/league.toml`` with a few fields set (mode, link rates, flows, congestion
+Every case is ``scenarios/kernel_league.toml`` with a few fields set (mode, link rates, flows, congestion
 control, random loss). Both sides run the emulator's host (``_core.emulated_host``: every link
 ``placement = "tun"``, beyond the device where the kernel stops counting a frame); the kernel runs ``runs`` times, the
 model once per seed of ``MODEL_SEEDS`` (it is deterministic per seed: the seeds show its own spread).

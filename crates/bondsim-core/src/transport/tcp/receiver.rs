@@ -70,9 +70,12 @@ struct Conn {
     lrcvtime: SimTime,
     /// `TS.Recent`: the timestamp to echo.
     ts_recent: u32,
-    /// The receiver's RTT estimate (`rcv_rtt_est`): from sending an ACK to the
-    /// data that echoes its timestamp.
-    rcv_rtt: Option<SimTime>,
+    /// The receiver's RTT estimate (`rcv_rtt_est.rtt_us`), microseconds << 3 as the kernel keeps
+    /// it (0: none yet): from sending an ACK to the data that echoes its timestamp
+    /// ([`Conn::rcv_rtt_measure_ts`]).
+    rcv_rtt_us8: u32,
+    /// The echo the last sample came from (`rcv_rtt_last_tsecr`): one sample per echo.
+    rcv_rtt_last_tsecr: u32,
     /// The window it advertises, bytes (`rcv_wnd`).
     rcv_wnd: u64,
     /// Dynamic right-sizing (`rcvq_space`): bytes read in the last measured round
@@ -83,6 +86,35 @@ struct Conn {
 }
 
 impl Conn {
+    /// The receiver's RTT estimate, if it has one.
+    fn rcv_rtt(&self) -> Option<SimTime> {
+        (self.rcv_rtt_us8 != 0).then(|| SimTime(u64::from(self.rcv_rtt_us8 >> 3) * 1_000))
+    }
+
+    /// `tcp_rcv_rtt_measure_ts` (`net/ipv4/tcp_input.c`, 6.x): a full-sized segment whose echo
+    /// differs from the last one sampled gives a sample of the timestamp clock's ticks since the
+    /// echoed one (`tcp_rtt_tsopt_us`: whole milliseconds, none when 0).
+    fn rcv_rtt_measure_ts(&mut self, now: SimTime, packet: &Packet, mss: u32) {
+        if packet.ts_ecr == self.rcv_rtt_last_tsecr {
+            return; // (also: no echo yet, `rcv_rtt_last_tsecr` starting at 0)
+        }
+        self.rcv_rtt_last_tsecr = packet.ts_ecr;
+        let ticks = super::ts_of(now).wrapping_sub(packet.ts_ecr) as i32;
+        if packet.bytes >= mss && ticks > 0 {
+            self.rcv_rtt_update(ticks as u32 * 1_000);
+        }
+    }
+
+    /// `tcp_rcv_rtt_update` with timestamps, as since Linux 6.16 (`net/ipv4/tcp_input.c`, "tcp:
+    /// receive side improvements"): a lower sample is taken at once; a higher one moves the
+    /// estimate by an eighth (`old - old/8 + sample` in the <<3 fixed point), when the receive
+    /// queue is empty (`rcv_nxt == copied_seq`: the model's application reads at once, so it
+    /// always is). Before 6.16 every sample moved it by an eighth.
+    fn rcv_rtt_update(&mut self, sample_us: u32) {
+        let (old, m) = (self.rcv_rtt_us8, sample_us << 3);
+        self.rcv_rtt_us8 = if old == 0 || m < old { m } else { old - (old >> 3) + sample_us };
+    }
+
     /// `tcp_incr_quickack`: quick ACKs for `rcv_wnd / (2·rcv_mss)` segments (2 if that is 0, at
     /// most `max`), never fewer than are left.
     fn incr_quickack(&mut self, mss: u32, max: u32) {
@@ -98,7 +130,7 @@ impl Conn {
     /// twice that plus 16 segments, and more in proportion to the growth, up to
     /// half of `tcp_rmem[2]`.
     fn space_adjust(&mut self, now: SimTime, mss: u64, max: u64) {
-        let Some(rtt) = self.rcv_rtt else { return };
+        let Some(rtt) = self.rcv_rtt() else { return };
         if now.0 < self.space_time.0 + rtt.0 {
             return;
         }
@@ -265,7 +297,7 @@ impl TcpReceiver {
         c.compressed += 1;
         c.dack = false;
         // 5% of the RTT, at most tcp_comp_sack_delay_ns.
-        let delay = c.rcv_rtt.map_or(COMP_SACK_DELAY, |rtt| SimTime(rtt.0 / 20).min(COMP_SACK_DELAY));
+        let delay = c.rcv_rtt().map_or(COMP_SACK_DELAY, |rtt| SimTime(rtt.0 / 20).min(COMP_SACK_DELAY));
         // A pending compression timer is left alone (`hrtimer_is_queued` → return).
         if c.timer.arm_by(now + delay) {
             out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
@@ -329,12 +361,7 @@ impl Endpoint for TcpReceiver {
         if s <= c.last_ack_sent && s + 1 >= c.last_ack_sent && tsval >= c.ts_recent {
             c.ts_recent = tsval;
         }
-        // The receiver's RTT (`tcp_rcv_rtt_measure_ts`): the data echoes an ACK's timestamp.
-        // With Linux's millisecond timestamp clock a sample is at least 1 ms (`tcp_rtt_tsopt_us`).
-        if packet.ts_ecr != 0 {
-            let sample = SimTime(now.0.saturating_sub(super::ts_time(packet.ts_ecr).0)).max(SimTime(1_000_000));
-            c.rcv_rtt = Some(c.rcv_rtt.map_or(sample, |r| r.min(sample)));
-        }
+        c.rcv_rtt_measure_ts(now, &packet, mss);
         if s < c.rcv_nxt {
             // Already received: report it (D-SACK) and ACK at once (`tcp_data_queue`:
             // out of window → `tcp_dsack_set`, `tcp_enter_quickack_mode`).
@@ -357,7 +384,7 @@ impl Endpoint for TcpReceiver {
             // failed to restart window, so that we send ACKs quickly") quick ACKs again. This end
             // only ACKs, so its RTO stays what the handshake made it: its RTT plus `rto_min`
             // (`__tcp_set_rto`, the variance term floored at `tcp_rto_min`).
-            let rto = self.config.rto_min + c.rcv_rtt.unwrap_or(SimTime::ZERO);
+            let rto = self.config.rto_min + c.rcv_rtt().unwrap_or(SimTime::ZERO);
             if now.0.saturating_sub(c.lrcvtime.0) > rto.0 {
                 c.incr_quickack(mss, MAX_QUICKACKS);
             }
@@ -693,6 +720,31 @@ mod tests {
         r.on_packet(SimTime(24_000_000), sent(5, 10), &mut out);
         assert_eq!(acks(&mut r), [(7, vec![])]);
         assert_eq!(r.paws_drops, 2);
+    }
+
+    #[test]
+    fn the_receivers_rtt_takes_a_lower_sample_at_once_and_a_higher_one_by_an_eighth() {
+        // `tcp_rcv_rtt_update` (6.16+), µs << 3: 8 ms, then 4 ms latched, then 12 ms: 4 + 8/8 = 5 ms.
+        let mut c = Conn::default();
+        for (sample_us, want_us) in [(8_000, 8_000), (4_000, 4_000), (12_000, 5_000)] {
+            c.rcv_rtt_update(sample_us);
+            assert_eq!(c.rcv_rtt(), Some(SimTime(want_us * 1_000)));
+        }
+        // `tcp_rcv_rtt_measure_ts`: one sample per echo, full-sized segments only, whole ticks.
+        let mut c = Conn::default();
+        let echo = |born_ms: u64, ecr_ms: u64, bytes: u32| {
+            let mut p = Packet::data(0, 0, bytes, SimTime(born_ms * 1_000_000));
+            p.ts_ecr = super::super::ts_of(SimTime(ecr_ms * 1_000_000));
+            p
+        };
+        c.rcv_rtt_measure_ts(SimTime(10_500_000), &echo(10, 7, 1448), 1448);
+        assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "10.5 ms against an echo of 7 ms: 3 ticks");
+        c.rcv_rtt_measure_ts(SimTime(20_000_000), &echo(20, 7, 1448), 1448);
+        assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "the same echo again: no sample");
+        c.rcv_rtt_measure_ts(SimTime(9_000_000), &echo(9, 8, 500), 1448);
+        assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "a short segment: no sample");
+        c.rcv_rtt_measure_ts(SimTime(9_900_000), &echo(9, 9, 1448), 1448);
+        assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "no whole tick: no sample");
     }
 
     #[test]
