@@ -1289,6 +1289,38 @@ mod tests {
     }
 
     #[test]
+    fn data_acked_beyond_the_bandwidth_raises_the_window_for_5_to_10_rounds() {
+        // 10 segments/ms; an ACK 1 ms into the epoch delivers 50 at once (aggregation).
+        let (mut bbr, mut w) = probing(2);
+        let ack = |bbr: &mut Bbr, w: &mut Window, now_us: u64, acked: u32| {
+            let prior = w.delivered;
+            w.delivered += acked;
+            let now = SimTime(now_us * 1_000);
+            (w.now, w.delivered_mstamp, w.wstamp) = (now, now, now);
+            let mut rs = sample(prior, acked, 10, 10, 150);
+            rs.acked_sacked = acked;
+            bbr.cong_control(w, &rs);
+        };
+        ack(&mut bbr, &mut w, 1_000, 50);
+        // 1 ms later 5 more: 55 since the epoch began, 10 expected: the max stays 50.
+        ack(&mut bbr, &mut w, 2_000, 5);
+        assert_eq!(bbr.extra_acked(), 50);
+        assert_eq!(bbr.ack_aggregation_cwnd(), 50, "at most 100 ms of bandwidth: 1000");
+        // The window grows by what is ACKed (200 + 50 + 5) toward its target: 2 BDP (200) plus
+        // the 50 plus the offload budget.
+        let target = bbr.quantization_budget(&w, bbr.bdp(bbr.bw(), BBR_CWND_GAIN) + 50);
+        assert_eq!(w.cwnd, 255);
+        assert_eq!(target, (200 + 50 + 3 * Bbr::tso_segs_goal(&w) + 1) & !1);
+        assert!(target > 255);
+        // Smooth rounds of 10 per 10 ms: the 50 ages out of both windows; what is left is these
+        // rounds' own excess (10 or 11: the truncated bandwidth expects 9 per 10 ms).
+        for i in 0..12 {
+            round(&mut bbr, &mut w, 20 + 10 * i, 10, 100);
+        }
+        assert!(bbr.extra_acked() <= 11, "{}", bbr.extra_acked());
+    }
+
+    #[test]
     fn restarting_from_idle_in_probe_bw_paces_at_the_estimate() {
         let (mut bbr, mut w) = probing(0);
         let probing_rate = w.pacing_rate;
