@@ -396,7 +396,7 @@ fn default_tcp_wmem() -> [u64; 3] {
 /// The congestion controls [`TcpSender::tcp_congestion_control`] may name, by Linux's names (`reno`
 /// is its name for NewReno's window rules). The TCP lane builds them (`transport::tcp::cc::build`;
 /// its `NAMES` are these, a test in `tests/schema_names.rs` checks both agree).
-pub const CONGESTION_CONTROLS: &[&str] = &["cubic", "reno"];
+pub const CONGESTION_CONTROLS: &[&str] = &["cubic", "reno", "bbr"];
 
 /// Other names taken for one of [`CONGESTION_CONTROLS`]: `newreno` for `reno`.
 const CONGESTION_CONTROL_ALIASES: &[&str] = &["newreno"];

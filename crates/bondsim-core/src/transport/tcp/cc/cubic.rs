@@ -357,7 +357,7 @@ impl CongestionControl for Cubic {
 
     /// `cubictcp_init`: reset, and start a HyStart round. (`initial_ssthresh`
     /// is 0 by default, so ssthresh is left alone.)
-    fn init(&mut self, w: &Window) {
+    fn init(&mut self, w: &mut Window) {
         self.reset();
         if self.hystart {
             self.hystart_reset(w);
@@ -408,7 +408,7 @@ impl CongestionControl for Cubic {
     /// `cubictcp_cwnd_event` (`cwnd_event_tx_start` in the newest kernels):
     /// after an idle period, shift the epoch by the idle time so the cubic
     /// curve does not count it (RFC 9438 §4.2, §5.8), never past now.
-    fn cwnd_event(&mut self, w: &Window, event: CaEvent) {
+    fn cwnd_event(&mut self, w: &mut Window, event: CaEvent) {
         match event {
             CaEvent::TxStart => {
                 let now = jiffies32(w.now);
@@ -471,7 +471,7 @@ mod tests {
     impl Flow {
         fn new(cc: Cubic, cwnd: u32, ssthresh: u32) -> Flow {
             let mut f = Flow { cc, w: window(cwnd, ssthresh) };
-            f.cc.init(&f.w);
+            f.cc.init(&mut f.w);
             f.w.snd_nxt = u64::from(cwnd);
             f
         }
@@ -758,15 +758,15 @@ mod tests {
         cc.epoch_start = jiffies32(SimTime(1_000 * MS));
         w.lsndtime = SimTime(2_500 * MS);
         w.now = SimTime(3_000 * MS);
-        cc.cwnd_event(&w, CaEvent::TxStart);
+        cc.cwnd_event(&mut w, CaEvent::TxStart);
         assert_eq!(cc.epoch_start, jiffies32(SimTime(1_500 * MS)));
         // An epoch that began 100 ms ago, idle 500 ms: clamped to now.
         cc.epoch_start = jiffies32(SimTime(2_900 * MS));
-        cc.cwnd_event(&w, CaEvent::TxStart);
+        cc.cwnd_event(&mut w, CaEvent::TxStart);
         assert_eq!(cc.epoch_start, jiffies32(w.now));
         // No epoch: nothing to shift.
         cc.epoch_start = 0;
-        cc.cwnd_event(&w, CaEvent::TxStart);
+        cc.cwnd_event(&mut w, CaEvent::TxStart);
         assert_eq!(cc.epoch_start, 0);
     }
 

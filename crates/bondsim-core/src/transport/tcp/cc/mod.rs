@@ -14,7 +14,9 @@
 //!
 //! * [`newreno`]: RFC 5681 / RFC 6582 (Linux `tcp_reno_*`).
 //! * [`cubic`]: RFC 9438 with HyStart, as Linux's `tcp_cubic.c` (the default).
+//! * [`bbr`]: BBR v1, as Linux 6.x's `tcp_bbr.c` (rate-based: `cong_control`, paced).
 
+pub mod bbr;
 pub mod cubic;
 pub mod newreno;
 
@@ -65,6 +67,23 @@ pub struct Window {
     /// `sk_pacing_rate`, bytes per second (0 before the first RTT sample): Linux computes it
     /// whether or not anything paces (`tcp_update_pacing_rate`); HyStart reads it.
     pub pacing_rate: u64,
+    /// `mss_cache`: payload bytes per segment (set once, before `init`).
+    pub mss: u32,
+    /// The `tcp_sock` fields only a rate-based control reads, copied in by the sender only for a
+    /// control with `cong_control` (before `cong_control` and `cwnd_event`; zero otherwise):
+    /// `tp->delivered` (segments delivered, ACKed or SACKed, each once), `tp->delivered_mstamp`
+    /// (when it last grew), `tcp_packets_in_flight()` (after the ACK), `srtt_us` (8 × SRTT in µs,
+    /// 0 before a sample), `tcp_min_rtt()` and `tcp_wstamp_ns` (the next departure time, EDT).
+    pub delivered: u32,
+    pub delivered_mstamp: SimTime,
+    pub packets_in_flight: u32,
+    pub srtt_us: u64,
+    pub min_rtt: Option<SimTime>,
+    pub wstamp: SimTime,
+    /// `tp->app_limited` (tcp_rate.c: the delivered count that ends an application-limited
+    /// stretch, 0 for none), copied in with the fields above and back out after `cong_control`:
+    /// BBR's PROBE_RTT writes it (`bbr_update_min_rtt`).
+    pub app_limited: u32,
 }
 
 impl Window {
@@ -82,6 +101,14 @@ impl Window {
             now: SimTime::ZERO,
             lsndtime: SimTime::ZERO,
             pacing_rate: 0,
+            mss: 0,
+            delivered: 0,
+            delivered_mstamp: SimTime::ZERO,
+            packets_in_flight: 0,
+            srtt_us: 0,
+            min_rtt: None,
+            wstamp: SimTime::ZERO,
+            app_limited: 0,
         }
     }
 
@@ -174,8 +201,9 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// Its name, as `net.ipv4.tcp_congestion_control` spells it.
     fn name(&self) -> &'static str;
 
-    /// The connection starts (`init`).
-    fn init(&mut self, _w: &Window) {}
+    /// The connection starts (`init`); it may set the window's fields, as `bbr_init` sets
+    /// `snd_ssthresh` and `sk_pacing_rate`.
+    fn init(&mut self, _w: &mut Window) {}
 
     /// The slow-start threshold to use when a reduction starts (`ssthresh`).
     fn ssthresh(&mut self, w: &Window) -> u32;
@@ -186,8 +214,9 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// The congestion state changes (`set_state`).
     fn set_state(&mut self, _w: &Window, _state: CaState) {}
 
-    /// A transmission event (`cwnd_event`).
-    fn cwnd_event(&mut self, _w: &Window, _event: CaEvent) {}
+    /// A transmission event (`cwnd_event`); it may set the window and the pacing rate, as
+    /// `bbr_cwnd_event` does on a restart after idle.
+    fn cwnd_event(&mut self, _w: &mut Window, _event: CaEvent) {}
 
     /// Each ACK's sample (`pkts_acked`), called before `cong_avoid` for the
     /// same ACK and with `snd_una` already advanced by it (`tcp_ack` updates
@@ -234,6 +263,7 @@ pub fn build(name: &str, hystart: bool) -> Option<Box<dyn CongestionControl>> {
     match name {
         "cubic" => Some(Box::new(cubic::Cubic::with_hystart(hystart))),
         "reno" | "newreno" => Some(Box::new(newreno::NewReno)),
+        "bbr" => Some(Box::new(bbr::Bbr::default())),
         _ => None,
     }
 }

@@ -215,7 +215,7 @@ impl Conn {
     /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`, with the
     /// ACK's rate sample `rs`), else PRR in Recovery, else the control's growth.
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, rs: Option<&RateSample>, newly_lost: u32) {
-        if a.old_ack || rs.is_some_and(|rs| self.cc.cong_control(&mut self.w, rs)) {
+        if a.old_ack || rs.is_some_and(|rs| self.rate_cong_control(rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if self.state == CaState::Recovery {
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);

@@ -205,7 +205,8 @@ impl Endpoint for TcpSender {
         if let Some(m) = self.metrics.get_mut(&Self::destination_of(&self.destination, flow)) {
             m.init(&self.config, &mut conn, now);
         }
-        conn.cc.init(&conn.w);
+        conn.w.mss = self.config.mss;
+        conn.cc.init(&mut conn.w);
         conn.paced = conn.cc.needs_pacing();
         conn.sampling = conn.cc.has_cong_control();
         // The application's write (`tcp_sendmsg`) finds nothing queued yet.

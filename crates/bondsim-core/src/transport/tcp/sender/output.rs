@@ -42,7 +42,10 @@ impl Conn {
     pub(super) fn data_sent(&mut self, now: SimTime) {
         self.w.now = now;
         if self.in_flight() == 0 {
-            self.cc.cwnd_event(&self.w, CaEvent::TxStart);
+            if self.sampling {
+                self.rate_window();
+            }
+            self.cc.cwnd_event(&mut self.w, CaEvent::TxStart);
         }
         self.w.lsndtime = now;
     }

@@ -123,4 +123,26 @@ impl Conn {
             self.app_limited = (self.delivered + self.in_flight()).max(1);
         }
     }
+
+    /// The `tcp_sock` fields a control with `cong_control` reads beyond the ACK's sample, copied
+    /// into its window (`Window::delivered` and the rest) before it runs.
+    pub(super) fn rate_window(&mut self) {
+        self.w.delivered = self.delivered;
+        self.w.delivered_mstamp = self.delivered_mstamp;
+        self.w.packets_in_flight = self.in_flight();
+        self.w.srtt_us = self.srtt_us;
+        self.w.min_rtt = self.min_rtt;
+        self.w.wstamp = self.wstamp;
+        self.w.app_limited = self.app_limited;
+    }
+
+    /// `tcp_cong_control`'s `icsk_ca_ops->cong_control(sk, rs)`: the control sets the window and
+    /// the pacing rate; `tp->app_limited`, which it may write (BBR's PROBE_RTT), comes back.
+    #[inline(never)]
+    pub(super) fn rate_cong_control(&mut self, rs: &RateSample) -> bool {
+        self.rate_window();
+        let own = self.cc.cong_control(&mut self.w, rs);
+        self.app_limited = self.w.app_limited;
+        own
+    }
 }

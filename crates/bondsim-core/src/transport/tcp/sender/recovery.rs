@@ -79,6 +79,10 @@ impl Conn {
 
     /// `tcp_end_cwnd_reduction`.
     pub(super) fn end_cwnd_reduction(&mut self) {
+        // (`if (inet_csk(sk)->icsk_ca_ops->cong_control) return;`: such a control keeps its window.)
+        if self.sampling {
+            return;
+        }
         if self.w.ssthresh < u32::MAX && self.undo_marker.is_some() {
             self.w.cwnd = self.w.ssthresh;
         }
