@@ -18,12 +18,13 @@ from bondsim._core import BondsimError, ScenarioError, __version__
 
 if TYPE_CHECKING:
     from bondsim.api import RunResult, run, run_checked
-    from bondsim.scenario import load
+    from bondsim.scenario import BondsimTypeError, load
     from bondsim.store import Store
     from bondsim.sweeps import sweep
 
 #: Name -> the module that defines it, imported on first use.
 _LAZY = {
+    "BondsimTypeError": "bondsim.scenario",
     "RunResult": "bondsim.api",
     "run": "bondsim.api",
     "run_checked": "bondsim.api",
@@ -32,7 +33,18 @@ _LAZY = {
     "sweep": "bondsim.sweeps",
 }
 
-__all__ = ["BondsimError", "RunResult", "ScenarioError", "Store", "__version__", "load", "run", "run_checked", "sweep"]
+__all__ = [
+    "BondsimError",
+    "BondsimTypeError",
+    "RunResult",
+    "ScenarioError",
+    "Store",
+    "__version__",
+    "load",
+    "run",
+    "run_checked",
+    "sweep",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -251,8 +251,20 @@ def run(
     >>> r.summary["ooo_fraction"], r.requests.head()              # doctest: +SKIP
     >>> run("scenarios/tcp_rr.toml", pcap="out/pcap")             # doctest: +SKIP
     """
+    _check_run_options(progress, pcap)  # before the scenario is read: nothing starts on a bad argument
     doc = scenario_mod.load(scenario, overrides)
     return run_checked(doc, progress=progress, pcap=pcap)
+
+
+def _check_run_options(progress: Any, pcap: Any) -> None:
+    """Refuses a ``progress`` that cannot be called and a ``pcap`` of another type, naming the argument,
+    before anything runs (the core would call ``progress`` mid-run and fail there)."""
+    if progress is not None and not callable(progress):
+        raise scenario_mod.type_error(
+            "progress", "a function called as progress(done, total, sim_s), or None", progress
+        )
+    if pcap is not None and not isinstance(pcap, str | Path | Mapping):
+        raise scenario_mod.type_error("pcap", "a directory (str or Path), a dict of capture options, or None", pcap)
 
 
 #: The smallest scenario: one packet over one link (what :func:`summary_figures` runs to learn the names).
@@ -273,6 +285,9 @@ def summary_figures() -> dict[str, bool]:
 
 def run_checked(doc: dict, *, progress: ProgressFn | None = None, pcap: PcapSpec | None = None) -> RunResult:
     """Runs an already loaded and checked scenario dict (``pcap``: as in :func:`run`)."""
+    _check_run_options(progress, pcap)
+    if not isinstance(doc, Mapping):
+        raise scenario_mod.type_error("doc", "a checked scenario dict (bondsim.load gives one)", doc)
     if pcap is None:
         options = None
     elif isinstance(pcap, Mapping):

@@ -136,6 +136,19 @@ def finite(text: str) -> float:
     return value
 
 
+def positive(text: str) -> float:
+    """An argparse type: a finite number above 0 (seconds of a run: 0, a negative number, NaN or an
+    infinity would run nothing, or for ever); refused while the arguments are read, before any check
+    that needs root."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds above 0, got {text!r}")
+    return value
+
+
 def path_arg(text: str) -> Path:
     """An argparse type: a path that is not empty (``Path("")`` would be the current directory)."""
     if not text.strip():
@@ -787,6 +800,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         errors.print("interrupted")
         return 130
+    except Exception as exc:
+        # DuckDB finds some damage only when it reads the part of the file that holds it (a truncated
+        # or corrupt block met by a query, not on opening): one line naming the database all the same
+        duckdb = sys.modules.get("duckdb")
+        if duckdb is None or not isinstance(exc, duckdb.Error):
+            raise
+        if isinstance(exc, duckdb.InterruptException):
+            errors.print("interrupted")
+            return 130
+        from bondsim.store import database_error
+
+        print(f"error: {database_error(getattr(args, 'db', None) or 'the results database', exc)}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
-from bondsim.cli import HelpFormatter, add_overrides, check_out_dir, check_out_file, console, write_error
+from bondsim.cli import (
+    HelpFormatter,
+    add_overrides,
+    check_out_dir,
+    check_out_file,
+    console,
+    positive,
+    write_error,
+)
 
 if TYPE_CHECKING:
     from bondsim.api import RunResult
@@ -378,7 +386,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--db", type=Path, help=DB_HELP)
     p.add_argument("--traffic", choices=TRAFFIC, help=TRAFFIC_HELP)
     add_overrides(p)
-    p.add_argument("--seconds", type=float, help="stop after this many seconds of real time (default: stop_s, else 60)")
+    p.add_argument(
+        "--seconds", type=positive, help="stop after this many seconds of real time (default: stop_s, else 60)"
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.set_defaults(func=cmd_emulate)
@@ -407,7 +417,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--runs", type=int, default=5, help="--league: kernel runs per case (default 5)")
     add_overrides(p)
-    p.add_argument("--seconds", type=float, help="each emulation stops after this many seconds (default 60)")
+    p.add_argument("--seconds", type=positive, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")
     p.add_argument("--db", type=Path, help=DB_HELP + "; both sides of each scheduler")
     p.add_argument("--traffic", choices=TRAFFIC, help=TRAFFIC_HELP)

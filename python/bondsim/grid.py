@@ -34,6 +34,7 @@ import copy
 import itertools
 import math
 import numbers
+import os
 import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -53,6 +54,7 @@ from bondsim.scenario import (
     scenario_hash,
     set_path,
     too_deep,
+    type_error,
 )
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
@@ -392,6 +394,10 @@ def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> S
 def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep:
     if isinstance(source, Mapping):
         spec, where, default_name = _normalised(source), Path.cwd(), "sweep"
+    elif not isinstance(source, str | os.PathLike):
+        raise type_error(
+            "spec", "a sweep: a *.sweep.toml file (str or Path), a dict in its layout, or a loaded Sweep", source
+        )
     else:
         path = Path(source)
         spec = _read_toml(path, "", "sweep file")

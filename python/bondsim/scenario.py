@@ -29,6 +29,20 @@ from bondsim import _core, kernels
 from bondsim._core import BondsimError, ScenarioError
 
 
+class BondsimTypeError(BondsimError, TypeError):
+    """An argument of the Python API of a type it does not take (``Store(123)``, ``sweep(123)``, a
+    ``progress`` that is not callable): a :class:`~bondsim.BondsimError` (what the command line shows as
+    one line) and a :class:`TypeError` (what Python code catches), its text naming the argument, what
+    it takes and what it got, raised before anything runs."""
+
+
+def type_error(argument: str, allowed: str, got: Any) -> BondsimTypeError:
+    """A :class:`BondsimTypeError`: ``"argument: allowed, got X (type)"``."""
+    text = repr(got)
+    text = text if len(text) <= 60 else text[:57] + "..."
+    return BondsimTypeError(f"{argument}: {allowed}, got {text} ({type(got).__name__})")
+
+
 def scenario_error(path: str, message: str) -> ScenarioError:
     """A :class:`~bondsim.ScenarioError` about the field at dotted ``path`` (``""``: the document as a
     whole): its text is ``"path: message"`` and its ``path`` attribute names the field, as the core's
@@ -38,12 +52,26 @@ def scenario_error(path: str, message: str) -> ScenarioError:
     return err
 
 
-def parse_value(text: str) -> Any:
-    """A ``--set`` value: TOML syntax (``3``, ``2.5``, ``true``, ``[1, 2]``, ``{a = 1}``), else a plain string."""
+def parse_value(text: str, item: str | None = None) -> Any:
+    """A ``--set`` value: TOML syntax (``3``, ``2.5``, ``true``, ``[1, 2]``, ``{a = 1}``), else a plain string.
+    It is exactly one value: a :class:`~bondsim.ScenarioError` naming ``--set`` and ``item`` (the whole
+    ``PATH=VALUE``, default ``text``) if more follows it on further lines (``"x"`` then ``seed = 1``, which
+    TOML would read as a second key, silently dropped) or it is a plain string over several lines."""
+    item = text if item is None else item
     try:
-        return tomllib.loads(f"v = {text}")["v"]
+        doc = tomllib.loads(f"v = {text}")
     except tomllib.TOMLDecodeError:
+        if "\n" in text or "\r" in text:
+            raise _not_one_assignment(item, "a plain-text value is one line (quote it as a TOML string)") from None
         return text
+    if set(doc) != {"v"}:
+        raise _not_one_assignment(item, f"the value is followed by more ({', '.join(k for k in doc if k != 'v')})")
+    return doc["v"]
+
+
+def _not_one_assignment(item: str, why: str) -> ScenarioError:
+    """The error for a ``--set`` that is not exactly one ``PATH=VALUE``: the text shown on one line."""
+    return scenario_error("--set", f"takes exactly one PATH=VALUE (one --set per field), {why}; got {item!r}")
 
 
 def path_keys(path: str) -> list[str]:
@@ -108,11 +136,13 @@ def apply_overrides(doc: dict, overrides: Iterable[str]) -> dict:
         path, sep, text = item.partition("=")
         if not sep:
             raise scenario_error("", f"--set takes path=value, got `{item}`")
+        if "\n" in path or "\r" in path:
+            raise _not_one_assignment(item, "its path is one line of dotted keys")
         try:
             item.encode("utf-8")
         except UnicodeEncodeError:  # bytes the shell passed that are not UTF-8 (Python keeps them as surrogates)
             raise scenario_error(path.strip().encode("utf-8", "replace").decode(), "--set takes UTF-8 text") from None
-        set_path(doc, path.strip(), parse_value(text.strip()))
+        set_path(doc, path.strip(), parse_value(text.strip(), item))
     return doc
 
 
@@ -301,9 +331,16 @@ def too_deep() -> ScenarioError:
     return scenario_error("", f"tables and arrays nest more than {MAX_DEPTH} deep; no scenario field is that deep")
 
 
+def _short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to ``limit`` characters, for an error message's one line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _bad_value(value: Any) -> tuple[str, str] | None:
     """The dotted path of the first value JSON (and so the core) cannot take, and why: NaN, an infinity,
-    or a TOML date or time; a :class:`~bondsim.ScenarioError` if ``value`` nests too deep."""
+    a TOML date or time, a value of another Python type (a set, an object) or a key that is not a string;
+    a :class:`~bondsim.ScenarioError` if ``value`` nests too deep."""
     stack: list[tuple[str, Any, int]] = [("", value, 0)]
     while stack:
         path, item, depth = stack.pop()
@@ -312,6 +349,18 @@ def _bad_value(value: Any) -> tuple[str, str] | None:
             return path, f"must be a finite number, got {text}"
         if isinstance(item, datetime.date | datetime.time):
             return path, f"is a TOML date or time ({item.isoformat()}); no scenario field takes one"
+        if not isinstance(item, Mapping | list | str | int | float | bool) and item is not None:
+            return path, (
+                "is not a scenario value: values are numbers, strings, booleans, lists and tables "
+                f"(dicts with string keys), got {_short(item)} ({type(item).__name__})"
+            )
+        if isinstance(item, Mapping):
+            key = next((key for key in item if not isinstance(key, str)), None)
+            if key is not None:
+                return path, (
+                    f"{'a table' if path else 'the scenario'}'s keys are strings (field names), "
+                    f"got the key {_short(key)} ({type(key).__name__})"
+                )
         items = item.items() if isinstance(item, Mapping) else enumerate(item) if isinstance(item, list) else ()
         children = [(f"{path}.{key}" if path else str(key), child, depth + 1) for key, child in items]
         if children and depth >= MAX_DEPTH:

@@ -12,17 +12,24 @@ if TYPE_CHECKING:  # pandas loads on use: `bondsim run --out` writes process.txt
 PROCESS_COLUMNS = ("packets", "entries", "average", "p_outorder")
 
 
-def process_rows(packets: Sequence[int], out_of_order: Sequence[int]) -> list[tuple[int, int, float, float]]:
+#: Why :func:`process_rows` gives no P(outorder) for requests of 0 packets (said under the table).
+NO_PACKETS_NOTE = (
+    "P(outorder) n/a: requests that got 0 packets (none delivered, e.g. a link too slow for the run's time) "
+    "have no share of packets out of order"
+)
+
+
+def process_rows(packets: Sequence[int], out_of_order: Sequence[int]) -> list[tuple[int, int, float, float | None]]:
     """The thesis's ``process.sh`` table from the requests' columns: per packets-per-file (ascending),
     the number of requests (entries), their average out-of-order count, and P(outorder) = average /
-    packets."""
+    packets; None for requests of 0 packets (a share of nothing: :data:`NO_PACKETS_NOTE`)."""
     groups: dict[int, list[int]] = {}
     for size, late in zip(packets, out_of_order, strict=True):
         groups.setdefault(int(size), []).append(int(late))
     rows = []
     for size in sorted(groups):
         average = sum(groups[size]) / len(groups[size])
-        rows.append((size, len(groups[size]), average, average / size))
+        rows.append((size, len(groups[size]), average, average / size if size > 0 else None))
     return rows
 
 
@@ -38,8 +45,15 @@ def format_process_table(rows: Iterable[tuple]) -> str:
     """:func:`process_rows` (or a :func:`process_table`'s ``itertuples(index=False)``) in ``process.sh``'s
     layout (tab-separated, two decimals)."""
     lines = ["Packets\tEntries\tAverage\tP(outorder)"]
+    undefined = False
     for packets, entries, average, p_outorder in rows:
-        lines.append(f"{packets}\t{entries}\t{average:.2f}\t{p_outorder:.2f}")
+        if p_outorder is None or p_outorder != p_outorder:  # None, or NaN from a table
+            undefined = True
+            lines.append(f"{packets}\t{entries}\t{average:.2f}\tn/a")
+        else:
+            lines.append(f"{packets}\t{entries}\t{average:.2f}\t{p_outorder:.2f}")
+    if undefined:
+        lines.append(f"# {NO_PACKETS_NOTE}")
     return "\n".join(lines)
 
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -41,7 +42,7 @@ import pandas as pd
 
 from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
-from bondsim.scenario import scenario_hash
+from bondsim.scenario import scenario_hash, type_error
 
 #: The database a command uses when not given ``--db``.
 DEFAULT_DB = Path("bondsim.duckdb")
@@ -158,6 +159,31 @@ def _ident(name: str) -> str:
 LOCK_WAIT_S = 30.0
 
 
+def database_error(path: str | Path, exc: duckdb.Error) -> BondsimError:
+    """A DuckDB error about the results database ``path`` as one line naming the file and what to do: a
+    file DuckDB cannot read (a checksum that does not match, a truncated file, DuckDB's own internal
+    errors on it) is not a readable bondsim results database; one whose tables are not bondsim's is not
+    one at all; a write the machine refused (a full disk) says so; anything else is DuckDB's first line."""
+    reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    lowered = reason.lower()
+    if isinstance(exc, duckdb.IOException) and any(w in lowered for w in ("no space", "disk full", "quota")):
+        return BondsimError(f"{path}: cannot write the results database ({reason}); free some space and run again")
+    if isinstance(exc, duckdb.IOException | duckdb.SerializationException | duckdb.InternalException) or (
+        "corrupt" in lowered or type(exc) is duckdb.Error or isinstance(exc, duckdb.FatalException)
+    ):
+        return BondsimError(
+            f"{path}: not a readable bondsim results database (DuckDB: {reason}); "
+            "restore it from a copy, or pass another --db"
+        )
+    if isinstance(exc, duckdb.CatalogException | duckdb.BinderException):
+        return BondsimError(f"{path}: not a bondsim results database (DuckDB: {reason}); pass another --db")
+    return BondsimError(f"{path}: the results database refused a query (DuckDB: {reason})")
+
+
+#: The largest run id DuckDB's BIGINT holds (and so the largest a stored run can have).
+MAX_RUN_ID = 2**63 - 1
+
+
 def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConnection:
     """A connection to ``path``, waiting up to ``wait_s`` for a process that has it open to let go."""
     deadline = time.monotonic() + wait_s
@@ -168,6 +194,8 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
         except duckdb.IOException as exc:
             reason = str(exc).splitlines()[0]
             if "lock" not in reason.lower():
+                if "could not read" in reason.lower():  # a truncated file
+                    raise database_error(path, exc) from None
                 raise BondsimError(f"{path}: cannot open the results database ({reason})") from None
             if time.monotonic() >= deadline:
                 holder = re.search(r"\(PID (\d+)\)", reason)
@@ -179,6 +207,8 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
                 ) from None
             time.sleep(pause)
             pause = min(pause * 2, 0.5)
+        except duckdb.Error as exc:  # a corrupt file: DuckDB's plain Error ("Corrupt database file: ...")
+            raise database_error(path, exc) from None
 
 
 def _check_kind(path: Path) -> None:
@@ -193,6 +223,30 @@ def _check_kind(path: Path) -> None:
         if head[8:12] != b"DUCK":
             kind = "is an SQLite database" if head.startswith(b"SQLite format") else "is another kind of file"
             raise BondsimError(f"{path}: {kind}, not a bondsim results database (DuckDB); pass another --db")
+
+
+def _check_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
+    """Refuses a DuckDB file shorter than the blocks its header counts (a copy or a download cut short, a
+    disk that filled): DuckDB itself opens it and fails only when a query reaches a missing block, perhaps
+    after a sweep has written to it. Left to DuckDB while a write-ahead log is beside it (its blocks may
+    be counted before they are written)."""
+    if Path(f"{path}.wal").exists() or not path.is_file():
+        return
+    cursor = con.execute("PRAGMA database_size")
+    names = [d[0] for d in cursor.description]
+    rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    if not rows or not {"used_blocks", "block_size"} <= set(rows[0]):
+        return
+    # the blocks in use lie within the file (free ones at its end are cut off, and still counted in
+    # total_blocks): a lower bound on its size that a whole file always meets
+    expected = int(rows[0]["used_blocks"]) * int(rows[0]["block_size"])
+    size = path.stat().st_size
+    if size < expected:
+        raise BondsimError(
+            f"{path}: not a readable bondsim results database (the file is {size:,} bytes, shorter than the "
+            f"{expected:,} bytes of blocks its header says are in use: cut short); restore it from a copy, "
+            "or pass another --db"
+        )
 
 
 #: The runs table's columns that tell a bondsim results database from another DuckDB file.
@@ -233,6 +287,8 @@ class Store:
     again when next used, waiting for readers to let go."""
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, read_only: bool = False, wait_s: float = LOCK_WAIT_S):
+        if not isinstance(path, str | os.PathLike):
+            raise type_error("path", "a results database: a DuckDB file name (str or Path)", path)
         self.path = Path(path)
         self.read_only = read_only
         self.wait_s = wait_s
@@ -255,13 +311,16 @@ class Store:
         if self._con is None:
             self._con = _connect(self.path, self.read_only, self.wait_s)
             try:
+                _check_whole(self._con, self.path)
                 _check_schema(self._con, self.path, self.read_only)
-            except BondsimError:
+                if not self.read_only:
+                    self._con.execute(_SCHEMA)
+            except (BondsimError, duckdb.Error) as exc:
                 self._con.close()
                 self._con = None
+                if isinstance(exc, duckdb.Error):
+                    raise database_error(self.path, exc) from None
                 raise
-            if not self.read_only:
-                self._con.execute(_SCHEMA)
         return self._con
 
     def release(self) -> None:
@@ -426,7 +485,8 @@ class Store:
 
     def record(self, run_id: int) -> dict:
         """A stored run's own columns, with its scenario and summary as dicts."""
-        cursor = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [int(run_id)])
+        (run_id,) = self._checked_ids([run_id])
+        cursor = self.con.execute("SELECT * FROM runs WHERE run_id = ?", [run_id])
         found = cursor.fetchone()
         if found is None:
             raise BondsimError(f"{run_id}: no run with that id in {self.path}")
@@ -440,7 +500,7 @@ class Store:
         """The stored runs as results (summary, scenario and every table), by run id."""
         if isinstance(run_ids, str) or not isinstance(run_ids, Iterable):
             raise BondsimError(f"run ids are a list of whole numbers, e.g. [1, 2]; got {run_ids!r}")
-        ids = [int(i) for i in run_ids]  # numpy integers too, e.g. a runs() column
+        ids = self._checked_ids(run_ids)  # numpy integers too, e.g. a runs() column
         rows = self.con.execute(
             "SELECT run_id, scenario, summary FROM runs WHERE run_id IN (SELECT unnest(?))", [ids]
         ).fetchall()
@@ -504,7 +564,7 @@ class Store:
         """The ids of the sweeps ``ref`` names: the sweep of that id (as ``bondsim runs sweeps`` shows it),
         else every sweep of that name."""
         text = str(ref).strip()
-        if text.isdigit():
+        if re.fullmatch(r"[0-9]+", text) and int(text) <= MAX_RUN_ID:  # (a longer one can only be a name)
             found = self.con.execute("SELECT sweep_id FROM sweeps WHERE sweep_id = ?", [int(text)]).fetchone()
             if found:
                 return [found[0]]
@@ -577,9 +637,37 @@ class Store:
         figures = frame.drop(columns=["point", *(c for c in labels.columns if c in frame.columns)])
         return _with_engine(pd.concat([frame[["point"]], labels, figures], axis=1))
 
+    def _id_range_error(self, ref: object) -> BondsimError:
+        """The error for a run id no run can have (below 1, or beyond what DuckDB's BIGINT holds)."""
+        low, high = self.con.execute("SELECT min(run_id), max(run_id) FROM runs").fetchone()
+        stored = f"those in {self.path}: {low} to {high}" if low is not None else f"none stored in {self.path} yet"
+        return BondsimError(
+            f"run id: out of range, run ids are whole numbers from 1 to {MAX_RUN_ID} ({stored}), got {ref}"
+        )
+
+    def _checked_ids(self, run_ids: Iterable[Any]) -> list[int]:
+        """``run_ids`` as ints, each a whole number DuckDB can compare with a stored id (else the error
+        naming it and the range); numpy integers too, e.g. a :meth:`runs` column."""
+        ids = []
+        for value in run_ids:
+            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+                raise type_error("run id", "a whole number (bondsim runs list shows them)", value)
+            if not 1 <= int(value) <= MAX_RUN_ID:
+                raise self._id_range_error(value)
+            ids.append(int(value))
+        return ids
+
     def resolve(self, ref: str) -> int:
         """A run id from a run id or a scenario hash prefix."""
-        if ref.isdigit() and self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [int(ref)]).fetchone():
+        text = ref.strip()
+        if re.fullmatch(r"-[0-9]+", text) or (re.fullmatch(r"[0-9]+", text) and int(text) > MAX_RUN_ID):
+            # no scenario hash has a `-` or is this long: an id out of range
+            raise self._id_range_error(text)
+        found_id = (
+            re.fullmatch(r"[0-9]+", ref)
+            and self.con.execute("SELECT 1 FROM runs WHERE run_id = ?", [int(ref)]).fetchone()
+        )
+        if found_id:
             return int(ref)
         found = self.con.execute(
             # starts_with, not LIKE: a `%` or `_` in what the user typed is a character, not a wildcard

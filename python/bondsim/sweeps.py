@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import numbers
 import os
 import queue
 import sys
@@ -40,7 +41,7 @@ from bondsim import _core
 from bondsim._core import BondsimError
 from bondsim.api import RunResult
 from bondsim.grid import Point, Sweep, grid_rows, load_sweep
-from bondsim.scenario import check, scenario_hash
+from bondsim.scenario import check, scenario_hash, type_error
 from bondsim.store import Store, scalar_figures
 
 #: Runs that finish within this many seconds of the last commit share the next one (one transaction
@@ -176,8 +177,12 @@ class Runner:
     """
 
     def __init__(self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None):
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)):
+            raise type_error("workers", "a whole number of local threads, 1 or more, or None (every core)", workers)
         if workers is not None and workers < 1:
             raise BondsimError(f"--workers: must be 1 or more, got {workers}")
+        if db is not None and not isinstance(db, str | os.PathLike | Store):
+            raise type_error("db", "a results database: a DuckDB file (str or Path), a Store, or None", db)
         if dask is not None:
             import_distributed()  # before anything is run or recorded
         self.workers = workers or local_cores()
