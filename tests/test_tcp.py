@@ -98,4 +98,11 @@ def test_a_trace_samples_every_open_connection_when_asked(main, tmp_path):
     assert s["tcp_trace_truncated"] is False
     untraced = bondsim.run("tcp_rr", ["workload.file_size.bytes=2000000"])
     assert untraced.tcp_trace is None
+    # A loss-based control has no state of its own; BBR's mode is traced as `ss -i` names it.
+    assert trace["cc_mode"].isna().all()
+    bbr = bondsim.run(
+        "tcp_rr", ["sender.tcp_congestion_control='bbr'", "sender.trace_ms=5", "workload.file_size.bytes=2000000"]
+    ).tcp_trace
+    modes = list(dict.fromkeys(bbr[bbr["flow"] == 0]["cc_mode"]))
+    assert modes[0] == "startup" and "probe_bw" in modes and set(modes) <= {"startup", "drain", "probe_bw", "probe_rtt"}
     assert untraced.summary["goodput_bps"] == s["goodput_bps"], "tracing moves no figure"

@@ -292,6 +292,9 @@ pub struct TcpTrace {
     pub reordering: Vec<u32>,
     /// Congestion state: open, disorder, cwr, recovery, loss.
     pub state: Vec<&'static str>,
+    /// The congestion control's own state (BBR: startup, drain, probe_bw, probe_rtt; null for
+    /// a control without one).
+    pub cc_mode: Vec<Option<&'static str>>,
     /// Whether sampling stopped at [`TRACE_MAX_ROWS`].
     #[serde(skip)]
     pub truncated: bool,

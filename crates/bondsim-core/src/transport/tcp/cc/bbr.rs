@@ -894,6 +894,10 @@ impl CongestionControl for Bbr {
         "bbr"
     }
 
+    fn mode(&self) -> Option<&'static str> {
+        Some(self.mode.name())
+    }
+
     /// `bbr_init`: STARTUP with an empty filter, ssthresh infinite, pacing from the RTT (or the
     /// nominal 1 ms), and the start-phase generator seeded by the opening time.
     fn init(&mut self, w: &mut Window) {

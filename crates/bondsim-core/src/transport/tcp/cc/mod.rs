@@ -201,6 +201,12 @@ pub trait CongestionControl: Send + std::fmt::Debug {
     /// Its name, as `net.ipv4.tcp_congestion_control` spells it.
     fn name(&self) -> &'static str;
 
+    /// Its own state, for the TCP trace (`trace_ms`'s `cc_mode`), as `ss -i` shows it (BBR's
+    /// mode); none for a control without one.
+    fn mode(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The connection starts (`init`); it may set the window's fields, as `bbr_init` sets
     /// `snd_ssthresh` and `sk_pacing_rate`.
     fn init(&mut self, _w: &mut Window) {}

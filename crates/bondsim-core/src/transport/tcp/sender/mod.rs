@@ -335,5 +335,6 @@ fn trace_row(t: &mut TcpTrace, now: SimTime, flow: u32, c: &Conn) -> bool {
         CaState::Recovery => "recovery",
         CaState::Loss => "loss",
     });
+    t.cc_mode.push(c.cc.mode());
     true
 }
