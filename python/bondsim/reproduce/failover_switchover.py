@@ -199,8 +199,10 @@ def report(runs: pd.DataFrame, groups: pd.DataFrame, quick: bool) -> str:
         "sender sends a tail loss probe. If the bond switched before the probe left, the probe reaches host 2 "
         "over eth1, its SACK shows the hole, and RACK (or, in 3.x, FACK, for which one SACK above the lost "
         "window is enough: `tcp_time_to_recover`) repairs the window at once: the FST is about the detection time, or the probe's time when it left after the "
-        "switch. Linux 3.11 probed later, `max(2·SRTT, msecs_to_jiffies(10))` (3 jiffies at HZ = 250: 12 ms in "
-        "the model, 8–12 ms in the kernel, whose timer fires at a tick boundary; "
+        "switch. Linux 3.11 probed later, `max(2·SRTT, msecs_to_jiffies(10))` (3 jiffies at HZ = 250, 8–12 ms "
+        "in the kernel, whose timer fires at a tick boundary; in the model 2·SRTT is the larger: the receive "
+        "window, opening as the receiver's RTT grows, lets 3.x's TCP small queues (128 KB at least) queue 56 "
+        "frames at the 100 Mbit/s NIC before the failure, an SRTT of 7 ms; "
         '`tlp_timeout = "linux-3.10"` in the linux-3.x runs), so its probe waits for the switch whenever the '
         "detection takes less.",
         f"* **TCP, huge group** ({len(huge)} of {len(tcp)} failures, "
