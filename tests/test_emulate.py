@@ -341,3 +341,24 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     assert sorted(x["engine"] for x in listed) == ["emulator"] * 3 + ["simulator"] * 15
     assert len(out.read_text().splitlines()) == 1 + len(rows)
+
+
+def test_a_league_row_sets_the_model_beside_the_kernels_range_and_judges_seed_one():
+    from bondsim.league import Case, case_row
+
+    def model(mbps: float, retx: int) -> dict:
+        return {"goodput_bps": mbps * 1e6, "tcp_retransmits": retx, "tcp_paws_drops": 3}
+
+    def kernel(mbps: float, retx: int) -> dict:
+        return model(mbps, retx) | {"emu_congestion_control": "cubic", "emu_lateness_p99_us": 80.0}
+
+    kernels = [kernel(7.0, 400), kernel(8.0, 500), kernel(7.5, 450)]
+    # Seed 1 within 10% of the kernel's 7-8 Mbit/s and within x2 of its 400-500 retransmissions; the
+    # other seeds only widen the model's own spread.
+    row = case_row(Case("balance-rr", "2:1"), [model(8.7, 950), model(4.0, 10)], kernels, [0.5, 1.5], "tun")
+    assert (row["model_goodput_mbps"], row["model_goodput_mbps_min"], row["model_goodput_mbps_max"]) == (8.7, 4.0, 8.7)
+    assert (row["kernel_goodput_mbps_min"], row["kernel_goodput_mbps_median"]) == (7.0, 7.5)
+    assert (row["kernel_retransmits_max"], row["load_mean"], row["kernel_runs"]) == (500, 1.0, 3)
+    assert row["agrees"] and row["kernel_congestion_control"] == "cubic"
+    row = case_row(Case("balance-rr", "2:1"), [model(8.9, 950)], kernels, [0.5], "tun")
+    assert not row["agrees_goodput"] and row["agrees_retransmits"] and not row["agrees"]

@@ -34,6 +34,9 @@ RATES = {
 #: balance-xor with the layer3+4 transmit hash (the league's name for it).
 XOR = "balance-xor+l34"
 
+#: The figures a case is judged by (columns of ``bondsim.emulate.VALIDATE_FIGURES``).
+JUDGED = ("goodput_mbps", "retransmits")
+
 #: Payload bytes per case, split evenly over its flows.
 TOTAL_BYTES = 4_000_000
 
@@ -111,7 +114,8 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float], placement: str) -> dict[str, Any]:
     """One league row: the case, the model (seed 1, and its spread over seeds), the kernel's runs, agreement."""
-    figure = {"goodput_mbps": ("goodput_bps", 1e-6), "retransmits": ("tcp_retransmits", 1)}
+    from bondsim.emulate import VALIDATE_FIGURES
+
     row: dict[str, Any] = {
         "case": case.name,
         "placement": placement,
@@ -122,7 +126,7 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
         "loss": case.loss,
         "kernel_runs": len(emus),
     }
-    for column, (field, scale) in figure.items():
+    for column, field, scale in (f for f in VALIDATE_FIGURES if f[0] in JUDGED):
         model = [(s[field] or 0) * scale for s in sims]
         kernel = [(e[field] or 0) * scale for e in emus]
         row[f"model_{column}"] = model[0]

@@ -340,6 +340,8 @@ pub struct LinkReport {
     pub kind: &'static str,
     /// Nominal speed, bits/s (paced links: payload bits per period).
     pub capacity_bps: f64,
+    /// Bytes it put on the wire (`Link::wire_bytes`: paced links, payload).
+    pub wire_bytes: u64,
     /// The forward direction's counters.
     pub stats: LinkStats,
     /// The reverse direction's counters.
@@ -461,7 +463,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         links.capacity_bps.push(capacity);
         links.packets_sent.push(s.packets_sent);
         links.bytes_sent.push(s.bytes_sent);
-        let wire = if paced { s.bytes_sent } else { s.wire_bytes };
+        let wire = link.wire_bytes;
         links.wire_bytes.push(wire);
         links.busy_s.push(s.busy_ns as f64 / 1e9);
         links.utilisation.push(match paced {

@@ -157,11 +157,6 @@ fn secs(t: SimTime) -> f64 {
     t.as_secs_f64()
 }
 
-/// Bytes a link has put on the wire so far (paced links: payload), as `result::build` counts them.
-fn wire_bytes(link: &Link) -> u64 {
-    link.wire_bytes()
-}
-
 impl Tracer {
     /// A recorder for `links` links, or `None` when the scenario asks for nothing.
     pub fn new(spec: &scenario::Trace, links: usize) -> Option<Tracer> {
@@ -210,7 +205,7 @@ impl Tracer {
     /// Closes the bucket that ends at `end` (no event ran since).
     fn close(&mut self, end: SimTime, links: &[Link], views: &[LinkView]) {
         for (id, (link, view)) in links.iter().zip(views).enumerate() {
-            let wire = wire_bytes(link);
+            let wire = link.wire_bytes();
             let carried = link.carried_bytes_at(end);
             self.buckets.push(Bucket {
                 wire_bytes: wire - self.wire_before[id],

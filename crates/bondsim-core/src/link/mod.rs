@@ -243,11 +243,6 @@ impl Link {
         }
     }
 
-    /// Whether the link carries the clients' packets back ([`Link::mirror`]).
-    pub fn two_way(&self) -> bool {
-        !matches!(self, Link::Paced(_))
-    }
-
     /// The same link in the other direction, for the clients' packets; `None` for a kind with
     /// no return path (the paced interface: what a client sends reaches the server at once).
     pub fn mirror(&self, seed: u64, id: usize) -> Option<RateLink> {

@@ -465,23 +465,14 @@ impl Scenario {
                         };
                         duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
                     }
-                    // The smallest frame (an empty packet, padded to Ethernet's minimum) must take a
-                    // nanosecond at least, or frames would leave the link in no time at all.
-                    let frame = u64::from(self.l3_header_bytes().max(bondsim_bond::MIN_ETHERNET_PAYLOAD))
-                        + u64::from(m.overhead_bytes);
-                    let bits = frame as f64 * 8.0;
-                    let tx = nanos(m.per_packet_us, 1e-6) + SimTime::from_secs_f64(bits / (m.rate_mbps * 1e6)).0;
-                    if tx == 0 {
-                        return Err(Error::scenario(
-                            p("rate_mbps"),
-                            format!(
-                                "at {} Mbit/s the smallest frame ({frame} bytes on the wire) takes 0 ns \
-                                 (simulated time counts whole nanoseconds): at most {} Mbit/s, or set per_packet_us",
-                                num(m.rate_mbps),
-                                num((bits * 2e3).floor())
-                            ),
-                        ));
-                    }
+                    let per_packet = nanos(m.per_packet_us, 1e-6);
+                    let tx = self.smallest_frame_ns(
+                        &p("rate_mbps"),
+                        m.rate_mbps,
+                        m.overhead_bytes,
+                        per_packet,
+                        ", or set per_packet_us",
+                    )?;
                     stays_positive(&p("rate_mbps"), "the smallest frame", tx, &factor_extremes(base, i, true))?;
                     // ... and the largest (a full packet) at most a year, or the clock would overflow.
                     let largest = (packet.max(u64::from(bondsim_bond::MIN_ETHERNET_PAYLOAD))
@@ -555,6 +546,34 @@ impl Scenario {
 /// factors reachable) or above 1 (`stretch`, the largest). A period or frame time that rounds to
 /// 0 ns, or grows past a year, under one of them names that field.
 impl Scenario {
+    /// The time the smallest frame (an empty packet, padded to Ethernet's minimum, with
+    /// `overhead` bytes) takes at `rate_mbps` plus `per_packet_ns`; an error at `path` when it is
+    /// 0 ns, for frames would then leave in no time at all (`hint`: what else may help).
+    fn smallest_frame_ns(
+        &self,
+        path: &str,
+        rate_mbps: f64,
+        overhead: u32,
+        per_packet_ns: u64,
+        hint: &str,
+    ) -> Result<u64> {
+        let frame = u64::from(self.l3_header_bytes().max(bondsim_bond::MIN_ETHERNET_PAYLOAD)) + u64::from(overhead);
+        let bits = frame as f64 * 8.0;
+        let tx = per_packet_ns + SimTime::from_secs_f64(bits / (rate_mbps * 1e6)).0;
+        if tx > 0 {
+            return Ok(tx);
+        }
+        Err(Error::scenario(
+            path,
+            format!(
+                "at {} Mbit/s the smallest frame ({frame} bytes on the wire) takes 0 ns (simulated time counts \
+                 whole nanoseconds): at most {} Mbit/s{hint}",
+                num(rate_mbps),
+                num((bits * 2e3).floor()),
+            ),
+        ))
+    }
+
     /// `placement`, `tx_coalesce_us` and `downstream` of rate link `i`.
     fn validate_placement(&self, m: &RateModel, i: usize) -> Result<()> {
         let p = |field: &str| format!("links.{i}.{field}");
@@ -581,15 +600,7 @@ impl Scenario {
             ));
         }
         rate_mbps(&p("downstream.rate_mbps"), line.rate_mbps)?;
-        // The smallest frame must take a nanosecond at least on the line too.
-        let frame =
-            u64::from(self.l3_header_bytes().max(bondsim_bond::MIN_ETHERNET_PAYLOAD)) + u64::from(m.overhead_bytes);
-        if SimTime::from_secs_f64(frame as f64 * 8.0 / (line.rate_mbps * 1e6)).0 == 0 {
-            return Err(Error::scenario(
-                p("downstream.rate_mbps"),
-                format!("at {} Mbit/s the smallest frame ({frame} bytes on the wire) takes 0 ns", num(line.rate_mbps)),
-            ));
-        }
+        self.smallest_frame_ns(&p("downstream.rate_mbps"), line.rate_mbps, m.overhead_bytes, 0, "")?;
         duration(&p("downstream.delay_us"), line.delay_us, 1e-6, true)?;
         at_least(&p("downstream.queue_packets"), u64::from(line.queue_packets), 1)
     }

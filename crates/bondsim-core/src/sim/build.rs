@@ -16,7 +16,7 @@ impl World {
         let mut events = EventQueue::new();
         let Links { links, reverse, names: link_names, failure_rngs } = Links::new(scenario, &mut events);
         let resolved = registry::resolve(&scenario.bond.mode, &scenario.bond.options)?;
-        let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &links)?;
+        let (monitor, miimon_ms, arp) = link_monitors(scenario, resolved.info.name, &reverse)?;
         let silent = SilentPorts::new(scenario);
         schedule_lacp_outages(scenario, resolved.info.name, &silent, &mut events);
         let views = links.iter().map(|l| l.view(SimTime::ZERO, true)).collect();
@@ -41,6 +41,7 @@ impl World {
             lazy_polls: scenario.trace.link_ms.is_none(),
             fresh_views: true,
             plain_path: false,
+            releases_at_enqueue: links.iter().any(|l| l.release() == Release::AtEnqueue),
             resolved: std::collections::VecDeque::new(),
             telling: false,
             hears_resolved: false,
@@ -285,10 +286,11 @@ const NO_RETURN_PATH: &str = "ARP probing needs rate links: the paced interface 
 
 /// The bond's link monitors as Linux would run them in `mode`: miimon (forced to 100 ms
 /// where Linux forces it, [`monitor::miimon_in_force`]) and the ARP monitor, which Linux
-/// refuses in 802.3ad, balance-tlb and balance-alb.
-fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Monitor, f64, Arp)> {
+/// refuses in 802.3ad, balance-tlb and balance-alb. `reverse`: each link's return path (none: the
+/// paced interface's, which ARP probing cannot use).
+fn link_monitors(scenario: &Scenario, mode: &str, reverse: &[ReverseLink]) -> Result<(Monitor, f64, Arp)> {
     let b = &scenario.bond;
-    let paced = !links.iter().all(Link::two_way);
+    let paced = reverse.iter().any(Option::is_none);
     if let Some(watch) = &b.link_watch {
         // teamd has no miimon: its link watch is the only monitor.
         if !mode.starts_with("teamd:") {
@@ -311,7 +313,7 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
         }
         return Ok(match watch {
             scenario::LinkWatch::Ethtool { delay_up, delay_down } => {
-                (Monitor::ethtool(*delay_up, *delay_down, links.len()), 0.0, None)
+                (Monitor::ethtool(*delay_up, *delay_down, reverse.len()), 0.0, None)
             }
             scenario::LinkWatch::ArpPing { interval, missed_max, .. } => {
                 if paced {
@@ -324,14 +326,14 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
                     0,
                     false,
                     ArpMode::TeamdArpPing,
-                    links.len(),
+                    reverse.len(),
                 );
-                (Monitor::new(0.0, 0.0, 0.0, b.hz, links.len()), 0.0, Some((ping, 1)))
+                (Monitor::new(0.0, 0.0, 0.0, b.hz, reverse.len()), 0.0, Some((ping, 1)))
             }
         });
     }
     let miimon = monitor::miimon_in_force(mode, b.miimon);
-    let monitor = Monitor::new(miimon, b.updelay, b.downdelay, b.hz, links.len());
+    let monitor = Monitor::new(miimon, b.updelay, b.downdelay, b.hz, reverse.len());
     // The summary's period in force: in whole jiffies of `bond.hz`, as the checks run.
     let miimon_ms = monitor.period().as_nanos() as f64 / 1e6;
     if b.arp_interval == 0.0 {
@@ -369,7 +371,7 @@ fn link_monitors(scenario: &Scenario, mode: &str, links: &[Link]) -> Result<(Mon
         validate,
         b.arp_all_targets == scenario::ArpAllTargets::All,
         arp_mode,
-        links.len(),
+        reverse.len(),
     );
     Ok((monitor, miimon_ms, Some((arp, targets as u32))))
 }

@@ -30,6 +30,7 @@ impl World {
                 name,
                 kind: link.kind(),
                 capacity_bps: link.capacity_bps(),
+                wire_bytes: link.wire_bytes(),
                 stats: link.stats().clone(),
                 reverse: reverse.as_ref().map(|r| r.stats.clone()).unwrap_or_default(),
             })

@@ -96,11 +96,12 @@ impl World {
             Enqueued::Waiting if self.idle.next_poll != NO_POLL && self.idle.polls[id] != NO_POLL => {
                 self.wake_idle_link(id)
             }
-            Enqueued::Waiting => {
+            Enqueued::Waiting if self.releases_at_enqueue => {
                 if app && self.links[id].release() == Release::AtEnqueue {
                     self.freed(now, packet);
                 }
             }
+            Enqueued::Waiting => {}
             Enqueued::Dropped(cause) if app => {
                 self.in_flight -= 1;
                 self.freed(now, packet);

@@ -354,6 +354,9 @@ struct World {
     /// silent port, a LAG-aware switch (which forwards every frame), no failover measures
     /// (`reach_switch` then skips all three; tested once, at build).
     plain_path: bool,
+    /// Whether some link releases a frame as it is queued ([`Release::AtEnqueue`], `placement =
+    /// "tun"`): only then does a queued packet ask its link (tested once, at build).
+    releases_at_enqueue: bool,
     /// Whether idle paced links wake up outside the queue (not while `[trace]` samples
     /// the links at whatever events run).
     lazy_polls: bool,

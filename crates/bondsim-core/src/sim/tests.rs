@@ -496,3 +496,20 @@ fn goodput_counts_from_measure_from_s() {
     );
     assert!(refused.unwrap_err().to_string().contains("measure_from_s"));
 }
+
+#[test]
+fn arp_probing_is_refused_over_a_link_without_a_return_path() {
+    // The paced interface has no reverse link: the ARP monitor's replies could never come back.
+    let doc = |links: serde_json::Value| {
+        serde_json::json!({
+            "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 10_000}},
+            "bond": {"mode": "active-backup", "miimon": 0, "arp_interval": 100, "arp_ip_target": ["10.0.0.9"]},
+            "links": links,
+        })
+    };
+    let mixed = Scenario::from_json(&doc(serde_json::json!([{"rate_mbps": 10}, {"period_ms": 20}])).to_string());
+    let e = crate::run(&mixed.unwrap()).err().expect("refused").to_string();
+    assert!(e.starts_with("bond.arp_interval: ARP probing needs rate links"), "{e}");
+    let rate = Scenario::from_json(&doc(serde_json::json!([{"rate_mbps": 10}, {"rate_mbps": 10}])).to_string());
+    assert!(crate::run(&rate.unwrap()).is_ok());
+}

@@ -177,12 +177,12 @@ impl TcpReceiver {
     /// `tcp_oow_rate_limited`) is discarded before any other processing, answered by
     /// `tcp_send_dupack`: a D-SACK and quick-ACK mode only when it lies below `rcv_nxt` (data
     /// above it, sent before a retransmission that overtook it, gets neither), and an ACK at
-    /// once. Returns whether it discarded `packet`.
-    fn paws_discard(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
+    /// once. Returns whether it discarded `packet`, whose TSval is `tsval`.
+    fn paws_discard(&mut self, now: SimTime, packet: &Packet, tsval: u32, out: &mut Vec<Output>) -> bool {
         let mss = self.config.mss;
         let c = &mut self.conns[packet.flow as usize];
         // (`if (!rx_opt->ts_recent) return true`: nothing to compare with before the first.)
-        let older = c.ts_recent.wrapping_sub(super::ts_of(packet.born)) as i32;
+        let older = c.ts_recent.wrapping_sub(tsval) as i32;
         if c.ts_recent == 0 || older <= PAWS_WINDOW {
             return false;
         }
@@ -346,7 +346,8 @@ impl Endpoint for TcpReceiver {
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         let flow = packet.flow;
         let mss = self.config.mss;
-        if self.paws_discard(now, &packet, out) {
+        let tsval = super::ts_of(packet.born);
+        if self.paws_discard(now, &packet, tsval, out) {
             return;
         }
         let c = &mut self.conns[flow as usize];
@@ -357,7 +358,6 @@ impl Endpoint for TcpReceiver {
         // RFC 7323 §4.3: TS.Recent follows the segment at the left edge of the window
         // (`tcp_replace_ts_recent`: seq not after `rcv_wup`), of a segment `tcp_sequence` lets in
         // (one that ends before `rcv_wup` is answered with a duplicate ACK and dropped first).
-        let tsval = super::ts_of(packet.born);
         if s <= c.last_ack_sent && s + 1 >= c.last_ack_sent && tsval >= c.ts_recent {
             c.ts_recent = tsval;
         }
