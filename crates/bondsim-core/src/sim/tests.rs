@@ -508,7 +508,8 @@ fn arp_probing_is_refused_over_a_link_without_a_return_path() {
         })
     };
     let mixed = Scenario::from_json(&doc(serde_json::json!([{"rate_mbps": 10}, {"period_ms": 20}])).to_string());
-    let e = crate::run(&mixed.unwrap()).err().expect("refused").to_string();
+    let Err(e) = crate::run(&mixed.unwrap()) else { panic!("refused") };
+    let e = e.to_string();
     assert!(e.starts_with("bond.arp_interval: ARP probing needs rate links"), "{e}");
     let rate = Scenario::from_json(&doc(serde_json::json!([{"rate_mbps": 10}, {"rate_mbps": 10}])).to_string());
     assert!(crate::run(&rate.unwrap()).is_ok());
