@@ -216,8 +216,9 @@ def validate_rows(
     """Per scheduler, the simulator's and the emulator's figures and their difference (emulator − simulator;
     for goodput also relative to the emulator); with ``db``, both runs are stored there and their ids given.
 
-    The simulator runs the host the emulator is (``_core.emulated_host``: every link ``placement = "tun"``,
-    beyond the TUN device where the kernel stops counting a frame); the row says so (``placement``)."""
+    The simulator runs the host the emulator builds (``_core.emulated_host``: beyond the TUN device where the kernel
+    stops counting a frame, ``placement = "tun"``; or with an HTB class per link in the kernel, ``"shaper"``); the
+    row says which (``placement``)."""
     from bondsim.api import run_checked
     from bondsim.scenario import load
 
@@ -267,7 +268,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from rich.table import Table
 
         title = "simulator vs emulator (the kernel's own stack); diff = emulator − simulator"
-        table = Table(title=f"{title}\nboth run the emulator's host: {rows[0]['placement'] if rows else ''}")
+        hosts = "; ".join(dict.fromkeys(f"{r['scheduler']}: {r['placement']}" for r in rows))
+        table = Table(title=f"{title}\nboth run the host the emulator builds: {hosts}")
         for name in (
             "scheduler",
             "goodput Mbit/s sim / emu (diff)",
@@ -335,8 +337,8 @@ def cmd_league(args: argparse.Namespace) -> int:
 def _print_league(rows: list[dict], name: str) -> None:
     from rich.table import Table
 
-    placement = rows[0]["placement"] if rows else ""
-    table = Table(title=f"league {name}: the model beside the kernel ({placement})")
+    hosts = "; ".join(dict.fromkeys(r["placement"] for r in rows))
+    table = Table(title=f"league {name}: the model beside the kernel, each on the host the emulator builds ({hosts})")
     for column in ("case", "goodput Mbit/s model [seeds] / kernel min-median-max", "retransmits", "agrees", "load"):
         table.add_column(column)
     for r in rows:

@@ -1,9 +1,12 @@
 """``bondsim validate --league``: a named set of cases, each the model beside several runs of the kernel.
 
-Every case is ``scenarios/kernel_league.toml`` with a few fields set (mode, link rates, flows, congestion
-control, random loss). Both sides run the emulator's host (``_core.emulated_host``: every link
-``placement = "tun"``, beyond the device where the kernel stops counting a frame); the kernel runs ``runs`` times, the
-model once per seed of ``MODEL_SEEDS`` (it is deterministic per seed: the seeds show its own spread).
+Every case is ``scenarios/kernel_league.toml`` with a few fields set (where the links' queues are, mode, link
+rates, flows, congestion control, random loss). Both sides run the host the emulator builds for it
+(``_core.emulated_host``): ``tun`` cases have the bond and the queues beyond the TUN device, where the kernel
+stops counting a frame; ``shaper`` cases an HTB class per link in the kernel, which the socket is charged for
+until HTB starts the frame; ``downstream`` cases a 100 Mbit/s NIC stage (a kernel HTB class where the mode can
+run in the kernel, else beyond TUN) and the line beyond it. The kernel runs ``runs`` times, the model once per
+seed of ``MODEL_SEEDS`` (it is deterministic per seed: the seeds show its own spread).
 
 A case **agrees** when the model's goodput (seed 1) lies within the kernel's min-max widened by 10%,
 and its retransmissions within the kernel's min-max widened by a factor 2 (or by +-30 when both are
@@ -40,6 +43,12 @@ JUDGED = ("goodput_mbps", "retransmits")
 #: Payload bytes per case, split evenly over its flows.
 TOTAL_BYTES = 4_000_000
 
+#: Where a case's link queues are (``Case.placement``).
+PLACEMENTS = ("tun", "shaper", "downstream")
+
+#: A downstream case's NIC, Mbit/s: the line (the case's rate) is the bottleneck.
+DOWNSTREAM_NIC_MBPS = 100
+
 
 @dataclass(frozen=True)
 class Case:
@@ -50,18 +59,26 @@ class Case:
     flows: int = 1
     cc: str = "cubic"
     loss: float = 0.0
+    placement: str = "tun"
 
     @property
     def name(self) -> str:
         loss = f" loss {self.loss:.0%}" if self.loss else ""
-        return f"{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}"
+        where = "" if self.placement == "tun" else f"{self.placement}: "
+        return f"{where}{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}"
+
+    def _link(self, rate: int) -> str:
+        loss = f", loss={self.loss}" if self.loss else ""
+        if self.placement == "downstream":
+            line = f"downstream={{rate_mbps={rate}, delay_us=2000}}"
+            return f"{{rate_mbps={DOWNSTREAM_NIC_MBPS}, delay_us=0, {line}{loss}}}"
+        where = ', placement="shaper"' if self.placement == "shaper" else ""
+        return f"{{rate_mbps={rate}, delay_us=2000{where}{loss}}}"
 
     def sets(self) -> list[str]:
         """The ``--set`` overrides that make this case of the base scenario."""
         mode = "balance-xor" if self.mode == XOR else self.mode
-        links = ", ".join(
-            f"{{rate_mbps={r}, delay_us=2000{f', loss={self.loss}' if self.loss else ''}}}" for r in RATES[self.rates]
-        )
+        links = ", ".join(self._link(r) for r in RATES[self.rates])
         sets = [
             f"bond.mode={mode}",
             f"workload.clients={self.flows}",
@@ -86,6 +103,18 @@ def _cases() -> list[Case]:
     cases += [Case(m, "equal", 1, "cubic", 0.01) for m in modes]
     cases += [Case(m, "2:1", 4, "cubic", 0.01) for m in modes[:2]]
     cases += [Case(m, "equal", 1, "reno", 0.01) for m in modes[:2]]
+    # The host's queues in the kernel: the modes the kernel can run (no earliest-finish).
+    kernel = ("balance-rr", XOR, "active-backup")
+    cases += [Case(m, r, placement="shaper") for m in kernel for r in ("equal", "2:1", "3+1")]
+    cases += [Case("balance-rr", "10:1", placement="shaper"), Case("balance-rr", "2:1", 4, placement="shaper")]
+    cases += [Case("balance-rr", "equal", 16, placement="shaper")]
+    cases += [Case("balance-rr", "2:1", 1, cc, placement="shaper") for cc in ("reno", "bbr")]
+    cases += [Case("balance-rr", "equal", 1, "cubic", 0.01, "shaper")]
+    # A line beyond a faster NIC: earliest-finish too (its bond beyond TUN).
+    cases += [Case(m, "2:1", placement="downstream") for m in ("balance-rr", "earliest-finish")]
+    cases += [Case("earliest-finish", "3+1", 4, placement="downstream"), Case(XOR, "equal", 4, placement="downstream")]
+    cases += [Case("active-backup", "equal", placement="downstream")]
+    cases += [Case("balance-rr", "2:1", 1, "bbr", placement="downstream")]
     return cases
 
 
@@ -93,7 +122,12 @@ def _cases() -> list[Case]:
 #: to check that it runs and records: what `make test` runs as root).
 LEAGUES: dict[str, list[Case]] = {
     "full": _cases(),
-    "quick": [Case("balance-rr", "2:1"), Case(XOR, "equal", 4), Case("active-backup", "equal")],
+    "quick": [
+        Case("balance-rr", "2:1"),
+        Case(XOR, "equal", 4),
+        Case("active-backup", "equal"),
+        Case("balance-rr", "2:1", placement="shaper"),
+    ],
 }
 
 
@@ -119,6 +153,7 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
     row: dict[str, Any] = {
         "case": case.name,
         "placement": placement,
+        "where": case.placement,
         "mode": case.mode,
         "rates": case.rates,
         "flows": case.flows,

@@ -56,6 +56,20 @@ pub struct Delivery {
     pub wire_bytes: u64,
 }
 
+/// A flow's packet the bond put on one link: the flow as the kernel's steering program keys it
+/// (`crate::steer::flow_key`) and the link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placed {
+    /// The client's address.
+    pub dst_ip: [u8; 4],
+    /// The server's port.
+    pub src_port: u16,
+    /// The client's port.
+    pub dst_port: u16,
+    /// The link.
+    pub link: usize,
+}
+
 /// The fields of an IPv4 packet the bond reads.
 #[derive(Debug, Clone, Copy)]
 struct Parsed {
@@ -331,16 +345,28 @@ impl Fabric {
 
     /// The server's TUN device gave the bond `bytes` at `now`. Every event due by then runs
     /// first (what it delivers goes to `out`): a link never starts sending a packet before
-    /// the bond had it, however late the caller is.
-    pub fn from_server(&mut self, now: SimTime, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+    /// the bond had it, however late the caller is. Returns the flow and the link the bond
+    /// picked, when it picked one link.
+    pub fn from_server(&mut self, now: SimTime, bytes: Vec<u8>, out: &mut Vec<Delivery>) -> Option<Placed> {
+        self.take(now, bytes, None, out)
+    }
+
+    /// The kernel's queue of link `link` let `bytes` go at `now` (kernel queues,
+    /// `crate::steer`: the mode ran in the kernel, the link's queue and rate were a qdisc's):
+    /// it goes on that link's wire, with its bookkeeping as [`Fabric::from_server`]'s.
+    pub fn from_kernel_queue(&mut self, now: SimTime, link: usize, bytes: Vec<u8>, out: &mut Vec<Delivery>) {
+        self.take(now, bytes, Some(link), out);
+    }
+
+    fn take(&mut self, now: SimTime, bytes: Vec<u8>, picked: Option<usize>, out: &mut Vec<Delivery>) -> Option<Placed> {
         self.advance(now, out);
         let Some(p) = parse(&bytes).filter(|p| p.src == self.server_ip) else {
             self.foreign += 1;
-            return;
+            return None;
         };
         let Some(client) = self.client_of(p.dst) else {
             self.foreign += 1;
-            return;
+            return None;
         };
         self.packets += 1;
         let headers = self.headers(&p, client);
@@ -367,7 +393,10 @@ impl Fabric {
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
-        let pick = self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views });
+        let pick = match picked {
+            Some(id) => Pick::Link(id),
+            None => self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views }),
+        };
         let targets: Vec<usize> = match pick {
             Pick::Link(id) => vec![id],
             Pick::All => (0..self.forward.len()).filter(|&id| self.bond.views[id].can_tx()).collect(),
@@ -375,8 +404,14 @@ impl Fabric {
         };
         if targets.is_empty() {
             self.drops_no_link += 1;
-            return;
+            return None;
         }
+        let placed = (targets.len() == 1).then(|| Placed {
+            dst_ip: p.dst,
+            src_port: p.src_port,
+            dst_port: p.dst_port,
+            link: targets[0],
+        });
         if let (Some(_), Some(flow)) = (segment, self.flows.get_mut(&key)) {
             if targets.len() == 1 {
                 if flow.last_link.is_some_and(|l| l != targets[0]) {
@@ -400,6 +435,7 @@ impl Fabric {
             self.enqueue(now, id, true, Frame { bytes: copy, dest: Dest::Client(client), flow, row });
             self.forward[id].refresh_view(now, &mut self.bond.views[id]);
         }
+        placed
     }
 
     /// A row of the packet trace for a data packet of flow `key` (sequence number `seq`)
@@ -602,6 +638,14 @@ impl Fabric {
         self.forward[id].refresh_view(now, &mut self.bond.views[id]);
         if let Some(back) = self.bond.link_changed(now, id, &mut Vec::new()) {
             self.apply_verdict(now, back);
+        }
+    }
+
+    /// Adds the kernel's queue drops of each forward link (kernel queues, `crate::steer`) to
+    /// the link's `drops_queue_full`.
+    pub fn count_queue_drops(&mut self, drops: &[u64]) {
+        for (link, n) in self.forward.iter_mut().zip(drops) {
+            link.stats.drops_queue_full += n;
         }
     }
 

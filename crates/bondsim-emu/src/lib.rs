@@ -15,6 +15,8 @@
 //! ```
 //!
 //! * [`fabric`]: the bond and its emulated links, sans-IO (unit-tested with made-up times).
+//! * [`placement`]: where the host holds the bond's queues (behind TUN, or kernel qdiscs per link).
+//! * [`steer`]: the kernel side of the second: the TUN steering programs (eBPF), the qdiscs.
 //! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
 //! * [`traffic`]: the request/response transfers over real sockets, `TCP_INFO`.
 //! * [`udp`]: the `cbr` sender's streams over real UDP sockets.
@@ -28,18 +30,22 @@ pub mod fabric;
 pub mod iperf;
 #[cfg(target_os = "linux")]
 pub mod ns;
+pub mod placement;
 #[cfg(target_os = "linux")]
 pub mod realtime;
+#[cfg(target_os = "linux")]
+pub mod steer;
 #[cfg(target_os = "linux")]
 pub mod traffic;
 #[cfg(target_os = "linux")]
 pub mod udp;
 
 use bondsim_core::scenario::{
-    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Placement, Protocol, RateModel, Scenario, Sender,
-    TcpSender, Workload,
+    AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Protocol, RateModel, Scenario, Sender, TcpSender,
+    Workload,
 };
 use bondsim_core::{Error, Result};
+pub use placement::{emulated_host, HostQueues, KERNEL_PLACEMENT, TUN_PLACEMENT};
 
 /// Most requests one emulation may have: each is a real connection with a thread at each end.
 pub const MAX_REQUESTS: u32 = 512;
@@ -129,6 +135,7 @@ pub fn check(scenario: &Scenario) -> Result<()> {
             ));
         }
     }
+    placement::host_queues(scenario)?;
     let b = &scenario.bond;
     if b.arp_interval != 0.0 || b.link_watch.is_some() {
         let field = if b.arp_interval != 0.0 { "bond.arp_interval" } else { "bond.link_watch" };
@@ -146,47 +153,16 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     Ok(())
 }
 
-/// Where the emulator's links put a frame: their queues and wires run in userspace behind a TUN
-/// device, whose `tun_net_xmit` orphans the skb (`skb_orphan`, `drivers/net/tun.c`): the host
-/// stops counting a frame as the bond hands it over, which is the model's `placement = "tun"`.
-/// A `nic` link runs so too ([`emulated_host`] says what the model should run); the others are
-/// refused.
+/// What the emulator cannot do with a rate link's placement ([`placement`] decides the host).
 fn check_placement(id: usize, m: &RateModel) -> Result<()> {
-    let refuse = |field: &str, what: String| {
-        Err(Error::scenario(
-            format!("links.{id}.{field}"),
-            format!(
-                "{what}: the emulator's links are queues in userspace behind TUN, where the kernel stops \
-                 counting a frame as the bond hands it over (placement = \"tun\"); not emulated yet"
-            ),
-        ))
-    };
-    if m.placement == Placement::Shaper {
-        return refuse("placement", "placement = \"shaper\" needs a kernel qdisc per slave".to_string());
-    }
     if m.tx_coalesce_us > 0.0 {
-        return refuse("tx_coalesce_us", "TX-completion coalescing needs a NIC (no netem here)".to_string());
-    }
-    if m.downstream.is_some() {
-        return refuse("downstream", "a NIC stage in the kernel before the line".to_string());
+        return Err(Error::scenario(
+            format!("links.{id}.tx_coalesce_us"),
+            "TX-completion coalescing holds a sent frame a while longer, and this kernel has no qdisc that \
+             holds a frame (no netem): set it 0",
+        ));
     }
     Ok(())
-}
-
-/// The placement the emulator runs, in words (`validate` prints it).
-pub const TUN_PLACEMENT: &str =
-    "tun: the host stops counting a frame at tun_net_xmit, the bond and the link's queue are beyond it";
-
-/// `scenario` as the emulator runs it, for the model to run the same host: every rate link with
-/// `placement = "tun"` ([`TUN_PLACEMENT`]), all else unchanged.
-pub fn emulated_host(scenario: &Scenario) -> Scenario {
-    let mut host = scenario.clone();
-    for spec in &mut host.links {
-        if let LinkModel::Rate(m) = &mut spec.model {
-            m.placement = Placement::Tun;
-        }
-    }
-    host
 }
 
 /// What the emulator cannot do with the kernel's TCP sender.

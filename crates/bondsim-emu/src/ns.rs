@@ -79,10 +79,10 @@ pub fn ip(args: &[&str]) -> bondsim_core::Result<()> {
 
 nix::ioctl_write_ptr_bad!(tunsetiff, libc::TUNSETIFF, libc::ifreq);
 
-/// Opens a TUN device in the calling thread's namespace (`IFF_TUN | IFF_NO_PI`: bare IP
-/// packets, Documentation/networking/tuntap.rst), non-blocking, addressed `addr/32` with
-/// `mtu`, up, and the default route through it: every other address is behind the bond.
-pub fn open_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<File> {
+/// Opens a queue of the TUN device `TUN_NAME` in the calling thread's namespace (`IFF_TUN |
+/// IFF_NO_PI`: bare IP packets, Documentation/networking/tuntap.rst; `IFF_MULTI_QUEUE` when
+/// `multi`: each opening attaches one more queue), non-blocking.
+fn tun_queue(multi: bool) -> bondsim_core::Result<File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -93,17 +93,41 @@ pub fn open_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<File> {
     for (dst, src) in req.ifr_name.iter_mut().zip(TUN_NAME.bytes()) {
         *dst = src as libc::c_char;
     }
-    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short;
+    let multi = if multi { libc::IFF_MULTI_QUEUE } else { 0 };
+    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | multi) as libc::c_short;
     // SAFETY: TUNSETIFF reads (and writes back the name into) the ifreq we own.
     unsafe { tunsetiff(file.as_raw_fd(), &req) }.map_err(|e| host_error("TUNSETIFF", e))?;
     nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
         .map_err(|e| host_error("O_NONBLOCK on the TUN device", e))?;
+    Ok(file)
+}
+
+/// Addresses the TUN device `addr/32` with `mtu`, up, with the default route through it:
+/// every other address is behind the bond.
+fn configure_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<()> {
     let addr = format!("{}.{}.{}.{}/32", addr[0], addr[1], addr[2], addr[3]);
     ip(&["link", "set", "lo", "up"])?;
     ip(&["addr", "add", &addr, "dev", TUN_NAME])?;
     ip(&["link", "set", TUN_NAME, "mtu", &mtu.to_string(), "up"])?;
-    ip(&["route", "add", "default", "dev", TUN_NAME])?;
+    ip(&["route", "add", "default", "dev", TUN_NAME])
+}
+
+/// Opens a TUN device in the calling thread's namespace, addressed `addr/32` with `mtu`
+/// ([`configure_tun`]).
+pub fn open_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<File> {
+    let file = tun_queue(false)?;
+    configure_tun(addr, mtu)?;
     Ok(file)
+}
+
+/// Opens a TUN device of `queues` queues in the calling thread's namespace, addressed as
+/// [`open_tun`]'s, whose TCP sends one segment per skb (`gso_max_segs 1`: the kernel picks a
+/// queue per skb, before segmentation, and the bond picks per segment, as the model's).
+pub fn open_tun_queues(addr: [u8; 4], mtu: u32, queues: usize) -> bondsim_core::Result<Vec<File>> {
+    let files = (0..queues).map(|_| tun_queue(true)).collect::<bondsim_core::Result<Vec<File>>>()?;
+    ip(&["link", "set", TUN_NAME, "gso_max_segs", "1"])?;
+    configure_tun(addr, mtu)?;
+    Ok(files)
 }
 
 /// What became of a sysctl.

@@ -27,6 +27,8 @@ use serde_json::{json, Map, Value};
 
 use crate::fabric::{Delivery, Dest, Fabric};
 use crate::ns::{self, host_error, Netns};
+use crate::placement::{self, HostQueues};
+use crate::steer::{self, Steerer};
 use crate::traffic::{self, Outcome, Shared, TcpInfo};
 use crate::udp;
 use crate::{iperf, Traffic};
@@ -108,10 +110,10 @@ impl Timing {
     }
 
     /// Writes `out` to the TUN devices, each packet now (its time has come), noting how late.
-    fn write(&mut self, out: &mut Vec<Delivery>, server_tun: &mut File, client_tuns: &mut [File], start: Instant) {
+    fn write(&mut self, out: &mut Vec<Delivery>, server: &mut ServerTun, client_tuns: &mut [File], start: Instant) {
         for d in out.drain(..) {
             let tun = match d.dest {
-                Dest::Server => &mut *server_tun,
+                Dest::Server => &mut server.queues[0],
                 Dest::Client(c) => &mut client_tuns[c],
             };
             // A full TUN queue on the way in drops, as a NIC's ring would.
@@ -184,9 +186,10 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
             ),
         ));
     }
+    let host = placement::host_queues(scenario)?;
     let (mut server_tun, set, server_before, server_socket) = server_ns.run(|| {
         let set = set_sysctls(&wanted);
-        let tun = ns::open_tun(server_ip, mtu)?;
+        let tun = ServerTun::open(scenario, host, server_ip, mtu)?;
         let addr = traffic::server_addr(server_ip, port);
         let socket = match tcp {
             _ if iperf3 => ServerSocket::Iperf3,
@@ -301,8 +304,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         fabric.advance(clock(), &mut out);
         timing.write(&mut out, &mut server_tun, &mut client_tuns, start);
         // Each packet enters the fabric at the time it was read.
-        let from_server = drain(&mut server_tun, &mut buf, |p| fabric.from_server(clock(), p, &mut out));
-        if let Err(e) = from_server {
+        if let Err(e) = server_tun.drain(&mut buf, &mut fabric, &clock, &mut out) {
             loop_error = Some(e);
             break;
         }
@@ -340,7 +342,9 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         let now = SimTime(start.elapsed().as_nanos() as u64);
         let wait = fabric.next_deadline().map_or(50_000_000, |t| t.0.saturating_sub(now.0)).min(50_000_000);
         if wait > 0 {
-            let mut fds: Vec<PollFd> = std::iter::once(&server_tun)
+            let mut fds: Vec<PollFd> = server_tun
+                .queues
+                .iter()
                 .chain(client_tuns.iter())
                 .map(|f| PollFd::new(f.as_fd(), PollFlags::POLLIN))
                 .collect();
@@ -360,6 +364,10 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         return Err(e);
     }
     let server_after = server_ns.run(ns::counters)?;
+    if server_tun.steerer.is_some() {
+        // The kernel's queues dropped what did not fit: the links' queue drops.
+        fabric.count_queue_drops(&server_ns.run(|| steer::queue_drops(fabric.names.len()))?);
+    }
     let mut clients_delta = Map::new();
     for (netns, before) in client_ns.iter().zip(&clients_before) {
         for (k, v) in counter_delta(before, &netns.run(ns::counters)?) {
@@ -382,11 +390,64 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
         realtime,
         traffic: options.traffic,
+        placement: placement::emulated_host(scenario).1,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
     };
     Ok(result(scenario, &fabric, &outcomes, &kernel, &timing.lateness, &timing.delivered, wall_s, limit_s))
     // Dropping the namespaces' descriptors and the TUN devices here frees them all.
+}
+
+/// The server's TUN device: one queue with the bond and its links' queues in userspace
+/// (`HostQueues::Tun`), or a queue per link whose kernel qdisc holds the link's queue, the mode in
+/// the kernel, and one more queue for packets of flows the kernel has no link for yet
+/// (`HostQueues::Kernel`, `crate::steer`).
+struct ServerTun {
+    queues: Vec<File>,
+    steerer: Option<Steerer>,
+}
+
+impl ServerTun {
+    /// Opens it in the calling thread's namespace, addressed `addr` with `mtu`.
+    fn open(scenario: &Scenario, host: HostQueues, addr: [u8; 4], mtu: u32) -> Result<ServerTun> {
+        let HostQueues::Kernel(steering) = host else {
+            return Ok(ServerTun { queues: vec![ns::open_tun(addr, mtu)?], steerer: None });
+        };
+        let links = scenario.links.len();
+        let queues = ns::open_tun_queues(addr, mtu, links + 1)?;
+        steer::set_qdiscs(scenario)?;
+        let steerer = Steerer::attach(steering, links as u32, &queues[0])?;
+        Ok(ServerTun { queues, steerer: Some(steerer) })
+    }
+
+    /// Reads what waits on each queue into `fabric`, at `clock()`: a link's queue's packets go
+    /// on that link's wire; the others to the bond, and where it puts a flow on one link the
+    /// kernel's program is told (flows placed in the kernel).
+    fn drain(
+        &mut self,
+        buf: &mut [u8],
+        fabric: &mut Fabric,
+        clock: &impl Fn() -> SimTime,
+        out: &mut Vec<Delivery>,
+    ) -> Result<()> {
+        let links = if self.steerer.is_some() { self.queues.len() - 1 } else { 0 };
+        let mut placed = Vec::new();
+        for (i, queue) in self.queues.iter_mut().enumerate() {
+            drain(queue, buf, |p| {
+                if i < links {
+                    fabric.from_kernel_queue(clock(), i, p, out);
+                } else {
+                    placed.extend(fabric.from_server(clock(), p, out));
+                }
+            })?;
+        }
+        if let Some(steerer) = &self.steerer {
+            for p in placed {
+                steerer.place(p.dst_ip, p.src_port, p.dst_port, p.link)?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The server's socket: a TCP listener, or the UDP socket every stream is sent from; none
@@ -519,6 +580,8 @@ struct Kernel {
     realtime: bool,
     /// What carried the requests.
     traffic: Traffic,
+    /// The host the emulator built, in words (`placement::TUN_PLACEMENT`, `KERNEL_PLACEMENT`).
+    placement: &'static str,
     server: Map<String, Value>,
     clients: Map<String, Value>,
 }
@@ -686,6 +749,7 @@ fn result(
     figures.push("emu_foreign_packets", fabric.foreign);
     figures.push("emu_warnings", Figure::List(warnings.into_iter().map(Figure::Text).collect()));
     figures.push("emu_traffic", Traffic::NAMES[kernel.traffic as usize].to_string());
+    figures.push("emu_placement", kernel.placement.to_string());
     // iperf3's own rate at each receiver, summed (tests that start together overlap).
     figures.push("emu_iperf3_bps", (!iperf3.is_empty()).then(|| iperf3.iter().map(|r| r.bits_per_second).sum::<f64>()));
     figures.push("emu_iperf3_udp_lost", iperf3_udp(|u| u.1));

@@ -2,6 +2,7 @@
 
 use bondsim_core::link::LinkStats;
 use bondsim_core::network::Clients;
+use bondsim_core::scenario::{LinkModel, Placement};
 use bondsim_core::time::SimTime;
 use bondsim_core::Scenario;
 
@@ -341,9 +342,7 @@ fn the_emulator_names_what_it_cannot_do() {
         ("/sender", serde_json::json!({"kind": "window"}), "sender.kind"),
         ("/sender", serde_json::json!({"kind": "tcp", "gso": true}), "sender.gso"),
         ("/workload/requests", serde_json::json!(100000), "workload.requests"),
-        ("/links/0", serde_json::json!({"rate_mbps": 8, "placement": "shaper"}), "links.0.placement"),
         ("/links/0", serde_json::json!({"rate_mbps": 8, "tx_coalesce_us": 50}), "links.0.tx_coalesce_us"),
-        ("/links/0", serde_json::json!({"rate_mbps": 80, "downstream": {"rate_mbps": 8}}), "links.0.downstream"),
     ];
     for (pointer, value, path) in cases {
         let mut doc = base.clone();
@@ -379,7 +378,8 @@ fn the_model_of_the_emulated_host_puts_every_link_beyond_tun() {
         "links": [{"rate_mbps": 10, "delay_us": 2000, "txqueuelen": 64, "loss": 0.01}, {"rate_mbps": 5}]
     });
     let scenario = Scenario::from_json(&doc.to_string()).unwrap();
-    let host = crate::emulated_host(&scenario);
+    let (host, words) = crate::emulated_host(&scenario);
+    assert_eq!(words, crate::TUN_PLACEMENT);
     for (before, after) in scenario.links.iter().zip(&host.links) {
         let (bondsim_core::scenario::LinkModel::Rate(b), bondsim_core::scenario::LinkModel::Rate(a)) =
             (&before.model, &after.model)
@@ -393,4 +393,104 @@ fn the_model_of_the_emulated_host_puts_every_link_beyond_tun() {
     let host = Scenario::from_json(&host.to_json()).unwrap();
     crate::check(&host).unwrap();
     assert!(bondsim_core::run(&host).unwrap().summary.goodput_bps > 0.0);
+}
+
+#[test]
+fn kernel_queues_take_the_modes_the_kernel_can_run_and_refuse_the_rest_naming_the_field() {
+    use crate::placement::{host_queues, HostQueues, Steering};
+    let doc = |mode: serde_json::Value, link: serde_json::Value| {
+        let doc = serde_json::json!({
+            "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+            "sender": {"kind": "tcp"}, "bond": mode, "links": [{"rate_mbps": 8}, link],
+        });
+        Scenario::from_json(&doc.to_string()).unwrap()
+    };
+    let shaper = serde_json::json!({"rate_mbps": 4, "placement": "shaper"});
+    let line = serde_json::json!({"rate_mbps": 100, "downstream": {"rate_mbps": 4}});
+    let rr = serde_json::json!({"mode": "balance-rr"});
+    let ef = serde_json::json!({"mode": "earliest-finish"});
+    // Which host each gets: nic links behind TUN; a shaper link puts every link in the kernel.
+    assert_eq!(host_queues(&doc(rr.clone(), serde_json::json!({"rate_mbps": 4}))).unwrap(), HostQueues::Tun);
+    let kernel_rr = HostQueues::Kernel(Steering::RoundRobin { per_slave: 1 });
+    assert_eq!(host_queues(&doc(rr.clone(), shaper.clone())).unwrap(), kernel_rr);
+    assert_eq!(host_queues(&doc(rr.clone(), line.clone())).unwrap(), kernel_rr);
+    let three = serde_json::json!({"mode": "rr", "packets_per_slave": 3});
+    let kernel_three = HostQueues::Kernel(Steering::RoundRobin { per_slave: 3 });
+    assert_eq!(host_queues(&doc(three, shaper.clone())).unwrap(), kernel_three);
+    for mode in ["balance-xor", "802.3ad", "active-backup"] {
+        let host = host_queues(&doc(serde_json::json!({"mode": mode}), shaper.clone())).unwrap();
+        assert_eq!(host, HostQueues::Kernel(Steering::Flows), "{mode}");
+    }
+    // A mode the kernel cannot run: a line beyond TUN, a shaper refused.
+    assert_eq!(host_queues(&doc(ef.clone(), line.clone())).unwrap(), HostQueues::Tun);
+    let (host, words) = crate::emulated_host(&doc(ef.clone(), line));
+    assert_eq!(words, crate::TUN_PLACEMENT);
+    assert!(host
+        .links
+        .iter()
+        .all(|l| matches!(&l.model, LinkModel::Rate(m) if m.placement == Placement::Tun && m.tx_coalesce_us == 0.0)));
+    let (host, words) = crate::emulated_host(&doc(rr.clone(), shaper.clone()));
+    assert_eq!(words, crate::KERNEL_PLACEMENT);
+    assert!(host.links.iter().all(|l| matches!(&l.model, LinkModel::Rate(m) if m.placement == Placement::Shaper)));
+    let refused =
+        |bond: serde_json::Value, link: serde_json::Value| crate::check(&doc(bond, link)).unwrap_err().to_string();
+    let e = refused(ef, shaper.clone());
+    assert!(e.starts_with("links.1.placement: ") && e.contains("balance-rr") && e.contains("earliest-finish"), "{e}");
+    let e = refused(serde_json::json!({"mode": "rr", "packets_per_slave": 0}), shaper.clone());
+    assert!(e.starts_with("links.1.placement: "), "{e}");
+    let with = |field: &str, value: serde_json::Value| {
+        let mut link = shaper.clone();
+        link[field] = value;
+        link
+    };
+    let e = refused(rr.clone(), with("failures", serde_json::json!([{"down_s": 0.1}])));
+    assert!(e.starts_with("links.1.failures: with kernel queues"), "{e}");
+    let e = refused(rr.clone(), with("slowdown", serde_json::json!(2.0)));
+    assert!(e.starts_with("links.1.slowdown: "), "{e}");
+    let e = refused(rr.clone(), with("per_packet_us", serde_json::json!(3.0)));
+    assert!(e.starts_with("links.1.per_packet_us: "), "{e}");
+    let e = refused(rr, serde_json::json!({"rate_mbps": 4, "tx_coalesce_us": 50}));
+    assert!(e.starts_with("links.1.tx_coalesce_us: ") && e.contains("netem"), "{e}");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn each_steering_programs_jumps_land_on_its_fallback() {
+    use crate::steer::{flows_program, round_robin_program};
+    // A program's conditional jumps (ALU class JMP, op JEQ/JNE) all go to its last two
+    // instructions: r0 = the fallback queue, exit.
+    for (program, fallback) in
+        [(round_robin_program(7, 1, 2), 0), (round_robin_program(7, 3, 4), 0), (flows_program(7, 4), 4)]
+    {
+        let n = program.len();
+        assert_eq!(format!("{:?}", program[n - 2]), format!("{:?}", crate::steer::mov_imm_for_test(0, fallback)));
+        let jumps: Vec<usize> = (0..n).filter(|&i| crate::steer::jump_target(&program[i], i).is_some()).collect();
+        assert!(!jumps.is_empty());
+        for i in jumps {
+            assert_eq!(crate::steer::jump_target(&program[i], i), Some(n - 2), "jump at {i}");
+        }
+    }
+    assert_eq!(crate::steer::flow_key([10, 0, 1, 2], 80, 40000), [10, 0, 1, 2, 0, 80, 0x9c, 0x40]);
+}
+
+#[test]
+fn a_packet_from_a_links_kernel_queue_takes_that_link_and_the_bond_tells_where_it_put_a_flow() {
+    // Active-backup puts every packet on link 0; a packet the kernel's queue of link 1 let go
+    // goes on link 1 (the mode ran in the kernel), with the flow's bookkeeping all the same.
+    let links = serde_json::json!([{"rate_mbps": 8, "placement": "shaper"}, {"rate_mbps": 8, "placement": "shaper"}]);
+    let mut f = fabric(links, serde_json::json!({"mode": "active-backup"}));
+    let placed = f.from_server(SimTime::ZERO, tcp_packet(1000, 0, true), &mut Vec::new());
+    let placed = placed.expect("one link");
+    assert_eq!((placed.dst_ip, placed.src_port, placed.dst_port, placed.link), (CLIENT, 8000, 40000, 0));
+    f.from_kernel_queue(ms(1.0), 1, tcp_packet(1000, 960, true), &mut Vec::new());
+    f.from_kernel_queue(ms(2.0), 1, tcp_packet(1000, 1920, true), &mut Vec::new());
+    run_until(&mut f, ms(100.0));
+    let sent: Vec<u64> = f.forward_stats().map(|s| s.packets_sent).collect();
+    assert_eq!(sent, vec![1, 2]);
+    let flow = f.flows.values().next().unwrap();
+    assert_eq!((flow.packets, flow.delivered, flow.link_switches), (3, 3, 1));
+    // The kernel's queue drops count as the links' own.
+    f.count_queue_drops(&[0, 5]);
+    let drops: Vec<u64> = f.forward_stats().map(|s| s.drops_queue_full).collect();
+    assert_eq!(drops, vec![0, 5]);
 }

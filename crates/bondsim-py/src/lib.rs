@@ -133,7 +133,8 @@ fn emulate_check(scenario_json: &str) -> PyResult<()> {
 #[pyfunction]
 fn emulated_host(scenario_json: &str) -> PyResult<(String, &'static str)> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
-    Ok((bondsim_emu::emulated_host(&scenario).to_json(), bondsim_emu::TUN_PLACEMENT))
+    let (host, words) = bondsim_emu::emulated_host(&scenario);
+    Ok((host.to_json(), words))
 }
 
 /// Every registered scheduler as JSON: name, aliases, summary, parameters.

@@ -158,8 +158,10 @@ pub struct RateModel {
     #[serde(default)]
     pub tx_coalesce_us: f64,
     /// A line beyond the NIC, outside the host (a DSL or LTE line behind a router, a slower
-    /// switch port): the link's own rate, delay and queue are then the NIC's, and a frame
-    /// crosses this line after the NIC's wire, before the switch.
+    /// switch port): the link's own rate, delay and queue are then the NIC's (or, with
+    /// `placement = "shaper"`, a host shaper's in front of it), and a frame crosses this line
+    /// after the NIC's wire, before the switch. `placement` still says where the host stops
+    /// counting the frame of the stage before the line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub downstream: Option<Downstream>,
 }
@@ -588,17 +590,9 @@ impl Scenario {
                 ),
             ));
         }
+        // Any placement: it says where the host stops counting the frame of the stage before the
+        // line (the NIC, a shaper in front of it, or a TUN device before the bond).
         let Some(line) = &m.downstream else { return Ok(()) };
-        if m.placement != Placement::Nic {
-            return Err(Error::scenario(
-                p("downstream"),
-                format!(
-                    "is a line beyond the NIC, whose rate the link's rate_mbps then is: it needs placement = \
-                     \"nic\", and this link is placement = \"{}\"",
-                    m.placement.name()
-                ),
-            ));
-        }
         rate_mbps(&p("downstream.rate_mbps"), line.rate_mbps)?;
         self.smallest_frame_ns(&p("downstream.rate_mbps"), line.rate_mbps, m.overhead_bytes, 0, "")?;
         duration(&p("downstream.delay_us"), line.delay_us, 1e-6, true)?;
