@@ -138,20 +138,20 @@ def write(out: Path, scenarios: Path, reproduce: bool) -> None:
     print(f"{cases} runs written to {out}", file=sys.stderr)
 
 
-def _differences(
-    before, after, where: str, found: list[str], limit: int = 8, ignore: frozenset[str] = frozenset()
-) -> None:
-    if sum(not line.endswith("only in after") for line in found) >= limit:
-        return
+#: Differences printed per file (all are counted).
+SHOWN = 8
+
+
+def _differences(before, after, where: str, found: list[str], ignore: frozenset[str] = frozenset()) -> None:
     if isinstance(before, dict) and isinstance(after, dict):
         for key in sorted((set(before) | set(after)) - ignore):
             if key not in before or key not in after:
                 found.append(f"{where}.{key}: only in {'after' if key not in before else 'before'}")
             else:
-                _differences(before[key], after[key], f"{where}.{key}", found, limit, ignore)
+                _differences(before[key], after[key], f"{where}.{key}", found, ignore)
     elif isinstance(before, list) and isinstance(after, list) and len(before) == len(after):
         for i, (b, a) in enumerate(zip(before, after, strict=True)):
-            _differences(b, a, f"{where}[{i}]", found, limit, ignore)
+            _differences(b, a, f"{where}[{i}]", found, ignore)
     elif before != after and not (before != before and after != after):  # NaN equals NaN here
         found.append(f"{where}: {str(before)[:80]} -> {str(after)[:80]}")
 
@@ -173,8 +173,12 @@ def diff(before: Path, after: Path, ignore: frozenset[str] = frozenset()) -> int
         found.extend(here)
     added = sorted({line.split(": ")[0].rsplit(".", 1)[-1] for line in found if line.endswith("only in after")})
     moved = [line for line in found if not line.endswith("only in after")]
-    for line in moved:
-        print(line)
+    for name in files:
+        mine = [line for line in moved if line.startswith(f"{name}.") or line.startswith(f"{name}:")]
+        for line in mine[:SHOWN]:
+            print(line)
+        if len(mine) > SHOWN:
+            print(f"{name}: {len(mine) - SHOWN} more")
     if added:
         print(f"new figures (not in before, not a difference): {', '.join(added)}", file=sys.stderr)
     print(f"{len(files)} files compared, {len(moved)} differences", file=sys.stderr)

@@ -163,3 +163,32 @@ fn paws_discards_new_data_a_retransmission_overtook_and_gives_it_no_dsack() {
     .unwrap();
     assert!(nic.summary.count("tcp_paws_drops").unwrap() < paws / 10);
 }
+
+#[test]
+fn a_full_queue_the_host_counts_refuses_the_send_and_tcp_retransmits_nothing_for_it() {
+    // Four flows at once into two 8 Mbit/s links with 3-frame queues. Where the host holds the
+    // queue (nic, shaper) a full one refuses the send (`NET_XMIT_DROP` up to
+    // `__tcp_transmit_skb`): the segment is taken back and goes later as new data, so the drops
+    // cost no retransmission. Beyond TUN the queue drops what the host already let go: each drop
+    // is a loss TCP must repair.
+    let links = |placement: &str| {
+        let link = json!({"rate_mbps": 8.0, "delay_us": 2000.0, "txqueuelen": 3, "placement": placement});
+        json!([link, link])
+    };
+    let four = |placement: &str| {
+        let mut doc = bulk(400_000, links(placement));
+        doc["workload"] = json!({"requests": 4, "clients": 4, "file_size": {"kind": "fixed", "bytes": 400_000}});
+        run(&scenario(doc)).unwrap()
+    };
+    for placement in ["nic", "shaper"] {
+        let r = four(placement);
+        let s = &r.summary;
+        assert_eq!(r.requests.file_bytes.len(), 4);
+        assert!(s.drops_queue_full > 0, "{placement}: the queues overflow");
+        assert_eq!(s.count("tcp_retransmits").unwrap(), 0, "{placement}: {} drops", s.drops_queue_full);
+        assert_eq!(s.flows_complete, 4, "{placement}");
+    }
+    let tun = four("tun");
+    let lost = tun.summary.drops_queue_full;
+    assert!(lost > 0 && tun.summary.count("tcp_retransmits").unwrap() >= lost, "each drop beyond TUN is repaired");
+}

@@ -197,6 +197,16 @@ impl World {
         self.lose(now, packet, cause);
     }
 
+    /// The packet the bond numbered `bond_seq` will never arrive: a resequencer hands on what
+    /// waited for it.
+    pub(super) fn skip_in_resequencer(&mut self, now: SimTime, bond_seq: u64) {
+        if let Some(reseq) = &mut self.resequencer {
+            for p in reseq.skip(bond_seq) {
+                self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
+            }
+        }
+    }
+
     /// `packet` will never arrive.
     pub(super) fn lose(&mut self, now: SimTime, packet: Packet, cause: DropCause) {
         if let Some(log) = self.failover.as_deref_mut() {
@@ -207,11 +217,7 @@ impl World {
         }
         if self.reliable {
             // The transport will send it again: lost on the wire, not at the application.
-            if let Some(reseq) = &mut self.resequencer {
-                for p in reseq.skip(packet.bond_seq) {
-                    self.with_end(now, Side::Client, |end, out| end.on_packet(now, p, out));
-                }
-            }
+            self.skip_in_resequencer(now, packet.bond_seq);
             return;
         }
         if packet.is_fragment() {

@@ -105,12 +105,37 @@ impl World {
             Enqueued::Dropped(cause) if app => {
                 self.in_flight -= 1;
                 self.freed(now, packet);
-                self.copy_lost(now, *packet, cause);
+                if !(cause == DropCause::QueueFull && self.taken_back(now, id, packet)) {
+                    self.copy_lost(now, *packet, cause);
+                }
             }
             // A probe that cannot leave is a missed probe.
             Enqueued::Dropped(_) => {}
         }
         self.refresh_view(id, now);
+    }
+
+    /// A full queue of link `id` that the host counts (a `nic` or `shaper` rate link: the
+    /// host's qdisc, or a bonded slave's) refused the server's `packet`: the send fails and the
+    /// server's end hears it at once (`NET_XMIT_DROP`, which `bond_dev_queue_xmit` passes up from
+    /// the slave's `dev_queue_xmit`, up to `__tcp_transmit_skb`; `Endpoint::unsent`). True when
+    /// the end took it back; else (a broadcast copy, an upload's or a ping-pong's ends, a queue
+    /// beyond TUN) it is lost as on a wire.
+    #[inline(never)]
+    fn taken_back(&mut self, now: SimTime, id: usize, packet: &Packet) -> bool {
+        let host_queue = matches!(self.links[id], Link::Rate(_)) && self.links[id].release() != Release::AtEnqueue;
+        if !host_queue || self.app_side != Side::Client || self.copies.contains_key(&packet.bond_seq) {
+            return false;
+        }
+        let mut out = std::mem::take(&mut self.outbox);
+        let taken = self.server.unsent(now, packet, &mut out);
+        self.drain(now, Side::Server, &mut out);
+        self.outbox = out;
+        if taken {
+            // Its number at the bond will never arrive: a resequencer stops waiting for it.
+            self.skip_in_resequencer(now, packet.bond_seq);
+        }
+        taken
     }
 
     pub(super) fn poll(&mut self, now: SimTime, id: usize) {

@@ -112,6 +112,14 @@ pub trait Endpoint: Send {
         false
     }
 
+    /// The host's own queue refused `packet`, the send just polled (a full queue the host counts:
+    /// a `nic` or `shaper` link's; the world has already called [`Endpoint::on_tx_done`]). True:
+    /// the end takes it back as never sent (Linux's TCP hears `NET_XMIT_DROP` from the send
+    /// itself); false (the default): it is lost as on a wire.
+    fn unsent(&mut self, _now: SimTime, _packet: &Packet, _out: &mut Vec<Output>) -> bool {
+        false
+    }
+
     /// Reports what this end did, once, when the run ends: its summary figures (declared in its
     /// module and listed in [`FIGURES`]), tables and instants. The server's end reports first.
     fn report(&mut self, _r: &mut Report) {}
@@ -191,6 +199,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     }
     fn hears_tx_done(&self) -> bool {
         (**self).hears_tx_done()
+    }
+    fn unsent(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
+        (**self).unsent(now, packet, out)
     }
     fn report(&mut self, r: &mut Report) {
         (**self).report(r)

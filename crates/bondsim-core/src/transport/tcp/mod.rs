@@ -319,6 +319,8 @@ pub struct TcpStats {
     pub rtos: u64,
     /// Tail loss probes sent.
     pub tlp_probes: u64,
+    /// Sends the host's own queue refused (`NET_XMIT_DROP`: taken back, CWR entered).
+    pub xmit_drops: u64,
     /// Window reductions undone (D-SACK or timestamps showed them needless).
     pub undos: u64,
     /// Sum over flows of the reordering degree each ended at (`tp->reordering`).
@@ -344,7 +346,7 @@ pub struct TcpStats {
 /// retransmission timeouts; tail loss probes; window reductions undone; the reordering degree
 /// connections ended at (mean over connections) and the highest one reached; connections given
 /// up (`sender.tcp_retries2`); timeouts F-RTO found spurious; data segments the receivers' PAWS
-/// discarded (`receiver.rs`).
+/// discarded (`receiver.rs`); sends a full queue of the host refused (`NET_XMIT_DROP`, taken back).
 pub const FIGURES: &[Declared] = &[
     count("tcp_segments_sent"),
     count("tcp_retransmits"),
@@ -359,6 +361,7 @@ pub const FIGURES: &[Declared] = &[
     count("tcp_aborted"),
     count("tcp_spurious_rtos"),
     count("tcp_paws_drops"),
+    count("tcp_xmit_drops"),
 ];
 
 /// The trace's figure: whether it stopped at its row limit (only when tracing).
@@ -387,6 +390,7 @@ impl TcpStats {
             ("tcp_undos", self.undos),
             ("tcp_aborted", self.aborted),
             ("tcp_spurious_rtos", self.spurious_rtos),
+            ("tcp_xmit_drops", self.xmit_drops),
         ];
         for (name, n) in sums {
             r.add(name, n);

@@ -30,7 +30,8 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs or SACKs seen, no loss marked yet.
     Disorder,
-    /// Window being reduced for a local reason (not used by the model).
+    /// Window being reduced for a local reason: the host's own queue refused a send
+    /// (`tcp_enter_cwr`; ECN, the other reason, is not modelled).
     Cwr,
     /// Fast recovery.
     Recovery,

@@ -114,6 +114,12 @@ pub(super) struct Conn {
     pub(super) frto_new_data: bool,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     pub(super) throttled: bool,
+    /// The host's own queue refused its last send (`NET_XMIT_DROP`): `tcp_write_xmit` broke off,
+    /// and it sends nothing more until an ACK or a timer calls it again.
+    pub(super) xmit_failed: bool,
+    /// What its last send from `tcp_write_xmit` / `tcp_xmit_retransmit_queue` changed, to take
+    /// it back if the host's queue refuses it ([`TcpSender::take_back`]).
+    pub(super) last_send: Option<SendRecord>,
     /// Segments it retransmitted (`tp->total_retrans`).
     pub(super) retransmits: u32,
     /// Segments the receiver reported duplicated (`tp->dsack_dups`).
@@ -257,6 +263,8 @@ impl TcpSender {
             wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             snd_wnd: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             throttled: false,
+            xmit_failed: false,
+            last_send: None,
             ts_recent: 0,
             frto: false,
             frto_new_data: false,

@@ -78,6 +78,7 @@ impl TcpSender {
         let stats = &mut self.stats;
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
         stats.acks_received += 1;
+        c.xmit_failed = false; // (`tcp_data_snd_check` calls `tcp_write_xmit` again)
         let mut a = c.ack_begin(config, now, ack);
         // The delivery-rate sample (`sack_state.rate`), filled as segments are delivered; only
         // while the control samples rates (`Conn::sampling`). It is kept beside the `Ack` rather
@@ -217,7 +218,8 @@ impl Conn {
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, rs: Option<&RateSample>, newly_lost: u32) {
         if a.old_ack || rs.is_some_and(|rs| self.rate_cong_control(rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
-        } else if self.state == CaState::Recovery {
+        } else if matches!(self.state, CaState::Recovery | CaState::Cwr) {
+            // `tcp_in_cwnd_reduction`: PRR in CWR as in Recovery.
             self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);
         } else {
             // `tcp_may_raise_cwnd`: with a raised reordering degree any forward progress

@@ -172,7 +172,10 @@ impl TcpSender {
             Fired::Early(at) => {
                 out.push(Output::Timer { at, token: timer_token(flow, c.pacing.generation()) | PACING_TIMER })
             }
-            Fired::Due => self.ready.push_back(flow),
+            Fired::Due => {
+                c.xmit_failed = false;
+                self.ready.push_back(flow);
+            }
         }
     }
 
@@ -247,6 +250,9 @@ impl Endpoint for TcpSender {
         match c.timer.fire(now, generation) {
             Fired::Stale => {}
             Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
+            // The probe timer after the host refused a send with nothing in flight
+            // (`tcp_probe_timer` → `tcp_write_wakeup`): it tries again.
+            Fired::Due if std::mem::take(&mut c.xmit_failed) && c.packets_out() == 0 => self.ready.push_back(flow),
             Fired::Due => match c.timer_kind {
                 TimerKind::Rto => self.on_rto(flow, now, out),
                 TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
@@ -266,7 +272,13 @@ impl Endpoint for TcpSender {
     }
 
     fn poll_transmit(&mut self, now: SimTime) -> Option<Packet> {
-        let p = self.urgent.pop_front().or_else(|| {
+        let p = self.urgent.pop_front().inspect(|p| {
+            // A timer's send: not `tcp_write_xmit`'s, so not one to take back.
+            if let Some(c) = self.conns[p.flow as usize].as_mut() {
+                c.last_send = None;
+            }
+        });
+        let p = p.or_else(|| {
             while let Some(&flow) = self.ready.front() {
                 if let Some(p) = self.next_segment(flow, now) {
                     return Some(p);
@@ -295,6 +307,10 @@ impl Endpoint for TcpSender {
 
     fn hears_tx_done(&self) -> bool {
         true
+    }
+
+    fn unsent(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
+        self.take_back(now, packet, out)
     }
 
     fn is_idle(&self) -> bool {

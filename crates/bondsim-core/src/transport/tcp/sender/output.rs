@@ -153,9 +153,13 @@ impl TcpSender {
     pub(super) fn next_segment(&mut self, flow: u32, now: SimTime) -> Option<Packet> {
         let config = &self.config;
         let c = self.conns[flow as usize].as_mut().filter(|c| !c.done)?;
+        if c.xmit_failed {
+            return None; // (`tcp_write_xmit` broke off at the host's refusal: an ACK or a timer calls it again)
+        }
         if c.burst_left > 0 {
             // The rest of an offload buffer, room for it was taken when it was cut.
             c.burst_left -= 1;
+            c.last_send = Some(SendRecord::new_data(c, None));
             let mut p = self.send_new(flow, now);
             p.gso = 1;
             self.sent(flow);
@@ -188,6 +192,7 @@ impl TcpSender {
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
                 // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
+                c.last_send = Some(SendRecord::resend(c, seq, now));
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Lost));
             }
         }
@@ -204,6 +209,7 @@ impl TcpSender {
             let found = (from..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0);
             c.fwd_hint = found.unwrap_or(c.fack.min(c.snd_nxt)).max(from);
             if let Some(seq) = found {
+                c.last_send = Some(SendRecord::resend(c, seq, now));
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Forward));
             }
         }
@@ -243,6 +249,7 @@ impl TcpSender {
         {
             return None;
         }
+        c.last_send = Some(SendRecord::new_data(c, Some(c.wstamp.max(now))));
         // `tcp_minshall_update`: a buffer that ends in a sub-MSS segment moves snd_sml.
         if last_bytes < config.mss {
             c.snd_sml = last + 1;
@@ -312,8 +319,8 @@ impl TcpSender {
         }
         stats.retransmits += 1;
         c.retransmits += 1;
-        if c.state == CaState::Recovery {
-            c.prr_out += 1;
+        if matches!(c.state, CaState::Recovery | CaState::Cwr) {
+            c.prr_out += 1; // (`if (tcp_in_cwnd_reduction(sk)) tp->prr_out += ...`)
         }
         let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
         c.pace_after_send(now, u64::from(p.bytes), 1);
@@ -329,12 +336,126 @@ impl TcpSender {
         c.rate_skb_sent(now, seq);
         c.snd_nxt += 1;
         c.segs.push_back(Seg { sent: now, delivered: c.delivered, marks: 0 });
-        if c.state == CaState::Recovery {
-            c.prr_out += 1;
+        if matches!(c.state, CaState::Recovery | CaState::Cwr) {
+            c.prr_out += 1; // (`if (tcp_in_cwnd_reduction(sk)) tp->prr_out += ...`)
         }
         self.stats.segments_sent += 1;
         let mut p = Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
         p.ts_ecr = c.ts_recent;
         p
+    }
+}
+
+/// What one send changed that the host's refusal of it takes back: `__tcp_transmit_skb` returns
+/// `NET_XMIT_DROP` (a qdisc of the host, or a bonded slave's, dropped the skb: `dev_queue_xmit`'s
+/// verdict comes back through `bond_dev_queue_xmit`), and Linux (6.x, `tcp_output.c`) then
+/// skips what follows a successful transmit: for new data `tcp_event_new_data_sent` (snd_nxt,
+/// the retransmission queue, `packets_out`) and `tcp_minshall_update`; for a retransmission
+/// `tcp_retransmit_skb`'s marks and counts (`TCPCB_RETRANS`, `retrans_out`, `total_retrans`,
+/// `retrans_stamp`, `undo_retrans`); for both `tcp_update_skb_after_send` (the pacing step) and
+/// `tcp_rate_skb_sent`. What runs before the transmit stays: `tcp_event_data_sent`,
+/// `data_segs_out`, `tcp_wstamp_ns` brought up to the clock.
+#[derive(Debug, Clone)]
+pub(super) struct SendRecord {
+    seq: u32,
+    snd_sml: u32,
+    /// The pacing clock as the transmit left it (none: a buffer's later segment, paced with its first).
+    wstamp: Option<SimTime>,
+    prr_out: u32,
+    /// A retransmission: the segment, its rate stamp and the counts it moved (boxed: new data,
+    /// recorded at every send, writes a small record).
+    resend: Option<Box<Resent>>,
+}
+
+#[derive(Debug, Clone)]
+struct Resent {
+    seg: Seg,
+    stamp: Option<TxStamp>,
+    retrans_out: u32,
+    undo_retrans: i64,
+    retrans_stamp: Option<SimTime>,
+    /// `retrans_at` (kept only with FACK, Linux before 4.11).
+    retrans_at: Option<VecDeque<(u32, u32)>>,
+}
+
+impl SendRecord {
+    /// Before new data (segment `snd_nxt`) goes; `wstamp`: the pacing clock brought up to now.
+    pub(super) fn new_data(c: &Conn, wstamp: Option<SimTime>) -> SendRecord {
+        SendRecord { seq: c.snd_nxt, snd_sml: c.snd_sml, wstamp, prr_out: c.prr_out, resend: None }
+    }
+
+    /// Before segment `seq` goes again.
+    pub(super) fn resend(c: &Conn, seq: u32, now: SimTime) -> SendRecord {
+        let resent = Resent {
+            seg: *c.seg(seq),
+            stamp: c.tx_stamps.get((seq - c.snd_una) as usize).copied(),
+            retrans_out: c.retrans_out,
+            undo_retrans: c.undo_retrans,
+            retrans_stamp: c.retrans_stamp,
+            retrans_at: c.fack_on.then(|| c.retrans_at.clone()),
+        };
+        SendRecord {
+            seq,
+            snd_sml: c.snd_sml,
+            wstamp: Some(c.wstamp.max(now)),
+            prr_out: c.prr_out,
+            resend: Some(Box::new(resent)),
+        }
+    }
+}
+
+impl TcpSender {
+    /// The host's own queue refused `packet`, the send just polled ([`SendRecord`]): it is taken
+    /// back as if never sent, the connection enters CWR (`tcp_enter_cwr`, from
+    /// `__tcp_transmit_skb`) and sends nothing more until an ACK or a timer. With nothing left
+    /// in flight the zero-window probe timer would restart it (`tcp_check_probe_timer`, at
+    /// `tcp_probe0_base`: the RTO, at least 200 ms): armed here as the retransmission timer,
+    /// whose firing calls it again. False when it is not the last send of `tcp_write_xmit` /
+    /// `tcp_xmit_retransmit_queue` (a timer's retransmission or probe): then it is lost.
+    pub(super) fn take_back(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
+        let Some(c) = self.conns[packet.flow as usize].as_mut() else { return false };
+        let Some(r) = c.last_send.take().filter(|r| r.seq == packet.seq && r.resend.is_some() == packet.retransmit)
+        else {
+            return false;
+        };
+        match r.resend {
+            None => {
+                debug_assert_eq!(r.seq + 1, c.snd_nxt, "new data is the last sent");
+                c.snd_nxt -= 1;
+                c.segs.pop_back();
+                c.tx_stamps.truncate((r.seq - c.snd_una) as usize);
+                c.burst_left = 0;
+                self.stats.segments_sent -= 1;
+            }
+            Some(back) => {
+                *c.seg_mut(r.seq) = back.seg;
+                if let Some(stamp) = back.stamp {
+                    c.tx_stamps[(r.seq - c.snd_una) as usize] = stamp;
+                }
+                c.retrans_out = back.retrans_out;
+                c.undo_retrans = back.undo_retrans;
+                c.retrans_stamp = back.retrans_stamp;
+                if let Some(at) = back.retrans_at {
+                    c.retrans_at = at;
+                }
+                c.retrans_hint = c.retrans_hint.min(r.seq);
+                c.fwd_hint = c.fwd_hint.min(r.seq);
+                self.stats.retransmits -= 1;
+                c.retransmits -= 1;
+            }
+        }
+        c.snd_sml = r.snd_sml;
+        c.prr_out = r.prr_out;
+        if let Some(w) = r.wstamp {
+            c.wstamp = w;
+        }
+        c.enter_cwr();
+        c.xmit_failed = true;
+        self.stats.xmit_drops += 1;
+        if c.packets_out() == 0 {
+            let at = now + c.backed_off_rto(&self.config).max(self.config.rto_min);
+            Self::arm(c, packet.flow, TimerKind::Rto, at, out);
+        }
+        true
     }
 }

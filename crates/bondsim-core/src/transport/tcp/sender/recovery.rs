@@ -39,17 +39,33 @@ impl Conn {
     }
 
     /// `tcp_enter_recovery`. Today's kernels forget a stale first retransmission's time here
-    /// (`tcp_retrans_stamp_cleanup`, 6.12 and the stable kernels since); 3.x did not.
+    /// (`tcp_retrans_stamp_cleanup`, 6.12 and the stable kernels since); 3.x did not. From CWR
+    /// the window's reduction goes on (`if (!tcp_in_cwnd_reduction(sk))`): no second ssthresh.
     pub(super) fn enter_recovery(&mut self, config: &TcpConfig, stats: &mut TcpStats) {
         if config.era.undo.recovery_forgets_retrans_stamp {
             self.forget_retrans_stamp();
         }
         stats.fast_recoveries += 1;
         self.fwd_hint = self.snd_una;
-        self.prior_ssthresh = self.current_ssthresh();
+        self.prior_ssthresh = 0;
         self.init_undo();
-        self.init_cwnd_reduction();
+        if self.state != CaState::Cwr {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.init_cwnd_reduction();
+        }
         self.set_state(CaState::Recovery);
+    }
+
+    /// `tcp_enter_cwr` (`tcp_input.c`, 6.x): a local reason to reduce the window (here the host's
+    /// own queue refusing a send, `__tcp_transmit_skb`): from Open or Disorder, the reduction
+    /// starts (ssthresh from the control, PRR from the window now) with nothing to undo.
+    pub(super) fn enter_cwr(&mut self) {
+        self.prior_ssthresh = 0;
+        if matches!(self.state, CaState::Open | CaState::Disorder) {
+            self.undo_marker = None;
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+        }
     }
 
     /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937 §3, Linux's form).
@@ -147,6 +163,11 @@ impl Conn {
         match self.state {
             CaState::Recovery if a.alert && self.snd_una >= self.high_seq => self.try_undo_recovery(stats, a),
             CaState::Loss if a.alert => self.process_loss(config, stats, a),
+            // "CWR is to be held something *above* high_seq is ACKed" (`tcp_fastretrans_alert`, D).
+            CaState::Cwr if a.alert && self.snd_una > self.high_seq => {
+                self.end_cwnd_reduction();
+                self.set_state(CaState::Open);
+            }
             _ => {}
         }
         let mut found = Alert::default();
@@ -155,7 +176,7 @@ impl Conn {
             // detection on this ACK)
             self.identify_packet_loss(config, a, &mut found);
         }
-        if a.alert && matches!(self.state, CaState::Open | CaState::Disorder) {
+        if a.alert && matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr) {
             self.time_to_recover(config, stats, a, &mut found);
         }
         found
@@ -308,9 +329,9 @@ impl Conn {
         }
     }
 
-    /// In Open or Disorder: recovery starts once a segment is marked lost, or by Linux 3.x's
+    /// In Open, Disorder or CWR: recovery starts once a segment is marked lost, or by Linux 3.x's
     /// other ways into it without RACK ([`Conn::early_recovery`]: `tcp_time_to_recover`); else
-    /// `tcp_try_to_open` → `tcp_try_keep_open` (nothing is marked lost here).
+    /// `tcp_try_to_open` → `tcp_try_keep_open` outside CWR (nothing is marked lost here).
     fn time_to_recover(&mut self, config: &TcpConfig, stats: &mut TcpStats, a: &Ack, found: &mut Alert) {
         let early = if self.lost_out > 0 || config.loss != LossDetection::Scoreboard {
             EarlyRecovery::No
@@ -332,7 +353,7 @@ impl Conn {
             }
             self.forget_retrans_stamp();
             let next = if self.sacked_out > 0 || self.any_retrans_done() { CaState::Disorder } else { CaState::Open };
-            if next != self.state {
+            if next != self.state && self.state != CaState::Cwr {
                 self.set_state(next);
             }
         }

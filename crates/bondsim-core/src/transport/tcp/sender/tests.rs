@@ -1384,3 +1384,80 @@ fn a_control_that_asks_for_pacing_spaces_segments_at_its_rate_after_the_first_te
     assert_eq!(send_completing(&mut cubic, SimTime::ZERO).len(), 65_535 / 1448);
     assert_eq!(pacing_timer(&mut cubic, SimTime::ZERO), None);
 }
+
+#[test]
+fn a_send_the_hosts_queue_refuses_is_taken_back_and_the_window_reduced_without_a_retransmission() {
+    // `__tcp_transmit_skb` hears NET_XMIT_DROP: the segment stays unsent (snd_nxt, the
+    // retransmission queue), the connection enters CWR (ssthresh from the control, PRR), and
+    // `tcp_write_xmit` breaks off: nothing more goes until an ACK. Then the same segment goes as
+    // new data, no retransmission counted.
+    let mut s = sent_window(false);
+    s.conns[0].as_mut().unwrap().wmem = 0; // the window's TX completions (TCP small queues)
+    let mut out = Vec::new();
+    s.on_packet(ms(2), ack_with(2, &[], 0, ms(2)), &mut out); // 2 ACKed: room for 4 more (slow start)
+    let p = s.poll_transmit(ms(2)).expect("new data");
+    assert_eq!((p.seq, p.retransmit), (10, false));
+    s.on_tx_done(ms(2), &p, &mut out);
+    let cwnd = s.conns[0].as_ref().unwrap().w.cwnd;
+    assert!(s.unsent(ms(2), &p, &mut out));
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.snd_nxt, c.segs.len(), c.state, c.undo_marker), (10, 8, CaState::Cwr, None));
+    // CUBIC's ssthresh (beta 717/1024) of the window then, PRR from it.
+    assert_eq!((c.prior_cwnd, c.w.ssthresh), (cwnd, (cwnd * 717 / 1024).max(2)));
+    assert_eq!((s.stats.segments_sent, s.stats.retransmits, s.stats.xmit_drops), (10, 0, 1));
+    assert!(s.poll_transmit(ms(2)).is_none(), "tcp_write_xmit broke off");
+    assert!(!s.unsent(ms(2), &p, &mut out), "only the last send is taken back");
+    s.on_packet(ms(3), ack_with(4, &[], 0, ms(3)), &mut out);
+    let again = s.poll_transmit(ms(3)).expect("an ACK calls tcp_write_xmit again");
+    assert_eq!((again.seq, again.retransmit), (10, false));
+    // CWR ends once an ACK goes past the snd_nxt it began at (10).
+    s.on_packet(ms(4), ack_with(11, &[], 0, ms(4)), &mut out);
+    assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Open);
+    assert_eq!((s.stats.retransmits, s.stats.fast_recoveries), (0, 0));
+}
+
+#[test]
+fn a_refused_retransmission_stays_lost_and_uncounted() {
+    // `tcp_retransmit_skb` fails: no TCPCB_RETRANS, no retrans_out, no total_retrans; the
+    // segment is still lost, and goes again at the next call.
+    let mut s = sent_window(false);
+    s.conns[0].as_mut().unwrap().wmem = 0;
+    let mut out = Vec::new();
+    s.on_packet(ms(2), sack(0, (1, 10), ms(2)), &mut out); // 9 SACKed: 0 is lost (RACK / dupthresh)
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.state, lost_segments(&s)), (CaState::Recovery, vec![0]));
+    let before = (c.seg(0).marks, c.retrans_out, c.undo_retrans, c.retrans_stamp, c.prr_out);
+    let p = s.poll_transmit(ms(2)).expect("the retransmission");
+    assert_eq!((p.seq, p.retransmit, s.stats.retransmits), (0, true, 1));
+    s.on_tx_done(ms(2), &p, &mut out);
+    assert!(s.unsent(ms(2), &p, &mut out));
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.seg(0).marks, c.retrans_out, c.undo_retrans, c.retrans_stamp, c.prr_out), before);
+    assert_eq!((c.state, s.stats.retransmits, c.retransmits), (CaState::Recovery, 0, 0), "in Recovery already");
+    assert!(s.poll_transmit(ms(2)).is_none());
+    s.on_packet(ms(3), sack(0, (1, 10), ms(3)), &mut out);
+    let again = s.poll_transmit(ms(3)).expect("again at the next ACK");
+    assert_eq!((again.seq, again.retransmit, s.stats.retransmits), (0, true, 1));
+}
+
+#[test]
+fn with_nothing_in_flight_a_refused_send_waits_for_the_probe_timer() {
+    // `tcp_write_xmit` returns with packets_out = 0: `tcp_check_probe_timer` arms the probe at
+    // `tcp_probe0_base` (the RTO, at least TCP_RTO_MIN), whose firing sends again.
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    let mut out = Vec::new();
+    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    let p = s.poll_transmit(SimTime::ZERO).expect("the first segment");
+    s.on_tx_done(SimTime::ZERO, &p, &mut out);
+    out.clear();
+    assert!(s.unsent(SimTime::ZERO, &p, &mut out));
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.packets_out(), c.timer_kind), (0, TimerKind::Rto));
+    let at = c.timer.at();
+    assert_eq!(at, SimTime::ZERO + c.backed_off_rto(&s.config).max(s.config.rto_min));
+    assert!(s.poll_transmit(ms(1)).is_none());
+    s.on_timer(at, timer_token(0, s.conns[0].as_ref().unwrap().timer.generation()), &mut out);
+    let p = s.poll_transmit(at).expect("the probe timer calls it again");
+    assert_eq!((p.seq, p.retransmit, s.stats.rtos), (0, false, 0));
+}
