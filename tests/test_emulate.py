@@ -390,6 +390,14 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     assert sorted(x["engine"] for x in listed) == ["emulator"] * 4 + ["simulator"] * 20
     assert len(out.read_text().splitlines()) == 1 + len(rows)
+    # The league itself is stored too (bondsim report --league reads it), each case naming its runs.
+    from bondsim.store import Store
+
+    with Store(db, read_only=True) as store:
+        _, name, stored = store.league()
+    assert (name, stored["case"].tolist()) == ("quick", [row["case"] for row in rows])
+    ids = [int(i) for ids in stored["run_ids"] for i in ids.split(",")]
+    assert sorted(ids) == sorted(x["run_id"] for x in listed)
 
 
 def test_a_league_row_sets_the_model_beside_the_kernels_range_and_judges_seed_one():

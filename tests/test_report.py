@@ -231,3 +231,56 @@ def test_an_untraced_run_has_no_time_series_and_says_how_to_get_them(tmp_path, m
     assert any("add a [trace] table" in note for s in sections for note in s.notes)
     keys = {c.key for s in sections for c in s.charts}
     assert keys == {"r-reorder-density", "r-reorder-extent", "r-delay"}  # what the summary and tables allow
+
+
+def _league_rows() -> list[dict]:
+    """Two league rows built by the league's own row builder from made-up summaries: one agrees, one misses."""
+    from bondsim.league import Case, case_row
+
+    def side(mbps: float, retx: int, **more) -> dict:
+        return {"goodput_bps": mbps * 1e6, "tcp_retransmits": retx, "tcp_paws_drops": 0} | more
+
+    kernel = {"emu_congestion_control": "cubic", "emu_lateness_p99_us": 90.0}
+    kernels = [side(7.0, 400, **kernel), side(8.0, 500, **kernel)]
+    agrees = case_row(Case("balance-rr", "2:1"), [side(7.5, 450)], kernels, [0.5, 0.7], "tun: beyond TUN")
+    shaper = Case("balance-rr", "2:1", placement="shaper")
+    misses = case_row(shaper, [side(12.0, 10)], kernels, [0.6, 0.6], "shaper: an HTB class per link")
+    return [agrees, misses]
+
+
+def test_a_stored_league_reports_the_model_beside_the_kernel_case_by_case(tmp_path, main):
+    from bondsim.store import Store
+
+    db = tmp_path / "league.duckdb"
+    with Store(db) as store:
+        assert store.add_league("full", _league_rows()) == 1
+        assert store.add_league("quick", _league_rows()[:1]) == 2
+        assert store.table_kinds() == []  # not a per-run table
+        league_id, name, rows = store.league("1")
+    assert (league_id, name, rows["case"].tolist()) == (
+        1,
+        "full",
+        ["balance-rr 2:1 x1 cubic", "shaper: balance-rr 2:1 x1 cubic"],
+    )
+    section = charts.league_section(rows, name)
+    header, body = section.table
+    assert [r[header.index("agrees")] for r in body] == ["yes", "no: goodput, retransmits"]
+    assert [r[header.index("host")] for r in body] == ["tun", "shaper"]
+    assert body[0][header.index("kernel min-median-max")] == "7.00-7.50-8.00"
+    goodput = by_key([section])["league-full-goodput-mbps"]
+    kernel, model = goodput.series
+    assert (kernel.y, kernel.lo, kernel.hi, model.y) == ([7.5, 7.5], [7.0, 7.0], [8.0, 8.0], [7.5, 12.0])
+    assert "1 of 2 cases agree (50%)" in section.notes[0]
+    # The command: the latest league unless told, one HTML file with the charts and the table.
+    out = tmp_path / "league.html"
+    r = main("report", "--league", "--db", str(db), "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    page = out.read_text()
+    assert "bondsim league quick (stored as league 2)" in page and "shaper: balance-rr" not in page
+    r = main("report", "--league", "1", "--db", str(db), "--out", str(out))
+    page = out.read_text()
+    assert "shaper: balance-rr 2:1 x1 cubic" in page and "<td>no: goodput, retransmits</td>" in page
+    r = main("report", "--league", "9", "--db", str(db), "--out", str(out))
+    assert r.returncode == 2 and "no league 9" in r.stderr and "stored: 1, 2" in r.stderr, r.stderr
+    r = main("report", "run", "--league", "--db", str(db), "--out", str(out))
+    assert r.returncode == 2 and r.stderr.startswith("error: --league: "), r.stderr

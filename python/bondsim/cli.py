@@ -540,7 +540,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.png:
         check_out_dir(args.png, "--png")
     detail = report.DEFAULT_DETAIL if args.detail is None else args.detail
-    source = report.load(args.source, args.db, detail=detail, sweep=args.sweep)
+    if args.league is not None:
+        if args.source or args.sweep:
+            raise BondsimError("--league: a report of a league shows that league alone; give no source or --sweep")
+        source = report.load_league(args.db, None if args.league == "latest" else args.league)
+    else:
+        source = report.load(args.source, args.db, detail=detail, sweep=args.sweep)
     try:
         Path(args.out).absolute().parent.mkdir(parents=True, exist_ok=True)  # (as run --out makes its folder)
         path, pngs = report.write(source, args.out, png=args.png)
@@ -710,7 +715,8 @@ def build_parser() -> argparse.ArgumentParser:
         "  bondsim sweep scenarios/thesis_load.sweep.toml --db results.duckdb\n"
         "  bondsim report scenarios/thesis_load.sweep.toml --db results.duckdb --out load.html\n"
         "  bondsim report 12 13 --db results.duckdb --out two.html\n"
-        "  bondsim report --sweep 2 --db results.duckdb --out sweep2.html   (the id bondsim runs sweeps shows)",
+        "  bondsim report --sweep 2 --db results.duckdb --out sweep2.html   (the id bondsim runs sweeps shows)\n"
+        "  bondsim report --league --db league.duckdb --out league.html   (the latest bondsim validate --league)",
     )
     p.add_argument(
         "source",
@@ -718,6 +724,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a run directory (bondsim run --out), a sweep (its file or its name in --db), or run ids in --db",
     )
     p.add_argument("--sweep", metavar="ID", help="instead of a source: a sweep in --db by its id (or name)")
+    p.add_argument(
+        "--league",
+        metavar="ID",
+        nargs="?",
+        const="latest",
+        help="instead of a source: a league stored by bondsim validate --league --db (its id; none: the latest): "
+        "the model beside the kernel's runs, case by case",
+    )
     p.add_argument("--out", type=path_arg, required=True, help="HTML file to write")
     p.add_argument("--png", type=path_arg, metavar="DIR", help="also write every chart as a PNG (matplotlib) into DIR")
     p.add_argument(

@@ -325,12 +325,21 @@ def cmd_league(args: argparse.Namespace) -> int:
 
                 pd.DataFrame(rows).to_csv(args.out, index=False)
     agree = sum(r["agrees"] for r in rows)
+    stored = None
+    if args.db:
+        from bondsim.store import Store
+
+        with Store(args.db) as db:
+            stored = db.add_league(args.league, rows)
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not args.quiet:
         _print_league(rows, args.league)
     if not args.quiet:
         print(f"{agree} of {len(rows)} cases agree ({agree / len(rows):.0%})", file=sys.stderr)
+        if stored is not None:
+            report = f"bondsim report --league {stored} --db {args.db} --out league.html"
+            print(f"stored as league {stored} ({report})", file=sys.stderr)
     return 0
 
 

@@ -203,6 +203,7 @@ def run_case(case: Case, base: dict, runs: int, seconds: float | None, traffic: 
         result = emulate_doc(doc, seconds, quiet=True, traffic=traffic)
         emus.append(result.summary)
         results.append((result, "emulator"))
-    if store is not None:
-        store(results)
-    return case_row(case, sims, emus, loads, placement)
+    ids = store(results) if store is not None else []
+    row = case_row(case, sims, emus, loads, placement)
+    row["run_ids"] = ",".join(map(str, ids))  # the model's seeds, then the kernel's runs
+    return row

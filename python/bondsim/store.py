@@ -546,7 +546,7 @@ class Store:
             t
             for t in self.con.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
-                "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points') ORDER BY table_name"
+                "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
             )
             .fetchnumpy()["table_name"]
             .tolist()
@@ -605,6 +605,31 @@ class Store:
         """What names sweep ``sweep_id`` on the command line: its name if no other sweep has it, else its id."""
         (name,) = self.con.execute("SELECT name FROM sweeps WHERE sweep_id = ?", [int(sweep_id)]).fetchone()
         return name if len(self.matching_sweeps(name)) == 1 and not name.strip().isdigit() else str(sweep_id)
+
+    def add_league(self, name: str, rows: Sequence[dict]) -> int:
+        """Stores the rows of a league (``bondsim validate --league``: one per case) under a new league id."""
+        with self._transaction():
+            have = self.columns("leagues")
+            last = self.con.execute("SELECT max(league_id) FROM leagues").fetchall()[0][0] if have else None
+            league_id = int(last or 0) + 1
+            stamp = pd.Timestamp.now()
+            frame = pd.DataFrame([{"league_id": league_id, "league": name, "created_at": stamp, **r} for r in rows])
+            self._append("leagues", frame)
+        return league_id
+
+    def league(self, ref: str | int | None = None) -> tuple[int, str, pd.DataFrame]:
+        """A stored league by its id (None: the latest): its id, name and rows in case order."""
+        if not self.columns("leagues"):
+            raise BondsimError(f"{self.path}: no league stored here (bondsim validate --league NAME --db stores one)")
+        ids = [int(r[0]) for r in self.con.execute("SELECT DISTINCT league_id FROM leagues ORDER BY 1").fetchall()]
+        if ref is None:
+            league_id = ids[-1]
+        elif str(ref).isdigit() and int(ref) in ids:
+            league_id = int(ref)
+        else:
+            raise BondsimError(f"--league: no league {ref} in {self.path} (stored: {', '.join(map(str, ids))})")
+        rows = self.con.execute("SELECT * FROM leagues WHERE league_id = ? ORDER BY rowid", [league_id]).df()
+        return league_id, str(rows["league"].iloc[0]), rows
 
     def sweeps(self) -> pd.DataFrame:
         """One row per sweep: its name, points, and how many of them are stored."""

@@ -19,7 +19,7 @@ import pandas as pd
 
 from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
-from bondsim.report.charts import Section, run_sections, sweep_charts
+from bondsim.report.charts import Section, league_section, run_sections, sweep_charts
 
 #: Runs of a sweep shown in detail unless told (``--detail``).
 DEFAULT_DETAIL = 3
@@ -34,6 +34,8 @@ class Source:
     runs: pd.DataFrame | None = None
     axes: list[str] = field(default_factory=list)
     details: list[tuple[str, RunResult]] = field(default_factory=list)
+    #: A stored league's rows and name (``--league``).
+    league: tuple[str, pd.DataFrame] | None = None
 
 
 def _is_run_dir(path: Path) -> bool:
@@ -51,6 +53,15 @@ def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]
             seen.add(scheduler)
             picked.append(int(runs["run_id"].iloc[i]))
     return picked[:count]
+
+
+def load_league(db: str | Path, ref: str | None) -> Source:
+    """A league stored in ``db`` (``bondsim validate --league NAME --db``) by its id, or the latest."""
+    from bondsim.store import Store
+
+    with Store(db, read_only=True) as store:
+        league_id, name, rows = store.league(ref)
+    return Source(f"bondsim league {name} (stored as league {league_id})", league=(name, rows))
 
 
 def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAIL, sweep: str | None = None) -> Source:
@@ -134,6 +145,8 @@ def _sweep(store, ref: str | None, sweep: str | None) -> tuple[int, str]:
 def sections(source: Source) -> list[Section]:
     """Every section the source's data allows: the sweep's figures, then each detailed run's."""
     out = []
+    if source.league is not None:
+        out.append(league_section(source.league[1], source.league[0]))
     if source.runs is not None and len(source.runs):
         n = len(source.runs)
         notes = [f"{n} runs; the band (or error bar) is Student's t 95% interval of the mean over the seeds."]

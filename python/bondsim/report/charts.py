@@ -73,11 +73,12 @@ class Chart:
 
 @dataclass
 class Section:
-    """A heading, a few lines of text and its charts."""
+    """A heading, a few lines of text, its charts, and a table (header, rows of text) under them."""
 
     title: str
     charts: list[Chart]
     notes: list[str] = field(default_factory=list)
+    table: tuple[list[str], list[list[str]]] | None = None
 
 
 def _key(*parts: object) -> str:
@@ -153,6 +154,65 @@ def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Cha
             )  # fmt: skip
         charts.append(chart)
     return charts
+
+
+# -- a league: the model beside the kernel, case by case -------------------------------------------------
+
+#: (figure column stem in a league row, axis title) of the league's charts.
+LEAGUE_FIGURES = (("goodput_mbps", "goodput (Mbit/s)"), ("retransmits", "TCP retransmissions"))
+
+
+def league_section(rows: pd.DataFrame, name: str) -> Section:
+    """A stored league (``bondsim validate --league``): per case the kernel's runs (median, bar from min to
+    max) and the model (seed 1, the judged one; a marker), a chart per judged figure, and the table."""
+    cases = rows["case"].astype(str).tolist()
+    x = list(range(len(rows)))
+    charts = []
+    for stem, label in LEAGUE_FIGURES:
+        chart = Chart(_key("league", name, stem), f"league {name}: {label}", "case", label, xcats=cases)
+        chart.series.append(
+            Series(
+                "kernel: median, min-max", x, rows[f"kernel_{stem}_median"].tolist(), "bar",
+                lo=rows[f"kernel_{stem}_min"].tolist(), hi=rows[f"kernel_{stem}_max"].tolist(), colour=_colour(0),
+            )
+        )  # fmt: skip
+        chart.series.append(Series("model (seed 1)", x, rows[f"model_{stem}"].tolist(), "markers", colour=_colour(3)))
+        charts.append(chart)
+    agree = int(rows["agrees"].sum())
+    notes = [
+        f"{agree} of {len(rows)} cases agree ({agree / len(rows):.0%}): the model's goodput within the kernel's "
+        "min-max widened by 10%, its retransmissions within the min-max widened by a factor 2 (or +-30 when both "
+        "are below 30). Each side runs the host the emulator builds (the placement column).",
+        f"The kernel: {int(rows['kernel_runs'].max())} run(s) per case; the model: seed 1 judged, seeds 1-5 "
+        "give its own spread.",
+    ]
+    header = [
+        "case", "host", "goodput Mbit/s: model [seeds]", "kernel min-median-max",
+        "retransmissions: model [seeds]", "kernel min-median-max", "agrees", "load",
+    ]  # fmt: skip
+
+    def spread(side: str, stem: str, fmt: str) -> str:
+        lo, mid, hi = (format(rows_i[f"{side}_{stem}_{k}"], fmt) for k in ("min", "median", "max"))
+        return f"{lo}-{mid}-{hi}"
+
+    body = []
+    for _, rows_i in rows.iterrows():
+        model = (
+            f"{rows_i['model_goodput_mbps']:.2f} [{rows_i['model_goodput_mbps_min']:.2f}-"
+            f"{rows_i['model_goodput_mbps_max']:.2f}]"
+        )
+        retx = (
+            f"{rows_i['model_retransmits']:.0f} [{rows_i['model_retransmits_min']:.0f}-"
+            f"{rows_i['model_retransmits_max']:.0f}]"
+        )
+        missed = [f for f in ("goodput", "retransmits") if not rows_i[f"agrees_{f}"]]
+        judged = "no: " + ", ".join(missed) if missed else "yes"
+        host = str(rows_i["placement"]).split(":")[0]
+        body.append(
+            [str(rows_i["case"]), host, model, spread("kernel", "goodput_mbps", ".2f"), retx,
+             spread("kernel", "retransmits", ".0f"), judged, f"{rows_i['load_mean']:.1f}"]
+        )  # fmt: skip
+    return Section(f"League {name}: the model beside the kernel", charts, notes, (header, body))
 
 
 # -- one run -----------------------------------------------------------------------------------------

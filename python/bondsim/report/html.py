@@ -79,6 +79,11 @@ def render(title: str, sections: Sequence[Section], path: str | Path, intro: Seq
         body.append(f"<h2>{html.escape(section.title)}</h2>")
         body += [f'<p class="note">{html.escape(note)}</p>' for note in section.notes]
         body += [f'<div class="chart" id="{c.key}"></div>' for c in section.charts]
+        if section.table is not None:
+            header, rows = section.table
+            cells = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+            lines = ["".join(f"<td>{html.escape(c)}</td>" for c in row) for row in rows]
+            body.append(f"<table><tr>{cells}</tr>" + "".join(f"<tr>{line}</tr>" for line in lines) + "</table>")
     # "</" inside a script would end it: JSON escapes it as "<\/".
     payload = payload.replace("</", "<\\/")
     page = f"""<!DOCTYPE html>
