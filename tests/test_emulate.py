@@ -419,3 +419,44 @@ def test_a_league_row_sets_the_model_beside_the_kernels_range_and_judges_seed_on
     assert row["agrees"] and row["kernel_congestion_control"] == "cubic"
     row = case_row(Case("balance-rr", "2:1"), [model(8.9, 950)], kernels, [0.5], "tun")
     assert not row["agrees_goodput"] and row["agrees_retransmits"] and not row["agrees"]
+
+
+def test_a_stored_league_is_judged_again_with_this_builds_model_and_the_stored_kernel_runs(main, tmp_path):
+    # No root needed: the kernel's runs are read from the database. Here they are stand-ins (runs of
+    # the model, stored as the emulator's) for the plumbing: each case's model runs again, its row
+    # takes the stored kernel summaries, and the judged league is stored anew, naming the one it judged.
+    import json as _json
+
+    from bondsim import _core
+    from bondsim.api import run_checked
+    from bondsim.league import LEAGUES, case_row
+    from bondsim.store import Store
+
+    db = tmp_path / "league.duckdb"
+    cases = LEAGUES["quick"][:2]
+    rows = []
+    with Store(db) as store:
+        for case in cases:
+            doc = load("kernel_league", case.sets())
+            host, placement = _core.emulated_host(_json.dumps(doc))
+            stand_in = run_checked({**_json.loads(host), "seed": 9, "workload": doc["workload"]})
+            stand_in.summary |= {"emu_lateness_p99_us": 50.0, "emu_congestion_control": "cubic"}
+            kernel_id = store.add_result(stand_in, "emulator")
+            row = case_row(case, [stand_in.summary], [stand_in.summary], [0.3], placement)
+            rows.append(row | {"run_ids": str(kernel_id)})
+        first = store.add_league("quick", rows)
+    r = main("validate", "--league", "quick", "--rejudge", "--db", str(db), "--json", "--quiet")
+    assert r.returncode == 0, r.stderr
+    judged = _json.loads(r.stdout)
+    assert [j["case"] for j in judged] == [c.name for c in cases]
+    for before, after in zip(rows, judged, strict=True):
+        assert after["kernel_runs"] == 1 and after["kernel_from_league"] == first
+        assert after["kernel_goodput_mbps_median"] == before["kernel_goodput_mbps_median"]
+        assert after["load_mean"] == 0.3
+        assert len(after["run_ids"].split(",")) == 6  # five model seeds, then the kernel's run
+    with Store(db, read_only=True) as store:
+        assert store.league()[0] == first + 1
+    r = main("validate", "--league", "quick", "--rejudge", "--json", "--quiet")
+    assert r.returncode == 2 and "--rejudge: give the results database" in r.stderr, r.stderr
+    r = main("validate", "emulate_rr", "--rejudge", "--db", str(db))
+    assert r.returncode == 2 and r.stderr.startswith("error: --rejudge: "), r.stderr

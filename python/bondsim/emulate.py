@@ -48,7 +48,8 @@ examples:
   sudo bondsim validate scenarios/emulate_rr.toml --modes balance-rr,earliest-finish,active-backup --out out/val.csv
   sudo bondsim validate scenarios/emulate_rr.toml --db results.duckdb   # both sides stored: bondsim runs compare
   sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
-  sudo bondsim validate --league quick --runs 1                          # three cases: does it run?
+  sudo bondsim validate --league quick --runs 1                          # four cases: does it run?
+  bondsim validate --league full --rejudge --db league.duckdb            # the model again, the kernel as stored
 """
 
 
@@ -249,6 +250,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     if args.league:
         return cmd_league(args)
+    if args.rejudge is not None:
+        raise BondsimError("--rejudge: it judges a stored league again: give --league NAME (and --db)")
     if args.scenario is None:
         raise BondsimError("validate: give a scenario, or --league NAME")
     doc = load(args.scenario, args.set)
@@ -315,6 +318,21 @@ def cmd_league(args: argparse.Namespace) -> int:
     _check_db(args.db)
     store = (lambda results: _store(args.db, results)) if args.db else None
     rows = []
+    if args.rejudge is not None:
+        from bondsim.league import rejudge
+        from bondsim.store import Store
+
+        if not args.db:
+            raise BondsimError("--rejudge: give the results database the league is stored in (--db)")
+        with Store(args.db) as db:
+            was, rows = rejudge(cases, base, db, None if args.rejudge == "latest" else args.rejudge)
+        if not args.quiet:
+            print(f"the model (this build) beside league {was}'s kernel runs", file=sys.stderr)
+        if args.out:
+            import pandas as pd
+
+            pd.DataFrame(rows).to_csv(args.out, index=False)
+        return _league_done(args, rows)
     with _stop_on_sigterm():
         for k, case in enumerate(cases, 1):
             if not args.quiet:
@@ -324,6 +342,11 @@ def cmd_league(args: argparse.Namespace) -> int:
                 import pandas as pd
 
                 pd.DataFrame(rows).to_csv(args.out, index=False)
+    return _league_done(args, rows)
+
+
+def _league_done(args: argparse.Namespace, rows: list[dict]) -> int:
+    """Stores a league's rows (with ``--db``) and prints them."""
     agree = sum(r["agrees"] for r in rows)
     stored = None
     if args.db:
@@ -427,6 +450,14 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "and its retransmissions within the range widened by a factor 2 (+-30 below 30)",
     )
     p.add_argument("--runs", type=int, default=5, help="--league: kernel runs per case (default 5)")
+    p.add_argument(
+        "--rejudge",
+        metavar="ID",
+        nargs="?",
+        const="latest",
+        help="--league: run no kernel; the model (this build) again beside the kernel runs of a league stored "
+        "in --db (its id; none: the latest), stored as a new league",
+    )
     add_overrides(p)
     p.add_argument("--seconds", type=positive, help="each emulation stops after this many seconds (default 60)")
     p.add_argument("--out", type=Path, help="CSV file for the table")

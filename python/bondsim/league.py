@@ -185,19 +185,10 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
 def run_case(case: Case, base: dict, runs: int, seconds: float | None, traffic: str | None, store) -> dict[str, Any]:
     """Runs one case: the model on every seed of :data:`MODEL_SEEDS`, the kernel ``runs`` times; ``store``
     (a callable taking ``(RunResult, engine)`` pairs) keeps every run when given."""
-    from bondsim.api import run_checked
     from bondsim.emulate import emulate_doc
-    from bondsim.scenario import load
 
-    doc = load(base, case.sets())
-    _core.emulate_check(json.dumps(doc))
-    host_json, placement = _core.emulated_host(json.dumps(doc))
-    host = json.loads(host_json)
-    sims, emus, loads, results = [], [], [], []
-    for seed in MODEL_SEEDS:
-        result = run_checked({**host, "seed": seed})
-        sims.append(result.summary)
-        results.append((result, "simulator"))
+    doc, placement, sims, results = _model_side(case, base)
+    emus, loads = [], []
     for _ in range(runs):
         loads.append(os.getloadavg()[0])
         result = emulate_doc(doc, seconds, quiet=True, traffic=traffic)
@@ -207,3 +198,50 @@ def run_case(case: Case, base: dict, runs: int, seconds: float | None, traffic: 
     row = case_row(case, sims, emus, loads, placement)
     row["run_ids"] = ",".join(map(str, ids))  # the model's seeds, then the kernel's runs
     return row
+
+
+def _model_side(case: Case, base: dict) -> tuple[dict, str, list[dict], list]:
+    """The case's scenario, the host the emulator builds for it (in words), and the model's runs on that
+    host, one per seed of :data:`MODEL_SEEDS` (summaries, and ``(RunResult, "simulator")`` pairs)."""
+    from bondsim.api import run_checked
+    from bondsim.scenario import load
+
+    doc = load(base, case.sets())
+    _core.emulate_check(json.dumps(doc))
+    host_json, placement = _core.emulated_host(json.dumps(doc))
+    host = json.loads(host_json)
+    sims, results = [], []
+    for seed in MODEL_SEEDS:
+        result = run_checked({**host, "seed": seed})
+        sims.append(result.summary)
+        results.append((result, "simulator"))
+    return doc, placement, sims, results
+
+
+def rejudge(cases: list[Case], base: dict, stored, league_ref: str | None) -> tuple[int, list[dict[str, Any]]]:
+    """The model run again (this build) beside the kernel runs a stored league measured: per case of
+    ``cases`` found in it, the model's seeds anew, the kernel's stored summaries, the row as
+    :func:`case_row` makes it (the load as recorded then). ``stored``: an open writable ``Store``; the
+    model's runs are stored there too. Returns the league's id and the rows."""
+    league_id, _, old = stored.league(league_ref)
+    by_name = {c.name: c for c in cases}
+    engines = dict(zip(stored.runs()["run_id"].astype(int), stored.runs()["engine"], strict=True))
+    rows = []
+    for _, before in old.iterrows():
+        case = by_name.get(str(before["case"]))
+        ids = [int(i) for i in str(before.get("run_ids") or "").split(",") if i]
+        kernel_ids = [i for i in ids if engines.get(i) == "emulator"]
+        if case is None or not kernel_ids:
+            raise _core.BondsimError(
+                f"--rejudge: league {league_id}'s case `{before['case']}` is not in this league, or its kernel runs "
+                "were not stored (run_ids)"
+            )
+        summaries = stored.summaries(kernel_ids)
+        _, placement, sims, results = _model_side(case, base)
+        model_ids = [stored.add_result(result, engine) for result, engine in results]
+        loads = [float(before["load_mean"])] * len(kernel_ids)
+        row = case_row(case, sims, [summaries[i] for i in kernel_ids], loads, placement)
+        row["run_ids"] = ",".join(map(str, model_ids + kernel_ids))
+        row["kernel_from_league"] = league_id
+        rows.append(row)
+    return league_id, rows

@@ -152,6 +152,8 @@ pub struct Capture {
     cutter: Cutter,
     /// The transport is TCP (its segments carry the timestamp option, its ACKs the window).
     tcp: bool,
+    /// The timestamp option's clock (`sender.ts_clock`).
+    ts: tcp::TsTicks,
     mss: u64,
     wscale: u8,
     payload: bool,
@@ -245,6 +247,10 @@ impl Capture {
             })
             .collect();
         let tcp = matches!(scenario.sender, Sender::Tcp(_));
+        let ts = match &scenario.sender {
+            Sender::Tcp(t) => tcp::TsTicks::of(t.ts_clock, scenario.bond.hz),
+            _ => tcp::TsTicks::MS,
+        };
         // tcp_select_initial_window: the shift that fits the largest window into 16 bits.
         let space = match &scenario.sender {
             Sender::Tcp(t) => t.tcp_rmem[2].max(RMEM_MAX),
@@ -330,6 +336,7 @@ impl Capture {
             flows,
             cutter: Cutter::for_scenario(scenario),
             tcp,
+            ts,
             mss: u64::from(chunk),
             wscale,
             payload: options.payload,
@@ -483,7 +490,7 @@ impl Capture {
         let mut n = 0;
         if t.tcp && self.tcp {
             opts[..4].copy_from_slice(&[1, 1, 8, 10]);
-            opts[4..8].copy_from_slice(&tcp::ts_of(packet.born).to_be_bytes());
+            opts[4..8].copy_from_slice(&self.ts.ts_of(packet.born).to_be_bytes());
             opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
             n = 12;
             let blocks = packet.sack_blocks();

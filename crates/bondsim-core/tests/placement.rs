@@ -45,18 +45,30 @@ fn the_default_placement_is_the_nic_with_no_coalescing() {
 
 #[test]
 fn behind_a_shaper_tcp_small_queues_stop_counting_earlier_and_the_queues_grow() {
-    // The shaper hands each frame to the NIC as it starts it: the socket's count drops one frame
-    // time sooner per frame, so more data waits in the links' queues than with a NIC.
-    let links = |placement: &str| {
-        json!([
-            {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement},
-            {"rate_mbps": 5.0, "delay_us": 2000.0, "placement": placement}
-        ])
+    // The shaper hands each frame to the NIC as it starts it: the frame being sent is no longer
+    // the socket's, so TCP small queues let one more wait in each link's queue than behind a NIC.
+    // (A small initial window, so that the queues' deepest is TCP small queues', not the first
+    // window's.)
+    let bulk_of = |placement: &str| {
+        let mut doc = bulk(
+            3_000_000,
+            json!([
+                {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement},
+                {"rate_mbps": 10.0, "delay_us": 2000.0, "placement": placement}
+            ]),
+        );
+        doc["sender"]["initial_cwnd"] = json!(4);
+        run(&scenario(doc)).unwrap()
     };
-    let nic = run(&scenario(bulk(3_000_000, links("nic")))).unwrap();
-    let shaper = run(&scenario(bulk(3_000_000, links("shaper")))).unwrap();
+    let (nic, shaper) = (bulk_of("nic"), bulk_of("shaper"));
     let deepest = |r: &RunResult| *r.links.max_queue_pkts.iter().max().unwrap();
-    assert!(deepest(&shaper) > deepest(&nic), "shaper {} vs nic {}", deepest(&shaper), deepest(&nic));
+    assert_eq!(
+        deepest(&shaper),
+        deepest(&nic) + 1,
+        "{:?} vs {:?}",
+        shaper.links.max_queue_pkts,
+        nic.links.max_queue_pkts
+    );
 }
 
 #[test]

@@ -61,7 +61,8 @@ pub struct Bond {
     /// to whole jiffies (`monitor::jiffies_period`: miimon 1 ms checks every 4 ms at 250). 1000
     /// (Fedora, RHEL, Ubuntu from 24.10) keeps every whole-ms interval as set; Debian's and
     /// older Ubuntus' kernels run at 250. teamd's link watches are timers of their own (ms);
-    /// TCP's timers stay exact (only `sender.tlp_timeout = "linux-3.10"`'s floor counts jiffies).
+    /// TCP's timers stay exact (only `sender.tlp_timeout = "linux-3.10"`'s floor and
+    /// `sender.ts_clock = "linux-4.12"`'s timestamps count jiffies).
     #[serde(default = "default_hz")]
     pub hz: u32,
     /// The scheduler's parameters, checked against its declaration.

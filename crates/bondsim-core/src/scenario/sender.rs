@@ -123,6 +123,12 @@ pub struct TcpSender {
     /// `TCP_DELACK_MAX`, 200 ms). The kernels between (2·SRTT + 2 jiffies) are not modelled.
     #[serde(default)]
     pub tlp_timeout: TlpTimeout,
+    /// The clock of the timestamp option's TSval (RFC 7323 §5.4): `current` (1 ms, Linux since
+    /// 4.13: "tcp: switch TCP TS option (RFC 7323) to 1ms clock", 9a568de4818d) or `linux-4.12`
+    /// (before: `tcp_time_stamp` was `jiffies`, ticking at the bond's `hz`). It sets the
+    /// resolution of RTT samples taken from echoes, of PAWS and of the receiver's RTT estimate.
+    #[serde(default)]
+    pub ts_clock: TsClock,
     /// `net.ipv4.tcp_fack`: forward-acknowledgement loss detection (FACK), without RACK only.
     /// Linux's default until 4.11 (commit 94bdc9785a11 turned it off), removed in 4.15
     /// (713bafea9292): a segment is lost once a SACKed one lies `tcp_reordering` or more
@@ -266,6 +272,16 @@ named_enum! {
 }
 
 named_enum! {
+    /// The timestamp option's clock by kernel era ([`TcpSender::ts_clock`]).
+    pub enum TsClock {
+        /// 1 ms (`tcp_clock_ms`), since 4.13.
+        Current = "current",
+        /// `jiffies`, at `CONFIG_HZ` (`bond.hz`), until 4.12.
+        Linux412 = "linux-4.12",
+    }
+}
+
+named_enum! {
     /// The kernel era of the undo rules ([`TcpSender::undo`]).
     pub enum UndoEra {
         /// Today's Linux (a new reduction's timeout sets the undo marker; a repeated one keeps it).
@@ -299,7 +315,8 @@ named_enum! {
         /// 10 ms floor; RFC 5827 early retransmit delayed a quarter RTT; `tcp_time_to_recover`'s RFC
         /// 4653 NCR; forward retransmission in recovery; 3.10-3.13's undo rules; TCP small queues as
         /// 3.12-3.18 ran them (at least `tcp_limit_output_bytes`, then 128 KB); the slow-start
-        /// threshold kept in the metrics cache (3.x had no `tcp_no_ssthresh_metrics_save`).
+        /// threshold kept in the metrics cache (3.x had no `tcp_no_ssthresh_metrics_save`); the
+        /// timestamp option on jiffies (the 1 ms clock came in 4.13).
         Linux3x = "linux-3.x",
     }
 }
@@ -314,6 +331,7 @@ impl Kernel {
                 ("tcp_fack", "true"),
                 ("tcp_max_reordering", "127"),
                 ("tlp_timeout", "\"linux-3.10\""),
+                ("ts_clock", "\"linux-4.12\""),
                 ("early_retransmit", "true"),
                 ("ncr", "true"),
                 ("forward_retransmit", "true"),

@@ -116,6 +116,12 @@ pub struct Era {
     pub undo: UndoRules,
     pub tsq: TsqLimit,
     pub tlp: TlpRules,
+    /// A D-SACK's duplicated segments count as delivered (`tcp_dsack_seen`: "A spurious
+    /// retransmission is delivered", into `tp->delivered`, which feeds the rate sample, PRR and
+    /// `tcp_cong_avoid`): today's kernels (per segment since 5.9, one per D-SACK from 4.9's
+    /// delivery accounting); 3.x counted none (no `tp->delivered`: PRR's and `tcp_cong_avoid`'s
+    /// counts were ACKed and SACKed segments). Follows the undo era (`sender.undo`).
+    pub dsack_delivered: bool,
 }
 
 impl Era {
@@ -127,6 +133,7 @@ impl Era {
                 SmallQueues::Linux312 => TsqLimit::Floored,
             },
             tlp: TlpRules::of(tlp, hz),
+            dsack_delivered: undo == UndoEra::Current,
         }
     }
 }

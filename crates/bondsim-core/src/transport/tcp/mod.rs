@@ -21,7 +21,7 @@ pub mod receiver;
 pub mod sender;
 
 use crate::report::{count, flag, real, Declared, Report};
-use crate::scenario::TcpSender as TcpSpec;
+use crate::scenario::{TcpSender as TcpSpec, TsClock};
 use crate::time::SimTime;
 use era::{Era, LossDetection};
 
@@ -55,6 +55,8 @@ pub struct TcpConfig {
     pub early_retransmit: Option<SimTime>,
     /// The bond's `hz`: kernel timers set in jiffies (`usecs_to_jiffies` rounds up to one).
     pub hz: u32,
+    /// The timestamp option's clock (`sender.ts_clock`).
+    pub ts: TsTicks,
     /// Linux's RFC 4653 NCR entry to recovery (`TcpSpec::ncr`, without RACK).
     pub ncr: bool,
     /// Linux's forward retransmission before 4.11 (`TcpSpec::forward_retransmit`, without RACK).
@@ -126,6 +128,7 @@ impl TcpConfig {
                 _ => None,
             },
             hz,
+            ts: TsTicks::of(spec.ts_clock, hz),
             ncr: spec.ncr,
             forward_retransmit: spec.forward_retransmit,
             era: Era::new(spec.undo, spec.small_queues, spec.tlp_timeout, hz),
@@ -161,15 +164,47 @@ impl TcpConfig {
     }
 }
 
-/// A segment's TSval: its send time on Linux's millisecond timestamp clock
-/// (plus one, so that 0 means "no timestamp").
-pub fn ts_of(t: SimTime) -> u32 {
-    (t.0 / 1_000_000) as u32 + 1
+/// The timestamp option's clock (`sender.ts_clock`): 1 ms since Linux 4.13 (`tcp_clock_ms`), a
+/// jiffy before (`tcp_time_stamp` = `jiffies`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TsTicks {
+    /// One tick.
+    pub tick: SimTime,
 }
 
-/// The time a TSval stands for (the start of its millisecond).
+impl TsTicks {
+    /// Today's millisecond clock.
+    pub const MS: TsTicks = TsTicks { tick: SimTime(1_000_000) };
+
+    /// The clock of an era (`sender.ts_clock`) on a kernel ticking `hz` times a second.
+    pub fn of(clock: TsClock, hz: u32) -> TsTicks {
+        match clock {
+            TsClock::Current => TsTicks::MS,
+            TsClock::Linux412 => TsTicks { tick: bondsim_bond::monitor::usecs_to_jiffies(1, hz) },
+        }
+    }
+
+    /// A segment's TSval: its send time in ticks (plus one, so that 0 means "no timestamp").
+    pub fn ts_of(self, t: SimTime) -> u32 {
+        (t.0 / self.tick.0) as u32 + 1
+    }
+
+    /// The time a TSval stands for (the start of its tick).
+    pub fn ts_time(self, ts: u32) -> SimTime {
+        SimTime(u64::from(ts.saturating_sub(1)) * self.tick.0)
+    }
+}
+
+/// [`TsTicks::ts_of`] on today's millisecond clock (tests).
+#[cfg(test)]
+pub fn ts_of(t: SimTime) -> u32 {
+    TsTicks::MS.ts_of(t)
+}
+
+/// [`TsTicks::ts_time`] on today's millisecond clock (tests).
+#[cfg(test)]
 pub fn ts_time(ts: u32) -> SimTime {
-    SimTime(u64::from(ts.saturating_sub(1)) * 1_000_000)
+    TsTicks::MS.ts_time(ts)
 }
 
 /// A timer token: the flow in the high half, the timer's generation in the low.
@@ -408,6 +443,20 @@ impl TcpStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_timestamp_clock_ticks_in_milliseconds_since_4_13_and_in_jiffies_before() {
+        let ms = TsTicks::of(TsClock::Current, 250);
+        assert_eq!((ms, ms.ts_of(SimTime(9_500_000))), (TsTicks::MS, 10));
+        let jiffies = TsTicks::of(TsClock::Linux412, 250);
+        assert_eq!(jiffies.tick, SimTime(4_000_000));
+        assert_eq!((jiffies.ts_of(SimTime(9_500_000)), jiffies.ts_time(3)), (3, SimTime(8_000_000)));
+        assert_eq!(TsTicks::of(TsClock::Linux412, 1000), TsTicks::MS, "at 1000 Hz a jiffy is a millisecond");
+        // The 3.x preset runs the jiffy clock.
+        let spec: TcpSpec = serde_json::from_str(r#"{"ts_clock": "linux-4.12"}"#).unwrap();
+        assert_eq!(TcpConfig::new(&spec, 1448, 100).ts.tick, SimTime(10_000_000));
+        assert!(crate::scenario::Kernel::Linux3x.preset().contains(&("ts_clock", "\"linux-4.12\"")));
+    }
 
     #[test]
     fn a_later_deadline_reuses_the_queued_event_and_an_earlier_one_replaces_it() {

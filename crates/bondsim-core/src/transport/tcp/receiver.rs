@@ -7,7 +7,7 @@
 //! block `[start, end)` names segments, and "more than one full frame
 //! unacknowledged" is counted in payload bytes as Linux does.
 
-use super::{timer_token, TcpConfig, Timer};
+use super::{timer_token, TcpConfig, Timer, TsTicks};
 use crate::packet::{Kind, Packet, SackBlock};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
@@ -93,15 +93,15 @@ impl Conn {
 
     /// `tcp_rcv_rtt_measure_ts` (`net/ipv4/tcp_input.c`, 6.x): a full-sized segment whose echo
     /// differs from the last one sampled gives a sample of the timestamp clock's ticks since the
-    /// echoed one (`tcp_rtt_tsopt_us`: whole milliseconds, none when 0).
-    fn rcv_rtt_measure_ts(&mut self, now: SimTime, packet: &Packet, mss: u32) {
+    /// echoed one (`tcp_rtt_tsopt_us`: whole ticks of `ts`, none when 0).
+    fn rcv_rtt_measure_ts(&mut self, now: SimTime, packet: &Packet, mss: u32, ts: TsTicks) {
         if packet.ts_ecr == self.rcv_rtt_last_tsecr {
             return; // (also: no echo yet, `rcv_rtt_last_tsecr` starting at 0)
         }
         self.rcv_rtt_last_tsecr = packet.ts_ecr;
-        let ticks = super::ts_of(now).wrapping_sub(packet.ts_ecr) as i32;
+        let ticks = ts.ts_of(now).wrapping_sub(packet.ts_ecr) as i32;
         if packet.bytes >= mss && ticks > 0 {
-            self.rcv_rtt_update(ticks as u32 * 1_000);
+            self.rcv_rtt_update((u64::from(ticks as u32) * ts.tick.0 / 1_000) as u32);
         }
     }
 
@@ -346,7 +346,7 @@ impl Endpoint for TcpReceiver {
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         let flow = packet.flow;
         let mss = self.config.mss;
-        let tsval = super::ts_of(packet.born);
+        let tsval = self.config.ts.ts_of(packet.born);
         if self.paws_discard(now, &packet, tsval, out) {
             return;
         }
@@ -361,7 +361,7 @@ impl Endpoint for TcpReceiver {
         if s <= c.last_ack_sent && s + 1 >= c.last_ack_sent && tsval >= c.ts_recent {
             c.ts_recent = tsval;
         }
-        c.rcv_rtt_measure_ts(now, &packet, mss);
+        c.rcv_rtt_measure_ts(now, &packet, mss, self.config.ts);
         if s < c.rcv_nxt {
             // Already received: report it (D-SACK) and ACK at once (`tcp_data_queue`:
             // out of window → `tcp_dsack_set`, `tcp_enter_quickack_mode`).
@@ -737,14 +737,22 @@ mod tests {
             p.ts_ecr = super::super::ts_of(SimTime(ecr_ms * 1_000_000));
             p
         };
-        c.rcv_rtt_measure_ts(SimTime(10_500_000), &echo(10, 7, 1448), 1448);
+        c.rcv_rtt_measure_ts(SimTime(10_500_000), &echo(10, 7, 1448), 1448, TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "10.5 ms against an echo of 7 ms: 3 ticks");
-        c.rcv_rtt_measure_ts(SimTime(20_000_000), &echo(20, 7, 1448), 1448);
+        c.rcv_rtt_measure_ts(SimTime(20_000_000), &echo(20, 7, 1448), 1448, TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "the same echo again: no sample");
-        c.rcv_rtt_measure_ts(SimTime(9_000_000), &echo(9, 8, 500), 1448);
+        c.rcv_rtt_measure_ts(SimTime(9_000_000), &echo(9, 8, 500), 1448, TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "a short segment: no sample");
-        c.rcv_rtt_measure_ts(SimTime(9_900_000), &echo(9, 9, 1448), 1448);
+        c.rcv_rtt_measure_ts(SimTime(9_900_000), &echo(9, 9, 1448), 1448, TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "no whole tick: no sample");
+        // Before 4.13 the clock is the jiffy (`sender.ts_clock = "linux-4.12"`): at 250 Hz, 4 ms
+        // ticks. 10.5 ms is tick 3, an echo of 3 ms tick 1: 2 ticks, 8 ms.
+        let jiffies = TsTicks::of(crate::scenario::TsClock::Linux412, 250);
+        let mut c = Conn::default();
+        let mut p = Packet::data(0, 0, 1448, SimTime(10_000_000));
+        p.ts_ecr = jiffies.ts_of(SimTime(3_000_000));
+        c.rcv_rtt_measure_ts(SimTime(10_500_000), &p, 1448, jiffies);
+        assert_eq!(c.rcv_rtt(), Some(SimTime(8_000_000)));
     }
 
     #[test]

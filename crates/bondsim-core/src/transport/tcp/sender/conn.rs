@@ -114,6 +114,8 @@ pub(super) struct Conn {
     pub(super) frto_new_data: bool,
     /// TCP small queues held it back (`TSQ_THROTTLED`): a TX completion wakes it.
     pub(super) throttled: bool,
+    /// The timestamp option's clock (`TcpConfig::ts`).
+    pub(super) ts: TsTicks,
     /// The host's own queue refused its last send (`NET_XMIT_DROP`): `tcp_write_xmit` broke off,
     /// and it sends nothing more until an ACK or a timer calls it again.
     pub(super) xmit_failed: bool,
@@ -263,6 +265,7 @@ impl TcpSender {
             wnd_end: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             snd_wnd: (self.config.rwnd_initial / u64::from(self.config.mss)) as u32,
             throttled: false,
+            ts: self.config.ts,
             xmit_failed: false,
             last_send: None,
             ts_recent: 0,

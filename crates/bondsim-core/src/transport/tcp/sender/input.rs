@@ -25,8 +25,12 @@ pub(super) struct Ack {
     pub(super) prior_snd_wnd: u32,
     /// `sk_pacing_rate` as the last ACK's `tcp_cong_control` left it (HyStart reads it).
     pub(super) pacing_rate: u64,
-    /// Segments newly ACKed or SACKed (`tcp_ack`'s `delivered`), and of them newly SACKed.
+    /// Segments newly ACKed or SACKed, and of them newly SACKed.
     pub(super) newly_acked_sacked: u32,
+    /// Segments a valid D-SACK reports duplicated: "A spurious retransmission is delivered"
+    /// (`tcp_dsack_seen` → `sack_delivered`, counted into `tp->delivered` by `tcp_ack`; since 4.9
+    /// one per D-SACK, since 5.9 its segments). [`Ack::delivered`] adds them.
+    pub(super) dsack_delivered: u32,
     pub(super) newly_sacked: u32,
     /// The rate sample's `prior_delivered`: the delivered count when the latest sent of the
     /// segments this ACK delivers left (`tcp_rate_skb_delivered`); 0 when it delivers none.
@@ -57,6 +61,15 @@ pub(super) struct Ack {
     pub(super) is_dupack: bool,
     /// `tcp_ack_is_dubious`: `tcp_fastretrans_alert` runs.
     pub(super) alert: bool,
+}
+
+impl Ack {
+    /// `tcp_ack`'s `delivered` (`tcp_newly_delivered`): what `tcp_rate_gen` and
+    /// `tcp_cong_control` (PRR, `tcp_cong_avoid`) take: the segments newly ACKed or SACKed and
+    /// those a D-SACK reports.
+    pub(super) fn delivered(&self) -> u32 {
+        self.newly_acked_sacked + self.dsack_delivered
+    }
 }
 
 /// What `tcp_fastretrans_alert` found: the segments it marked lost, and the timers it wants.
@@ -92,7 +105,7 @@ impl TcpSender {
         if a.reord < a.prior_fack && config.sack {
             c.check_reordering(config, a.reord);
         }
-        c.delivered += a.newly_acked_sacked;
+        c.delivered += a.delivered();
         c.classify_ack(config, ack, with_data, &mut a);
         if !a.old_ack {
             c.update_reo_wnd(config, a.prior_delivered);
@@ -106,7 +119,7 @@ impl TcpSender {
         if let Some(rs) = rs.as_mut().filter(|_| !a.old_ack) {
             rs.rtt = ca_rtt;
             rs.prior_in_flight = a.prior_in_flight;
-            c.rate_gen(now, a.newly_acked_sacked, alert.newly_lost, rs);
+            c.rate_gen(now, a.delivered(), alert.newly_lost, rs);
         }
         c.cong_control(config, &a, rs.as_ref(), alert.newly_lost);
         if c.snd_una == c.total {
@@ -153,6 +166,7 @@ impl Conn {
             sack_blocks: false,
             dsack: false,
             dsack_tlp: false,
+            dsack_delivered: 0,
             retrans_data_acked: false,
             orig_acked: false,
             una_advanced: false,
@@ -165,7 +179,7 @@ impl Conn {
     /// RFC 7323 §4.3's `TS.Recent` (echoed in the data that follows), and the window update
     /// (`tcp_ack_update_window`): the right edge the ACK allows.
     fn ack_update_window(&mut self, ack: &Packet) {
-        self.ts_recent = self.ts_recent.max(ts_of(ack.born));
+        self.ts_recent = self.ts_recent.max(self.ts.ts_of(ack.born));
         if ack.ack >= self.snd_una {
             self.wnd_end = self.wnd_end.max(ack.ack.saturating_add(ack.seq));
             self.snd_wnd = ack.seq;
@@ -220,7 +234,7 @@ impl Conn {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if matches!(self.state, CaState::Recovery | CaState::Cwr) {
             // `tcp_in_cwnd_reduction`: PRR in CWR as in Recovery.
-            self.cwnd_reduction(a.newly_acked_sacked, newly_lost, a.una_advanced);
+            self.cwnd_reduction(a.delivered(), newly_lost, a.una_advanced);
         } else {
             // `tcp_may_raise_cwnd`: with a raised reordering degree any forward progress
             // counts, otherwise only newly ACKed data.
@@ -232,7 +246,7 @@ impl Conn {
             self.w.cwnd_limited = self.is_cwnd_limited();
             if may_raise && a.newly_acked_sacked > 0 {
                 self.w.snd_nxt = u64::from(self.snd_nxt);
-                self.cc.cong_avoid(&mut self.w, a.newly_acked_sacked);
+                self.cc.cong_avoid(&mut self.w, a.delivered());
             }
         }
     }

@@ -21,7 +21,9 @@ use std::collections::VecDeque;
 
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, RateSample, Window};
 use super::era::{LossDetection, TsqLimit, VoidUndoAt};
-use super::{split_token, timer_token, ts_of, ts_time, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TRACE_MAX_ROWS};
+#[cfg(test)]
+use super::ts_of;
+use super::{split_token, timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TsTicks, TRACE_MAX_ROWS};
 use crate::packet::{Kind, Packet};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};

@@ -136,7 +136,7 @@ impl Conn {
     /// 6.12 answer so (its exceptions are a connection without SACK and SYN_SENT, neither
     /// modelled); 5.1 to 6.11 answered no.
     pub(super) fn packet_delayed(&self, ts_ecr: u32) -> bool {
-        self.retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < ts_of(stamp))
+        self.retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < self.ts.ts_of(stamp))
     }
 
     /// `tcp_may_undo`: an undo marker is set, and every retransmission was D-SACKed as needless

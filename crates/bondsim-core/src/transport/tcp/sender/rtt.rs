@@ -86,8 +86,10 @@ impl Conn {
         let (rtt, ca_rtt) = match seq_rtt {
             Some(first) => (Some(rtt_of(a.now, first)), ca_sent.map(|t| rtt_of(a.now, t))),
             None => {
-                let ts =
-                    (a.una_advanced && a.ts_ecr != 0).then(|| rtt_of(a.now, ts_time(a.ts_ecr)).max(SimTime(1_000_000)));
+                // (At least one tick: `tcp_rtt_tsopt_us`'s `if (!delta) delta = min`, 3.x's
+                // `tcp_rtt_estimator`'s `if (m == 0) m = 1`.)
+                let ts = (a.una_advanced && a.ts_ecr != 0)
+                    .then(|| rtt_of(a.now, self.ts.ts_time(a.ts_ecr)).max(self.ts.tick));
                 (ts, ts)
             }
         };

@@ -54,11 +54,12 @@ impl Conn {
 
     /// A D-SACK of `[start, end)` arrived, before the ACK's cumulative part is taken
     /// (`tcp_check_dsack` → `tcp_dsack_seen`, and `tcp_sacktag_one`'s D-SACK
-    /// accounting); true when it reports the segment of a tail loss probe (`FLAG_DSACK_TLP`).
-    pub(super) fn on_dsack(&mut self, start: u32, end: u32, stats: &mut TcpStats) -> bool {
+    /// accounting): whether it reports the segment of a tail loss probe (`FLAG_DSACK_TLP`), and
+    /// the duplicated segments it reports when it is not dubious (`dup_segs`).
+    pub(super) fn on_dsack(&mut self, start: u32, end: u32, stats: &mut TcpStats) -> (bool, u32) {
         let n = end.saturating_sub(start);
         if n == 0 {
-            return false;
+            return (false, 0);
         }
         // `tcp_dsack_seen`: a one-segment D-SACK ending at `tlp_high_seq` is the probe's.
         let tlp = n == 1 && self.tlp_high_seq == Some(end);
@@ -71,7 +72,7 @@ impl Conn {
         // each: past the first few, all its D-SACKs are dubious to Linux, and none widens
         // RACK's window or counts toward an undo.
         if self.dsack_dups > self.retransmits {
-            return tlp;
+            return (tlp, 0);
         }
         // RACK widens its window on D-SACKs once reordering was seen, not for a probe's.
         if self.reord_seen > 0 && !tlp {
@@ -96,7 +97,7 @@ impl Conn {
             };
             self.undo_retrans = (self.undo_retrans - i64::from(needless)).max(0);
         }
-        tlp
+        (tlp, n)
     }
 
     /// Needless retransmissions among `[start, end)`, just D-SACKed: the model's own
@@ -159,7 +160,11 @@ impl Conn {
             b.start < ack.ack || blocks.get(1).is_some_and(|b2| b.start >= b2.start && b.end <= b2.end)
         });
         if a.dsack {
-            a.dsack_tlp = self.on_dsack(blocks[0].start, blocks[0].end, stats);
+            let (tlp, dup_segs) = self.on_dsack(blocks[0].start, blocks[0].end, stats);
+            a.dsack_tlp = tlp;
+            if config.era.dsack_delivered {
+                a.dsack_delivered = dup_segs;
+            }
             // `tcp_sacktag_one`: a D-SACK of a retransmitted segment already SACKed says the
             // original arrived after data sent later: reordering, from the lowest such segment.
             let (start, end) = (blocks[0].start.max(self.snd_una), blocks[0].end.min(self.snd_nxt));

@@ -1461,3 +1461,24 @@ fn with_nothing_in_flight_a_refused_send_waits_for_the_probe_timer() {
     let p = s.poll_transmit(at).expect("the probe timer calls it again");
     assert_eq!((p.seq, p.retransmit, s.stats.rtos), (0, false, 0));
 }
+
+#[test]
+fn a_dsacked_retransmission_counts_as_delivered_today_and_not_in_3x() {
+    // `tcp_dsack_seen`: "A spurious retransmission is delivered" (`sack_delivered`, into
+    // `tp->delivered`, the rate sample and `tcp_cong_control`'s count); 3.x had no such count.
+    for (today, counted) in [(true, 1), (false, 0)] {
+        let mut s = sent_window(false);
+        s.config.era.dsack_delivered = today;
+        s.conns[0].as_mut().unwrap().wmem = 0;
+        let mut out = Vec::new();
+        s.on_packet(ms(2), sack(0, (1, 10), ms(2)), &mut out);
+        let p = s.poll_transmit(ms(2)).expect("segment 0 again");
+        assert_eq!((p.seq, p.retransmit), (0, true));
+        s.on_packet(ms(3), ack_with(10, &[], 0, ms(3)), &mut out);
+        let before = s.conns[0].as_ref().unwrap().delivered;
+        // The original arrived after all: the receiver D-SACKs the retransmission.
+        s.on_packet(ms(4), ack_with(10, &[(0, 1)], 0, ms(4)), &mut out);
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.delivered - before, s.stats.dsacks_received), (counted, 1), "today: {today}");
+    }
+}
