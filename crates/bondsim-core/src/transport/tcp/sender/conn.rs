@@ -121,7 +121,9 @@ pub(super) struct Conn {
     pub(super) xmit_failed: bool,
     /// What its last send from `tcp_write_xmit` / `tcp_xmit_retransmit_queue` changed, to take
     /// it back if the host's queue refuses it ([`TcpSender::take_back`]).
-    pub(super) last_send: Option<SendRecord>,
+    pub(super) last_send: SendRecord,
+    /// The last retransmission's record ([`Resent`]), kept for the next.
+    pub(super) resent: Option<Box<Resent>>,
     /// Segments it retransmitted (`tp->total_retrans`).
     pub(super) retransmits: u32,
     /// Segments the receiver reported duplicated (`tp->dsack_dups`).
@@ -267,7 +269,8 @@ impl TcpSender {
             throttled: false,
             ts: self.config.ts,
             xmit_failed: false,
-            last_send: None,
+            last_send: SendRecord::default(),
+            resent: None,
             ts_recent: 0,
             frto: false,
             frto_new_data: false,

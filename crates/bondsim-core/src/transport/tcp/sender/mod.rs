@@ -277,7 +277,7 @@ impl Endpoint for TcpSender {
         let p = self.urgent.pop_front().inspect(|p| {
             // A timer's send: not `tcp_write_xmit`'s, so not one to take back.
             if let Some(c) = self.conns[p.flow as usize].as_mut() {
-                c.last_send = None;
+                c.last_send = SendRecord::default();
             }
         });
         let p = p.or_else(|| {

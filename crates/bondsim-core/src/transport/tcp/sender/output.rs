@@ -159,7 +159,7 @@ impl TcpSender {
         if c.burst_left > 0 {
             // The rest of an offload buffer, room for it was taken when it was cut.
             c.burst_left -= 1;
-            c.last_send = Some(SendRecord::new_data(c, None));
+            SendRecord::record_new_data(c, None);
             let mut p = self.send_new(flow, now);
             p.gso = 1;
             self.sent(flow);
@@ -192,7 +192,7 @@ impl TcpSender {
             c.retrans_hint = seq;
             if seq < c.snd_nxt {
                 // (`tcp_xmit_retransmit_queue` leaves `tcp_cwnd_validate` to `tcp_write_xmit`.)
-                c.last_send = Some(SendRecord::resend(c, seq, now));
+                c.record_resend(seq, now);
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Lost));
             }
         }
@@ -209,7 +209,7 @@ impl TcpSender {
             let found = (from..c.fack.min(c.snd_nxt)).find(|&q| c.seg(q).marks & (SACKED | RETRANS_OUT) == 0);
             c.fwd_hint = found.unwrap_or(c.fack.min(c.snd_nxt)).max(from);
             if let Some(seq) = found {
-                c.last_send = Some(SendRecord::resend(c, seq, now));
+                c.record_resend(seq, now);
                 return Some(Self::retransmit(c, &mut self.stats, flow, seq, now, &self.cutter, Resend::Forward));
             }
         }
@@ -249,7 +249,7 @@ impl TcpSender {
         {
             return None;
         }
-        c.last_send = Some(SendRecord::new_data(c, Some(c.wstamp.max(now))));
+        SendRecord::record_new_data(c, Some(c.wstamp.max(now)));
         // `tcp_minshall_update`: a buffer that ends in a sub-MSS segment moves snd_sml.
         if last_bytes < config.mss {
             c.snd_sml = last + 1;
@@ -354,21 +354,33 @@ impl TcpSender {
 /// `tcp_retransmit_skb`'s marks and counts (`TCPCB_RETRANS`, `retrans_out`, `total_retrans`,
 /// `retrans_stamp`, `undo_retrans`); for both `tcp_update_skb_after_send` (the pacing step) and
 /// `tcp_rate_skb_sent`. What runs before the transmit stays: `tcp_event_data_sent`,
-/// `data_segs_out`, `tcp_wstamp_ns` brought up to the clock.
-#[derive(Debug, Clone)]
+/// `data_segs_out`, `tcp_wstamp_ns` brought up to the clock. Plain data, written at every send
+/// (a retransmission's larger part is [`Resent`], written at retransmissions only).
+#[derive(Debug, Clone, Copy, Default)]
 pub(super) struct SendRecord {
+    kind: SentKind,
     seq: u32,
     snd_sml: u32,
-    /// The pacing clock as the transmit left it (none: a buffer's later segment, paced with its first).
-    wstamp: Option<SimTime>,
     prr_out: u32,
-    /// A retransmission: the segment, its rate stamp and the counts it moved (boxed: new data,
-    /// recorded at every send, writes a small record).
-    resend: Option<Box<Resent>>,
+    /// The pacing clock as the transmit left it (when `paced_here`; else a buffer's later
+    /// segment, paced with its first).
+    wstamp: SimTime,
+    paced_here: bool,
 }
 
+/// What the last send of `tcp_write_xmit` / `tcp_xmit_retransmit_queue` was.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum SentKind {
+    /// None to take back (a timer's send, or none yet).
+    #[default]
+    None,
+    New,
+    Resend,
+}
+
+/// A retransmission's segment, rate stamp and the counts it moved, before it.
 #[derive(Debug, Clone)]
-struct Resent {
+pub(super) struct Resent {
     seg: Seg,
     stamp: Option<TxStamp>,
     retrans_out: u32,
@@ -379,28 +391,45 @@ struct Resent {
 }
 
 impl SendRecord {
-    /// Before new data (segment `snd_nxt`) goes; `wstamp`: the pacing clock brought up to now.
-    pub(super) fn new_data(c: &Conn, wstamp: Option<SimTime>) -> SendRecord {
-        SendRecord { seq: c.snd_nxt, snd_sml: c.snd_sml, wstamp, prr_out: c.prr_out, resend: None }
-    }
-
-    /// Before segment `seq` goes again.
-    pub(super) fn resend(c: &Conn, seq: u32, now: SimTime) -> SendRecord {
-        let resent = Resent {
-            seg: *c.seg(seq),
-            stamp: c.tx_stamps.get((seq - c.snd_una) as usize).copied(),
-            retrans_out: c.retrans_out,
-            undo_retrans: c.undo_retrans,
-            retrans_stamp: c.retrans_stamp,
-            retrans_at: c.fack_on.then(|| c.retrans_at.clone()),
-        };
-        SendRecord {
-            seq,
-            snd_sml: c.snd_sml,
-            wstamp: Some(c.wstamp.max(now)),
-            prr_out: c.prr_out,
-            resend: Some(Box::new(resent)),
+    /// Before new data (segment `snd_nxt`) goes; `wstamp`: the pacing clock brought up to now,
+    /// for a connection that paces (else left as it was: nothing to restore).
+    #[inline(always)]
+    pub(super) fn record_new_data(c: &mut Conn, wstamp: Option<SimTime>) {
+        let r = &mut c.last_send;
+        r.kind = SentKind::New;
+        r.seq = c.snd_nxt;
+        r.snd_sml = c.snd_sml;
+        r.prr_out = c.prr_out;
+        r.paced_here = c.paced && wstamp.is_some();
+        if r.paced_here {
+            r.wstamp = wstamp.unwrap_or_default();
         }
+    }
+}
+
+impl Conn {
+    /// Records segment `seq`'s retransmission, before it goes ([`SendRecord`], [`Resent`]).
+    pub(super) fn record_resend(&mut self, seq: u32, now: SimTime) {
+        let resent = Resent {
+            seg: *self.seg(seq),
+            stamp: self.tx_stamps.get((seq - self.snd_una) as usize).copied(),
+            retrans_out: self.retrans_out,
+            undo_retrans: self.undo_retrans,
+            retrans_stamp: self.retrans_stamp,
+            retrans_at: self.fack_on.then(|| self.retrans_at.clone()),
+        };
+        match &mut self.resent {
+            Some(kept) => **kept = resent,
+            None => self.resent = Some(Box::new(resent)),
+        }
+        self.last_send = SendRecord {
+            kind: SentKind::Resend,
+            seq,
+            snd_sml: self.snd_sml,
+            prr_out: self.prr_out,
+            wstamp: self.wstamp.max(now),
+            paced_here: true,
+        };
     }
 }
 
@@ -414,12 +443,13 @@ impl TcpSender {
     /// `tcp_xmit_retransmit_queue` (a timer's retransmission or probe): then it is lost.
     pub(super) fn take_back(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
         let Some(c) = self.conns[packet.flow as usize].as_mut() else { return false };
-        let Some(r) = c.last_send.take().filter(|r| r.seq == packet.seq && r.resend.is_some() == packet.retransmit)
-        else {
+        let r = std::mem::take(&mut c.last_send);
+        let kind = if packet.retransmit { SentKind::Resend } else { SentKind::New };
+        if r.kind != kind || r.seq != packet.seq {
             return false;
-        };
-        match r.resend {
-            None => {
+        }
+        match kind {
+            SentKind::New => {
                 debug_assert_eq!(r.seq + 1, c.snd_nxt, "new data is the last sent");
                 c.snd_nxt -= 1;
                 c.segs.pop_back();
@@ -427,7 +457,8 @@ impl TcpSender {
                 c.burst_left = 0;
                 self.stats.segments_sent -= 1;
             }
-            Some(back) => {
+            _ => {
+                let back = c.resent.take().expect("recorded with the resend");
                 *c.seg_mut(r.seq) = back.seg;
                 if let Some(stamp) = back.stamp {
                     c.tx_stamps[(r.seq - c.snd_una) as usize] = stamp;
@@ -446,8 +477,8 @@ impl TcpSender {
         }
         c.snd_sml = r.snd_sml;
         c.prr_out = r.prr_out;
-        if let Some(w) = r.wstamp {
-            c.wstamp = w;
+        if r.paced_here {
+            c.wstamp = r.wstamp;
         }
         c.enter_cwr();
         c.xmit_failed = true;
