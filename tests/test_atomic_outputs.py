@@ -154,6 +154,16 @@ def test_runs_export_on_a_full_disk_writes_no_table(main, full_disk, tmp_path):
     assert files_in(full_disk) == earlier
 
 
+def test_a_capture_on_a_full_disk_says_it_could_not_write(main, full_disk):
+    assert main("run", *SMALL, "--pcap", str(full_disk)).returncode == 0
+    earlier = files_in(full_disk)
+    assert earlier and all(name.endswith(".pcapng") for name in earlier)
+    error = one_line(main("run", *BIG, "--pcap", str(full_disk)))
+    # pcap-file's own words for it were "Error reading bytes".
+    assert error.startswith(f"error: pcap: {full_disk}/") and f".pcapng: cannot write it: {NO_SPACE}" in error
+    assert files_in(full_disk) == earlier
+
+
 def test_validate_and_league_rows_on_a_full_disk(full_disk):
     out = full_disk / "league.csv"
     write_rows(out, [{"case": "earlier", "agrees": True}])
