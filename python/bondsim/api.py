@@ -174,28 +174,30 @@ class RunResult:
         """Writes ``summary.json``, ``requests.csv``, ``links.csv``, ``scenario.json`` and ``process.txt``
         (the thesis's ``process.sh`` table) into ``out``, and ``NAME.csv`` for each of :attr:`TRACES` the
         run recorded; an earlier run's ``NAME.csv`` of a trace this run did not record is removed, so
-        that the directory holds one run."""
+        that the directory holds one run. Whole or not at all (:mod:`bondsim.atomic`): if a file cannot be
+        written, an earlier run's files there are left as they were and none of this run's is."""
+        from bondsim import atomic
         from bondsim.stats import format_process_table, process_rows
 
         out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "summary.json").write_text(json.dumps(self.summary, indent=2) + "\n")
-        (out / "scenario.json").write_text(json.dumps(self.scenario, indent=2) + "\n")
-        for kind in ("requests", "links", *self.TRACES):
-            value = self._tables[kind]
-            if value is None and kind in self.TRACES:
-                (out / f"{kind}.csv").unlink(missing_ok=True)
-            elif isinstance(value, dict) or value is None:
-                _write_csv(out / f"{kind}.csv", value or {})  # as the run left it: no pandas to load
-            else:
-                value.to_csv(out / f"{kind}.csv", index=False)
-        requests = self._tables["requests"]
-        if requests is None:
-            requests = {}
-        elif not isinstance(requests, dict):  # a table (read, or built when first asked for): its two columns
-            requests = {c: requests[c].tolist() for c in ("packets", "out_of_order") if c in requests.columns}
-        rows = process_rows(requests.get("packets", []), requests.get("out_of_order", []))
-        (out / "process.txt").write_text(format_process_table(rows) + "\n")
+        with atomic.staged() as files:
+            files.write_text(out / "summary.json", json.dumps(self.summary, indent=2) + "\n")
+            files.write_text(out / "scenario.json", json.dumps(self.scenario, indent=2) + "\n")
+            for kind in ("requests", "links", *self.TRACES):
+                value, path = self._tables[kind], out / f"{kind}.csv"
+                if value is None and kind in self.TRACES:
+                    files.remove(path)
+                elif isinstance(value, dict) or value is None:
+                    files.write(path, lambda p, v=value: _write_csv(p, v or {}))  # as the run left it: no pandas
+                else:
+                    files.write(path, lambda p, v=value: v.to_csv(p, index=False))
+            requests = self._tables["requests"]
+            if requests is None:
+                requests = {}
+            elif not isinstance(requests, dict):  # a table (read, or built when first asked for): its two columns
+                requests = {c: requests[c].tolist() for c in ("packets", "out_of_order") if c in requests.columns}
+            rows = process_rows(requests.get("packets", []), requests.get("out_of_order", []))
+            files.write_text(out / "process.txt", format_process_table(rows) + "\n")
         return out
 
 

@@ -487,8 +487,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     data = pd.concat(frames, ignore_index=True)
     y = {"p_outorder": "P(outorder)", "average": "average out-of-order packets per file"}[args.metric]
     try:
-        Path(args.out).absolute().parent.mkdir(parents=True, exist_ok=True)  # (as run --out makes its folder)
-        path = plots.compare(
+        path = plots.compare(  # (its folder made as run --out makes its own)
             data,
             "packets",
             args.metric,
@@ -547,8 +546,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     else:
         source = report.load(args.source, args.db, detail=detail, sweep=args.sweep)
     try:
-        Path(args.out).absolute().parent.mkdir(parents=True, exist_ok=True)  # (as run --out makes its folder)
-        path, pngs = report.write(source, args.out, png=args.png)
+        path, pngs = report.write(source, args.out, png=args.png)  # (its folder made as run --out makes its own)
     except OSError as exc:
         raise write_error("--out/--png", exc) from None
     except KeyError as exc:

@@ -245,6 +245,19 @@ def validate_rows(
     return rows
 
 
+def write_rows(out: str | Path, rows: list[dict]) -> None:
+    """``validate``'s and the league's ``--out``: the rows as CSV, whole or not at all (:mod:`bondsim.atomic`:
+    the league's file of the cases before stays as it was); a failure as one line naming its cause."""
+    import pandas as pd
+
+    from bondsim import atomic
+
+    try:
+        atomic.write(out, lambda path: pd.DataFrame(rows).to_csv(path, index=False))
+    except OSError as exc:
+        raise write_error("--out", exc) from None
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     from bondsim.scenario import load
 
@@ -262,9 +275,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     with _stop_on_sigterm():
         rows = validate_rows(doc, modes, args.seconds, args.quiet, args.db, args.traffic)
     if args.out:
-        import pandas as pd
-
-        pd.DataFrame(rows).to_csv(args.out, index=False)
+        write_rows(args.out, rows)
     if args.json:
         print(json.dumps(rows, indent=2))
     elif not args.quiet:
@@ -329,9 +340,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"the model (this build) beside league {was}'s kernel runs", file=sys.stderr)
         if args.out:
-            import pandas as pd
-
-            pd.DataFrame(rows).to_csv(args.out, index=False)
+            write_rows(args.out, rows)
         return _league_done(args, rows)
     with _stop_on_sigterm():
         for k, case in enumerate(cases, 1):
@@ -339,9 +348,7 @@ def cmd_league(args: argparse.Namespace) -> int:
                 print(f"[{k}/{len(cases)}] {case.name}: the model on 5 seeds, the kernel {args.runs}x", file=sys.stderr)
             rows.append(run_case(case, base, args.runs, args.seconds, args.traffic, store))
             if args.out:  # written after every case: an interrupted league keeps what it ran
-                import pandas as pd
-
-                pd.DataFrame(rows).to_csv(args.out, index=False)
+                write_rows(args.out, rows)
     return _league_done(args, rows)
 
 

@@ -10,6 +10,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from bondsim import atomic
+
 #: Line styles of reference lines, one per reference: dashed, dotted, dash-dotted, long dashes.
 REFERENCE_STYLES = ("--", ":", "-.", (0, (8, 3)))
 
@@ -20,8 +22,10 @@ def _save(fig, path: str | Path) -> Path:
     if not path.suffix:
         # matplotlib would write PNG and add the suffix itself: the path returned is the file written
         path = path.with_name(path.name + ".png")
-    fig.savefig(path)
-    plt.close(fig)
+    try:
+        atomic.write(path, fig.savefig)
+    finally:
+        plt.close(fig)
     return path
 
 

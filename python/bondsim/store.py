@@ -708,14 +708,15 @@ class Store:
 
     def export(self, out: Path, fmt: str, sweep: str | int | None = None) -> list[Path]:
         """Writes ``runs`` (with swept values if ``sweep``) and every per-run table to ``out`` as
-        Parquet or CSV; returns the files written."""
+        Parquet or CSV; returns the files written. All of them or none (:mod:`bondsim.atomic`): an
+        ``OSError`` naming the file that could not be written and why."""
+        from bondsim import atomic
+
         if fmt not in ("parquet", "csv"):
             raise BondsimError(f"format: parquet or csv, got {fmt!r}")
         runs = self.runs(sweep)  # a sweep not found is an error before anything is made
-        out.mkdir(parents=True, exist_ok=True)
         options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
         self.con.register("selected", runs[["run_id"]])
-        written = []
         try:
             self.con.register("runs_out", runs)
             queries = {"runs": "SELECT * FROM runs_out"}
@@ -724,15 +725,32 @@ class Store:
                     f"SELECT t.* FROM {_ident(kind)} t SEMI JOIN selected s ON t.run_id = s.run_id "
                     "ORDER BY t.run_id, t.rowid"
                 )
-            for kind, query in queries.items():
-                path = out / f"{kind}.{fmt}"
-                target = path.as_posix().replace("'", "''")
-                try:
-                    self.con.execute(f"COPY ({query}) TO '{target}' ({options})")
-                except duckdb.IOException as exc:
-                    raise BondsimError(f"{path}: cannot write it ({str(exc).splitlines()[0]})") from None
-                written.append(path)
+            with atomic.staged() as files:
+                return [
+                    files.write(out / f"{kind}.{fmt}", lambda path, q=query: self._copy(q, path, options))
+                    for kind, query in queries.items()
+                ]
         finally:
             self.con.unregister("selected")
             self.con.unregister("runs_out")
-        return written
+
+    def _copy(self, query: str, path: Path, options: str) -> None:
+        """``COPY (query) TO path``; DuckDB's failure to write as the ``OSError`` it reports."""
+        target = path.as_posix().replace("'", "''")
+        try:
+            self.con.execute(f"COPY ({query}) TO '{target}' ({options})")
+        except duckdb.IOException as exc:
+            raise _duckdb_os_error(exc) from exc
+
+
+def _duckdb_os_error(exc: duckdb.IOException) -> OSError:
+    """DuckDB's I/O error as an ``OSError``: with the ``errno`` it reports and its ``strerror``, e.g. "No
+    space left on device" (DuckDB 2.0 puts the operating system's error into the message as JSON, on a full
+    disk ``... "exception_message":"Could not write file ...","errno":"28"}``); else the message's first
+    line."""
+    text = str(exc)
+    found = re.search(r'"errno"\s*:\s*"?(\d+)', text)
+    if found:
+        code = int(found[1])
+        return OSError(code, os.strerror(code))
+    return OSError(None, text.splitlines()[0])

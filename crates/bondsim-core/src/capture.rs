@@ -48,11 +48,16 @@
 //! a writer thread turns them into pcapng blocks (the `pcap-file` crate) and streams them to
 //! disk through buffered writers. The batches are a fixed few, reused (memory stays bounded).
 //! `max_packets` (per file) and a time window keep files small.
+//!
+//! Files are written whole or not at all (issue 39): each as `NAME.pcapng.part`, renamed to its
+//! name when the run has ended and every file is flushed ([`Capture::finish`]), when an earlier
+//! run's captures in the directory go too; a run that fails or is stopped removes its part files
+//! ([`PartFiles`]) and leaves an earlier run's captures as they were.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use byteorder_slice::BigEndian;
@@ -63,7 +68,7 @@ use pcap_file::pcapng::blocks::interface_description::{InterfaceDescriptionBlock
 use pcap_file::pcapng::blocks::section_header::{SectionHeaderBlock, SectionHeaderOption};
 use pcap_file::pcapng::blocks::ENHANCED_PACKET_BLOCK;
 use pcap_file::pcapng::{PcapNgBlock, PcapNgWriter, RawBlock};
-use pcap_file::DataLink;
+use pcap_file::{DataLink, PcapError};
 use rand::RngExt;
 
 use crate::error::{Error, Result};
@@ -110,10 +115,72 @@ struct Flow {
     isn: [u32; 2],
 }
 
-/// One pcapng file being written.
+/// One pcapng file being written (to its part file).
 struct Sink {
     writer: PcapNgWriter<BufWriter<File>>,
+    /// Its name once complete: what errors name.
     path: PathBuf,
+}
+
+/// The part files of a capture, `(part, name)`: those still listed when it is dropped are removed
+/// (a capture that did not finish leaves none behind).
+#[derive(Default)]
+struct PartFiles(Vec<(PathBuf, PathBuf)>);
+
+/// What a file is called while it is being written.
+const PART_SUFFIX: &str = ".part";
+
+impl PartFiles {
+    /// Creates the part file of `path`.
+    fn create(&mut self, path: PathBuf) -> Result<File> {
+        let mut part = path.clone().into_os_string();
+        part.push(PART_SUFFIX);
+        let part = PathBuf::from(part);
+        let file = File::create(&part).map_err(|e| io_error(&path, e))?;
+        self.0.push((part, path));
+        Ok(file)
+    }
+
+    /// Renames every part file to its name, then removes the earlier captures in `dir` that this
+    /// run has not replaced (of other links, perhaps: they would sit beside this run's as if they
+    /// were of it).
+    fn commit(&mut self, dir: &Path) -> Result<()> {
+        let ours: Vec<String> =
+            self.0.iter().filter_map(|(_, path)| Some(path.file_name()?.to_string_lossy().into_owned())).collect();
+        for k in 0..self.0.len() {
+            let (part, path) = &self.0[k];
+            if let Err(e) = std::fs::rename(part, path) {
+                let failed = io_error(path, e);
+                self.0.drain(..k); // (in place: not removed)
+                return Err(failed);
+            }
+        }
+        self.0.clear();
+        remove_captures(dir, |name| !ours.iter().any(|n| n == name), "")
+    }
+}
+
+impl Drop for PartFiles {
+    fn drop(&mut self) {
+        for (part, _) in &self.0 {
+            let _ = std::fs::remove_file(part);
+        }
+    }
+}
+
+/// Removes the files in `dir` named as captures are (with `suffix` after the name: `.part` for
+/// part files) for which `remove` is true.
+fn remove_captures(dir: &Path, remove: impl Fn(&str) -> bool, suffix: &str) -> Result<()> {
+    for entry in std::fs::read_dir(dir).map_err(|e| io_error(dir, e))? {
+        let path = entry.map_err(|e| io_error(dir, e))?.path();
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let Some(stem) = name.strip_suffix(suffix) else { continue };
+        let capture = stem == RECEIVERS_FILE || stem.ends_with(FWD_SUFFIX) || stem.ends_with(REV_SUFFIX);
+        if capture && remove(stem) {
+            std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Frames handed to the writer thread at once, about this many bytes.
@@ -182,8 +249,13 @@ pub struct Capture {
     /// Batches made so far (at most [`BATCHES`]).
     batches: usize,
     /// The writer thread: every file's [`PcapNgWriter`] is its own; it ends with the first
-    /// error, if any. Serialising and the kernel's writes run beside the simulation.
-    writer: std::thread::JoinHandle<Result<()>>,
+    /// error, if any. Serialising and the kernel's writes run beside the simulation. (`None`
+    /// once joined.)
+    writer: Option<std::thread::JoinHandle<Result<()>>>,
+    /// The directory and the files being written in it. (Last: dropped after `Drop::drop` has
+    /// joined the writer thread, so that each file is closed before it is removed.)
+    dir: PathBuf,
+    parts: PartFiles,
 }
 
 /// A link as the capture names it.
@@ -205,6 +277,15 @@ fn io_error(path: &std::path::Path, err: impl std::fmt::Display) -> Error {
     Error::Io(format!("pcap: {}: {err}", path.display()))
 }
 
+/// A capture file that could not be written, and why, in the operating system's words: pcap-file
+/// says "Error reading bytes" of any I/O error (`PcapError::IoError`), a write's too.
+fn write_error(path: &std::path::Path, err: PcapError) -> Error {
+    match err {
+        PcapError::IoError(os) => io_error(path, format_args!("cannot write it: {os}")),
+        other => io_error(path, format_args!("cannot write it: {other}")),
+    }
+}
+
 impl Capture {
     /// Opens the files of a run of `scenario` with these flows and links.
     pub fn new(
@@ -224,15 +305,9 @@ impl Capture {
             ));
         }
         std::fs::create_dir_all(&options.dir).map_err(|e| io_error(&options.dir, e))?;
-        // An earlier run's captures in the directory (of other links, perhaps) would sit beside
-        // this run's as if they were of it: the files named as captures are written here are removed.
-        for entry in std::fs::read_dir(&options.dir).map_err(|e| io_error(&options.dir, e))? {
-            let path = entry.map_err(|e| io_error(&options.dir, e))?.path();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if name == RECEIVERS_FILE || name.ends_with(FWD_SUFFIX) || name.ends_with(REV_SUFFIX) {
-                std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
-            }
-        }
+        // Part files a killed run left (an earlier run's captures go once this run's are complete).
+        remove_captures(&options.dir, |_| true, PART_SUFFIX)?;
+        let mut parts = PartFiles::default();
         let mut isn_rng = rng::stream(scenario.seed, "pcap.isn");
         let flows = requests
             .iter()
@@ -271,9 +346,9 @@ impl Capture {
                 "Headers only; original lengths recorded"
             },
         );
-        let open = |file: String| -> Result<Sink> {
+        let mut open = |file: String| -> Result<Sink> {
             let path = options.dir.join(file);
-            let out = File::create(&path).map_err(|e| io_error(&path, e))?;
+            let out = parts.create(path.clone())?;
             let section = SectionHeaderBlock {
                 options: vec![
                     SectionHeaderOption::UserApplication(Cow::Owned(format!("bondsim {}", env!("CARGO_PKG_VERSION")))),
@@ -282,7 +357,7 @@ impl Capture {
                 ..SectionHeaderBlock::default()
             };
             let writer = PcapNgWriter::with_section_header(BufWriter::with_capacity(1 << 16, out), section)
-                .map_err(|e| io_error(&path, e))?;
+                .map_err(|e| write_error(&path, e))?;
             Ok(Sink { writer, path })
         };
         let mut stems: Vec<String> = Vec::new();
@@ -353,7 +428,9 @@ impl Capture {
             batches: 1,
             to_writer: Some(to_writer),
             emptied,
-            writer,
+            writer: Some(writer),
+            dir: options.dir.clone(),
+            parts,
         })
     }
 
@@ -392,11 +469,21 @@ impl Capture {
         }
     }
 
-    /// Flushes every file; the first write error of the run, if any.
+    /// Flushes every file and puts it in place; the first write error of the run, if any (the
+    /// files are then removed).
     pub fn finish(mut self) -> Result<()> {
         self.hand_over();
+        self.stop_writer()?;
+        self.parts.commit(&self.dir)
+    }
+
+    /// Lets the writer thread write what it was handed and end; its outcome.
+    fn stop_writer(&mut self) -> Result<()> {
         drop(self.to_writer.take());
-        self.writer.join().unwrap_or_else(|_| Err(Error::Io("pcap: the writer thread failed".into())))
+        match self.writer.take() {
+            Some(writer) => writer.join().unwrap_or_else(|_| Err(Error::Io("pcap: the writer thread failed".into()))),
+            None => Ok(()),
+        }
     }
 
     fn wanted(&self, now: SimTime) -> bool {
@@ -655,6 +742,14 @@ impl Template {
     }
 }
 
+impl Drop for Capture {
+    /// A capture that did not finish (its run failed or was stopped): the writer thread ends
+    /// before the part files are removed (`parts`, dropped after this).
+    fn drop(&mut self) {
+        let _ = self.stop_writer();
+    }
+}
+
 /// The writer thread: writes what the batches hold, in order, then flushes every file.
 fn write_batches(
     mut sinks: Vec<Sink>,
@@ -701,7 +796,7 @@ fn write_batches(
                         trailer_len: len,
                     };
                     let sink = &mut sinks[file as usize];
-                    sink.writer.write_raw_block(&block).map_err(|e| io_error(&sink.path, e))?;
+                    sink.writer.write_raw_block(&block).map_err(|e| write_error(&sink.path, e))?;
                 }
                 Item::Interface { file, name, what } => {
                     add_interface(&mut sinks[file as usize], snaplen, &name, &what, None)?
@@ -714,7 +809,7 @@ fn write_batches(
     }
     for sink in sinks {
         let path = sink.path;
-        sink.writer.into_inner().flush().map_err(|e| io_error(&path, e))?;
+        sink.writer.into_inner().flush().map_err(|e| write_error(&path, PcapError::IoError(e)))?;
     }
     Ok(())
 }
@@ -731,7 +826,7 @@ fn add_interface(sink: &mut Sink, snaplen: u32, name: &str, what: &str, speed_bp
         options.push(InterfaceDescriptionOption::IfSpeed(bps.round() as u64));
     }
     let idb = InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen, options };
-    sink.writer.write_pcapng_block(idb).map(drop).map_err(|e| io_error(&sink.path, e))
+    sink.writer.write_pcapng_block(idb).map(drop).map_err(|e| write_error(&sink.path, e))
 }
 
 #[cfg(test)]
@@ -984,6 +1079,39 @@ mod tests {
         assert_eq!(cut, expected);
         std::fs::remove_dir_all(&all_dir).unwrap();
         std::fs::remove_dir_all(&cut_dir).unwrap();
+    }
+
+    #[test]
+    fn files_go_into_place_when_the_run_ends_and_a_failed_run_leaves_none() {
+        let d = dir("parts");
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("gone.fwd.pcapng"), "an earlier run's capture of a link this run has not").unwrap();
+        std::fs::write(d.join("link0.fwd.pcapng.part"), "what a killed run left").unwrap();
+        let names = || {
+            let mut names: Vec<String> =
+                std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
+            names.sort_unstable();
+            names
+        };
+        let options = CaptureOptions { dir: d.clone(), payload: false, max_packets: None, start_s: 0.0, stop_s: None };
+        // A run that fails once it has ended (past its guard, `max_events`): nothing of its captures.
+        let mut failing = scenario();
+        failing.max_events = 10;
+        let failed = crate::run_with_capture(&failing, Some(&options), &mut |_| true);
+        assert!(matches!(failed, Err(Error::Scenario { ref path, .. }) if path == "max_events"), "{failed:?}");
+        assert_eq!(names(), ["gone.fwd.pcapng"]);
+        crate::run_with_capture(&scenario(), Some(&options), &mut |_| true).unwrap();
+        let ours = ["link0.fwd.pcapng", "link0.rev.pcapng", "link1.fwd.pcapng", "link1.rev.pcapng", "receivers.pcapng"];
+        assert_eq!(names(), ours, "this run's, whole; the earlier run's of another link gone");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_failed_write_says_so_in_the_operating_systems_words() {
+        let os = std::io::Error::from_raw_os_error(28); // ENOSPC
+        let message = write_error(Path::new("d/receivers.pcapng"), PcapError::IoError(os)).to_string();
+        assert!(message.starts_with("pcap: d/receivers.pcapng: cannot write it: No space left on device"), "{message}");
     }
 
     #[test]

@@ -157,7 +157,9 @@ def sections(source: Source) -> list[Section]:
 
 
 def write(source: Source, out: str | Path, png: str | Path | None = None) -> tuple[Path, list[Path]]:
-    """Writes the HTML report to ``out`` and, with ``png``, every chart as a PNG there."""
+    """Writes the HTML report to ``out`` and, with ``png``, every chart as a PNG there; all of them or
+    none (:mod:`bondsim.atomic`)."""
+    from bondsim import atomic
     from bondsim.report import html
 
     parts = sections(source)
@@ -165,10 +167,11 @@ def write(source: Source, out: str | Path, png: str | Path | None = None) -> tup
         f"Written by bondsim {__version__}; self-contained (works offline). Charts: drag to zoom, double-click to "
         "reset, click a legend entry to hide its series."
     ]
-    path = html.render(source.title, parts, out, intro=intro)
     pngs: list[Path] = []
-    if png is not None:
-        from bondsim.report import png as png_mod
+    with atomic.staged() as files:
+        path = files.write_text(out, html.page(source.title, parts, intro=intro))
+        if png is not None:
+            from bondsim.report import png as png_mod
 
-        pngs = png_mod.render(parts, png)
+            pngs = png_mod.render(parts, png, files)
     return path, pngs

@@ -22,6 +22,7 @@ from functools import cache
 from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
+from bondsim import atomic
 from bondsim.report.charts import PALETTE, Chart, Section
 
 #: The chart's height in pixels (its width follows the page).
@@ -70,7 +71,13 @@ def draw_script() -> str:
 
 
 def render(title: str, sections: Sequence[Section], path: str | Path, intro: Sequence[str] = ()) -> Path:
-    """Writes the report to ``path``."""
+    """Writes the report to ``path``, whole or not at all (:mod:`bondsim.atomic`)."""
+    with atomic.staged() as files:
+        return files.write_text(path, page(title, sections, intro))
+
+
+def page(title: str, sections: Sequence[Section], intro: Sequence[str] = ()) -> str:
+    """The report as one HTML page."""
     js, css = library()
     charts = [c for s in sections for c in s.charts]
     payload = json.dumps(_clean([chart_data(c) for c in charts]), allow_nan=False)
@@ -86,7 +93,7 @@ def render(title: str, sections: Sequence[Section], path: str | Path, intro: Seq
             body.append(f"<table><tr>{cells}</tr>" + "".join(f"<tr>{line}</tr>" for line in lines) + "</table>")
     # "</" inside a script would end it: JSON escapes it as "<\/".
     payload = payload.replace("</", "<\\/")
-    page = f"""<!DOCTYPE html>
+    return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>{css}</style>
 <style>{_STYLE}</style>
@@ -97,9 +104,6 @@ def render(title: str, sections: Sequence[Section], path: str | Path, intro: Seq
 <script>{draw_script()}</script>
 </body></html>
 """
-    path = Path(path)
-    path.write_text(page, encoding="utf-8")
-    return path
 
 
 def _clean(value):

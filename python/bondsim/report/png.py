@@ -12,6 +12,7 @@ import itertools
 
 import matplotlib.pyplot as plt
 
+from bondsim import atomic
 from bondsim.report.charts import Chart, Section
 
 _MARKERS = {"circle": "o", "square": "s", "x": "x"}
@@ -65,8 +66,12 @@ def draw(chart: Chart, path: str | Path) -> Path:
     return path
 
 
-def render(sections: Sequence[Section], out: str | Path) -> list[Path]:
-    """Every chart of the report as ``out/KEY.png``; returns the files written."""
+def render(sections: Sequence[Section], out: str | Path, files: atomic.Staged) -> list[Path]:
+    """Every chart of the report as ``out/KEY.png``, written into ``files`` (they go into place with the
+    rest of the output); returns the files."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    return [draw(chart, out / f"{chart.key}.png") for section in sections for chart in section.charts]
+    return [
+        files.write(out / f"{chart.key}.png", lambda path, c=chart: draw(c, path))
+        for section in sections
+        for chart in section.charts
+    ]

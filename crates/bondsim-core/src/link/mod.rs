@@ -201,6 +201,14 @@ impl Link {
         }
     }
 
+    /// Counters at the run's end `end`: busy time up to `end` only ([`RateLink::stats_at`]).
+    pub fn stats_at(&self, end: SimTime) -> LinkStats {
+        match self {
+            Link::Paced(l) => l.stats.clone(), // (no busy time: a paced link's sends take none)
+            Link::Rate(l) => l.stats_at(end),
+        }
+    }
+
     /// Counts a frame that crossed the wire and was dropped at the far end (a silent port).
     pub fn record_drop(&mut self, cause: DropCause) {
         match self {

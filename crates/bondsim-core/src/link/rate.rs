@@ -460,6 +460,16 @@ impl RateLink {
         self.wire_bytes(&self.queue[0]) as f64 * share
     }
 
+    /// The counters at the run's end `end`. [`LinkStats::busy_ns`] takes a frame's whole transmit
+    /// time as it starts; a run stopped (`stop_s`) while a frame is being sent ends its busy time
+    /// there: the share of that frame after `end` is left out, so the link is never busy longer
+    /// than the run (issue 39: `busy_s` ≤ `duration_s`).
+    pub fn stats_at(&self, end: SimTime) -> LinkStats {
+        let (from, until) = self.tx_span;
+        let after_end = if self.sending && until > end { (until - end.max(from)).0 } else { 0 };
+        LinkStats { busy_ns: self.stats.busy_ns - after_end, ..self.stats.clone() }
+    }
+
     /// Wire bytes the link carried up to `t` (not before its last event), each frame's spread
     /// evenly over its transmit time: frames done, the share of the one being sent, and of any
     /// cut off by a carrier loss. Over a span it is the bytes the link carried within it, so its
@@ -751,6 +761,22 @@ mod tests {
         assert_eq!(third.arrival, Ok(SimTime(379_120)));
         assert_eq!((l.arrive().seq, l.arrive().seq), (0, 2));
         assert_eq!((l.stats.packets_sent, l.stats.drops_random, l.stats.busy_ns), (3, 1, 369_120));
+    }
+
+    #[test]
+    fn busy_time_ends_with_a_run_stopped_mid_frame() {
+        // Two frames of 123.04 us back to back (see `full_frames_take_their_wire_time`).
+        let mut l = link(serde_json::json!({}));
+        let Enqueued::Started(done) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
+        assert_eq!(l.stats.busy_ns, 123_040, "counted whole as it starts");
+        assert_eq!(l.stats_at(SimTime(50_000)).busy_ns, 50_000, "stopped mid-frame: busy until the end only");
+        let next = l.tx_done(done).next.unwrap();
+        assert_eq!(l.stats.busy_ns, 246_080);
+        assert_eq!(l.stats_at(done).busy_ns, 123_040, "stopped as the second frame starts: none of it");
+        assert_eq!(l.stats_at(SimTime(200_000)).busy_ns, 200_000);
+        l.tx_done(next);
+        assert_eq!(l.stats_at(SimTime(1_000_000)), l.stats, "idle at the end: every frame whole");
     }
 
     #[test]

@@ -31,8 +31,8 @@ impl World {
                 kind: link.kind(),
                 capacity_bps: link.capacity_bps(),
                 wire_bytes: link.wire_bytes(),
-                stats: link.stats().clone(),
-                reverse: reverse.as_ref().map(|r| r.stats.clone()).unwrap_or_default(),
+                stats: link.stats_at(end),
+                reverse: reverse.as_ref().map(|r| r.stats_at(end)).unwrap_or_default(),
             })
             .collect();
         result::build(

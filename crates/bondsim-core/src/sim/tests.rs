@@ -498,6 +498,26 @@ fn goodput_counts_from_measure_from_s() {
 }
 
 #[test]
+fn a_link_is_never_busy_longer_than_a_run_stopped_mid_frame() {
+    // Issue 39's reproducer: tcp_rr's links at 2.5 Mbit/s (a frame takes 4.92 ms), stopped at 0.1 s
+    // while the slow links send their 21st frame: they were busy 0.1033536 s of a 0.1 s run.
+    let scenario = Scenario::from_json(
+        &serde_json::json!({"stop_s": 0.1, "sender": {"kind": "tcp"}, "bond": {"mode": "balance-rr"},
+            "workload": {"requests": 8, "clients": 8, "file_size": {"kind": "fixed", "bytes": 20_000_000}},
+            "links": [{"count": 3, "rate_mbps": 2.5, "delay_us": 20}, {"rate_mbps": 1000, "delay_us": 120}]})
+        .to_string(),
+    )
+    .unwrap();
+    let result = run(&scenario).unwrap();
+    assert_eq!(result.summary.duration_s, 0.1);
+    for (link, busy) in result.links.busy_s.iter().enumerate().take(3) {
+        // Sending from the start to the end: busy the whole run, not past it.
+        assert!((busy - 0.1).abs() < 1e-9, "link {link}: busy {busy} s of 0.1 s");
+    }
+    assert!(result.links.utilisation.iter().all(|&u| u <= 1.0));
+}
+
+#[test]
 fn arp_probing_is_refused_over_a_link_without_a_return_path() {
     // The paced interface has no reverse link: the ARP monitor's replies could never come back.
     let doc = |links: serde_json::Value| {

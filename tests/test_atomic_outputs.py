@@ -1,0 +1,173 @@
+"""Atomic outputs (issue 39, item 4): every file a command writes goes into place whole, or not at all.
+
+The helper itself (``bondsim.atomic``) is tested with writers that fail; the commands on a full disk: a
+64 kB tmpfs, mounted where root is allowed to (skipped, saying why, elsewhere). On it each command must
+exit 2 with one line naming the file and the operating system's cause, leave no partial or temporary
+file, and leave an earlier complete output in that place as it was."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import bondsim
+from bondsim import BondsimError, atomic
+from bondsim.emulate import write_rows
+from bondsim.store import Store
+
+#: What a full disk says (ENOSPC's strerror).
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def files_in(directory: Path) -> dict[str, bytes]:
+    """Every file below ``directory`` (hidden ones too) and its bytes."""
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def one_line(proc) -> str:
+    """The error of a command that must have failed with exit 2 and one line on stderr."""
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, (proc.returncode, proc.stderr)
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    return proc.stderr.strip()
+
+
+# -- the helper --------------------------------------------------------------------------------------------
+
+
+def test_files_go_into_place_together_when_all_are_complete(tmp_path):
+    (tmp_path / "a.txt").write_text("earlier a")
+    (tmp_path / "stale.csv").write_text("an earlier output's file this one has not")
+    with atomic.staged() as files:
+        files.write_text(tmp_path / "a.txt", "new a")
+        files.write_text(tmp_path / "b.txt", "new b")
+        files.remove(tmp_path / "stale.csv")
+        # Until the block ends, the earlier output is what a reader sees.
+        assert (tmp_path / "a.txt").read_text() == "earlier a" and not (tmp_path / "b.txt").exists()
+        assert (tmp_path / "stale.csv").exists()
+    assert files_in(tmp_path) == {"a.txt": b"new a", "b.txt": b"new b"}
+
+
+@pytest.mark.parametrize("failure", [RuntimeError("the writer's bug"), KeyboardInterrupt()])
+def test_a_failure_mid_write_leaves_no_temporary_file_and_the_earlier_output_as_it_was(tmp_path, failure):
+    (tmp_path / "a.txt").write_text("earlier a")
+
+    def half(path: Path) -> None:
+        path.write_text("half of it")
+        raise failure
+
+    with pytest.raises(type(failure)), atomic.staged() as files:
+        files.write_text(tmp_path / "a.txt", "new a")
+        files.write(tmp_path / "b.txt", half)
+    assert files_in(tmp_path) == {"a.txt": b"earlier a"}
+    with pytest.raises(type(failure)):
+        atomic.write(tmp_path / "new" / "deeper" / "c.txt", half)
+    assert files_in(tmp_path) == {"a.txt": b"earlier a"}
+    assert not (tmp_path / "new").exists(), "the directories made for a failed output are gone"
+
+
+def test_an_os_error_names_the_target_and_keeps_its_cause(tmp_path):
+    def full(path: Path) -> None:
+        raise OSError(errno.ENOSPC, NO_SPACE, str(path))  # as a full disk raises it: the temporary name
+
+    with pytest.raises(OSError) as caught:
+        atomic.write(tmp_path / "out.csv", full)
+    assert (caught.value.errno, caught.value.strerror, caught.value.filename) == (
+        errno.ENOSPC,
+        NO_SPACE,
+        str(tmp_path / "out.csv"),
+    )
+    assert files_in(tmp_path) == {}
+
+
+def test_a_written_file_has_the_mode_open_gives_and_keeps_its_suffix_for_the_writer(tmp_path):
+    seen = []
+    atomic.write(tmp_path / "figure.png", lambda path: seen.append(path) or path.write_bytes(b"png"))
+    assert seen[0].suffix == ".png" and seen[0].parent == tmp_path  # formats picked by suffix, same file system
+    (tmp_path / "by_open.png").write_bytes(b"png")
+    assert (tmp_path / "figure.png").stat().st_mode == (tmp_path / "by_open.png").stat().st_mode
+
+
+# -- the commands on a full disk -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 kB tmpfs: a disk that fills up. Unmounted afterwards (lazily, if something still holds it)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if shutil.which("mount") is None:
+        pytest.skip("no mount command: the full-disk tests mount a small tmpfs")
+    mount = ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]
+    proc = subprocess.run(mount, capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
+    try:
+        yield disk
+    finally:
+        if subprocess.run(["umount", str(disk)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+#: A run whose files fill far more than 64 kB (requests.csv: one row per request).
+BIG = ["thesis", "--quiet", "--set", "workload.requests=2000"]
+#: A run whose files fit.
+SMALL = ["thesis", "--quiet", "--set", "workload.requests=2"]
+
+
+def test_run_out_on_a_full_disk_keeps_the_earlier_run(main, full_disk):
+    run_dir = full_disk / "run"
+    assert main("run", *SMALL, "--out", str(run_dir)).returncode == 0
+    earlier = files_in(full_disk)
+    error = one_line(main("run", *BIG, "--out", str(run_dir)))
+    assert error == f"error: --out: cannot write {run_dir / 'requests.csv'}: {NO_SPACE}"
+    assert files_in(full_disk) == earlier
+    one_line(main("run", *BIG, "--out", str(full_disk / "new" / "run")))
+    assert files_in(full_disk) == earlier and not (full_disk / "new").exists()
+
+
+def test_report_on_a_full_disk_writes_neither_the_page_nor_the_pngs(main, full_disk, tmp_path):
+    run_dir = tmp_path / "run"
+    assert main("run", *SMALL, "--out", str(run_dir)).returncode == 0
+    (full_disk / "report.html").write_text("an earlier report")
+    earlier = files_in(full_disk)
+    args = ("report", str(run_dir), "--quiet", "--out", str(full_disk / "report.html"))
+    error = one_line(main(*args, "--png", str(full_disk / "png")))
+    assert error.startswith("error: --out/--png: cannot write ") and error.endswith(NO_SPACE)
+    assert files_in(full_disk) == earlier and not (full_disk / "png").exists()
+
+
+def test_runs_export_on_a_full_disk_writes_no_table(main, full_disk, tmp_path):
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        store.add_result(bondsim.run("thesis", ["workload.requests=2000"]), "simulator")
+    out = full_disk / "export"
+    out.mkdir()
+    (out / "runs.csv").write_text("an earlier export")
+    earlier = files_in(full_disk)
+    error = one_line(main("runs", "export", str(out), "--db", str(db), "--format", "csv"))
+    assert error.startswith(f"error: out: cannot write {out}/") and error.endswith(f".csv: {NO_SPACE}")
+    assert files_in(full_disk) == earlier
+
+
+def test_a_capture_on_a_full_disk_says_it_could_not_write(main, full_disk):
+    assert main("run", *SMALL, "--pcap", str(full_disk)).returncode == 0
+    earlier = files_in(full_disk)
+    assert earlier and all(name.endswith(".pcapng") for name in earlier)
+    error = one_line(main("run", *BIG, "--pcap", str(full_disk)))
+    # pcap-file's own words for it were "Error reading bytes".
+    assert error.startswith(f"error: pcap: {full_disk}/") and f".pcapng: cannot write it: {NO_SPACE}" in error
+    assert files_in(full_disk) == earlier
+
+
+def test_validate_and_league_rows_on_a_full_disk(full_disk):
+    out = full_disk / "league.csv"
+    write_rows(out, [{"case": "earlier", "agrees": True}])
+    earlier = files_in(full_disk)
+    with pytest.raises(BondsimError, match=f"^--out: cannot write {out}: {NO_SPACE}$"):
+        write_rows(out, [{"case": "x" * 100, "agrees": True}] * 1000)
+    assert files_in(full_disk) == earlier
