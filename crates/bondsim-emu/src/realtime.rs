@@ -413,7 +413,7 @@ impl ServerTun {
         let HostQueues::Kernel(steering) = host else {
             return Ok(ServerTun { queues: vec![ns::open_tun(addr, mtu)?], steerer: None });
         };
-        let links = scenario.links.len();
+        let links = scenario.each_link().count(); // (a spec's `count` expanded)
         let queues = ns::open_tun_queues(addr, mtu, links + 1)?;
         steer::set_qdiscs(scenario)?;
         let steerer = Steerer::attach(steering, links as u32, &queues[0])?;

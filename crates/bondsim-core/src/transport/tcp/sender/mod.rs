@@ -131,7 +131,8 @@ impl TcpSender {
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
         c.rate_check_app_limited(config, c.written - c.snd_nxt);
         c.written = (c.written + segments).min(c.total);
-        // The first data after the connection went quiet starts the retransmission timer.
+        c.xmit_failed = false; // (`tcp_push` calls `tcp_write_xmit` again)
+                               // The first data after the connection went quiet starts the retransmission timer.
         if c.packets_out() == 0 {
             Self::set_xmit_timer(config, c, flow, now, out);
         }

@@ -126,14 +126,19 @@ impl Conn {
     /// `max(tcp_limit_output_bytes, sk_pacing_rate >> 10)`, the pacing rate always 200% of
     /// `mss · max(cwnd, packets_out) / srtt`, and retransmissions are never held
     /// (`tcp_xmit_retransmit_queue` has no such check).
+    ///
+    /// Both compare `sk_wmem_alloc`, which `sk_alloc` starts at 1 (`refcount_set(&sk->sk_wmem_alloc,
+    /// 1)`, `net/core/sock.c`: the socket's own reference), with the limit: two buffers of the
+    /// limit's `2 · truesize` already exceed it, so two wait below TCP, not three.
     pub(super) fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
+        let wmem_alloc = self.wmem + 1;
         if config.era.tsq == TsqLimit::Floored {
             if retransmit {
                 return false;
             }
             let rate = self.pacing_rate_at(config, 2.0).unwrap_or(f64::INFINITY);
             let limit = ((rate / 1024.0).min(u64::MAX as f64) as u64).max(config.limit_output_bytes);
-            return self.wmem > limit;
+            return wmem_alloc > limit;
         }
         if self.packets_out() <= 1 {
             return false;
@@ -143,7 +148,7 @@ impl Conn {
         let buffer = truesize(config.mss, if config.gso { self.tso_autosize_at(config, rate) } else { 1 });
         let rate = rate.unwrap_or(f64::INFINITY);
         let limit = ((rate / 1024.0) as u64).max(2 * buffer).min(config.limit_output_bytes) << u64::from(retransmit);
-        self.wmem > limit
+        wmem_alloc > limit
     }
 }
 

@@ -968,9 +968,10 @@ fn small_queues_hold_about_a_millisecond_of_data_below_tcp() {
     c.snd_nxt = 50; // more than one buffer unacknowledged
     let config = TcpConfig { gso: false, ..s.config.clone() };
     let limit = (1.2 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
-    c.wmem = limit;
+    // `sk_wmem_alloc` counts the socket's own 1 besides its buffers (`sk_alloc`).
+    c.wmem = limit - 1;
     assert!(!c.small_queue_full(&config, false));
-    c.wmem = limit + 1;
+    c.wmem = limit;
     assert!(c.small_queue_full(&config, false));
     assert!(!c.small_queue_full(&config, true), "retransmissions may queue twice as much");
     c.snd_nxt = 1;
@@ -984,17 +985,31 @@ fn linux_3_12s_small_queues_hold_at_least_tcp_limit_output_bytes_and_never_a_ret
     let mut config = TcpConfig { limit_output_bytes: 131_072, ..s.config.clone() };
     config.era.tsq = TsqLimit::Floored;
     // cwnd 100 over an SRTT of 10 ms at 200%: 28,281 bytes a millisecond, below the 128 KB.
-    for (wmem, full) in [(131_072, false), (131_073, true)] {
+    for (wmem, full) in [(131_071, false), (131_072, true)] {
         c.wmem = wmem;
         assert_eq!(c.small_queue_full(&config, false), full, "{wmem}");
         assert!(!c.small_queue_full(&config, true), "a retransmission never waits");
     }
     let config = TcpConfig { limit_output_bytes: 16_384, ..config };
     let rate_term = (2.0 * 100.0 * 1448.0 / 0.010 / 1024.0) as u64;
-    c.wmem = rate_term;
+    c.wmem = rate_term - 1;
     assert!(!c.small_queue_full(&config, false));
-    c.wmem = rate_term + 1;
+    c.wmem = rate_term;
     assert!(c.small_queue_full(&config, false), "the pacing rate's share when it is the larger");
+}
+
+#[test]
+fn small_queues_let_two_buffers_wait_not_three() {
+    // A slow flow, whose limit is `2 · truesize`: one buffer below TCP leaves room for a second;
+    // with two, `sk_wmem_alloc` (the socket's own 1 and their truesizes) exceeds the limit.
+    let (s, mut c) = conn(2, 100_000, 100_000);
+    c.snd_nxt = 50;
+    let config = TcpConfig { gso: false, ..s.config.clone() };
+    let buffer = truesize(config.mss, 1);
+    c.wmem = buffer;
+    assert!(!c.small_queue_full(&config, false), "one waits: a second may go");
+    c.wmem = 2 * buffer;
+    assert!(c.small_queue_full(&config, false), "two wait: no third");
 }
 
 /// A flow of `segments` segments all sent at 0 (and off the host) over a sender without RACK (dupthresh), with
