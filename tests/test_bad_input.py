@@ -270,3 +270,27 @@ def test_a_run_with_a_request_of_no_packets_writes_its_files(tmp_path):
     result.write(tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted(RunResult.FILES)
     assert "0\t1\t0.00\tn/a" in (tmp_path / "out" / "process.txt").read_text()
+
+
+# -- Plausibility bounds (item 3): a physical value no real link or host has, named with its bound --
+
+
+@pytest.mark.parametrize(
+    ("source", "override", "path", "bound"),
+    [
+        # The issue's: 54 simulated years, and Tbit/s from four paced links.
+        ("hetero", "links.0.rate_mbps=1e-9", "links.0.rate_mbps", "must be from 0.0003 to 1600000 Mbit/s"),
+        ("thesis", "links.1.period_ms=1e-6", "links.1.period_ms", "a paced link's rate must be from 0.0003"),
+        ("thesis", "sender.chunk_bytes=4294967295", "sender.chunk_bytes", "must be from 1 to 65535 bytes"),
+        ("hetero", "links.0.delay_us=1e9", "links.0.delay_us", "must be from 0 to 10000000 µs"),
+        ("hetero", "links.0.txqueuelen=4294967295", "links.0.txqueuelen", "must be from 1 to 1000000 packets"),
+        ("hetero", "links.0.overhead_bytes=100000", "links.0.overhead_bytes", "must be from 0 to 512 bytes"),
+        ("thesis", "bond.miimon=3000000000", "bond.miimon", "INT_MAX"),
+    ],
+)
+def test_an_implausible_physical_value_is_one_line_naming_the_bound(main, source, override, path, bound):
+    line = one_line_error(main("scenario", "check", source, "--set", override))
+    assert line.startswith(f"error: {path}: ") and bound in line, line
+    with pytest.raises(ScenarioError) as caught:
+        bondsim.load(source, [override])
+    assert caught.value.path == path

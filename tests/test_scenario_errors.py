@@ -111,7 +111,8 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
     [
         # TCP's packet size is its MSS: the error names the field the user sets
         ("sender.mss=0", "sender.mss", "must be >= 1"),
-        ("sender.mss=100000", "sender.mss", "header bytes exceed links.0.mtu"),
+        ("sender.mss=2000", "sender.mss", "header bytes exceed links.0.mtu"),
+        ("sender.mss=100000", "sender.mss", "must be from 1 to 65535 bytes (an IPv4 packet's Total Length"),
         # Linux's sysctl takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c)
         ("sender.tcp_early_retrans=5", "sender.tcp_early_retrans", "Linux takes 0 to 4"),
         ("sender.tcp_early_retrans=4", "sender.tcp_early_retrans", None),

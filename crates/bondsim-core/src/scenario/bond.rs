@@ -178,6 +178,7 @@ impl Scenario {
             ("bond.arp_interval", b.arp_interval),
         ] {
             duration(path, value, 1e-3, true)?;
+            plausible(path, value, &BOND_MS)?;
             if value.fract() != 0.0 {
                 return Err(Error::scenario(
                     path,

@@ -16,13 +16,178 @@ pub(crate) fn positive(path: &str, value: f64) -> Result<()> {
     }
 }
 
-/// `value` must be a link or flow rate in Mbit/s: (0, 10^7] (up to 10 Tbit/s).
-pub(crate) fn rate_mbps(path: &str, value: f64) -> Result<()> {
-    if value.is_finite() && value > 0.0 && value <= 1e7 {
-        Ok(())
-    } else {
-        Err(Error::scenario(path, format!("must be a rate in Mbit/s, > 0 and at most 1e7, got {value}")))
+/// A physical field's plausible range: the lowest and the highest value a real link or host
+/// has, and why. A value outside is refused in one line naming the field, the range and the
+/// reason (`links.0.rate_mbps: must be from 0.0003 to 1600000 Mbit/s (…), got 1e-9`). Every
+/// bound is in [`BOUNDS`], the one table of them (README's "Plausibility bounds" lists it).
+#[derive(Debug)]
+pub struct Bound {
+    /// The fields it holds for, as `--set` names them (`N`: any link or flow).
+    pub fields: &'static str,
+    /// The lowest plausible value.
+    pub low: f64,
+    /// The highest plausible value.
+    pub high: f64,
+    /// The unit the fields are in.
+    pub unit: &'static str,
+    /// Why, with a source where one exists.
+    pub why: &'static str,
+}
+
+/// A link's bit rate, and a flow's: 300 bit/s to 1.6 Tbit/s.
+pub const RATE_MBPS: Bound = Bound {
+    fields: "links.N.rate_mbps, links.N.downstream.rate_mbps, sender.rate_mbps, sender.flow_rates_mbps.N, \
+             a paced link's chunk per period_ms",
+    low: 3e-4,
+    high: 1.6e6,
+    unit: "Mbit/s",
+    why: "300 bit/s is the slowest modem line (ITU-T V.21), 1.6 Tbit/s the fastest Ethernet (IEEE P802.3dj)",
+};
+
+/// An IP packet, payload and headers: at most 65535 bytes.
+pub const PACKET_BYTES: Bound = Bound {
+    fields: "sender.chunk_bytes or sender.mss, plus network.header_bytes",
+    low: 1.0,
+    high: 65535.0,
+    unit: "bytes",
+    why: "an IPv4 packet's Total Length, and a UDP datagram's Length, are 16 bits (RFC 791, RFC 768)",
+};
+
+/// IPv4 and transport headers.
+pub const HEADER_BYTES: Bound = Bound {
+    fields: "network.header_bytes",
+    low: 0.0,
+    high: 120.0,
+    unit: "bytes",
+    why: "an IPv4 header is at most 60 bytes (IHL) and a TCP header at most 60 (Data Offset), RFC 791 and RFC 9293",
+};
+
+/// A link's MTU.
+pub const MTU_BYTES: Bound = Bound {
+    fields: "links.N.mtu",
+    low: 68.0,
+    high: 65535.0,
+    unit: "bytes",
+    why: "IPv4's minimum (RFC 791) and its 16-bit Total Length; Linux's ETH_MIN_MTU and ETH_MAX_MTU",
+};
+
+/// Bytes a frame carries on the wire beyond its IP packet.
+pub const OVERHEAD_BYTES: Bound = Bound {
+    fields: "links.N.overhead_bytes",
+    low: 0.0,
+    high: 512.0,
+    unit: "bytes",
+    why: "Ethernet's is 38 (preamble 8, header 14, FCS 4, gap 12); stacked tags and tunnels \
+          (802.1ad 8, Geneve over IPv6 with 252 bytes of options, 330) stay far below 512",
+};
+
+/// A transmit queue or a line's queue, packets.
+pub const QUEUE_PACKETS: Bound = Bound {
+    fields: "links.N.txqueuelen, links.N.downstream.queue_packets",
+    low: 1.0,
+    high: 1e6,
+    unit: "packets",
+    why: "Linux's default txqueuelen is 1000 and fq_codel's limit 10240 packets; a million full \
+          frames is 1.5 GB of buffer, more than any NIC or router is given",
+};
+
+/// One-way delays: propagation, jitter, a window sender's ACK delay.
+pub const DELAY_US: Bound = Bound {
+    fields: "links.N.delay_us, links.N.downstream.delay_us, links.N.jitter.*, sender.ack_delay_us",
+    low: 0.0,
+    high: 1e7,
+    unit: "µs",
+    why: "a geostationary satellite hop takes about 0.27 s one way and the Moon 1.3 s; 10 s is beyond any path",
+};
+
+/// Per-frame costs on the host: the NIC's and driver's time, TX-completion coalescing.
+pub const HOST_FRAME_US: Bound = Bound {
+    fields: "links.N.per_packet_us, links.N.tx_coalesce_us",
+    low: 0.0,
+    high: 1e4,
+    unit: "µs",
+    why: "a NIC's and driver's cost per frame is microseconds, and ethtool's tx-usecs stops at 10 ms \
+          (igb's IGB_MAX_ITR_USECS)",
+};
+
+/// How much later than the physical change a NIC reports carrier.
+pub const CARRIER_LATENCY_MS: Bound = Bound {
+    fields: "links.N.carrier_latency_ms",
+    low: 0.0,
+    high: 1e4,
+    unit: "ms",
+    why: "PHYs report a lost link within about a second (e1000e about 350 ms; IEEE 802.3 \
+          link_fail_inhibit_timer 750-1000 ms); 10 s is beyond any",
+};
+
+/// The bonding driver's intervals and delays, whole ms.
+pub const BOND_MS: Bound = Bound {
+    fields: "bond.miimon, bond.updelay, bond.downdelay, bond.peer_notif_delay, bond.arp_interval",
+    low: 0.0,
+    high: 2_147_483_647.0,
+    unit: "ms",
+    why: "the bonding driver takes them as int milliseconds, at most INT_MAX \
+          (drivers/net/bonding/bond_options.c, bond_intmax_tbl)",
+};
+
+/// The paced sender's loop period.
+pub const TICK_MS: Bound = Bound {
+    fields: "sender.tick_ms",
+    low: 1e-3,
+    high: MAX_SECONDS * 1e3,
+    unit: "ms",
+    why: "a host's timer (hrtimer) fires at most about once a microsecond",
+};
+
+/// TCP's minimum retransmission timeout.
+pub const RTO_MIN_MS: Bound = Bound {
+    fields: "sender.rto_min_ms",
+    low: 0.0,
+    high: 120_000.0,
+    unit: "ms",
+    why: "no timeout is armed beyond TCP_RTO_MAX, 120 s (include/net/tcp.h)",
+};
+
+/// Every plausibility bound: the one table (README's "Plausibility bounds" lists it).
+pub const BOUNDS: &[&Bound] = &[
+    &RATE_MBPS,
+    &PACKET_BYTES,
+    &HEADER_BYTES,
+    &MTU_BYTES,
+    &OVERHEAD_BYTES,
+    &QUEUE_PACKETS,
+    &DELAY_US,
+    &HOST_FRAME_US,
+    &CARRIER_LATENCY_MS,
+    &BOND_MS,
+    &TICK_MS,
+    &RTO_MIN_MS,
+];
+
+/// `value` at `path` must lie within `bound` (inclusive); the error names the range and why.
+pub(crate) fn plausible(path: &str, value: f64, bound: &Bound) -> Result<()> {
+    if (bound.low..=bound.high).contains(&value) {
+        return Ok(());
     }
+    Err(Error::scenario(path, out_of_bounds(value, bound)))
+}
+
+/// The message of a value outside `bound`: the range, its reason and the value.
+pub(crate) fn out_of_bounds(value: f64, bound: &Bound) -> String {
+    format!("must be {}, got {}", range_of(bound), num(value))
+}
+
+/// `from LOW to HIGH UNIT (WHY)`.
+pub(crate) fn range_of(bound: &Bound) -> String {
+    format!("from {} to {} {} ({})", num(bound.low), num(bound.high), bound.unit, bound.why)
+}
+
+/// `value` must be a link or flow rate in Mbit/s: a number > 0 within [`RATE_MBPS`].
+pub(crate) fn rate_mbps(path: &str, value: f64) -> Result<()> {
+    if !(value.is_finite() && value > 0.0) {
+        return Err(Error::scenario(path, format!("must be a rate in Mbit/s, > 0, got {value}")));
+    }
+    plausible(path, value, &RATE_MBPS)
 }
 
 /// `value` must be a speed factor in (0, 10^6].
@@ -109,5 +274,136 @@ pub(crate) fn at_least(path: &str, value: u64, min: u64) -> Result<()> {
         Ok(())
     } else {
         Err(Error::scenario(path, format!("must be >= {min}, got {value}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{base, error_of};
+    use super::*;
+
+    /// `v` with `path` (`a.0.b`, as `--set` writes it) set to `value`.
+    fn with(mut v: serde_json::Value, path: &str, value: serde_json::Value) -> serde_json::Value {
+        let mut node = &mut v;
+        for key in path.split('.') {
+            node = match key.parse::<usize>() {
+                Ok(i) => &mut node[i],
+                Err(_) => &mut node[key],
+            };
+        }
+        *node = value;
+        v
+    }
+
+    #[test]
+    fn every_physical_field_is_refused_just_outside_its_bound_and_taken_just_inside() {
+        let rate = |link: serde_json::Value| with(base(), "links.0", link);
+        let cbr = |sender: serde_json::Value| with(base(), "sender", sender);
+        let tcp = with(with(base(), "sender", serde_json::json!({"kind": "tcp"})), "links.0.rate_mbps", 100.into());
+        let rated = rate(serde_json::json!({"rate_mbps": 100}));
+        let small = with(base(), "sender", serde_json::json!({"chunk_bytes": 20}));
+        // (scenario, field, just inside, just outside, the bound it breaks)
+        let cases: Vec<(serde_json::Value, &str, f64, f64, &Bound)> = vec![
+            (rate(serde_json::json!({"per_packet_us": 0.01})), "links.0.rate_mbps", 1.6e6, 1.7e6, &RATE_MBPS),
+            (rated.clone(), "links.0.rate_mbps", 3e-4, 2.9e-4, &RATE_MBPS),
+            (rated.clone(), "links.0.rate_mbps", 3e-4, 1e-9, &RATE_MBPS),
+            (
+                rate(serde_json::json!({"rate_mbps": 100, "downstream": {"rate_mbps": 10}})),
+                "links.0.downstream.rate_mbps",
+                3e-4,
+                2.9e-4,
+                &RATE_MBPS,
+            ),
+            (cbr(serde_json::json!({"kind": "cbr", "rate_mbps": 1})), "sender.rate_mbps", 1.6e6, 1.7e6, &RATE_MBPS),
+            (cbr(serde_json::json!({"kind": "cbr", "rate_mbps": 1})), "sender.rate_mbps", 3e-4, 1e-9, &RATE_MBPS),
+            (
+                cbr(serde_json::json!({"kind": "cbr", "rate_mbps": 1, "flow_rates_mbps": [1, 1]})),
+                "sender.flow_rates_mbps.1",
+                3e-4,
+                2.9e-4,
+                &RATE_MBPS,
+            ),
+            // A paced link: 1064 bytes (1024 and 40 of headers) a period.
+            (base(), "links.1.period_ms", 5.4e-6, 5.2e-6, &RATE_MBPS),
+            (base(), "links.1.period_ms", 28_000.0, 29_000.0, &RATE_MBPS),
+            (base(), "sender.chunk_bytes", 65_495.0, 65_496.0, &PACKET_BYTES),
+            (base(), "sender.chunk_bytes", 65_495.0, 4_294_967_295.0, &PACKET_BYTES),
+            (base(), "network.header_bytes", 120.0, 121.0, &HEADER_BYTES),
+            (with(small.clone(), "links.0.rate_mbps", 100.into()), "links.0.mtu", 68.0, 67.0, &MTU_BYTES),
+            (rated.clone(), "links.0.mtu", 65_535.0, 65_536.0, &MTU_BYTES),
+            (rated.clone(), "links.0.overhead_bytes", 512.0, 513.0, &OVERHEAD_BYTES),
+            (rated.clone(), "links.0.txqueuelen", 1e6, 1e6 + 1.0, &QUEUE_PACKETS),
+            (
+                rate(serde_json::json!({"rate_mbps": 100, "downstream": {"rate_mbps": 10}})),
+                "links.0.downstream.queue_packets",
+                1e6,
+                1e6 + 1.0,
+                &QUEUE_PACKETS,
+            ),
+            (rated.clone(), "links.0.delay_us", 1e7, 1.000_001e7, &DELAY_US),
+            (
+                rate(serde_json::json!({"rate_mbps": 100, "downstream": {"rate_mbps": 10}})),
+                "links.0.downstream.delay_us",
+                1e7,
+                1.000_001e7,
+                &DELAY_US,
+            ),
+            (
+                rate(serde_json::json!({"rate_mbps": 100, "jitter": {"kind": "uniform", "max_us": 1}})),
+                "links.0.jitter.max_us",
+                1e7,
+                1.000_001e7,
+                &DELAY_US,
+            ),
+            (cbr(serde_json::json!({"kind": "window"})), "sender.ack_delay_us", 1e7, 1.000_001e7, &DELAY_US),
+            (rated.clone(), "links.0.per_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (rated.clone(), "links.0.tx_coalesce_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (base(), "links.0.carrier_latency_ms", 1e4, 10_001.0, &CARRIER_LATENCY_MS),
+            (base(), "bond.miimon", 2_147_483_647.0, 2_147_483_648.0, &BOND_MS),
+            (base(), "bond.downdelay", 2_147_483_647.0, 2_147_483_648.0, &BOND_MS),
+            (base(), "sender.tick_ms", 1e-3, 9e-4, &TICK_MS),
+            (tcp, "sender.rto_min_ms", 120_000.0, 120_001.0, &RTO_MIN_MS),
+        ];
+        for (scenario, field, inside, outside, bound) in cases {
+            let number = |x: f64| {
+                if x.fract() == 0.0 && x.abs() < 1e15 {
+                    serde_json::Value::from(x as u64)
+                } else {
+                    serde_json::Value::from(x)
+                }
+            };
+            let ok = with(scenario.clone(), field, number(inside));
+            if let Err(e) = Scenario::from_json(&ok.to_string()) {
+                panic!("{field} = {inside} is inside its bound, refused: {e}");
+            }
+            let (path, msg) = error_of(with(scenario, field, number(outside)));
+            assert_eq!(path, field, "{field} = {outside}: {msg}");
+            assert!(msg.contains(&format!("must be from {} to {}", num(bound.low), num(bound.high))), "{msg}");
+            assert!(msg.contains(bound.why) && msg.contains(bound.unit), "{field}: {msg}");
+            assert!(!msg.contains('\n'), "one line: {msg}");
+        }
+    }
+
+    #[test]
+    fn the_issues_examples_are_refused_naming_the_field() {
+        // 54 simulated years; Tbit/s from paced links; a chunk no IP packet holds.
+        for (v, field) in [
+            (with(base(), "links.0", serde_json::json!({"rate_mbps": 1e-9})), "links.0.rate_mbps"),
+            (with(base(), "sender", serde_json::json!({"kind": "cbr", "rate_mbps": 1e-9})), "sender.rate_mbps"),
+            (with(base(), "links.1.period_ms", 1e-6.into()), "links.1.period_ms"),
+            (with(base(), "sender.chunk_bytes", 4_294_967_295_u64.into()), "sender.chunk_bytes"),
+        ] {
+            let (path, msg) = error_of(v);
+            assert_eq!(path, field, "{msg}");
+            assert!(msg.contains("must be from"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn the_bounds_table_is_consistent() {
+        for bound in BOUNDS {
+            assert!(bound.low < bound.high && bound.low >= 0.0, "{bound:?}");
+            assert!(!bound.fields.is_empty() && !bound.why.is_empty() && !bound.unit.is_empty());
+        }
     }
 }

@@ -30,6 +30,7 @@ mod workload;
 pub use bond::*;
 pub use capture::*;
 use check::*;
+pub use check::{Bound, BOUNDS};
 pub use failures::*;
 pub use ipfrag::*;
 pub use links::*;
@@ -542,8 +543,11 @@ mod tests {
         }
         let (_, msg) = error_of(with(&["links", "1", "period_ms"], 1e-7.into()));
         assert!(msg.contains("got 1e-7 ms"), "{msg}");
-        // One nanosecond is the clock's tick: allowed.
-        Scenario::from_json(&with(&["links", "1", "period_ms"], 1e-6.into()).to_string()).unwrap();
+        // One nanosecond is the clock's tick: allowed, for a packet small enough that a period of
+        // 1 ns is a rate a link has (41 bytes: 328 Gbit/s).
+        let mut v = with(&["links", "1", "period_ms"], 1e-6.into());
+        v["sender"] = serde_json::json!({"chunk_bytes": 1});
+        Scenario::from_json(&v.to_string()).unwrap();
         let mut v = base();
         v["sender"] = serde_json::json!({"tick_ms": 1e-9});
         assert_eq!(error_of(v).0, "sender.tick_ms");
@@ -575,11 +579,13 @@ mod tests {
         assert!(msg.contains("100, 250, 300, 1000") && msg.contains("200"), "{msg}");
         // A slowdown factor that shrinks a 1 ns period to nothing names the factor.
         let mut v = base();
+        v["sender"] = serde_json::json!({"chunk_bytes": 1});
         v["links"][0] = serde_json::json!({"period_ms": 1e-6, "slowdown": 0.1});
         let (path, msg) = error_of(v);
         assert_eq!(path, "links.0.slowdown");
         assert!(msg.contains("links.0.period_ms") && msg.contains("0 ns"), "{msg}");
         let mut v = base();
+        v["sender"] = serde_json::json!({"chunk_bytes": 1});
         v["links"][0] =
             serde_json::json!({"period_ms": 1e-6, "slow_windows": [{"start_s": 0, "end_s": 1, "slowdown": 0.2}]});
         assert_eq!(error_of(v).0, "links.0.slow_windows.0.slowdown");

@@ -93,9 +93,8 @@ impl Scenario {
                 return Err(Error::scenario("network.vlan", format!("a VLAN id is 1 to 4094, got {vlan}")));
             }
         }
-        let header = n.header_bytes.unwrap_or(0);
-        if header > 1000 {
-            return Err(Error::scenario("network.header_bytes", format!("must be at most 1000, got {header}")));
+        if let Some(header) = n.header_bytes {
+            plausible("network.header_bytes", f64::from(header), &HEADER_BYTES)?;
         }
         Ok(())
     }
