@@ -118,7 +118,7 @@ def _cases() -> list[Case]:
     return cases
 
 
-#: Every league, by name: the full one, and `quick` (three cases, one kernel run each are enough
+#: Every league, by name: the full one, and `quick` (four cases, one with kernel queues; one kernel run each is enough
 #: to check that it runs and records: what `make test` runs as root).
 LEAGUES: dict[str, list[Case]] = {
     "full": _cases(),
