@@ -14,8 +14,8 @@ use crate::time::SimTime;
 pub const IP_MF: u16 = 0x2000;
 /// Linux's `IP_OFFSET`: the fragment offset, in 8-byte units.
 pub const IP_OFFSET: u16 = 0x1fff;
-/// The UDP header (RFC 768).
-pub const UDP_HEADER_BYTES: u32 = 8;
+/// The UDP header (RFC 768): the schema's ([`crate::scenario::UDP_HEADER_BYTES`]).
+pub use crate::scenario::UDP_HEADER_BYTES;
 /// An ARP packet for IPv4 over Ethernet (RFC 826: 8 bytes of header, two 6-byte hardware
 /// and two 4-byte protocol addresses).
 pub const ARP_BYTES: u32 = 28;

@@ -14,6 +14,9 @@ pub enum Protocol {
     Udp,
 }
 
+/// The UDP header (RFC 768).
+pub const UDP_HEADER_BYTES: u32 = 8;
+
 impl Protocol {
     /// IPv4 + transport header bytes: 20 + 20 for TCP, 20 + 8 for UDP.
     pub fn header_bytes(self) -> u32 {
@@ -95,7 +98,40 @@ impl Scenario {
         }
         if let Some(header) = n.header_bytes {
             plausible("network.header_bytes", f64::from(header), &HEADER_BYTES)?;
+            // An IP fragment after the first carries the IP header only: the datagram's headers
+            // less UDP's 8 bytes (`Packet::l3_bytes`, as `ip_fragment` cuts them).
+            if n.protocol == Protocol::Udp && header < UDP_HEADER_BYTES {
+                return Err(Error::scenario(
+                    "network.header_bytes",
+                    format!(
+                        "with network.protocol = \"udp\" the headers include UDP's own {UDP_HEADER_BYTES} bytes \
+                         (IPv4's 20 besides: 28 in all): at least {UDP_HEADER_BYTES}, got {header}"
+                    ),
+                ));
+            }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod udp_header_tests {
+    use crate::Scenario;
+
+    #[test]
+    fn udp_headers_hold_udps_own_eight_bytes() {
+        // A fragment after the first carries the datagram's headers less UDP's (`Packet::l3_bytes`).
+        let doc = |header: u32| {
+            format!(
+                r#"{{"workload": {{"requests": 1, "file_size": {{"kind": "fixed", "bytes": 1000}}}},
+                    "sender": {{"kind": "cbr", "rate_mbps": 5}}, "bond": {{"mode": "rr"}},
+                    "links": [{{"rate_mbps": 10}}], "network": {{"protocol": "udp", "header_bytes": {header}}}}}"#
+            )
+        };
+        let e = Scenario::from_json(&doc(7)).unwrap_err().to_string();
+        assert!(e.starts_with("network.header_bytes: with network.protocol = \"udp\"") && e.contains("got 7"), "{e}");
+        assert!(Scenario::from_json(&doc(8)).is_ok());
+        let tcp = doc(4).replace(r#""protocol": "udp""#, r#""protocol": "tcp""#);
+        assert!(Scenario::from_json(&tcp).is_ok(), "the rule is UDP's");
     }
 }
