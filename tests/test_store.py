@@ -7,6 +7,7 @@ import json
 import math
 
 import duckdb
+import pandas as pd
 
 import bondsim
 from bondsim import _core
@@ -52,6 +53,9 @@ def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
     with duckdb.connect() as con:
         flows = con.execute(f"SELECT * FROM read_parquet('{tmp_path / 'out' / 'flows.parquet'}')").fetchall()
     assert flows == [(new_id, 0, 1), (new_id, 1, 3)]
+    # pandas reads it too (pyarrow is a dependency: "Unable to find a usable engine" before).
+    frame = pd.read_parquet(tmp_path / "out" / "flows.parquet")
+    assert [tuple(row) for row in frame.itertuples(index=False)] == flows
 
 
 def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
