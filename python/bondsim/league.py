@@ -225,7 +225,8 @@ def rejudge(cases: list[Case], base: dict, stored, league_ref: str | None) -> tu
     model's runs are stored there too. Returns the league's id and the rows."""
     league_id, _, old = stored.league(league_ref)
     by_name = {c.name: c for c in cases}
-    engines = dict(zip(stored.runs()["run_id"].astype(int), stored.runs()["engine"], strict=True))
+    runs = stored.runs()
+    engines = dict(zip(runs["run_id"].astype(int), runs["engine"], strict=True))
     rows = []
     for _, before in old.iterrows():
         case = by_name.get(str(before["case"]))

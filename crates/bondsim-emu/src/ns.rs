@@ -69,12 +69,18 @@ impl Netns {
 
 /// Runs `ip ARGS` (iproute2) in the calling thread's namespace.
 pub fn ip(args: &[&str]) -> bondsim_core::Result<()> {
-    let out = Command::new("ip").args(args).output().map_err(|e| host_error("running `ip` (iproute2)", e))?;
+    iproute2("ip", args).map(drop)
+}
+
+/// Runs iproute2's `tool ARGS` (`ip`, `tc`) in the calling thread's namespace; what it printed.
+pub fn iproute2(tool: &str, args: &[&str]) -> bondsim_core::Result<String> {
+    let out =
+        Command::new(tool).args(args).output().map_err(|e| host_error(&format!("running `{tool}` (iproute2)"), e))?;
     if !out.status.success() {
         let msg = String::from_utf8_lossy(&out.stderr);
-        return Err(host_error(&format!("ip {}", args.join(" ")), msg.trim()));
+        return Err(host_error(&format!("{tool} {}", args.join(" ")), msg.trim()));
     }
-    Ok(())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 nix::ioctl_write_ptr_bad!(tunsetiff, libc::TUNSETIFF, libc::ifreq);

@@ -138,15 +138,22 @@ fn check_kernel_links(scenario: &Scenario) -> Result<()> {
     Ok(())
 }
 
+impl HostQueues {
+    /// The placement the model runs for this host, and the host in words.
+    pub fn placement(self) -> (Placement, &'static str) {
+        match self {
+            HostQueues::Kernel(_) => (Placement::Shaper, KERNEL_PLACEMENT),
+            HostQueues::Tun => (Placement::Tun, TUN_PLACEMENT),
+        }
+    }
+}
+
 /// `scenario` as the emulator runs it, for the model to run the same host, and that host in
 /// words: behind TUN every rate link is `placement = "tun"`; with kernel queues every rate link
 /// is `"shaper"` (a `nic` link among them is shaped so too). Nothing else changes (a
-/// `downstream` line stays). A scenario the emulator refuses is returned unchanged.
+/// `downstream` line stays). A scenario the emulator refuses is given the host behind TUN.
 pub fn emulated_host(scenario: &Scenario) -> (Scenario, &'static str) {
-    let (placement, words) = match host_queues(scenario) {
-        Ok(HostQueues::Kernel(_)) => (Placement::Shaper, KERNEL_PLACEMENT),
-        _ => (Placement::Tun, TUN_PLACEMENT),
-    };
+    let (placement, words) = host_queues(scenario).unwrap_or(HostQueues::Tun).placement();
     let mut host = scenario.clone();
     for spec in &mut host.links {
         if let LinkModel::Rate(m) = &mut spec.model {

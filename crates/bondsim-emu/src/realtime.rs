@@ -390,7 +390,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         congestion_control: outcomes.iter().find_map(|o| o.congestion_control.clone()),
         realtime,
         traffic: options.traffic,
-        placement: placement::emulated_host(scenario).1,
+        placement: host.placement().1,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
     };

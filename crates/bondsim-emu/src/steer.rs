@@ -17,11 +17,10 @@
 
 use std::fs::File;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::Command;
 
 use bondsim_core::scenario::{LinkModel, Scenario};
 
-use crate::ns::{host_error, TUN_NAME};
+use crate::ns::{host_error, iproute2, TUN_NAME};
 use crate::placement::Steering;
 
 /// HTB's burst, in time at the link's rate: how early (at most) HTB may hand a backlogged frame
@@ -286,16 +285,6 @@ impl Steerer {
     }
 }
 
-/// Runs `tc ARGS` (iproute2) in the calling thread's namespace.
-fn tc(args: &[String]) -> bondsim_core::Result<String> {
-    let out = Command::new("tc").args(args).output().map_err(|e| host_error("running `tc` (iproute2)", e))?;
-    if !out.status.success() {
-        let msg = String::from_utf8_lossy(&out.stderr);
-        return Err(host_error(&format!("tc {}", args.join(" ")), msg.trim()));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 /// The tc words of each link's HTB class and queue: its rate (bit/s), burst (bytes), frame
 /// overhead, minimum frame, `txqueuelen`.
 pub fn link_qdiscs(scenario: &Scenario) -> Vec<[String; 5]> {
@@ -324,17 +313,17 @@ pub fn link_qdiscs(scenario: &Scenario) -> Vec<[String; 5]> {
 /// root, under its `i+1`-th class an HTB (handle `i+10:`, every packet to class 1) at link
 /// `i`'s rate over a `pfifo` of its `txqueuelen`.
 pub fn set_qdiscs(scenario: &Scenario) -> bondsim_core::Result<()> {
-    let s = |words: &[&str]| words.iter().map(|w| (*w).to_string()).collect::<Vec<_>>();
-    tc(&s(&["qdisc", "replace", "dev", TUN_NAME, "root", "handle", "1:", "mq"]))?;
+    let tc = |words: &[&str]| iproute2("tc", words);
+    tc(&["qdisc", "replace", "dev", TUN_NAME, "root", "handle", "1:", "mq"])?;
     for (i, [rate, burst, overhead, mpu, limit]) in link_qdiscs(scenario).iter().enumerate() {
         let (parent, handle) = (format!("1:{:x}", i + 1), format!("{:x}:", i + 10));
-        tc(&s(&["qdisc", "replace", "dev", TUN_NAME, "parent", &parent, "handle", &handle, "htb", "default", "1"]))?;
+        tc(&["qdisc", "replace", "dev", TUN_NAME, "parent", &parent, "handle", &handle, "htb", "default", "1"])?;
         let class = format!("{:x}:1", i + 10);
-        tc(&s(&[
+        tc(&[
             "class", "add", "dev", TUN_NAME, "parent", &handle, "classid", &class, "htb", "rate", rate, "burst", burst,
             "cburst", burst, "overhead", overhead, "mpu", mpu,
-        ]))?;
-        tc(&s(&["qdisc", "add", "dev", TUN_NAME, "parent", &class, "pfifo", "limit", limit]))?;
+        ])?;
+        tc(&["qdisc", "add", "dev", TUN_NAME, "parent", &class, "pfifo", "limit", limit])?;
     }
     Ok(())
 }
@@ -342,8 +331,7 @@ pub fn set_qdiscs(scenario: &Scenario) -> bondsim_core::Result<()> {
 /// Each link's queue drops so far (the HTB's own count, which includes its `pfifo`'s), from
 /// `tc -s -j qdisc show` in the calling thread's namespace.
 pub fn queue_drops(links: usize) -> bondsim_core::Result<Vec<u64>> {
-    let words: Vec<String> = ["-s", "-j", "qdisc", "show", "dev", TUN_NAME].iter().map(|w| w.to_string()).collect();
-    let text = tc(&words)?;
+    let text = iproute2("tc", &["-s", "-j", "qdisc", "show", "dev", TUN_NAME])?;
     let list: Vec<serde_json::Value> =
         serde_json::from_str(&text).map_err(|e| host_error("reading `tc -s -j qdisc show`", e))?;
     Ok((0..links)

@@ -40,13 +40,20 @@ fn tso_autosize_fills_64_kb_on_a_lan_and_about_a_millisecond_on_a_wan() {
     assert_eq!(c.tso_autosize(&s.config), 2);
 }
 
-/// A sender with one open flow that has sent its first window at time 0.
-fn sent_window(frto: bool) -> TcpSender {
+/// A sender (no GSO) with one flow of 100 segments just opened at time 0, nothing sent yet, and
+/// the outputs of the open.
+fn one_flow() -> (TcpSender, Vec<Output>) {
     let (mut s, _) = conn(10, 1_000, 1_000);
-    s.config.frto = frto;
     s.config.gso = false;
     let mut out = Vec::new();
     s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    (s, out)
+}
+
+/// A sender with one open flow that has sent its first window at time 0.
+fn sent_window(frto: bool) -> TcpSender {
+    let (mut s, _) = one_flow();
+    s.config.frto = frto; // (read at a timeout, not at the open)
     let sent = std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count();
     assert_eq!(sent, 10, "the initial window");
     s
@@ -122,10 +129,7 @@ fn the_rto_follows_linuxs_rtt_estimator_not_rfc_6298s() {
 fn the_minimum_rtt_is_the_newest_acked_segments_and_srtt_the_oldests() {
     // Segments sent at 0 and 12 µs, ACKed together at 100 µs: SRTT (`seq_rtt_us`, the oldest)
     // 100 µs, the minimum RTT and the congestion control's sample (`ca_rtt_us`, the newest) 88 µs.
-    let (mut s, _) = conn(10, 1_000, 1_000);
-    s.config.gso = false;
-    let mut out = Vec::new();
-    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    let (mut s, mut out) = one_flow();
     let c = s.conns[0].as_mut().unwrap();
     (c.srtt_us, c.min_rtt) = (0, None);
     assert!(s.poll_transmit(SimTime::ZERO).is_some());
@@ -1459,10 +1463,7 @@ fn a_refused_retransmission_stays_lost_and_uncounted() {
 fn with_nothing_in_flight_a_refused_send_waits_for_the_probe_timer() {
     // `tcp_write_xmit` returns with packets_out = 0: `tcp_check_probe_timer` arms the probe at
     // `tcp_probe0_base` (the RTO, at least TCP_RTO_MIN), whose firing sends again.
-    let (mut s, _) = conn(10, 1_000, 1_000);
-    s.config.gso = false;
-    let mut out = Vec::new();
-    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    let (mut s, mut out) = one_flow();
     let p = s.poll_transmit(SimTime::ZERO).expect("the first segment");
     s.on_tx_done(SimTime::ZERO, &p, &mut out);
     out.clear();
