@@ -64,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     doc = load(args.scenario, [*args.set, f"trace.packets={args.packets}"])
     rows = {
-        "simulator": figures(run_checked(doc).packet_trace),
-        "kernel": figures(emulate_doc(doc, args.seconds).packet_trace),
+        "simulator": figures(run_checked(doc).data_packet_trace),
+        "kernel": figures(emulate_doc(doc, args.seconds).data_packet_trace),
     }
     print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:,.3f}"))
     return 0

@@ -133,18 +133,18 @@ def test_a_link_failing_without_end_is_counted_past_the_tables_limit(main):
 
 def test_a_tcp_stall_counts_flows_that_had_received_nothing_and_runs_to_the_end(main):
     """``tcp_stall_ms``: a flow in progress at the failure stalls from its start if nothing had reached the
-    application yet (here the first flight is lost and only the initial 1 s RTO repairs it); a flow
-    that never resumes stalls until the run ends."""
+    application yet (here the link fails 20 us in, under the handshake: its ACKs are lost and only the
+    SYN-ACK's 1 s timer repairs it); a flow that never resumes stalls until the run ends."""
     import bondsim
 
-    fail = "links.0.failures=[{down_s = 0.0005, up_s = 0.002}]"
+    fail = "links.0.failures=[{down_s = 0.00002, up_s = 0.002}]"
     r = bondsim.run(
         "tcp_rr",
         ["workload.file_size.bytes=200000", fail, "bond.mode=active-backup", "bond.miimon=1"],
     )
     s = r.summary
-    assert s["tcp_rtos"] >= 1 and s["makespan_s"] > 1.0
-    assert s["tcp_stall_ms_max"] == pytest.approx(1000.0, abs=5.0), "the initial RTO, from the flows' start"
+    assert s["tcp_syn_retransmits"] >= 1 and s["makespan_s"] > 1.0
+    assert s["tcp_stall_ms_max"] == pytest.approx(1000.0, abs=5.0), "TCP_TIMEOUT_INIT, from the flows' start"
     # active-backup without a monitor never fails over: the flow waits until stop_s.
     never = bondsim.run("failover", ["bond.miimon=0", "stop_s=1.5"])
     start = never.failovers["down_at_s"][0]

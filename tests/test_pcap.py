@@ -36,6 +36,7 @@ FIELDS = (
     "ip.src",
     "ip.checksum.status",
     "tcp.len",
+    "tcp.flags.syn",
     "tcp.checksum.status",
     "tcp.options.sack_le",
     "tcp.analysis.retransmission",
@@ -115,12 +116,17 @@ def test_every_file_holds_exactly_what_the_run_counted_at_its_capture_point(main
     assert {f["frame.protocols"] for f in receivers} == {"eth:ethertype:ip:tcp"}
     assert {f["ip.src"] for f in inbound(receivers)} == {"10.0.0.1"}
     assert {f["ip.checksum.status"] for f in receivers} == {"1"}
-    assert {f["tcp.checksum.status"] for f in inbound(receivers)} == {"2"}
+    # Each connection's SYN-ACK first: whole (no payload), so its TCP checksum is checked (1).
+    syn_acks = [f for f in inbound(receivers) if f["tcp.flags.syn"] in ("1", "True")]
+    data = [f for f in inbound(receivers) if f not in syn_acks]
+    assert len(syn_acks) >= len(clients) and {f["tcp.checksum.status"] for f in syn_acks} == {"1"}
+    assert {(f["frame.cap_len"], f["tcp.len"]) for f in syn_acks} == {("74", "0")}, "20 bytes of options"
+    assert {f["tcp.checksum.status"] for f in data} == {"2"}
     assert {f["tcp.checksum.status"] for f in receivers if f["frame.p2p_dir"] == "0"} == {"1"}
     # Headers only: 14 Ethernet + 20 IPv4 + 32 TCP (12 of them the timestamp option) are captured,
     # the frame's length is recorded.
-    assert {f["frame.cap_len"] for f in inbound(receivers)} == {"66"}
-    assert all(int(f["frame.len"]) == 66 + int(f["tcp.len"]) for f in inbound(receivers))
+    assert {f["frame.cap_len"] for f in data} == {"66"}
+    assert all(int(f["frame.len"]) == 66 + int(f["tcp.len"]) for f in data)
 
 
 @needs_tshark

@@ -94,7 +94,7 @@ def test_a_run_report_has_every_chart_holding_the_runs_data(run_dir):
         assert sum(len(s.x) for s in chart.series) > 0, chart.key
     result = RunResult.read(run_dir)
     # the schedule: the first packets, every out-of-order arrival of them marked
-    first = result.packet_trace.head(charts.SCHEDULE_PACKETS)
+    first = result.data_packet_trace.head(charts.SCHEDULE_PACKETS)
     marked = {s.name: s for s in charts_[f"{tag}-schedule"].series}
     assert len(marked["out of order"].x) == int(first["out_of_order"].sum())
     assert len(marked["in order"].x) + len(marked["out of order"].x) == int(first["arrived_s"].notna().sum())

@@ -149,9 +149,17 @@ class RunResult:
 
     @property
     def packet_trace(self) -> pd.DataFrame | None:
-        """The first ``trace.packets`` packets in bond order: packet, flow, seq, retransmit, link, sent_s,
+        """The first ``trace.packets`` packets in bond order: packet, flow, seq, retransmit, handshake, link, sent_s,
         left_s, arrived_s, out_of_order (on the clients' wire)."""
         return self.trace("packet_trace")
+
+    @property
+    def data_packet_trace(self) -> pd.DataFrame | None:
+        """:attr:`packet_trace` without the TCP handshake's rows (data only, as the emulator traces)."""
+        packets = self.packet_trace
+        if packets is None or "handshake" not in packets.columns:
+            return packets
+        return packets[~packets["handshake"].astype(bool)].reset_index(drop=True)
 
     @property
     def failovers(self) -> pd.DataFrame | None:

@@ -34,7 +34,10 @@
 //! it) laid out as Linux's `tcp_options_write` does (NOP, NOP, TS; NOP, NOP, SACK). The
 //! window field is the receiver's advertised window scaled down by the shift Linux's
 //! `tcp_select_initial_window` picks (`ilog2(max(tcp_rmem[2], rmem_max)) - 15`, at most
-//! 14); no SYN is captured, so the section comment tells the shift
+//! 14). The data sender's handshake segment is captured (a download's SYN-ACK, an upload's
+//! SYN: flags, the ISN, MSS, SACK-permitted, timestamp and window-scale options); the other
+//! end's SYN is not (the model's flow opens as it arrives), so tshark cannot learn the shift
+//! from the handshake and the section comment tells it
 //! (`tshark -o tcp.default_window_scaling:N`). Data segments advertise 65535 (the
 //! server's receive window is not modelled). Retransmissions carry the comment
 //! `retransmission` (the model's mark; real captures have none).
@@ -223,6 +226,9 @@ pub struct Capture {
     ts: tcp::TsTicks,
     mss: u64,
     wscale: u8,
+    /// Data flows from the clients (`workload.direction = "upload"`): the handshake segment the
+    /// model sends is the client's SYN, else the server's SYN-ACK.
+    upload: bool,
     payload: bool,
     start: SimTime,
     stop: SimTime,
@@ -335,7 +341,7 @@ impl Capture {
         let snaplen = if options.payload { FULL_SNAPLEN } else { HEADERS_SNAPLEN };
         let comment = format!(
             "bondsim {} run of scenario `{}` (seed {}, scheduler {label}). Simulated time from 0 (1970-01-01), \
-             nanoseconds. {}. No SYN is captured: TCP windows are scaled by 2^{wscale} \
+             nanoseconds. {}. The client's SYN is not captured: TCP windows are scaled by 2^{wscale} \
              (tshark -o tcp.default_window_scaling:{wscale}).",
             env!("CARGO_PKG_VERSION"),
             scenario.name,
@@ -414,6 +420,7 @@ impl Capture {
             ts,
             mss: u64::from(chunk),
             wscale,
+            upload: scenario.upload(),
             payload: options.payload,
             start: SimTime::from_secs_f64(options.start_s),
             stop: options.stop_s.map_or(SimTime(u64::MAX), SimTime::from_secs_f64),
@@ -558,7 +565,8 @@ impl Capture {
     fn build(&mut self, packet: &Packet) -> u32 {
         let flow = &self.flows[packet.flow as usize];
         let ack = packet.kind == Kind::Ack;
-        let payload = if ack { 0 } else { packet.bytes as usize };
+        let syn = packet.kind == Kind::Handshake;
+        let payload = if ack || syn { 0 } else { packet.bytes as usize };
         let cutter = self.cutter;
         // The server's sequence number, in bytes, of the model's sequence number `k`.
         let byte_seq =
@@ -575,7 +583,17 @@ impl Capture {
         // per block, RFC 2018 §3).
         let mut opts = [0u8; 40];
         let mut n = 0;
-        if t.tcp && self.tcp {
+        if t.tcp && self.tcp && syn {
+            // A handshake segment's (`tcp_options_write` after `tcp_synack_options`): MSS (kind 2),
+            // SACK-permitted (kind 4) beside the timestamp, NOP and window scale (kind 3).
+            opts[..2].copy_from_slice(&[2, 4]);
+            opts[2..4].copy_from_slice(&(self.mss.min(65_535) as u16).to_be_bytes());
+            opts[4..8].copy_from_slice(&[4, 2, 8, 10]);
+            opts[8..12].copy_from_slice(&self.ts.ts_of(packet.born).to_be_bytes());
+            opts[12..16].copy_from_slice(&packet.ts_ecr.to_be_bytes());
+            opts[16..20].copy_from_slice(&[1, 3, 3, self.wscale]);
+            n = 20;
+        } else if t.tcp && self.tcp {
             opts[..4].copy_from_slice(&[1, 1, 8, 10]);
             opts[4..8].copy_from_slice(&self.ts.ts_of(packet.born).to_be_bytes());
             opts[8..12].copy_from_slice(&packet.ts_ecr.to_be_bytes());
@@ -615,6 +633,11 @@ impl Capture {
             let (seq, ack_no, window) = if ack {
                 let win = (u64::from(packet.seq) * self.mss) >> self.wscale;
                 (flow.isn[1].wrapping_add(1), byte_seq(packet.ack), win.min(65_535) as u16)
+            } else if syn {
+                // The ISN itself (the SYN takes one sequence number); an upload's SYN acknowledges
+                // nothing. The window of a handshake segment is never scaled (RFC 7323 §2.2).
+                let ack_no = if self.upload { 0 } else { flow.isn[1].wrapping_add(1) };
+                (flow.isn[0], ack_no, 65_535)
             } else {
                 (byte_seq(packet.seq), flow.isn[1].wrapping_add(1), 65_535)
             };
@@ -625,6 +648,13 @@ impl Capture {
             buf[l4 + 8..l4 + 12].copy_from_slice(&ack_no.to_be_bytes());
             buf[l4 + 12] = offset[0];
             buf[l4 + 14..l4 + 16].copy_from_slice(&window.to_be_bytes());
+            if syn {
+                // The template's flags are ACK's (0x10); SYN adds 0x02, and an upload's SYN has
+                // no ACK (adding the ones' complement of 0x0e takes it out of the sum).
+                let (flags, delta) = if self.upload { (0x02, [0xff, 0xf1]) } else { (0x12, [0x00, 0x02]) };
+                buf[l4 + 13] = flags;
+                l4_sum = l4_sum.add_2bytes(delta);
+            }
             l4_sum = l4_sum
                 .add_4bytes(seq.to_be_bytes())
                 .add_4bytes(ack_no.to_be_bytes())
@@ -932,7 +962,7 @@ mod tests {
         let mss = s.chunk_bytes();
         let rx = frames(&d.join("receivers.pcapng"));
         let mut first_seq = FxHashMap::default();
-        let (mut data, mut sacks) = (0, 0);
+        let (mut data, mut sacks, mut syn_acks) = (0, 0, 0);
         for (_, flags, _, original, bytes) in &rx {
             assert_eq!(*original as usize, bytes.len(), "whole frames with `payload`");
             let h = PacketHeaders::from_ethernet_slice(bytes).unwrap();
@@ -943,10 +973,19 @@ mod tests {
             assert_eq!(tcp.checksum, tcp.calc_checksum_ipv4(ip, payload).unwrap());
             let ts = tcp.options_iterator().any(|o| matches!(o, Ok(TcpOptionElement::Timestamp(..))));
             assert!(ts, "every segment carries the timestamp option");
-            if *flags == INBOUND {
-                // Data: byte sequence numbers, one MSS apart from the flow's first segment.
+            if *flags == INBOUND && tcp.syn {
+                // The server's SYN-ACK, before the flow's data: its ISN, the handshake's options.
+                assert!(tcp.ack && payload.is_empty());
+                let opts: Vec<_> = tcp.options_iterator().map(|o| o.unwrap()).collect();
+                assert!(opts.contains(&TcpOptionElement::MaximumSegmentSize(mss as u16)), "{opts:?}");
+                assert!(opts.contains(&TcpOptionElement::SelectiveAcknowledgementPermitted));
+                assert!(opts.iter().any(|o| matches!(o, TcpOptionElement::WindowScale(_))));
+                assert!(first_seq.insert(tcp.destination_port, tcp.sequence_number.wrapping_add(1)).is_none());
+                syn_acks += 1;
+            } else if *flags == INBOUND {
+                // Data: byte sequence numbers, one MSS apart from the SYN-ACK's ISN + 1.
                 data += 1;
-                let first = *first_seq.entry(tcp.destination_port).or_insert(tcp.sequence_number);
+                let first = first_seq[&tcp.destination_port];
                 let at = tcp.sequence_number.wrapping_sub(first);
                 assert_eq!(at % mss, 0);
                 assert_eq!(payload.len() as u32, mss.min(300_000 - at));
@@ -958,6 +997,7 @@ mod tests {
             }
         }
         assert!(data > 0 && sacks > 0, "data segments and SACKs are there: {data} {sacks}");
+        assert_eq!(syn_acks, first_seq.len(), "a SYN-ACK opens each flow's frames");
         // Deterministic: the same scenario writes the same bytes.
         let again = dir("frames-again");
         capture(&s, &again, true);

@@ -20,6 +20,13 @@ pub use crate::scenario::UDP_HEADER_BYTES;
 /// and two 4-byte protocol addresses).
 pub const ARP_BYTES: u32 = 28;
 
+/// The option bytes a SYN or SYN-ACK carries beyond a data segment's, whose header the scenario's
+/// `network.header_bytes` counts with the timestamp option (NOP, NOP, TS: 12 bytes). Linux lays a
+/// handshake segment's options out as `tcp_options_write` (net/ipv4/tcp_output.c, 6.18) with
+/// `tcp_synack_options` / `tcp_syn_options`: MSS (4), SACK-permitted with the timestamp (2 + 10),
+/// NOP and window scale (1 + 3): 20 bytes, 8 more.
+pub const HANDSHAKE_EXTRA_BYTES: u32 = 8;
+
 /// What a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Kind {
@@ -31,6 +38,11 @@ pub enum Kind {
     /// TCP data that carries an acknowledgement in `ack` and the SACK fields: a segment of a
     /// connection whose data flows both ways (a ping-pong's). Never an IP fragment.
     DataAck,
+    /// The data sender's handshake segment (RFC 9293 §3.5): a download's SYN-ACK, server to
+    /// client, or an upload's SYN, client to server; answered by the peer's ACK, which gives the
+    /// sender its first RTT sample. No payload: `bytes` holds the option bytes it carries beyond a
+    /// data segment's header ([`HANDSHAKE_EXTRA_BYTES`]).
+    Handshake,
     /// The bond's ARP monitor probe to target number `flow` (RFC 826), host to switch.
     ArpRequest,
     /// A target's answer to a probe, switch to host.
@@ -98,6 +110,11 @@ impl Packet {
     /// An acknowledgement of `flow` up to (not including) `ack`, made at `born`.
     pub fn ack(flow: u32, ack: u32, born: SimTime) -> Packet {
         Packet { flow, kind: Kind::Ack, ack, born, ..Packet::default() }
+    }
+
+    /// `flow`'s handshake segment ([`Kind::Handshake`]), made at `born`.
+    pub fn handshake(flow: u32, born: SimTime) -> Packet {
+        Packet { flow, kind: Kind::Handshake, bytes: HANDSHAKE_EXTRA_BYTES, born, ..Packet::default() }
     }
 
     /// An ARP monitor probe (`kind` = [`Kind::ArpRequest`]) or reply to or from target `target`.

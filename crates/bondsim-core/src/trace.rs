@@ -107,6 +107,8 @@ pub struct PacketTrace {
     pub seq: Vec<u32>,
     /// A TCP retransmission.
     pub retransmit: Vec<bool>,
+    /// The data sender's TCP handshake segment (a download's SYN-ACK, an upload's SYN), no data.
+    pub handshake: Vec<bool>,
     /// The link the bond picked (null: every link, as broadcast does, or none).
     pub link: Vec<Option<u32>>,
     /// When the bond was handed it, seconds.
@@ -269,6 +271,7 @@ impl Tracer {
         p.flow.push(packet.flow);
         p.seq.push(packet.seq);
         p.retransmit.push(packet.retransmit);
+        p.handshake.push(packet.kind == crate::packet::Kind::Handshake);
         p.link.push(link.map(|l| l as u32));
         p.sent_s.push(secs(now));
         p.left_s.push(None);

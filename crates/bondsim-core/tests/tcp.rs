@@ -121,9 +121,11 @@ fn every_scheduler_and_congestion_control_delivers_every_byte_once_in_order() {
             assert_eq!((s.flows_complete, s.flows_with_loss.unwrap()), (12, 0), "{what}: TCP repairs every loss");
             assert_eq!((s.dropped.unwrap(), s.undelivered.unwrap(), s.out_of_order.unwrap()), (0, 0, 0), "{what}");
             assert_eq!(s.delivered, planned.iter().map(|&p| u64::from(p)).sum::<u64>(), "{what}");
-            // What the bond was handed: each segment once, plus every retransmission, plus the sends
-            // a full queue of the host refused (taken back, sent again).
-            let sent = s.count("tcp_segments_sent").unwrap()
+            // What the bond was handed: each connection's SYN-ACK, each segment once, plus every
+            // retransmission, plus the sends a full queue of the host refused (taken back, sent again).
+            let sent = 12
+                + s.count("tcp_syn_retransmits").unwrap()
+                + s.count("tcp_segments_sent").unwrap()
                 + s.count("tcp_retransmits").unwrap()
                 + s.count("tcp_xmit_drops").unwrap();
             assert_eq!(s.packets, sent, "{what}");
@@ -160,20 +162,17 @@ fn a_lost_tail_is_recovered_by_a_loss_probe_without_a_timeout() {
 }
 
 #[test]
-fn a_dead_path_ends_in_timeouts_with_backoff_then_the_connection_is_given_up() {
+fn a_dead_path_before_the_handshake_completes_ends_in_syn_ack_timeouts_then_the_connection_is_given_up() {
+    // The link dies at 8 ms: the SYN-ACK arrived (5 ms), the handshake's ACK (due at 10 ms) is
+    // lost. `reqsk_timer_handler` sends the SYN-ACK again at 1, 3, 7, 15 and 31 s
+    // (`tcp_reqsk_timeout`: 1 s doubled) and drops the request at 63 s (`tcp_synack_retries` 5).
     let r = tail(0.008, None);
     let s = &r.summary;
-    assert_eq!(s.flows_complete, 0);
-    assert_eq!(s.count("tcp_aborted"), Some(1));
-    // No RTT sample came back (the link died at 8 ms, before the first ACK), so the RTO is the
-    // initial 1 s (`TCP_TIMEOUT_INIT`): timeouts at 1, 3, 7, ..., 127 s, then every 120 s. The
-    // first retransmission left at 1 s; the timeout at 967 s is the first 924.6 s past it
-    // (`retransmits_timed_out`) and gives up: 14 timeouts.
-    assert_eq!(s.count("tcp_rtos"), Some(14));
-    assert!((s.duration_s - 967.0).abs() < 0.01, "{}", s.duration_s);
-    // What never reached the application is lost to it: the flow has ended.
+    assert_eq!((s.flows_complete, s.count("tcp_aborted")), (0, Some(1)));
+    assert_eq!((s.count("tcp_segments_sent"), s.count("tcp_rtos")), (Some(0), Some(0)), "no data ever left");
+    assert_eq!((s.packets, s.count("tcp_syn_retransmits")), (6, Some(5)), "the SYN-ACK and five again");
+    assert!((s.duration_s - 63.0).abs() < 0.01, "{}", s.duration_s);
     assert_eq!(s.delivered + s.dropped.unwrap(), 20, "every segment delivered or lost");
-    assert!(s.dropped.unwrap() > 0);
 }
 
 #[test]
@@ -197,14 +196,15 @@ fn a_connection_is_given_up_by_the_time_since_its_first_retransmission_not_by_co
 #[test]
 fn a_lower_tcp_retries2_gives_a_dead_connection_up_sooner() {
     // `tcp_retries2` = 5: `tcp_model_timeout` = (2^6 - 1) · 200 ms = 12.6 s after the first
-    // retransmission. With the initial 1 s RTO (no RTT sample: the link died at 8 ms) the
-    // timeouts come at 1, 3, 7 and 15 s; the one at 15 s is 14 s past the first retransmission
-    // and gives up.
-    let links = json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.008}]}]);
+    // retransmission. The link dies at 12 ms, after the handshake's 10 ms sample: RTO = 10 +
+    // 200 ms, doubled from the first timeout at 0.22 s: 0.64, 1.48, 3.17, 6.53, 13.26 s; the one
+    // at 13.26 s is the first 12.6 s past the first retransmission (6 timeouts), where 15 would
+    // give up only after 924.6 s.
+    let links = json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.012}]}]);
     let r = run(&scenario(bulk(20 * 1448, json!({"tcp_retries2": 5}), links))).unwrap();
     let s = &r.summary;
-    assert_eq!((s.count("tcp_aborted"), s.count("tcp_rtos")), (Some(1), Some(4)));
-    assert!((s.duration_s - 15.0).abs() < 0.01, "{}", s.duration_s);
+    assert_eq!((s.count("tcp_aborted"), s.count("tcp_rtos")), (Some(1), Some(6)));
+    assert!((s.duration_s - 13.26).abs() < 0.01, "{}", s.duration_s);
 }
 
 #[test]
@@ -229,22 +229,22 @@ fn connections_to_one_client_share_its_tcp_metrics_and_to_another_do_not() {
 
 #[test]
 fn a_closed_loop_client_moves_on_after_its_connection_is_given_up() {
-    // One client, one request at a time: the first dies with the link (down at 8 ms,
-    // back long after the connection is given up); the second starts when the first
-    // is abandoned and completes once the carrier is back.
+    // One client, one request at a time: the first dies with the link (down at 12 ms, after its
+    // handshake; given up after 924.6 s); the second starts when the first is abandoned, its
+    // SYN-ACK sent again every doubled second until the carrier is back at 950 s, and completes.
     let mut value = bulk(
         20 * 1448,
         json!({}),
-        json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.008, "up_s": 1500.0}]}]),
+        json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "failures": [{"down_s": 0.012, "up_s": 950.0}]}]),
     );
     value["workload"]["requests"] = 2.into();
     value["workload"]["arrivals"] = json!({"kind": "closed", "active": 1});
     let r = run(&scenario(value)).unwrap();
     assert_eq!(r.summary.count("tcp_aborted"), Some(1));
     let second = r.requests.arrival_s[1].expect("the second request was made");
-    assert!(second > 100.0 && second < 1500.0, "made when the first was given up: {second}");
+    assert!(second > 924.6 && second < 950.0, "made when the first was given up: {second}");
     assert_eq!(r.summary.flows_complete, 1, "the second completes once the link is back");
-    assert!(r.requests.finish_s[1].unwrap() > 1500.0);
+    assert!(r.requests.finish_s[1].unwrap() > 950.0);
 }
 
 #[test]

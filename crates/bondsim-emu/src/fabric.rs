@@ -458,6 +458,7 @@ impl Fabric {
         rows.flow.push(flow as u32);
         rows.seq.push((stats.packets - 1) as u32);
         rows.retransmit.push(retransmit);
+        rows.handshake.push(false); // (data only: the kernel's handshake is not traced)
         rows.link.push((targets.len() == 1).then(|| targets[0] as u32));
         rows.sent_s.push(now.as_secs_f64());
         rows.left_s.push(None);

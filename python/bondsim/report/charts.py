@@ -285,7 +285,7 @@ DELAY_QUANTILES = (
 
 def delay_chart(result: RunResult, tag: str) -> Chart:
     """Delivery delay: the traced packets' histogram (``trace.packets``), else the summary's quantiles."""
-    packets = result.packet_trace
+    packets = result.data_packet_trace
     if packets is not None and packets["arrived_s"].notna().any():
         arrived = packets.dropna(subset=["arrived_s"])
         delay = (arrived["arrived_s"] - arrived["sent_s"]).to_numpy() * 1e6
@@ -390,7 +390,7 @@ def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -
     """The thesis's Figures 6 and 8 drawn from a run: the first packets in the bond's order, each on the
     link it took, from when the bond was handed it (grey line) to when it reached the clients' wire
     (its number), out-of-order arrivals in red."""
-    packets = result.packet_trace
+    packets = result.data_packet_trace
     if packets is None or packets.empty:
         return None
     names = _link_names(result)

@@ -366,8 +366,11 @@ pub struct TcpStats {
     pub reordering_max: u32,
     /// ACKs the senders received.
     pub acks_received: u64,
-    /// Connections given up after `tcp_retries2` timeouts.
+    /// Connections given up: after `tcp_retries2` timeouts, or their handshake after
+    /// `tcp_synack_retries`.
     pub aborted: u64,
+    /// SYN-ACKs (an upload's SYNs) sent again (Linux's `TCPSynRetrans`).
+    pub syn_retransmits: u64,
     /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
     pub spurious_rtos: u64,
     /// When each retransmission timeout fired (for the failover measures, `failover.rs`).
@@ -382,8 +385,9 @@ pub struct TcpStats {
 /// retransmitted or not (under broadcast, every extra copy); entries into fast recovery;
 /// retransmission timeouts; tail loss probes; window reductions undone; the reordering degree
 /// connections ended at (mean over connections) and the highest one reached; connections given
-/// up (`sender.tcp_retries2`); timeouts F-RTO found spurious; data segments the receivers' PAWS
-/// discarded (`receiver.rs`); sends a full queue of the host refused (`NET_XMIT_DROP`, taken back).
+/// up (`sender.tcp_retries2`, or a handshake never answered); timeouts F-RTO found spurious; data
+/// segments the receivers' PAWS discarded (`receiver.rs`); sends a full queue of the host refused
+/// (`NET_XMIT_DROP`, taken back); handshake segments sent again (`TCPSynRetrans`).
 pub const FIGURES: &[Declared] = &[
     count("tcp_segments_sent"),
     count("tcp_retransmits"),
@@ -399,6 +403,7 @@ pub const FIGURES: &[Declared] = &[
     count("tcp_spurious_rtos"),
     count("tcp_paws_drops"),
     count("tcp_xmit_drops"),
+    count("tcp_syn_retransmits"),
 ];
 
 /// The trace's figure: whether it stopped at its row limit (only when tracing).
@@ -428,6 +433,7 @@ impl TcpStats {
             ("tcp_aborted", self.aborted),
             ("tcp_spurious_rtos", self.spurious_rtos),
             ("tcp_xmit_drops", self.xmit_drops),
+            ("tcp_syn_retransmits", self.syn_retransmits),
         ];
         for (name, n) in sums {
             r.add(name, n);

@@ -201,6 +201,21 @@ impl TcpReceiver {
         true
     }
 
+    /// The data sender's SYN-ACK (an upload's SYN) arrived: its timestamp becomes TS.Recent and
+    /// the handshake's ACK leaves at once (`tcp_rcv_synsent_state_process`: `tcp_store_ts_recent`,
+    /// then `tcp_send_ack`, net/ipv4/tcp_input.c, 6.18). No quick ACK is spent: quick-ACK mode
+    /// starts with the first data (`tcp_event_data_recv`). A SYN-ACK sent again finds the
+    /// connection established and gets an ACK too (`tcp_validate_incoming`'s challenge ACK).
+    fn answer_handshake(&mut self, now: SimTime, flow: u32, tsval: u32) {
+        let c = &mut self.conns[flow as usize];
+        c.ts_recent = c.ts_recent.max(tsval);
+        c.lrcvtime = now; // (`tcp_finish_connect`)
+        let mut ack = Packet::ack(flow, 0, now);
+        ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
+        self.stamp_ack(flow, &mut ack);
+        self.tx.push_back(ack);
+    }
+
     /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
     fn send_ack(&mut self, now: SimTime, flow: u32) {
         let mut ack = Packet::ack(flow, 0, now);
@@ -337,7 +352,7 @@ impl Endpoint for TcpReceiver {
             // `tcp_init_buffer_space`: TCP_INIT_CWND segments.
             space: (10 * u64::from(self.config.mss)).min(self.config.rwnd_initial),
             // The handshake's last segment counts as received data (`tcp_finish_connect`,
-            // `tcp_create_openreq_child` set `lrcvtime`).
+            // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
             lrcvtime: now,
             ..Conn::default()
         };
@@ -347,6 +362,9 @@ impl Endpoint for TcpReceiver {
         let flow = packet.flow;
         let mss = self.config.mss;
         let tsval = self.config.ts.ts_of(packet.born);
+        if packet.kind == Kind::Handshake {
+            return self.answer_handshake(now, flow, tsval);
+        }
         if self.paws_discard(now, &packet, tsval, out) {
             return;
         }
@@ -517,6 +535,19 @@ mod tests {
 
     fn data(seq: u32) -> Packet {
         Packet::data(0, seq, 1448, SimTime(1))
+    }
+
+    #[test]
+    fn a_syn_ack_is_answered_at_once_with_its_timestamp_echoed_and_no_quick_ack_spent() {
+        // `tcp_rcv_synsent_state_process`: `tcp_store_ts_recent`, then `tcp_send_ack`.
+        let mut r = receiver(true);
+        let mut out = Vec::new();
+        r.on_packet(SimTime(3_000_000), Packet::handshake(0, SimTime(1_000_000)), &mut out);
+        assert!(out.iter().all(|o| !matches!(o, Output::Deliver(_))), "nothing for the application");
+        let ack = r.poll_transmit(SimTime::ZERO).expect("the handshake's ACK");
+        assert_eq!((ack.kind, ack.ack, ack.ts_ecr), (Kind::Ack, 0, super::super::ts_of(SimTime(1_000_000))));
+        assert_eq!(r.poll_transmit(SimTime::ZERO), None);
+        assert_eq!(r.conns[0].quick, MAX_QUICKACKS, "quick-ACK mode starts with the first data");
     }
 
     fn acks(r: &mut TcpReceiver) -> Vec<(u32, Vec<(u32, u32)>)> {

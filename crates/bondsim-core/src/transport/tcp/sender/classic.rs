@@ -193,7 +193,7 @@ impl Conn {
         match self.timer_kind {
             TimerKind::EarlyRetrans => true,
             TimerKind::LossProbe => config.era.tlp.rearmed_by_ack,
-            TimerKind::Rto | TimerKind::ReoTimeout => false,
+            TimerKind::Rto | TimerKind::ReoTimeout | TimerKind::Handshake => false,
         }
     }
 

@@ -155,6 +155,9 @@ pub(super) struct Conn {
     pub(super) wstamp: SimTime,
     pub(super) data_segs_out: u32,
     pub(super) pacing: Timer,
+    /// The handshake, until its last ACK arrives ([`Handshake`]); none after (and for a stream,
+    /// which opens established).
+    pub(super) handshake: Option<Handshake>,
     pub(super) done: bool,
 }
 
@@ -290,6 +293,7 @@ impl TcpSender {
             wstamp: SimTime::ZERO,
             data_segs_out: 0,
             pacing: Timer::default(),
+            handshake: None,
             done: false,
         }
     }

@@ -12,10 +12,10 @@
 //! with a later write if the application wrote again before it left (never in a
 //! ping-pong, where the next write waits for the peer's answer).
 //!
-//! Not modelled (yet): the handshake: Linux's server takes an RTT sample from its SYN-ACK
-//! (`tcp_synack_rtt_meas`) before any data, while here a connection starts
-//! without SRTT or min_rtt, so a first flight lost whole waits for the 1 s
-//! `TCP_TIMEOUT_INIT` (no loss probe without SRTT), where Linux would probe.
+//! A connection the world opens ([`Endpoint::open`]) starts with the handshake's last two
+//! segments ([`handshake`]): its SYN-ACK (an upload's SYN) and the peer's ACK, which give
+//! SRTT, the RTO and min_rtt their first sample before any data leaves. A ping-pong's stream
+//! ([`TcpSender::open_stream`]) opens established, without that sample.
 
 use std::collections::VecDeque;
 
@@ -30,6 +30,7 @@ use crate::transport::{Cutter, Endpoint, Output};
 
 mod classic;
 mod conn;
+mod handshake;
 mod input;
 mod metrics;
 mod output;
@@ -45,6 +46,7 @@ mod tests;
 
 use classic::*;
 use conn::*;
+use handshake::*;
 use input::{Ack, Alert};
 use metrics::*;
 use output::*;
@@ -118,7 +120,7 @@ impl TcpSender {
     /// Opens `flow` for a stream of `bytes` that the application will write a message
     /// at a time ([`TcpSender::write`]) rather than at once.
     pub fn open_stream(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
-        self.open(now, flow, bytes, out);
+        self.open_established(now, flow, bytes, out);
         let c = self.conns[flow as usize].as_mut().expect("just opened");
         c.written = 0;
         c.timer.cancel();
@@ -207,26 +209,14 @@ impl TcpSender {
 
 impl Endpoint for TcpSender {
     fn open(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
-        let mut conn = self.new_conn(bytes, now);
-        if let Some(m) = self.metrics.get_mut(&Self::destination_of(&self.destination, flow)) {
-            m.init(&self.config, &mut conn, now);
-        }
-        conn.w.mss = self.config.mss;
-        conn.cc.init(&mut conn.w);
-        conn.paced = conn.cc.needs_pacing();
-        conn.sampling = conn.cc.has_cong_control();
-        // The application's write (`tcp_sendmsg`) finds nothing queued yet.
-        conn.rate_check_app_limited(&self.config, 0);
-        // The first segments leave now: the RTO (TCP_TIMEOUT_INIT) runs from here.
-        Self::set_xmit_timer(&self.config, &mut conn, flow, now, out);
-        self.conns[flow as usize] = Some(conn);
-        self.active += 1;
-        self.unopened -= 1;
-        self.ready.push_back(flow);
+        self.open_handshake(now, flow, bytes, out);
     }
 
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         debug_assert_eq!(packet.kind, Kind::Ack);
+        if self.conns[packet.flow as usize].as_ref().is_some_and(|c| c.handshake.is_some()) {
+            return self.handshake_acked(now, &packet, out);
+        }
         self.on_ack(now, &packet, false, out);
     }
 
@@ -261,6 +251,7 @@ impl Endpoint for TcpSender {
                 TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
                 TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
                 TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
+                TimerKind::Handshake => self.on_handshake_timer(flow, now, out),
             },
         }
     }

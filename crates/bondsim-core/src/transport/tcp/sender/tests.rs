@@ -40,13 +40,14 @@ fn tso_autosize_fills_64_kb_on_a_lan_and_about_a_millisecond_on_a_wan() {
     assert_eq!(c.tso_autosize(&s.config), 2);
 }
 
-/// A sender (no GSO) with one flow of 100 segments just opened at time 0, nothing sent yet, and
-/// the outputs of the open.
+/// A sender (no GSO) with one flow of 100 segments just opened at time 0, established without
+/// the handshake (the data path's rules, timed from 0), nothing sent yet, and the outputs of the
+/// open.
 fn one_flow() -> (TcpSender, Vec<Output>) {
     let (mut s, _) = conn(10, 1_000, 1_000);
     s.config.gso = false;
     let mut out = Vec::new();
-    s.open(SimTime::ZERO, 0, 100 * 1448, &mut out);
+    s.open_established(SimTime::ZERO, 0, 100 * 1448, &mut out);
     (s, out)
 }
 
@@ -1023,7 +1024,7 @@ fn short_flow(segments: u32, er: Option<SimTime>, ncr: bool, srtt_ms: u64) -> Tc
     (s.config.gso, s.config.loss, s.config.early_retransmit, s.config.ncr) =
         (false, LossDetection::Scoreboard, er, ncr);
     let mut out = Vec::new();
-    s.open(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
+    s.open_established(SimTime::ZERO, 0, u64::from(segments) * 1448, &mut out);
     assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), segments.min(10) as usize);
     let c = s.conns[0].as_mut().unwrap();
     c.wmem = 0; // their buffers left the host (TX completions)
@@ -1272,7 +1273,7 @@ impl CongestionControl for Recorder {
 fn recorded(own_window: bool) -> (TcpSender, std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>) {
     let (mut s, _) = conn(10, 1_000, 1_000);
     s.config.gso = false;
-    s.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    s.open_established(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
     let samples = std::sync::Arc::default();
     let c = s.conns[0].as_mut().unwrap();
     c.cc = Box::new(Recorder { samples: std::sync::Arc::clone(&samples), own_window });
@@ -1377,7 +1378,7 @@ fn pacing_timer(s: &mut TcpSender, now: SimTime) -> Option<(SimTime, u64)> {
 fn a_control_that_asks_for_pacing_spaces_segments_at_its_rate_after_the_first_ten() {
     let (mut s, _) = conn(10, 1_000, 1_000);
     s.config.gso = false;
-    s.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    s.open_established(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
     let c = s.conns[0].as_mut().unwrap();
     (c.cc, c.paced, c.w.cwnd, c.w.pacing_rate) = (Box::new(Pacer), true, 100, 1_448_000);
     // The first 10 leave at once; the 10th sets the next departure a segment's time later.
@@ -1398,7 +1399,7 @@ fn a_control_that_asks_for_pacing_spaces_segments_at_its_rate_after_the_first_te
     // CUBIC asks for no pacing: all the windows allow leaves at once (the receiver's 64 KB).
     let (mut cubic, _) = conn(10, 1_000, 1_000);
     cubic.config.gso = false;
-    cubic.open(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    cubic.open_established(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
     cubic.conns[0].as_mut().unwrap().w.cwnd = 100;
     assert_eq!(send_completing(&mut cubic, SimTime::ZERO).len(), 65_535 / 1448);
     assert_eq!(pacing_timer(&mut cubic, SimTime::ZERO), None);
@@ -1497,4 +1498,75 @@ fn a_dsacked_retransmission_counts_as_delivered_today_and_not_in_3x() {
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.delivered - before, s.stats.dsacks_received), (counted, 1), "today: {today}");
     }
+}
+
+/// A sender (no GSO) of one flow of 100 segments opened by the world at time 0: the handshake.
+fn handshaking() -> (TcpSender, Vec<Output>) {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    s.config.gso = false;
+    let mut out = Vec::new();
+    Endpoint::open(&mut s, SimTime::ZERO, 0, 100 * 1448, &mut out);
+    (s, out)
+}
+
+#[test]
+fn the_syn_ack_leaves_first_and_its_ack_gives_srtt_min_rtt_and_the_rto_before_any_data() {
+    // `tcp_check_req` → `tcp_synack_rtt_meas`: the time since the SYN-ACK; `tcp_rtt_estimator`'s
+    // first sample: RTO = SRTT + max(2·SRTT, tcp_rto_min).
+    let (mut s, out) = handshaking();
+    let syn_ack = s.poll_transmit(SimTime::ZERO).expect("the SYN-ACK");
+    assert_eq!(syn_ack.kind, Kind::Handshake);
+    assert_eq!(s.poll_transmit(SimTime::ZERO), None, "no data before the handshake's ACK");
+    let timer = out.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+    assert_eq!(timer, Some(ms(1_000)), "the SYN-ACK's timer: TCP_TIMEOUT_INIT");
+    let mut out = Vec::new();
+    s.on_packet(ms(4), ack_with(0, &[], ts_of(SimTime::ZERO), ms(4)), &mut out);
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.srtt(), c.min_rtt), (Some(ms(4)), Some(ms(4))));
+    assert_eq!(c.rto, ms(204));
+    // Data leaves now, as far as TCP small queues let it before any TX completion: the sample
+    // gives a pacing rate (200% of 10 segments per 4 ms, 7.24 MB/s), whose 1/1024 s is 3 buffers.
+    let sent: Vec<Packet> = std::iter::from_fn(|| s.poll_transmit(ms(4))).collect();
+    assert_eq!(sent.len(), 3, "TSQ's limit from the handshake's pacing rate");
+    assert!(sent.iter().all(|p| p.kind == Kind::Data));
+}
+
+#[test]
+fn a_syn_ack_sent_again_doubles_its_timeout_its_ack_samples_the_echo_and_after_two_cwnd_is_one() {
+    // `reqsk_timer_handler`: 1 s, then 2 s (`tcp_reqsk_timeout`); `tcp_synack_rtt_meas` takes no
+    // sample from a resent SYN-ACK's clock, `tcp_ack_update_rtt` the timestamp echo instead;
+    // `tcp_init_transfer`: one segment after more than one retransmission.
+    let (mut s, out) = handshaking();
+    s.poll_transmit(SimTime::ZERO).expect("the SYN-ACK");
+    let token =
+        |out: &[Output]| out.iter().find_map(|o| if let Output::Timer { token, .. } = o { Some(*token) } else { None });
+    let mut fired = Vec::new();
+    s.on_timer(ms(1_000), token(&out).unwrap(), &mut fired);
+    let again = s.poll_transmit(ms(1_000)).expect("sent again");
+    assert!(again.kind == Kind::Handshake && again.retransmit);
+    let next = fired.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
+    assert_eq!(next, Some(ms(3_000)), "2 s after the first retransmission");
+    let mut fired2 = Vec::new();
+    s.on_timer(ms(3_000), token(&fired).unwrap(), &mut fired2);
+    s.poll_transmit(ms(3_000)).expect("sent a third time");
+    // The ACK of the last SYN-ACK arrives 6 ms after it, echoing its timestamp.
+    s.on_packet(ms(3_006), ack_with(0, &[], ts_of(ms(3_000)), ms(3_006)), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(c.srtt(), Some(ms(6)), "the echo's 6 ticks");
+    assert_eq!(c.w.cwnd, 1);
+    assert_eq!(std::iter::from_fn(|| s.poll_transmit(ms(3_006))).count(), 1, "a window of one");
+}
+
+#[test]
+fn without_a_sample_the_rto_falls_back_to_three_seconds() {
+    // `tcp_init_metrics`: no RTT from the handshake (resent, no echo) → TCP_TIMEOUT_FALLBACK.
+    let (mut s, out) = handshaking();
+    s.poll_transmit(SimTime::ZERO);
+    let token = out.iter().find_map(|o| if let Output::Timer { token, .. } = o { Some(*token) } else { None });
+    s.on_timer(ms(1_000), token.unwrap(), &mut Vec::new());
+    s.poll_transmit(ms(1_000));
+    s.on_packet(ms(1_004), ack_with(0, &[], 0, ms(1_004)), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.srtt(), c.rto), (None, ms(3_000)));
+    assert_eq!(c.w.cwnd, 10, "one retransmission keeps the initial window");
 }

@@ -32,6 +32,8 @@ pub(super) enum TimerKind {
     ReoTimeout,
     /// Delayed early retransmit (`ICSK_TIME_EARLY_RETRANS`, Linux 3.5 to 4.10).
     EarlyRetrans,
+    /// The handshake segment's retransmission (the request socket's `rsk_timer`).
+    Handshake,
 }
 
 impl TcpSender {
@@ -82,6 +84,18 @@ impl TcpSender {
         Self::arm(c, flow, TimerKind::Rto, rto_at, out);
     }
 
+    /// The connection is given up (ETIMEDOUT): what it holds goes, the application hears of it.
+    pub(super) fn give_up(&mut self, flow: u32, out: &mut Vec<Output>) {
+        let c = self.conns[flow as usize].as_mut().expect("open");
+        c.done = true;
+        c.timer.cancel();
+        c.segs = VecDeque::new();
+        c.tx_stamps = VecDeque::new();
+        self.active -= 1;
+        self.stats.aborted += 1;
+        out.push(Output::Aborted(flow));
+    }
+
     /// The retransmission timer fired (`tcp_retransmit_timer` → `tcp_enter_loss`).
     pub(super) fn on_rto(&mut self, flow: u32, now: SimTime, out: &mut Vec<Output>) {
         let config = &self.config;
@@ -97,14 +111,7 @@ impl TcpSender {
         // resets the count), nor does the model need it but as a guard.
         let first = c.retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
         if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(config.retries2, config.rto_max) {
-            c.done = true;
-            c.timer.cancel();
-            c.segs = VecDeque::new();
-            c.tx_stamps = VecDeque::new();
-            self.active -= 1;
-            self.stats.aborted += 1;
-            out.push(Output::Aborted(flow));
-            return;
+            return self.give_up(flow, out);
         }
         c.w.now = now;
         // `tcp_enter_loss`: a new reduction (ssthresh from the algorithm, undo state) unless
