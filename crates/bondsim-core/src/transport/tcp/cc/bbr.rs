@@ -26,8 +26,10 @@
 //! * The random start phase of PROBE_BW (`get_random_u32_below(bbr_cycle_rand)`): no seeded rng
 //!   reaches a congestion control, so each connection draws from its own SplitMix64 seeded by the
 //!   time it opened (deterministic: the same scenario and seed draw the same phases).
-//! * `bbr_init` sees no handshake RTT (the model has no SYN exchange): it paces from the nominal
-//!   1 ms until the first ACK's sample, as Linux does for a connection without one.
+//! * `bbr_init` paces from the handshake's RTT sample (`sender/handshake.rs`: the control is
+//!   initialised after it, as `tcp_init_transfer` does); a connection without one (a ping-pong's
+//!   stream, a handshake whose resent SYN-ACK gave no sample) from the nominal 1 ms until the first
+//!   ACK's, as Linux does.
 //! * `bbr_tso_segs_goal` is Linux's (it reads only the pacing rate and the MSS), with
 //!   `sk_pacing_shift` 10 and `MAX_TCP_HEADER` 320 (x86-64 with tunnels and Hyper-V: 128 +
 //!   `MAX_HEADER` 176, cache-aligned); the header only matters above about 530 Mbit/s.

@@ -5,8 +5,9 @@ use super::*;
 
 /// A destination's entry in Linux's TCP metrics cache (net/ipv4/tcp_metrics.c, keyed by the
 /// destination's address): what the connections that closed leave the next ones. Its RTT and
-/// RTT variance seed only a connection's first RTO after the handshake, which the model does not
-/// have, and its cwnd only clamps a locked route: neither is kept.
+/// RTT variance seed only a connection's first RTO when above the handshake's sample
+/// (`tcp_init_metrics`: `crtt > tp->srtt_us`), and its cwnd only clamps a locked route: neither
+/// is kept.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Metrics {
     /// `TCP_METRIC_SSTHRESH` (0: none).
