@@ -237,7 +237,7 @@ def test_a_leading_byte_order_mark_is_read_as_utf8(tmp_path):
 
 
 def load_text() -> str:
-    return bondsim.scenario.find("thesis").read_text()
+    return bondsim.scenario.shipped("thesis").read_text()
 
 
 def test_values_parse_as_toml_else_text():

@@ -337,7 +337,8 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     if isinstance(raw, Mapping):
         doc, base_dir = dict(raw), where
     elif isinstance(raw, str) and raw:
-        path = where / raw if (where / raw).exists() else find(raw, "base")
+        beside = where / raw  # a file beside the sweep file; else the working folder's, or a shipped name
+        path = beside if beside.exists() and not beside.is_dir() else find(raw, "base")
         doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
     else:
         raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")

@@ -234,15 +234,27 @@ def shipped_names() -> list[str]:
     )
 
 
+def shipped(name: str, where: str = "") -> Path:
+    """The shipped file of ``name`` (a plain name: ``thesis``), whatever the working folder holds; a
+    :class:`~bondsim.ScenarioError` at ``where`` listing the names if there is no such one. The
+    reproductions read their scenarios through this."""
+    if name not in shipped_names():
+        raise scenario_error(where, f"{name}: not a shipped scenario ({', '.join(shipped_names()) or 'none'})")
+    return SCENARIO_DIR / f"{name}.toml"
+
+
 def find(name: str | Path, where: str = "") -> Path:
-    """A scenario file: ``name`` itself if it exists, else ``scenarios/<name>.toml`` of the project for a
-    plain name (no folder, no suffix); else a :class:`~bondsim.ScenarioError` at ``where`` listing the names."""
+    """The file a user names: ``name`` itself if it is there, else the shipped one of a plain name (no
+    folder, no suffix: :func:`shipped`); else a :class:`~bondsim.ScenarioError` at ``where`` listing the
+    shipped names. A folder is never a scenario: one named like a shipped scenario (``bondsim reproduce
+    thesis --out thesis`` makes ``thesis/``) leaves the name to mean the shipped one."""
     path = Path(name)
-    if path.exists():
-        return path
     text = str(name)
-    if text and path.name == text and text not in (".", "..") and not path.suffix and text in shipped_names():
-        return SCENARIO_DIR / f"{text}.toml"
+    plain = bool(text) and path.name == text and text not in (".", "..") and not path.suffix
+    if path.exists() and not (plain and path.is_dir() and text in shipped_names()):
+        return path
+    if plain and text in shipped_names():
+        return shipped(text, where)
     names = ", ".join(shipped_names()) or "none"
     raise scenario_error(where, f"{text}: not a file, and not a shipped scenario ({names})")
 

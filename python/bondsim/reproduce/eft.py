@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import mean_ci
 from bondsim.sweeps import run_many
 
@@ -36,7 +36,7 @@ QUICK_REPLICATIONS = 2
 
 def deterministic(*, progress: bool = True) -> pd.DataFrame:
     """Every contender on the jitter-free heterogeneous bond."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     docs = [apply_overrides(base, [f"bond.mode={m}"]) for m in CONTENDERS]
     labels = [{"mode": m} for m in CONTENDERS]
     rows = []
@@ -58,7 +58,7 @@ def deterministic(*, progress: bool = True) -> pd.DataFrame:
 def jitter_sweep(*, replications: int = 1, progress: bool = True) -> pd.DataFrame:
     """Out-of-order share and utilisation against the jitter's mean, one row per run (seeds 1 …
     ``replications`` where there is jitter)."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     docs, labels = [], []
     for jitter in JITTER_US:
         extra = (

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
 MESSAGE_BYTES = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 1448, 4096, 16384, 65536)
@@ -56,7 +56,7 @@ def calibrated_per_packet_us() -> float:
 
 def sweep(*, progress: bool = True) -> pd.DataFrame:
     """Goodput of every scheduler at every message size."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     cost = calibrated_per_packet_us()
     common = [
         "workload.requests=1",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
@@ -34,7 +34,7 @@ def binomial(n: int, k: int) -> float:
 
 def flows_on_link0(flows: int, *, progress: bool = True) -> list[int]:
     """Flows that took link 0, one count per seed."""
-    base = load_toml(find("lacp_flows"))
+    base = load_toml(shipped("lacp_flows"))
     docs = [apply_overrides(base, [f"workload.requests={flows}", f"seed={s}"]) for s in range(1, RUNS + 1)]
     labels = [{"flows": flows, "seed": s} for s in range(1, RUNS + 1)]
     results = run_many(docs, labels=labels, name=f"lacp-hashing/{flows}-flows", progress=progress)

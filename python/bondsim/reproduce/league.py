@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import _core, plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
 VARIANTS: dict[str, list[str]] = {
@@ -46,7 +46,7 @@ def schedulers() -> list[str]:
 
 def run_league(*, progress: bool = True) -> pd.DataFrame:
     """One row per (scenario, scheduler) with its figures and ranks."""
-    base = load_toml(find("league"))
+    base = load_toml(shipped("league"))
     docs, labels = [], []
     for scenario, overrides in VARIANTS.items():
         for mode in schedulers():

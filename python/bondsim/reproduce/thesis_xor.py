@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
@@ -44,7 +44,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    base = load_toml(find("xor_clients"))
+    base = load_toml(shipped("xor_clients"))
 
     docs = [apply_overrides(base, [f"bond.xmit_hash_policy={p}"]) for p in POLICIES]
     rows = []
