@@ -1,6 +1,6 @@
 """Sweep files: a base scenario, axes and replications, expanded into a checked grid of scenarios.
 
-A sweep file (``scenarios/*.sweep.toml``)::
+A sweep file (``*.sweep.toml``; bondsim ships ``thesis_load``: ``bondsim sweep thesis_load``)::
 
     name = "thesis_load"            # optional; default: the file's name without .sweep.toml
     base = "thesis"                 # scenario file (relative to this one), shipped name, or an inline table
@@ -381,7 +381,8 @@ def _normalised(spec: Mapping) -> dict:
 
 
 def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Sweep:
-    """Reads a sweep (TOML file, or a dict in the same layout) and expands it into checked points.
+    """Reads a sweep (TOML file, the name of a shipped one like ``thesis_load``, or a dict in the same layout)
+    and expands it into checked points.
 
     ``overrides`` (``path=value``) change the base scenario, like ``bondsim run --set``.
     In a dict, ``axes`` may also be ``{path: values}``.
@@ -400,7 +401,7 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
             "spec", "a sweep: a *.sweep.toml file (str or Path), a dict in its layout, or a loaded Sweep", source
         )
     else:
-        path = Path(source)
+        path = find(os.fspath(source), "", kind="sweep")
         spec = _read_toml(path, "", "sweep file")
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
     for key in spec:

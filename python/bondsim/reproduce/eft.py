@@ -3,7 +3,7 @@ deterministic heterogeneous bond, and where that stops holding.
 
 Target: at most 1% of packets out of order while reaching at least 99% of
 the bond's capacity, on a deterministic heterogeneous bond (Gigabit + Fast
-Ethernet, ``scenarios/hetero.toml``) where round-robin reorders a quarter
+Ethernet, the shipped scenario ``hetero``) where round-robin reorders a quarter
 or more. Then exponential delay jitter of growing mean is added to both
 links: the scheduler's arrival predictions no longer hold exactly. Jitter is
 random: each jittered point runs with several seeds and is drawn as the mean
@@ -146,7 +146,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         """# earliest-finish: in order at full rate
 
-Deterministic Gigabit + Fast Ethernet bond (`scenarios/hetero.toml`, 8 bulk transfers):
+Deterministic Gigabit + Fast Ethernet bond (shipped scenario `hetero`, 8 bulk transfers):
 
 """
         + "\n".join(lines)

@@ -122,7 +122,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         f"""# Seed 002: heterogeneous bonding, throughput vs message size
 
-Gigabit + Fast Ethernet (`scenarios/hetero.toml`), one bulk transfer for
+Gigabit + Fast Ethernet (shipped scenario `hetero`), one bulk transfer for
 {DURATION_S} s per point, each message sent as its own packets of at most 1448
 bytes. Per-frame cost {calibrated_per_packet_us():.2f} µs on each link, calibrated
 so that the two links alone carry the paper's {PAPER_SUM_8B_MBPS} Mbit/s at 8-byte

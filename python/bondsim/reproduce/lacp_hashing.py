@@ -3,8 +3,8 @@
 Tran-Viet et al. ran 4 flows (and 16 flows) with random ports over a
 two-link 802.3ad bond 100 times each and counted flows per link: "the number
 of flows on a link follows a binomial distribution", and all 4 flows landed
-on one link in 10 of 100 runs (never with 16 flows). We run
-``scenarios/lacp_flows.toml`` with 100 seeds (fresh random ephemeral ports
+on one link in 10 of 100 runs (never with 16 flows). We run the
+shipped scenario ``lacp_flows`` with 100 seeds (fresh random ephemeral ports
 each time), count the flows on each link from each flow's link, and set the
 distribution beside Binomial(n, 1/2).
 """
@@ -78,7 +78,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         f"""# Seed 003, Fig. 7: 802.3ad layer3+4 over two links
 
-`scenarios/lacp_flows.toml`, {RUNS} seeds per flow count; each seed draws new
+Shipped scenario `lacp_flows`, {RUNS} seeds per flow count; each seed draws new
 ephemeral ports, and a flow's link is `usable[hash % 2]` of the kernel's
 layer3+4 hash.
 

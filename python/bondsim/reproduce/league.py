@@ -1,7 +1,7 @@
 """A league table: every bonding mode and scheduler on the same scenarios,
 ranked by goodput and by out-of-order share.
 
-Scenarios (all from ``scenarios/league.toml``: 16 bulk transfers of 5 MB):
+Scenarios (all from the shipped scenario ``league``: 16 bulk transfers of 5 MB):
 
 * ``homogeneous``: 4 × 1 Gbit/s;
 * ``one-slowed``: the same with link 1 slowed 2.5× (400 Mbit/s);

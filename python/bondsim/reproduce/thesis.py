@@ -186,7 +186,7 @@ def _summary(fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, repli
 
     return f"""# The thesis's simulator, reproduced
 
-Model: the appendix's bondingSimulator exactly (`scenarios/thesis.toml`): 4
+Model: the appendix's bondingSimulator exactly (shipped scenario `thesis`): 4
 interfaces, one packet per 20 ms each (the slow ones every 82 ms), a scheduler
 that takes 4 packets every 20 ms, one per queued request in turn, 1 KB chunks,
 `S // 1024 + 1` packets per file, a packet in order iff its chunk number is the
