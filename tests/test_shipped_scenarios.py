@@ -1,6 +1,8 @@
 """The scenarios bondsim ships: package data (``bondsim/scenarios``) found through importlib.resources
 wherever the package is installed, listed by ``bondsim scenario list``, and never shadowed by a folder of
-the same name in the working folder (``bondsim reproduce thesis --out thesis`` makes one)."""
+the same name in the working folder (``bondsim reproduce thesis --out thesis`` makes one).
+
+The wheel itself, installed into a fresh virtualenv, is tried by tests/wheel_check.sh (``make wheel-test``)."""
 
 from __future__ import annotations
 
