@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: all setup build tools demo test test-rust test-python lint bench clean
+.PHONY: all setup build tools demo test test-rust test-python wheel-test lint bench clean
 
 all: demo
 
@@ -52,6 +52,12 @@ test-rust:
 
 test-python: tools
 	$(BIN)/pytest -q
+
+# The wheel as a user installs it: built by maturin (reusing the release build), installed into a
+# fresh virtualenv outside the source tree, then the shipped scenarios listed and run and a quick
+# reproduction, from an empty folder (tests/wheel_check.sh; .ci/run runs it after make test).
+wheel-test: setup
+	tests/wheel_check.sh $(abspath $(BIN))/python
 
 lint: setup
 	cargo fmt --all -- --check

@@ -28,7 +28,6 @@ from bondsim.api import run_checked
 from bondsim.scenario import load
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 
 #: (label, scenario, overrides): TCP over balance-rr (data and ACKs on every link), and the
 #: thesis's paced model (no return traffic, thousands of short flows).
@@ -61,7 +60,7 @@ def main() -> None:
     load_start = os.getloadavg()[0]
     rows = []
     for label, name, overrides in CASES:
-        doc = load(str(ROOT / "scenarios" / f"{name}.toml"), overrides)
+        doc = load(name, overrides)
         times: dict[str, list[float]] = {"off": [], "headers": [], "payload": []}
         cpus: dict[str, list[float]] = {k: [] for k in times}
         sizes: dict[str, int] = {}

@@ -190,7 +190,12 @@ def main() -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     w = sub.add_parser("write", help="run every case and write its figures into OUT")
     w.add_argument("out", type=Path)
-    w.add_argument("--scenarios", type=Path, default=ROOT / "scenarios", help="folder of the scenario files")
+    w.add_argument(
+        "--scenarios",
+        type=Path,
+        default=ROOT / "python" / "bondsim" / "scenarios",
+        help="folder of the scenario files (default: the shipped ones)",
+    )
     w.add_argument("--no-reproduce", action="store_true", help="skip the reproductions")
     d = sub.add_parser("diff", help="list every figure that differs between two written folders")
     d.add_argument("before", type=Path)

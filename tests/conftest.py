@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCENARIOS = ROOT / "scenarios"
+SCENARIOS = ROOT / "python" / "bondsim" / "scenarios"  # the shipped scenarios: package data of bondsim
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 

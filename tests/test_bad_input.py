@@ -7,7 +7,7 @@ import math
 
 import duckdb
 import pytest
-from conftest import ROOT
+from conftest import SCENARIOS
 
 import bondsim
 from bondsim import BondsimError, ScenarioError
@@ -62,7 +62,7 @@ def test_set_still_takes_one_value_over_several_lines(main):
 @pytest.mark.parametrize("command", ["emulate", "validate"])
 @pytest.mark.parametrize("seconds", ["0", "-1", "nan", "inf", "-inf", "1e400", "soon", ""])
 def test_seconds_must_be_a_finite_number_above_zero(main, command, seconds):
-    line = one_line_error(main(command, "scenarios/emulate_rr.toml", f"--seconds={seconds}"))
+    line = one_line_error(main(command, "emulate_rr", f"--seconds={seconds}"))
     assert "argument --seconds: must be a finite number of seconds above 0" in line, line
     assert repr(seconds) in line
 
@@ -70,7 +70,7 @@ def test_seconds_must_be_a_finite_number_above_zero(main, command, seconds):
 def test_seconds_above_zero_are_taken():
     from bondsim.cli import build_parser
 
-    args = build_parser().parse_args(["emulate", "scenarios/emulate_rr.toml", "--seconds", "0.5"])
+    args = build_parser().parse_args(["emulate", "emulate_rr", "--seconds", "0.5"])
     assert args.seconds == 0.5
     assert build_parser().parse_args(["validate", "--seconds", "3"]).seconds == 3.0
 
@@ -118,7 +118,7 @@ def truncated_db(tmp_path):
         ("runs", "list"),
         ("runs", "sweeps"),
         ("runs", "show", "1"),
-        ("sweep", str(ROOT / "scenarios" / "thesis_load.sweep.toml"), "--quiet"),
+        ("sweep", str(SCENARIOS / "thesis_load.sweep.toml"), "--quiet"),
     ],
     ids=["runs-list", "runs-sweeps", "runs-show", "sweep"],
 )

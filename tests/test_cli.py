@@ -7,7 +7,7 @@ import json
 
 import pandas as pd
 import pytest
-from conftest import ROOT
+from conftest import SCENARIOS
 
 
 def test_run_writes_outputs_and_prints_a_table(cli, tmp_path, thesis_toml):
@@ -63,7 +63,7 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
         (["run", "thesis", "--set", "bond.mode=xx"], "bond.mode: unknown scheduler `xx`"),
         (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: invalid type"),
         (["run", "no/such.toml"], "no/such.toml: not a file, and not a shipped scenario (emulate_rr, failover,"),
-        # a shipped scenario is a plain name: no path climbs out of scenarios/ (to the project's pyproject.toml)
+        # a shipped scenario is a plain name: no path climbs out of the shipped folder (to the project's pyproject.toml)
         (["scenario", "check", "../pyproject"], "../pyproject: not a file, and not a shipped scenario ("),
         (["scenario", "check", "nosuch"], "nosuch: not a file, and not a shipped scenario ("),
         (["scenario", "check", "thesis", "--set", "links.0.period_ms=0"], "links.0.period_ms: must be"),
@@ -93,7 +93,7 @@ def assert_one_line_error(proc, says: str) -> None:
 def test_files_that_are_not_utf8_or_of_the_wrong_shape_are_one_line_exit_2(cli, tmp_path):
     (tmp_path / "latin1.toml").write_bytes('name = "café"\n'.encode("latin-1"))
     (tmp_path / "latin1.sweep.toml").write_bytes('base = "thesis"\nname = "é"\n'.encode("latin-1"))
-    (tmp_path / "links5.toml").write_text((ROOT / "scenarios" / "thesis.toml").read_text() + "\n")
+    (tmp_path / "links5.toml").write_text((SCENARIOS / "thesis.toml").read_text() + "\n")
     for args, says in [
         (["run", str(tmp_path / "latin1.toml")], "latin1.toml: not UTF-8 text (byte 0xe9 on line 1)"),
         (["scenario", "check", str(tmp_path / "latin1.toml")], "not UTF-8 text"),
@@ -285,7 +285,7 @@ def test_kernel_preset_replaces_what_the_file_set_of_its_fields(cli, tmp_path):
     # A file written for 3.x, run as today's kernel: modern puts the fields back to their defaults.
     scenario = tmp_path / "old.toml"
     scenario.write_text(
-        (ROOT / "scenarios" / "tcp_rr.toml")
+        (SCENARIOS / "tcp_rr.toml")
         .read_text()
         .replace('kind = "tcp"', 'kind = "tcp"\ntcp_recovery = 0\ntcp_fack = true')
     )

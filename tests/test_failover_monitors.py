@@ -6,7 +6,7 @@ import pytest
 
 import bondsim
 
-#: scenarios/failover_udp.toml: 4 flows x 200 Mbit/s of 1448-byte datagrams on eth0 (active-backup).
+#: the shipped failover_udp: 4 flows x 200 Mbit/s of 1448-byte datagrams on eth0 (active-backup).
 RATE_PPS = 4 * 200e6 / (1448 * 8)
 SILENT = 'links.0.failures=[{down_s=1.0, up_s=3.0, kind="silent"}]'
 ARP = ("bond.miimon=0", "bond.downdelay=0", "bond.arp_interval=100", 'bond.arp_ip_target=["10.0.0.254"]')

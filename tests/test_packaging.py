@@ -66,6 +66,20 @@ def test_dask_is_an_optional_extra_that_make_build_installs():
     assert extras and {"dev", "dask"} <= set(extras.group(1).split(","))
 
 
+def test_ci_runs_the_wheel_test_after_the_suite():
+    """The wheel, installed into a fresh virtualenv, is tried in CI (tests/wheel_check.sh): it is the
+    only test that sees the package as pip lays it out, so it must not drop out of .ci/run."""
+    target = re.search(r"^wheel-test:.*\n\t(.*)$", (ROOT / "Makefile").read_text(), re.M)
+    assert target and target.group(1).startswith("tests/wheel_check.sh"), "make wheel-test runs tests/wheel_check.sh"
+    script = ROOT / "tests" / "wheel_check.sh"
+    assert script.stat().st_mode & 0o111, "tests/wheel_check.sh is executable"
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("make")]
+    assert steps == ["make test", "make wheel-test"]
+    text = script.read_text()
+    for command in ("scenario list", "run tcp_rr", "sweep thesis_load", "reproduce thesis --quick --out thesis"):
+        assert f'"$bondsim" {command}' in text, command
+
+
 HEAVY = ("pandas", "numpy", "duckdb", "matplotlib", "rich", "dask", "distributed")
 
 

@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import SCENARIOS
 
 import bondsim
 
@@ -207,7 +208,7 @@ def test_an_earlier_runs_captures_in_the_directory_are_replaced_not_mixed(main, 
 
 def test_bad_capture_options_name_the_field(tmp_path):
     with pytest.raises(bondsim.ScenarioError) as err:
-        bondsim.run(Path(__file__).parents[1] / "scenarios" / "tcp_rr.toml", SMALL, pcap={"dir": tmp_path, "stop_s": 0})
+        bondsim.run(SCENARIOS / "tcp_rr.toml", SMALL, pcap={"dir": tmp_path, "stop_s": 0})
     assert err.value.path == "pcap.stop_s"
 
 

@@ -5,18 +5,18 @@ here from the scenario (token size, link rate), never copied from a run."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
+
+from conftest import SCENARIOS
 
 import bondsim
 
-ROOT = Path(__file__).resolve().parent.parent
 #: One 100 Mbit/s direction's payload MB/s: a 1448-byte segment in 1448 + 52 + 38 bytes of wire time.
 PAYLOAD_MBYTES = 100 / 8 * 1448 / (1448 + 52 + 38)
 
 
 def test_the_pingpong_scenario_prints_and_stores_token_figures(main, tmp_path):
     out = tmp_path / "pp"
-    proc = main("run", str(ROOT / "scenarios" / "pingpong.toml"), "--out", str(out), "--set", "workload.rounds=50")
+    proc = main("run", str(SCENARIOS / "pingpong.toml"), "--out", str(out), "--set", "workload.rounds=50")
     assert proc.returncode == 0, proc.stderr
     for row in ("tokens read whole", "token throughput", "exchange round trip"):
         assert row in proc.stdout, row
@@ -31,7 +31,7 @@ def test_the_pingpong_scenario_prints_and_stores_token_figures(main, tmp_path):
 
 
 def test_pingpong_errors_name_the_field(main, tmp_path):
-    scenario = str(ROOT / "scenarios" / "pingpong.toml")
+    scenario = str(SCENARIOS / "pingpong.toml")
     proc = main("run", scenario, "--out", str(tmp_path / "a"), "--set", "workload.token_bytes=0")
     assert proc.returncode == 2 and "workload.token_bytes" in proc.stderr
     proc = main("run", scenario, "--out", str(tmp_path / "b"), "--set", 'sender.kind="window"')

@@ -36,7 +36,7 @@ from bondsim.reproduce import (
     thesis_modes,
     thesis_xor,
 )
-from bondsim.scenario import find, load_toml
+from bondsim.scenario import load_toml, shipped
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 #: A full 1448-byte chunk's share of its frame on a rate link: 40 bytes of TCP/IP headers and 38 of
@@ -203,7 +203,7 @@ def test_exact_links_used_distribution():
 
 def test_thesis_xor_layer2_idles_the_link_no_client_hashes_to(reproduced):
     per_link = csv(reproduced, "thesis-xor", "xor_per_link.csv")
-    network = load_toml(find("xor_clients"))["network"]
+    network = load_toml(shipped("xor_clients"))["network"]
     server = int(network["server_mac"].split(":")[-1], 16)
     # layer2: (server MAC[5] ^ client MAC[5] ^ 0x0800) % 4; 0x0800's low byte is 0
     hashed = {(server ^ int(mac.split(":")[-1], 16)) % thesis_xor.LINKS for mac in network["client_macs"]}
@@ -212,7 +212,7 @@ def test_thesis_xor_layer2_idles_the_link_no_client_hashes_to(reproduced):
     assert used["layer2"] == {f"eth{i}" for i in hashed}
     assert used["layer3+4"] == {f"eth{i}" for i in range(thesis_xor.LINKS)}
     # the same transfers either way: 64 files of 2 MB
-    workload = load_toml(find("xor_clients"))["workload"]
+    workload = load_toml(shipped("xor_clients"))["workload"]
     total_mb = workload["requests"] * workload["file_size"]["bytes"] / 1e6
     assert per_link.groupby("policy")["mbytes_sent"].sum().to_dict() == pytest.approx(
         {"layer2": total_mb, "layer3+4": total_mb}
@@ -265,7 +265,7 @@ def test_hetero_throughput_per_scheduler_follows_the_links(reproduced):
     assert list(goodput.index) == list(hetero_bonding.MESSAGE_BYTES)
     assert sorted(goodput.columns) == sorted(hetero_bonding.SCHEDULERS)
     assert len(table) == len(hetero_bonding.MESSAGE_BYTES) * len(hetero_bonding.SCHEDULERS)
-    window = load_toml(find("hetero"))["sender"]["window_pkts"]
+    window = load_toml(shipped("hetero"))["sender"]["window_pkts"]
     one_packet = [size for size in hetero_bonding.MESSAGE_BYTES if size <= 1448]
     for size in one_packet:
         ge, fe = single_link_mbps(size, GE), single_link_mbps(size, FE)

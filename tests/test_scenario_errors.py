@@ -197,16 +197,21 @@ def test_missing_and_malformed_files(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "name", ["../pyproject", "thesis.toml", "nosuch", "scenarios/../thesis", "../thesis", "a/thesis"]
+    "name",
+    ["../pyproject", "../../../pyproject", "thesis.toml", "nosuch", "scenarios/../thesis", "../thesis", "a/thesis"],
 )
 def test_a_shipped_scenario_is_a_plain_name_and_a_wrong_one_lists_them(tmp_path, monkeypatch, name):
-    from bondsim.scenario import SCENARIO_DIR, find, shipped_names
+    from bondsim.scenario import find, shipped_dir, shipped_names
 
     monkeypatch.chdir(tmp_path)  # where none of these is a file
-    assert find("thesis") == SCENARIO_DIR / "thesis.toml" and load("thesis")["name"] == "thesis"
-    assert "thesis" in shipped_names() and "thesis_load.sweep" not in shipped_names()
+    assert find("thesis") == shipped_dir() / "thesis.toml" and load("thesis")["name"] == "thesis"
+    assert (
+        "thesis" in shipped_names()
+        and "thesis_load" not in shipped_names()
+        and "thesis_load.sweep" not in shipped_names()
+    )
     err = error_of(source=name)
-    # never resolved against scenarios/ (`../pyproject` would read the project's pyproject.toml)
+    # never resolved against the shipped folder (`../../../pyproject` would read the project's pyproject.toml)
     assert str(err) == f"{name}: not a file, and not a shipped scenario ({', '.join(shipped_names())})"
 
 
@@ -237,7 +242,7 @@ def test_a_leading_byte_order_mark_is_read_as_utf8(tmp_path):
 
 
 def load_text() -> str:
-    return bondsim.scenario.find("thesis").read_text()
+    return bondsim.scenario.shipped("thesis").read_text()
 
 
 def test_values_parse_as_toml_else_text():

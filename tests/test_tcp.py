@@ -4,13 +4,12 @@ name the field, the league's TCP columns, and what the store records."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
+from conftest import SCENARIOS
 
 import bondsim
 
-ROOT = Path(__file__).resolve().parent.parent
 #: A full segment's share of its frame: 1448 payload bytes in a 1500-byte IP packet
 #: (IPv4, TCP and timestamp headers) plus 38 bytes of Ethernet framing.
 TCP_PAYLOAD_SHARE = 1448 / (1500 + 38)
@@ -18,9 +17,7 @@ TCP_PAYLOAD_SHARE = 1448 / (1500 + 38)
 
 def test_tcp_rr_scenario_reports_goodput_and_retransmissions(main, tmp_path):
     out = tmp_path / "tcp"
-    proc = main(
-        "run", str(ROOT / "scenarios" / "tcp_rr.toml"), "--out", str(out), "--set", "workload.file_size.bytes=3000000"
-    )
+    proc = main("run", str(SCENARIOS / "tcp_rr.toml"), "--out", str(out), "--set", "workload.file_size.bytes=3000000")
     assert proc.returncode == 0, proc.stderr
     rows = (
         "goodput",
@@ -45,7 +42,7 @@ def test_tcp_rr_scenario_reports_goodput_and_retransmissions(main, tmp_path):
 def test_a_tcp_knob_error_names_the_field(main, tmp_path):
     proc = main(
         "run",
-        str(ROOT / "scenarios" / "tcp_rr.toml"),
+        str(SCENARIOS / "tcp_rr.toml"),
         "--out",
         str(tmp_path / "x"),
         "--set",
@@ -53,9 +50,7 @@ def test_a_tcp_knob_error_names_the_field(main, tmp_path):
     )
     assert proc.returncode == 2
     assert "sender.tcp_congestion_control" in proc.stderr and "cubic" in proc.stderr
-    proc = main(
-        "run", str(ROOT / "scenarios" / "thesis.toml"), "--out", str(tmp_path / "y"), "--set", "sender.tcp_sack=false"
-    )
+    proc = main("run", str(SCENARIOS / "thesis.toml"), "--out", str(tmp_path / "y"), "--set", "sender.tcp_sack=false")
     assert proc.returncode == 2 and "tcp_sack" in proc.stderr and '"tcp"' in proc.stderr
 
 
@@ -75,7 +70,7 @@ def test_a_trace_samples_every_open_connection_when_asked(main, tmp_path):
     every_ms = 0.5
     proc = main(
         "run",
-        str(ROOT / "scenarios" / "tcp_rr.toml"),
+        str(SCENARIOS / "tcp_rr.toml"),
         "--out",
         str(out),
         "--set",

@@ -125,7 +125,7 @@ def test_trace_file_sets_link_timing(tmp_path):
     trace.write_text("# seconds between sends\n0.082\n")
     toml = tmp_path / "s.toml"
     text = (
-        (bondsim.scenario.find("thesis"))
+        (bondsim.scenario.shipped("thesis"))
         .read_text()
         .replace("period_ms = 82  # the slow interface", 'trace_file = "if1.txt"')
     )

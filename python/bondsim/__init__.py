@@ -1,9 +1,9 @@
 """bondsim: a fast, deterministic simulator of NIC bonding / link aggregation.
 
 >>> import bondsim
->>> result = bondsim.run("scenarios/thesis.toml", ["bond.mode=lb"])   # doctest: +SKIP
+>>> result = bondsim.run("thesis", ["bond.mode=lb"])                  # doctest: +SKIP
 >>> result.summary["ooo_fraction"]                                      # doctest: +SKIP
->>> table = bondsim.sweep("scenarios/thesis_load.sweep.toml")           # doctest: +SKIP
+>>> table = bondsim.sweep("thesis_load")                                # doctest: +SKIP
 
 ``import bondsim`` loads only the compiled core: the rest (and pandas, DuckDB, matplotlib with it)
 loads when first used, so that a command pays only for what it needs.

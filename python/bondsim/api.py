@@ -254,12 +254,13 @@ def run(
     progress: ProgressFn | None = None,
     pcap: PcapSpec | None = None,
 ) -> RunResult:
-    """Runs a scenario (TOML path or dict) with optional ``path=value`` overrides; ``pcap`` writes
-    packet captures (pcapng) of the run into a directory (a path, or a dict of capture options).
+    """Runs a scenario (TOML path, a shipped one's name like ``thesis``, or dict) with optional ``path=value``
+    overrides; ``pcap`` writes packet captures (pcapng) of the run into a directory (a path, or a dict of
+    capture options).
 
-    >>> r = run("scenarios/thesis.toml", ["bond.mode=lb"])        # doctest: +SKIP
+    >>> r = run("thesis", ["bond.mode=lb"])                      # doctest: +SKIP
     >>> r.summary["ooo_fraction"], r.requests.head()              # doctest: +SKIP
-    >>> run("scenarios/tcp_rr.toml", pcap="out/pcap")             # doctest: +SKIP
+    >>> run("tcp_rr", pcap="out/pcap")                            # doctest: +SKIP
     """
     _check_run_options(progress, pcap)  # before the scenario is read: nothing starts on a bad argument
     doc = scenario_mod.load(scenario, overrides)

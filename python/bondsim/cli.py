@@ -48,9 +48,10 @@ errors = LazyConsole(stderr=True)
 
 EPILOG_MAIN = """\
 examples:
-  bondsim run scenarios/thesis.toml --out out/rr
+  bondsim scenario list
+  bondsim run thesis --out out/rr
   bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json
-  bondsim sweep scenarios/thesis_load.sweep.toml
+  bondsim sweep thesis_load
   bondsim runs list --sweep thesis_load
   bondsim reproduce thesis --out out/thesis
   bondsim schedulers
@@ -611,6 +612,24 @@ def cmd_scenario_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_scenario_list(args: argparse.Namespace) -> int:
+    from bondsim.scenario import SHIPPED_COMMAND, describe, shipped, shipped_dir, shipped_names
+
+    kinds = {kind: f"{kind}s ({command} NAME)" for kind, command in SHIPPED_COMMAND.items()}
+    rows = [(kind, name, describe(shipped(name, kind))) for kind in kinds for name in shipped_names(kind)]
+    if args.json:
+        entries = [{"name": name, "kind": kind, "description": text} for kind, name, text in rows]
+        print(json.dumps(entries, indent=2, ensure_ascii=False))
+        return 0
+    width = max(len(name) for _, name, _ in rows)
+    for kind, heading in kinds.items():
+        print(f"{heading}:")
+        for name, text in [(name, text) for of, name, text in rows if of == kind]:
+            print(f"  {name:<{width}}  {text}".rstrip())
+    print(f"their files (copy one to change it): {shipped_dir()}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from bondsim import cli_sweep, emulate
     from bondsim.reproduce import PAPERS
@@ -631,12 +650,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
         description="Run one scenario and print its summary; --out writes summary.json, requests.csv, "
         "links.csv, scenario.json and process.txt (the thesis's process.sh table).",
-        epilog="examples:\n  bondsim run scenarios/thesis.toml --out out/rr\n"
+        epilog="examples:\n  bondsim run thesis --out out/rr\n"
         "  bondsim run thesis --set bond.mode=lb --set workload.requests=50 --json\n"
         "  bondsim run tcp_rr --pcap out/pcap   (then: tshark -r out/pcap/receivers.pcapng)\n"
         "  bondsim run tcp_rr --kernel linux-3.x   (TCP as the seeds' Linux 3.x ran it)",
     )
-    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/ (e.g. thesis)")
+    p.add_argument("scenario", help="scenario TOML file, or a shipped one's name, e.g. thesis (bondsim scenario list)")
     p.add_argument(
         "--out", type=path_arg, help="directory for summary.json, requests.csv, links.csv, scenario.json, process.txt"
     )
@@ -710,8 +729,8 @@ def build_parser() -> argparse.ArgumentParser:
         "([trace] link_ms, packets; sender.trace_ms for TCP).",
         epilog="examples:\n  bondsim run tcp_rr --set trace.link_ms=1 --set trace.packets=200 --out out/run\n"
         "  bondsim report out/run --out out/run.html --png out/run-png\n"
-        "  bondsim sweep scenarios/thesis_load.sweep.toml --db results.duckdb\n"
-        "  bondsim report scenarios/thesis_load.sweep.toml --db results.duckdb --out load.html\n"
+        "  bondsim sweep thesis_load --db results.duckdb\n"
+        "  bondsim report thesis_load --db results.duckdb --out load.html\n"
         "  bondsim report 12 13 --db results.duckdb --out two.html\n"
         "  bondsim report --sweep 2 --db results.duckdb --out sweep2.html   (the id bondsim runs sweeps shows)\n"
         "  bondsim report --league --db league.duckdb --out league.html   (the latest bondsim validate --league)",
@@ -763,18 +782,29 @@ def build_parser() -> argparse.ArgumentParser:
         "scenario",
         help="work with scenario files",
         formatter_class=HelpFormatter,
-        description="Check scenario files against the schema.",
-        epilog="example:\n  bondsim scenario check scenarios/thesis.toml --json",
+        description="List the scenarios bondsim ships; check scenario files against the schema.",
+        epilog="examples:\n  bondsim scenario list\n  bondsim scenario check thesis --json",
     )
     scenario_sub = p.add_subparsers(dest="scenario_command", required=True, metavar="ACTION")
+    c = scenario_sub.add_parser(
+        "list",
+        help="list the shipped scenarios and sweeps, each with its one-line description",
+        formatter_class=HelpFormatter,
+        description="List the scenarios and sweeps bondsim ships, by the name that runs them (bondsim run NAME, "
+        "bondsim sweep NAME), each with the first line of its file's opening comment, and the folder that holds "
+        "their files.",
+        epilog="examples:\n  bondsim scenario list\n  bondsim run tcp_rr\n  bondsim scenario list --json",
+    )
+    c.add_argument("--json", action="store_true", help="print as JSON: name, kind (scenario or sweep), description")
+    c.set_defaults(func=cmd_scenario_list)
     c = scenario_sub.add_parser(
         "check",
         help="check a scenario and show it with defaults filled in",
         formatter_class=HelpFormatter,
         description="Check a scenario file (and overrides); exit 2 with the field's path if it is wrong.",
-        epilog="example:\n  bondsim scenario check scenarios/thesis.toml --set links.1.period_ms=40 --json",
+        epilog="example:\n  bondsim scenario check thesis --set links.1.period_ms=40 --json",
     )
-    c.add_argument("scenario", help="scenario TOML file or shipped name")
+    c.add_argument("scenario", help="scenario TOML file, or a shipped one's name (bondsim scenario list)")
     add_overrides(c)
     add_kernel(c)
     c.add_argument("--json", action="store_true", help="print the checked scenario, defaults filled in, as JSON")

@@ -301,11 +301,12 @@ def cmd_runs_export(args: argparse.Namespace) -> int:
 
 SWEEP_EPILOG = """\
 examples:
-  bondsim sweep scenarios/thesis_load.sweep.toml                  # every core, results in bondsim.duckdb
-  bondsim sweep scenarios/thesis_load.sweep.toml --dry-run        # check and show the grid, run nothing
-  bondsim sweep scenarios/thesis_load.sweep.toml --dask local --workers 2
-  bondsim sweep scenarios/thesis_load.sweep.toml --dask tcp://scheduler:8786 --db results.duckdb
-  bondsim sweep scenarios/thesis_load.sweep.toml --set links.1.period_ms=40 --metrics ooo_fraction,dropped
+  bondsim sweep thesis_load                 # the shipped sweep: every core, results in bondsim.duckdb
+  bondsim sweep thesis_load --dry-run       # check and show the grid, run nothing
+  bondsim sweep my_load.sweep.toml          # a sweep file of your own
+  bondsim sweep thesis_load --dask local --workers 2
+  bondsim sweep thesis_load --dask tcp://scheduler:8786 --db results.duckdb
+  bondsim sweep thesis_load --set links.1.period_ms=40 --metrics ooo_fraction,dropped
 
 A sweep file names a base scenario, axes (any field by its dotted path: values = [...],
 range = {start, stop, step} with stop included, or logrange = {start, stop, num}) and
@@ -346,7 +347,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "Prints the mean of --metrics per grid point.",
         epilog=SWEEP_EPILOG,
     )
-    p.add_argument("sweep", type=Path, help="sweep file (TOML), e.g. scenarios/thesis_load.sweep.toml")
+    p.add_argument(
+        "sweep", type=Path, help="sweep file (TOML), or a shipped one's name, e.g. thesis_load (bondsim scenario list)"
+    )
     add_overrides(p, "the base scenario")
     add_execution_options(p, db_default=DEFAULT_DB)
     p.add_argument(

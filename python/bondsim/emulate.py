@@ -34,19 +34,19 @@ if TYPE_CHECKING:
 
 EPILOG_EMULATE = """\
 examples:
-  sudo bondsim emulate scenarios/emulate_rr.toml --out out/emu-rr
-  sudo bondsim emulate scenarios/emulate_rr.toml --set bond.mode=earliest-finish --json
-  sudo bondsim emulate scenarios/emulate_rr.toml --set links.0.failures.0.down_s=1 --seconds 10
-  sudo bondsim emulate scenarios/emulate_rr.toml --db results.duckdb   # then: bondsim runs list --db results.duckdb
-  sudo bondsim emulate scenarios/emulate_rr.toml --traffic iperf3
-  sudo bondsim emulate scenarios/emulate_rr.toml --set 'sender={kind="cbr", rate_mbps=6}'   # UDP streams
+  sudo bondsim emulate emulate_rr --out out/emu-rr
+  sudo bondsim emulate emulate_rr --set bond.mode=earliest-finish --json
+  sudo bondsim emulate emulate_rr --set links.0.failures.0.down_s=1 --seconds 10
+  sudo bondsim emulate emulate_rr --db results.duckdb   # then: bondsim runs list --db results.duckdb
+  sudo bondsim emulate emulate_rr --traffic iperf3
+  sudo bondsim emulate emulate_rr --set 'sender={kind="cbr", rate_mbps=6}'   # UDP streams
 """
 
 EPILOG_VALIDATE = """\
 examples:
-  sudo bondsim validate scenarios/emulate_rr.toml
-  sudo bondsim validate scenarios/emulate_rr.toml --modes balance-rr,earliest-finish,active-backup --out out/val.csv
-  sudo bondsim validate scenarios/emulate_rr.toml --db results.duckdb   # both sides stored: bondsim runs compare
+  sudo bondsim validate emulate_rr
+  sudo bondsim validate emulate_rr --modes balance-rr,earliest-finish,active-backup --out out/val.csv
+  sudo bondsim validate emulate_rr --db results.duckdb   # both sides stored: bondsim runs compare
   sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
   sudo bondsim validate --league quick --runs 1                          # four cases: does it run?
   bondsim validate --league full --rejudge --db league.duckdb            # the model again, the kernel as stored
@@ -422,7 +422,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         '/dev/net/tun; rate links and `sender.kind = "tcp"` only. Everything it makes goes with it, even on SIGKILL.',
         epilog=EPILOG_EMULATE,
     )
-    p.add_argument("scenario", help="scenario TOML file, or the name of one in scenarios/")
+    p.add_argument("scenario", help="scenario TOML file, or a shipped one's name (bondsim scenario list)")
     p.add_argument("--out", type=Path, help="directory for summary.json, requests.csv, links.csv, scenario.json")
     p.add_argument("--db", type=Path, help=DB_HELP)
     p.add_argument("--traffic", choices=TRAFFIC, help=TRAFFIC_HELP)
@@ -446,7 +446,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "scenario",
         nargs="?",
-        help="scenario TOML file, or the name of one in scenarios/ (--league: its base, default kernel_league)",
+        help="scenario TOML file, or a shipped one's name (--league: its base, default kernel_league)",
     )
     p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
     p.add_argument(

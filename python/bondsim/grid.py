@@ -1,6 +1,6 @@
 """Sweep files: a base scenario, axes and replications, expanded into a checked grid of scenarios.
 
-A sweep file (``scenarios/*.sweep.toml``)::
+A sweep file (``*.sweep.toml``; bondsim ships ``thesis_load``: ``bondsim sweep thesis_load``)::
 
     name = "thesis_load"            # optional; default: the file's name without .sweep.toml
     base = "thesis"                 # scenario file (relative to this one), shipped name, or an inline table
@@ -337,7 +337,8 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     if isinstance(raw, Mapping):
         doc, base_dir = dict(raw), where
     elif isinstance(raw, str) and raw:
-        path = where / raw if (where / raw).exists() else find(raw, "base")
+        beside = where / raw  # a file beside the sweep file; else the working folder's, or a shipped name
+        path = beside if beside.exists() and not beside.is_dir() else find(raw, "base")
         doc, base_dir = _read_toml(path, "base", "scenario"), path.parent
     else:
         raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
@@ -380,7 +381,8 @@ def _normalised(spec: Mapping) -> dict:
 
 
 def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Sweep:
-    """Reads a sweep (TOML file, or a dict in the same layout) and expands it into checked points.
+    """Reads a sweep (TOML file, the name of a shipped one like ``thesis_load``, or a dict in the same layout)
+    and expands it into checked points.
 
     ``overrides`` (``path=value``) change the base scenario, like ``bondsim run --set``.
     In a dict, ``axes`` may also be ``{path: values}``.
@@ -399,7 +401,7 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
             "spec", "a sweep: a *.sweep.toml file (str or Path), a dict in its layout, or a loaded Sweep", source
         )
     else:
-        path = Path(source)
+        path = find(os.fspath(source), "", kind="sweep")
         spec = _read_toml(path, "", "sweep file")
         where, default_name = path.parent, path.name.removesuffix(".toml").removesuffix(".sweep")
     for key in spec:

@@ -1,6 +1,6 @@
 """``bondsim validate --league``: a named set of cases, each the model beside several runs of the kernel.
 
-Every case is ``scenarios/kernel_league.toml`` with a few fields set (where the links' queues are, mode, link
+Every case is the shipped scenario ``kernel_league`` with a few fields set (where the links' queues are, mode, link
 rates, flows, congestion control, random loss). Both sides run the host the emulator builds for it
 (``_core.emulated_host``): ``tun`` cases have the bond and the queues beyond the TUN device, where the kernel
 stops counting a frame; ``shaper`` cases an HTB class per link in the kernel, which the socket is charged for

@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import copy
 import datetime
+import importlib.resources
 import json
 import math
 import re
@@ -223,28 +224,78 @@ def resolve_files(doc: dict, base: Path) -> dict:
     return doc
 
 
-#: The project's scenario files (``scenarios/`` at the repository root).
-SCENARIO_DIR = Path(__file__).resolve().parents[2] / "scenarios"
+#: What a shipped file of each kind is called: ``<name>.toml`` a scenario, ``<name>.sweep.toml`` a sweep.
+SHIPPED_SUFFIX = {"scenario": ".toml", "sweep": ".sweep.toml"}
+#: The command that runs a shipped file of each kind.
+SHIPPED_COMMAND = {"scenario": "bondsim run", "sweep": "bondsim sweep"}
 
 
-def shipped_names() -> list[str]:
-    """The names of the project's scenarios (``scenarios/<name>.toml``, sweep files left out)."""
-    return sorted(
-        p.name.removesuffix(".toml") for p in SCENARIO_DIR.glob("*.toml") if not p.name.endswith(".sweep.toml")
-    )
+def shipped_dir() -> Path:
+    """The folder of the scenario and sweep files bondsim ships (``bondsim/scenarios``: package data of
+    the wheel, the same folder in the source tree), found through importlib.resources wherever bondsim is
+    installed: the one place that knows where they are."""
+    folder = importlib.resources.files("bondsim") / "scenarios"
+    if not isinstance(folder, Path):
+        # bondsim's core is a compiled extension, which Python imports only from files on disk, so its
+        # package data are files too; a loader that says otherwise has bondsim half installed
+        raise BondsimError(f"bondsim's shipped scenarios are not files on disk ({folder}): reinstall bondsim")
+    return folder
 
 
-def find(name: str | Path, where: str = "") -> Path:
-    """A scenario file: ``name`` itself if it exists, else ``scenarios/<name>.toml`` of the project for a
-    plain name (no folder, no suffix); else a :class:`~bondsim.ScenarioError` at ``where`` listing the names."""
+def _shipped_kind(path: Path) -> str:
+    return "sweep" if path.name.endswith(SHIPPED_SUFFIX["sweep"]) else "scenario"
+
+
+def shipped_names(kind: str = "scenario") -> list[str]:
+    """The names of the shipped scenarios (``<name>.toml``), or with ``kind="sweep"`` of the shipped
+    sweeps (``<name>.sweep.toml``), sorted."""
+    suffix = SHIPPED_SUFFIX[kind]
+    files = shipped_dir().glob("*.toml")
+    return sorted(p.name.removesuffix(suffix) for p in files if _shipped_kind(p) == kind)
+
+
+def shipped(name: str, kind: str = "scenario", where: str = "") -> Path:
+    """The shipped file of ``name`` (a plain name: ``thesis``, ``thesis_load`` with ``kind="sweep"``),
+    whatever the working folder holds; a :class:`~bondsim.ScenarioError` at ``where`` listing the names
+    if bondsim ships no such one. The reproductions read their scenarios through this."""
+    if name not in shipped_names(kind):
+        names = ", ".join(shipped_names(kind)) or "none"
+        raise scenario_error(where, f"{name}: not a shipped {kind} ({names})")
+    return shipped_dir() / f"{name}{SHIPPED_SUFFIX[kind]}"
+
+
+def find(name: str | Path, where: str = "", kind: str = "scenario") -> Path:
+    """The file a user names: ``name`` itself if it is there, else the shipped one of a plain name (no
+    folder, no suffix: :func:`shipped`); else a :class:`~bondsim.ScenarioError` at ``where`` listing the
+    shipped names. A folder is never a scenario: one named like a shipped scenario (``bondsim reproduce
+    thesis --out thesis`` makes ``thesis/``) leaves the name to mean the shipped one."""
     path = Path(name)
-    if path.exists():
-        return path
     text = str(name)
-    if text and path.name == text and text not in (".", "..") and not path.suffix and text in shipped_names():
-        return SCENARIO_DIR / f"{text}.toml"
-    names = ", ".join(shipped_names()) or "none"
-    raise scenario_error(where, f"{text}: not a file, and not a shipped scenario ({names})")
+    plain = bool(text) and path.name == text and text not in (".", "..") and not path.suffix
+    if path.exists() and not (plain and path.is_dir() and text in shipped_names(kind)):
+        return path
+    if plain and text in shipped_names(kind):
+        return shipped(text, kind, where)
+    names = ", ".join(shipped_names(kind)) or "none"
+    other = "sweep" if kind == "scenario" else "scenario"
+    hint = (
+        f"; {text} is a shipped {other}, run by {SHIPPED_COMMAND[other]}"
+        if plain and text in shipped_names(other)
+        else ""
+    )
+    raise scenario_error(where, f"{text}: not a file, and not a shipped {kind} ({names}){hint}")
+
+
+def describe(path: Path) -> str:
+    """A scenario or sweep file's one-line description: the first line of the comment it opens with
+    (the shipped files start with a summary line, then a blank comment line, as a docstring does);
+    ``""`` if it opens with no comment."""
+    for line in read_text(path, "", "scenario").splitlines():
+        if not line.startswith("#"):
+            return ""
+        if line.strip("# \t"):
+            return line.lstrip("#").strip()
+    return ""
 
 
 def load_toml(path: str | Path) -> dict:

@@ -444,8 +444,9 @@ def sweep(
     dask: Any = None,
     db: str | Path | Store | None = None,
 ) -> pd.DataFrame:
-    """Runs a sweep (a ``*.sweep.toml`` file, a dict in its layout, where ``axes`` may also be
-    ``{path: values}``, or a loaded :class:`~bondsim.grid.Sweep`); returns one row per run in grid order.
+    """Runs a sweep (a ``*.sweep.toml`` file, a shipped one's name like ``thesis_load``, a dict in its layout,
+    where ``axes`` may also be ``{path: values}``, or a loaded :class:`~bondsim.grid.Sweep`); returns one row
+    per run in grid order.
 
     >>> bondsim.sweep({"base": "thesis", "axes": {"bond.mode": ["rr", "lb"]}, "replications": 2})  # doctest: +SKIP
 

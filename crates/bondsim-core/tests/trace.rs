@@ -198,7 +198,7 @@ fn the_packet_schedule_agrees_with_the_runs_counters() {
 
 #[test]
 fn link_events_record_the_carrier_and_the_monitors_view() {
-    // scenarios/failover_udp.toml: eth0's carrier goes at 1 s and returns at 3 s; miimon 100 ms,
+    // the shipped scenario failover_udp: eth0's carrier goes at 1 s and returns at 3 s; miimon 100 ms,
     // downdelay 200 ms, updelay 0 (bonding.rst: a failure is acted on downdelay after the
     // miimon check that sees it; a link that comes back is used at the next check).
     let doc = json!({

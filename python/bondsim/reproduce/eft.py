@@ -3,7 +3,7 @@ deterministic heterogeneous bond, and where that stops holding.
 
 Target: at most 1% of packets out of order while reaching at least 99% of
 the bond's capacity, on a deterministic heterogeneous bond (Gigabit + Fast
-Ethernet, ``scenarios/hetero.toml``) where round-robin reorders a quarter
+Ethernet, the shipped scenario ``hetero``) where round-robin reorders a quarter
 or more. Then exponential delay jitter of growing mean is added to both
 links: the scheduler's arrival predictions no longer hold exactly. Jitter is
 random: each jittered point runs with several seeds and is drawn as the mean
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import mean_ci
 from bondsim.sweeps import run_many
 
@@ -36,7 +36,7 @@ QUICK_REPLICATIONS = 2
 
 def deterministic(*, progress: bool = True) -> pd.DataFrame:
     """Every contender on the jitter-free heterogeneous bond."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     docs = [apply_overrides(base, [f"bond.mode={m}"]) for m in CONTENDERS]
     labels = [{"mode": m} for m in CONTENDERS]
     rows = []
@@ -58,7 +58,7 @@ def deterministic(*, progress: bool = True) -> pd.DataFrame:
 def jitter_sweep(*, replications: int = 1, progress: bool = True) -> pd.DataFrame:
     """Out-of-order share and utilisation against the jitter's mean, one row per run (seeds 1 …
     ``replications`` where there is jitter)."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     docs, labels = [], []
     for jitter in JITTER_US:
         extra = (
@@ -146,7 +146,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         """# earliest-finish: in order at full rate
 
-Deterministic Gigabit + Fast Ethernet bond (`scenarios/hetero.toml`, 8 bulk transfers):
+Deterministic Gigabit + Fast Ethernet bond (shipped scenario `hetero`, 8 bulk transfers):
 
 """
         + "\n".join(lines)

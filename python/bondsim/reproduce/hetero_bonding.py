@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
 MESSAGE_BYTES = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 1448, 4096, 16384, 65536)
@@ -56,7 +56,7 @@ def calibrated_per_packet_us() -> float:
 
 def sweep(*, progress: bool = True) -> pd.DataFrame:
     """Goodput of every scheduler at every message size."""
-    base = load_toml(find("hetero"))
+    base = load_toml(shipped("hetero"))
     cost = calibrated_per_packet_us()
     common = [
         "workload.requests=1",
@@ -122,7 +122,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         f"""# Seed 002: heterogeneous bonding, throughput vs message size
 
-Gigabit + Fast Ethernet (`scenarios/hetero.toml`), one bulk transfer for
+Gigabit + Fast Ethernet (shipped scenario `hetero`), one bulk transfer for
 {DURATION_S} s per point, each message sent as its own packets of at most 1448
 bytes. Per-frame cost {calibrated_per_packet_us():.2f} µs on each link, calibrated
 so that the two links alone carry the paper's {PAPER_SUM_8B_MBPS} Mbit/s at 8-byte

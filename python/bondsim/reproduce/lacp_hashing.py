@@ -3,8 +3,8 @@
 Tran-Viet et al. ran 4 flows (and 16 flows) with random ports over a
 two-link 802.3ad bond 100 times each and counted flows per link: "the number
 of flows on a link follows a binomial distribution", and all 4 flows landed
-on one link in 10 of 100 runs (never with 16 flows). We run
-``scenarios/lacp_flows.toml`` with 100 seeds (fresh random ephemeral ports
+on one link in 10 of 100 runs (never with 16 flows). We run the
+shipped scenario ``lacp_flows`` with 100 seeds (fresh random ephemeral ports
 each time), count the flows on each link from each flow's link, and set the
 distribution beside Binomial(n, 1/2).
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
@@ -34,7 +34,7 @@ def binomial(n: int, k: int) -> float:
 
 def flows_on_link0(flows: int, *, progress: bool = True) -> list[int]:
     """Flows that took link 0, one count per seed."""
-    base = load_toml(find("lacp_flows"))
+    base = load_toml(shipped("lacp_flows"))
     docs = [apply_overrides(base, [f"workload.requests={flows}", f"seed={s}"]) for s in range(1, RUNS + 1)]
     labels = [{"flows": flows, "seed": s} for s in range(1, RUNS + 1)]
     results = run_many(docs, labels=labels, name=f"lacp-hashing/{flows}-flows", progress=progress)
@@ -78,7 +78,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         f"""# Seed 003, Fig. 7: 802.3ad layer3+4 over two links
 
-`scenarios/lacp_flows.toml`, {RUNS} seeds per flow count; each seed draws new
+Shipped scenario `lacp_flows`, {RUNS} seeds per flow count; each seed draws new
 ephemeral ports, and a flow's link is `usable[hash % 2]` of the kernel's
 layer3+4 hash.
 

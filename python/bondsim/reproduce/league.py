@@ -1,7 +1,7 @@
 """A league table: every bonding mode and scheduler on the same scenarios,
 ranked by goodput and by out-of-order share.
 
-Scenarios (all from ``scenarios/league.toml``: 16 bulk transfers of 5 MB):
+Scenarios (all from the shipped scenario ``league``: 16 bulk transfers of 5 MB):
 
 * ``homogeneous``: 4 × 1 Gbit/s;
 * ``one-slowed``: the same with link 1 slowed 2.5× (400 Mbit/s);
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import _core, plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
 VARIANTS: dict[str, list[str]] = {
@@ -46,7 +46,7 @@ def schedulers() -> list[str]:
 
 def run_league(*, progress: bool = True) -> pd.DataFrame:
     """One row per (scenario, scheduler) with its figures and ranks."""
-    base = load_toml(find("league"))
+    base = load_toml(shipped("league"))
     docs, labels = [], []
     for scenario, overrides in VARIANTS.items():
         for mode in schedulers():

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots, stats
-from bondsim.scenario import apply_overrides, find, load_toml, parse_value
+from bondsim.scenario import apply_overrides, load_toml, parse_value, shipped
 from bondsim.sweeps import run_many, sweep
 
 SCHEDULERS = ("rr", "lb")
@@ -35,7 +35,7 @@ QUICK_REPLICATIONS = 2
 
 
 def _base() -> dict:
-    return load_toml(find("thesis"))
+    return load_toml(shipped("thesis"))
 
 
 def load_sweep(name: str, changes: dict, *, loads=LOADS, replications: int = 1, progress: bool = True) -> pd.DataFrame:
@@ -45,7 +45,8 @@ def load_sweep(name: str, changes: dict, *, loads=LOADS, replications: int = 1, 
         {"path": "workload.requests", "name": "requests", "values": list(loads)},
         {"path": "bond.mode", "name": "mode", "values": list(SCHEDULERS)},
     ]
-    spec = {"name": f"thesis/{name}", "base": "thesis", "set": changes, "axes": axes, "replications": replications}
+    # the shipped scenario itself, inline: a name would be looked up in the working folder first
+    spec = {"name": f"thesis/{name}", "base": _base(), "set": changes, "axes": axes, "replications": replications}
     table = sweep(spec, progress=progress)
     table["ooo_per_request"] = table["out_of_order"] / table["requests"]
     return table
@@ -185,7 +186,7 @@ def _summary(fig9: pd.DataFrame, fig10: pd.DataFrame, fig11: pd.DataFrame, repli
 
     return f"""# The thesis's simulator, reproduced
 
-Model: the appendix's bondingSimulator exactly (`scenarios/thesis.toml`): 4
+Model: the appendix's bondingSimulator exactly (shipped scenario `thesis`): 4
 interfaces, one packet per 20 ms each (the slow ones every 82 ms), a scheduler
 that takes 4 packets every 20 ms, one per queued request in turn, 1 KB chunks,
 `S // 1024 + 1` packets per file, a packet in order iff its chunk number is the

@@ -27,7 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots, stats
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import mean_ci
 from bondsim.sweeps import run_many
 
@@ -217,7 +217,7 @@ def per_size(*, quick: bool, progress: bool) -> pd.DataFrame:
     """§5.3.6.1 on the thesis's model: P(outorder) per packets per file, the SPECweb99 file set,
     30 requests at once (the size of the thesis's example), rr and lb, over many seeds."""
     replications = 3 if quick else 40
-    base = load_toml(find("thesis"))
+    base = load_toml(shipped("thesis"))
     docs, labels = [], []
     for mode in ("rr", "lb"):
         for rep in range(replications):

@@ -5,7 +5,7 @@ balance-xor. Under ``xmit_hash_policy=layer2`` a client's traffic goes to
 ``(server MAC[5] ^ client MAC[5] ^ 0x0800) % 4``: only the low two bits of
 each client's last MAC byte matter, so two clients can share a link while
 another idles. The thesis saw three of four links used and fixed it with
-``layer3+4``. We run ``scenarios/xor_clients.toml`` (clients B and D
+``layer3+4``. We run the shipped ``xor_clients`` (clients B and D
 collide) with both policies, then ask how likely the collision is with
 random client MACs over 200 seeds, beside the exact combinatorial figure.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.scenario import apply_overrides, find, load_toml
+from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
 
@@ -44,7 +44,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    base = load_toml(find("xor_clients"))
+    base = load_toml(shipped("xor_clients"))
 
     docs = [apply_overrides(base, [f"bond.xmit_hash_policy={p}"]) for p in POLICIES]
     rows = []
@@ -95,7 +95,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary.write_text(
         f"""# Thesis §4.4.4: balance-xor and layer2 hashing
 
-Scenario `scenarios/xor_clients.toml`: 4 Gigabit links in balance-xor, 4 clients
+Shipped scenario `xor_clients`: 4 Gigabit links in balance-xor, 4 clients
 (16 transfers each), server MAC 00:15:17:b0:26:ad as the thesis's eth1.
 
 | | thesis | bondsim |
