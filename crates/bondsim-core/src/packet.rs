@@ -38,15 +38,15 @@ pub enum Kind {
     /// TCP data that carries an acknowledgement in `ack` and the SACK fields: a segment of a
     /// connection whose data flows both ways (a ping-pong's). Never an IP fragment.
     DataAck,
+    /// The bond's ARP monitor probe to target number `flow` (RFC 826), host to switch.
+    ArpRequest,
+    /// A target's answer to a probe, switch to host.
+    ArpReply,
     /// The data sender's handshake segment (RFC 9293 §3.5): a download's SYN-ACK, server to
     /// client, or an upload's SYN, client to server; answered by the peer's ACK, which gives the
     /// sender its first RTT sample. No payload: `bytes` holds the option bytes it carries beyond a
     /// data segment's header ([`HANDSHAKE_EXTRA_BYTES`]).
     Handshake,
-    /// The bond's ARP monitor probe to target number `flow` (RFC 826), host to switch.
-    ArpRequest,
-    /// A target's answer to a probe, switch to host.
-    ArpReply,
 }
 
 /// A SACK block: the sequence range `[start, end)` received above a hole (RFC 2018 §3).
