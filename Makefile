@@ -62,8 +62,8 @@ wheel-test: setup
 lint: setup
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff check python tests benchmarks
-	$(BIN)/ruff format --check python tests benchmarks
+	$(BIN)/ruff check python tests benchmarks examples
+	$(BIN)/ruff format --check python tests benchmarks examples
 
 bench: build
 	$(BIN)/python benchmarks/bench_engine.py
