@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pandas loads on use: `bondsim run --out` writes process.txt without it
     import pandas as pd
@@ -57,6 +57,31 @@ def format_process_table(rows: Iterable[tuple]) -> str:
     return "\n".join(lines)
 
 
+#: The fewest runs a published 95% interval comes from (issue 38: Student's t over two runs spans
+#: +-12.7 standard errors, wider than any figure it qualifies).
+MIN_INTERVAL_RUNS = 5
+
+
+#: The note under a table whose figures :func:`ci_text` wrote.
+CI_NOTE = (
+    f"\n† Mean with its 95% interval (Student's t) from {MIN_INTERVAL_RUNS} runs or more; from fewer, the runs' own "
+    "range (min–max) and their number."
+)
+
+
+def ci_text(row: Any, value: str, spec: str) -> str:
+    """``row``'s mean of ``value`` (a row of :func:`mean_ci`'s table) with how far to trust it, each number
+    formatted by ``spec``: its 95% interval from :data:`MIN_INTERVAL_RUNS` runs or more, else the runs' own
+    range and their count, or the value alone from one run."""
+    get = row.get if hasattr(row, "get") else lambda k: getattr(row, k)
+    mean, n = get(value), int(get(f"{value}_n"))
+    if n >= MIN_INTERVAL_RUNS:
+        return f"{mean:{spec}} ({get(f'{value}_lo'):{spec}}–{get(f'{value}_hi'):{spec}})"
+    if n > 1:
+        return f"{mean:{spec}} (runs {get(f'{value}_min'):{spec}}–{get(f'{value}_max'):{spec}}, n = {n})"
+    return f"{mean:{spec}}"
+
+
 def mean_ci(
     table: pd.DataFrame, by: list[str], value: str, level: float = 0.95, *, means: tuple[str, ...] = ()
 ) -> pd.DataFrame:
@@ -64,18 +89,20 @@ def mean_ci(
     interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``,
     and the plain mean of each column of ``means``.
 
-    A group of one row has no spread: its interval is the value itself (nothing was replicated).
+    A group of one row has no spread: its interval is the value itself (nothing was replicated). The
+    runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
+    least :data:`MIN_INTERVAL_RUNS` runs, fewer are shown as their range (:func:`ci_text`).
     """
     from scipy import stats
 
     grouped = table.groupby(by, sort=False)[value]
-    out = grouped.agg(["mean", "std", "count"]).reset_index()
+    out = grouped.agg(["mean", "std", "count", "min", "max"]).reset_index()
     half = stats.t.ppf(0.5 + level / 2, (out["count"] - 1).clip(lower=1)) * out["std"] / out["count"] ** 0.5
     half = half.where(out["count"] > 1, 0.0)
     out = out.assign(
         **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
-        **{f"{value}_n": out["count"]},
-    )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n"]]
+        **{f"{value}_n": out["count"], f"{value}_min": out["min"], f"{value}_max": out["max"]},
+    )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n", f"{value}_min", f"{value}_max"]]
     for column in means:
         out[column] = table.groupby(by, sort=False)[column].mean().to_numpy()
     return out
@@ -88,4 +115,4 @@ def share_ci(outcomes: list, values: list, name: str, value: str, level: float =
     import pandas as pd
 
     hits = pd.DataFrame([{name: v, value: float(o == v)} for v in values for o in outcomes])
-    return mean_ci(hits, [name], value, level).drop(columns=f"{value}_n")
+    return mean_ci(hits, [name], value, level).drop(columns=[f"{value}_n", f"{value}_min", f"{value}_max"])

@@ -18,7 +18,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
-from bondsim.stats import mean_ci
+from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 from bondsim.sweeps import run_many
 
 CONTENDERS = ("balance-rr", "lb", "least-queue", "n-to-1", "flowlet", "drr-stripe", "earliest-finish")
@@ -30,7 +30,7 @@ GUARD_PER_JITTER = 4.0
 OOO_TARGET = 0.01
 CAPACITY_TARGET = 0.99
 #: Seeds per jittered point (jitter 0 is deterministic: one run): full size, and ``--quick``.
-REPLICATIONS = 3
+REPLICATIONS = MIN_INTERVAL_RUNS  # a published interval needs as many runs
 QUICK_REPLICATIONS = 2
 
 

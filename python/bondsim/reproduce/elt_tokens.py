@@ -30,7 +30,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import plots
-from bondsim.stats import mean_ci
+from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 from bondsim.sweeps import run_many
 
 LINK_MBPS = 100.0
@@ -69,7 +69,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
 
     tokens = (4, 64, 512, 2048, 8192) if quick else TOKENS
     pairs_all = (1, 6) if quick else PAIRS
-    rounds, replications = (30, 2) if quick else (200, 3)
+    rounds, replications = (30, 2) if quick else (200, MIN_INTERVAL_RUNS)
     docs, labels = [], []
     for variant, overrides in VARIANTS.items():
         varied = variant != "base"

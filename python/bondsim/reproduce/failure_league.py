@@ -21,7 +21,7 @@ import pandas as pd
 
 from bondsim import plots
 from bondsim.scenario import apply_overrides
-from bondsim.stats import mean_ci
+from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 from bondsim.sweeps import run_many
 
 #: The Linux modes, as operators configure them.
@@ -122,7 +122,7 @@ def monitor(mode: str, kind: str) -> str:
 
 def run(*, quick: bool, progress: bool) -> pd.DataFrame:
     """One row per run: mode, kind, replication and the failure's figures."""
-    replications = 1 if quick else 3
+    replications = 1 if quick else MIN_INTERVAL_RUNS
     docs, labels = [], []
     for kind in KINDS:
         for mode in MODES:
@@ -207,14 +207,14 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         parts += [
             f"\n## {kind}\n",
             "| mode | monitor | losses detected | detection ms | switch-over ms (max over flows) | packets lost |"
-            " TCP stall ms | RTOs | goodput during Mbit/s (95% interval) | goodput after Mbit/s |",
+            " TCP stall ms | RTOs | goodput during Mbit/s (95% interval†) | goodput after Mbit/s |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for r in rows.sort_values("during_mbps", ascending=False).itertuples():
             parts.append(
                 f"| {r.mode} | {r.monitor} | {r.detected:g} of {r.failures:g} | {cell(r.detection_ms, '.1f')} | {cell(r.switchover_ms, '.1f')} | "
                 f"{r.lost_packets:.0f} | {cell(r.tcp_stall_ms, '.1f')} | {r.rtos:.1f} | "
-                f"{r.during_mbps:.0f} ({r.during_mbps_lo:.0f}–{r.during_mbps_hi:.0f}) | {r.after_mbps:.0f} |"
+                f"{ci_text(r, 'during_mbps', '.0f')} | {r.after_mbps:.0f} |"
             )
     parts += [
         "\n## Reading the table\n",
@@ -251,4 +251,5 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "than the measured second here: one link's worth after.",
         "",
     ]
+    parts.append(CI_NOTE)
     return "\n".join(parts)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from bondsim import kernels, plots
 from bondsim.reproduce import bulk_tcp
-from bondsim.stats import mean_ci
+from bondsim.stats import CI_NOTE, ci_text, mean_ci
 
 LINK_MBPS = 100.0
 #: 361 MiB: see the module's text for why MiB.
@@ -91,7 +91,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         parts.append("\n*Quick size: a tenth of the file (times scaled ×10), 2 replications: slow start weighs more.*")
     parts += [
         "\n## Paper vs bondsim\n",
-        "| setup | kernel | jitter µs | bondsim s (95% interval) | paper s | bondsim / paper | speed-up over one link |"
+        "| setup | kernel | jitter µs | bondsim s (95% interval†) | paper s | bondsim / paper | speed-up over one link |"
         " out of order on the wire | retransmissions (spurious) |",
         "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -100,7 +100,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         paper = PAPER_S[r.setup]
         speedup = single[(r.kernel, r.jitter_us)] / r.transfer_s
         parts.append(
-            f"| {r.setup} | {r.kernel} | {r.jitter_us} | {r.transfer_s:.2f} ({r.transfer_s_lo:.2f}–{r.transfer_s_hi:.2f})"
+            f"| {r.setup} | {r.kernel} | {r.jitter_us} | {ci_text(r, 'transfer_s', '.2f')}"
             f" | {paper:.2f} | {r.transfer_s / paper:.3f} | {speedup:.2f}× | {r.wire_ooo_fraction:.1%} |"
             f" {r.tcp_retransmits:.0f} ({r.tcp_spurious:.0f}) |"
         )
@@ -123,4 +123,5 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "(12 µs per frame at 1 Gbit/s, the same for every frame).",
         "",
     ]
+    parts.append(CI_NOTE)
     return "\n".join(parts)

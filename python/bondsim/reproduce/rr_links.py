@@ -27,7 +27,7 @@ import pandas as pd
 
 from bondsim import kernels, plots
 from bondsim.reproduce import bulk_tcp
-from bondsim.stats import mean_ci
+from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 
 #: 100 Mbit/s per link.
 LINK_MBPS = 100.0
@@ -56,7 +56,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
     from bondsim.scenario import apply_overrides
 
     links = (1, 2, 5, 8) if quick else tuple(range(1, 9))
-    seconds, replications = (1.0, 2) if quick else (5.0, 3)
+    seconds, replications = (1.0, 2) if quick else (5.0, MIN_INTERVAL_RUNS)
     docs, labels = [], []
     for n in links:
         for config, config_set in CONFIGS.items():
@@ -128,7 +128,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     parts += [
         "\n## Paper vs bondsim\n",
         f"Paper: {PAPER}.\n",
-        "| links | kernel | jitter µs | loss % default (95% interval) | loss % tuned | loss % tuned+slaves |"
+        "| links | kernel | jitter µs | loss % default (95% interval†) | loss % tuned | loss % tuned+slaves |"
         " out of order on the wire | retransmissions (spurious) |",
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
@@ -137,7 +137,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         row = {c: table.loc[(links, kernel, jitter, c)] for c in CONFIGS}
         d = row["default"]
         parts.append(
-            f"| {links} | {kernel} | {jitter} | {d.loss_pct:.2f} ({d.loss_pct_lo:.2f}–{d.loss_pct_hi:.2f}) | "
+            f"| {links} | {kernel} | {jitter} | {ci_text(d, 'loss_pct', '.2f')} | "
             f"{row['tuned'].loss_pct:.2f} | {row['tuned+slaves'].loss_pct:.2f} | {d.wire_ooo_fraction:.1%} | "
             f"{d.tcp_retransmits:.0f} ({d.tcp_spurious:.0f}) |"
         )
@@ -167,4 +167,5 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         "protocol or the bond.",
         "",
     ]
+    parts.append(CI_NOTE)
     return "\n".join(parts)

@@ -30,7 +30,7 @@ import pandas as pd
 
 from bondsim import kernels, plots
 from bondsim.reproduce import bulk_tcp
-from bondsim.stats import mean_ci
+from bondsim.stats import CI_NOTE, ci_text, mean_ci
 
 LINK_MBPS = 100.0
 DOWN_S, UP_S = 5.0, 10.0
@@ -181,7 +181,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     parts += [
         "\n## Paper vs bondsim\n",
         f"Paper: unaware switch: {PAPER['unaware']}; static aggregation: {PAPER['static LAG']}.\n",
-        "| switch | " + " | ".join(f"goodput {p}, Mbit/s" for p in PHASES) + " | back at (s) | dropped at the switch"
+        "| switch | " + " | ".join(f"goodput {p}, Mbit/s†" for p in PHASES) + " | back at (s) | dropped at the switch"
         " | MAC moves | RTOs |",
         "| --- | " + " | ".join("---:" for _ in PHASES) + " | ---: | ---: | ---: | ---: |",
     ]
@@ -189,7 +189,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         cells = []
         for phase in PHASES:
             r = table.loc[(switch, phase)]
-            cells.append(f"{r.goodput_mbps:.1f} ({r.goodput_mbps_lo:.1f}–{r.goodput_mbps_hi:.1f})")
+            cells.append(ci_text(r, "goodput_mbps", ".1f"))
         r = table.loc[(switch, next(iter(PHASES)))]
         parts.append(
             f"| {switch} | {' | '.join(cells)} | {r.recovered_s:.2f} | {r.drops_switch_port:.0f} |"
@@ -222,4 +222,5 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
         " (802.1D allows Forward Delay from 4 to 30 s), but the paper gives no configuration, so the model"
         " names the mechanism and keeps the standard's default.",
     ]
+    parts.append(CI_NOTE)
     return "\n".join(parts) + "\n"
