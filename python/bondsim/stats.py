@@ -93,11 +93,13 @@ def mean_ci(
     runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
     least :data:`MIN_INTERVAL_RUNS` runs, fewer are shown as their range (:func:`ci_text`).
     """
-    from scipy import stats
+    # Student's t quantile: `scipy.special.stdtrit`, which `scipy.stats.t.ppf` calls (the same figures),
+    # without importing scipy.stats (0.7 s of every report's and reproduction's start).
+    from scipy.special import stdtrit
 
     grouped = table.groupby(by, sort=False)[value]
     out = grouped.agg(["mean", "std", "count", "min", "max"]).reset_index()
-    half = stats.t.ppf(0.5 + level / 2, (out["count"] - 1).clip(lower=1)) * out["std"] / out["count"] ** 0.5
+    half = stdtrit((out["count"] - 1).clip(lower=1), 0.5 + level / 2) * out["std"] / out["count"] ** 0.5
     half = half.where(out["count"] > 1, 0.0)
     out = out.assign(
         **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
