@@ -62,4 +62,11 @@ step "$bondsim" reproduce thesis --quick --out thesis --quiet
 [ -s thesis/summary.md ] || fail "bondsim reproduce thesis --quick wrote no thesis/summary.md"
 step "$bondsim" run thesis --quiet --set workload.requests=3
 
+# The HTML report draws with uPlot from the package's own files (vendored): no IPython in a user install.
+step "$bondsim" run tcp_rr --quiet --out run
+step "$bondsim" report run --out report.html --quiet
+grep -q "uPlot" report.html || fail "bondsim report wrote no uPlot into report.html"
+"$WORK/venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("IPython") is not None)' \
+    || fail "a user install pulls in IPython (issue 37, item 10)"
+
 echo "wheel test passed: $(basename "$wheel") installed in a fresh virtualenv runs the shipped scenarios"

@@ -4,8 +4,8 @@ legend shows the values under the cursor and hides a series on a click).
 
 uPlot (https://github.com/leeoniya/uPlot, MIT) draws on a canvas and weighs 120 kB where plotly.js
 weighs 4.8 MB: a 1,000-run sweep's report opened in 3.1-4.1 s with plotly, nearly all of it plotly.js
-loading itself (``benchmarks/results/report.md``). It comes from PyPI inside ``uplot-python``, whose
-file is read without importing that package. The charts go to the page as the plain data of
+loading itself (``benchmarks/results/report.md``). Its release 1.6.16 is vendored beside this module
+(``vendor/``, with its MIT licence and where it comes from). The charts go to the page as the plain data of
 :mod:`bondsim.report.charts` and ``draw.js`` draws them: lines and steps as uPlot series over
 the union of their x values, bars with uPlot's bar paths, and what uPlot does not draw itself on the
 same canvas (95% bands under the lines, error bars on bars, marker shapes and their labels, and
@@ -19,7 +19,7 @@ import json
 import math
 from collections.abc import Sequence
 from functools import cache
-from importlib.metadata import PackageNotFoundError, distribution
+from importlib.resources import files
 from pathlib import Path
 
 from bondsim import atomic
@@ -31,13 +31,9 @@ HEIGHT = 380
 
 @cache
 def library() -> tuple[str, str]:
-    """uPlot's JavaScript and CSS, as the ``uplot-python`` distribution ships them."""
-    try:
-        dist = distribution("uplot-python")
-    except PackageNotFoundError as e:
-        raise RuntimeError("the report needs uPlot: pip install uplot-python (a dependency of bondsim)") from e
-    static = Path(str(dist.locate_file("uplot/static")))
-    return (static / "uPlot.iife.js").read_text(encoding="utf-8"), (static / "uPlot.min.css").read_text(
+    """uPlot's JavaScript and CSS (``vendor/``: uPlot 1.6.16's ``dist`` files)."""
+    vendor = files("bondsim.report") / "vendor"
+    return (vendor / "uPlot.iife.js").read_text(encoding="utf-8"), (vendor / "uPlot.min.css").read_text(
         encoding="utf-8"
     )
 
