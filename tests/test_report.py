@@ -47,6 +47,25 @@ values = ["rr", "lb"]
 """
 
 
+#: A TCP sweep with two axes of words (a mode and a congestion control: nine bars of long labels), and a
+#: link failing in every run.
+TCP_SWEEP = """
+base = "tcp_rr"
+replications = 2
+[set]
+"workload.requests" = 4
+"workload.file_size.bytes" = 300000
+"links.1.failures" = [{ down_s = 0.002, up_s = 0.004 }]
+"bond.miimon" = 1
+[[axes]]
+path = "bond.mode"
+values = ["balance-rr", "balance-xor", "active-backup"]
+[[axes]]
+path = "sender.tcp_congestion_control"
+values = ["cubic", "reno", "bbr"]
+"""
+
+
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
     from bondsim.cli import main
@@ -56,15 +75,24 @@ def run_dir(tmp_path_factory):
     return out
 
 
-@pytest.fixture(scope="module")
-def swept(tmp_path_factory):
+def store_sweep(where, text: str, name: str):
+    """The sweep file ``text`` written to ``where/name`` and run into a database there: (file, database)."""
     from bondsim.cli import main
 
-    where = tmp_path_factory.mktemp("sweep")
-    (where / "small.sweep.toml").write_text(SWEEP)
+    (where / name).write_text(text)
     db = where / "r.duckdb"
-    assert main(["sweep", str(where / "small.sweep.toml"), "--db", str(db), "--quiet", "--workers", "2"]) == 0
-    return where / "small.sweep.toml", db
+    assert main(["sweep", str(where / name), "--db", str(db), "--quiet", "--workers", "2"]) == 0
+    return where / name, db
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    return store_sweep(tmp_path_factory.mktemp("sweep"), SWEEP, "small.sweep.toml")
+
+
+@pytest.fixture(scope="module")
+def tcp_swept(tmp_path_factory):
+    return store_sweep(tmp_path_factory.mktemp("tcpsweep"), TCP_SWEEP, "tcp.sweep.toml")
 
 
 def by_key(sections):
@@ -85,7 +113,7 @@ def test_a_run_report_has_every_chart_holding_the_runs_data(run_dir):
     charts_ = by_key(report.sections(source))
     tag = run_dir.name
     expected = {
-        "utilisation", "queue", "schedule", "reorder-density", "reorder-extent", "delay",
+        "completion", "utilisation", "queue", "schedule", "delay",
         "tcp-goodput", "tcp-cwnd", "tcp-rtt", "link-state", "link-traffic",
     }  # fmt: skip
     assert set(charts_) == {f"{tag}-{k}" for k in expected}
@@ -131,6 +159,72 @@ def test_tcp_goodput_over_time_is_binned_by_the_sampling_period_never_above_capa
     assert delivered_bits == pytest.approx(2 * 2_000_000 * 8, rel=0.01)
 
 
+def test_a_tcp_run_report_leads_with_what_reordering_cost_and_draws_no_flat_zero(run_dir):
+    """TCP delivers in order: the delivery point's RFC 5236 / 4737 charts would be flat zero. The report
+    leads with what reordering on the wire cost (the figures bondsim.columns leads TCP with), says why the
+    RFC charts are not drawn, and lists the failures."""
+    from bondsim import columns
+
+    result = RunResult.read(run_dir)
+    s = result.summary
+    assert s["ooo_fraction"] == 0 and s["wire_ooo_fraction"] > 0.05  # ordered for the application, not on the wire
+    sections = report.sections(report.load([run_dir], db="unused.duckdb"))
+    tag = run_dir.name
+    assert [x.title for x in sections][:4] == [
+        f"{tag}: what reordering cost", f"{tag}: TCP", f"{tag}: failures", f"{tag}: links",
+    ]  # fmt: skip
+    assert not [c.key for x in sections for c in x.charts if "reorder" in c.key]
+    ordering = next(x for x in sections if x.title == f"{tag}: reordering and delay")
+    assert any(
+        "No RFC 5236 reorder density or RFC 4737 extents" in n and f"{s['wire_ooo_fraction']:.2%}" in n
+        for n in ordering.notes
+    )
+    # the cost: one row of the TCP columns, goodput in Mbit/s
+    header, (row,) = sections[0].table
+    assert header == [c.label for c in columns.TCP]
+    assert header[0] == "goodput (Mbit/s)" and row[0] == columns.cell(s["goodput_bps"] * 1e-6)
+    assert row[1:3] == [f"{s['tcp_retransmits']:,}", columns.cell(s["tcp_spurious_retransmits"] / s["tcp_retransmits"])]
+    # every complete flow's completion time, rising from none to all; the summary's p50 and p99 marked
+    (done, marks) = by_key(sections)[f"{tag}-completion"].series
+    fct = sorted((result.requests["finish_s"] - result.requests["arrival_s"]) * 1e3)
+    assert done.x[1:] == pytest.approx(fct) and done.y == [0.0, 0.5, 1.0]
+    assert marks.x == pytest.approx([s["fct_p50_s"] * 1e3, s["fct_p99_s"] * 1e3]) and marks.text == ["p50", "p99"]
+    # the failovers table: a row per failure, the cells bondsim run prints
+    failures = sections[2]
+    header, rows = failures.table
+    assert header == ["failure", *columns.FAILOVER_CELLS] and len(rows) == s["failovers"] == 1
+    assert rows[0][:3] == ["1: link3 (carrier)", f"{DOWN_S:.6f} s", f"{UP_S:.6f} s"]
+
+
+def test_a_tcp_sweep_report_charts_what_reordering_cost_with_the_failover_figures(tcp_swept, tmp_path, main):
+    from bondsim import columns
+
+    sweep_file, db = tcp_swept
+    source = report.load([sweep_file], db=db)
+    runs = source.runs
+    assert len(runs) == 3 * 3 * 2 and (runs["ooo_fraction"] == 0).all() and (runs["failovers"] == 1).all()
+    section = report.sections(source)[0]
+    assert any("delivery point's out-of-order share is 0 for every TCP run" in n for n in section.notes)
+    charts_ = by_key([section])
+    assert list(charts_) == [f"sweep-{c.name.replace('_', '-')}" for c in (*columns.TCP, *columns.FAILOVER)]
+    # two axes of words: bars, one per mode and congestion control, with the mean of each run's figure
+    goodput = charts_["sweep-goodput-mbps"]
+    assert len(goodput.xcats) == 9 and goodput.xcats[0] == "balance-rr, sender.tcp_congestion_control=cubic"
+    rr_cubic = runs[(runs["bond.mode"] == "balance-rr") & (runs["sender.tcp_congestion_control"] == "cubic")]
+    assert goodput.series[0].y[0] == pytest.approx(rr_cubic["goodput_bps"].mean() / 1e6)
+    share = (rr_cubic["tcp_spurious_retransmits"] / rr_cubic["tcp_retransmits"]).mean()
+    assert charts_["sweep-tcp-spurious-share"].series[0].y[0] == pytest.approx(share)
+    # the table: the mean per grid point, as bondsim sweep prints it, with the failover figures
+    header, rows = section.table
+    names = [c.name for c in (*columns.TCP, *columns.FAILOVER)]
+    assert header == ["bond.mode", "sender.tcp_congestion_control", "runs", *names] and len(rows) == 9
+    assert rows[0][3] == columns.cell(rr_cubic["goodput_bps"].mean() / 1e6)
+    page = tmp_path / "tcp.html"
+    assert main("report", str(sweep_file), "--db", str(db), "--out", str(page)).returncode == 0
+    text = page.read_text()
+    assert "<th>tcp_stall_ms_max</th>" in text and "<th>switch-over (max)</th>" in text  # the detailed runs' failures
+
+
 def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, main):
     out, png = tmp_path / "r.html", tmp_path / "png"
     proc = main("report", str(run_dir), "--out", str(out), "--png", str(png))
@@ -141,7 +235,7 @@ def test_the_html_is_self_contained_and_the_pngs_are_written(run_dir, tmp_path, 
     assert out.stat().st_size < 10e6
     keys = [c["key"] for c in json.loads(re.search(r'id="bondsim-charts">(.*?)</script>', text, re.S).group(1))]
     files = sorted(p.stem for p in png.glob("*.png"))
-    assert files == sorted(keys) and len(keys) == 11
+    assert files == sorted(keys) and len(keys) == 10
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000 for p in png.glob("*.png"))
 
 
@@ -151,7 +245,13 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
     assert len(source.runs) == 3 * 2 * 3 and source.axes == ["requests", "mode"]
     assert len(source.details) == 2 and all(r.packet_trace is not None for _, r in source.details)
     charts_ = by_key(report.sections(source))
-    goodput = charts_["sweep-goodput-bps"]
+    # not TCP: the delivery point's order leads, then the makespan and goodput in Mbit/s
+    assert [k for k in charts_ if k.startswith("sweep-")] == [
+        "sweep-ooo-fraction",
+        "sweep-makespan-s",
+        "sweep-goodput-mbps",
+    ]
+    goodput = charts_["sweep-goodput-mbps"]
     assert sorted(s.name for s in goodput.series) == ["balance-rr", "lb"]  # the mode axis is the scheduler
     # derived here from the stored runs: the mean over the three seeds, Student's t interval
     from scipy import stats as st
@@ -172,7 +272,7 @@ def test_run_ids_give_bars_per_scheduler(swept, main, tmp_path):
     _, db = swept
     source = report.load(["1", "2", "4"], db=db)
     assert sorted(source.runs["run_id"]) == [1, 2, 4]
-    goodput = by_key(report.sections(source))["sweep-goodput-bps"]
+    goodput = by_key(report.sections(source))["sweep-goodput-mbps"]
     assert goodput.xcats == sorted(set(source.runs["scheduler"]), key=list(source.runs["scheduler"]).index)
     proc = main("report", "1", "2", "4", "--db", str(db), "--out", str(tmp_path / "ids.html"), "--detail", "1")
     assert proc.returncode == 0, proc.stderr

@@ -27,7 +27,7 @@ def test_the_report_renders_in_chromium_with_every_chart_holding_data(tmp_path, 
     seen = browser.render(html, shot)
     print(f"\nscreenshot of the report: {shot}")
     assert seen.errors == []
-    assert [c["key"] for c in seen.charts] == keys and len(keys) == 11
+    assert [c["key"] for c in seen.charts] == keys and len(keys) == 10
     for chart in seen.charts:
         assert chart["canvas"] == 1, chart  # uPlot made its canvas
         assert chart["traces"] >= 1 and chart["points"] >= 1, chart  # it holds data

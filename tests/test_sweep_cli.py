@@ -14,6 +14,7 @@ import duckdb
 import pytest
 from conftest import ROOT, SCENARIOS
 
+from bondsim.columns import cell
 from bondsim.scenario import scenario_hash
 
 SMALL = """\
@@ -114,6 +115,11 @@ BAD_SWEEPS = [
         'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "engine"\nvalues = ["rr", "lb"]\n',
         "axes.0.name: `engine` is a column of every sweep result",
     ),
+    # nor a column computed from the figures
+    (
+        'base = "thesis"\n[[axes]]\npath = "bond.mode"\nname = "goodput_mbps"\nvalues = ["rr", "lb"]\n',
+        "axes.0.name: `goodput_mbps` is a column of every sweep result",
+    ),
     (
         'base = "thesis"\n[[axes]]\npath = "name"\nvalues = ["a", "b"]\n',  # the name defaults to the path
         "axes.0.name: `name` is a column of every sweep result",
@@ -162,6 +168,79 @@ def test_sweep_averages_the_metrics_asked_for(main, tmp_path):
     proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(tmp_path / "r.duckdb"), "--metrics", "dropped")
     assert proc.returncode == 0, proc.stderr
     assert "dropped" in proc.stdout and "ooo_fraction" not in proc.stdout
+    derived = main(
+        "sweep", str(write_sweep(tmp_path, SMALL)), "--db", str(tmp_path / "r.duckdb"), "--metrics", "goodput_mbps"
+    )
+    assert derived.returncode == 0 and "goodput_mbps" in header(derived.stdout), derived.stderr
+
+
+#: Two TCP transfers over tcp_rr's bond, striped (balance-rr: reordered, retransmissions) or hashed (none).
+TCP_SMALL = """\
+name = "tcp"
+base = "tcp_rr"
+replications = 2
+[set]
+"workload.requests" = 2
+"workload.file_size.bytes" = 400000
+[[axes]]
+path = "bond.mode"
+values = ["balance-rr", "balance-xor"]
+"""
+#: What a TCP sweep's table and runs list lead with: what reordering costs.
+TCP_LEAD = ["goodput_mbps", "tcp_retransmits", "tcp_spurious_share", "wire_ooo_fraction", "fct_p50_s", "fct_p99_s"]
+FAILOVER_LEAD = ["failovers", "detection_ms_max", "switchover_ms_max", "tcp_stall_ms_max"]
+
+
+def header(table: str) -> list[str]:
+    """The column names of the first table rich printed in ``table``."""
+    line = next(line for line in table.splitlines() if line.startswith("┃"))
+    return [cell.strip() for cell in line.strip("┃").split("┃")]
+
+
+def test_a_tcp_sweep_leads_with_what_reordering_costs_goodput_in_mbit_s(main, tmp_path):
+    """TCP runs looked perfectly ordered: the sweep table and runs list led with the delivery point's
+    ooo_fraction (0 for every TCP run) and printed goodput in bit/s when asked."""
+    sweep, db = write_sweep(tmp_path, TCP_SMALL), str(tmp_path / "r.duckdb")
+    runs = json.loads(main("sweep", str(sweep), "--db", db, "--json").stdout)
+    assert all(r["ooo_fraction"] == 0 for r in runs) and min(r["wire_ooo_fraction"] for r in runs[:2]) > 0.05
+    proc = main("sweep", str(sweep), "--db", db)
+    assert header(proc.stdout) == ["bond.mode", "runs", *TCP_LEAD], proc.stdout
+    rr = [r for r in runs if r["bond.mode"] == "balance-rr"]
+    row = next(line for line in proc.stdout.splitlines() if "balance-rr" in line)
+    cells = [c.strip() for c in row.strip("│").split("│")]
+    mbps = sum(r["goodput_bps"] for r in rr) / 2 / 1e6
+    assert 100 < mbps < 4000 and cells[2] == cell(mbps)  # Mbit/s, the mean over the seeds
+    retx = [r["tcp_retransmits"] for r in rr]
+    assert min(retx) > 0 and cells[3] == cell(sum(retx) / 2)
+    share = sum(r["tcp_spurious_retransmits"] / r["tcp_retransmits"] for r in rr) / 2
+    assert cells[4] == cell(share)
+    xor = next(line for line in proc.stdout.splitlines() if "balance-xor" in line)
+    assert [c.strip() for c in xor.strip("│").split("│")][3:5] == ["0", "-"]  # no retransmission: no share
+    # runs list: the same columns, per run
+    listed = main("runs", "list", "--db", db)
+    assert header(listed.stdout) == ["run_id", "engine", "scheduler", "seed", "requests", *TCP_LEAD, "wall_s"]
+    records = json.loads(main("runs", "list", "--db", db, "--sweep", "tcp", "--json").stdout)  # in grid order
+    assert [r["goodput_mbps"] for r in records] == pytest.approx([r["goodput_bps"] / 1e6 for r in runs])
+    assert [r["tcp_spurious_share"] for r in records] == pytest.approx(
+        [r["tcp_spurious_retransmits"] / r["tcp_retransmits"] if r["tcp_retransmits"] else None for r in runs]
+    )
+    asked = main("runs", "list", "--db", db, "--sweep", "tcp", "--columns", "goodput_bps,goodput_mbps", "--json")
+    assert [r["goodput_mbps"] for r in json.loads(asked.stdout)] == [r["goodput_mbps"] for r in records]
+    # and with link failures, the failover figures after them
+    failing = ["--set", "links.1.failures=[{down_s=0.001, up_s=0.002}]", "--set", "bond.miimon=1"]
+    proc = main("sweep", str(sweep), "--db", db, *failing)
+    assert header(proc.stdout) == ["bond.mode", "runs", *TCP_LEAD, *FAILOVER_LEAD], proc.stdout
+    listed = main("runs", "list", "--db", db, "--sweep", "2")
+    assert header(listed.stdout)[-5:] == [*FAILOVER_LEAD, "wall_s"]
+
+
+def test_a_sweep_of_other_transports_leads_with_the_delivery_points_order(main, tmp_path):
+    db = str(tmp_path / "r.duckdb")
+    proc = main("sweep", str(write_sweep(tmp_path, SMALL)), "--db", db)
+    assert header(proc.stdout) == ["workload.requests", "mode", "runs", "ooo_fraction", "makespan_s", "goodput_mbps"]
+    listed = main("runs", "list", "--db", db)
+    columns = ["run_id", "engine", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "goodput_mbps"]
+    assert header(listed.stdout) == [*columns, "wall_s"]
 
 
 def test_the_sweeps_closing_hint_is_one_line_to_copy_however_long_the_path(main, tmp_path):

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
+from bondsim.columns import FAILOVER_CELLS, ms
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -295,9 +296,9 @@ def _summary_table(summary: dict) -> Table:
                     " (the table stops at its limit: failovers_truncated)" if summary.get("failovers_truncated") else ""
                 ),
             ),
-            ("  detection (max)", _ms(summary["detection_ms_max"])),
-            ("  switch-over (max)", _ms(summary["switchover_ms_max"])),
-            ("  TCP stall (max)", _ms(summary["tcp_stall_ms_max"])),
+            ("  detection (max)", ms(summary["detection_ms_max"])),
+            ("  switch-over (max)", ms(summary["switchover_ms_max"])),
+            ("  TCP stall (max)", ms(summary["tcp_stall_ms_max"])),
         ]
     for name, value in rows:
         table.add_row(name, value)
@@ -310,11 +311,6 @@ def _summary_table(summary: dict) -> Table:
 FAILOVER_COLUMNS = 4
 
 
-def _ms(value) -> str:
-    """A duration in ms, or "-" for none (null, NaN)."""
-    return "-" if value is None or value != value else f"{value:,.3f} ms"
-
-
 def _failover_table(failovers: pd.DataFrame, total: int) -> Table:
     """The first failures of a run (``failovers`` table), one column each; ``total``: every failure of
     the run (the table may stop at its limit, ``failovers_truncated``)."""
@@ -325,26 +321,7 @@ def _failover_table(failovers: pd.DataFrame, total: int) -> Table:
     table.add_column("figure", style="bold")
     for i, row in shown.iterrows():
         table.add_column(f"{i + 1}: {row['name']} ({row['kind']})", justify="right")
-    rows = {
-        "down at": lambda r: f"{r['down_at_s']:.6f} s",
-        "up at": lambda r: "never" if r["up_at_s"] != r["up_at_s"] else f"{r['up_at_s']:.6f} s",
-        "detection": lambda r: "never" if r["detection_ms"] != r["detection_ms"] else _ms(r["detection_ms"]),
-        "switch-over (median)": lambda r: _ms(r["switchover_ms"]),
-        "switch-over (max)": lambda r: _ms(r["switchover_ms_max"]),
-        "flows switched": lambda r: f"{r['switchover_flows']:,}",
-        "TCP stall": lambda r: _ms(r["tcp_stall_ms"]),
-        "RTOs (spurious)": lambda r: (
-            "-" if r["rtos"] != r["rtos"] else f"{int(r['rtos']):,} ({int(r['spurious_rtos']):,})"
-        ),
-        "lost: link down": lambda r: f"{r['lost_link_down']:,}",
-        "lost: no link": lambda r: f"{r['lost_no_link']:,}",
-        "lost: queue full": lambda r: f"{r['lost_queue_full']:,}",
-        "lost: random": lambda r: f"{r['lost_random']:,}",
-        "lost: silent port": lambda r: f"{r['lost_silent']:,}",
-        "lost: switch port": lambda r: f"{r['lost_switch_port']:,}",
-        "throughput during": lambda r: f"{r['throughput_bps'] / 1e6:,.3f} Mbit/s",
-    }
-    for name, cell in rows.items():
+    for name, cell in FAILOVER_CELLS.items():
         table.add_row(name, *(cell(r) for _, r in shown.iterrows()))
     if total > len(shown):
         listed = "" if total == len(failovers) else f", of which failovers.csv lists {len(failovers) - len(shown):,}"

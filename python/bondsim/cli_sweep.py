@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
-import math
-import numbers
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bondsim import columns
 from bondsim._core import BondsimError
 from bondsim.cli import (
     HelpFormatter,
@@ -30,26 +28,10 @@ if TYPE_CHECKING:
 #: here too so that building the command line loads no database library).
 DEFAULT_DB = Path("bondsim.duckdb")
 
-#: What ``runs list`` shows unless told ``--columns``.
-LIST_COLUMNS = ("run_id", "engine", "scheduler", "seed", "requests", "ooo_fraction", "makespan_s", "wall_s")
-#: What ``sweep`` averages per grid point unless told ``--metrics``.
-SWEEP_METRICS = "ooo_fraction,makespan_s"
-
-
-def _cell(value: Any) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, numbers.Integral):
-        return f"{int(value):,}"
-    if isinstance(value, numbers.Real):
-        return f"{value:,.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
-    if isinstance(value, dict | list):
-        return json.dumps(value)
-    if isinstance(value, datetime.datetime):
-        return value.strftime("%Y-%m-%d %H:%M:%S")
-    return str(value)
+#: What ``runs list`` shows unless told ``--columns``: the swept values, these, the figures the runs' transport
+#: leads with (:func:`bondsim.columns.default`), then :data:`LIST_LAST`.
+LIST_FIRST = ("run_id", "engine", "scheduler", "seed", "requests")
+LIST_LAST = ("wall_s",)
 
 
 def frame_table(frame: pd.DataFrame, title: str | None = None) -> Table:
@@ -58,7 +40,7 @@ def frame_table(frame: pd.DataFrame, title: str | None = None) -> Table:
     from rich.table import Table
 
     table = Table(title=title, min_width=len(title) if title else None)
-    rows = [[_cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)]
+    rows = [[columns.cell(v.item() if hasattr(v, "item") else v) for v in row] for row in frame.itertuples(index=False)]
     for i, (column, kind) in enumerate(frame.dtypes.items()):
         widest = max((len(r[i]) for r in rows), default=1)
         if pd.api.types.is_numeric_dtype(kind) and not pd.api.types.is_bool_dtype(kind):
@@ -99,6 +81,8 @@ def _names(asked: str, option: str, what: str) -> list[str]:
 
 
 def _columns(asked: str, available: list[str], option: str) -> list[str]:
+    """``--columns``: the table's columns, or the derived ones (:data:`bondsim.columns.DERIVED`)."""
+    available = available + [name for name in columns.DERIVED if name not in available]
     names = _names(asked, option, f"column (have: {', '.join(available)})")
     for name in names:
         if name not in available:
@@ -106,17 +90,20 @@ def _columns(asked: str, available: list[str], option: str) -> list[str]:
     return names
 
 
-def _metrics(asked: str) -> list[str]:
-    """``--metrics``: summary figures that are numbers (what can be averaged per grid point)."""
+def _metrics(asked: str | None) -> list[columns.Column] | None:
+    """``--metrics``: summary figures that are numbers (what can be averaged per grid point), or derived
+    columns (goodput_mbps, ...); None when not given (the runs' transport chooses: :func:`columns.default`)."""
+    if asked is None:
+        return None
     from bondsim.api import summary_figures
 
-    numeric = [name for name, is_number in summary_figures().items() if is_number]
-    names = _names(asked, "--metrics", "summary figure, e.g. ooo_fraction")
+    numeric = [name for name, is_number in summary_figures().items() if is_number] + list(columns.DERIVED)
+    names = _names(asked, "--metrics", "summary figure, e.g. goodput_mbps or ooo_fraction")
     for name in names:
         if name not in numeric:
             kind = "not a number, it cannot be averaged" if name in summary_figures() else "no such summary figure"
             raise BondsimError(f"--metrics: `{name}`: {kind}; figures: {', '.join(numeric)}")
-    return names
+    return [columns.named(name) for name in names]
 
 
 def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -162,12 +149,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if args.quiet:
         return 0
     shown = _hashable(table, axes)
-    if axes:
-        grouped = shown.groupby(axes, sort=False, dropna=False)
-        means = grouped[metrics].mean().reset_index()
-        means.insert(len(axes), "runs", grouped.size().to_numpy())
-    else:
-        means = pd.DataFrame([{"runs": len(shown), **shown[metrics].mean().to_dict()}])
+    means = columns.per_point(shown, axes, metrics or columns.default(shown))
     show(frame_table(means, title=f"sweep {plan.name}: mean over {len(plan.seeds)} seed(s) per point"))
     fresh = sum(o.fresh for o in outcomes.values())
     console.print(
@@ -183,11 +165,14 @@ def cmd_runs_list(args: argparse.Namespace) -> int:
     with Store(args.db, read_only=True) as store:
         frame = store.runs(args.sweep)
     if args.columns:  # '' gives the default columns; ',' names none, an error
-        columns = _columns(args.columns, list(frame.columns), "--columns")
+        names = _columns(args.columns, list(frame.columns), "--columns")
+        computed = [columns.DERIVED[n] for n in names if n in columns.DERIVED and n not in frame]
     else:
         labels = list(frame.columns[: list(frame.columns).index("run_id")])
-        columns = labels + [c for c in LIST_COLUMNS if c in frame.columns and c not in labels]
-    frame = frame[columns]
+        computed = columns.default(frame)  # what the runs' transport leads with
+        names = labels + [c for c in (*LIST_FIRST, *(c.name for c in computed), *LIST_LAST) if c not in labels]
+    frame = columns.table(frame, computed)
+    frame = frame[[n for n in names if n in frame]]
     if args.json:
         print(frame.to_json(orient="records", date_format="iso"))
         return 0
@@ -280,7 +265,7 @@ def cmd_runs_compare(args: argparse.Namespace) -> int:
     for name, values in rows:
         differ = len({json.dumps(v) for v in values}) > 1
         style = "bold" if differ and name != "wall_s" else None
-        table.add_row(name, *(_cell(v) for v in values), style=style)
+        table.add_row(name, *(columns.cell(v) for v in values), style=style)
     show(table)
     return 0
 
@@ -354,8 +339,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_execution_options(p, db_default=DEFAULT_DB)
     p.add_argument(
         "--metrics",
-        default=SWEEP_METRICS,
-        help=f"summary figures to average per grid point, comma-separated (default {SWEEP_METRICS})",
+        help="summary figures to average per grid point, comma-separated, or goodput_mbps, throughput_mbps, "
+        f"tcp_spurious_share (default: {columns.describe()})",
     )
     p.add_argument("--dry-run", action="store_true", help="check the sweep and show its grid; run nothing")
     p.add_argument(
@@ -396,7 +381,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--sweep", help="only the runs of this sweep (its name, or its id as runs sweeps shows), with the swept values"
     )
     a.add_argument(
-        "--columns", help="columns to show, comma-separated (default: swept values, " + ", ".join(LIST_COLUMNS) + ")"
+        "--columns",
+        help="columns to show, comma-separated (default: swept values, "
+        + ", ".join(LIST_FIRST)
+        + f", then {columns.describe()}, then "
+        + ", ".join(LIST_LAST)
+        + ")",
     )
     a.add_argument(
         "--limit",

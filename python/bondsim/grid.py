@@ -220,12 +220,15 @@ def _raw_axis(i: int, raw: Any) -> _RawAxis:
     if not isinstance(name, str) or not name:
         raise scenario_error(f"{where}.name", f"must be a non-empty string, got {name!r}")
     from bondsim.api import summary_figures
+    from bondsim.columns import DERIVED
     from bondsim.store import SWEEP_RUN_COLUMNS
 
     # A summary figure's name would stand for the figure in every result; an axis may take it only for the
     # field the figure reports (`requests` for workload.requests: the two are one value).
-    # The columns every sweep result has (`point`, `seed`, `run_id`, ... as the store writes them).
-    if name in SWEEP_RUN_COLUMNS or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
+    # The columns every sweep result has (`point`, `seed`, `run_id`, ... as the store writes them), and those
+    # computed from the figures (`goodput_mbps`, ...).
+    taken = name in SWEEP_RUN_COLUMNS or name in DERIVED
+    if taken or (name in summary_figures() and path.rsplit(".", 1)[-1] != name):
         raise scenario_error(f"{where}.name", f"`{name}` is a column of every sweep result; choose another name")
     return _RawAxis(path=path, name=name, kind=kind, values=values)
 

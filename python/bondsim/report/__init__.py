@@ -17,12 +17,20 @@ from pathlib import Path
 
 import pandas as pd
 
+from bondsim import columns
 from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
-from bondsim.report.charts import Section, league_section, run_sections, sweep_charts
+from bondsim.report.charts import Section, league_section, run_sections, sweep_charts, sweep_table
 
 #: Runs of a sweep shown in detail unless told (``--detail``).
 DEFAULT_DETAIL = 3
+
+#: What a report of TCP runs says of the figures it leads with.
+TCP_NOTE = (
+    "TCP hands its application every byte in order, so the delivery point's out-of-order share is 0 for "
+    "every TCP run: the charts show what reordering on the wire cost instead (goodput, retransmissions and "
+    "the spurious share of them, the out-of-order share on the clients' wire, completion times)."
+)
 
 
 @dataclass
@@ -149,8 +157,14 @@ def sections(source: Source) -> list[Section]:
         out.append(league_section(source.league[1], source.league[0]))
     if source.runs is not None and len(source.runs):
         n = len(source.runs)
-        notes = [f"{n} runs; the band (or error bar) is Student's t 95% interval of the mean over the seeds."]
-        out.append(Section("Per scheduler", sweep_charts(source.runs, source.axes, source.title), notes))
+        notes = [
+            f"{n} runs; the band (or error bar) is Student's t 95% interval of the mean over the seeds. "
+            "The table: the mean per grid point, as bondsim sweep prints it."
+        ]
+        if columns.is_tcp(source.runs).any():
+            notes.append(TCP_NOTE)
+        charts = sweep_charts(source.runs, source.axes, source.title)
+        out.append(Section("Per scheduler", charts, notes, sweep_table(source.runs, source.axes)))
     for tag, result in source.details:
         out += run_sections(result, tag)
     return out

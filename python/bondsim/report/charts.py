@@ -4,6 +4,7 @@ the same charts, so the interactive report and the PNGs for papers show the same
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from bondsim import columns
 from bondsim.api import RunResult
 from bondsim.stats import mean_ci
 
@@ -91,14 +93,6 @@ def _colour(i: int) -> str:
 
 # -- sweeps: figures against the swept axis, mean and 95% interval over replications --------------
 
-#: (figure, axis title, scale) of the charts per scheduler.
-SWEEP_FIGURES = (
-    ("goodput_bps", "goodput (Mbit/s)", 1e-6),
-    ("throughput_bps", "throughput on the wire (Mbit/s)", 1e-6),
-    ("ooo_fraction", "out-of-order share (delivery point)", 1.0),
-    ("wire_ooo_fraction", "out-of-order share (clients' wire)", 1.0),
-)
-
 
 def sweep_axis(runs: pd.DataFrame, axes: Sequence[str]) -> str | None:
     """The axis to draw figures against: the first swept one with several numeric values."""
@@ -109,32 +103,37 @@ def sweep_axis(runs: pd.DataFrame, axes: Sequence[str]) -> str | None:
     return None
 
 
-def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Chart]:
-    """Per scheduler (and other swept values), each of :data:`SWEEP_FIGURES` against the swept axis:
-    the mean over the replications (seeds) and its 95% Student-t interval (:func:`bondsim.stats.mean_ci`);
-    bars with error bars when nothing numeric was swept."""
-    x = sweep_axis(runs, axes)
-    runs = runs.copy()
+def _series(runs: pd.DataFrame, axes: Sequence[str], x: str | None) -> pd.Series:
+    """Each run's series in the sweep's charts: its scheduler, and the swept values that tell more."""
     scheduler = runs["scheduler"].astype(str)
 
     def adds(axis: str) -> bool:  # an axis that tells more than the scheduler (not bond.mode itself)
         pairs = runs[axis].astype(str) + "\0" + scheduler
         return runs[axis].astype(str).nunique() > 1 and pairs.nunique() > scheduler.nunique()
 
-    others = [a for a in axes if a != x and a != "scheduler" and adds(a)]
-    runs["series"] = runs["scheduler"].astype(str)
-    for other in others:
-        runs["series"] = runs["series"] + f", {other}=" + runs[other].astype(str)
+    series = scheduler
+    for other in [a for a in axes if a != x and a != "scheduler" and adds(a)]:
+        series = series + f", {other}=" + runs[other].astype(str)
+    return series
+
+
+def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Chart]:
+    """Per scheduler (and other swept values), each figure the runs' transport leads with
+    (:func:`bondsim.columns.default`: for TCP what reordering costs, else the delivery point's order)
+    against the swept axis: the mean over the replications (seeds) and its 95% Student-t interval
+    (:func:`bondsim.stats.mean_ci`); bars with error bars, one per series, when nothing numeric was swept."""
+    x = sweep_axis(runs, axes)
+    runs = runs.assign(series=_series(runs, axes, x))
     charts = []
-    for figure, label, scale in SWEEP_FIGURES:
-        if figure not in runs or runs[figure].isna().all():
+    for column in columns.default(runs):
+        runs["value"] = column.values(runs).astype(float)
+        if runs["value"].isna().all():
             continue
-        runs["value"] = runs[figure].astype(float) * scale
         keys = ["series", x] if x else ["series"]
         mean = mean_ci(runs, keys, "value")
         n = int(mean["value_n"].max())
-        title = f"{name}: {label}, mean and 95% interval over {n} replication(s)"
-        chart = Chart(_key("sweep", figure), title, x or "scheduler", label)
+        title = f"{name}: {column.label}, mean and 95% interval over {n} replication(s)"
+        chart = Chart(_key("sweep", column.name), title, x or "scheduler", column.label)
         if x:
             for i, (series, group) in enumerate(mean.groupby("series", sort=False)):
                 group = group.assign(_x=pd.to_numeric(group[x])).sort_values("_x")
@@ -148,12 +147,21 @@ def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Cha
             chart.xcats = mean["series"].astype(str).tolist()
             chart.series.append(
                 Series(
-                    label, list(range(len(mean))), mean["value"].tolist(), "bar",
+                    column.label, list(range(len(mean))), mean["value"].tolist(), "bar",
                     lo=mean["value_lo"].tolist(), hi=mean["value_hi"].tolist(), colour=_colour(0), legend=False,
                 )
             )  # fmt: skip
         charts.append(chart)
     return charts
+
+
+def sweep_table(runs: pd.DataFrame, axes: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+    """The figures of :func:`sweep_charts` as ``bondsim sweep`` prints them: their mean per grid point (per
+    scheduler when nothing was swept), with the failover figures when links failed."""
+    by = list(axes) or ["scheduler"]
+    runs = runs.assign(**{a: runs[a].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v) for a in by})
+    means = columns.per_point(runs, by, columns.default(runs))
+    return [str(c) for c in means.columns], [[columns.cell(v) for v in row] for row in means.itertuples(index=False)]
 
 
 # -- a league: the model beside the kernel, case by case -------------------------------------------------
@@ -435,23 +443,113 @@ def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -
     return chart
 
 
+def completion_chart(result: RunResult, tag: str) -> Chart | None:
+    """The complete flows' completion times (request to its last byte delivered) as a distribution, the
+    summary's p50 and p99 marked."""
+    requests = result.requests
+    if not {"arrival_s", "finish_s", "lost"} <= set(requests) or not len(requests):
+        return None
+    complete = requests[(requests["lost"] == 0) & requests["finish_s"].notna()]
+    if not len(complete):
+        return None
+    fct_ms = np.sort((complete["finish_s"] - complete["arrival_s"]).to_numpy()) * 1e3
+    share = np.arange(1, len(fct_ms) + 1) / len(fct_ms)
+    chart = Chart(
+        _key(tag, "completion"),
+        f"{tag}: completion times of the {len(fct_ms)} complete flows",
+        "completion time (ms)",
+        "share of flows done",
+    )
+    # from none done, rising at each flow's completion
+    xs, ys = [fct_ms[0], *fct_ms.tolist()], [0.0, *share.tolist()]
+    chart.series.append(Series("flows", xs, ys, "step", colour=_colour(0)))
+    marks = [
+        (q, label) for q, label in ((0.5, "p50"), (0.99, "p99")) if result.summary.get(f"fct_{label}_s") is not None
+    ]
+    if marks:
+        chart.series.append(
+            Series(
+                "p50, p99 (summary)", [result.summary[f"fct_{label}_s"] * 1e3 for _, label in marks],
+                [q for q, _ in marks], "markers", text=[label for _, label in marks], colour=_colour(3),
+            )
+        )  # fmt: skip
+    return chart
+
+
+def cost_section(result: RunResult, tag: str) -> Section | None:
+    """A TCP run's lead: what reordering cost it, the figures :func:`bondsim.columns.default` leads TCP with
+    (a table of one row) and its flows' completion times; None for another transport."""
+    runs = pd.DataFrame([{k: v for k, v in result.summary.items() if not isinstance(v, list | dict)}])
+    if not columns.is_tcp(runs).all():
+        return None
+    shown = [c for c in columns.default(runs) if c not in columns.FAILOVER]  # failures: their own section
+    table = ([c.label for c in shown], [[columns.cell(c.values(runs).iloc[0]) for c in shown]])
+    chart = completion_chart(result, tag)
+    return Section(f"{tag}: what reordering cost", [chart] if chart else [], [], table)
+
+
+#: Failures the report lists (the rest are in ``failovers.csv``).
+FAILOVER_ROWS = 20
+
+
+def failure_section(result: RunResult, tag: str) -> Section | None:
+    """When a link failed: the failovers table (a row per failure, as ``bondsim run`` shows them) and, with
+    time series, :func:`failure_charts`."""
+    charts = failure_charts(result, tag)
+    failovers = result.failovers
+    if failovers is None or not len(failovers):
+        return Section(f"{tag}: failures", charts) if charts else None
+    shown = failovers.head(FAILOVER_ROWS)
+    header = ["failure", *columns.FAILOVER_CELLS]
+    rows = [
+        [f"{i + 1}: {r['name']} ({r['kind']})", *(cell(r) for cell in columns.FAILOVER_CELLS.values())]
+        for i, r in shown.iterrows()
+    ]
+    total = int(result.summary.get("failovers") or len(failovers))
+    notes = [f"{total:,} link failure(s)" + (f"; the first {len(shown)} listed" if total > len(shown) else "")]
+    return Section(f"{tag}: failures", charts, notes, (header, rows))
+
+
 def run_sections(result: RunResult, tag: str) -> list[Section]:
-    """Every chart one run's data allows, in sections."""
+    """Every chart one run's data allows, in sections; a TCP run leads with what reordering cost it."""
     s = result.summary
+    cost = cost_section(result, tag)
+    tcp = cost is not None
+    wire = f"{s.get('wire_ooo_fraction', 0):.2%}"
     notes = [
         f"scheduler {s.get('scheduler')}, seed {s.get('seed')}, {s.get('link_count')} links, "
         f"{s.get('requests')} requests, {s.get('packets')} packets; goodput "
-        f"{(s.get('goodput_bps') or 0) / 1e6:.2f} Mbit/s, out of order {s.get('ooo_fraction', 0):.2%} "
-        f"(wire {s.get('wire_ooo_fraction', 0):.2%})"
+        f"{(s.get('goodput_bps') or 0) / 1e6:.2f} Mbit/s, "
+        + (
+            f"out of order on the clients' wire {wire}"
+            if tcp
+            else f"out of order {s.get('ooo_fraction', 0):.2%} (wire {wire})"
+        )
     ]
     if result.link_trace is None and result.packet_trace is None:
         notes.append("No time series: add a [trace] table to the scenario (link_ms, packets) to see them.")
-    sections = [Section(f"{tag}: links", link_charts(result, tag), notes)]
+    # the run in a line, under its first heading: what reordering cost a TCP run, else its links
+    links = Section(f"{tag}: links", link_charts(result, tag), [] if cost else notes)
+    if cost:
+        cost.notes[:0] = notes
     schedule = schedule_chart(result, tag)
-    if schedule is not None:
-        sections.append(Section(f"{tag}: schedule", [schedule]))
-    sections.append(Section(f"{tag}: reordering and delay", [*reorder_charts(result, tag), delay_chart(result, tag)]))
-    for title, charts in (("TCP", tcp_charts(result, tag)), ("failures", failure_charts(result, tag))):
-        if charts:
-            sections.append(Section(f"{tag}: {title}", charts))
-    return [section for section in sections if section.charts or section.notes]
+    ordering = Section(f"{tag}: reordering and delay", [delay_chart(result, tag)])
+    if tcp:
+        ordering.notes.append(
+            "No RFC 5236 reorder density or RFC 4737 extents: they are measured where the application reads, and "
+            "TCP hands it every byte in order (0 for every TCP run, which a chart would draw flat). On the clients' "
+            f"wire {wire} of the packets arrived out of order; what that cost leads this run's report."
+        )
+    else:
+        ordering.charts[:0] = reorder_charts(result, tag)
+    traced = tcp_charts(result, tag)
+    sections = [
+        cost,
+        Section(f"{tag}: TCP", traced) if traced else None,
+        failure_section(result, tag) if tcp else None,
+        links,
+        Section(f"{tag}: schedule", [schedule]) if schedule is not None else None,
+        ordering,
+        None if tcp else failure_section(result, tag),
+    ]
+    return [x for x in sections if x is not None and (x.charts or x.notes or x.table)]

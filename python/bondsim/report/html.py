@@ -56,6 +56,7 @@ body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ddd; }
 .chart { width: 100%; min-height: @HEIGHT@px; margin-bottom: 1em; } p.note { color: #555; font-size: 0.9em; }
 .u-title { font-size: 14px; font-weight: 500; } .u-legend { font-size: 12px; }
+div.table { overflow-x: auto; }
 table { border-collapse: collapse; font-size: 0.85em; } td, th { padding: 2px 8px; border-bottom: 1px solid #eee; }
 """.replace("@HEIGHT@", str(HEIGHT))
 
@@ -86,7 +87,8 @@ def page(title: str, sections: Sequence[Section], intro: Sequence[str] = ()) -> 
             header, rows = section.table
             cells = "".join(f"<th>{html.escape(h)}</th>" for h in header)
             lines = ["".join(f"<td>{html.escape(c)}</td>" for c in row) for row in rows]
-            body.append(f"<table><tr>{cells}</tr>" + "".join(f"<tr>{line}</tr>" for line in lines) + "</table>")
+            rows_html = "".join(f"<tr>{line}</tr>" for line in lines)
+            body.append(f'<div class="table"><table><tr>{cells}</tr>{rows_html}</table></div>')
     # "</" inside a script would end it: JSON escapes it as "<\/".
     payload = payload.replace("</", "<\\/")
     return f"""<!DOCTYPE html>
