@@ -331,21 +331,26 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
 
 
 def test_runs_can_be_listed_while_a_sweep_writes_the_database(tmp_path):
-    # 20 runs of ~0.3 s: the listing (a fresh interpreter, ~1 s) lands mid-sweep even on a loaded
-    # machine (with 6 runs a CI run once saw the sweep end first)
+    # The sweep is stopped (SIGSTOP) once its first run is committed, the listing made, and the sweep
+    # let go on (SIGCONT): the listing lands mid-sweep by construction, however loaded the machine (with
+    # 20 runs of ~0.3 s a loaded CI machine once saw the sweep end before the listing's interpreter began).
     runs = 20
     db, command = slow_sweep(tmp_path, runs)
     sweep = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         first_run_committed(sweep)  # the database exists
-        listed = subprocess.run(
-            [sys.executable, "-m", "bondsim.cli", "runs", "list", "--db", str(db), "--json"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        still_running = sweep.poll() is None
+        os.kill(sweep.pid, signal.SIGSTOP)
+        try:
+            listed = subprocess.run(
+                [sys.executable, "-m", "bondsim.cli", "runs", "list", "--db", str(db), "--json"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            still_running = sweep.poll() is None
+        finally:
+            os.kill(sweep.pid, signal.SIGCONT)
         assert listed.returncode == 0, listed.stderr
         assert 1 <= len(json.loads(listed.stdout)) <= runs
         sweep.stderr.read()

@@ -446,16 +446,25 @@ def not_written_by_run(run_dir: object, exc: KeyError) -> BondsimError:
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
+    check_out_file(args.out)
+    if args.y is not None:
+        return _plot_metric(args)
+    if args.sweep is not None or not args.runs:
+        raise BondsimError("plot: give run directories (P(outorder) by file size), or --y METRIC to plot a figure")
     import pandas as pd
 
     from bondsim import plots
     from bondsim.api import RunResult
     from bondsim.stats import process_table
 
-    check_out_file(args.out)
     frames = []
     for run_dir in args.runs:
         result = RunResult.read(run_dir)
+        if result.summary.get("tcp_retransmits") is not None:
+            raise BondsimError(
+                f"plot: {run_dir} is a TCP run, whose application sees every file in order (P(outorder) is 0): "
+                "plot --y wire_ooo_fraction (or tcp_retransmits) --x PARAM instead"
+            )
         try:
             table = process_table(result.requests)
         except KeyError as exc:  # a requests.csv not as `bondsim run --out` writes it
@@ -480,6 +489,30 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise write_error("--out", exc) from None
     except ValueError as exc:  # matplotlib: a file name ending in no format it writes
         raise BondsimError(f"--out: {args.out}: {str(exc).splitlines()[0]}") from None
+    if not args.quiet:
+        console.print(f"wrote {path}")
+    return 0
+
+
+def _plot_metric(args: argparse.Namespace) -> int:
+    """``plot --y``: a figure against a parameter, from run directories or a stored sweep."""
+    from bondsim import plot_runs
+
+    if args.x is None:
+        raise BondsimError("--x: the parameter to plot against (a scenario path such as bond.mode, or a sweep's axis)")
+    params = [args.x, *([args.by] if args.by else [])]
+    if args.sweep is not None:
+        if args.runs:
+            raise BondsimError("plot: run directories or --sweep, not both")
+        runs = plot_runs.runs_of_sweep(args.db, args.sweep, params)
+    elif args.runs:
+        runs = plot_runs.runs_of_dirs(args.runs, params)
+    else:
+        raise BondsimError("plot --y: give run directories (bondsim run --out DIR) or --sweep NAME (with --db)")
+    try:
+        path = plot_runs.plot(runs, args.y, args.x, args.by, args.out, args.title)
+    except OSError as exc:
+        raise write_error("--out", exc) from None
     if not args.quiet:
         console.print(f"wrote {path}")
     return 0
@@ -656,15 +689,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "plot",
-        help="compare runs' out-of-order packets by file size (the thesis's plot.sh)",
+        help="plot a figure of runs against a parameter (or the thesis's P(outorder) by file size)",
         formatter_class=HelpFormatter,
-        description="Plot P(outorder) (or the average out-of-order count) per packets-per-file for each run "
-        "directory written by `bondsim run --out`, one line per run: the thesis's plot.sh.",
-        epilog="example:\n  bondsim run thesis --out out/rr && bondsim run thesis --set bond.mode=lb --out out/lb\n"
+        description="With --y: any figure of runs (a summary figure, or goodput_mbps, tcp_spurious_share) "
+        "against a parameter (--x: a scenario path, or a stored sweep's axis), one line or set of bars per "
+        "value of --by, each point the mean of its runs with its 95% interval from 5 runs or more; from "
+        "run directories (bondsim run --out) or a stored sweep (--db, --sweep). Without --y: P(outorder) "
+        "(or the average out-of-order count) per packets-per-file for each run directory, one line per run "
+        "(the thesis's plot.sh). PNG, SVG or PDF by --out's suffix.",
+        epilog="examples:\n  bondsim sweep my.sweep.toml --db results.duckdb\n"
+        "  bondsim plot --db results.duckdb --sweep my --y goodput_mbps --x links.0.rate_mbps --by bond.mode "
+        "--out goodput.pdf\n"
+        "  bondsim run thesis --out out/rr && bondsim run thesis --set bond.mode=lb --out out/lb\n"
         "  bondsim plot out/rr out/lb --out out/rr_vs_lb.png",
     )
-    p.add_argument("runs", nargs="+", type=path_arg, help="run directories (bondsim run --out DIR)")
-    p.add_argument("--out", type=path_arg, required=True, help="PNG file to write")
+    p.add_argument("runs", nargs="*", type=path_arg, help="run directories (bondsim run --out DIR)")
+    p.add_argument("--out", type=path_arg, required=True, help="the figure: .png, .svg or .pdf")
+    p.add_argument("--y", metavar="METRIC", help="the figure to plot: a summary figure or goodput_mbps, ...")
+    p.add_argument("--x", metavar="PARAM", help="with --y: the scenario path (or sweep axis) on the x axis")
+    p.add_argument("--by", metavar="PARAM", help="with --y: one line (or bar) per value of this path or axis")
+    p.add_argument(
+        "--db",
+        type=path_arg,
+        default=cli_sweep.DEFAULT_DB,
+        help=f"with --sweep: results database ({cli_sweep.DEFAULT_DB})",
+    )
+    p.add_argument("--sweep", metavar="NAME", help="with --y: a stored sweep's runs (its name or id) instead")
     p.add_argument("--metric", choices=["p_outorder", "average"], default="p_outorder", help="what to plot")
     p.add_argument("--title", help="figure title")
     p.add_argument("--logx", action="store_true", help="logarithmic packets-per-file axis")
