@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import subprocess
+import sys
+import tomllib
 
 import pandas as pd
 import pytest
@@ -249,7 +253,74 @@ def test_scenario_check_prints_defaults(cli):
     proc = cli("scenario", "check", "thesis", "--json")
     doc = json.loads(proc.stdout)
     assert doc["sender"]["packets_per_tick"] == 4
-    assert cli("scenario", "check", "thesis").stdout.startswith("thesis: ok")
+    assert cli("scenario", "check", "thesis").stdout.startswith("# thesis: ok (4 links, bond.mode=rr)\n")
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in SCENARIOS.glob("*.toml") if not p.stem.endswith(".sweep")))
+def test_scenario_check_prints_the_resolved_scenario_as_toml_that_runs_the_same(main, tmp_path, name):
+    """What its help says: the scenario with every default filled in, here as a TOML file that loads back to
+    the very scenario (``bondsim scenario check NAME > full.toml``)."""
+    from bondsim.scenario import load
+
+    proc = main("scenario", "check", name, "--set", "seed=3")
+    assert proc.returncode == 0, proc.stderr
+    written = tmp_path / "full.toml"
+    written.write_text(proc.stdout)
+    checked = load(name, ["seed=3"])
+    assert tomllib.loads(proc.stdout) == checked, "every field, every default, as the check gives them"
+    assert load(written) == checked
+    assert f"bond.mode={checked['bond']['mode']})" in proc.stdout.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["scenario", "check", "tcp_rr"],
+        ["scenario", "check", "tcp_rr", "--json"],
+        ["schedulers"],
+        ["schedulers", "--json"],
+        ["scenario", "list"],
+        ["run", "thesis", "--set", "workload.requests=5", "--json"],
+    ],
+)
+def test_a_reader_that_stops_reading_ends_the_command_quietly(args):
+    """``bondsim ... | head``: once the reader has gone, no traceback and no message, as a Unix tool; the exit
+    status is a Unix tool's killed by SIGPIPE (141). The pipe is closed before the command writes: every
+    write fails."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "bondsim.cli", *args], stdout=write, stderr=subprocess.PIPE, text=True, timeout=300
+        )
+    finally:
+        os.close(write)
+    assert proc.stderr == "", proc.stderr
+    assert proc.returncode == 141
+
+
+def test_schedulers_are_never_cut_whatever_the_width(cli):
+    """Every scheduler's name, aliases, whole summary and parameter names are in the list at any width (rich's
+    table cut words at 80 columns when piped: rebalance_interval_s, Cut-off-Least-Queue:), and no line is
+    longer than the width unless one word is."""
+    entries = json.loads(cli("schedulers", "--json").stdout)
+    for width in (40, 80, 200):
+        env = {**os.environ, "COLUMNS": str(width)}
+        out = subprocess.run(
+            [sys.executable, "-m", "bondsim.cli", "schedulers"], capture_output=True, text=True, env=env
+        ).stdout
+        words = out.split()
+        for entry in entries:
+            for word in [entry["name"], *entry["summary"].split(), *(p["name"] for p in entry["params"])]:
+                assert word in words or word + "," in words, f"{width}: {word!r} cut"
+        assert all(len(line) <= width or " " not in line.strip() for line in out.splitlines()), width
+        detail = subprocess.run(
+            [sys.executable, "-m", "bondsim.cli", "schedulers", "ovs:balance-slb"],
+            capture_output=True,
+            text=True,
+            env=env,
+        ).stdout
+        assert "bond_rebalance_interval" in detail.split(), width
 
 
 def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cli):

@@ -271,6 +271,51 @@ def test_a_list_item_is_reached_by_index_dotted_or_bracketed_as_errors_name_it()
         apply_overrides(doc, ["links[2].period_ms=40"])
 
 
+def test_a_link_an_entry_makes_with_count_is_set_alone_by_its_name():
+    """``links.N`` is the N-th ``[[links]]`` entry; one of the links an entry makes with ``count`` is
+    ``links.NAME``: its entry is split around it, every link keeping its id and name (so its results)."""
+    plain = load("tcp_rr")  # [[links]] count = 3, then one more: link0..link3
+    assert [e["count"] for e in plain["links"]] == [3, 1]
+    failing = load("tcp_rr", ["links.link1.failures=[{down_s = 0.01, up_s = 0.02}]"])
+    assert [(e["count"], e.get("name")) for e in failing["links"]] == [(1, None), (1, None), (1, None), (1, None)]
+    assert [bool(e["failures"]) for e in failing["links"]] == [False, True, False, False]
+    named = load("tcp_rr", ['links.0.name="eth"', "links.eth2.delay_us=5"])
+    assert [(e["count"], e.get("name"), e["delay_us"]) for e in named["links"]] == [
+        (2, "eth", 20.0),
+        (1, "eth2", 5.0),
+        (1, None, 120.0),
+    ]
+    # the split changes nothing but the link set: every link's name, and every figure, as before
+    a = bondsim.run("tcp_rr", ["workload.file_size.bytes=200000"])
+    b = bondsim.run("tcp_rr", ["workload.file_size.bytes=200000", "links.link1.delay_us=20"])
+    assert list(a.links["name"]) == list(b.links["name"]) == ["link0", "link1", "link2", "link3"]
+    assert a.summary["goodput_bps"] == b.summary["goodput_bps"]
+    assert a.summary["packets"] == b.summary["packets"]
+
+
+@pytest.mark.parametrize(
+    ("override", "says"),
+    [
+        # an index beyond the entries but not beyond the links: the rule, and the name meant
+        (
+            "links.2.delay_us=5",
+            "links.2: list index must be 0 to 1, got `2`: links.N is the N-th [[links]] entry, and these 2 make 4 "
+            "links (count); one link is links.NAME, did you mean links.link2?",
+        ),
+        (
+            "links.lnk2.delay_us=5",
+            "links.lnk2: no link is called `lnk2` (links: link0, link1, link2, link3); links.NAME is one link by its "
+            "name, links.N the N-th [[links]] entry (0 to 1); did you mean links.link2?",
+        ),
+        ("links.9.delay_us=5", "links.9: list index must be 0 to 1, got `9`"),
+    ],
+)
+def test_a_links_index_or_name_that_is_none_says_the_rule(override, says):
+    err = error_of(override, source="tcp_rr")
+    assert str(err) == says
+    assert err.path == override.split("=")[0].rsplit(".", 1)[0]
+
+
 def test_directory_of_files_becomes_their_sizes(tmp_path):
     files = tmp_path / "files"
     (files / "sub").mkdir(parents=True)

@@ -114,7 +114,7 @@ def test_a_folder_named_like_a_shipped_scenario_does_not_shadow_it(main, tmp_pat
     run = main("run", "tcp_rr", "--quiet", "--set", "workload.file_size.bytes=100000")
     assert run.returncode == 0, run.stderr
     check = main("scenario", "check", "thesis")
-    assert check.returncode == 0 and check.stdout.startswith("thesis: ok"), check.stderr
+    assert check.returncode == 0 and check.stdout.startswith("# thesis: ok"), check.stderr
     sweep = main("sweep", "thesis_load", "--dry-run", "--db", str(tmp_path / "r.duckdb"))
     assert sweep.returncode == 0 and "every one checked; nothing run" in sweep.stdout, sweep.stderr
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -328,6 +329,38 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     assert len({r[1] for r in after}) == runs
     assert query(db, "SELECT count(*) FROM sweep_points") == [(runs,)]
     assert query(db, "SELECT count(DISTINCT run_id) FROM links") == [(runs,)]
+
+
+def test_ctrl_c_on_a_sweep_says_how_many_runs_were_stored_and_the_command_that_resumes(tmp_path):
+    runs = 6
+    db, command = slow_sweep(tmp_path, runs)
+    proc = subprocess.Popen(
+        [*command, "--set", "seed=5"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        line = first_run_committed(proc)
+        done_before = int(line.split(": ")[1].split("/")[0])
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.stderr.close()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    said = err.strip().splitlines()[-1]
+    stored = query(db, "SELECT count(*) FROM runs")[0][0]
+    assert done_before <= stored < runs
+    sweep_file = command[command.index("sweep") + 1]
+    assert said == (
+        f"interrupted: {stored} of {runs} runs stored in {db} ({stored} of them run now); "
+        f"the rest run with: bondsim sweep {sweep_file} --set seed=5 --db {db} --workers 1"
+    ), said
+    resume = shlex.split(said.split("the rest run with: ")[1])
+    resumed = subprocess.run(
+        [sys.executable, "-m", "bondsim.cli", *resume[1:]], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({stored} already stored)" in resumed.stderr
+    assert query(db, "SELECT count(*) FROM runs") == [(runs,)]
 
 
 def test_runs_can_be_listed_while_a_sweep_writes_the_database(tmp_path):

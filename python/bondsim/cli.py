@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
@@ -571,9 +572,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _wrapped(text: str, width: int, indent: str) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, each after ``indent``; a word is never broken (a
+    parameter's name stays whole to copy), so only a word longer than the width makes a longer line."""
+    import textwrap
+
+    return textwrap.wrap(
+        text,
+        width=max(width, len(indent) + 20),
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
 def cmd_schedulers(args: argparse.Namespace) -> int:
-    from rich.table import Table
-    from rich.text import Text
+    import shutil
 
     entries = json.loads(_core.schedulers())
     if args.name:
@@ -587,38 +602,44 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(entries if not args.name else entries[0], indent=2))
         return 0
+    # Plain text wrapped to the terminal's width (COLUMNS, else 80 when piped): nothing is ever cut.
+    width = shutil.get_terminal_size().columns
+    lines = []
     if args.name:
         entry = entries[0]
         aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
-        console.print(Text(f"{entry['name']}{aliases}: {entry['summary']}", style="bold"))
-        table = Table(title=Text("parameters (keys of [bond], or name[key=value,...])"))
-        for column in ("name", "default", "allowed", "meaning"):
-            table.add_column(column, overflow="fold")
+        lines += _wrapped(f"{entry['name']}{aliases}: {entry['summary']}", width, "")
+        if not entry["params"]:
+            lines.append("no parameters")
+        else:
+            lines += ["", *_wrapped("parameters (keys of [bond], or name[key=value,...]):", width, "")]
         for p in entry["params"]:
-            table.add_row(*(Text(str(x)) for x in (p["name"], p["default"], p["allowed"], p["help"])))
-        console.print(table if entry["params"] else "no parameters")
-        return 0
-    table = Table(title="registered schedulers (bond.mode); details: bondsim schedulers NAME")
-    table.add_column("name", style="bold", no_wrap=True)
-    table.add_column("aliases")
-    table.add_column("description")
-    table.add_column("parameters")
-    for entry in entries:
-        params = ", ".join(p["name"] for p in entry["params"]) or "-"
-        table.add_row(*(Text(x) for x in (entry["name"], ", ".join(entry["aliases"]), entry["summary"], params)))
-    console.print(table)
+            lines += _wrapped(f"{p['name']} = {p['default']} (default)", width, "  ")
+            lines += _wrapped(p["help"], width, "      ")
+            lines += _wrapped(f"allowed: {p['allowed']}", width, "      ")
+    else:
+        lines += _wrapped("registered schedulers (bond.mode); details: bondsim schedulers NAME", width, "")
+        for entry in entries:
+            aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
+            lines += ["", *_wrapped(f"{entry['name']}{aliases}", width, "")]
+            lines += _wrapped(entry["summary"], width, "    ")
+            params = ", ".join(p["name"] for p in entry["params"]) or "none"
+            lines += _wrapped(f"parameters: {params}", width, "    ")
+    print("\n".join(lines))
     return 0
 
 
 def cmd_scenario_check(args: argparse.Namespace) -> int:
-    from bondsim.scenario import load
+    from bondsim.scenario import load, to_toml
 
     doc = load(args.scenario, args.set, kernel=args.kernel)
     if args.json:
         print(json.dumps(doc, indent=2))
     elif not args.quiet:
+        # the scenario as it runs, a TOML file that loads back to it (bondsim scenario check x > full.toml)
         links = sum(int(entry.get("count", 1)) for entry in doc["links"])
-        console.print(f"{args.scenario}: ok ({links} link{'s' * (links != 1)}, bond.mode={doc['bond']['mode']})")
+        ok = f"{args.scenario}: ok ({links} link{'s' * (links != 1)}, bond.mode={doc['bond']['mode']})"
+        print(to_toml(doc, f"{ok}\nthe scenario as it runs: every default filled in"), end="")
     return 0
 
 
@@ -828,8 +849,11 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="check a scenario and show it with defaults filled in",
         formatter_class=HelpFormatter,
-        description="Check a scenario file (and overrides); exit 2 with the field's path if it is wrong.",
-        epilog="example:\n  bondsim scenario check thesis --set links.1.period_ms=40 --json",
+        description="Check a scenario file (and overrides) and print it as it runs, every default filled in, as "
+        "TOML (a file that runs the same: bondsim scenario check NAME > full.toml) or with --json as JSON; exit 2 "
+        "with the field's path if it is wrong.",
+        epilog="examples:\n  bondsim scenario check thesis --set links.1.period_ms=40\n"
+        "  bondsim scenario check tcp_rr --json",
     )
     c.add_argument("scenario", help="scenario TOML file, or a shipped one's name (bondsim scenario list)")
     add_overrides(c)
@@ -849,13 +873,34 @@ def _chosen(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argpar
     return parser
 
 
+#: The exit status of a command whose reader went away (``bondsim runs list | head``): a Unix tool's,
+#: killed by SIGPIPE (128 + 13).
+EXIT_BROKEN_PIPE = 141
+
+
+def _reader_gone() -> int:
+    """Ends a command quietly when what reads its output has stopped reading (``| head``), as a Unix tool
+    does: no message, exit :data:`EXIT_BROKEN_PIPE`. Standard output is pointed at ``/dev/null`` so that
+    the interpreter's last flush of what is still buffered cannot fail again on the way out. (SIGPIPE
+    itself stays ignored, as Python sets it: a Dask connection that closes must not kill the process.)"""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return EXIT_BROKEN_PIPE
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command given, with its usage (argparse's own says the top level's)
         _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        return args.func(args)
+        status = args.func(args)
+        sys.stdout.flush()  # within reach of the handlers: what is still buffered meets a closed pipe here
+        return status
+    except BrokenPipeError:
+        return _reader_gone()
     except BondsimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

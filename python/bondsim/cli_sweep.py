@@ -135,13 +135,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             console.print(f"{len(plan.points)} runs ({distinct} distinct scenarios), every one checked; nothing run")
         return 0
 
-    with Runner(workers=args.workers, dask=args.dask, db=args.db) as runner:
-        outcomes = runner.execute(
-            plan.points, name=plan.name, spec=plan.spec, progress=not args.quiet, keep_results=False
-        )
-        store = runner.store
-        # the sweep's name if no other stored sweep has it, else its id
-        ref = store.sweep_ref(store.sweep_of(plan.name, grid_rows(plan.points))) if store else plan.name
+    runner = Runner(workers=args.workers, dask=args.dask, db=args.db)
+    try:
+        with runner:
+            outcomes = runner.execute(
+                plan.points, name=plan.name, spec=plan.spec, progress=not args.quiet, keep_results=False
+            )
+            store = runner.store
+            # the sweep's name if no other stored sweep has it, else its id
+            ref = store.sweep_ref(store.sweep_of(plan.name, grid_rows(plan.points))) if store else plan.name
+    except KeyboardInterrupt:
+        return _interrupted(args, runner, len({p.key for p in plan.points}))
     table = sweep_table(plan, outcomes)
     if args.json:
         print(table.to_json(orient="records"))
@@ -157,6 +161,28 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         f"More: bondsim runs list --sweep {ref} --db {args.db}"
     )
     return 0
+
+
+def _interrupted(args: argparse.Namespace, runner, total: int) -> int:
+    """What a sweep stopped by Ctrl-C says (stderr): how many of its runs the database holds, and the command
+    that runs the rest (a run stored is not run again); exit 130, as a shell's for SIGINT."""
+    import shlex
+    import sys
+
+    stored = len(runner.outcomes)
+    fresh = sum(o.fresh for o in runner.outcomes.values())
+    command = ["bondsim", "sweep", str(args.sweep)]
+    for item in args.set:
+        command += ["--set", item]
+    command += ["--db", str(args.db)]
+    command += ["--workers", str(args.workers)] if args.workers else []
+    command += ["--dask", args.dask] if args.dask else []
+    print(
+        f"interrupted: {stored} of {total} runs stored in {args.db} ({fresh} of them run now); "
+        f"the rest run with: {shlex.join(command)}",
+        file=sys.stderr,
+    )
+    return 130
 
 
 def cmd_runs_list(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import copy
 import datetime
+import difflib
 import importlib.resources
 import json
 import math
@@ -81,8 +82,65 @@ def path_keys(path: str) -> list[str]:
     return re.sub(r"\[(\d+)\]", r".\1", path).split(".")
 
 
+def _count(entry: Any) -> int:
+    """How many links a ``[[links]]`` entry makes (``count``, default 1; one if it is not a whole number,
+    which the schema then refuses)."""
+    count = entry.get("count", 1) if isinstance(entry, Mapping) else 1
+    return count if isinstance(count, int) and not isinstance(count, bool) and 1 <= count <= 4096 else 1
+
+
+def link_names(entries: list) -> list[tuple[int, str]]:
+    """Every link the ``[[links]]`` ``entries`` make, in link-id order: (its entry's index, its name). The
+    names are the core's (``LinkSpec::link_name``): an entry's ``name`` if it makes one link, the name and
+    the link's id if it makes several (``count``), else ``link`` and the id."""
+    names = []
+    for i, entry in enumerate(entries):
+        name = entry.get("name") if isinstance(entry, Mapping) else None
+        count = _count(entry)
+        for _ in range(count):
+            link = len(names)
+            names.append((i, name if isinstance(name, str) and count == 1 else f"{name or 'link'}{link}"))
+    return names
+
+
+def _split_out(entries: list, name: str, where: str) -> int:
+    """The index in ``entries`` of the entry that makes only the link called ``name``: an entry that makes it
+    among others (``count``) is split in place into the links before it, it, and those after, each piece
+    keeping its links' ids and names (so their random streams and results too). A name no link has is an
+    error at ``where`` saying how links are addressed."""
+    names = link_names(entries)
+    found = [(k, i) for k, (i, n) in enumerate(names) if n == name]
+    if not found:
+        listed = ", ".join(n for _, n in names[:12]) + (", ..." if len(names) > 12 else "")
+        close = difflib.get_close_matches(name, [n for _, n in names], n=1)
+        hint = f"; did you mean links.{close[0]}?" if close else ""
+        raise scenario_error(
+            where,
+            f"no link is called `{name}` (links: {listed}); links.NAME is one link by its name, links.N "
+            f"the N-th [[links]] entry (0 to {len(entries) - 1}){hint}",
+        )
+    link, i = found[0]
+    entry = entries[i]
+    first = next(k for k, (j, _) in enumerate(names) if j == i)
+    count = _count(entry)
+    if count == 1:
+        return i
+    pieces = []
+    for start, size in ((first, link - first), (link, 1), (link + 1, first + count - link - 1)):
+        if size:
+            piece = copy.deepcopy(entry)
+            piece["count"] = size
+            if size == 1 and isinstance(entry.get("name"), str):
+                piece["name"] = names[start][1]  # one link alone would lose the id its name carries
+            pieces.append(piece)
+    entries[i : i + 1] = pieces
+    return i + (1 if link > first else 0)
+
+
 def set_path(doc: dict, path: str, value: Any) -> None:
-    """Sets ``value`` at dotted ``path`` in ``doc``, creating tables on the way."""
+    """Sets ``value`` at dotted ``path`` in ``doc``, creating tables on the way. Under ``links``, a key
+    that is not an index names one link (``links.link2.failures``): its entry is split out if it makes
+    several (:func:`_split_out`)."""
     keys = path_keys(path)
     if not path or any(k == "" for k in keys):
         raise scenario_error(path, "a --set path is dotted keys, e.g. links.1.period_ms (or links[1].period_ms)")
@@ -90,9 +148,20 @@ def set_path(doc: dict, path: str, value: Any) -> None:
     for depth, key in enumerate(keys):
         here = ".".join(keys[: depth + 1])
         last = depth == len(keys) - 1
+        links = depth == 1 and keys[0] == "links" and isinstance(node, list)
+        if links and not key.isdigit():
+            key = str(_split_out(node, key, here))
         if isinstance(node, list):
             if not key.isdigit() or int(key) >= len(node):
-                raise scenario_error(here, f"list index must be 0 to {len(node) - 1}, got `{key}`")
+                rule = ""
+                if links and key.isdigit() and int(key) < len(link_names(node)):
+                    # an index beyond the entries but not beyond the links they make (count): say the rule
+                    made = len(link_names(node))
+                    rule = (
+                        f": links.N is the N-th [[links]] entry, and these {len(node)} make {made} links (count); "
+                        f"one link is links.NAME, did you mean links.{link_names(node)[int(key)][1]}?"
+                    )
+                raise scenario_error(here, f"list index must be 0 to {len(node) - 1}, got `{key}`{rule}")
             if last:
                 node[int(key)] = value
             else:
@@ -449,6 +518,53 @@ def check_resolved(doc: Mapping, base: Path) -> dict:
         where = f"interval {int(k) + 1}" if k is not None else "its intervals"
         message = str(exc).removeprefix(f"{path}: ")
         raise scenario_error(f"links.{i}.trace_file", f"{links[i]['trace_file']}, {where}: {message}") from None
+
+
+def _toml_key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _toml_value(key)
+
+
+def _toml_value(value: Any) -> str:
+    """``value`` in TOML's inline syntax (a checked scenario holds no null, NaN or infinity)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        # JSON's string escapes are TOML's basic string's; TOML also wants DEL escaped
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"no TOML form for {value!r}")
+
+
+def to_toml(doc: Mapping, comment: str = "") -> str:
+    """A (checked) scenario as a TOML file that loads back to it: top-level tables as ``[section]``, lists
+    of tables as ``[[links]]``, a table within a section inline when it holds only values (``file_size =
+    {kind = "fixed", bytes = 1000}``), else as ``[section.sub]``; ``comment`` opens the file."""
+    lines = [f"# {line}".rstrip() for line in comment.splitlines()]
+
+    def section(node: Mapping, path: list[str], top: bool) -> None:
+        def own(value: Any) -> bool:  # a table of its own (a header), rather than a key = value line
+            if isinstance(value, Mapping):
+                return top or any(isinstance(v, Mapping | list) for v in value.values())
+            return top and isinstance(value, list) and bool(value) and all(isinstance(v, Mapping) for v in value)
+
+        for key, value in node.items():
+            if not own(value):
+                lines.append(f"{_toml_key(key)} = {_toml_value(value)}")
+        for key, value in node.items():
+            if not own(value):
+                continue
+            dotted = ".".join(_toml_key(k) for k in [*path, key])
+            for item in value if isinstance(value, list) else [value]:
+                lines.extend(["", f"[[{dotted}]]" if isinstance(value, list) else f"[{dotted}]"])
+                section(item, [*path, key], False)
+
+    section(doc, [], True)
+    return "\n".join(lines).lstrip("\n") + "\n"
 
 
 def scenario_hash(doc: Mapping) -> str:

@@ -194,6 +194,9 @@ class Runner:
         self._own_client = False
         self._cluster = None
         self._cancel = threading.Event()
+        #: The outcomes of the points :meth:`execute` was last given, as they come (stored ones included):
+        #: what a stopped sweep has to show.
+        self.outcomes: dict[str, Outcome] = {}
 
     def __enter__(self) -> Runner:
         return self
@@ -291,6 +294,7 @@ class Runner:
         first = {p.key: p for p in reversed(points)}  # the first point of each scenario
         keys = list(dict.fromkeys(p.key for p in points))
         outcomes: dict[str, Outcome] = {}
+        self.outcomes = outcomes
         store = self.store
         if store is not None:
             if name:
@@ -302,6 +306,7 @@ class Runner:
             else:
                 known = store.summaries(list(stored.values()))
                 outcomes = {k: Outcome(None, known[i], i, False) for k, i in stored.items()}
+            self.outcomes = outcomes
             store.release()  # readers (bondsim runs list) may open the file between commits
         todo = [first[k] for k in keys if k not in outcomes]
         note = f" ({len(outcomes)} already stored)" if outcomes else ""
