@@ -65,8 +65,10 @@ def test_bad_input_is_one_line_exit_2_no_traceback(cli):
     for args, says in [
         (["run", "thesis", "--set", "links.1.perod_ms=4"], "links.1.perod_ms: unknown field"),
         (["run", "thesis", "--set", "bond.mode=xx"], "bond.mode: unknown scheduler `xx`"),
-        (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: invalid type"),
+        (["run", "thesis", "--set", "workload.requests=zero"], "workload.requests: must be a whole number"),
         (["run", "no/such.toml"], "no/such.toml: not a file, and not a shipped scenario (emulate_rr, failover,"),
+        (["run", "tcp_r"], "tcp_r: not a file, and not a shipped scenario (emulate_rr, failover,"),
+        (["run", "tcp_r"], "; did you mean tcp_rr?"),
         # a shipped scenario is a plain name: no path climbs out of the shipped folder (to the project's pyproject.toml)
         (["scenario", "check", "../pyproject"], "../pyproject: not a file, and not a shipped scenario ("),
         (["scenario", "check", "nosuch"], "nosuch: not a file, and not a shipped scenario ("),
@@ -102,9 +104,9 @@ def test_files_that_are_not_utf8_or_of_the_wrong_shape_are_one_line_exit_2(cli, 
         (["run", str(tmp_path / "latin1.toml")], "latin1.toml: not UTF-8 text (byte 0xe9 on line 1)"),
         (["scenario", "check", str(tmp_path / "latin1.toml")], "not UTF-8 text"),
         (["sweep", str(tmp_path / "latin1.sweep.toml"), "--dry-run"], "latin1.sweep.toml: not UTF-8 text (byte 0xe9"),
-        (["run", "thesis", "--set", "links=5"], "links: invalid type: integer `5`, expected a sequence"),
-        (["run", "thesis", "--set", "workload=5"], "workload: invalid type: integer `5`"),
-        (["scenario", "check", "thesis", "--set", "links=[5]"], "links.0: invalid type: integer `5`"),
+        (["run", "thesis", "--set", "links=5"], "links: must be a list, in [ ], got 5"),
+        (["run", "thesis", "--set", "workload=5"], "workload: must be a table of fields, got 5"),
+        (["scenario", "check", "thesis", "--set", "links=[5]"], "links.0: must be a table of fields, got 5"),
     ]:
         assert_one_line_error(cli(*args), says)
 
@@ -321,6 +323,32 @@ def test_schedulers_are_never_cut_whatever_the_width(cli):
             env=env,
         ).stdout
         assert "bond_rebalance_interval" in detail.split(), width
+
+
+def test_an_option_the_mode_ignores_is_a_warning_naming_it(cli):
+    """Another mode's parameter in the bond table is taken (one table serves a sweep over modes) and said, one
+    line on stderr naming the field, whatever the mode; its own parameters are not."""
+    rr = cli("scenario", "check", "thesis", "--set", "bond.xmit_hash_policy=layer3+4", "--quiet")
+    assert rr.returncode == 0
+    assert rr.stderr == (
+        "warning: bond.xmit_hash_policy: balance-rr ignores it: it is a parameter of balance-xor, 802.3ad, "
+        "balance-tlb, balance-alb (`bondsim schedulers NAME`)\n"
+    )
+    xor = cli("scenario", "check", "thesis", "--set", "bond.mode=xor", "--set", "bond.xmit_hash_policy=layer3+4")
+    assert xor.returncode == 0 and xor.stderr == ""
+    ab = cli("run", "thesis", "--set", "bond.mode=ab", "--set", "bond.packets_per_slave=3", "--quiet")
+    assert ab.returncode == 0
+    assert ab.stderr.startswith("warning: bond.packets_per_slave: active-backup ignores it: it is a parameter of")
+    # its value is checked all the same
+    bad = cli("scenario", "check", "thesis", "--set", "bond.xmit_hash_policy=layer9")
+    assert bad.returncode == 2 and bad.stderr.startswith("error: bond.xmit_hash_policy: must be one of")
+    # 802.3ad's min_links: ignored (said) elsewhere; above the bond's links, a bond that never carries a packet
+    rr = cli("scenario", "check", "failover", "--set", "bond.mode=rr", "--set", "bond.min_links=9", "--quiet")
+    assert rr.returncode == 0 and rr.stderr.startswith("warning: bond.min_links: balance-rr ignores it")
+    never = "error: bond.min_links: is 9, above the bond's 2 links: the bond would never carry a packet"
+    for sets in (["bond.mode=802.3ad[min_links=9]"], ["bond.mode=lacp", "bond.min_links=9"]):
+        lacp = cli("scenario", "check", "failover", *(a for item in sets for a in ("--set", item)))
+        assert lacp.returncode == 2 and lacp.stderr.startswith(never), lacp.stderr
 
 
 def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cli):

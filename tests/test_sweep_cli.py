@@ -65,7 +65,7 @@ BAD_SWEEPS = [
     (
         'base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr"]\n[[axes]]\npath = "workload.requests"\n'
         'values = [10, "many"]\n',
-        "axes.1.values.1: workload.requests = 'many': workload.requests: invalid type",
+        "axes.1.values.1: workload.requests = 'many': workload.requests: must be a whole number",
     ),
     ('base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = "rr"\n', "axes.0.values: must be a list of values"),
     (

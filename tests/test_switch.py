@@ -109,9 +109,9 @@ def test_the_bond_sends_num_grat_arp_gratuitous_arps_per_active_backup_failover(
 @pytest.mark.parametrize(
     ("override", "path", "says"),
     [
-        ("switch.lag='sometimes'", "switch.lag", "expected one of `static`, `lacp`, `none`"),
-        ("switch.hash='layer5'", "switch.hash", "must be one of layer2, layer2+3, layer3+4"),
-        ("switch.stp='mstp'", "switch.stp", "expected one of `none`, `stp`, `rstp`"),
+        ("switch.lag='sometimes'", "switch.lag", 'must be one of `static`, `lacp`, `none`, got "sometimes"'),
+        ("switch.hash='layer5'", "switch.hash", "must be one of `layer2`, `layer2+3`, `layer3+4`"),
+        ("switch.stp='mstp'", "switch.stp", 'must be one of `none`, `stp`, `rstp`, got "mstp"; did you mean `stp`?'),
         ("switch.stp='stp'", "switch.stp", 'only without a LAG (switch.lag = "none")'),
         ("switch.edge_ports=[2]", "switch.edge_ports", "names link ids 0..1, got 2"),
         ("switch.ageing_s=0", "switch.ageing_s", "must be a duration > 0"),

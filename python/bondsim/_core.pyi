@@ -14,13 +14,17 @@ class ScenarioError(BondsimError):
 
     path: str
 
-def check(scenario_json: str) -> str:
-    """Checks a scenario (JSON); returns it with every default filled in."""
+def check(scenario_json: str) -> tuple[str, list[str]]:
+    """Checks a scenario (JSON); returns it with every default filled in, and its warnings (``path: message``:
+    what it sets that its run ignores)."""
 
 def run(
     scenario_json: str, progress: Callable[[int, int, float], None] | None = None, pcap_json: str | None = None
 ) -> str:
     """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON)."""
+
+def closest(given: str, names: list[str]) -> str | None:
+    """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""
 
 def schedulers() -> str:
     """Every registered scheduler as JSON."""

@@ -895,8 +895,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command given, with its usage (argparse's own says the top level's)
         _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+    from bondsim.scenario import warnings_to
+
     try:
-        status = args.func(args)
+        # what a scenario sets that its run ignores: a line each on stderr, once per command
+        with warnings_to(lambda text: print(f"warning: {text}", file=sys.stderr)):
+            status = args.func(args)
         sys.stdout.flush()  # within reach of the handlers: what is still buffered meets a closed pipe here
         return status
     except BrokenPipeError:

@@ -14,16 +14,17 @@ file references into inline data so the core never reads files:
 from __future__ import annotations
 
 import codecs
+import contextlib
+import contextvars
 import copy
 import datetime
-import difflib
 import importlib.resources
 import json
 import math
 import re
 import stat
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -112,8 +113,8 @@ def _split_out(entries: list, name: str, where: str) -> int:
     found = [(k, i) for k, (i, n) in enumerate(names) if n == name]
     if not found:
         listed = ", ".join(n for _, n in names[:12]) + (", ..." if len(names) > 12 else "")
-        close = difflib.get_close_matches(name, [n for _, n in names], n=1)
-        hint = f"; did you mean links.{close[0]}?" if close else ""
+        close = _core.closest(name, [n for _, n in names])
+        hint = f"; did you mean links.{close}?" if close else ""
         raise scenario_error(
             where,
             f"no link is called `{name}` (links: {listed}); links.NAME is one link by its name, links.N "
@@ -347,9 +348,12 @@ def find(name: str | Path, where: str = "", kind: str = "scenario") -> Path:
         return shipped(text, kind, where)
     names = ", ".join(shipped_names(kind)) or "none"
     other = "sweep" if kind == "scenario" else "scenario"
+    close = _core.closest(text, shipped_names(kind)) if plain else None
     hint = (
         f"; {text} is a shipped {other}, run by {SHIPPED_COMMAND[other]}"
         if plain and text in shipped_names(other)
+        else f"; did you mean {close}?"
+        if close
         else ""
     )
     raise scenario_error(where, f"{text}: not a file, and not a shipped {kind} ({names}){hint}")
@@ -489,13 +493,47 @@ def _bad_value(value: Any) -> tuple[str, str] | None:
     return None
 
 
+#: Where the warnings of the scenarios checked go (:func:`warnings_to`); none: nowhere.
+_warning_sink: contextvars.ContextVar[Callable[[str], None] | None] = contextvars.ContextVar(
+    "bondsim_warning_sink", default=None
+)
+
+
+@contextlib.contextmanager
+def warnings_to(sink: Callable[[str], None]) -> Iterator[None]:
+    """A block in which the warnings of every scenario checked (``path: message``: a field its run ignores,
+    such as another bonding mode's option) are handed to ``sink``, each text once (a sweep's points share
+    them). The command line prints them on stderr; the Python API says nothing unless asked::
+
+        with bondsim.scenario.warnings_to(print):
+            bondsim.run("thesis", ["bond.xmit_hash_policy=layer3+4"])
+    """
+    seen: set[str] = set()
+
+    def once(text: str) -> None:
+        if text not in seen:
+            seen.add(text)
+            sink(text)
+
+    token = _warning_sink.set(once)
+    try:
+        yield
+    finally:
+        _warning_sink.reset(token)
+
+
 def check(doc: Mapping) -> dict:
-    """Checks a scenario dict against the core's schema; returns it with every default filled in."""
+    """Checks a scenario dict against the core's schema; returns it with every default filled in. Its
+    warnings go where :func:`warnings_to` says."""
     found = _bad_value(doc)
     if found:
         # JSON has no NaN, infinity or date: say so here rather than let the core stumble on the token
         raise scenario_error(*found)
-    return json.loads(_core.check(json.dumps(doc, allow_nan=False)))
+    text, warnings = _core.check(json.dumps(doc, allow_nan=False))
+    sink = _warning_sink.get()
+    for warning in warnings if sink is not None else ():
+        sink(warning)
+    return json.loads(text)
 
 
 def check_resolved(doc: Mapping, base: Path) -> dict:

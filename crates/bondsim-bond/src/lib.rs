@@ -64,7 +64,7 @@ pub mod teamd;
 pub mod tlb;
 
 pub use bondsim_time as time;
-pub use error::{Error, Result};
+pub use error::{Error, Result, Warning};
 pub use flow::{FlowHeaders, FlowKey, FlowTable};
 pub use params::{ParamKind, ParamSpec, ParamValue, Params};
 pub use registry::{BuildContext, LinkInfo, SchedulerInfo};

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use crate::error::{Error, Result};
+use crate::error::{did_you_mean, one_of, Error, Result};
 
 /// The kind and allowed range of a parameter.
 #[derive(Debug, Clone, Copy)]
@@ -124,6 +124,20 @@ impl ParamKind {
         self.check(value)
     }
 
+    /// The message for a value this kind does not take: `shown` as the user gave it, `text` its text
+    /// (a name to find the one meant of a choice or list).
+    fn refusal(&self, shown: &str, text: Option<&str>) -> String {
+        match (self, text) {
+            (ParamKind::Choice(names), Some(text)) => one_of(names, text),
+            (ParamKind::List(names), Some(text)) => {
+                let bad = text.split('+').map(str::trim).find(|t| !t.is_empty() && !names.contains(t));
+                let hint = bad.map_or_else(String::new, |bad| did_you_mean(bad, names));
+                format!("must be {}, got {shown}{hint}", self.describe())
+            }
+            _ => format!("must be {}, got {shown}", self.describe()),
+        }
+    }
+
     fn check(&self, value: ParamValue) -> Option<ParamValue> {
         let ok = match (self, &value) {
             (ParamKind::Int { min, max }, ParamValue::Int(v)) => (min..=max).contains(&v),
@@ -164,10 +178,9 @@ impl Params {
     /// Sets `name` from its text form; `path` names the field in errors.
     pub fn set_text(&mut self, path: &str, name: &str, text: &str, owner: &str) -> Result<()> {
         let spec = self.spec(path, name, owner)?;
-        let value = spec
-            .kind
-            .parse_text(text)
-            .ok_or_else(|| Error::at(path, format!("{name} must be {}, got `{text}`", spec.kind.describe())))?;
+        let value = spec.kind.parse_text(text).ok_or_else(|| {
+            Error::at(path, format!("{name} {}", spec.kind.refusal(&format!("`{text}`"), Some(text))))
+        })?;
         let i = self.index(name);
         self.values[i] = value;
         Ok(())
@@ -176,10 +189,17 @@ impl Params {
     /// Sets `name` from a JSON value; `path` names the field in errors.
     pub fn set_json(&mut self, path: &str, name: &str, value: &serde_json::Value, owner: &str) -> Result<()> {
         let spec = self.spec(path, name, owner)?;
+        let text = match value {
+            serde_json::Value::String(text) => Some(text.clone()),
+            serde_json::Value::Array(items) => {
+                items.iter().map(|v| v.as_str()).collect::<Option<Vec<_>>>().map(|t| t.join("+"))
+            }
+            _ => None,
+        };
         let parsed = spec
             .kind
             .parse_json(value)
-            .ok_or_else(|| Error::at(path, format!("must be {}, got {value}", spec.kind.describe())))?;
+            .ok_or_else(|| Error::at(path, spec.kind.refusal(&value.to_string(), text.as_deref())))?;
         let i = self.index(name);
         self.values[i] = parsed;
         Ok(())
@@ -191,7 +211,7 @@ impl Params {
             let allowed = if allowed.is_empty() {
                 "it takes none".to_string()
             } else {
-                format!("allowed: {}", allowed.join(", "))
+                format!("allowed: {}{}", allowed.join(", "), did_you_mean(name, &allowed))
             };
             Error::at(path, format!("`{name}` is not a parameter of {owner}; {allowed}"))
         })
@@ -291,7 +311,11 @@ mod tests {
             .set_json("bond.p", "p", &serde_json::json!("c"), "t")
             .unwrap_err()
             .to_string()
-            .contains("one of a, b"));
+            .contains("one of `a`, `b`, got \"c\""));
+        let e = p.set_text("bond.mode", "l", "a+bb", "t").unwrap_err().to_string();
+        assert!(e.ends_with("got `a+bb`; did you mean `b`?"), "{e}");
+        let e = p.set_json("bond.l", "l", &serde_json::json!(["a", "bb"]), "t").unwrap_err().to_string();
+        assert!(e.ends_with("; did you mean `b`?"), "{e}");
         let err = p.set_text("bond.mode", "zz", "1", "t").unwrap_err().to_string();
         assert!(err.contains("allowed: n, x, p, l, who"), "{err}");
     }

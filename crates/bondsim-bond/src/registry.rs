@@ -12,7 +12,7 @@ use super::{
     active_backup, alb, balance_xor, broadcast, drr_stripe, earliest_finish, flowlet, lacp, least_queue, load_based,
     n_to_one, null, ovs, power_of_two, round_robin, teamd, tlb, Scheduler,
 };
-use crate::error::{Error, Result};
+use crate::error::{closest, did_you_mean, Error, Result, Warning};
 use crate::rng;
 
 /// What a scheduler knows of a link when it is built.
@@ -113,6 +113,8 @@ pub struct Resolved {
     pub info: &'static SchedulerInfo,
     /// Its parameter values.
     pub params: Params,
+    /// The bond options set that this mode ignores (other modes' parameters), one warning each.
+    pub ignored: Vec<Warning>,
 }
 
 impl std::fmt::Debug for Resolved {
@@ -142,13 +144,26 @@ impl Resolved {
 /// bond table's other keys, `bond.KEY` in errors).
 ///
 /// Bracket parameters must belong to the mode. Options may also be another
-/// mode's parameters, which this mode ignores (as Linux accepts every bond
-/// option in every mode); keys no scheduler declares are errors.
+/// mode's parameters, which this mode ignores (as Linux accepts most bond
+/// options in every mode): each is checked all the same and named in
+/// [`Resolved::ignored`]; keys no scheduler declares are errors.
 pub fn resolve(mode: &str, options: &BTreeMap<String, serde_json::Value>) -> Result<Resolved> {
+    resolve_among(mode, options, &[])
+}
+
+/// [`resolve`], where `fields` are the bond table's own fields (`miimon`, …): a key that is neither
+/// one of them nor any mode's parameter is an error suggesting the nearest of both.
+pub fn resolve_among(mode: &str, options: &BTreeMap<String, serde_json::Value>, fields: &[&str]) -> Result<Resolved> {
     let (name, bracket) = split_mode(mode)?;
     let info = lookup(name).ok_or_else(|| {
         let names: Vec<&str> = ALL.iter().map(|s| s.name).collect();
-        Error::at("bond.mode", format!("unknown scheduler `{name}`; registered: {}", names.join(", ")))
+        let every: Vec<&str> =
+            ALL.iter().flat_map(|s| std::iter::once(s.name).chain(s.aliases.iter().copied())).collect();
+        let hint = closest(name, &every).map_or_else(String::new, |close| {
+            let canonical = lookup(close).map_or(close, |s| s.name);
+            format!("; did you mean `{canonical}`?")
+        });
+        Error::at("bond.mode", format!("unknown scheduler `{name}`; registered: {}{hint}", names.join(", ")))
     })?;
     let mut params = Params::defaults(info.params);
     let mut seen = Vec::new();
@@ -164,24 +179,53 @@ pub fn resolve(mode: &str, options: &BTreeMap<String, serde_json::Value>) -> Res
             seen.push(key.trim().to_string());
         }
     }
+    let mut ignored = Vec::new();
     for (key, value) in options {
         let path = format!("bond.{key}");
         if seen.contains(key) {
             return Err(Error::at(path, format!("`{key}` is set both here and in bond.mode's brackets")));
         }
-        // Like Linux's bond options, a key another mode uses (xmit_hash_policy under balance-rr, say)
-        // is accepted and ignored, so one table can serve a sweep over modes; a key no mode knows is an
-        // error, and so is a value the mode that uses the key would refuse (`layer9` is no policy
-        // under any mode).
-        let elsewhere = ALL.iter().find(|s| s.params.iter().any(|p| p.name == key));
-        match elsewhere {
-            Some(other) if !info.params.iter().any(|p| p.name == key) => {
-                Params::defaults(other.params).set_json(&path, key, value, other.name)?;
-            }
-            _ => params.set_json(&path, key, value, info.name)?,
+        if info.params.iter().any(|p| p.name == key) {
+            params.set_json(&path, key, value, info.name)?;
+            continue;
         }
+        // A key another mode uses (xmit_hash_policy under balance-rr, say) is taken, as Linux takes most
+        // bond options in any mode, so that one table serves a sweep over modes; it is checked as the
+        // mode that uses it would (`layer9` is no policy under any mode) and said to be ignored. A key no
+        // mode knows is an error.
+        let users: Vec<&'static str> =
+            ALL.iter().filter(|s| s.params.iter().any(|p| p.name == key)).map(|s| s.name).collect();
+        let Some(first) = users.first().and_then(|name| lookup(name)) else {
+            return Err(unknown_option(info, key, fields));
+        };
+        Params::defaults(first.params).set_json(&path, key, value, first.name)?;
+        ignored.push(Warning {
+            path,
+            message: format!(
+                "{} ignores it: it is a parameter of {} (`bondsim schedulers NAME`)",
+                info.name,
+                users.join(", ")
+            ),
+        });
     }
-    Ok(Resolved { info, params })
+    Ok(Resolved { info, params, ignored })
+}
+
+/// The error of a bond table key that no mode declares: its mode's parameters, and the nearest of every
+/// mode's parameters and the table's own `fields`.
+fn unknown_option(info: &SchedulerInfo, key: &str, fields: &[&str]) -> Error {
+    let own: Vec<&str> = info.params.iter().map(|p| p.name).collect();
+    let mut every: Vec<&str> = fields.to_vec();
+    every.extend(ALL.iter().flat_map(|s| s.params.iter().map(|p| p.name)));
+    let own = if own.is_empty() { "none".to_string() } else { own.join(", ") };
+    Error::at(
+        format!("bond.{key}"),
+        format!(
+            "`{key}` is not a field of the bond nor a parameter of any mode (those of {}: {own}){}",
+            info.name,
+            did_you_mean(key, &every)
+        ),
+    )
 }
 
 /// Splits `name[k=v,...]` into the name and the bracket contents.
@@ -209,10 +253,44 @@ mod tests {
     }
 
     #[test]
-    fn a_key_another_mode_uses_is_ignored_but_its_value_still_checked() {
-        assert!(resolve_json("balance-rr", serde_json::json!({"xmit_hash_policy": "layer3+4"})).is_ok());
+    fn a_key_another_mode_uses_is_ignored_with_a_warning_but_its_value_still_checked() {
+        let r = resolve_json("balance-rr", serde_json::json!({"xmit_hash_policy": "layer3+4"})).unwrap();
+        assert_eq!(r.ignored.len(), 1);
+        assert_eq!(r.ignored[0].path, "bond.xmit_hash_policy");
+        assert!(r.ignored[0].message.starts_with("balance-rr ignores it: it is a parameter of balance-xor, 802.3ad"));
         let e = resolve_json("balance-rr", serde_json::json!({"xmit_hash_policy": "layer9"})).unwrap_err();
         assert!(e.to_string().starts_with("bond.xmit_hash_policy: must be one of"), "{e}");
+        let own = resolve_json("balance-xor", serde_json::json!({"xmit_hash_policy": "layer3+4"})).unwrap();
+        assert!(own.ignored.is_empty(), "a mode's own parameter is not ignored");
+    }
+
+    #[test]
+    fn every_mode_warns_of_every_other_modes_parameter_it_is_given() {
+        // The rule holds across modes: for each mode, each parameter it does not declare (at another
+        // mode's default, a valid value) is taken with one warning naming it; its own never.
+        for info in ALL {
+            for other in ALL {
+                for spec in other.params {
+                    let options = BTreeMap::from([(spec.name.to_string(), default_json(spec))]);
+                    let r = resolve(info.name, &options).unwrap_or_else(|e| panic!("{} {}: {e}", info.name, spec.name));
+                    let own = info.params.iter().any(|p| p.name == spec.name);
+                    let paths: Vec<&str> = r.ignored.iter().map(|w| w.path.as_str()).collect();
+                    let expected = if own { vec![] } else { vec![format!("bond.{}", spec.name)] };
+                    assert_eq!(paths, expected, "{} given {}", info.name, spec.name);
+                }
+            }
+        }
+    }
+
+    /// A parameter's default as the bond table writes it.
+    fn default_json(spec: &ParamSpec) -> serde_json::Value {
+        use crate::params::ParamKind;
+        match spec.kind {
+            ParamKind::Int { .. } => serde_json::json!(spec.default.parse::<i64>().unwrap()),
+            ParamKind::Float { .. } => serde_json::json!(spec.default.parse::<f64>().unwrap()),
+            ParamKind::Bool => serde_json::json!(spec.default.parse::<bool>().unwrap()),
+            _ => serde_json::json!(spec.default),
+        }
     }
 
     #[test]
@@ -260,7 +338,17 @@ mod tests {
         let e = resolve_json("rr", serde_json::json!({"packets_per_slave": -1})).unwrap_err();
         assert!(e.to_string().starts_with("bond.packets_per_slave: must be an integer from 0 to 65535"), "{e}");
         let e = resolve_json("rr", serde_json::json!({"gap": 1})).unwrap_err();
-        assert!(e.to_string().contains("`gap` is not a parameter of balance-rr"), "{e}");
+        assert!(e.to_string().contains("`gap` is not a field of the bond nor a parameter of any mode"), "{e}");
+        assert!(e.to_string().contains("(those of balance-rr: packets_per_slave)"), "{e}");
+        let e = resolve_json("rr", serde_json::json!({"gapp_us": 1})).unwrap_err();
+        assert!(e.to_string().ends_with("; did you mean `gap_us`?"), "{e}");
+        let options = BTreeMap::from([("miimom".to_string(), serde_json::json!(100))]);
+        let e = resolve_among("rr", &options, &["mode", "miimon"]).unwrap_err();
+        assert!(e.to_string().ends_with("; did you mean `miimon`?"), "{e}");
+        let e = resolve_json("balance-r", serde_json::json!({})).unwrap_err();
+        assert!(e.to_string().ends_with("; did you mean `balance-rr`?"), "{e}");
+        let e = resolve_json("activebackup", serde_json::json!({})).unwrap_err();
+        assert!(e.to_string().ends_with("; did you mean `active-backup`?"), "{e}");
         let e = resolve_json("rr[xmit_hash_policy=layer2]", serde_json::json!({})).unwrap_err();
         assert!(e.to_string().contains("`xmit_hash_policy` is not a parameter of balance-rr"), "{e}");
         let e = resolve_json("rr[packets_per_slave=2", serde_json::json!({})).unwrap_err();

@@ -131,7 +131,7 @@ fn beyond_tun_the_host_never_counts_a_frame_and_the_bond_still_sees_the_queues()
 fn placement_fields_name_what_is_wrong() {
     let one = |link: Value| bulk(1000, json!([link]));
     let e = error(one(json!({"rate_mbps": 10.0, "placement": "router"})));
-    assert!(e.contains("links.0.placement") && e.contains("\"nic\", \"shaper\" or \"tun\""), "{e}");
+    assert!(e.contains("links.0.placement: must be one of `nic`, `shaper`, `tun`, got \"router\""), "{e}");
     let e = error(one(json!({"rate_mbps": 10.0, "placement": "shaper", "tx_coalesce_us": 50.0})));
     assert!(e.contains("links.0.tx_coalesce_us") && e.contains("placement = \"nic\""), "{e}");
     let e = error(one(json!({"rate_mbps": 10.0, "tx_coalesce_us": -1.0})));

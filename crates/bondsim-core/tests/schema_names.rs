@@ -25,8 +25,8 @@ fn the_congestion_controls_the_schema_takes_are_the_ones_tcp_builds() {
         assert_eq!(taken.is_ok(), cc::build(name, true).is_some(), "{name}: {taken:?}");
         if let Err(Error::Scenario { path, message }) = taken {
             assert_eq!(path, "sender.tcp_congestion_control");
-            let names = CONGESTION_CONTROLS.join(", ");
-            assert_eq!(message, format!("unknown congestion control {name:?}, expected one of {names}"));
+            assert_eq!(message, bondsim_core::bond::error::one_of(CONGESTION_CONTROLS, name));
+            assert!(message.starts_with("must be one of `cubic`, `reno`, `bbr`, got "), "{message}");
         }
     }
 }

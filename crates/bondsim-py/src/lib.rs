@@ -33,12 +33,13 @@ fn to_py(err: Error) -> PyErr {
     }
 }
 
-/// Checks a scenario (JSON text); returns it with every default filled in.
+/// Checks a scenario (JSON text); returns it with every default filled in, and its warnings
+/// (`Scenario::warnings`: what it sets that its run ignores), each `path: message`.
 #[pyfunction]
-fn check(scenario_json: &str) -> PyResult<String> {
+fn check(scenario_json: &str) -> PyResult<(String, Vec<String>)> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
     bondsim_core::check(&scenario).map_err(to_py)?;
-    Ok(scenario.to_json())
+    Ok((scenario.to_json(), scenario.warnings().iter().map(ToString::to_string).collect()))
 }
 
 /// Runs a scenario (JSON text) and returns its result as JSON text.
@@ -137,6 +138,14 @@ fn emulated_host(scenario_json: &str) -> PyResult<(String, &'static str)> {
     Ok((host.to_json(), words))
 }
 
+/// The one of `names` that `given` most likely misspells, for an error's "did you mean" (the core's
+/// rule, `bondsim_bond::error::closest`); None when none is close.
+#[pyfunction]
+fn closest(given: &str, names: Vec<String>) -> Option<String> {
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    bondsim_core::bond::error::closest(given, &names).map(str::to_string)
+}
+
 /// Every registered scheduler as JSON: name, aliases, summary, parameters.
 #[pyfunction]
 fn schedulers() -> String {
@@ -168,6 +177,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(closest, m)?)?;
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
     let kernels: Vec<(&str, Vec<(&str, &str)>)> = Kernel::ALL.iter().map(|k| (k.name(), k.preset().to_vec())).collect();
     m.add("KERNELS", kernels)?;

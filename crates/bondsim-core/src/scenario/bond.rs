@@ -70,6 +70,25 @@ pub struct Bond {
     pub options: BTreeMap<String, serde_json::Value>,
 }
 
+/// The bond table's own fields (the keys of [`Bond`] other than its mode's parameters): what an unknown
+/// key of the table is compared with, beside every mode's parameters, for the one most likely meant.
+pub(super) const BOND_FIELDS: &[&str] = &[
+    "mode",
+    "miimon",
+    "updelay",
+    "downdelay",
+    "arp_interval",
+    "arp_ip_target",
+    "arp_validate",
+    "arp_all_targets",
+    "arp_missed_max",
+    "lacp_rate",
+    "link_watch",
+    "num_grat_arp",
+    "peer_notif_delay",
+    "hz",
+];
+
 fn default_miimon() -> f64 {
     100.0
 }
@@ -249,6 +268,9 @@ impl Scenario {
             }
             None => {}
         }
+        // The mode and its options (checked again where the bond is built): an unknown key is named
+        // here, with the field or parameter most likely meant.
+        bondsim_bond::registry::resolve_among(&b.mode, &b.options, BOND_FIELDS)?;
         if b.arp_interval > 0.0 {
             if b.miimon > 0.0 {
                 // bond_option_arp_interval_set: "ARP monitoring cannot be used with MII monitoring.
@@ -274,5 +296,23 @@ impl Scenario {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bond_fields_listed_are_the_structs() {
+        let bond = Bond {
+            link_watch: Some(LinkWatch::Ethtool { delay_up: 0.0, delay_down: 0.0 }),
+            ..from_defaults_with("mode", "rr".into())
+        };
+        let printed = serde_json::to_value(bond).unwrap();
+        let printed: Vec<&str> = printed.as_object().unwrap().keys().map(String::as_str).collect();
+        let mut listed = BOND_FIELDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(printed, listed);
     }
 }

@@ -7,6 +7,17 @@ use bondsim_time::SimTime;
 /// far inside the nanosecond clock's 584-year range.
 pub(super) const MAX_SECONDS: f64 = 365.0 * 86_400.0;
 
+impl Scenario {
+    /// What the scenario sets that its run ignores, one warning per field, naming it (the command line
+    /// prints each on a line): a bond option of another mode than `bond.mode` (`xmit_hash_policy` under
+    /// balance-rr), taken so that one bond table serves a sweep over modes. Which mode reads which
+    /// option is the registry's one rule ([`bondsim_bond::registry::resolve`]); a scenario that does not
+    /// pass its checks has none.
+    pub fn warnings(&self) -> Vec<bondsim_bond::Warning> {
+        bondsim_bond::registry::resolve(&self.bond.mode, &self.bond.options).map(|r| r.ignored).unwrap_or_default()
+    }
+}
+
 /// `value` must be a finite number > 0 (factors, rates).
 pub(crate) fn positive(path: &str, value: f64) -> Result<()> {
     if value.is_finite() && value > 0.0 {

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use bondsim_bond::error::quoted;
 
 mod bond;
 mod capture;
@@ -139,7 +140,8 @@ impl Scenario {
             if let Some(field) = field_at_fault(text, &path, &message) {
                 path = field;
             }
-            Error::scenario(path, in_users_words(message))
+            let message = in_users_words(&message, || tagged_kinds(text, &path));
+            Error::scenario(path, message)
         })?;
         scenario.fill_derived_defaults();
         scenario.validate()?;
@@ -232,29 +234,134 @@ impl Scenario {
     }
 }
 
-/// Formats a serde path as `a.b.3.c`, the form `--set` takes.
-/// A serde error in the words of a scenario file: Rust's type names out, a hint where the value
-/// was typed as another kind (TOML's and `--set`'s: `1` is a number, `"1"` a string).
-fn in_users_words(message: String) -> String {
-    let mut message = message;
-    if let Some(at) = message.find("expected struct ") {
-        // `expected struct Trace`: a table of that part's fields.
-        let end = message[at + 16..].find(|c: char| !c.is_alphanumeric()).map_or(message.len(), |e| at + 16 + e);
-        message.replace_range(at..end, "expected a table of fields");
+/// A serde error in the words of a scenario file, the one place they are put so: `must be WHAT IS
+/// ALLOWED, got THE VALUE` for a value of the wrong type or range (Rust's type names out: `f64` is a
+/// number, `u32` a whole number and its range, `internally tagged enum FileSize` a table with one of its
+/// kinds, which `kinds` finds), a name none of those allowed (an enum's variant) or an unknown field with
+/// the one most likely meant, a hint where a value was typed as another kind (TOML's and `--set`'s: `1`
+/// is a number, `"1"` a string). A message that is not serde's is left as it is.
+fn in_users_words(message: &str, kinds: impl FnOnce() -> Option<(String, Vec<String>)>) -> String {
+    use bondsim_bond::error::{one_of, unknown_field};
+    // the names serde lists after "expected" (`a`, `b`; an earlier "did you mean" is not one of them)
+    let names = |list: &str| -> Vec<String> {
+        let list = list.split_once("expected ").map_or("", |(_, names)| names);
+        list.split('`').skip(1).step_by(2).map(str::to_string).collect()
+    };
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        if let Some((given, list)) = rest.split_once('`') {
+            let allowed = names(list);
+            return unknown_field(given, &allowed.iter().map(String::as_str).collect::<Vec<_>>());
+        }
     }
-    if message.starts_with("invalid type: integer") && message.ends_with("expected a string") {
-        message.push_str(" (a name is a string: put it in quotes)");
+    if let Some(rest) = message.strip_prefix("unknown variant `") {
+        if let Some((given, list)) = rest.split_once('`') {
+            let allowed = names(list);
+            return one_of(&allowed.iter().map(String::as_str).collect::<Vec<_>>(), given);
+        }
     }
-    if message == "invalid type: map, expected a sequence" {
+    if let Some(rest) = message.strip_prefix("invalid length ") {
+        if let Some((length, expected)) = rest.split_once(", expected ") {
+            return format!("must be {}, got a list of {length}", allowed(expected, kinds));
+        }
+    }
+    let Some(rest) = message.strip_prefix("invalid type: ").or_else(|| message.strip_prefix("invalid value: ")) else {
+        return message.to_string();
+    };
+    let Some(at) = rest.rfind(", expected ") else {
+        return message.to_string();
+    };
+    let (unexpected, expected) = (&rest[..at], &rest[at + ", expected ".len()..]);
+    let got = given(unexpected);
+    let mut text = format!("must be {}, got {got}", allowed(expected, kinds));
+    let number = expected.starts_with(['u', 'i', 'f']) && expected[1..].chars().all(|c| c.is_ascii_digit());
+    if let Some(inner) = unexpected.strip_prefix("string ") {
+        let inner = inner.trim_matches('"');
+        if number && inner.trim().parse::<f64>().is_ok_and(f64::is_finite) {
+            text.push_str(" (a number is written without quotes)");
+        } else if expected == "a boolean" && matches!(inner, "true" | "false") {
+            text.push_str(" (true and false are written without quotes)");
+        }
+    }
+    if unexpected.starts_with("floating point") && number && !expected.starts_with('f') {
+        let whole = got.parse::<f64>().ok().filter(|x| x.fract() == 0.0);
+        if whole.is_some_and(|x| x.abs() >= 2f64.powi(63)) {
+            // `18446744073709551616`: TOML reads a whole number too large for 64 bits as a float
+            text.push_str(" (a whole number beyond 64 bits reads as a float)");
+        } else if whole.is_some() {
+            text.push_str(" (write it without a decimal point or exponent)");
+        }
+    }
+    if unexpected == "map" && expected == "a sequence" {
         // `--set links.0.failures.0.down_s=1` where the scenario has no `failures` makes a table.
-        message.push_str(" (give the list whole, in [ ]: an index in --set reaches into a list already there)");
+        text.push_str(" (give the list whole, in [ ]: an index in --set reaches into a list already there)");
     }
-    if message.starts_with("invalid type: floating point")
-        && (message.contains("expected u") || message.contains("expected i"))
-    {
-        message.push_str(" (a whole number is wanted; one beyond 64 bits reads as a float)");
+    text
+}
+
+/// What serde's `expected` part of a message allows, in a scenario file's words.
+fn allowed(expected: &str, kinds: impl FnOnce() -> Option<(String, Vec<String>)>) -> String {
+    let whole = |low: i128, high: i128| format!("a whole number from {low} to {high}");
+    match expected {
+        "f64" | "f32" => "a number".into(),
+        "u8" => whole(0, u8::MAX.into()),
+        "u16" => whole(0, u16::MAX.into()),
+        "u32" => whole(0, u32::MAX.into()),
+        "u64" | "usize" => whole(0, u64::MAX.into()),
+        "i32" => whole(i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => whole(i64::MIN.into(), i64::MAX.into()),
+        "a boolean" => "true or false".into(),
+        "a string" => "text, in quotes".into(),
+        "a sequence" => "a list, in [ ]".into(),
+        "a map" | "a table of fields" => "a table of fields".into(),
+        "string or map" => "a name, in quotes, or a table of fields".into(),
+        _ if expected.starts_with("struct ") => "a table of fields".into(),
+        _ if expected.starts_with("internally tagged enum ") => match kinds() {
+            Some((tag, kinds)) => {
+                let kinds: Vec<String> = kinds.iter().map(|k| format!("`{k}`")).collect();
+                format!("a table with `{tag}` = one of {}", kinds.join(", "))
+            }
+            None => "a table of fields".into(),
+        },
+        _ => match expected.strip_prefix("an array of length ") {
+            Some(n) => format!("a list of {n} values"),
+            None => expected.to_string(),
+        },
     }
-    message
+}
+
+/// What serde's `unexpected` part of a message names, as the user wrote it.
+fn given(unexpected: &str) -> String {
+    for prefix in ["integer ", "floating point ", "boolean "] {
+        if let Some(value) = unexpected.strip_prefix(prefix) {
+            return value.trim_matches('`').to_string();
+        }
+    }
+    match unexpected {
+        "sequence" => "a list".into(),
+        "map" => "a table".into(),
+        "unit" | "null" => "nothing (null)".into(),
+        _ => unexpected.strip_prefix("string ").map_or_else(|| unexpected.to_string(), str::to_string),
+    }
+}
+
+/// The tag (`kind`, teamd's link watch's `name`) and the kinds of the internally tagged table at `path`
+/// of the scenario `text`, found by asking serde about a kind no table has.
+fn tagged_kinds(text: &str, path: &str) -> Option<(String, Vec<String>)> {
+    let doc: serde_json::Value = serde_json::from_str(text).ok()?;
+    let pointer: String =
+        path.split('.').map(|key| format!("/{}", key.replace('~', "~0").replace('/', "~1"))).collect();
+    ["kind", "name"].into_iter().find_map(|tag| {
+        let mut trial = doc.clone();
+        *trial.pointer_mut(&pointer)? = serde_json::json!({ tag: "\u{1}" });
+        let trial = trial.to_string();
+        let de = &mut serde_json::Deserializer::from_str(&trial);
+        let err = serde_path_to_error::deserialize::<_, Scenario>(de).err()?;
+        let message = err.inner().to_string();
+        let message = message.rsplit(PATH_SEP).next()?; // (an error inside a tagged part carries its path)
+        let list = message.strip_prefix("unknown variant `\u{1}`, expected ")?;
+        let kinds = list.split('`').skip(1).step_by(2).map(str::to_string).collect();
+        Some((tag.to_string(), kinds))
+    })
 }
 
 /// The field of a tagged table that a bad value is in. serde's derive reads an internally tagged
@@ -283,6 +390,7 @@ fn field_at_fault(text: &str, path: &str, message: &str) -> Option<String> {
     Some(format!("{path}.{key}"))
 }
 
+/// Formats a serde path as `a.b.3.c`, the form `--set` takes.
 fn dotted(path: &serde_path_to_error::Path) -> String {
     use serde_path_to_error::Segment;
     let parts: Vec<String> = path
@@ -306,10 +414,6 @@ fn nested(path: &str, message: impl std::fmt::Display) -> String {
     format!("{path}{PATH_SEP}{message}")
 }
 
-fn quoted(fields: &[&str]) -> String {
-    fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>().join(", ")
-}
-
 /// Removes `kind` from `map` (or takes `default`); it must be one of `kinds`.
 fn take_kind(
     map: &mut serde_json::Map<String, serde_json::Value>,
@@ -320,7 +424,8 @@ fn take_kind(
     match map.remove("kind") {
         None => Ok(default.to_string()),
         Some(serde_json::Value::String(kind)) if names.contains(&kind.as_str()) => Ok(kind),
-        Some(other) => Err(nested("kind", format!("unknown kind {other}, expected one of {}", quoted(&names)))),
+        Some(serde_json::Value::String(kind)) => Err(nested("kind", bondsim_bond::error::one_of(&names, &kind))),
+        Some(other) => Err(nested("kind", format!("must be one of {}, got {other}", quoted(&names)))),
     }
 }
 
@@ -340,13 +445,11 @@ where
     let value = serde_json::Value::deserialize(d)?;
     let got = match &value {
         serde_json::Value::Object(_) => return part(value).map_err(D::Error::custom),
-        serde_json::Value::Array(_) => "a list",
-        serde_json::Value::String(_) => "a string",
-        serde_json::Value::Number(_) => "a number",
-        serde_json::Value::Bool(_) => "a boolean",
-        serde_json::Value::Null => "null",
+        serde_json::Value::Array(_) => "a list".to_string(),
+        serde_json::Value::Null => "nothing (null)".to_string(),
+        other => other.to_string(),
     };
-    Err(D::Error::custom(format!("invalid type: {got}, expected a table of fields")))
+    Err(D::Error::custom(format!("must be a table of fields, got {got}")))
 }
 
 /// A value with every field at its default (the serde attributes are the one place defaults are set).
@@ -432,7 +535,7 @@ mod tests {
         v["links"][1]["perod_ms"] = 5.into();
         let (path, msg) = error_of(v);
         assert_eq!(path, "links.1.perod_ms");
-        assert!(msg.contains("unknown field `perod_ms`") && msg.contains("period_ms"), "{msg}");
+        assert!(msg.starts_with("unknown field `perod_ms` (did you mean `period_ms`?), expected one of"), "{msg}");
     }
 
     #[test]
@@ -441,7 +544,85 @@ mod tests {
         v["sender"] = serde_json::json!({"tick_ms": "fast"});
         let (path, msg) = error_of(v);
         assert_eq!(path, "sender.tick_ms");
-        assert!(msg.contains("invalid type"), "{msg}");
+        assert_eq!(msg, "must be a number, got \"fast\"");
+    }
+
+    /// serde's words never reach the user: every message of a value of the wrong type, length or name
+    /// says what is allowed and what was given, and a misspelt name the one most likely meant.
+    #[test]
+    fn serde_errors_are_put_in_the_users_words() {
+        let cases: Vec<(serde_json::Value, &str, &str)> =
+            vec![
+            (json!({"workload": {"file_size": 5}}), "workload.file_size",
+             "must be a table with `kind` = one of `fixed`, `uniform`, `zipfset`, `list`, got 5"),
+            (json!({"links": [{"rate_mbps": 100, "jitter": 3}]}), "links.0.jitter",
+             "must be a table with `kind` = one of `uniform`, `exponential`, `normal`, got 3"),
+            (json!({"bond": {"mode": "rr", "link_watch": 5}}), "bond.link_watch",
+             "must be a table with `name` = one of `ethtool`, `arp_ping`, got 5"),
+            (json!({"links": [{"rate_mbps": "fast"}]}), "links.0.rate_mbps", "must be a number, got \"fast\""),
+            (json!({"workload": {"requests": 1.5}}), "workload.requests",
+             "must be a whole number from 0 to 4294967295, got 1.5"),
+            (json!({"workload": {"requests": "10"}}), "workload.requests",
+             "must be a whole number from 0 to 4294967295, got \"10\" (a number is written without quotes)"),
+            (json!({"seed": -1}), "seed", "must be a whole number from 0 to 18446744073709551615, got -1"),
+            (json!({"sender": {"kind": "tcp", "hystart": "true"}}), "sender.hystart",
+             "must be true or false, got \"true\" (true and false are written without quotes)"),
+            (json!({"sender": {"kind": "tcp", "tcp_rmem": [1, 2]}}), "sender.tcp_rmem",
+             "must be a list of 3 values, got a list of 2"),
+            (json!({"name": 5}), "name", "must be text, in quotes, got 5"),
+            (json!({"links": 5}), "links", "must be a list, in [ ], got 5"),
+            (json!({"trace": [5, 2]}), "trace", "must be a table of fields, got a list"),
+            (json!({"bond": 5}), "bond", "must be a table of fields, got 5"),
+            (json!({"workload": {"file_size": {"kind": "fixd"}}}), "workload.file_size.kind",
+             "must be one of `fixed`, `uniform`, `zipfset`, `list`, got \"fixd\"; did you mean `fixed`?"),
+            (json!({"bond": {"mode": "rr", "arp_validate": "filtr"}}), "bond.arp_validate",
+             "must be one of `none`, `active`, `backup`, `all`, `filter`, `filter_active`, `filter_backup`, \
+              got \"filtr\"; did you mean `filter`?"),
+            (json!({"sender": {"kind": "tcpp"}}), "sender.kind",
+             "must be one of `paced`, `window`, `cbr`, `tcp`, got \"tcpp\"; did you mean `tcp`?"),
+            (json!({"links": [{"rate_mbps": 100, "placement": "shapr"}]}), "links.0.placement",
+             "must be one of `nic`, `shaper`, `tun`, got \"shapr\"; did you mean `shaper`?"),
+            (json!({"workload": {"direction": "up"}}), "workload.direction",
+             "must be one of `download`, `upload`, got \"up\"; did you mean `upload`?"),
+            (json!({"sender": {"kind": "tcp", "tcp_congestion_control": "cubix"}}), "sender.tcp_congestion_control",
+             "must be one of `cubic`, `reno`, `bbr`, got \"cubix\"; did you mean `cubic`?"),
+            (json!({"switch": {"lagg": "static"}}), "switch.lagg",
+             "unknown field `lagg` (did you mean `lag`?), expected one of `lag`, `hash`, `stp`, `forward_delay_s`, \
+              `edge_ports`, `auto_edge`, `ageing_s`"),
+            (json!({"bond": {"mode": "rr", "miimom": 100}}), "bond.miimom",
+             "`miimom` is not a field of the bond nor a parameter of any mode (those of balance-rr: \
+              packets_per_slave); did you mean `miimon`?"),
+            (json!({"bond": {"mode": "balance-r"}}), "bond.mode", "did you mean `balance-rr`?"),
+        ];
+        for (change, field, says) in cases {
+            let mut v = base();
+            merge(&mut v, change);
+            let (path, msg) = error_of(v);
+            assert_eq!(path, field, "{msg}");
+            assert!(msg.ends_with(says), "{field}: {msg}\n  wanted: {says}");
+            for word in ["invalid type", "invalid value", "expected f64", "expected u", "tagged enum", "variant"] {
+                assert!(!msg.contains(word), "{field}: serde's words: {msg}");
+            }
+        }
+    }
+
+    use serde_json::json;
+
+    /// `change`'s fields put into `v`, tables merged.
+    fn merge(v: &mut serde_json::Value, change: serde_json::Value) {
+        match (v, change) {
+            (serde_json::Value::Object(into), serde_json::Value::Object(from)) => {
+                for (key, value) in from {
+                    match into.get_mut(&key) {
+                        Some(old) if old.is_object() && value.is_object() => merge(old, value),
+                        _ => {
+                            into.insert(key, value);
+                        }
+                    }
+                }
+            }
+            (v, change) => *v = change,
+        }
     }
 
     #[test]
@@ -463,7 +644,7 @@ mod tests {
         v["links"][0] = serde_json::json!({"rate_mbps": 100, "jitter": {"kind": "uniform", "max_us": "x"}});
         let (path, msg) = error_of(v);
         assert_eq!(path, "links.0.jitter.max_us", "the field of the tagged table, not the table");
-        assert!(msg.contains("invalid type"), "{msg}");
+        assert_eq!(msg, "must be a number, got \"x\"");
         for (at, table, field) in [
             ("workload", serde_json::json!({"kind": "fixed", "bytes": -1}), "file_size.bytes"),
             (
@@ -478,7 +659,7 @@ mod tests {
             v[at][name] = table;
             let (path, msg) = error_of(v);
             assert_eq!(path, format!("{at}.{field}"), "{msg}");
-            assert!(msg.contains("invalid"), "{msg}");
+            assert!(msg.starts_with("must be a"), "{msg}");
         }
         let mut v = base();
         v["links"][1]["delay_us"] = 5.into();

@@ -46,14 +46,12 @@ macro_rules! named_enum {
 
 pub(super) use named_enum;
 
-/// The value named `name` in `names`, else an error listing the names ("expected "a", "b" or
-/// "c", got ...") for an enum read from its name only.
+/// The value named `name` in `names`, else an error listing the names (``must be one of `a`, `b`,
+/// got "x"``, with the one most likely meant) for an enum read from its name only.
 pub(super) fn by_name<T: Copy>(name: &str, names: &[(&str, T)]) -> std::result::Result<T, String> {
     if let Some(&(_, value)) = names.iter().find(|(n, _)| *n == name) {
         return Ok(value);
     }
-    let quoted: Vec<String> = names.iter().map(|(n, _)| format!("{n:?}")).collect();
-    let (last, rest) = quoted.split_last().expect("at least one name");
-    let list = if rest.is_empty() { last.clone() } else { format!("{} or {last}", rest.join(", ")) };
-    Err(format!("expected {list}, got {name:?}"))
+    let names: Vec<&str> = names.iter().map(|(n, _)| *n).collect();
+    Err(bondsim_bond::error::one_of(&names, name))
 }

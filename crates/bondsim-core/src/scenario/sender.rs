@@ -578,11 +578,7 @@ impl Scenario {
                 if !CONGESTION_CONTROLS.contains(&cc) && !CONGESTION_CONTROL_ALIASES.contains(&cc) {
                     return Err(Error::scenario(
                         "sender.tcp_congestion_control",
-                        format!(
-                            "unknown congestion control {:?}, expected one of {}",
-                            t.tcp_congestion_control,
-                            CONGESTION_CONTROLS.join(", ")
-                        ),
+                        bondsim_bond::error::one_of(CONGESTION_CONTROLS, cc),
                     ));
                 }
                 if !t.tcp_sack {

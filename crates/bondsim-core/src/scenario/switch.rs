@@ -104,8 +104,10 @@ impl Scenario {
     pub(super) fn validate_switch(&self) -> Result<()> {
         let s = &self.switch;
         if !bondsim_bond::hash::POLICY_NAMES.contains(&s.hash.as_str()) {
-            let names = bondsim_bond::hash::POLICY_NAMES.join(", ");
-            return Err(Error::scenario("switch.hash", format!("must be one of {names}, got {:?}", s.hash)));
+            return Err(Error::scenario(
+                "switch.hash",
+                bondsim_bond::error::one_of(bondsim_bond::hash::POLICY_NAMES, &s.hash),
+            ));
         }
         duration("switch.forward_delay_s", s.forward_delay_s, 1.0, true)?;
         duration("switch.ageing_s", s.ageing_s, 1.0, false)?;
