@@ -196,6 +196,20 @@ def test_a_tcp_run_report_leads_with_what_reordering_cost_and_draws_no_flat_zero
     assert rows[0][:3] == ["1: link3 (carrier)", f"{DOWN_S:.6f} s", f"{UP_S:.6f} s"]
 
 
+def test_every_flows_retransmissions_are_one_legend_entry(run_dir):
+    """The cwnd chart marked each flow's retransmissions as its own series but showed only flow 0's in the
+    legend: 'flow 0 retransmitted' stood for every flow's. One series now holds them all, named for all."""
+    result = RunResult.read(run_dir)
+    trace = result.tcp_trace.sort_values(["flow", "t_s"])
+    rose = trace.groupby("flow")["retransmits"].diff().fillna(trace["retransmits"]) > 0
+    assert trace[rose]["flow"].nunique() == 2, "both flows retransmitted"
+    cwnd = charts.tcp_charts(result, "run")[1]
+    marked = [s for s in cwnd.series if s.mode == "markers"]
+    assert [(s.name, s.legend) for s in marked] == [("retransmitted (any flow, on its cwnd)", True)]
+    assert len(marked[0].x) == int(rose.sum())
+    assert all(s.name.startswith("flow ") and s.mode == "step" for s in cwnd.series if s not in marked)
+
+
 def test_a_tcp_sweep_report_charts_what_reordering_cost_with_the_failover_figures(tcp_swept, tmp_path, main):
     from bondsim import columns
 

@@ -13,11 +13,52 @@ from pathlib import Path
 #: Debian's chromium.
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
-#: Per chart element: its id, uPlot's canvases, its series and their points, and how many of its
+#: Put in the page before its scripts: every canvas keeps the text drawn on it since it was last
+#: cleared whole (uPlot clears its canvas before each redraw), each with its box in canvas pixels
+#: (the ink's extent as the canvas measures it, through the transform in force: a rotated axis
+#: title's box is upright).
+_RECORD_TEXT = """(() => {
+    const P = CanvasRenderingContext2D.prototype, fillText = P.fillText, clearRect = P.clearRect;
+    P.clearRect = function (x, y, w, h) {
+        if (x <= 0 && y <= 0 && w >= this.canvas.width && h >= this.canvas.height) this.canvas.bondsimTexts = [];
+        return clearRect.apply(this, arguments);
+    };
+    P.fillText = function (text, x, y) {
+        const s = String(text);
+        if (s.trim()) {
+            const m = this.measureText(s), t = this.getTransform();
+            const corners = [
+                [x - m.actualBoundingBoxLeft, y - m.actualBoundingBoxAscent],
+                [x + m.actualBoundingBoxRight, y - m.actualBoundingBoxAscent],
+                [x - m.actualBoundingBoxLeft, y + m.actualBoundingBoxDescent],
+                [x + m.actualBoundingBoxRight, y + m.actualBoundingBoxDescent],
+            ].map(([u, v]) => [t.a * u + t.c * v + t.e, t.b * u + t.d * v + t.f]);
+            const xs = corners.map(c => c[0]), ys = corners.map(c => c[1]);
+            (this.canvas.bondsimTexts ||= []).push(
+                {text: s, box: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]});
+        }
+        return fillText.apply(this, arguments);
+    };
+})();"""
+
+#: Per chart element: its id, uPlot's canvases, its series and their points, how many of its
 #: canvas's pixels are in colour (sampled every 4th pixel of every 4th row): the series' colours are
-#: saturated, the grid, axes and labels grey, so colour is what the series drew.
+#: saturated, the grid, axes and labels grey, so colour is what the series drew; its canvas's size,
+#: and its axis labels: the text drawn outside the plotting area (uPlot's ``u-over``), with boxes in
+#: canvas pixels.
 _CHARTS = """() => [...document.querySelectorAll('div.chart')].map(el => {
     const canvas = el.querySelector('canvas');
+    const over = el.querySelector('.u-over');
+    let labels = [];
+    if (canvas && over && canvas.clientWidth) {
+        const k = canvas.width / canvas.clientWidth;
+        const [l, t] = [over.offsetLeft * k, over.offsetTop * k];
+        const [r, b] = [l + over.offsetWidth * k, t + over.offsetHeight * k];
+        labels = (canvas.bondsimTexts || []).filter(({box}) => {
+            const [cx, cy] = [(box[0] + box[2]) / 2, (box[1] + box[3]) / 2];
+            return cx < l || cx > r || cy < t || cy > b;
+        });
+    }
     let coloured = 0;
     if (canvas && canvas.width && canvas.height) {
         const px = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
@@ -35,6 +76,8 @@ _CHARTS = """() => [...document.querySelectorAll('div.chart')].map(el => {
         traces: series.length,
         points: series.reduce((n, s) => n + s.x.filter(v => v !== null).length, 0),
         coloured,
+        size: canvas ? [canvas.width, canvas.height] : [0, 0],
+        labels,
     };
 })"""
 
@@ -48,6 +91,29 @@ class Rendered:
     charts: list[dict]
     #: Milliseconds from navigation start until every chart was drawn.
     render_ms: float
+
+
+def overlapping(labels: list[dict], slack: float = 0.5) -> list[tuple[str, str]]:
+    """The pairs of ``labels`` (a chart's ``labels`` as :func:`render` saw them) whose boxes overlap by more
+    than ``slack`` pixels both ways."""
+    pairs = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1 :]:
+            (al, at, ar, ab), (bl, bt, br, bb) = a["box"], b["box"]
+            if min(ar, br) - max(al, bl) > slack and min(ab, bb) - max(at, bt) > slack:
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
+def outside(chart: dict, slack: float = 0.5) -> list[str]:
+    """The labels of ``chart`` (as :func:`render` saw it) drawn partly off its canvas (cut)."""
+    width, height = chart["size"]
+    return [
+        label["text"]
+        for label in chart["labels"]
+        if label["box"][0] < -slack or label["box"][1] < -slack
+        or label["box"][2] > width + slack or label["box"][3] > height + slack
+    ]  # fmt: skip
 
 
 def available() -> str | None:
@@ -70,6 +136,7 @@ def render(html: Path, screenshot: Path | None = None, timeout_ms: float = 60_00
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=["--no-sandbox"])
         try:
             context = browser.new_context(offline=True, viewport={"width": 1300, "height": 900})
+            context.add_init_script(_RECORD_TEXT)
             page = context.new_page()
             page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: errors.append(str(e)))

@@ -352,14 +352,15 @@ def tcp_charts(result: RunResult, tag: str) -> list[Chart]:
         cwnd.series.append(Series(f"flow {flow}", rows["t_s"].tolist(), rows["cwnd"].tolist(), "step", colour=colour))
         srtt = rows.dropna(subset=["srtt_us"])
         rtt.series.append(Series(f"flow {flow}", srtt["t_s"].tolist(), srtt["srtt_us"].tolist(), "line", colour=colour))
-        rtx = rows[rows["new_rtx"] > 0]
-        if len(rtx):
-            cwnd.series.append(
-                Series(
-                    f"flow {flow} retransmitted", rtx["t_s"].tolist(), rtx["cwnd"].tolist(), "markers",
-                    colour=OUT_OF_ORDER, symbol="x", legend=i == 0,
-                )
-            )  # fmt: skip
+    # one legend entry for the retransmissions of every flow drawn, each marked on its own flow's cwnd
+    rtx = trace[trace["flow"].isin(flows) & (trace["new_rtx"] > 0)].sort_values("t_s")
+    if len(rtx):
+        cwnd.series.append(
+            Series(
+                "retransmitted (any flow, on its cwnd)", rtx["t_s"].tolist(), rtx["cwnd"].tolist(), "markers",
+                colour=OUT_OF_ORDER, symbol="x",
+            )
+        )  # fmt: skip
     return [good, cwnd, rtt]
 
 
