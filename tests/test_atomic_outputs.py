@@ -70,6 +70,29 @@ def test_a_failure_mid_write_leaves_no_temporary_file_and_the_earlier_output_as_
     assert not (tmp_path / "new").exists(), "the directories made for a failed output are gone"
 
 
+def test_writers_within_an_output_join_it_and_go_into_place_with_it(tmp_path):
+    """What a reproduction does: files written from several places (``atomic.write`` in plots, an inner
+    ``staged()``, a ``@whole`` function) are one output, in place only when the outermost block ends; a
+    file written twice counts its last writing."""
+
+    @atomic.whole
+    def tables(text: str) -> None:
+        atomic.write_text(tmp_path / "a.csv", text)
+        with atomic.staged() as inner:
+            inner.write_text(tmp_path / "b.csv", text)
+        # written, not yet in place: a reader sees what was there before
+        assert all(not p.exists() or p.read_text() != text for p in (tmp_path / "a.csv", tmp_path / "b.csv"))
+
+    with atomic.staged() as files:
+        tables("a")
+        files.write_text(tmp_path / "summary.md", "first")
+        files.write_text(tmp_path / "summary.md", files.read_text(tmp_path / "summary.md") + ", then more")
+        assert all(".part-" in name for name in files_in(tmp_path))
+    assert files_in(tmp_path) == {"a.csv": b"a", "b.csv": b"a", "summary.md": b"first, then more"}
+    tables("b")  # alone, a @whole function is an output of its own
+    assert files_in(tmp_path) == {"a.csv": b"b", "b.csv": b"b", "summary.md": b"first, then more"}
+
+
 def test_an_os_error_names_the_target_and_keeps_its_cause(tmp_path):
     def full(path: Path) -> None:
         raise OSError(errno.ENOSPC, NO_SPACE, str(path))  # as a full disk raises it: the temporary name
@@ -170,4 +193,48 @@ def test_validate_and_league_rows_on_a_full_disk(full_disk):
     earlier = files_in(full_disk)
     with pytest.raises(BondsimError, match=f"^--out: cannot write {out}: {NO_SPACE}$"):
         write_rows(out, [{"case": "x" * 100, "agrees": True}] * 1000)
+    assert files_in(full_disk) == earlier
+
+
+# -- reproduce --out: one output of tables, figures and summary ------------------------------------------
+
+
+def test_a_reproduction_that_fails_midway_leaves_no_table_figure_or_summary(main, tmp_path, monkeypatch):
+    """``reproduce --out``'s CSV tables, figures and summary.md are one output: a failure after some are
+    written (here the second figure, a full disk) leaves none of them, and an earlier reproduction as it was."""
+    from bondsim import plots
+
+    drawn = []
+    against = plots.against
+
+    def second_fails(*args, **kwargs):
+        drawn.append(args)
+        if len(drawn) == 2:
+            raise OSError(errno.ENOSPC, NO_SPACE, str(args[5]))
+        return against(*args, **kwargs)
+
+    monkeypatch.setattr(plots, "against", second_fails)
+    out = tmp_path / "out"
+    error = one_line(main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)))
+    assert error == f"error: --out: cannot write {out / 'lacp_16_flows.png'}: {NO_SPACE}", error
+    assert not out.exists(), "nothing of it: the table and the first figure were written before the failure"
+    out.mkdir()
+    (out / "summary.md").write_text("an earlier reproduction")
+    drawn.clear()
+    one_line(main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)))
+    assert files_in(out) == {"summary.md": b"an earlier reproduction"}
+    monkeypatch.setattr(plots, "against", against)
+    assert main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)).returncode == 0
+    written = files_in(out)
+    assert sorted(written) == ["lacp_16_flows.png", "lacp_4_flows.png", "lacp_flows_per_link.csv", "summary.md"]
+    assert written["summary.md"].decode().rstrip().endswith("*Quick size (`--quick`), what the tests run.*")
+
+
+def test_reproduce_on_a_full_disk_writes_nothing(main, full_disk):
+    out = full_disk / "lacp"
+    out.mkdir()
+    (out / "summary.md").write_text("an earlier reproduction")
+    earlier = files_in(full_disk)
+    error = one_line(main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)))
+    assert error.startswith(f"error: --out: cannot write {out}/") and error.endswith(NO_SPACE), error
     assert files_in(full_disk) == earlier

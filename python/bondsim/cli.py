@@ -520,18 +520,20 @@ def _plot_metric(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
+    from bondsim import atomic
     from bondsim.reproduce import PAPERS
     from bondsim.sweeps import session
 
     module = PAPERS[args.paper]
     check_out_dir(args.out)
     try:
-        with session(workers=args.workers, dask=args.dask, db=args.db):
+        # one output: the tables, figures and summary.md go into place together once all are written
+        with session(workers=args.workers, dask=args.dask, db=args.db), atomic.staged() as files:
             summary = module.reproduce(args.out, progress=not args.quiet, quick=args.quick)
-        text = summary.read_text()
-        if args.quick and "quick size" not in text.lower():
-            # what --help promises: a quick run says so (where the module has not said how its size differs)
-            summary.write_text(text.rstrip("\n") + "\n\n*Quick size (`--quick`), what the tests run.*\n")
+            text = files.read_text(summary)
+            if args.quick and "quick size" not in text.lower():
+                # what --help promises: a quick run says so (where the module has not said how its size differs)
+                files.write_text(summary, text.rstrip("\n") + "\n\n*Quick size (`--quick`), what the tests run.*\n")
     except OSError as exc:
         raise write_error("--out", exc) from None
     if not args.quiet:

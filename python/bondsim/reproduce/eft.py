@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 from bondsim.sweeps import run_many
@@ -84,12 +84,12 @@ def jitter_sweep(*, replications: int = 1, progress: bool = True) -> pd.DataFram
     return pd.DataFrame(rows)
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes both tables (CSV + PNG; the jitter sweep's every run and its mean with the 95% interval
     over the seeds, ``eft_jitter_mean.csv``) and ``summary.md``. ``quick`` runs fewer seeds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     replications = QUICK_REPLICATIONS if quick else REPLICATIONS
     det = deterministic(progress=progress)
     runs = jitter_sweep(replications=replications, progress=progress)
@@ -97,9 +97,9 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     jit = mean_ci(runs, keys, "ooo_fraction")
     for column in ("utilisation", "goodput_mbps"):
         jit[column] = runs.groupby(keys, sort=False)[column].mean().to_numpy()
-    det.to_csv(out / "eft_deterministic.csv", index=False)
-    runs.to_csv(out / "eft_jitter.csv", index=False)
-    jit.to_csv(out / "eft_jitter_mean.csv", index=False)
+    atomic.write_csv(det, out / "eft_deterministic.csv")
+    atomic.write_csv(runs, out / "eft_jitter.csv")
+    atomic.write_csv(jit, out / "eft_jitter_mean.csv")
     guarded = jit[jit["mode"] == JITTERED[1]]
     plots.compare(
         jit.assign(jitter=jit["jitter_us"].clip(lower=0.1)),
@@ -143,7 +143,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         else f"it stays within {OOO_TARGET:.0%} up to {max(JITTER_US):g} µs"
     )
     summary = out / "summary.md"
-    summary.write_text(
+    atomic.write_text(
+        summary,
         """# earliest-finish: in order at full rate
 
 Deterministic Gigabit + Fast Ethernet bond (shipped scenario `hetero`, 8 bulk transfers):
@@ -169,6 +170,6 @@ neighbours, and {where}. A guard of {GUARD_PER_JITTER:g}× the mean jitter betwe
 arrivals keeps it at {guarded["ooo_fraction"].max():.2%} or less at every jitter tried, for a utilisation of
 {guarded["utilisation"].min():.3f} at worst. drr-stripe keeps order at any jitter because its receiver
 resequences (at the cost of delay); flowlet keeps flows on one link between gaps.
-"""
+""",
     )
     return summary

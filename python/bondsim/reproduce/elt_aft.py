@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.reproduce import bulk_tcp
 
 LINK_MBPS = 100.0
@@ -45,16 +45,16 @@ def scenario(setup: str, seconds: float) -> dict:
     return doc | {"name": "elt_aft", "bond": {"mode": "balance-rr", "miimon": MIIMON_MS}, "links": links}
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``elt_aft.csv``, ``table1.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     seconds = 2.0 if quick else 10.0
     setups = list(PAPER_MBPS)
     labels = [{"setup": s} for s in setups]
     runs = bulk_tcp.run([scenario(s, seconds) for s in setups], labels, name="elt-aft", progress=progress)
     runs["paper_mbps"] = runs["setup"].map(PAPER_MBPS)
-    runs.to_csv(out / "elt_aft.csv", index=False)
+    atomic.write_csv(runs, out / "elt_aft.csv")
     plots.bars(
         runs.assign(series="bondsim"),
         "setup",
@@ -67,7 +67,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         reference={"paper": [PAPER_MBPS[s] for s in setups]},
     )
     summary = out / "summary.md"
-    summary.write_text(report(runs, quick))
+    atomic.write_text(summary, report(runs, quick))
     return summary
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 from bondsim.sweeps import run_many
 
@@ -112,19 +112,19 @@ def run(*, quick: bool = False, progress: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``elt_tokens.csv`` (every run), ``elt_tokens_mean.csv`` (mean and 95% interval over
     the replications, with their range), ``fig5_tokens.png`` and ``summary.md``."""
     runs = run(quick=quick, progress=progress)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    runs.to_csv(Path(out) / "elt_tokens.csv", index=False)
+    atomic.write_csv(runs, Path(out) / "elt_tokens.csv")
     keys = ["variant", "pairs", "token_bytes", "channels"]
     others = ("exchange_rtt_mean_ms", "exchange_rtt_p99_ms", "pure_acks", "tcp_retransmits")
     mean = mean_ci(runs, keys, "mbytes_one_way", means=others)
     # The placement of the answers is discrete (which port each client hashes to): show the range too.
     spread = runs.groupby(keys, sort=False)["mbytes_one_way"].agg(["min", "max"]).to_numpy()
     mean["mbytes_one_way_min"], mean["mbytes_one_way_max"] = spread[:, 0], spread[:, 1]
-    mean.to_csv(Path(out) / "elt_tokens_mean.csv", index=False)
+    atomic.write_csv(mean, Path(out) / "elt_tokens_mean.csv")
     base = mean[mean["variant"] == "base"]
     channel = base["channels"].map({1: "1 channel", 2: "2 channels rr"})
     tokens = sorted(base["token_bytes"].unique())
@@ -144,7 +144,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         },
     )
     summary = Path(out) / "summary.md"
-    summary.write_text(report(mean, quick))
+    atomic.write_text(summary, report(mean, quick))
     return summary
 
 

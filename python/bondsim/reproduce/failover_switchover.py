@@ -39,7 +39,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import kernels, plots
+from bondsim import atomic, kernels, plots
 from bondsim.sweeps import run_many
 
 LINK_MBPS = 100.0
@@ -119,13 +119,13 @@ def run(*, quick: bool = False, progress: bool = True) -> pd.DataFrame:
     return runs
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``failover_switchover.csv`` (every failure), ``fst_summary.csv`` (per transport and group),
     ``fig5_fst.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     runs = run(quick=quick, progress=progress)
-    runs.to_csv(out / "failover_switchover.csv", index=False)
+    atomic.write_csv(runs, out / "failover_switchover.csv")
     groups = (
         runs.groupby(["transport", "group"], sort=False)
         .agg(
@@ -139,7 +139,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         )
         .reset_index()
     )
-    groups.to_csv(out / "fst_summary.csv", index=False)
+    atomic.write_csv(groups, out / "fst_summary.csv")
     plots.strip(
         runs,
         "transport",
@@ -152,7 +152,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         lines={"Linux TCP_RTO_MIN (200 ms): the paper's huge group lies above": TCP_RTO_MIN_MS},
     )
     summary = out / "summary.md"
-    summary.write_text(report(runs, groups, quick))
+    atomic.write_text(summary, report(runs, groups, quick))
     return summary
 
 

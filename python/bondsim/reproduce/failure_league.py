@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides
 from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 from bondsim.sweeps import run_many
@@ -155,13 +155,13 @@ def run(*, quick: bool, progress: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``league.csv`` (every run), ``league_mean.csv`` (means and 95% intervals over the
     replications), ``during.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     runs = run(quick=quick, progress=progress)
-    runs.to_csv(out / "league.csv", index=False)
+    atomic.write_csv(runs, out / "league.csv")
     mean = mean_ci(
         runs,
         ["kind", "mode", "monitor"],
@@ -177,7 +177,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
             "after_mbps",
         ),
     )
-    mean.to_csv(out / "league_mean.csv", index=False)
+    atomic.write_csv(mean, out / "league_mean.csv")
     plots.bars(
         mean,
         "mode",
@@ -190,7 +190,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         rotate=True,
     )
     summary = out / "summary.md"
-    summary.write_text(report(mean, quick))
+    atomic.write_text(summary, report(mean, quick))
     return summary
 
 

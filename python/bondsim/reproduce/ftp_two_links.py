@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import kernels, plots
+from bondsim import atomic, kernels, plots
 from bondsim.reproduce import bulk_tcp
 from bondsim.stats import CI_NOTE, ci_text, mean_ci
 
@@ -51,21 +51,21 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
     return docs, labels
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``ftp.csv`` (every run), ``ftp_mean.csv`` (mean and 95% interval over the replications),
     ``table2.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     docs, labels = plan(quick)
     runs = bulk_tcp.run(docs, labels, name="ftp-two-links", progress=progress)
     # the quick size moves a tenth of the file: scale its times to the whole file for the comparison
     runs["transfer_s"] = runs["transfer_s"] * FILE_BYTES / docs[0]["workload"]["file_size"]["bytes"]
-    runs.to_csv(out / "ftp.csv", index=False)
+    atomic.write_csv(runs, out / "ftp.csv")
     keys = ["setup", "kernel", "jitter_us"]
     mean = mean_ci(
         runs, keys, "transfer_s", means=("goodput_mbps", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious")
     )
-    mean.to_csv(out / "ftp_mean.csv", index=False)
+    atomic.write_csv(mean, out / "ftp_mean.csv")
     chart = mean.assign(series=mean["kernel"] + ", jitter " + mean["jitter_us"].astype(str) + " µs")
     plots.bars(
         chart,
@@ -79,7 +79,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         reference={"paper (10-run mean)": [PAPER_S[s] for s in dict.fromkeys(chart["setup"])]},
     )
     summary = out / "summary.md"
-    summary.write_text(report(mean, quick))
+    atomic.write_text(summary, report(mean, quick))
     return summary
 
 

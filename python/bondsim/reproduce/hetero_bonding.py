@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
@@ -90,15 +90,15 @@ def sweep(*, progress: bool = True) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes the throughput curves (CSV + PNG) and ``summary.md``.
 
     ``quick`` runs the same: this reproduction already takes seconds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     table = sweep(progress=progress)
-    table.to_csv(out / "hetero_throughput.csv", index=False)
+    atomic.write_csv(table, out / "hetero_throughput.csv")
     plots.compare(
         table,
         "message_bytes",
@@ -119,7 +119,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     best_big = big.idxmax()
     small = pivot.loc[8]
     summary = out / "summary.md"
-    summary.write_text(
+    atomic.write_text(
+        summary,
         f"""# Seed 002: heterogeneous bonding, throughput vs message size
 
 Gigabit + Fast Ethernet (shipped scenario `hetero`), one bulk transfer for
@@ -146,6 +147,6 @@ Round-Robin at twice the slow link's rate for large messages, which the paper's
 statement that nothing beat Gigabit alone agrees with. A bond can beat
 Gigabit alone only by sending the Fast Ethernet link its ~{100 / 1100:.0%} share:
 ratio, queue and earliest-finish scheduling do.
-"""
+""",
     )
     return summary

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
@@ -41,13 +41,13 @@ def flows_on_link0(flows: int, *, progress: bool = True) -> list[int]:
     return [int((r.requests["last_link"] == 0).sum()) for r in results]
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes the flows-per-link distributions (CSV + PNG) and ``summary.md``.
 
     ``quick`` runs the same: this reproduction already takes seconds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     rows, lines, spread = [], [], {}
     for n in FLOWS:
         counts = flows_on_link0(n, progress=progress)
@@ -60,7 +60,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         spread[n] = ((one_link - expected) / sd, (PAPER_ALL_ON_ONE[n] - expected) / sd, sd)
         lines.append(f"| {n} | {PAPER_ALL_ON_ONE[n]} of 100 | {one_link} of {RUNS} | {expected:.3g} of {RUNS} |")
     table = pd.DataFrame(rows)
-    table.to_csv(out / "lacp_flows_per_link.csv", index=False)
+    atomic.write_csv(table, out / "lacp_flows_per_link.csv")
     for n in FLOWS:
         plots.against(
             table[table["flows"] == n],
@@ -75,7 +75,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         )
     z_ours, z_paper, sd = spread[4]
     summary = out / "summary.md"
-    summary.write_text(
+    atomic.write_text(
+        summary,
         f"""# Seed 003, Fig. 7: 802.3ad layer3+4 over two links
 
 Shipped scenario `lacp_flows`, {RUNS} seeds per flow count; each seed draws new
@@ -94,6 +95,6 @@ on one link with probability 2/16 = 12.5%; one standard deviation over 100
 runs is {sd:.1f} runs, so the paper's count is {z_paper:+.1f} and bondsim's
 {z_ours:+.1f} standard deviations from the expectation. With 16 flows the
 chance is 2/65536 per run.
-"""
+""",
     )
     return summary

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import _core, plots
+from bondsim import _core, atomic, plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
@@ -84,15 +84,15 @@ def run_league(*, progress: bool = True) -> pd.DataFrame:
     return table
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``league.csv``, ``league.png`` and ``summary.md`` (one ranked table per scenario).
 
     ``quick`` runs the same: this reproduction already takes seconds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     table = run_league(progress=progress)
-    table.to_csv(out / "league.csv", index=False)
+    atomic.write_csv(table, out / "league.csv")
     plots.scatter(
         table,
         "goodput_mbps",
@@ -129,5 +129,5 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         "",
     ]
     summary = out / "summary.md"
-    summary.write_text("\n".join(parts))
+    atomic.write_text(summary, "\n".join(parts))
     return summary

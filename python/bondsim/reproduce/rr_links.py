@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import kernels, plots
+from bondsim import atomic, kernels, plots
 from bondsim.reproduce import bulk_tcp
 from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 
@@ -81,16 +81,16 @@ def run(*, quick: bool = False, progress: bool = True) -> pd.DataFrame:
     return runs
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``rr_links.csv`` (every run), ``rr_links_mean.csv`` (mean and 95% interval over the
     replications), ``fig2_loss.png``, ``fig3_tuning.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     runs = run(quick=quick, progress=progress)
-    runs.to_csv(out / "rr_links.csv", index=False)
+    atomic.write_csv(runs, out / "rr_links.csv")
     keys = ["links", "config", "kernel", "jitter_us"]
     mean = mean_ci(runs, keys, "loss_pct", means=("wire_ooo_fraction", "tcp_retransmits", "tcp_spurious"))
-    mean.to_csv(out / "rr_links_mean.csv", index=False)
+    atomic.write_csv(mean, out / "rr_links_mean.csv")
 
     default = mean[mean["config"] == "default"]
     plots.compare(
@@ -115,7 +115,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         ylabel="loss (% of the sum of link rates)",
     )
     summary = out / "summary.md"
-    summary.write_text(report(mean, quick))
+    atomic.write_text(summary, report(mean, quick))
     return summary
 
 

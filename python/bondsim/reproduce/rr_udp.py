@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 
 LINK_MBPS = 100.0
 OFFERED_MBPS = 500.0
@@ -167,13 +167,13 @@ def fig6(quick: bool, progress: bool) -> tuple[pd.DataFrame, pd.DataFrame, int]:
     return flows, links, seed
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``fig2.csv``, ``fig2.png``, ``fig6_flows.csv``, ``fig6_links.csv``, ``fig6.png`` and
     ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     table = fig2(quick, progress)
-    table.to_csv(out / "fig2.csv", index=False)
+    atomic.write_csv(table, out / "fig2.csv")
     shown = table[table["kernel"] != "no reassembly limits"]
     plots.compare(
         shown.assign(series=shown["kernel"] + ", " + shown["links"].astype(str) + " link(s)"),
@@ -187,8 +187,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         logx=True,
     )
     flows, links, seed = fig6(quick, progress)
-    flows.to_csv(out / "fig6_flows.csv", index=False)
-    links.to_csv(out / "fig6_links.csv", index=False)
+    atomic.write_csv(flows, out / "fig6_flows.csv")
+    atomic.write_csv(links, out / "fig6_links.csv")
     plots.bars(
         links.melt(id_vars="link", value_vars=["offered_mbps", "received_mbps"], var_name="rate", value_name="mbps"),
         "link",
@@ -200,7 +200,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         ylabel="Mbit/s",
     )
     summary = out / "summary.md"
-    summary.write_text(report(table, flows, links, seed, quick))
+    atomic.write_text(summary, report(table, flows, links, seed, quick))
     return summary
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import kernels, plots
+from bondsim import atomic, kernels, plots
 from bondsim.reproduce import bulk_tcp
 from bondsim.stats import CI_NOTE, ci_text, mean_ci
 
@@ -145,30 +145,30 @@ def _slug(switch: str) -> str:
     return "".join(c if c.isalnum() else "_" for c in switch.lower()).strip("_").replace("__", "_")
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``rr_unaware_switch.csv`` (every run and phase), ``rr_unaware_switch_mean.csv`` (mean and 95%
     interval over the replications), ``rr_unaware_switch_links.csv`` (per-link Mbit/s over time, mean and
     interval), ``fig3_<switch>.png`` (one per switch) and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     phases, rates = run(quick=quick, progress=progress)
-    phases.to_csv(out / "rr_unaware_switch.csv", index=False)
+    atomic.write_csv(phases, out / "rr_unaware_switch.csv")
     mean = mean_ci(
         phases,
         ["switch", "phase"],
         "goodput_mbps",
         means=("goodput_share_of_before", "recovered_s", "drops_switch_port", "switch_mac_moves", "tcp_rtos"),
     )
-    mean.to_csv(out / "rr_unaware_switch_mean.csv", index=False)
+    atomic.write_csv(mean, out / "rr_unaware_switch_mean.csv")
     links = mean_ci(rates, ["switch", "link", "t_s"], "mbps")
-    links.to_csv(out / "rr_unaware_switch_links.csv", index=False)
+    atomic.write_csv(links, out / "rr_unaware_switch_links.csv")
     for switch, rows in links.groupby("switch", sort=False):
         named = rows.assign(link=rows["link"].map({0: "eth0", 1: "eth1"}))
         title = f"balance-rr, eth1 down 5-10 s: {switch} (seed 003 Fig. 3)"
         path = out / f"fig3_{_slug(switch)}.png"
         plots.compare(named, "t_s", "mbps", "link", path, title=title, xlabel="time (s)", ylabel="Mbit/s on the wire")
     summary = out / "summary.md"
-    summary.write_text(report(mean, quick))
+    atomic.write_text(summary, report(mean, quick))
     return summary
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots, stats
+from bondsim import atomic, plots, stats
 from bondsim.scenario import apply_overrides, load_toml, parse_value, shipped
 from bondsim.sweeps import run_many, sweep
 
@@ -101,13 +101,13 @@ def _mean(table: pd.DataFrame, mode: str, column: str, loads) -> float:
     return float(rows[column].mean())
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes every figure (CSV + PNG) and ``summary.md`` into ``out``; returns the summary's path.
     The random figures (10, 11) are also written as their mean and 95% interval over the seeds
     (``*_mean.csv``). ``quick`` runs them with fewer seeds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     replications = QUICK_REPLICATIONS if quick else REPLICATIONS
 
     fig9 = load_sweep("fig9", {}, progress=progress)
@@ -116,11 +116,11 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     fig11 = size_curve(replications=replications, progress=progress)
     fig10_mean = stats.mean_ci(fig10, ["requests", "mode"], "out_of_order")
     fig11_mean = size_curve_mean(fig11)
-    fig9.to_csv(out / "fig9_fixed_100kb.csv", index=False)
-    fig10.to_csv(out / "fig10_varied_sizes.csv", index=False)
-    fig10_mean.to_csv(out / "fig10_varied_sizes_mean.csv", index=False)
-    fig11.to_csv(out / "fig11_p_outorder.csv", index=False)
-    fig11_mean.to_csv(out / "fig11_p_outorder_mean.csv", index=False)
+    atomic.write_csv(fig9, out / "fig9_fixed_100kb.csv")
+    atomic.write_csv(fig10, out / "fig10_varied_sizes.csv")
+    atomic.write_csv(fig10_mean, out / "fig10_varied_sizes_mean.csv")
+    atomic.write_csv(fig11, out / "fig11_p_outorder.csv")
+    atomic.write_csv(fig11_mean, out / "fig11_p_outorder_mean.csv")
 
     plots.compare(
         fig9,
@@ -166,7 +166,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     )
 
     summary = out / "summary.md"
-    summary.write_text(_summary(fig9, fig10, fig11, replications))
+    atomic.write_text(summary, _summary(fig9, fig10, fig11, replications))
     return summary
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots, stats
+from bondsim import atomic, plots, stats
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 from bondsim.sweeps import run_many
@@ -243,19 +243,19 @@ def per_size(*, quick: bool, progress: bool) -> pd.DataFrame:
     return pooled.drop(columns="ooo")
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``iperf.csv`` / ``iperf_mean.csv`` / ``iperf.png`` (Table 2), ``web.csv`` (every run),
     ``web_mean.csv`` (mean and 95% interval over replications), ``web.png``, ``per_size.csv``,
     ``per_size.png`` and ``summary.md``."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     iperf_runs = run_iperf(quick=quick, progress=progress)
-    iperf_runs.to_csv(out / "iperf.csv", index=False)
+    atomic.write_csv(iperf_runs, out / "iperf.csv")
     by_hash = mean_ci(iperf_runs, ["mode", "switch_hash"], "goodput_mbps", means=("ports_in", "wire_ooo_fraction"))
     by_hash["paper_mbps"] = by_hash["mode"].map(PAPER_IPERF)
-    by_hash.to_csv(out / "iperf_switch_hash.csv", index=False)
+    atomic.write_csv(by_hash, out / "iperf_switch_hash.csv")
     iperf_mean = by_hash[by_hash["switch_hash"] == SWITCH_HASH].drop(columns="switch_hash").reset_index(drop=True)
-    iperf_mean.to_csv(out / "iperf_mean.csv", index=False)
+    atomic.write_csv(iperf_mean, out / "iperf_mean.csv")
     plots.bars(
         iperf_mean.assign(source="bondsim"),
         "mode",
@@ -269,7 +269,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         rotate=True,
     )
     runs = run_web(quick=quick, progress=progress)
-    runs.to_csv(out / "web.csv", index=False)
+    atomic.write_csv(runs, out / "web.csv")
     keys = ["setup", "family"]
     mean = mean_ci(
         runs,
@@ -278,7 +278,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         means=("links_used", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious", "fct_p99_ms"),
     )
     mean["paper_mbps"] = mean["setup"].map(PAPER_WEB)
-    mean.to_csv(out / "web_mean.csv", index=False)
+    atomic.write_csv(mean, out / "web_mean.csv")
     plots.bars(
         mean.assign(source="bondsim"),
         "setup",
@@ -292,7 +292,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         rotate=True,
     )
     sizes = per_size(quick=quick, progress=progress)
-    sizes.to_csv(out / "per_size.csv", index=False)
+    atomic.write_csv(sizes, out / "per_size.csv")
     paper = pd.DataFrame(PAPER_PER_SIZE, columns=["packets", "entries", "average", "p_outorder"])
     plots.compare(
         pd.concat([sizes, paper.assign(mode="thesis §5.3.6.1 example")]),
@@ -306,7 +306,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         logx=True,
     )
     summary = out / "summary.md"
-    summary.write_text(report(mean, sizes, paper, quick, iperf_mean, by_hash))
+    atomic.write_text(summary, report(mean, sizes, paper, quick, iperf_mean, by_hash))
     return summary
 
 

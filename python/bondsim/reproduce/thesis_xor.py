@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bondsim import plots
+from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
@@ -37,13 +37,13 @@ def links_used_probability(clients: int = CLIENTS, links: int = LINKS) -> dict[i
     return {k: comb(links, k) * surjections(clients, k) / links**clients for k in range(1, min(clients, links) + 1)}
 
 
+@atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes the per-link bytes, the links-used distribution (CSV + PNG) and ``summary.md``.
 
     ``quick`` runs the same: this reproduction already takes seconds.
     """
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     base = load_toml(shipped("xor_clients"))
 
     docs = [apply_overrides(base, [f"bond.xmit_hash_policy={p}"]) for p in POLICIES]
@@ -57,7 +57,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         for link in result.links.itertuples():
             rows.append({"policy": policy, "link": link.name, "mbytes_sent": link.bytes_sent / 1e6})
     per_link = pd.DataFrame(rows)
-    per_link.to_csv(out / "xor_per_link.csv", index=False)
+    atomic.write_csv(per_link, out / "xor_per_link.csv")
     plots.bars(
         per_link,
         "link",
@@ -76,7 +76,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     used = [int((r.links["packets_sent"] > 0).sum()) for r in runs]
     exact = links_used_probability()
     dist = share_ci(used, list(exact), "links_used", "share_of_runs").assign(exact_probability=list(exact.values()))
-    dist.to_csv(out / "xor_links_used.csv", index=False)
+    atomic.write_csv(dist, out / "xor_links_used.csv")
     plots.against(
         dist,
         "links_used",
@@ -92,7 +92,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     l2 = per_link[per_link["policy"] == "layer2"]
     idle = list(l2[l2["mbytes_sent"] == 0]["link"])
     summary = out / "summary.md"
-    summary.write_text(
+    atomic.write_text(
+        summary,
         f"""# Thesis §4.4.4: balance-xor and layer2 hashing
 
 Shipped scenario `xor_clients`: 4 Gigabit links in balance-xor, 4 clients
@@ -123,6 +124,6 @@ How often does this happen? With 4 clients of random MACs, {SEEDS} seeds:
 The exact column is the share of the {LINKS}^{CLIENTS} equally likely client-to-link
 maps that cover exactly k links: all four only {exact[4]:.1%} of the time,
 three (the thesis's case) {exact[3]:.1%}: the most likely outcome.
-"""
+""",
     )
     return summary
