@@ -27,8 +27,10 @@ FORMATS = (".png", ".svg", ".pdf")
 
 def scenario_value(doc: dict, path: str) -> Any:
     """The value at dotted ``path`` of a run's scenario (``links.0.rate_mbps``), None where it has none."""
+    from bondsim.scenario import path_keys
+
     node: Any = doc
-    for key in path.replace("[", ".").replace("]", "").split("."):
+    for key in path_keys(path):
         if isinstance(node, list) and key.isdigit() and int(key) < len(node):
             node = node[int(key)]
         elif isinstance(node, dict) and key in node:
