@@ -454,14 +454,14 @@ def cmd_plot(args: argparse.Namespace) -> int:
         raise BondsimError("plot: give run directories (P(outorder) by file size), or --y METRIC to plot a figure")
     import pandas as pd
 
-    from bondsim import plots
+    from bondsim import columns, plots
     from bondsim.api import RunResult
     from bondsim.stats import process_table
 
     frames = []
     for run_dir in args.runs:
         result = RunResult.read(run_dir)
-        if result.summary.get("tcp_retransmits") is not None:
+        if columns.summary_is_tcp(result.summary):
             raise BondsimError(
                 f"plot: {run_dir} is a TCP run, whose application sees every file in order (P(outorder) is 0): "
                 "plot --y wire_ooo_fraction (or tcp_retransmits) --x PARAM instead"

@@ -115,6 +115,11 @@ def describe() -> str:
     return f"by the runs' transport: TCP {names(TCP)}; others {names(OTHER)}; and {names(FAILOVER)} when links failed"
 
 
+def summary_is_tcp(summary: dict) -> bool:
+    """Whether one run's summary is a TCP run's (it has ``tcp_retransmits``: :func:`is_tcp`'s rule)."""
+    return summary.get("tcp_retransmits") is not None
+
+
 def is_tcp(runs: pd.DataFrame) -> pd.Series:
     """Which runs are TCP's (their summary has ``tcp_retransmits``)."""
     import pandas as pd
@@ -146,6 +151,13 @@ def default(runs: pd.DataFrame) -> list[Column]:
 def named(name: str) -> Column:
     """A column a user names: a derived one (:data:`DERIVED`) or a summary figure as it is."""
     return DERIVED.get(name) or Column(name, name)
+
+
+def with_rules(name: str) -> Column:
+    """A column a user names for a figure (``plot --y``): one of the default columns with its rule (the
+    delivery point's order is empty for TCP runs, whose application sees order), else :func:`named`'s.
+    (Tables keep :func:`named`: a figure asked for by name shows what the summary stored.)"""
+    return next((c for c in (*TCP, *OTHER, *FAILOVER) if c.name == name), None) or named(name)
 
 
 def table(runs: pd.DataFrame, columns: Sequence[Column]) -> pd.DataFrame:

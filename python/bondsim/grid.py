@@ -43,11 +43,11 @@ from typing import Any
 
 from bondsim._core import ScenarioError
 from bondsim.scenario import (
+    MISSING,
     apply_overrides,
     check_resolved,
     find,
     override_list,
-    path_keys,
     plain,
     read_text,
     scenario_error,
@@ -55,6 +55,7 @@ from bondsim.scenario import (
     set_path,
     too_deep,
     type_error,
+    value_at,
 )
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
@@ -167,14 +168,7 @@ def _listed(raw: Any, where: str) -> list:
 
 
 def _has_field(doc: Any, path: str) -> bool:
-    for key in path_keys(path):
-        if isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
-            doc = doc[int(key)]
-        elif isinstance(doc, dict) and key in doc:
-            doc = doc[key]
-        else:
-            return False
-    return True
+    return value_at(doc, path) is not MISSING
 
 
 def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict:

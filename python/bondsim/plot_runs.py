@@ -27,16 +27,11 @@ FORMATS = (".png", ".svg", ".pdf")
 
 def scenario_value(doc: dict, path: str) -> Any:
     """The value at dotted ``path`` of a run's scenario (``links.0.rate_mbps``), None where it has none."""
-    from bondsim.scenario import path_keys
+    from bondsim.scenario import MISSING, value_at
 
-    node: Any = doc
-    for key in path_keys(path):
-        if isinstance(node, list) and key.isdigit() and int(key) < len(node):
-            node = node[int(key)]
-        elif isinstance(node, dict) and key in node:
-            node = node[key]
-        else:
-            return None
+    node = value_at(doc, path)
+    if node is MISSING:
+        return None
     return node if not isinstance(node, dict | list) else str(node)
 
 
@@ -80,9 +75,7 @@ def points(runs: pd.DataFrame, y: str, x: str, by: str | None) -> tuple[pd.DataF
     and the figure's label."""
     from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 
-    # (The columns that lead tables keep their rules: ooo_fraction is empty for TCP runs.)
-    known = {c.name: c for c in (*columns.TCP, *columns.OTHER, *columns.FAILOVER)}
-    column = known.get(y) or columns.named(y)
+    column = columns.with_rules(y)
     if not column.needs and y not in runs:
         raise BondsimError(f"--y: {y}: no such figure in these runs (a summary figure or {', '.join(columns.DERIVED)})")
     values = column.values(runs)

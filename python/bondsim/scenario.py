@@ -83,6 +83,22 @@ def path_keys(path: str) -> list[str]:
     return re.sub(r"\[(\d+)\]", r".\1", path).split(".")
 
 
+#: :func:`value_at`'s answer for a path the document does not have.
+MISSING = object()
+
+
+def value_at(doc: Any, path: str) -> Any:
+    """The value at dotted ``path`` in ``doc`` (list items by index), or :data:`MISSING`."""
+    for key in path_keys(path):
+        if isinstance(doc, list) and key.isdigit() and int(key) < len(doc):
+            doc = doc[int(key)]
+        elif isinstance(doc, dict) and key in doc:
+            doc = doc[key]
+        else:
+            return MISSING
+    return doc
+
+
 def _count(entry: Any) -> int:
     """How many links a ``[[links]]`` entry makes (``count``, default 1; one if it is not a whole number,
     which the schema then refuses)."""

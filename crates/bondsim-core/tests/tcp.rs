@@ -123,7 +123,7 @@ fn every_scheduler_and_congestion_control_delivers_every_byte_once_in_order() {
             assert_eq!(s.delivered, planned.iter().map(|&p| u64::from(p)).sum::<u64>(), "{what}");
             // What the bond was handed: each connection's SYN-ACK, each segment once, plus every
             // retransmission, plus the sends a full queue of the host refused (taken back, sent again).
-            let sent = 12
+            let sent = r.requests.file_bytes.len() as u64
                 + s.count("tcp_syn_retransmits").unwrap()
                 + s.count("tcp_segments_sent").unwrap()
                 + s.count("tcp_retransmits").unwrap()

@@ -210,18 +210,22 @@ impl TcpReceiver {
         let c = &mut self.conns[flow as usize];
         c.ts_recent = c.ts_recent.max(tsval);
         c.lrcvtime = now; // (`tcp_finish_connect`)
-        let mut ack = Packet::ack(flow, 0, now);
-        ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
-        self.stamp_ack(flow, &mut ack);
+        let ack = self.pure_ack(now, flow);
         self.tx.push_back(ack);
     }
 
-    /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
-    fn send_ack(&mut self, now: SimTime, flow: u32) {
+    /// `flow`'s pure ACK now: its window and acknowledgement fields (`tcp_send_ack` builds it).
+    fn pure_ack(&mut self, now: SimTime, flow: u32) -> Packet {
         let mut ack = Packet::ack(flow, 0, now);
         let c = &self.conns[flow as usize];
         ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
         self.stamp_ack(flow, &mut ack);
+        ack
+    }
+
+    /// Builds and queues the ACK of `flow` now (`tcp_send_ack`).
+    fn send_ack(&mut self, now: SimTime, flow: u32) {
+        let ack = self.pure_ack(now, flow);
         // `tcp_event_ack_sent` → `tcp_dec_quickack_mode`: an ACK sent alone is always owed.
         let c = &mut self.conns[flow as usize];
         c.quick = c.quick.saturating_sub(1);

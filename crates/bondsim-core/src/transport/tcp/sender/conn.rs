@@ -250,7 +250,7 @@ impl TcpSender {
             rttvar_us: 0,
             rtt_seq: 0,
             // RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`: 1 s before any RTT sample.
-            rto: SimTime::from_secs_f64(1.0),
+            rto: TCP_TIMEOUT_INIT,
             backoff: 0,
             timeouts: 0,
             after_peer_data: false,

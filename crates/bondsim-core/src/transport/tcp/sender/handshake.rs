@@ -24,8 +24,9 @@
 
 use super::*;
 
-/// Linux's `TCP_TIMEOUT_INIT`: the SYN-ACK's first retransmission timeout (RFC 6298 §2.1).
-const TCP_TIMEOUT_INIT: SimTime = SimTime(1_000_000_000);
+/// Linux's `TCP_TIMEOUT_INIT` (RFC 6298 §2.1): the SYN-ACK's first retransmission timeout, and the RTO
+/// of a connection before any RTT sample.
+pub(super) const TCP_TIMEOUT_INIT: SimTime = SimTime(1_000_000_000);
 /// Linux's `TCP_SYNACK_RETRIES` (`net.ipv4.tcp_synack_retries`).
 const TCP_SYNACK_RETRIES: u32 = 5;
 /// Linux's `TCP_TIMEOUT_FALLBACK`: the RTO of a connection whose handshake gave no sample.
@@ -46,19 +47,23 @@ impl TcpSender {
         let mut conn = self.new_conn(bytes, now);
         conn.handshake = Some(Handshake { sent: now, resent: 0 });
         Self::arm(&mut conn, flow, TimerKind::Handshake, now + TCP_TIMEOUT_INIT, out);
-        self.conns[flow as usize] = Some(conn);
-        self.active += 1;
-        self.unopened -= 1;
+        self.add_conn(flow, conn);
         self.urgent.push_back(Packet::handshake(flow, now));
     }
 
     /// Opens `flow` established at `now`, without the handshake's sample (a ping-pong's stream;
     /// the data-path unit tests).
     pub(super) fn open_established(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
-        self.conns[flow as usize] = Some(self.new_conn(bytes, now));
+        let conn = self.new_conn(bytes, now);
+        self.add_conn(flow, conn);
+        self.establish(now, flow, out);
+    }
+
+    /// `flow`'s connection is open (one more active, one fewer to open).
+    fn add_conn(&mut self, flow: u32, conn: Conn) {
+        self.conns[flow as usize] = Some(conn);
         self.active += 1;
         self.unopened -= 1;
-        self.establish(now, flow, out);
     }
 
     /// `reqsk_timer_handler`: no ACK yet; the SYN-ACK again, the timeout doubled.

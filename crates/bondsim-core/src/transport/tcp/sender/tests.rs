@@ -1525,7 +1525,9 @@ fn the_syn_ack_leaves_first_and_its_ack_gives_srtt_min_rtt_and_the_rto_before_an
     assert_eq!((c.srtt(), c.min_rtt), (Some(ms(4)), Some(ms(4))));
     assert_eq!(c.rto, ms(204));
     // Data leaves now, as far as TCP small queues let it before any TX completion: the sample
-    // gives a pacing rate (200% of 10 segments per 4 ms, 7.24 MB/s), whose 1/1024 s is 3 buffers.
+    // gives a pacing rate (200% of 10 segments per 4 ms, 7.24 MB/s), whose 1/1024 s is a limit of
+    // 7,070 bytes; with the SYN-ACK's 904 still counted (no TX completion here), a third buffer of
+    // 2,344 passes it.
     let sent: Vec<Packet> = std::iter::from_fn(|| s.poll_transmit(ms(4))).collect();
     assert_eq!(sent.len(), 3, "TSQ's limit from the handshake's pacing rate");
     assert!(sent.iter().all(|p| p.kind == Kind::Data));
