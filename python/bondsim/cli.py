@@ -214,6 +214,22 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
         ("reductions undone", f"{summary['tcp_undos']:,}"),
         ("reordering degree", f"mean {summary['tcp_reordering_mean']:.1f}, max {summary['tcp_reordering_max']}"),
         ("connections given up", f"{summary['tcp_aborted']:,}"),
+        *_mptcp_rows(summary),
+    ]
+
+
+def _mptcp_rows(summary: dict) -> list[tuple[str, str]]:
+    """The MPTCP connection level's figures (``sender.kind = "mptcp"``), as (name, value) rows."""
+    if summary.get("mptcp_ofo_max") is None:
+        return []
+    return [
+        (
+            "MPTCP reordering queue",
+            f"at most {summary['mptcp_ofo_max']:,} packets, waiting mean {summary['mptcp_ofo_delay_mean_ms']:,.1f} ms, "
+            f"max {summary['mptcp_ofo_delay_max_ms']:,.1f} ms",
+        ),
+        ("  sent again (data level)", f"{summary['mptcp_reinjected']:,} ({summary['mptcp_duplicates']:,} duplicates)"),
+        ("  subflows gone stale", f"{summary['mptcp_stale']:,} ({summary['mptcp_recovered']:,} recovered)"),
     ]
 
 

@@ -445,11 +445,11 @@ def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dic
     # only beside the preset's others (`sender.tcp_fack=true` needs the preset's tcp_recovery = 0).
     others = [item for item in overrides if not sets_preset_field(item)]
     kind = check_resolved(apply_overrides(doc, others), base)["sender"]["kind"]
-    if kind != "tcp":
+    if kind not in ("tcp", "mptcp"):
         raise scenario_error(
             "sender.kind",
             f"the kernel preset {kernel} sets the TCP sender's fields, and this scenario's sender is {kind!r}; "
-            'set sender.kind = "tcp" with it',
+            'set sender.kind = "tcp" (or "mptcp", whose subflows take them) with it',
         )
     # The preset itself is the schema's (`sender.kernel`), which fills the fields popped above.
     return apply_overrides(doc, [f'sender.kernel="{kernels.era(kernel)}"'])

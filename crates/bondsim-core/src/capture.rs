@@ -78,7 +78,7 @@ use crate::error::{Error, Result};
 use crate::network::{format_mac, FlowHeaders, Mac};
 use crate::packet::{Kind, Packet};
 use crate::rng;
-use crate::scenario::{CaptureOptions, Scenario, Sender};
+use crate::scenario::{CaptureOptions, Scenario};
 use crate::time::SimTime;
 use crate::transport::{tcp, Cutter};
 use crate::workload::Request;
@@ -327,16 +327,10 @@ impl Capture {
                 isn: [isn_rng.random(), isn_rng.random()],
             })
             .collect();
-        let tcp = matches!(scenario.sender, Sender::Tcp(_));
-        let ts = match &scenario.sender {
-            Sender::Tcp(t) => tcp::TsTicks::of(t.ts_clock, scenario.bond.hz),
-            _ => tcp::TsTicks::MS,
-        };
+        let tcp = scenario.sender.tcp().is_some();
+        let ts = scenario.sender.tcp().map_or(tcp::TsTicks::MS, |t| tcp::TsTicks::of(t.ts_clock, scenario.bond.hz));
         // tcp_select_initial_window: the shift that fits the largest window into 16 bits.
-        let space = match &scenario.sender {
-            Sender::Tcp(t) => t.tcp_rmem[2].max(RMEM_MAX),
-            _ => RMEM_MAX,
-        };
+        let space = scenario.sender.tcp().map_or(RMEM_MAX, |t| t.tcp_rmem[2].max(RMEM_MAX));
         let wscale = (space.ilog2() as i64 - 15).clamp(0, 14) as u8;
         let snaplen = if options.payload { FULL_SNAPLEN } else { HEADERS_SNAPLEN };
         let comment = format!(

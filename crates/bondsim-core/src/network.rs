@@ -140,6 +140,20 @@ pub fn flow_headers(network: &Network, clients: &Clients, requests: &[Request], 
         .collect()
 }
 
+/// The flows on the wire when each request is an MPTCP connection of `subflows` subflows
+/// (`transport::mptcp::wire_flow`): subflow `i` of a request keeps its headers, from a client
+/// port of its own (the request's plus `i`, as a client's consecutive connects take them). The
+/// request's own when `subflows` is 0.
+pub fn subflow_headers(headers: Vec<FlowHeaders>, subflows: u32) -> Vec<FlowHeaders> {
+    if subflows == 0 {
+        return headers;
+    }
+    headers
+        .iter()
+        .flat_map(|h| (0..subflows).map(move |i| FlowHeaders { dst_port: h.dst_port.wrapping_add(i as u16), ..*h }))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

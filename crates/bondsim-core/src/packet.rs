@@ -122,6 +122,21 @@ impl Packet {
         Packet { flow: target, kind, born, ..Packet::default() }
     }
 
+    /// MPTCP's DSS option on a subflow's segment (RFC 8684 §3.3): on data, the mapping's data
+    /// sequence number (the connection's packet number the segment carries); on an ACK, the
+    /// DATA_ACK (the next data sequence number the receiver expects). It rides in the third SACK
+    /// block's place, which a subflow never uses: a data segment carries no SACK blocks, and an
+    /// MPTCP receiver's ACK has room for one only beside the timestamp and DSS options
+    /// ([`crate::transport::mptcp`]).
+    pub fn dss(&self) -> u32 {
+        self.sack[2].start
+    }
+
+    /// Sets the DSS option's number ([`Packet::dss`]).
+    pub fn set_dss(&mut self, dsn: u32) {
+        self.sack[2].start = dsn;
+    }
+
     /// Whether it is the ARP monitor's (never the application's).
     pub fn is_arp(&self) -> bool {
         matches!(self.kind, Kind::ArpRequest | Kind::ArpReply)

@@ -155,13 +155,18 @@ impl Scenario {
 
     /// The one default that depends on another field: the header size follows the protocol.
     fn fill_derived_defaults(&mut self) {
-        let tcp_options = if matches!(self.sender, Sender::Tcp(_)) { TCP_TIMESTAMP_BYTES } else { 0 };
+        let tcp_options = match self.sender {
+            Sender::Mptcp(_) => TCP_TIMESTAMP_BYTES + MPTCP_DSS_BYTES,
+            Sender::Tcp(_) => TCP_TIMESTAMP_BYTES,
+            _ => 0,
+        };
         let n = &mut self.network;
-        // TCP's segments carry the timestamp option in every header (RFC 7323): 52 bytes.
+        // TCP's segments carry the timestamp option in every header (RFC 7323): 52 bytes; an
+        // MPTCP subflow's data segments the DSS option too: 76.
         n.header_bytes.get_or_insert(n.protocol.header_bytes() + tcp_options);
         let header = self.l3_header_bytes();
         let mtu = self.mtu();
-        if let Sender::Tcp(t) = &mut self.sender {
+        if let Some(t) = self.sender.tcp_mut() {
             // The MSS a 1500-byte MTU gives with timestamps: 1500 − 52 = 1448.
             t.mss.get_or_insert(mtu.saturating_sub(header).max(1));
         }
@@ -579,7 +584,7 @@ mod tests {
              "must be one of `none`, `active`, `backup`, `all`, `filter`, `filter_active`, `filter_backup`, \
               got \"filtr\"; did you mean `filter`?"),
             (json!({"sender": {"kind": "tcpp"}}), "sender.kind",
-             "must be one of `paced`, `window`, `cbr`, `tcp`, got \"tcpp\"; did you mean `tcp`?"),
+             "must be one of `paced`, `window`, `cbr`, `tcp`, `mptcp`, got \"tcpp\"; did you mean `tcp`?"),
             (json!({"links": [{"rate_mbps": 100, "placement": "shapr"}]}), "links.0.placement",
              "must be one of `nic`, `shaper`, `tun`, got \"shapr\"; did you mean `shaper`?"),
             (json!({"workload": {"direction": "up"}}), "workload.direction",

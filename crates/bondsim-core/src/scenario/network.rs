@@ -74,7 +74,7 @@ impl Default for Network {
 impl Scenario {
     pub(super) fn validate_network(&self) -> Result<()> {
         let n = &self.network;
-        if matches!(self.sender, Sender::Tcp(_)) && n.protocol == Protocol::Udp {
+        if self.sender.tcp().is_some() && n.protocol == Protocol::Udp {
             return Err(Error::scenario(
                 "network.protocol",
                 "a tcp sender's segments are TCP; \"udp\" is for the paced, window and cbr senders",

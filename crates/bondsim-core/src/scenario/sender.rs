@@ -19,6 +19,9 @@ pub enum Sender {
     Cbr(CbrSender),
     /// TCP, as Linux's: each file is one connection.
     Tcp(TcpSender),
+    /// Multipath TCP, as Linux's (`net/mptcp`): each file is one MPTCP connection with a TCP
+    /// subflow per link.
+    Mptcp(MptcpSender),
 }
 
 /// `kind = "paced"`: the thesis's scheduler loop.
@@ -257,6 +260,72 @@ pub struct TcpSender {
     pub trace_ms: Option<f64>,
 }
 
+/// `kind = "mptcp"`: Linux's Multipath TCP. Every TCP field applies to each subflow (the one
+/// [`TcpSender`] table, flattened); MPTCP's own fields are named as Linux names them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct MptcpSender {
+    /// Each subflow's TCP.
+    #[serde(flatten)]
+    pub tcp: TcpSender,
+    /// The connection level's own settings.
+    #[serde(flatten)]
+    pub mptcp: Mptcp,
+}
+
+/// MPTCP's own fields ([`MptcpSender`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Mptcp {
+    /// `net.mptcp.scheduler`: the packet scheduler choosing each burst's subflow. Linux 6.18 has
+    /// one in-kernel, `default` (`mptcp_subflow_get_send`, net/mptcp/protocol.c); others are BPF.
+    #[serde(default = "default_mptcp_scheduler")]
+    pub mptcp_scheduler: String,
+    /// Subflows per connection, one per link in the links' order (default: one per link): what
+    /// the in-kernel path manager makes from one `subflow` endpoint per link, the first subflow and
+    /// `ip mptcp limits set subflow N` extra ones (Linux: N at most 8, `MPTCP_PM_ADDR_MAX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp_subflows: Option<u32>,
+    /// Links (by name, as the outputs name them) whose subflow is a backup: `ip mptcp endpoint add
+    /// ADDR dev LINK subflow backup`, used only while no other subflow is active.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mptcp_backup: Vec<String>,
+    /// `net.mptcp.stale_loss_cnt`: MPTCP retransmission timeouts a subflow with data outstanding
+    /// may see with nothing received before it is stale (its data sent again on the others; 0:
+    /// never).
+    #[serde(default = "default_stale_loss_cnt")]
+    pub mptcp_stale_loss_cnt: u32,
+}
+
+/// The MPTCP packet schedulers [`Mptcp::mptcp_scheduler`] may name.
+pub const MPTCP_SCHEDULERS: &[&str] = &["default"];
+
+/// Linux's most subflows one connection may have: the first and `MPTCP_PM_ADDR_MAX` (8) extra
+/// (net/mptcp/pm_kernel.c, `parse_limit`).
+pub const MPTCP_MAX_SUBFLOWS: u32 = 9;
+
+fn default_mptcp_scheduler() -> String {
+    "default".to_string()
+}
+fn default_stale_loss_cnt() -> u32 {
+    // net/mptcp/ctrl.c, mptcp_pernet_set_defaults (6.18).
+    4
+}
+
+impl MptcpSender {
+    /// The table's fields: TCP's and MPTCP's.
+    fn fields() -> &'static [&'static str] {
+        static FIELDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+        FIELDS.get_or_init(|| [fields_of::<TcpSender>(), fields_of::<Mptcp>()].concat())
+    }
+
+    /// Reads the table: the `mptcp_` fields are MPTCP's, the rest TCP's.
+    fn from_table(body: serde_json::Map<String, serde_json::Value>) -> std::result::Result<Self, String> {
+        let (own, tcp): (serde_json::Map<_, _>, serde_json::Map<_, _>) =
+            body.into_iter().partition(|(k, _)| k.starts_with("mptcp_"));
+        Ok(MptcpSender { tcp: part(serde_json::Value::Object(tcp))?, mptcp: part(serde_json::Value::Object(own))? })
+    }
+}
+
 fn default_limit_output_bytes() -> u64 {
     4 << 20
 }
@@ -348,7 +417,7 @@ impl Kernel {
 /// preset the table does not set. A table of another kind, or without a known `kernel`, is left
 /// as it is (the schema then reports the field).
 pub fn apply_kernel_preset(sender: &mut serde_json::Map<String, serde_json::Value>) {
-    if sender.get("kind").and_then(|k| k.as_str()) != Some("tcp") {
+    if !matches!(sender.get("kind").and_then(|k| k.as_str()), Some("tcp" | "mptcp")) {
         return;
     }
     let name = sender.get("kernel").and_then(|k| k.as_str());
@@ -422,6 +491,13 @@ const CONGESTION_CONTROL_ALIASES: &[&str] = &["newreno"];
 /// The timestamp option's bytes in every TCP header (RFC 7323, padded).
 pub const TCP_TIMESTAMP_BYTES: u32 = 12;
 
+/// The DSS option's bytes on an MPTCP subflow's data segment from a host that only sends (RFC
+/// 8684 §3.3; net/mptcp/protocol.h, 6.18): the base 4, a 32-bit DATA_ACK 4 and the 64-bit mapping
+/// 14 (Linux always sends 64-bit DSNs), 22 padded to 24 (`mptcp_established_options_dss`). Linux
+/// reserves it in every segment's header (`tcp_current_mss` sizes the options with no skb, for
+/// which the mapping is counted), so the MSS is 24 bytes less: 1424 on a 1500-byte MTU.
+pub const MPTCP_DSS_BYTES: u32 = 24;
+
 fn default_chunk_bytes() -> u32 {
     1024
 }
@@ -443,13 +519,32 @@ impl Default for Sender {
 
 impl Sender {
     /// Every kind with its fields (its struct's), for errors naming a field of another kind.
-    fn kinds() -> [(&'static str, &'static [&'static str]); 4] {
+    fn kinds() -> [(&'static str, &'static [&'static str]); 5] {
         [
             ("paced", fields_of::<PacedSender>()),
             ("window", fields_of::<WindowSender>()),
             ("cbr", fields_of::<CbrSender>()),
             ("tcp", fields_of::<TcpSender>()),
+            ("mptcp", MptcpSender::fields()),
         ]
+    }
+
+    /// The TCP settings, of TCP or of MPTCP's subflows.
+    pub fn tcp(&self) -> Option<&TcpSender> {
+        match self {
+            Sender::Tcp(t) => Some(t),
+            Sender::Mptcp(m) => Some(&m.tcp),
+            _ => None,
+        }
+    }
+
+    /// The TCP settings to fill ([`Sender::tcp`]).
+    pub fn tcp_mut(&mut self) -> Option<&mut TcpSender> {
+        match self {
+            Sender::Tcp(t) => Some(t),
+            Sender::Mptcp(m) => Some(&mut m.tcp),
+            _ => None,
+        }
     }
 
     /// The kind's name.
@@ -459,13 +554,14 @@ impl Sender {
             Sender::Window(_) => "window",
             Sender::Cbr(_) => "cbr",
             Sender::Tcp(_) => "tcp",
+            Sender::Mptcp(_) => "mptcp",
         }
     }
 
     /// The field that sets [`Sender::chunk_bytes`]: TCP's is its MSS.
     pub fn chunk_field(&self) -> &'static str {
         match self {
-            Sender::Tcp(_) => "sender.mss",
+            Sender::Tcp(_) | Sender::Mptcp(_) => "sender.mss",
             _ => "sender.chunk_bytes",
         }
     }
@@ -476,7 +572,9 @@ impl Sender {
             Sender::Paced(s) => s.chunk_bytes,
             Sender::Window(s) => s.chunk_bytes,
             Sender::Cbr(s) => s.chunk_bytes,
-            Sender::Tcp(s) => s.mss.expect("derived when the scenario is loaded"),
+            Sender::Tcp(s) | Sender::Mptcp(MptcpSender { tcp: s, .. }) => {
+                s.mss.expect("derived when the scenario is loaded")
+            }
         }
     }
 
@@ -486,7 +584,7 @@ impl Sender {
             Sender::Paced(_) => None,
             Sender::Window(s) => s.message_bytes,
             Sender::Cbr(s) => s.message_bytes,
-            Sender::Tcp(_) => None,
+            Sender::Tcp(_) | Sender::Mptcp(_) => None,
         }
     }
 }
@@ -509,6 +607,9 @@ impl TryFrom<serde_json::Map<String, serde_json::Value>> for Sender {
                 };
                 return Err(nested(key, message));
             }
+        }
+        if kind == "mptcp" {
+            return Ok(Sender::Mptcp(MptcpSender::from_table(map)?));
         }
         let body = serde_json::Value::Object(map);
         Ok(match kind.as_str() {
@@ -573,7 +674,7 @@ impl Scenario {
                     }
                 }
             }
-            Sender::Tcp(t) => {
+            Sender::Tcp(t) | Sender::Mptcp(MptcpSender { tcp: t, .. }) => {
                 let cc = t.tcp_congestion_control.as_str();
                 if !CONGESTION_CONTROLS.contains(&cc) && !CONGESTION_CONTROL_ALIASES.contains(&cc) {
                     return Err(Error::scenario(
@@ -653,7 +754,89 @@ impl Scenario {
                 }
             }
         }
+        if let Sender::Mptcp(m) = &self.sender {
+            self.validate_mptcp(&m.mptcp)?;
+        }
         Ok(())
+    }
+
+    /// MPTCP's fields, and what the model of it does not cover yet.
+    fn validate_mptcp(&self, m: &Mptcp) -> Result<()> {
+        if !MPTCP_SCHEDULERS.contains(&m.mptcp_scheduler.as_str()) {
+            return Err(Error::scenario(
+                "sender.mptcp_scheduler",
+                bondsim_bond::error::one_of(MPTCP_SCHEDULERS, &m.mptcp_scheduler),
+            ));
+        }
+        let links = self.link_count() as u32;
+        let most = links.min(MPTCP_MAX_SUBFLOWS);
+        let subflows = self.mptcp_subflows();
+        if subflows == 0 || subflows > most {
+            let why = if links > MPTCP_MAX_SUBFLOWS {
+                format!("Linux's limit is {MPTCP_MAX_SUBFLOWS} (the first and 8 extra, MPTCP_PM_ADDR_MAX)")
+            } else {
+                format!("one per link, and the scenario has {links}")
+            };
+            return Err(Error::scenario(
+                "sender.mptcp_subflows",
+                format!("must be 1 to {most} ({why}), got {subflows}"),
+            ));
+        }
+        let names: Vec<String> = (0..subflows as usize).map(|id| self.link_name(id)).collect();
+        for (i, name) in m.mptcp_backup.iter().enumerate() {
+            if !names.contains(name) {
+                let known: Vec<&str> = names.iter().map(String::as_str).collect();
+                return Err(Error::scenario(
+                    format!("sender.mptcp_backup.{i}"),
+                    format!("names no link that has a subflow: {}", bondsim_bond::error::one_of(&known, name)),
+                ));
+            }
+        }
+        if names.iter().all(|n| m.mptcp_backup.contains(n)) {
+            return Err(Error::scenario(
+                "sender.mptcp_backup",
+                "makes every subflow a backup: Linux would then send on the backups as if none were (leave one out)",
+            ));
+        }
+        if self.upload() {
+            return Err(Error::scenario(
+                "workload.direction",
+                "MPTCP is modelled for downloads only (leave it \"download\")",
+            ));
+        }
+        if !matches!(self.workload, Workload::Requests(_)) {
+            return Err(Error::scenario("workload.kind", "MPTCP is modelled for requests only, not ping-pong"));
+        }
+        let t = self.sender.tcp().expect("mptcp has TCP's fields");
+        if t.gso {
+            return Err(Error::scenario(
+                "sender.gso",
+                "segmentation offload is not modelled for MPTCP's subflows yet; leave it false",
+            ));
+        }
+        if t.ack_path != AckPath::Links {
+            return Err(Error::scenario(
+                "sender.ack_path",
+                "MPTCP's subflows return their ACKs on their own links; leave it \"links\"",
+            ));
+        }
+        Ok(())
+    }
+
+    /// MPTCP's subflows per connection (`sender.mptcp_subflows`, default one per link); 0 for
+    /// another sender.
+    pub fn mptcp_subflows(&self) -> u32 {
+        match &self.sender {
+            Sender::Mptcp(m) => {
+                m.mptcp.mptcp_subflows.unwrap_or(self.link_count().min(MPTCP_MAX_SUBFLOWS as usize) as u32)
+            }
+            _ => 0,
+        }
+    }
+
+    /// The name of link `id` as the outputs know it ([`LinkSpec::link_name`]).
+    pub fn link_name(&self, id: usize) -> String {
+        self.each_link().nth(id).map(|(_, spec)| spec.link_name(id)).expect("a link of the scenario")
     }
 }
 

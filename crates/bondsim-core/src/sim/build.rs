@@ -9,7 +9,9 @@ impl World {
         let cutter = transport::Cutter::for_scenario(scenario);
         let (requests, clients) = requests_of(scenario, &cutter)?;
         let clients = network::Clients::new(&scenario.network, clients, seed);
-        let headers = network::flow_headers(&scenario.network, &clients, &requests, seed);
+        let subflows = scenario.mptcp_subflows();
+        let headers =
+            network::subflow_headers(network::flow_headers(&scenario.network, &clients, &requests, seed), subflows);
         let packets_per_flow: Vec<u32> = requests.iter().map(|r| cutter.packets(r.file_bytes) as u32).collect();
         let total_packets = packets_per_flow.iter().map(|&p| u64::from(p)).sum();
 
@@ -28,9 +30,10 @@ impl World {
 
         let mut world = World {
             events,
-            paths: vec![(u32::MAX, 0); requests.len()],
+            paths: vec![(u32::MAX, 0); bond.headers.len()],
+            subflows,
             receiver: Receiver::new(&packets_per_flow),
-            wire: WireTap::new(requests.len()),
+            wire: WireTap::new(bond.headers.len()),
             next_request: closed_loop_next(scenario),
             requests,
             arrived: 0,

@@ -39,7 +39,11 @@ impl World {
             Reports {
                 name: &scenario.name,
                 seed: scenario.seed,
-                scheduler: self.bond.label,
+                // An MPTCP run's packets are placed by its scheduler, not the bond's.
+                scheduler: match &scenario.sender {
+                    crate::scenario::Sender::Mptcp(m) => format!("mptcp {}", m.mptcp.mptcp_scheduler),
+                    _ => self.bond.label,
+                },
                 requests: &self.requests,
                 receiver: &self.receiver,
                 wire: &self.wire,

@@ -15,6 +15,9 @@ impl World {
         // (`bond_start_xmit`) places whole skbs, the NIC cuts them into frames.
         let pick = if packet.gso == 1 {
             self.gso_pick
+        } else if self.subflows > 0 {
+            // An MPTCP subflow is bound to its link's device: no bond places it.
+            Pick::Link(flow % self.subflows as usize)
         } else {
             // The bond sees the buffer's size: its segments and their headers.
             let segments = u32::from(packet.gso.max(1));
@@ -288,7 +291,9 @@ impl World {
     /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
     pub(super) fn failover_arrival(&mut self, now: SimTime, id: usize, packet: &Packet) {
         if let Some(log) = self.failover.as_deref_mut() {
-            log.arrived(now, id, packet);
+            // (The measures are per request: an MPTCP subflow's packet counts for its connection.)
+            let flow = packet.flow.checked_div(self.subflows).unwrap_or(packet.flow);
+            log.arrived(now, id, &Packet { flow, ..*packet });
         }
     }
 

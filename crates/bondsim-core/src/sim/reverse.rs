@@ -18,6 +18,10 @@ impl World {
     /// tlb, alb), otherwise the switch's hash over the members with carrier. An unaware
     /// switch: the port its MAC table says, or a flood (`unaware_peer_link`).
     pub(super) fn peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
+        if self.subflows > 0 {
+            // An MPTCP subflow's packets come back over its own link, while it has carrier.
+            return Some(flow % self.subflows as usize).filter(|&l| self.links[l].carrier());
+        }
         if !self.switch.aware() {
             return self.unaware_peer_link(now, flow);
         }

@@ -22,11 +22,13 @@
 //! * [`ipfrag`]: IP fragmentation of `cbr`'s UDP datagrams and the client end
 //!   that reassembles them (when datagrams exceed the MTU).
 //! * [`tcp`]: Linux's TCP, a sender and a receiver per flow.
+//! * [`mptcp`]: Linux's Multipath TCP, a connection level over a TCP subflow per link.
 //!
 //! [`Cutter`] says how a file becomes packets; [`build`] is the registry.
 
 pub mod cbr;
 pub mod ipfrag;
+pub mod mptcp;
 pub mod paced;
 pub mod sink;
 pub mod tcp;
@@ -126,7 +128,8 @@ pub trait Endpoint: Send {
 }
 
 /// The figures the transports report, in the summary's order (a transport adds its module's list).
-pub const FIGURES: &[&[Declared]] = &[ipfrag::FIGURES, tcp::FIGURES, tcp::peer::FIGURES, tcp::TRACE_FIGURES];
+pub const FIGURES: &[&[Declared]] =
+    &[ipfrag::FIGURES, tcp::FIGURES, tcp::peer::FIGURES, mptcp::FIGURES, tcp::TRACE_FIGURES];
 
 /// Any end: the registry of transports. The world calls ends through this
 /// enum rather than a trait object, so each call is a `match` the compiler can
@@ -150,12 +153,17 @@ pub enum End {
     TcpReceiver,
     /// A TCP end that sends and receives (a ping-pong workload's ends; boxed as the sender).
     TcpPeer(Box<TcpPeer>),
+    /// MPTCP's sending end (boxed, as TCP's).
+    MptcpSender(Box<MptcpSender>),
+    /// MPTCP's receiving end (boxed: it holds a TCP receiver).
+    MptcpReceiver(Box<MptcpReceiver>),
     /// An end defined outside the registry (tests, experiments).
     Custom(Box<dyn Endpoint>),
 }
 
 use cbr::CbrSender;
 use ipfrag::Reassembler;
+use mptcp::{MptcpReceiver, MptcpSender};
 use paced::PacedSender;
 use sink::Sink;
 use tcp::peer::{Role, TcpPeer};
@@ -232,6 +240,22 @@ pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
                     Some(_) => Reassembler::new(&scenario.ipfrag).into(),
                     None => Sink.into(),
                 },
+            }
+        }
+        Sender::Mptcp(m) => {
+            let config = mptcp::MptcpConfig::of(scenario).expect("an MPTCP sender");
+            let mut tcp = tcp::TcpConfig::new(&m.tcp, scenario.chunk_bytes(), scenario.bond.hz);
+            tcp.sack_blocks = 1;
+            let wire = flows * config.subflows as usize;
+            // A subflow's metrics are its client's (one server address per link is not modelled).
+            let destinations = (0..wire).map(|w| clients[w / config.subflows as usize]).collect();
+            let subflows = TcpSender::new(tcp.clone(), Cutter::whole_files(u64::from(tcp.mss)), wire)
+                .with_destinations(destinations);
+            let receiver = TcpReceiver::new(tcp.clone(), Cutter::whole_files(u64::from(tcp.mss)), wire);
+            let k = config.subflows;
+            Ends {
+                server: Box::new(MptcpSender::new(subflows, config, cutter, flows)).into(),
+                client: Box::new(MptcpReceiver::new(receiver, k, flows)).into(),
             }
         }
         Sender::Tcp(s) => {

@@ -104,6 +104,10 @@ pub struct TcpConfig {
     pub ssthresh_metrics: bool,
     /// Sample every open connection's state this often (`trace_ms`), if at all.
     pub trace_every: Option<SimTime>,
+    /// The most SACK blocks an ACK carries: 3 beside the timestamp option in TCP's 40 option
+    /// bytes (`tcp_established_options`), 1 on an MPTCP subflow, whose DSS option takes the room
+    /// of two (`mptcp_established_options` has precedence over SACK).
+    pub sack_blocks: usize,
 }
 
 impl TcpConfig {
@@ -154,6 +158,7 @@ impl TcpConfig {
             frto: spec.tcp_frto > 0,
             metrics_save: !spec.tcp_no_metrics_save,
             ssthresh_metrics: !spec.tcp_no_ssthresh_metrics_save,
+            sack_blocks: 3,
         }
     }
 

@@ -76,18 +76,53 @@ struct Conn {
     rcv_rtt_us8: u32,
     /// The echo the last sample came from (`rcv_rtt_last_tsecr`): one sample per echo.
     rcv_rtt_last_tsecr: u32,
+    /// The window it advertises and its right-sizing ([`RcvSpace`]).
+    space: RcvSpace,
+}
+
+/// A receive window and its dynamic right-sizing (`rcvq_space`): TCP's per connection, MPTCP's
+/// per connection over its subflows (`mptcp_rcv_space_adjust`, net/mptcp/protocol.c, the same
+/// rule on what the application read of the whole connection, once per the longest subflow RTT).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RcvSpace {
     /// The window it advertises, bytes (`rcv_wnd`).
-    rcv_wnd: u64,
-    /// Dynamic right-sizing (`rcvq_space`): bytes read in the last measured round
-    /// trip, and where and when this measurement started.
+    pub(crate) rcv_wnd: u64,
+    /// Bytes read in the last measured round trip, and where and when this measurement started.
     space: u64,
     space_bytes: u64,
     space_time: SimTime,
 }
 
+impl RcvSpace {
+    /// A window of `rcv_wnd` bytes, starting to measure with `TCP_INIT_CWND` segments of `mss`
+    /// (`tcp_init_buffer_space`; MPTCP's `mptcp_rcv_space_init` takes its first subflow's).
+    pub(crate) fn new(rcv_wnd: u64, mss: u32) -> RcvSpace {
+        RcvSpace { rcv_wnd, space: (10 * u64::from(mss)).min(rcv_wnd), ..RcvSpace::default() }
+    }
+
+    /// `tcp_rcv_space_adjust` (`net/ipv4/tcp_input.c`): once per receiver round trip `rtt`, if
+    /// the application read more than in the last one (`read`: its bytes so far), open the window
+    /// to twice that plus 16 segments, and more in proportion to the growth, up to `max`.
+    pub(crate) fn adjust(&mut self, now: SimTime, rtt: SimTime, read: u64, mss: u64, max: u64) {
+        if now.0 < self.space_time.0 + rtt.0 {
+            return;
+        }
+        let copied = read - self.space_bytes;
+        if copied > self.space {
+            let mut rcvwin = 2 * copied + 16 * mss;
+            let grow = rcvwin * (copied - self.space) / self.space.max(1);
+            rcvwin += 2 * grow;
+            self.rcv_wnd = self.rcv_wnd.max(rcvwin.min(max));
+            self.space = copied;
+        }
+        self.space_bytes = read;
+        self.space_time = now;
+    }
+}
+
 impl Conn {
     /// The receiver's RTT estimate, if it has one.
-    fn rcv_rtt(&self) -> Option<SimTime> {
+    pub(crate) fn rcv_rtt(&self) -> Option<SimTime> {
         (self.rcv_rtt_us8 != 0).then(|| SimTime(u64::from(self.rcv_rtt_us8 >> 3) * 1_000))
     }
 
@@ -118,32 +153,19 @@ impl Conn {
     /// `tcp_incr_quickack`: quick ACKs for `rcv_wnd / (2·rcv_mss)` segments (2 if that is 0, at
     /// most `max`), never fewer than are left.
     fn incr_quickack(&mut self, mss: u32, max: u32) {
-        let quickacks = match self.rcv_wnd / (2 * u64::from(mss)) {
+        let quickacks = match self.space.rcv_wnd / (2 * u64::from(mss)) {
             0 => 2,
             q => q.min(u64::from(max)) as u32,
         };
         self.quick = self.quick.max(quickacks);
     }
 
-    /// `tcp_rcv_space_adjust` (`net/ipv4/tcp_input.c`): once per receiver round
-    /// trip, if the application read more than in the last one, open the window to
-    /// twice that plus 16 segments, and more in proportion to the growth, up to
-    /// half of `tcp_rmem[2]`.
+    /// `tcp_rcv_space_adjust`, once the receiver has an RTT estimate ([`RcvSpace::adjust`]; the
+    /// largest window is half of `tcp_rmem[2]`).
     fn space_adjust(&mut self, now: SimTime, mss: u64, max: u64) {
-        let Some(rtt) = self.rcv_rtt() else { return };
-        if now.0 < self.space_time.0 + rtt.0 {
-            return;
+        if let Some(rtt) = self.rcv_rtt() {
+            self.space.adjust(now, rtt, self.rcv_bytes, mss, max);
         }
-        let copied = self.rcv_bytes - self.space_bytes;
-        if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * mss;
-            let grow = rcvwin * (copied - self.space) / self.space.max(1);
-            rcvwin += 2 * grow;
-            self.rcv_wnd = self.rcv_wnd.max(rcvwin.min(max));
-            self.space = copied;
-        }
-        self.space_bytes = self.rcv_bytes;
-        self.space_time = now;
     }
 }
 
@@ -218,7 +240,7 @@ impl TcpReceiver {
     fn pure_ack(&mut self, now: SimTime, flow: u32) -> Packet {
         let mut ack = Packet::ack(flow, 0, now);
         let c = &self.conns[flow as usize];
-        ack.seq = (c.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
+        ack.seq = (c.space.rcv_wnd / u64::from(self.config.mss)).min(u64::from(u32::MAX)) as u32;
         self.stamp_ack(flow, &mut ack);
         ack
     }
@@ -269,7 +291,7 @@ impl TcpReceiver {
             blocks.extend(c.sacks.iter().copied());
         }
         // With the timestamp option 3 blocks fit in TCP's 40 option bytes (`tcp_established_options`).
-        blocks.truncate(3);
+        blocks.truncate(self.config.sack_blocks);
         for (i, &(start, end)) in blocks.iter().enumerate() {
             ack.sack[i] = SackBlock { start, end };
         }
@@ -352,9 +374,7 @@ impl Endpoint for TcpReceiver {
         self.conns[flow as usize] = Conn {
             quick: MAX_QUICKACKS,
             total,
-            rcv_wnd: self.config.rwnd_initial,
-            // `tcp_init_buffer_space`: TCP_INIT_CWND segments.
-            space: (10 * u64::from(self.config.mss)).min(self.config.rwnd_initial),
+            space: RcvSpace::new(self.config.rwnd_initial, self.config.mss),
             // The handshake's last segment counts as received data (`tcp_finish_connect`,
             // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
             lrcvtime: now,
@@ -506,6 +526,16 @@ impl Endpoint for TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// `flow`'s RTT estimate at the receiver (`rcv_rtt_est`), if it has one.
+    pub(crate) fn rcv_rtt(&self, flow: u32) -> Option<SimTime> {
+        self.conns[flow as usize].rcv_rtt()
+    }
+
+    /// The receiving configuration.
+    pub(crate) fn config(&self) -> &TcpConfig {
+        &self.config
+    }
+
     /// Reports the segments PAWS discarded (`tcp_paws_drops`).
     pub fn report_paws(&self, r: &mut crate::report::Report) {
         r.add("tcp_paws_drops", self.paws_drops);

@@ -252,7 +252,7 @@ impl Conn {
     }
 
     /// Everything is acknowledged: the connection closes (the FIN exchange is not modelled).
-    fn close(&mut self) {
+    pub(super) fn close(&mut self) {
         self.done = true;
         self.timer.cancel();
         self.segs = VecDeque::new();

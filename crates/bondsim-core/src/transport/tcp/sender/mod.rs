@@ -39,6 +39,7 @@ mod rate;
 mod recovery;
 mod rtt;
 mod scoreboard;
+mod subflow;
 mod timer;
 
 #[cfg(test)]
@@ -54,6 +55,7 @@ use rack::*;
 use rate::*;
 use rtt::*;
 use scoreboard::*;
+pub use subflow::{SubflowView, SUBFLOW_STREAM_BYTES};
 use timer::*;
 
 /// The sending end of every flow.

@@ -1,0 +1,166 @@
+//! Linux's default MPTCP scheduler: `mptcp_subflow_get_send` (net/mptcp/protocol.c, 6.18.y),
+//! which `mptcp_sched_default_get_send` (sched.c) calls, and the retransmission's
+//! `mptcp_subflow_get_retrans`. Sans-IO: the sender hands each subflow's state over, in the
+//! order Linux walks `msk->conn_list` (the first subflow, then the joins in order).
+
+use crate::time::SimTime;
+
+/// A subflow as the scheduler reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Candidate {
+    /// `subflow->backup || subflow->request_bkup`.
+    pub backup: bool,
+    /// `mptcp_subflow_active`: established, and not stale (or heard from since it went stale).
+    pub active: bool,
+    /// `sk_wmem_queued`, bytes.
+    pub wmem_queued: u64,
+    /// `subflow->avg_pacing_rate`, bytes per second (0: not yet set).
+    pub avg_pacing_rate: f64,
+    /// `sk_pacing_rate`, bytes per second (0 before the subflow has one).
+    pub pacing_rate: f64,
+    /// `sk_stream_memory_free`: `sk_wmem_queued < sk_sndbuf` (a subflow's `notsent_lowat` is
+    /// `UINT_MAX`, `mptcp_sockopt_sync_locked`, so that is the whole test).
+    pub memory_free: bool,
+    /// Time left on its pending TCP timer if its `stale_count` is 0 (`mptcp_timeout_from_subflow`).
+    pub timeout: SimTime,
+    /// Its TCP write or retransmission queue holds data (`!tcp_rtx_and_write_queues_empty`).
+    pub outstanding: bool,
+    /// Retransmission periods it made no progress in (`subflow->stale_count`).
+    pub stale_count: u32,
+}
+
+/// The scheduler's answer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Choice {
+    /// The subflow to push a burst into (none: nothing is sent now).
+    pub pick: Option<usize>,
+    /// The longest time left on a candidate's timer (0 if none): the connection's
+    /// retransmission period becomes it, or `TCP_RTO_MIN` when 0 (`__mptcp_set_timeout`).
+    pub timeout: SimTime,
+}
+
+/// `mptcp_subflow_get_send`: among the active subflows, the one with the least linger time
+/// (`sk_wmem_queued` over `avg_pacing_rate`, the first on a tie), the backups only if no other
+/// subflow is active; nothing if that one's send buffer is full (the memory test is made on
+/// the winner only). A subflow whose `avg_pacing_rate` is unset takes its `sk_pacing_rate`
+/// (updated in `subflows`), and is skipped while that is 0 too.
+pub fn get_send(subflows: &mut [Candidate]) -> Choice {
+    let mut best: [Option<(usize, f64)>; 2] = [None, None];
+    let mut nr_active = 0;
+    let mut timeout = SimTime::ZERO;
+    for (i, s) in subflows.iter_mut().enumerate() {
+        if !s.active {
+            continue;
+        }
+        timeout = timeout.max(s.timeout);
+        nr_active += usize::from(!s.backup);
+        if s.avg_pacing_rate == 0.0 {
+            s.avg_pacing_rate = s.pacing_rate;
+            if s.avg_pacing_rate == 0.0 {
+                continue;
+            }
+        }
+        let linger = s.wmem_queued as f64 / s.avg_pacing_rate;
+        let slot = &mut best[usize::from(s.backup)];
+        if slot.is_none_or(|(_, l)| linger < l) {
+            *slot = Some((i, linger));
+        }
+    }
+    let chosen = if nr_active == 0 { best[1] } else { best[0] };
+    let pick = chosen.map(|(i, _)| i).filter(|&i| subflows[i].memory_free);
+    Choice { pick, timeout }
+}
+
+/// `avg_pacing_rate` after a burst of `burst` bytes is given to a subflow holding `wmem` bytes:
+/// the burst-weighted mean of the old value and its `sk_pacing_rate` now.
+pub fn mean_pacing_rate(avg: f64, pacing_rate: f64, wmem: u64, burst: u64) -> f64 {
+    (avg * wmem as f64 + pacing_rate * burst as f64) / (burst + wmem) as f64
+}
+
+/// `mptcp_subflow_get_retrans` after its stale checks (the sender counts them first): the
+/// first established subflow with nothing outstanding that is not a backup, else the first
+/// such backup if every subflow with data outstanding made no progress for two periods or more
+/// (`min_stale_count > 1`; none outstanding counts as that). `established[i]`:
+/// `__mptcp_subflow_active` (the stale flag is not tested here).
+pub fn get_retrans(subflows: &[Candidate], established: &[bool]) -> Option<usize> {
+    let mut backup = None;
+    let mut min_stale = u32::MAX;
+    for (i, s) in subflows.iter().enumerate().filter(|&(i, _)| established[i]) {
+        if s.outstanding {
+            min_stale = min_stale.min(s.stale_count);
+            continue;
+        }
+        if s.backup {
+            backup = backup.or(Some(i));
+            continue;
+        }
+        return Some(i);
+    }
+    backup.filter(|_| min_stale > 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sub(wmem: u64, rate: f64) -> Candidate {
+        Candidate { active: true, wmem_queued: wmem, pacing_rate: rate, memory_free: true, ..Candidate::default() }
+    }
+
+    #[test]
+    fn the_least_linger_time_wins_and_the_first_on_a_tie() {
+        let mut s = [sub(10_000, 1e6), sub(10_000, 2e6)];
+        assert_eq!(get_send(&mut s).pick, Some(1), "half the linger time");
+        assert_eq!(s[0].avg_pacing_rate, 1e6, "unset averages start from the pacing rate");
+        let mut tie = [sub(0, 1e6), sub(0, 5e6)];
+        assert_eq!(get_send(&mut tie).pick, Some(0), "strict <: the earlier subflow keeps a tie");
+    }
+
+    #[test]
+    fn a_full_winner_sends_nothing_even_if_another_has_room() {
+        let mut s = [sub(1_000, 1e6), sub(50_000, 1e6)];
+        s[0].memory_free = false;
+        assert_eq!(get_send(&mut s).pick, None);
+    }
+
+    #[test]
+    fn backups_only_when_no_other_subflow_is_active() {
+        let mut s = [sub(90_000, 1e6), Candidate { backup: true, ..sub(0, 1e6) }];
+        assert_eq!(get_send(&mut s).pick, Some(0), "a busy primary still blocks the backup");
+        s[0].active = false;
+        assert_eq!(get_send(&mut s).pick, Some(1));
+    }
+
+    #[test]
+    fn a_subflow_without_a_pacing_rate_counts_as_active_but_is_not_picked() {
+        let mut s = [sub(0, 0.0), Candidate { backup: true, ..sub(0, 1e6) }];
+        assert_eq!(get_send(&mut s).pick, None, "nr_active counts it, so the backup stays out");
+    }
+
+    #[test]
+    fn the_timeout_is_the_longest_time_left_on_an_active_subflows_timer() {
+        let mut s = [sub(0, 1e6), sub(0, 1e6), sub(0, 1e6)];
+        s[0].timeout = SimTime::from_millis_f64(30.0);
+        s[1].timeout = SimTime::from_millis_f64(250.0);
+        s[2].timeout = SimTime::from_millis_f64(900.0);
+        s[2].active = false;
+        assert_eq!(get_send(&mut s).timeout, SimTime::from_millis_f64(250.0));
+    }
+
+    #[test]
+    fn the_mean_pacing_rate_weighs_the_burst_against_what_is_queued() {
+        assert_eq!(mean_pacing_rate(1e6, 3e6, 65_428, 65_428), 2e6);
+        assert_eq!(mean_pacing_rate(1e6, 3e6, 0, 1000), 3e6);
+    }
+
+    #[test]
+    fn retransmissions_go_to_an_idle_subflow_and_to_a_backup_only_without_progress() {
+        let busy = |stale| Candidate { outstanding: true, stale_count: stale, ..sub(1, 1e6) };
+        let backup = Candidate { backup: true, ..sub(0, 1e6) };
+        let all = [true; 3];
+        assert_eq!(get_retrans(&[busy(0), sub(0, 1e6), backup], &all), Some(1));
+        assert_eq!(get_retrans(&[busy(1), busy(1), backup], &all), None);
+        assert_eq!(get_retrans(&[busy(2), busy(3), backup], &all), Some(2));
+        assert_eq!(get_retrans(&[busy(2), sub(0, 1e6), backup], &[true, false, true]), Some(2));
+    }
+}
