@@ -32,6 +32,9 @@ struct Rx {
     space: RcvSpace,
     /// Bytes the application read.
     read: u64,
+    /// The right edge of the window advertised so far, packets (`rcv_wnd_sent`): it never moves
+    /// back.
+    edge: u32,
     /// Packets above it that arrived, with when (`out_of_order_queue`).
     ofo: BTreeMap<u32, (Packet, SimTime)>,
 }
@@ -100,7 +103,8 @@ impl MptcpReceiver {
     }
 
     /// `mptcp_rcv_space_adjust` after the application read: TCP's rule on the whole
-    /// connection's reads, once per the longest RTT any subflow's receiver measured.
+    /// connection's reads, once per the longest RTT any subflow's receiver measured, growing as
+    /// `mptcp_rcvbuf_grow` (twice what was read and the slow-start term, no extra segments).
     fn space_adjust(&mut self, now: SimTime, conn: u32) {
         let config = self.tcp.config();
         if !config.moderate_rcvbuf {
@@ -108,10 +112,10 @@ impl MptcpReceiver {
         }
         let rtt =
             (0..self.subflows).filter_map(|sub| self.tcp.rcv_rtt(super::wire_flow(conn, sub, self.subflows))).max();
-        let (mss, max) = (u64::from(config.mss), config.rwnd_max);
+        let max = config.rwnd_max;
         let rx = &mut self.conns[conn as usize];
         if let Some(rtt) = rtt {
-            rx.space.adjust(now, rtt, rx.read, mss, max);
+            rx.space.adjust(now, rtt, rx.read, 0, max);
         }
     }
 
@@ -151,11 +155,17 @@ impl Endpoint for MptcpReceiver {
         let mut ack = self.tcp.poll_transmit(now)?;
         if ack.kind == Kind::Ack {
             let (conn, _) = split_flow(ack.flow, self.subflows);
-            let rx = &self.conns[conn as usize];
+            let mss = u64::from(self.tcp.config().mss);
+            let rx = &mut self.conns[conn as usize];
             ack.set_dss(rx.ack_seq);
-            // Every subflow advertises the connection's window (`__tcp_select_window` on the
-            // connection's space, `mptcp_set_rwin`).
-            ack.seq = (rx.space.rcv_wnd / u64::from(self.tcp.config().mss)).min(u64::from(u32::MAX)) as u32;
+            // Every subflow advertises the connection's free space (`__tcp_select_window` takes it
+            // from `mptcp_space`: `__mptcp_space` is the receive buffer less what the connection
+            // holds, here its reordering queue, the application reading at once), and no less
+            // than the right edge any subflow advertised (`mptcp_set_rwin`: `rcv_wnd_sent`).
+            let window = (rx.space.rcv_wnd / mss).min(u64::from(u32::MAX)) as u32;
+            let free = window.saturating_sub(rx.ofo.len() as u32);
+            rx.edge = rx.edge.max(rx.ack_seq.saturating_add(free));
+            ack.seq = rx.edge - rx.ack_seq;
         }
         Some(ack)
     }

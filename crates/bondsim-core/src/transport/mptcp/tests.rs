@@ -47,10 +47,13 @@ fn the_connection_level_hands_on_data_in_order_across_subflows() {
     // Each subflow's ACK carries the DATA_ACK: still 0.
     let ack = r.poll_transmit(SimTime(11)).expect("an ACK");
     assert_eq!((ack.kind, ack.dss()), (Kind::Ack, 0));
+    // The window is the connection's free space: its 65 segments (65,535 bytes) less the two held.
+    assert_eq!(ack.seq, 63);
     r.on_packet(SimTime(20), segment(0, 0, 0, 1), &mut out);
     assert_eq!(delivered(&out), [0, 1, 2]);
     while let Some(a) = r.poll_transmit(SimTime(20)) {
         assert!(a.sack_len <= 1, "one SACK block beside the DSS option");
+        assert!(a.ack + a.seq >= 63, "the right edge never moves back");
         if a.flow == wire_flow(0, 0, 2) {
             assert_eq!(a.dss(), 3, "the DATA_ACK covers what the segment uncovered");
         }

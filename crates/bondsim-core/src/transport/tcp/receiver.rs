@@ -102,14 +102,16 @@ impl RcvSpace {
 
     /// `tcp_rcv_space_adjust` (`net/ipv4/tcp_input.c`): once per receiver round trip `rtt`, if
     /// the application read more than in the last one (`read`: its bytes so far), open the window
-    /// to twice that plus 16 segments, and more in proportion to the growth, up to `max`.
-    pub(crate) fn adjust(&mut self, now: SimTime, rtt: SimTime, read: u64, mss: u64, max: u64) {
+    /// to twice that plus `extra` bytes, and more in proportion to the growth, up to `max`. TCP's
+    /// `extra` is 16 segments (`16 * tp->advmss`, Linux before 6.x's `tcp_rcvbuf_grow`); MPTCP's
+    /// `mptcp_rcvbuf_grow` (net/mptcp/protocol.c, 6.18.y) has none.
+    pub(crate) fn adjust(&mut self, now: SimTime, rtt: SimTime, read: u64, extra: u64, max: u64) {
         if now.0 < self.space_time.0 + rtt.0 {
             return;
         }
         let copied = read - self.space_bytes;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * mss;
+            let mut rcvwin = 2 * copied + extra;
             let grow = rcvwin * (copied - self.space) / self.space.max(1);
             rcvwin += 2 * grow;
             self.rcv_wnd = self.rcv_wnd.max(rcvwin.min(max));
@@ -164,7 +166,7 @@ impl Conn {
     /// largest window is half of `tcp_rmem[2]`).
     fn space_adjust(&mut self, now: SimTime, mss: u64, max: u64) {
         if let Some(rtt) = self.rcv_rtt() {
-            self.space.adjust(now, rtt, self.rcv_bytes, mss, max);
+            self.space.adjust(now, rtt, self.rcv_bytes, 16 * mss, max);
         }
     }
 }
