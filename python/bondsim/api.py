@@ -31,7 +31,7 @@ class RunResult:
     FILES = ("summary.json", "requests.csv", "links.csv", "scenario.json", "process.txt")
     #: Tables a run has only when its scenario asked for them (``sender.trace_ms``, ``[trace]``) or, for
     #: ``failovers``, when a link can fail; each written as ``NAME.csv``.
-    TRACES = ("tcp_trace", "link_trace", "link_events", "packet_trace", "failovers")
+    TRACES = ("tcp_trace", "link_trace", "link_events", "packet_trace", "failovers", "mptcp_subflows")
 
     def __init__(self, scenario: dict, summary: dict, requests=None, links=None, **traces):
         unknown = set(traces) - set(self.TRACES)
@@ -169,6 +169,13 @@ class RunResult:
         lost_random, lost_silent, lost_switch_port, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps
         (README, "Failover")."""
         return self.trace("failovers")
+
+    @property
+    def mptcp_subflows(self) -> pd.DataFrame | None:
+        """One row per MPTCP subflow (its link), summed over the connections (``sender.kind = "mptcp"``): link,
+        backup, established (connections whose subflow there completed its handshake), segments (first
+        transmissions), retransmits; None for other senders."""
+        return self.trace("mptcp_subflows")
 
     @property
     def files(self) -> list[str]:

@@ -95,11 +95,14 @@ FAILOVERS = Column("failovers", "link failures")
 DETECTION = Column("detection_ms_max", "failure detection, longest (ms)")
 SWITCHOVER = Column("switchover_ms_max", "flows' switch-over, longest (ms)")
 STALL = Column("tcp_stall_ms_max", "TCP stall after a failure, longest (ms)", tcp=True)
+MPTCP_WAIT = Column("mptcp_ofo_delay_mean_ms", "MPTCP reordering wait, mean (ms)")
 
 #: What TCP runs lead with: what reordering costs.
 TCP = (GOODPUT, RETRANSMITS, SPURIOUS_SHARE, WIRE_OOO, FCT_P50, FCT_P99)
 #: What the other transports' runs lead with: the thesis's order at the delivery point, its time, goodput.
 OTHER = (OOO, MAKESPAN, GOODPUT)
+#: Added when a run is MPTCP's: the reordering its connection level absorbs (the wait is the cost).
+MPTCP = (MPTCP_WAIT,)
 #: Added when a run's links failed.
 FAILOVER = (FAILOVERS, DETECTION, SWITCHOVER, STALL)
 #: Columns computed from the summary's figures (any table of runs can show them by name).
@@ -112,7 +115,10 @@ def describe() -> str:
     def names(columns: Sequence[Column]) -> str:
         return ",".join(c.name for c in columns)
 
-    return f"by the runs' transport: TCP {names(TCP)}; others {names(OTHER)}; and {names(FAILOVER)} when links failed"
+    return (
+        f"by the runs' transport: TCP {names(TCP)} (MPTCP adds {names(MPTCP)}); others {names(OTHER)}; "
+        f"and {names(FAILOVER)} when links failed"
+    )
 
 
 def summary_is_tcp(summary: dict) -> bool:
@@ -137,10 +143,13 @@ def failed(runs: pd.DataFrame) -> bool:
 
 
 def default(runs: pd.DataFrame) -> list[Column]:
-    """The columns ``runs`` lead with: :data:`TCP`'s if any is TCP's, :data:`OTHER`'s if any is not (both
-    for a sweep of both), then :data:`FAILOVER`'s if a link failed (TCP's stall only if any is TCP)."""
+    """The columns ``runs`` lead with: :data:`TCP`'s if any is TCP's (and :data:`MPTCP`'s if any is MPTCP's),
+    :data:`OTHER`'s if any is not (both for a sweep of both), then :data:`FAILOVER`'s if a link failed (TCP's
+    stall only if any is TCP)."""
     tcp = is_tcp(runs)
     chosen = list(TCP) if tcp.any() else []
+    if "mptcp_ofo_max" in runs and runs["mptcp_ofo_max"].notna().any():
+        chosen += MPTCP
     if not tcp.all() or runs.empty:
         chosen += [c for c in OTHER if c not in chosen]
     if failed(runs):
@@ -157,7 +166,7 @@ def with_rules(name: str) -> Column:
     """A column a user names for a figure (``plot --y``): one of the default columns with its rule (the
     delivery point's order is empty for TCP runs, whose application sees order), else :func:`named`'s.
     (Tables keep :func:`named`: a figure asked for by name shows what the summary stored.)"""
-    return next((c for c in (*TCP, *OTHER, *FAILOVER) if c.name == name), None) or named(name)
+    return next((c for c in (*TCP, *MPTCP, *OTHER, *FAILOVER) if c.name == name), None) or named(name)
 
 
 def table(runs: pd.DataFrame, columns: Sequence[Column]) -> pd.DataFrame:

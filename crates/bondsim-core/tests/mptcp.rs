@@ -96,6 +96,9 @@ fn a_failed_subflow_goes_stale_and_its_data_is_sent_again_on_the_other() {
     assert!(figure(&r, "mptcp_reinjected") > 0.0);
     // Re-injection sends the whole unacked queue: what the survivor had delivered comes twice.
     assert!(figure(&r, "mptcp_duplicates") > 0.0);
+    // No bond watches the links: the failure is never detected as such, only stalled through.
+    assert_eq!(r.summary.figures.get("detection_ms_max"), Some(&bondsim_core::report::Figure::None));
+    assert!(figure(&r, "tcp_stall_ms_max") > 200.0, "the application waits at least the timer's first shot");
     // With stale_loss_cnt 0 no subflow ever goes stale: only the timer's one fragment a shot.
     let never = json!({"sender": {"mptcp_stale_loss_cnt": 0}, "stop_s": 4.0});
     let mut failing = line(10.0);

@@ -30,7 +30,7 @@ impl World {
 
         let mut world = World {
             events,
-            paths: vec![(u32::MAX, 0); bond.headers.len()],
+            paths: vec![(u32::MAX, 0); requests.len()],
             subflows,
             receiver: Receiver::new(&packets_per_flow),
             wire: WireTap::new(bond.headers.len()),

@@ -119,6 +119,12 @@ impl World {
     /// the failover measures and the trace record it, the bond's scheduler and receive links
     /// follow ([`Bond::link_changed`]) and what it tells the world is done ([`World::notice`]).
     pub(super) fn apply_verdict(&mut self, now: SimTime, id: usize) {
+        if self.subflows > 0 {
+            // No bond carries MPTCP's subflows, and nothing in Linux's MPTCP reacts to a carrier
+            // change (the in-kernel path manager has no netdev hook): its subflows learn of a
+            // failure from their own timers (benchmarks/results/mptcp-kernel-rules.md, 3.4).
+            return;
+        }
         let Some(up) = self.bond.verdict(id) else { return };
         if let Some(log) = self.failover.as_deref_mut() {
             log.verdict(now, id, up);

@@ -48,7 +48,8 @@ impl World {
                 receiver: &self.receiver,
                 wire: &self.wire,
                 paths: &self.paths,
-                rx_links: self.bond.rx_links,
+                // (Per request; an MPTCP connection's traffic comes back on each subflow's link.)
+                rx_links: if self.subflows > 0 { vec![None; self.requests.len()] } else { self.bond.rx_links },
                 links,
                 sent: self.sent,
                 drops_no_link: self.drops_no_link,

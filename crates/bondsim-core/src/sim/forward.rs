@@ -41,7 +41,8 @@ impl World {
         }
         match pick {
             Pick::Link(id) => {
-                if self.app_side == Side::Client {
+                // (An MPTCP connection's subflows each keep to their link: it has no one path.)
+                if self.app_side == Side::Client && self.subflows == 0 {
                     self.note_path(flow, id);
                 }
                 self.enqueue(now, id, &packet);
