@@ -277,3 +277,22 @@ def test_a_scenario_given_as_a_sweep_and_a_sweep_given_as_a_base_are_named_for_w
         load_sweep(outer)
     with pytest.raises(ScenarioError, match=r"nosuch: unknown key in a sweep file"):
         load_sweep({"base": "thesis", "nosuch": 1})
+
+
+def test_a_point_is_its_base_as_written_with_the_change_as_run_set_makes_it():
+    """A field another derives follows the change (the MSS the links' MTU), and a part's kind can change
+    (`sender.kind` between MPTCP and TCP): the base's resolved defaults are not carried into a point."""
+    base = {
+        "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "mptcp"},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 100}, {"rate_mbps": 100}],
+    }
+    sweep = load_sweep({"base": base, "axes": {"sender.kind": ["mptcp", "tcp"], "links.0.mtu": [1500, 9000]}})
+    mss = {(p.labels["sender.kind"], p.labels["links.0.mtu"]): p.scenario["sender"]["mss"] for p in sweep.points}
+    # The smallest MTU sets it: 1500 while link 1 keeps its own; MPTCP's DSS option takes 24 bytes.
+    assert mss == {("mptcp", 1500): 1424, ("mptcp", 9000): 1424, ("tcp", 1500): 1448, ("tcp", 9000): 1448}
+    both = load_sweep({"base": base, "set": {"links.1.mtu": 9000}, "axes": {"links.0.mtu": [1500, 9000]}})
+    assert [p.scenario["sender"]["mss"] for p in both.points] == [1424, 8924]
+    tcp = next(p.scenario for p in sweep.points if p.labels["sender.kind"] == "tcp")
+    assert not any(k.startswith("mptcp_") for k in tcp["sender"]), "MPTCP's defaults stay with MPTCP"

@@ -172,7 +172,9 @@ def _has_field(doc: Any, path: str) -> bool:
 
 
 def _with(doc: dict, changes: Iterable[tuple[str, Any]], base_dir: Path) -> dict:
-    """The checked scenario ``doc`` with ``changes`` (path, value) applied."""
+    """The scenario ``doc`` as written (not resolved: a field another one derives, such as the MSS from the
+    links' MTU, or one of a part's kind, such as ``sender.mptcp_scheduler``, stays unset unless written) with
+    ``changes`` (path, value) applied, checked and resolved, as ``bondsim run --set`` does it."""
     doc = copy.deepcopy(doc)
     for path, value in changes:
         set_path(doc, path, value)
@@ -227,10 +229,10 @@ def _raw_axis(i: int, raw: Any) -> _RawAxis:
     return _RawAxis(path=path, name=name, kind=kind, values=values)
 
 
-def _axis(i: int, raw: _RawAxis, base: dict, base_dir: Path) -> Axis:
-    """``raw`` with every value checked against the base scenario."""
+def _axis(i: int, raw: _RawAxis, base: dict, resolved: dict, base_dir: Path) -> Axis:
+    """``raw`` with every value checked against the base scenario (``base`` as written, ``resolved`` checked)."""
     where, path, kind, values = f"axes.{i}", raw.path, raw.kind, raw.values
-    if not _has_field(base, path):
+    if not _has_field(resolved, path):
         # A field left out of the checked base (an optional one) is found by setting it: an unknown
         # field is the path's fault, any other error the first value's (checked below).
         try:
@@ -328,8 +330,9 @@ def _read_toml(path: Path, where: str, what: str) -> dict:
         raise scenario_error(where, f"{path} is not valid TOML: {exc}") from None
 
 
-def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, Path]:
-    """The checked base scenario (with ``set`` and ``overrides``) and the folder its file references start from."""
+def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, dict, Path]:
+    """The base scenario with ``set`` and ``overrides``, as written and checked, and the folder its file
+    references start from."""
     raw = spec.get("base")
     if isinstance(raw, Mapping):
         doc, base_dir = dict(raw), where
@@ -340,7 +343,7 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     else:
         raise scenario_error("base", "a sweep needs a base scenario: a file, a shipped name like `thesis`, or a table")
     try:
-        base = check_resolved(doc, base_dir)
+        check_resolved(doc, base_dir)
     except ScenarioError as exc:
         if isinstance(raw, str) and ("axes" in doc or "base" in doc):
             raise scenario_error(
@@ -350,11 +353,15 @@ def _base(spec: Mapping, where: Path, overrides: Iterable[str]) -> tuple[dict, P
     changes = spec.get("set", {})
     if not isinstance(changes, Mapping):
         raise scenario_error("set", 'must be a table of dotted paths and values, e.g. "links.1.period_ms" = 82')
+    written = copy.deepcopy(doc)
+    for path, value in changes.items():
+        set_path(written, path, value)
     try:
-        base = _with(base, changes.items(), base_dir)
+        check_resolved(written, base_dir)
     except ScenarioError as exc:
         raise scenario_error("set", str(exc)) from None
-    return check_resolved(apply_overrides(base, overrides), base_dir), base_dir
+    written = apply_overrides(written, overrides)
+    return written, check_resolved(written, base_dir), base_dir
 
 
 def _is_scenario(doc: Mapping, where: Path) -> bool:
@@ -437,9 +444,9 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
         swept = next((i for i, a in enumerate(drafts) if a.path == path), None)
         if swept is not None:
             raise scenario_error(path, f"is swept by axes.{swept}: a --set of it would be replaced by every point")
-    base, base_dir = _base(spec, where, overrides)
-    axes = [_axis(i, raw, base, base_dir) for i, raw in enumerate(drafts)]
-    seeds = _seeds(spec, base["seed"])
+    base, resolved, base_dir = _base(spec, where, overrides)
+    axes = [_axis(i, raw, base, resolved, base_dir) for i, raw in enumerate(drafts)]
+    seeds = _seeds(spec, resolved["seed"])
 
     points = []
     for index, combo in enumerate(itertools.product(*(a.values for a in axes), seeds)):
