@@ -140,6 +140,38 @@ def test_active_backup_survives_a_link_failure():
 
 
 @needs_emulator
+def test_the_kernels_mptcp_sends_over_both_links_and_a_backup_link_carries_no_data():
+    # Two 10 Mbit/s links, one 1 MB transfer over the kernel's MPTCP: a subflow per link, each
+    # placed on its link by its client address. One 10 Mbit/s link carries at most 10 Mbit/s of
+    # frames, so a goodput above it needs both subflows to carry data; the kernel's own counters
+    # say the second subflow joined. With link1's subflow a backup, the default scheduler sends
+    # nothing on it while the other is active (mptcp_subflow_get_send): link1 carries no data
+    # segment, its few frames are the join's handshake and ACKs.
+    links = [{"rate_mbps": 10, "delay_us": 2000}, {"rate_mbps": 10, "delay_us": 2000}]
+    both = emulate_doc(scenario("balance-rr", links, 1_000_000, sender={"kind": "mptcp"}), seconds=20)
+    s = both.summary
+    assert s["flows_complete"] == 1, s["emu_warnings"]
+    assert both.requests["bytes_received"].tolist() == [1_000_000]
+    assert s["scheduler"] == "mptcp default"
+    assert s["emu_mptcp_joins"] == 1 and s["emu_mptcp_subflows"] == 2
+    assert both.requests["mptcp_subflows"].tolist() == [2]
+    assert s["goodput_bps"] > 10e6
+    sent = both.links["packets_sent"].tolist()
+    data = both.requests["packets"].tolist()[0]  # the data segments of both subflows together
+    assert min(sent) > data / 4, (sent, data)
+    assert s["emu_congestion_control"] == "cubic"
+    assert s["emu_sysctls"]["net.mptcp.stale_loss_cnt"] == "4"
+    backup = emulate_doc(
+        scenario("balance-rr", links, 1_000_000, sender={"kind": "mptcp", "mptcp_backup": ["link1"]}), seconds=20
+    )
+    b = backup.summary
+    assert b["flows_complete"] == 1 and b["emu_mptcp_joins"] == 1, b["emu_warnings"]
+    sent = backup.links["packets_sent"].tolist()
+    assert sent[1] < 10 < backup.requests["packets"].tolist()[0] <= sent[0], sent
+    assert b["goodput_bps"] < 10e6
+
+
+@needs_emulator
 def test_emulated_and_simulated_runs_are_stored_side_by_side_and_reported(main, tmp_path):
     db, small = tmp_path / "runs.duckdb", ["--set", "workload.clients=1", "--set", "workload.requests=1"]
     small += ["--set", "workload.file_size.bytes=200000", "--set", "links=[{rate_mbps=8, delay_us=1000}]"]
@@ -329,7 +361,14 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     assert r.stderr.startswith("error: workload.clients: the emulator makes a network namespace per client"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.kind=window")
     assert r.returncode == 2
-    assert r.stderr.startswith("error: sender.kind: the emulator's senders are the kernel's TCP and UDP"), r.stderr
+    senders = "error: sender.kind: the emulator's senders are the kernel's TCP, MPTCP and UDP"
+    assert r.stderr.startswith(senders), r.stderr
+    r = main("emulate", "mptcp", "--traffic", "iperf3")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: --traffic iperf3: MPTCP runs over the emulator's own sockets"), r.stderr
+    r = main("validate", "mptcp", "--modes", "balance-rr,active-backup")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: --modes: an MPTCP scenario"), r.stderr
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr

@@ -40,6 +40,7 @@ examples:
   sudo bondsim emulate emulate_rr --db results.duckdb   # then: bondsim runs list --db results.duckdb
   sudo bondsim emulate emulate_rr --traffic iperf3
   sudo bondsim emulate emulate_rr --set 'sender={kind="cbr", rate_mbps=6}'   # UDP streams
+  sudo bondsim emulate mptcp                                  # the kernel's MPTCP, a subflow per link
 """
 
 EPILOG_VALIDATE = """\
@@ -47,6 +48,7 @@ examples:
   sudo bondsim validate emulate_rr
   sudo bondsim validate emulate_rr --modes balance-rr,earliest-finish,active-backup --out out/val.csv
   sudo bondsim validate emulate_rr --db results.duckdb   # both sides stored: bondsim runs compare
+  sudo bondsim validate mptcp                            # the model's MPTCP beside the kernel's
   sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
   sudo bondsim validate --league quick --runs 1                          # four cases: does it run?
   bondsim validate --league full --rejudge --db league.duckdb            # the model again, the kernel as stored
@@ -210,6 +212,14 @@ VALIDATE_FIGURES = (
     ("ooo_share", "wire_ooo_fraction", 1),
 )
 
+#: What ``bondsim validate`` adds for an MPTCP scenario (``sender.kind = "mptcp"``): the model's figures the kernel
+#: counts too (its ``MPTcpExt`` counters, crates/bondsim-emu/src/realtime.rs).
+VALIDATE_MPTCP_FIGURES = (
+    ("mptcp_stale", "mptcp_stale", 1),
+    ("mptcp_recovered", "mptcp_recovered", 1),
+    ("mptcp_duplicates", "mptcp_duplicates", 1),
+)
+
 
 def validate_rows(
     doc: dict, modes: list[str], seconds: float | None, quiet: bool, db: Path | None = None, traffic: str | None = None
@@ -223,6 +233,13 @@ def validate_rows(
     from bondsim.api import run_checked
     from bondsim.scenario import load
 
+    mptcp = doc.get("sender", {}).get("kind") == "mptcp"
+    if mptcp and len(modes) > 1:
+        raise BondsimError(
+            '--modes: an MPTCP scenario (sender.kind = "mptcp") puts each subflow on its own link, no bond scheduler '
+            "places a packet: give one mode or none"
+        )
+    figures = VALIDATE_FIGURES + (VALIDATE_MPTCP_FIGURES if mptcp else ())
     rows = []
     for mode in modes:
         one = load(doc, [f"bond.mode={mode}"])
@@ -234,7 +251,7 @@ def validate_rows(
         row: dict[str, Any] = {"scheduler": sim["scheduler"], "placement": placement}
         if db is not None:
             row["sim_run_id"], row["emu_run_id"] = _store(db, [(simulated, "simulator"), (emulated, "emulator")])
-        for column, field, scale in VALIDATE_FIGURES:
+        for column, field, scale in figures:
             s, e = (sim[field] or 0) * scale, (emu[field] or 0) * scale
             row |= {f"sim_{column}": s, f"emu_{column}": e, f"diff_{column}": e - s}
         row["goodput_diff_share"] = (row["diff_goodput_mbps"] / row["emu_goodput_mbps"]) if emu["goodput_bps"] else None
@@ -307,6 +324,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         console.print(table)
         for r in rows:
             console.print(f"{r['scheduler']}: the kernel's congestion control was {r['emu_congestion_control']}")
+            if "sim_mptcp_stale" in r:
+                console.print(
+                    f"{r['scheduler']}: subflows stale {r['sim_mptcp_stale']:,.0f} / {r['emu_mptcp_stale']:,.0f}, "
+                    f"recovered {r['sim_mptcp_recovered']:,.0f} / {r['emu_mptcp_recovered']:,.0f}, "
+                    f"data received twice {r['sim_mptcp_duplicates']:,.0f} / {r['emu_mptcp_duplicates']:,.0f} "
+                    "(sim / emu)"
+                )
             if r["emu_warnings"]:
                 print(f"warning ({r['scheduler']}): {r['emu_warnings']}", file=sys.stderr)
         if args.db:
@@ -419,7 +443,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "txqueuelen, delay, jitter, loss, slowdowns, failures). Prints the summary with `bondsim run`'s field names "
         "(goodput_bps, tcp_retransmits, ...) plus the emulator's own (emu_*: timing lateness, kernel counters); "
         "--out writes summary.json, requests.csv and links.csv as `bondsim run` does. Needs Linux, root and "
-        '/dev/net/tun; rate links and `sender.kind = "tcp"` only. Everything it makes goes with it, even on SIGKILL.',
+        '/dev/net/tun; rate links and `sender.kind = "tcp"`, `"cbr"` (UDP) or `"mptcp"` (the kernel\'s MPTCP: a '
+        "subflow per link from an address of the client's per link) only. Everything it makes goes with it, even on "
+        "SIGKILL.",
         epilog=EPILOG_EMULATE,
     )
     p.add_argument("scenario", help="scenario TOML file, or a shipped one's name (bondsim scenario list)")

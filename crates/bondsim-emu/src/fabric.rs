@@ -13,6 +13,12 @@
 //! packet takes the link the simulator's peer picks (the mode's `rx_link`, else the
 //! switch's own hash over its members, `World::peer_link`). Only the
 //! clock differs: events run when their time has come on the host's monotonic clock.
+//!
+//! MPTCP (`sender.kind = "mptcp"`): no bond places a packet. Each client has an address per
+//! subflow's link ([`subflow_ips`]), and a packet takes the link of its client-side address,
+//! both ways (server to client: the destination; client to server: the source), as the
+//! model's `World::dispatch` and `World::peer_link` put subflow `i` on link `i`
+//! (`World::subflows`); a link without carrier drops what it is given, both ways.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -29,8 +35,58 @@ use bondsim_core::scenario::{LinkModel, Scenario};
 use bondsim_core::sim::bond_context;
 use bondsim_core::switch::Switch;
 use bondsim_core::time::SimTime;
-use bondsim_core::Result;
+use bondsim_core::{Error, Result};
 use rustc_hash::FxHashMap;
+
+/// The network whose addresses give MPTCP's extra subflows their client addresses:
+/// 198.18.0.0/15, RFC 2544's benchmarking range (no client's or server's default address is in it).
+pub const SUBFLOW_NET: [u8; 2] = [198, 18];
+
+/// MPTCP: each client's address on each subflow's link, `[client][link]`, for the
+/// `scenario.mptcp_subflows()` first links (empty for another sender). Link 0 carries the
+/// initial subflow from the client's own address (`clients.ips`); link `i` >= 1 the subflow
+/// from 198.18.`i`.`client + 1` ([`SUBFLOW_NET`]), an address the client's namespace holds on
+/// its TUN device with a `subflow` endpoint (`crate::realtime`). Refused, naming the field,
+/// when one of them is a client's or the server's own address.
+pub fn subflow_ips(scenario: &Scenario, clients: &Clients) -> Result<Vec<Vec<[u8; 4]>>> {
+    let subflows = scenario.mptcp_subflows() as usize;
+    if subflows == 0 {
+        return Ok(Vec::new());
+    }
+    let server = network::parse_ip("network.server_ip", &scenario.network.server_ip)?;
+    let plan: Vec<Vec<[u8; 4]>> = clients
+        .ips
+        .iter()
+        .enumerate()
+        .map(|(c, &own)| {
+            std::iter::once(own)
+                .chain((1..subflows).map(|i| [SUBFLOW_NET[0], SUBFLOW_NET[1], i as u8, (c + 1) as u8]))
+                .collect()
+        })
+        .collect();
+    for (c, addrs) in plan.iter().enumerate() {
+        for (link, a) in addrs.iter().enumerate().skip(1) {
+            let taken = if *a == server {
+                Some("network.server_ip")
+            } else if clients.ips.contains(a) {
+                Some("network.client_ips")
+            } else {
+                None
+            };
+            if let Some(field) = taken {
+                return Err(Error::scenario(
+                    field,
+                    format!(
+                        "the emulator gives client {c}'s MPTCP subflow on link {link} the address {} \
+                         (198.18.LINK.CLIENT+1), and {field} holds it: choose another address there",
+                        std::net::Ipv4Addr::from(*a)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(plan)
+}
 
 /// Where a packet is going.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -188,6 +244,11 @@ pub struct Fabric {
     router_mac: Option<network::Mac>,
     vlan: Option<u16>,
     clients: Clients,
+    /// MPTCP: the (client, link) of each client-side address ([`subflow_ips`]); empty for
+    /// another sender, whose packets the bond places.
+    subflow_links: FxHashMap<[u8; 4], (usize, usize)>,
+    /// MPTCP: the run's scheduler, `mptcp NAME` (as the model's result names it).
+    mptcp_label: Option<String>,
     /// Flows seen, by 5-tuple (server to client).
     pub flows: FxHashMap<FlowKey, FlowStats>,
     /// The first data packets' schedule (`trace.packets`).
@@ -243,6 +304,11 @@ impl Fabric {
         );
         let bond = Bond::new(&resolved, &bond_context(scenario), monitor, None, views, Vec::new())?;
         let n = &scenario.network;
+        let subflow_links = subflow_ips(scenario, &clients)?
+            .into_iter()
+            .enumerate()
+            .flat_map(|(c, addrs)| addrs.into_iter().enumerate().map(move |(link, a)| (a, (c, link))))
+            .collect();
         let mut fabric = Fabric {
             bond,
             switch: Switch::new(&scenario.switch, scenario.lag(), forward.len()),
@@ -260,6 +326,11 @@ impl Fabric {
             router_mac: n.router_mac.as_deref().map(|m| network::parse_mac("network.router_mac", m)).transpose()?,
             vlan: n.vlan,
             clients,
+            subflow_links,
+            mptcp_label: match &scenario.sender {
+                bondsim_core::scenario::Sender::Mptcp(m) => Some(format!("mptcp {}", m.mptcp.mptcp_scheduler)),
+                _ => None,
+            },
             flows: FxHashMap::default(),
             trace: PacketTrace { limit: scenario.trace.packets as usize, ..PacketTrace::default() },
             drops_no_link: 0,
@@ -279,9 +350,10 @@ impl Fabric {
         self.order += 1;
     }
 
-    /// The scheduler's label (its name and non-default parameters), for the result.
+    /// The scheduler's label (its name and non-default parameters), for the result; an MPTCP
+    /// run's is its packet scheduler's, `mptcp NAME`, as the model's (no bond places a packet).
     pub fn scheduler_label(&self) -> &str {
-        &self.bond.label
+        self.mptcp_label.as_deref().unwrap_or(&self.bond.label)
     }
 
     /// The link `flow`'s client sends to the server on, where the mode decides it (`rx_link`).
@@ -314,8 +386,18 @@ impl Fabric {
         self.clients.ips[n]
     }
 
-    fn client_of(&self, ip: [u8; 4]) -> Option<usize> {
-        self.clients.ips.iter().position(|&c| c == ip)
+    /// MPTCP: the link a subflow from client-side address `ip` takes (None: not a subflow's address).
+    pub fn subflow_link(&self, ip: [u8; 4]) -> Option<usize> {
+        self.subflow_links.get(&ip).map(|&(_, link)| link)
+    }
+
+    /// The client whose address `ip` is, and under MPTCP the link of the subflow it is the
+    /// client-side address of.
+    fn client_of(&self, ip: [u8; 4]) -> Option<(usize, Option<usize>)> {
+        if self.subflow_links.is_empty() {
+            return self.clients.ips.iter().position(|&c| c == ip).map(|c| (c, None));
+        }
+        self.subflow_links.get(&ip).map(|&(c, link)| (c, Some(link)))
     }
 
     /// The headers the bond's hashes read for a packet from the server to `client`.
@@ -364,7 +446,7 @@ impl Fabric {
             self.foreign += 1;
             return None;
         };
-        let Some(client) = self.client_of(p.dst) else {
+        let Some((client, subflow_link)) = self.client_of(p.dst) else {
             self.foreign += 1;
             return None;
         };
@@ -393,9 +475,11 @@ impl Fabric {
         });
         let l3_bytes = bytes.len() as u32;
         let info = PacketInfo { bytes: l3_bytes.saturating_sub(self.header_bytes), l3_bytes, headers: &headers };
-        let pick = match picked {
-            Some(id) => Pick::Link(id),
-            None => self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views }),
+        let pick = match (picked, subflow_link) {
+            (Some(id), _) => Pick::Link(id),
+            // An MPTCP subflow is bound to its link: no bond places it (`World::dispatch`).
+            (None, Some(link)) => Pick::Link(link),
+            (None, None) => self.bond.scheduler.pick(&info, &BondView { now, links: &self.bond.views }),
         };
         let targets: Vec<usize> = match pick {
             Pick::Link(id) => vec![id],
@@ -503,6 +587,19 @@ impl Fabric {
             self.foreign += 1;
             return;
         };
+        if !self.subflow_links.is_empty() {
+            // MPTCP: the subflow's own link, by the client's address, while it has carrier
+            // (`World::peer_link`); a packet from an address of no subflow is not ours.
+            let Some((_, Some(link))) = self.client_of(p.src) else {
+                self.foreign += 1;
+                return;
+            };
+            self.reverse_packets += 1;
+            if self.carrier[link] {
+                self.enqueue(now, link, false, Frame { bytes, dest: Dest::Server, flow: None, row: None });
+            }
+            return;
+        }
         self.reverse_packets += 1;
         // The flow as the server sees it, and the headers the switch hashes (the client's own).
         let from_server = Parsed { src: p.dst, dst: p.src, src_port: p.dst_port, dst_port: p.src_port, ..p };

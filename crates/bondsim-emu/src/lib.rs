@@ -7,7 +7,9 @@
 //! scheduler (the bond crate's code, unchanged) for a link, holds the packet for the
 //! time the emulated link takes (the simulator's own rate-link model, in real time)
 //! and writes it to the client's TUN device when it is due. The clients' packets
-//! (ACKs) come back the same way on the reverse links.
+//! (ACKs) come back the same way on the reverse links. Under `sender.kind = "mptcp"` the
+//! kernel's MPTCP runs instead (one subflow per link from an address of the client's per link,
+//! each placed on its link by that address: [`fabric`], [`realtime`]).
 //!
 //! ```text
 //!  server ns: TCP ─▶ bsim0 ─▶ read ─▶ Fabric: scheduler ─▶ forward RateLink ─▶ due ─▶ write ─▶ bsim0 ─▶ TCP: client ns
@@ -19,6 +21,7 @@
 //! * [`steer`]: the kernel side of the second: the TUN steering programs (eBPF), the qdiscs.
 //! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
 //! * [`traffic`]: the request/response transfers over real sockets, `TCP_INFO`.
+//! * [`mptcp`]: the kernel's MPTCP: the path manager's set-up, MPTCP sockets, `MPTCP_FULL_INFO`.
 //! * [`udp`]: the `cbr` sender's streams over real UDP sockets.
 //! * [`iperf`]: the same requests as iperf3 tests (`--traffic iperf3`).
 //! * [`realtime`]: the loop on the monotonic clock, timing honesty (lateness), the result.
@@ -28,6 +31,8 @@
 pub mod fabric;
 #[cfg(target_os = "linux")]
 pub mod iperf;
+#[cfg(target_os = "linux")]
+pub mod mptcp;
 #[cfg(target_os = "linux")]
 pub mod ns;
 pub mod placement;
@@ -40,6 +45,7 @@ pub mod traffic;
 #[cfg(target_os = "linux")]
 pub mod udp;
 
+use bondsim_core::network::Clients;
 use bondsim_core::scenario::{
     AckPath, Arrivals, CbrSender, FailureKind, Lag, LinkModel, Protocol, RateModel, Scenario, Sender, TcpSender,
     Workload,
@@ -82,13 +88,18 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     }
     match &scenario.sender {
         Sender::Tcp(tcp) => check_tcp(tcp)?,
+        Sender::Mptcp(m) => {
+            check_tcp(&m.tcp)?;
+            // Each client's address per subflow's link (the fabric's plan, checked here first).
+            fabric::subflow_ips(scenario, &Clients::new(&scenario.network, w.clients, scenario.seed))?;
+        }
         Sender::Cbr(cbr) => check_cbr(scenario, cbr, &w.arrivals)?,
         other => {
             return Err(Error::scenario(
                 "sender.kind",
                 format!(
-                    "the emulator's senders are the kernel's TCP and UDP: set sender.kind = \"tcp\" or \"cbr\" \
-                     (not `{}`)",
+                    "the emulator's senders are the kernel's TCP, MPTCP and UDP: set sender.kind = \"tcp\", \
+                     \"mptcp\" or \"cbr\" (not `{}`)",
                     other.kind()
                 ),
             ))

@@ -28,7 +28,9 @@ use bondsim_core::bond::registry;
 use bondsim_core::scenario::{LinkModel, Placement, RateModel, Scenario};
 use bondsim_core::{Error, Result};
 
-/// How the mode picks a link in the kernel (a TUN steering program).
+/// How the mode picks a link in the kernel (a TUN steering program). MPTCP's subflows take
+/// [`Steering::Flows`]: the fabric places a subflow by its client-side address
+/// (`crate::fabric::subflow_ips`), the program looks it up after.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Steering {
     /// `balance-rr`: one counter for the bond, link `counter / per_slave % links`, the counter
@@ -95,6 +97,12 @@ pub fn host_queues(scenario: &Scenario) -> Result<HostQueues> {
     if shaper.is_none() && !downstream {
         return Ok(HostQueues::Tun);
     }
+    if scenario.mptcp_subflows() > 0 {
+        // MPTCP: no bond; each subflow's link is a function of its addresses, which the flows'
+        // program looks up once the userspace fabric has placed the subflow's first packet.
+        check_kernel_links(scenario)?;
+        return Ok(HostQueues::Kernel(Steering::Flows));
+    }
     let Some(steering) = steering(scenario)? else {
         return match shaper {
             Some(id) => Err(Error::scenario(
@@ -122,10 +130,13 @@ fn check_kernel_links(scenario: &Scenario) -> Result<()> {
     };
     for (id, spec) in scenario.each_link() {
         if !spec.base.failures.is_empty() {
-            return refuse(
-                format!("links.{id}.failures"),
-                "the mode runs in the kernel and does not follow a failover yet: no failures",
-            );
+            let why = if scenario.mptcp_subflows() > 0 {
+                "a link's kernel qdisc goes on sending what it holds when the carrier goes, where the model's \
+                 queue empties: no failures (they run behind TUN: placement = \"tun\" and no downstream line)"
+            } else {
+                "the mode runs in the kernel and does not follow a failover yet: no failures"
+            };
+            return refuse(format!("links.{id}.failures"), why);
         }
         if spec.base.slowdown != 1.0 || !spec.base.slow_windows.is_empty() {
             let field = if spec.base.slowdown != 1.0 { "slowdown" } else { "slow_windows" };

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use bondsim_core::network::Clients;
 use bondsim_core::report::{Figure, Figures};
 use bondsim_core::result::{LinkSummary, Summary};
-use bondsim_core::scenario::{Arrivals, Scenario, Sender, TcpSender, Workload};
+use bondsim_core::scenario::{Arrivals, MptcpSender, Scenario, Sender, TcpSender, Workload};
 use bondsim_core::time::SimTime;
 use bondsim_core::workload::{self, PENDING};
 use bondsim_core::{Error, Result};
@@ -25,7 +25,8 @@ use hdrhistogram::Histogram;
 use nix::poll::{PollFd, PollFlags};
 use serde_json::{json, Map, Value};
 
-use crate::fabric::{Delivery, Dest, Fabric};
+use crate::fabric::{self, Delivery, Dest, Fabric};
+use crate::mptcp;
 use crate::ns::{self, host_error, Netns};
 use crate::placement::{self, HostQueues};
 use crate::steer::{self, Steerer};
@@ -55,6 +56,19 @@ fn sysctls(tcp: &TcpSender) -> Vec<(String, String)> {
         ("net.ipv4.tcp_rmem", triple(tcp.tcp_rmem)),
         ("net.ipv4.tcp_wmem", triple(tcp.tcp_wmem)),
         ("net.ipv4.tcp_limit_output_bytes", tcp.tcp_limit_output_bytes.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// MPTCP's sysctls set in every namespace from the scenario's `sender.mptcp_*` fields
+/// (Documentation/networking/mptcp-sysctl.rst), after TCP's.
+fn mptcp_sysctls(m: &bondsim_core::scenario::Mptcp) -> Vec<(String, String)> {
+    [
+        ("net.mptcp.enabled", "1".to_string()),
+        ("net.mptcp.scheduler", m.mptcp_scheduler.clone()),
+        ("net.mptcp.stale_loss_cnt", m.mptcp_stale_loss_cnt.to_string()),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -154,18 +168,34 @@ fn drain(tun: &mut File, buf: &mut [u8], mut each: impl FnMut(Vec<u8>)) -> Resul
 /// JSON: `summary`, `requests` and `links` (columns), as `bondsim run`'s.
 pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(Progress) -> bool) -> Result<Value> {
     crate::check(scenario)?;
-    preflight()?;
-    let Workload::Requests(w) = &scenario.workload else { unreachable!("checked") };
-    let tcp = match &scenario.sender {
-        Sender::Tcp(tcp) => Some(tcp),
+    // TCP's fields: TCP's, or each MPTCP subflow's.
+    let tcp = scenario.sender.tcp();
+    let mptcp = match &scenario.sender {
+        Sender::Mptcp(m) => Some(&m.mptcp),
         _ => None,
     };
+    if mptcp.is_some() && options.traffic == Traffic::Iperf3 {
+        return Err(Error::Io(
+            "--traffic iperf3: MPTCP runs over the emulator's own sockets (IPPROTO_MPTCP) only: leave --traffic \
+             sockets"
+                .into(),
+        ));
+    }
+    preflight()?;
+    let Workload::Requests(w) = &scenario.workload else { unreachable!("checked") };
     let limit_s = options.seconds.or(scenario.stop_s).unwrap_or(60.0);
     let requests = workload::generate(w, scenario.seed);
     let clients = Clients::new(&scenario.network, w.clients, scenario.seed);
     let mut fabric = Fabric::new(scenario, clients.clone())?;
     let mtu = scenario.mtu();
-    let wanted = tcp.map(sysctls).unwrap_or_default();
+    let mut wanted = tcp.map(sysctls).unwrap_or_default();
+    wanted.extend(mptcp.map(mptcp_sysctls).unwrap_or_default());
+    // MPTCP: each client's address on each subflow's link, and which links' subflows are backups.
+    let subflow_ips = fabric::subflow_ips(scenario, &clients)?;
+    let backup: Vec<bool> = (0..scenario.mptcp_subflows() as usize)
+        .map(|id| mptcp.is_some_and(|m| m.mptcp_backup.contains(&scenario.link_name(id))))
+        .collect();
+    let mut mptcp_commands = Vec::new();
 
     // The hosts: the server's namespace, then one per client.
     let server_ns = Netns::new()?;
@@ -193,6 +223,10 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         let addr = traffic::server_addr(server_ip, port);
         let socket = match tcp {
             _ if iperf3 => ServerSocket::Iperf3,
+            Some(tcp) if mptcp.is_some() => {
+                mptcp_commands.push(format!("server: {}", mptcp::setup_server(scenario.mptcp_subflows() - 1)?));
+                ServerSocket::Tcp(mptcp::listen(addr, &tcp.tcp_congestion_control)?)
+            }
             Some(tcp) => {
                 let listener =
                     std::net::TcpListener::bind(addr).map_err(|e| host_error("listening on the server's port", e))?;
@@ -209,11 +243,18 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     let mut client_ns = Vec::new();
     let mut client_tuns = Vec::new();
     let mut clients_before = Vec::new();
-    for &ip in &clients.ips {
+    for (c, &ip) in clients.ips.iter().enumerate() {
         let netns = Netns::new()?;
         let (tun, before) = netns.run(|| {
             set_sysctls(&wanted);
-            Ok((ns::open_tun(ip, mtu)?, ns::counters()?))
+            let tun = ns::open_tun(ip, mtu)?;
+            if let Some(addrs) = subflow_ips.get(c) {
+                let commands = mptcp::setup_client(addrs, &backup)?;
+                if c == 0 {
+                    mptcp_commands.extend(commands.into_iter().map(|line| format!("client 0: {line}")));
+                }
+            }
+            Ok((tun, ns::counters()?))
         })?;
         client_ns.push(Arc::new(netns));
         client_tuns.push(tun);
@@ -235,19 +276,21 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
     let mut threads = Vec::new();
     let server_ns = Arc::new(server_ns);
     match (server_socket, &scenario.sender) {
-        (ServerSocket::Tcp(listener), Sender::Tcp(tcp)) => {
+        (ServerSocket::Tcp(listener), Sender::Tcp(tcp) | Sender::Mptcp(MptcpSender { tcp, .. })) => {
             let (shared_tx, netns, nodelay) = (shared.clone(), server_ns.clone(), tcp.nodelay);
+            let is_mptcp = mptcp.is_some();
             threads.push(std::thread::spawn(move || {
                 if netns.enter().is_ok() {
-                    traffic::serve(listener, shared_tx, nodelay);
+                    traffic::serve(listener, shared_tx, nodelay, is_mptcp);
                 }
             }));
             for (client, ids) in slots(&requests, &w.arrivals, w.clients) {
                 let (shared, netns) = (shared.clone(), client_ns[client as usize].clone());
                 let addr = traffic::server_addr(server_ip, port);
+                let cc = is_mptcp.then(|| tcp.tcp_congestion_control.clone());
                 threads.push(std::thread::spawn(move || {
                     if netns.enter().is_ok() {
-                        traffic::fetch(addr, ids, shared);
+                        traffic::fetch(addr, ids, shared, cc);
                     }
                 }));
             }
@@ -393,6 +436,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         placement: host.placement().1,
         server: counter_delta(&server_before, &server_after),
         clients: clients_delta,
+        mptcp_commands,
     };
     Ok(result(scenario, &fabric, &outcomes, &kernel, &timing.lateness, &timing.delivered, wall_s, limit_s))
     // Dropping the namespaces' descriptors and the TUN devices here frees them all.
@@ -498,13 +542,15 @@ fn udp_streams(
 }
 
 /// The fabric's packet trace as the simulator's `packet_trace` table, each row's flow the
-/// request whose flow it is (`key_of`; null for one of no request, as iperf3's control).
+/// request whose flow it is (`keys_of`: its flows, an MPTCP connection's subflows; null for
+/// one of no request, as iperf3's control).
 fn packet_trace(
     fabric: &Fabric,
     outcomes: &[Outcome],
-    key_of: impl Fn(&Outcome) -> Option<bondsim_core::bond::FlowKey>,
+    keys_of: impl Fn(&Outcome) -> Vec<bondsim_core::bond::FlowKey>,
 ) -> Value {
-    let request: rustc_hash::FxHashMap<_, u32> = outcomes.iter().filter_map(|o| Some((key_of(o)?, o.id))).collect();
+    let request: rustc_hash::FxHashMap<_, u32> =
+        outcomes.iter().flat_map(|o| keys_of(o).into_iter().map(|k| (k, o.id))).collect();
     let t = &fabric.trace;
     let mut table = serde_json::to_value(&t.rows).expect("plain data");
     let flows: Vec<Value> = t.rows.flow.iter().map(|&f| json!(request.get(&t.flows[f as usize]))).collect();
@@ -532,7 +578,8 @@ fn realtime_priority() -> bool {
 fn finished(shared: &Shared) -> (u32, u32) {
     let outcomes = shared.outcomes.lock().expect("outcomes");
     let whole = outcomes.iter().filter(|o| o.finish_s.is_some()).count() as u32;
-    let closed = |o: &Outcome| o.server.is_some() || o.udp.is_some_and(|u| u.sent_all_s.is_some());
+    let closed =
+        |o: &Outcome| o.server.is_some() || o.subflows.is_some() || o.udp.is_some_and(|u| u.sent_all_s.is_some());
     // An iperf3 test has ended when its client has (its report is there).
     let ended = outcomes
         .iter()
@@ -584,6 +631,9 @@ struct Kernel {
     placement: &'static str,
     server: Map<String, Value>,
     clients: Map<String, Value>,
+    /// MPTCP: the path manager's set-up, the server's and client 0's commands (the other clients'
+    /// differ in their addresses only).
+    mptcp_commands: Vec<String>,
 }
 
 fn mean(values: &[f64]) -> Option<f64> {
@@ -610,7 +660,8 @@ fn result(
     let server_ip = fabric_server_ip(scenario).expect("checked");
     let rates = fabric.rates_bps();
     let capacity: f64 = rates.iter().sum();
-    let is_tcp = matches!(scenario.sender, Sender::Tcp(_));
+    let is_tcp = scenario.sender.tcp().is_some();
+    let is_mptcp = scenario.mptcp_subflows() > 0;
     let finishes: Vec<f64> = outcomes.iter().filter_map(|o| o.finish_s).collect();
     let makespan = finishes.iter().copied().fold(0.0, f64::max);
     let complete = outcomes.iter().all(|o| o.finish_s.is_some());
@@ -626,27 +677,67 @@ fn result(
     let received: u64 = outcomes.iter().map(|o| o.received.min(o.file_bytes)).sum();
     let mut fct: Vec<f64> = outcomes.iter().filter_map(|o| Some(o.finish_s? - o.start_s?)).collect::<Vec<_>>();
     fct.sort_by(f64::total_cmp);
-    let server: Vec<TcpInfo> = outcomes.iter().filter_map(|o| o.server).collect();
+    // The server's sockets: a TCP connection's, or every subflow of an MPTCP connection (each
+    // a TCP socket of its own: the connection's counts are their sums, as the model's).
+    let sockets = |o: &Outcome| -> Vec<TcpInfo> {
+        match &o.subflows {
+            Some((list, _)) => list.iter().map(|s| s.info).collect(),
+            None => o.server.into_iter().collect(),
+        }
+    };
+    let server: Vec<TcpInfo> = outcomes.iter().flat_map(sockets).collect();
+    // The client's: its TCP socket, or its subflows.
+    let client_sockets = |o: &Outcome| -> Vec<TcpInfo> {
+        match &o.client_subflows {
+            Some(list) => list.iter().map(|s| s.info).collect(),
+            None => o.client_info.into_iter().collect(),
+        }
+    };
     let sum = |f: fn(&TcpInfo) -> u64| server.iter().map(f).sum::<u64>();
     let reordering: Vec<f64> = server.iter().map(|i| f64::from(i.reordering)).collect();
     let forward: Vec<_> = fabric.forward_stats().collect();
     let reverse: Vec<_> = fabric.reverse_stats().collect();
     let wire_bits: f64 = forward.iter().map(|s| s.wire_bytes as f64 * 8.0).sum();
-    // A request's flow on the wire (iperf3's: its data connection or stream, on its server's port).
-    let key_of = |o: &Outcome| {
-        Some(bondsim_core::bond::FlowKey {
-            src_ip: server_ip,
-            dst_ip: fabric.client_ip(o.client as usize),
-            src_port: o.iperf3.map_or(port, |r| r.server_port),
-            dst_port: o.local_port?,
-            ip_proto: if is_tcp { etherparse::IpNumber::TCP.0 } else { etherparse::IpNumber::UDP.0 },
-        })
+    // A request's flows on the wire (iperf3's: its data connection or stream, on its server's
+    // port; MPTCP's: its subflows, as the server's socket lists them).
+    let keys_of = |o: &Outcome| -> Vec<bondsim_core::bond::FlowKey> {
+        let proto = if is_tcp { etherparse::IpNumber::TCP.0 } else { etherparse::IpNumber::UDP.0 };
+        if let Some((list, _)) = &o.subflows {
+            return list
+                .iter()
+                .map(|s| bondsim_core::bond::FlowKey {
+                    src_ip: s.local.ip().octets(),
+                    dst_ip: s.remote.ip().octets(),
+                    src_port: s.local.port(),
+                    dst_port: s.remote.port(),
+                    ip_proto: proto,
+                })
+                .collect();
+        }
+        o.local_port
+            .map(|dst_port| bondsim_core::bond::FlowKey {
+                src_ip: server_ip,
+                dst_ip: fabric.client_ip(o.client as usize),
+                src_port: o.iperf3.map_or(port, |r| r.server_port),
+                dst_port,
+                ip_proto: proto,
+            })
+            .into_iter()
+            .collect()
     };
-    let flow_of = |o: &Outcome| fabric.flows.get(&key_of(o)?);
+    let flows_of = |o: &Outcome| -> Vec<&crate::fabric::FlowStats> {
+        keys_of(o).iter().filter_map(|k| fabric.flows.get(k)).collect()
+    };
+    // One flow's figure for a request (TCP, UDP), none for an MPTCP connection's subflows.
+    let flow_of = |o: &Outcome| match flows_of(o)[..] {
+        [one] if o.subflows.is_none() => Some(one),
+        _ => None,
+    };
+    let flows_sum = |o: &Outcome, f: fn(&crate::fabric::FlowStats) -> u64| flows_of(o).into_iter().map(f).sum::<u64>();
     // The requests' data flows: every flow, but only the tests' own under iperf3 (its control
     // connections carry data too).
     let flows: Vec<_> = if outcomes.iter().any(|o| o.iperf3.is_some()) {
-        outcomes.iter().filter_map(flow_of).collect()
+        outcomes.iter().flat_map(flows_of).collect()
     } else {
         fabric.flows.values().collect()
     };
@@ -732,8 +823,24 @@ fn result(
     figures.push("tcp_cwnd_mean", mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()));
     figures.push(
         "tcp_rcv_ooopack",
-        tcp_figure(outcomes.iter().filter_map(|o| o.client_info).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>()),
+        tcp_figure(outcomes.iter().flat_map(client_sockets).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>()),
     );
+    if is_mptcp {
+        // The kernel's MPTCP counters (`MPTcpExt`, net/mptcp/mib.c) of the namespace that counts
+        // each: the data sender's (the server) and the data receiver's (the clients, summed); a
+        // counter that did not move is 0. The model's names where the kernel counts the same:
+        // a subflow marked stale (`mptcp_pm_subflows_chk_stale`, net/mptcp/pm.c), one back in use
+        // (`mptcp_subflow_set_active` from `mptcp_subflow_active`, net/mptcp/protocol.c), data
+        // the connection's receiver dropped as already had (`MPTCP_MIB_DUPDATA`, protocol.c and
+        // subflow.c).
+        let server_mib =
+            |name: &str| kernel.server.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
+        let client_mib =
+            |name: &str| kernel.clients.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
+        figures.push("mptcp_stale", server_mib("SubflowStale"));
+        figures.push("mptcp_recovered", server_mib("SubflowRecover"));
+        figures.push("mptcp_duplicates", client_mib("DuplicateData"));
+    }
     figures.push("emulated", true);
     figures.push("emu_lateness_p50_us", late(0.5));
     figures.push("emu_lateness_p99_us", late(0.99));
@@ -747,6 +854,30 @@ fn result(
     figures.push("emu_kernel_server", counters(&kernel.server));
     figures.push("emu_kernel_clients", counters(&kernel.clients));
     figures.push("emu_foreign_packets", fabric.foreign);
+    if is_mptcp {
+        let server_mib =
+            |name: &str| kernel.server.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
+        let client_mib =
+            |name: &str| kernel.clients.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
+        // The kernel's own: segments the receiver put in its connection-level out-of-order queue
+        // (`mptcp_data_queue_ofo`, protocol.c), data fragments the sender's MPTCP timer sent again
+        // (`__mptcp_retrans`, protocol.c), joins the server completed (`MPJoinAckRx`,
+        // `subflow_syn_recv_sock`, subflow.c) and refused (`MPJoinRejected`), joins the clients
+        // began (`MPJoinSynTx`, `__mptcp_subflow_connect`).
+        figures.push("emu_mptcp_ofo_queue", client_mib("OFOQueue"));
+        figures.push("emu_mptcp_retrans", server_mib("MPTCPRetrans"));
+        figures.push("emu_mptcp_joins", server_mib("MPJoinAckRx"));
+        figures.push("emu_mptcp_joins_rejected", server_mib("MPJoinRejected"));
+        figures.push("emu_mptcp_join_syns", client_mib("MPJoinSynTx"));
+        // Every connection's subflows at the end (`MPTCP_FULL_INFO`) and its bytes sent again at
+        // the data level (`mptcpi_bytes_retrans`), summed; none where no connection was read.
+        let read: Vec<&(Vec<mptcp::Subflow>, u64)> = outcomes.iter().filter_map(|o| o.subflows.as_ref()).collect();
+        figures
+            .push("emu_mptcp_subflows", (!read.is_empty()).then(|| read.iter().map(|r| r.0.len() as u64).sum::<u64>()));
+        figures.push("emu_mptcp_bytes_retrans", (!read.is_empty()).then(|| read.iter().map(|r| r.1).sum::<u64>()));
+        figures
+            .push("emu_mptcp_setup", Figure::List(kernel.mptcp_commands.iter().cloned().map(Figure::Text).collect()));
+    }
     figures.push("emu_warnings", Figure::List(warnings.into_iter().map(Figure::Text).collect()));
     figures.push("emu_traffic", Traffic::NAMES[kernel.traffic as usize].to_string());
     figures.push("emu_placement", kernel.placement.to_string());
@@ -832,27 +963,40 @@ fn result(
         "client": col(&|o| json!(o.client)),
         "file_bytes": col(&|o| json!(o.file_bytes)),
         // TCP: the segments on the client's wire; UDP: the datagrams its application read.
-        "packets": col(&|o| json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.packets), |u| u.sent))),
-        "received": col(&|o| json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.delivered), |u| u.received))),
+        // (An MPTCP connection's: its subflows' together, each counted in its own sequence space.)
+        "packets": col(&|o| json!(o.udp.map_or_else(|| flows_sum(o, |f| f.packets), |u| u.sent))),
+        "received": col(&|o| json!(o.udp.map_or_else(|| flows_sum(o, |f| f.delivered), |u| u.received))),
         "in_order": col(&|o| {
-            json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.delivered - f.out_of_order), |u| u.in_order))
+            json!(o.udp.map_or_else(|| flows_sum(o, |f| f.delivered - f.out_of_order), |u| u.in_order))
         }),
         "out_of_order": col(&|o| {
-            json!(o.udp.map_or_else(|| flow_of(o).map_or(0, |f| f.out_of_order), |u| u.received - u.in_order))
+            json!(o.udp.map_or_else(|| flows_sum(o, |f| f.out_of_order), |u| u.received - u.in_order))
         }),
-        "wire_out_of_order": col(&|o| json!(flow_of(o).map_or(0, |f| f.out_of_order))),
+        "wire_out_of_order": col(&|o| json!(flows_sum(o, |f| f.out_of_order))),
         "arrival_s": col(&|o| json!(o.start_s)),
         "finish_s": col(&|o| json!(o.finish_s)),
-        "link_switches": col(&|o| json!(flow_of(o).map_or(0, |f| f.link_switches))),
+        "link_switches": col(&|o| json!(flows_sum(o, |f| u64::from(f.link_switches)))),
         "last_link": col(&|o| json!(flow_of(o).and_then(|f| f.last_link))),
         "rx_link": col(&|o| json!(flow_of(o).and_then(|f| fabric.rx_link(f)))),
         "bytes_received": col(&|o| json!(o.received)),
-        "tcp_retransmits": col(&|o| json!(o.server.map(|i| i.total_retrans))),
-        "tcp_dsack_dups": col(&|o| json!(o.server.map(|i| i.dsack_dups))),
-        "tcp_reordering": col(&|o| json!(o.server.map(|i| i.reordering))),
+        // An MPTCP connection's: its subflows' sums (retransmissions, D-SACKs, out-of-order
+        // packets), their largest reordering; RTT and cwnd are a subflow's own (none here).
+        "tcp_retransmits": col(&|o| {
+            let s = sockets(o);
+            json!((!s.is_empty()).then(|| s.iter().map(|i| u64::from(i.total_retrans)).sum::<u64>()))
+        }),
+        "tcp_dsack_dups": col(&|o| {
+            let s = sockets(o);
+            json!((!s.is_empty()).then(|| s.iter().map(|i| u64::from(i.dsack_dups)).sum::<u64>()))
+        }),
+        "tcp_reordering": col(&|o| json!(sockets(o).iter().map(|i| i.reordering).max())),
         "tcp_rtt_us": col(&|o| json!(o.server.map(|i| i.rtt_us))),
         "tcp_cwnd": col(&|o| json!(o.server.map(|i| i.snd_cwnd))),
-        "tcp_rcv_ooopack": col(&|o| json!(o.client_info.map(|i| i.rcv_ooopack))),
+        "tcp_rcv_ooopack": col(&|o| {
+            let s = client_sockets(o);
+            json!((!s.is_empty()).then(|| s.iter().map(|i| u64::from(i.rcv_ooopack)).sum::<u64>()))
+        }),
+        "mptcp_subflows": col(&|o| json!(o.subflows.as_ref().map(|(list, _)| list.len()))),
         "iperf3_bps": col(&|o| json!(o.iperf3.map(|r| r.bits_per_second))),
         "error": col(&|o| json!(o.error)),
     });
@@ -883,7 +1027,7 @@ fn result(
     });
     let mut out = json!({"summary": summary, "requests": requests, "links": links});
     if scenario.trace.packets > 0 {
-        out["packet_trace"] = packet_trace(fabric, outcomes, key_of);
+        out["packet_trace"] = packet_trace(fabric, outcomes, keys_of);
     }
     out
 }

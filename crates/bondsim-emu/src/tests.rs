@@ -494,3 +494,144 @@ fn a_packet_from_a_links_kernel_queue_takes_that_link_and_the_bond_tells_where_i
     let drops: Vec<u64> = f.forward_stats().map(|s| s.drops_queue_full).collect();
     assert_eq!(drops, vec![0, 5]);
 }
+
+/// An MPTCP fabric of `links` (JSON list) for `clients` clients, each with `sender` fields added.
+fn mptcp_fabric(links: serde_json::Value, clients: u32, sender: serde_json::Value) -> Fabric {
+    let mut fields = serde_json::json!({"kind": "mptcp"});
+    fields.as_object_mut().unwrap().extend(sender.as_object().unwrap().clone());
+    let doc = serde_json::json!({
+        "workload": {"clients": clients, "requests": clients, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": fields, "bond": {"mode": "balance-rr"}, "links": links,
+    });
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    crate::check(&scenario).unwrap();
+    Fabric::new(&scenario, Clients::new(&scenario.network, clients, scenario.seed)).unwrap()
+}
+
+/// A TCP packet of `l3` bytes between the server's port 8000 and `client`'s port 40000.
+fn tcp_packet_to(client: [u8; 4], l3: usize, seq: u32, from_server: bool) -> Vec<u8> {
+    let (src, dst, sp, dp) = if from_server { (SERVER, client, 8000, 40000) } else { (client, SERVER, 40000, 8000) };
+    let mut out = Vec::new();
+    etherparse::PacketBuilder::ipv4(src, dst, 64)
+        .tcp(sp, dp, seq, 65535)
+        .ack(1)
+        .write(&mut out, &vec![0u8; l3 - 40])
+        .unwrap();
+    out
+}
+
+#[test]
+fn mptcp_subflows_take_the_link_of_their_client_address_both_ways_whatever_the_bond() {
+    // Three links, two clients: client c's subflow on link i is from 198.18.i.(c+1) (i >= 1),
+    // on link 0 from its own address. Balance-rr would alternate; each subflow keeps its link.
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 8}, {"rate_mbps": 8}]);
+    let mut f = mptcp_fabric(links, 2, serde_json::json!({}));
+    let second = [10, 1, 0, 2];
+    let addr = |link: u8, client: u8| if link == 0 { [10, 1, 0, client + 1] } else { [198, 18, link, client + 1] };
+    let mut out = Vec::new();
+    for (link, client) in [(2, 1), (2, 1), (0, 0), (1, 1), (1, 0), (2, 0)] {
+        f.from_server(SimTime::ZERO, tcp_packet_to(addr(link, client), 500, 0, true), &mut out);
+    }
+    out.extend(run_until(&mut f, ms(100.0)));
+    let to: Vec<(Dest, Option<usize>)> = out.iter().map(|d| (d.dest, d.link)).collect();
+    assert_eq!(to.iter().filter(|t| **t == (Dest::Client(1), Some(2))).count(), 2);
+    assert_eq!(to.iter().filter(|t| **t == (Dest::Client(0), Some(0))).count(), 1);
+    assert_eq!(to.iter().filter(|t| **t == (Dest::Client(1), Some(1))).count(), 1);
+    assert_eq!(to.iter().filter(|t| **t == (Dest::Client(0), Some(1))).count(), 1);
+    assert_eq!(to.iter().filter(|t| **t == (Dest::Client(0), Some(2))).count(), 1);
+    assert_eq!(forward(&f).iter().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 2, 3]);
+    assert_eq!(f.flows.len(), 5, "each subflow its own flow");
+    assert_eq!(f.subflow_link(addr(2, 0)), Some(2));
+    assert_eq!(f.subflow_link(second), Some(0));
+    // Back: by the client's source address.
+    for (link, client, n) in [(0u8, 1u8, 3), (2, 0, 2), (1, 1, 1)] {
+        for _ in 0..n {
+            f.from_client(ms(200.0), client as usize, tcp_packet_to(addr(link, client), 52, 0, false), &mut out);
+        }
+    }
+    run_until(&mut f, ms(300.0));
+    assert_eq!(reverse_sent(&f), vec![3, 1, 2]);
+    assert_eq!((f.reverse_packets, f.reverse_delivered, f.foreign), (6, 6, 0));
+    // An address of no subflow (a fourth link's, or another network's) is no one's.
+    f.from_server(ms(300.0), tcp_packet_to([198, 18, 3, 1], 500, 0, true), &mut Vec::new());
+    f.from_client(ms(300.0), 0, tcp_packet_to([10, 9, 9, 9], 52, 0, false), &mut Vec::new());
+    assert_eq!(f.foreign, 2);
+}
+
+#[test]
+fn mptcp_with_fewer_subflows_than_links_leaves_the_other_links_idle() {
+    let links = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 8}, {"rate_mbps": 8}]);
+    let mut f = mptcp_fabric(links, 1, serde_json::json!({"mptcp_subflows": 2}));
+    let mut out = Vec::new();
+    for a in [CLIENT, [198, 18, 1, 1], [198, 18, 2, 1]] {
+        f.from_server(SimTime::ZERO, tcp_packet_to(a, 500, 0, true), &mut out);
+    }
+    run_until(&mut f, ms(100.0));
+    assert_eq!(forward(&f).iter().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![1, 1, 0]);
+    assert_eq!(f.foreign, 1, "no subflow has an address on link 2");
+}
+
+#[test]
+fn a_failed_link_drops_its_subflows_packets_both_ways_and_the_others_carry_on() {
+    // Link 1 fails at 5 ms and returns at 20 ms; no monitor moves anything (no bond): its
+    // subflow's packets are dropped both ways while it is down, link 0's go through.
+    let links = serde_json::json!([
+        {"rate_mbps": 8},
+        {"rate_mbps": 8, "failures": [{"down_s": 0.005, "up_s": 0.020}]}
+    ]);
+    let mut f = mptcp_fabric(links, 1, serde_json::json!({}));
+    let second = [198, 18, 1, 1];
+    let mut out = Vec::new();
+    for (t, a) in [(1.0, CLIENT), (1.0, second), (10.0, CLIENT), (10.0, second), (30.0, second)] {
+        f.from_server(ms(t), tcp_packet_to(a, 500, 0, true), &mut out);
+        f.from_client(ms(t), 0, tcp_packet_to(a, 52, 0, false), &mut out);
+    }
+    out.extend(run_until(&mut f, ms(100.0)));
+    let fwd = forward(&f);
+    assert_eq!(fwd.iter().map(|s| s.packets_sent).collect::<Vec<_>>(), vec![2, 2]);
+    assert_eq!((fwd[0].drops_link_down, fwd[1].drops_link_down), (0, 1));
+    assert_eq!(reverse_sent(&f), vec![2, 2], "the ACK at 10 ms is not carried");
+    let at_server = out.iter().filter(|d| d.dest == Dest::Server).count();
+    assert_eq!(at_server, 4);
+    assert_eq!(out.iter().filter(|d| d.dest == Dest::Client(0)).count(), 4);
+}
+
+#[test]
+fn mptcp_in_the_emulator_names_what_it_cannot_do_and_takes_kernel_queues_by_address() {
+    use crate::placement::{host_queues, HostQueues, Steering};
+    let doc = |links: serde_json::Value, network: serde_json::Value| {
+        let doc = serde_json::json!({
+            "workload": {"requests": 2, "clients": 2, "file_size": {"kind": "fixed", "bytes": 1000}},
+            "sender": {"kind": "mptcp"}, "bond": {"mode": "earliest-finish"}, "links": links, "network": network,
+        });
+        Scenario::from_json(&doc.to_string()).unwrap()
+    };
+    let two = serde_json::json!([{"rate_mbps": 8}, {"rate_mbps": 8}]);
+    assert_eq!(host_queues(&doc(two.clone(), serde_json::json!({}))).unwrap(), HostQueues::Tun);
+    // Kernel queues: whatever the mode (none places a subflow), the flows' program.
+    let lines = serde_json::json!([
+        {"rate_mbps": 100, "downstream": {"rate_mbps": 8}},
+        {"rate_mbps": 100, "downstream": {"rate_mbps": 4}}
+    ]);
+    assert_eq!(host_queues(&doc(lines.clone(), serde_json::json!({}))).unwrap(), HostQueues::Kernel(Steering::Flows));
+    let shaped = serde_json::json!([{"rate_mbps": 8, "placement": "shaper"}, {"rate_mbps": 8}]);
+    assert_eq!(host_queues(&doc(shaped, serde_json::json!({}))).unwrap(), HostQueues::Kernel(Steering::Flows));
+    let (host, words) = crate::emulated_host(&doc(lines, serde_json::json!({})));
+    assert_eq!(words, crate::KERNEL_PLACEMENT);
+    assert!(host.links.iter().all(|l| matches!(&l.model, LinkModel::Rate(m) if m.placement == Placement::Shaper)));
+    // A failure with kernel queues is refused, naming the field and what runs instead.
+    let failing =
+        serde_json::json!([{"rate_mbps": 8, "placement": "shaper", "failures": [{"down_s": 1}]}, {"rate_mbps": 8}]);
+    let e = crate::check(&doc(failing, serde_json::json!({}))).unwrap_err().to_string();
+    assert!(e.starts_with("links.0.failures: with kernel queues") && e.contains("placement = \"tun\""), "{e}");
+    // Behind TUN a failure is taken.
+    let failing = serde_json::json!([{"rate_mbps": 8, "failures": [{"down_s": 1}]}, {"rate_mbps": 8}]);
+    crate::check(&doc(failing, serde_json::json!({}))).unwrap();
+    // A client address where a subflow's would be.
+    let e = crate::check(&doc(two.clone(), serde_json::json!({"client_ips": ["10.1.0.1", "198.18.1.1"]})))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("network.client_ips: ") && e.contains("198.18.1.1"), "{e}");
+    let e = crate::check(&doc(two, serde_json::json!({"server_ip": "198.18.1.2"}))).unwrap_err().to_string();
+    assert!(e.starts_with("network.server_ip: ") && e.contains("client 1"), "{e}");
+}

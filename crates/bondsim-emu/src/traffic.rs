@@ -56,16 +56,23 @@ pub fn tcp_info(stream: &TcpStream) -> TcpInfo {
     if rc != 0 {
         return TcpInfo::default();
     }
-    TcpInfo {
-        total_retrans: info.tcpi_total_retrans,
-        dsack_dups: info.tcpi_dsack_dups,
-        reordering: info.tcpi_reordering,
-        rtt_us: info.tcpi_rtt,
-        snd_cwnd: info.tcpi_snd_cwnd,
-        reord_seen: info.tcpi_reord_seen,
-        rcv_ooopack: info.tcpi_rcv_ooopack,
-        segs_out: info.tcpi_segs_out,
-        total_rto: info.tcpi_total_rto,
+    TcpInfo::from_raw(&info)
+}
+
+impl TcpInfo {
+    /// The fields kept of the kernel's `struct tcp_info`.
+    pub fn from_raw(info: &libc::tcp_info) -> TcpInfo {
+        TcpInfo {
+            total_retrans: info.tcpi_total_retrans,
+            dsack_dups: info.tcpi_dsack_dups,
+            reordering: info.tcpi_reordering,
+            rtt_us: info.tcpi_rtt,
+            snd_cwnd: info.tcpi_snd_cwnd,
+            reord_seen: info.tcpi_reord_seen,
+            rcv_ooopack: info.tcpi_rcv_ooopack,
+            segs_out: info.tcpi_segs_out,
+            total_rto: info.tcpi_total_rto,
+        }
     }
 }
 
@@ -92,6 +99,11 @@ pub struct Outcome {
     pub iperf3: Option<crate::iperf::Iperf3>,
     /// The client's socket at the end.
     pub client_info: Option<TcpInfo>,
+    /// MPTCP: the server's subflows once the client had read the whole file
+    /// (`crate::mptcp::full_info`), and the connection's bytes sent again at the data level.
+    pub subflows: Option<(Vec<crate::mptcp::Subflow>, u64)>,
+    /// MPTCP: the client's subflows once it had read the whole file.
+    pub client_subflows: Option<Vec<crate::mptcp::Subflow>>,
     /// The client's port (the flow's 5-tuple with the addresses and the server's port).
     pub local_port: Option<u16>,
     /// The server's socket's congestion control (`TCP_CONGESTION`).
@@ -140,15 +152,17 @@ fn zeros() -> &'static [u8] {
 }
 
 /// The server: accepts on `addr` (in the calling thread's namespace) until stopped; one
-/// thread per connection, each started in this thread's namespace.
-pub fn serve(listener: TcpListener, shared: Arc<Shared>, nodelay: bool) {
+/// thread per connection, each started in this thread's namespace. `mptcp`: the listener is
+/// an MPTCP socket's ([`crate::mptcp::listen`]), and each connection ends as
+/// [`serve_one`] says.
+pub fn serve(listener: TcpListener, shared: Arc<Shared>, nodelay: bool, mptcp: bool) {
     listener.set_nonblocking(true).expect("non-blocking listener");
     std::thread::scope(|s| {
         while !shared.stopped() {
             match listener.accept() {
                 Ok((stream, _)) => {
                     let shared = &shared;
-                    s.spawn(move || serve_one(stream, shared, nodelay));
+                    s.spawn(move || serve_one(stream, shared, nodelay, mptcp));
                 }
                 Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
                 Err(_) => std::thread::sleep(POLL),
@@ -157,7 +171,12 @@ pub fn serve(listener: TcpListener, shared: Arc<Shared>, nodelay: bool) {
     });
 }
 
-fn serve_one(mut stream: TcpStream, shared: &Shared, nodelay: bool) {
+/// Sends the file the client asks for. TCP: then closes its side and, once the client has
+/// closed too (every retransmission done), reads `TCP_INFO`. MPTCP: keeps its side open until
+/// the client answers one byte (it has read the whole file), reads every subflow's figures while
+/// every subflow is still open, then closes (a DATA_FIN exchange may close subflows,
+/// `mptcp_check_data_fin`, net/mptcp/protocol.c, and `MPTCP_FULL_INFO` lists the open ones).
+fn serve_one(mut stream: TcpStream, shared: &Shared, nodelay: bool, mptcp: bool) {
     let _ = stream.set_nonblocking(false);
     let _ = stream.set_read_timeout(Some(POLL));
     let _ = stream.set_write_timeout(Some(POLL));
@@ -182,16 +201,29 @@ fn serve_one(mut stream: TcpStream, shared: &Shared, nodelay: bool) {
             Err(_) => break,
         }
     }
-    let _ = stream.shutdown(Shutdown::Write);
-    // The client closes once it has everything: then every retransmission is counted.
+    if !mptcp {
+        let _ = stream.shutdown(Shutdown::Write);
+    }
+    // The client closes (TCP) or answers (MPTCP) once it has everything: then every
+    // retransmission is counted.
     let mut sink = [0u8; 64];
     loop {
         match stream.read(&mut sink) {
             Ok(0) => break,
+            Ok(_) if mptcp => break,
             Ok(_) => {}
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) && !shared.stopped() => {}
             Err(_) => break,
         }
+    }
+    if mptcp {
+        let subflows = crate::mptcp::full_info(&stream);
+        let _ = stream.shutdown(Shutdown::Write);
+        if let Some(o) = shared.outcomes.lock().expect("outcomes").get_mut(id) {
+            o.subflows = Some(subflows.unwrap_or_default());
+            o.congestion_control = crate::ns::congestion_control(&stream);
+        }
+        return;
     }
     let info = tcp_info(&stream);
     if let Some(o) = shared.outcomes.lock().expect("outcomes").get_mut(id) {
@@ -204,33 +236,57 @@ fn serve_one(mut stream: TcpStream, shared: &Shared, nodelay: bool) {
 pub type Fetch = (u32, f64, u64);
 
 /// One client slot: fetches `ids` one after the other (in the calling thread's
-/// namespace), each not before its arrival time (seconds from the start).
-pub fn fetch(server: SocketAddrV4, ids: Vec<Fetch>, shared: Arc<Shared>) {
+/// namespace), each not before its arrival time (seconds from the start). `mptcp`: over an
+/// MPTCP socket with that congestion control ([`crate::mptcp::connect`]).
+pub fn fetch(server: SocketAddrV4, ids: Vec<Fetch>, shared: Arc<Shared>, mptcp: Option<String>) {
     for (id, arrival_s, bytes) in ids {
         if !shared.wait_until(arrival_s) {
             return;
         }
-        let result = fetch_one(server, id, bytes, &shared);
+        let result = fetch_one(server, id, bytes, &shared, mptcp.as_deref());
         let mut outcomes = shared.outcomes.lock().expect("outcomes");
         let o = &mut outcomes[id as usize];
         o.start_s = Some(arrival_s.max(0.0));
         match result {
-            Ok((received, finish_s, info, port)) => {
+            Ok(Fetched { received, finish_s, info, port, subflows }) => {
                 o.local_port = Some(port);
                 o.received = received;
                 o.finish_s = finish_s;
-                o.client_info = Some(info);
+                o.client_info = info;
+                o.client_subflows = subflows;
             }
             Err(e) => o.error = Some(e.to_string()),
         }
     }
 }
 
-type Fetched = (u64, Option<f64>, TcpInfo, u16);
+/// What a client's fetch gives.
+struct Fetched {
+    /// Bytes its application read.
+    received: u64,
+    /// When it read the last byte of the file, seconds from the start.
+    finish_s: Option<f64>,
+    /// Its socket's `TCP_INFO` at the end (TCP).
+    info: Option<TcpInfo>,
+    /// Its port.
+    port: u16,
+    /// MPTCP: its subflows once it had the whole file.
+    subflows: Option<Vec<crate::mptcp::Subflow>>,
+}
 
-fn fetch_one(server: SocketAddrV4, id: u32, bytes: u64, shared: &Shared) -> std::io::Result<Fetched> {
+fn fetch_one(
+    server: SocketAddrV4,
+    id: u32,
+    bytes: u64,
+    shared: &Shared,
+    mptcp: Option<&str>,
+) -> std::io::Result<Fetched> {
+    let connect = |timeout| match mptcp {
+        Some(cc) => crate::mptcp::connect(server, cc, timeout),
+        None => TcpStream::connect_timeout(&server.into(), timeout),
+    };
     let mut stream = loop {
-        match TcpStream::connect_timeout(&server.into(), Duration::from_secs(1)) {
+        match connect(Duration::from_secs(1)) {
             Ok(s) => break s,
             // The SYN may be lost (a link that is down, a full queue): connect again, as a
             // client's SYN retransmission would.
@@ -247,6 +303,7 @@ fn fetch_one(server: SocketAddrV4, id: u32, bytes: u64, shared: &Shared) -> std:
     let mut buf = vec![0u8; 65536];
     let mut received = 0u64;
     let mut finish = None;
+    let mut subflows = None;
     while !shared.stopped() {
         match stream.read(&mut buf) {
             Ok(0) => {
@@ -259,14 +316,20 @@ fn fetch_one(server: SocketAddrV4, id: u32, bytes: u64, shared: &Shared) -> std:
                 received += n as u64;
                 if received >= bytes && finish.is_none() {
                     finish = Some(shared.now_s());
+                    if mptcp.is_some() {
+                        // The whole file: the subflows' figures, then one byte tells the server,
+                        // which then reads its own and closes (`serve_one`).
+                        subflows = crate::mptcp::full_info(&stream).map(|(list, _)| list);
+                        stream.write_all(&[1])?;
+                    }
                 }
             }
             Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {}
             Err(e) => return Err(e),
         }
     }
-    let info = tcp_info(&stream);
-    Ok((received, finish, info, port))
+    let info = mptcp.is_none().then(|| tcp_info(&stream));
+    Ok(Fetched { received, finish_s: finish, info, port, subflows })
 }
 
 /// The server's address.
