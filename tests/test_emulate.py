@@ -386,7 +386,10 @@ def test_league_cases_set_what_they_say_and_agreement_follows_the_rule():
     full = LEAGUES["full"]
     assert len(full) >= 40 and len({c.name for c in full}) == len(full)
     # The league spans every mode, rate set, flow count, congestion control and loss it names.
-    assert {c.mode for c in full} == {"balance-rr", XOR, "earliest-finish", "active-backup"}
+    assert {c.mode for c in full} == {"balance-rr", XOR, "earliest-finish", "active-backup", "mptcp"}
+    mptcp = LEAGUES["mptcp"]
+    assert mptcp == [c for c in full if c.mode == "mptcp"] and len(mptcp) >= 10, "issue 36: at least 10 cases"
+    assert any(c.fails for c in mptcp) and any(c.backup for c in mptcp) and {c.flows for c in mptcp} == {1, 4}
     assert {c.rates for c in full} == {"equal", "2:1", "10:1", "3+1"}
     assert {c.flows for c in full} == {1, 4, 16} and {c.loss for c in full} == {0.0, 0.01}
     assert {c.cc for c in full} == set(_core.CONGESTION_CONTROLS)
@@ -428,7 +431,8 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
         assert row["model_goodput_mbps_min"] <= row["model_goodput_mbps"] <= row["model_goodput_mbps_max"]
     # Every run is stored: per case the model's five seeds and the kernel's run.
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
-    assert sorted(x["engine"] for x in listed) == ["emulator"] * 4 + ["simulator"] * 20
+    cases = len(LEAGUES["quick"])
+    assert sorted(x["engine"] for x in listed) == ["emulator"] * cases + ["simulator"] * 5 * cases
     assert len(out.read_text().splitlines()) == 1 + len(rows)
     # The league itself is stored too (bondsim report --league reads it), each case naming its runs.
     from bondsim.store import Store

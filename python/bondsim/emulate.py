@@ -50,7 +50,8 @@ examples:
   sudo bondsim validate emulate_rr --db results.duckdb   # both sides stored: bondsim runs compare
   sudo bondsim validate mptcp                            # the model's MPTCP beside the kernel's
   sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
-  sudo bondsim validate --league quick --runs 1                          # four cases: does it run?
+  sudo bondsim validate --league quick --runs 1                          # five cases: does it run?
+  sudo bondsim validate --league mptcp --runs 5 --db league.duckdb       # its MPTCP cases alone
   bondsim validate --league full --rejudge --db league.duckdb            # the model again, the kernel as stored
 """
 
@@ -342,12 +343,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_league(args: argparse.Namespace) -> int:
     """``bondsim validate --league NAME``: every case of the league, the model beside ``--runs`` kernel runs."""
     from bondsim.league import LEAGUES, run_case
-    from bondsim.scenario import load
+    from bondsim.scenario import written
 
     if args.runs < 1:
         raise BondsimError(f"--runs: at least 1 kernel run per case, got {args.runs}")
     cases = LEAGUES[args.league]
-    base = load(args.scenario or "kernel_league", args.set)
+    # As written: each case's changes then behave as --set does (MPTCP's MSS derived for its DSS option).
+    base = written(args.scenario or "kernel_league", args.set)
     if args.out:
         check_out_file(args.out)
     _check_db(args.db)
@@ -477,7 +479,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
     p.add_argument(
         "--league",
-        choices=("full", "quick"),
+        choices=("full", "mptcp", "quick"),
         help="run a named set of cases instead (python/bondsim/league.py): the model on 5 seeds beside --runs "
         "kernel runs per case; a case agrees when the model's goodput is within the kernel's range widened by 10%% "
         "and its retransmissions within the range widened by a factor 2 (+-30 below 30)",

@@ -43,6 +43,12 @@ JUDGED = ("goodput_mbps", "retransmits")
 #: Payload bytes per case, split evenly over its flows.
 TOTAL_BYTES = 4_000_000
 
+#: The league's name for Linux's MPTCP in place of a bond (``sender.kind = "mptcp"``: a subflow per link).
+MPTCP = "mptcp"
+
+#: When an MPTCP case's failing link goes down, seconds (``Case.fails``): within its transfer's first half.
+FAIL_AT_S = 0.5
+
 #: Where a case's link queues are (``Case.placement``).
 PLACEMENTS = ("tun", "shaper", "downstream")
 
@@ -60,15 +66,22 @@ class Case:
     cc: str = "cubic"
     loss: float = 0.0
     placement: str = "tun"
+    #: MPTCP only: the second link's subflow is a backup (``sender.mptcp_backup``).
+    backup: bool = False
+    #: The first link fails at :data:`FAIL_AT_S` and stays down.
+    fails: bool = False
 
     @property
     def name(self) -> str:
         loss = f" loss {self.loss:.0%}" if self.loss else ""
         where = "" if self.placement == "tun" else f"{self.placement}: "
-        return f"{where}{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}"
+        extra = (" link1 backup" if self.backup else "") + (" link0 fails" if self.fails else "")
+        return f"{where}{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}{extra}"
 
-    def _link(self, rate: int) -> str:
+    def _link(self, rate: int, first: bool = False) -> str:
         loss = f", loss={self.loss}" if self.loss else ""
+        if self.fails and first:
+            loss += f", failures=[{{down_s={FAIL_AT_S}}}]"
         if self.placement == "downstream":
             line = f"downstream={{rate_mbps={rate}, delay_us=2000}}"
             return f"{{rate_mbps={DOWNSTREAM_NIC_MBPS}, delay_us=0, {line}{loss}}}"
@@ -78,9 +91,9 @@ class Case:
     def sets(self) -> list[str]:
         """The ``--set`` overrides that make this case of the base scenario."""
         mode = "balance-xor" if self.mode == XOR else self.mode
-        links = ", ".join(self._link(r) for r in RATES[self.rates])
+        links = ", ".join(self._link(r, i == 0) for i, r in enumerate(RATES[self.rates]))
         sets = [
-            f"bond.mode={mode}",
+            "sender.kind=mptcp" if self.mode == MPTCP else f"bond.mode={mode}",
             f"workload.clients={self.flows}",
             f"workload.requests={self.flows}",
             f"workload.file_size.bytes={TOTAL_BYTES // self.flows}",
@@ -89,6 +102,8 @@ class Case:
         ]
         if self.mode == XOR:
             sets.append("bond.xmit_hash_policy=layer3+4")
+        if self.backup:
+            sets.append('sender.mptcp_backup=["link1"]')
         return sets
 
 
@@ -115,18 +130,28 @@ def _cases() -> list[Case]:
     cases += [Case("earliest-finish", "3+1", 4, placement="downstream"), Case(XOR, "equal", 4, placement="downstream")]
     cases += [Case("active-backup", "equal", placement="downstream")]
     cases += [Case("balance-rr", "2:1", 1, "bbr", placement="downstream")]
+    # Linux's MPTCP in place of a bond, a subflow per link (issue 36): the rate sets, more connections,
+    # the other controls, lines beyond a faster NIC (its queues then the kernel's), a backup, a failure.
+    cases += [Case(MPTCP, rates) for rates in RATES]
+    cases += [Case(MPTCP, r, 4) for r in ("equal", "2:1")]
+    cases += [Case(MPTCP, "2:1", 1, cc) for cc in ("reno", "bbr")]
+    cases += [Case(MPTCP, r, placement="downstream") for r in ("equal", "2:1", "10:1")]
+    cases += [Case(MPTCP, "equal", backup=True), Case(MPTCP, "equal", fails=True), Case(MPTCP, "2:1", fails=True)]
+    cases += [Case(MPTCP, "equal", backup=True, fails=True)]
     return cases
 
 
-#: Every league, by name: the full one, and `quick` (four cases, one with kernel queues; one kernel run each is enough
-#: to check that it runs and records: what `make test` runs as root).
+#: Every league, by name: the full one, its MPTCP cases alone (`mptcp`), and `quick` (five cases, one with kernel
+#: queues, one MPTCP; one kernel run each is enough to check that it runs and records: what `make test` runs as root).
 LEAGUES: dict[str, list[Case]] = {
     "full": _cases(),
+    "mptcp": [c for c in _cases() if c.mode == MPTCP],
     "quick": [
         Case("balance-rr", "2:1"),
         Case(XOR, "equal", 4),
         Case("active-backup", "equal"),
         Case("balance-rr", "2:1", placement="shaper"),
+        Case(MPTCP, "2:1"),
     ],
 }
 
@@ -167,6 +192,10 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
         row[f"model_{column}"] = model[0]
         row |= {f"model_{column}_{k}": v for k, v in _spread(model).items()}
         row |= {f"kernel_{column}_{k}": v for k, v in _spread(kernel).items()}
+    if case.mode == MPTCP:  # reported beside, not judged: what the connection level did
+        for figure in ("mptcp_stale", "mptcp_duplicates"):
+            row[f"model_{figure}"] = sims[0].get(figure)
+            row |= {f"kernel_{figure}_{k}": v for k, v in _spread([e.get(figure) or 0 for e in emus]).items()}
     row["model_paws_drops"] = sims[0].get("tcp_paws_drops")
     row["kernel_paws_drops_median"] = statistics.median(e.get("tcp_paws_drops") or 0 for e in emus)
     row["kernel_congestion_control"] = ",".join(sorted({str(e.get("emu_congestion_control")) for e in emus}))

@@ -430,6 +430,17 @@ def load(source: str | Path | Mapping, overrides: Iterable[str] = (), kernel: st
         raise too_deep() from None
 
 
+def written(source: str | Path, overrides: Iterable[str] = ()) -> dict:
+    """A scenario (TOML path or shipped name) as written, with ``overrides`` applied and its file references read
+    in, checked (a :class:`ScenarioError` naming the field otherwise) but not resolved: further changes on it
+    behave as ``--set`` does (a field the schema derives, such as the MSS, follows them; a part's kind can
+    change), where on :func:`load`'s resolved scenario they would meet the defaults it filled."""
+    path = find(source)
+    doc = resolve_files(apply_overrides(load_toml(path), override_list(overrides)), path.parent)
+    check_resolved(doc, path.parent)
+    return doc
+
+
 def with_kernel(doc: dict, kernel: str, overrides: list[str], base: Path) -> dict:
     """``doc`` with TCP preset ``kernel`` (:data:`bondsim.kernels.TCP`, spelled ``sender.kernel``) in
     place of whatever the file set of the fields any preset sets (``modern`` leaves them at their
