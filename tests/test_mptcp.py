@@ -14,7 +14,8 @@ def test_the_shipped_mptcp_run_writes_its_subflow_table_and_reads_back(cli, tmp_
     proc = cli("run", "mptcp", "--out", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "mptcp default" in proc.stdout, "the MPTCP scheduler, not the bond's, placed the packets"
-    assert "MPTCP reordering queue" in proc.stdout
+    assert "MPTCP reordering queue" in proc.stdout and "packets on the subflows' links" in proc.stdout
+    assert "through the bond" not in proc.stdout
     subflows = pd.read_csv(out / "mptcp_subflows.csv")
     assert list(subflows["link"]) == [0, 1]
     assert (subflows["segments"] > 0).all(), "both subflows carried data"

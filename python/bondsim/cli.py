@@ -287,7 +287,13 @@ def _summary_table(summary: dict) -> Table:
     table.add_column("value", justify="right")
     rows = [
         ("requests", f"{summary['requests']:,}"),
-        ("packets through the bond", f"{summary['packets']:,}"),
+        # (An MPTCP run's subflows keep to their links: no bond places them.)
+        (
+            "packets on the subflows' links"
+            if summary.get("mptcp_ofo_max") is not None
+            else "packets through the bond",
+            f"{summary['packets']:,}",
+        ),
         ("data packets delivered", f"{summary['delivered']:,}"),
         ("dropped", f"{summary['dropped']:,}"),
         *_monitor_rows(summary),
