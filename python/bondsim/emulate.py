@@ -247,7 +247,8 @@ def validate_rows(
         _core.emulate_check(json.dumps(one))
         host, placement = _core.emulated_host(json.dumps(one))
         simulated = run_checked(json.loads(host))
-        emulated = emulate_doc(one, seconds, label=f"emulating {mode}", quiet=quiet, traffic=traffic)
+        what = "mptcp" if mptcp else mode  # (no bond places an MPTCP run's packets)
+        emulated = emulate_doc(one, seconds, label=f"emulating {what}", quiet=quiet, traffic=traffic)
         sim, emu = simulated.summary, emulated.summary
         row: dict[str, Any] = {"scheduler": sim["scheduler"], "placement": placement}
         if db is not None:
