@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from conftest import SCENARIOS
 
+import bondsim
 from bondsim.api import RunResult
 
 
@@ -149,3 +150,13 @@ def test_a_tcp_stall_counts_flows_that_had_received_nothing_and_runs_to_the_end(
     never = bondsim.run("failover", ["bond.miimon=0", "stop_s=1.5"])
     start = never.failovers["down_at_s"][0]
     assert never.summary["tcp_stall_ms_max"] >= (1.5 - start) * 1e3 - 1.0
+
+
+def test_a_frame_cut_by_a_carrier_loss_is_busy_time_only_until_the_cut():
+    """issue 39's invariant, busy_s <= duration_s, where the carrier (not stop_s) cuts a frame: 17.6 ms frames on a
+    0.5 Mbit/s link, the second cut at 30.1 ms and the run stopped at 31 ms."""
+    links = "links=[{rate_mbps=0.5, failures=[{down_s=0.0301, up_s=0.05}]}]"
+    r = bondsim.run("thesis", overrides=[links, "workload.requests=3", "stop_s=0.031"])
+    busy = r.links["busy_s"].iloc[0]
+    assert busy == pytest.approx(0.0301, abs=1e-9), "busy while sending: until the carrier went"
+    assert busy <= r.summary["duration_s"]

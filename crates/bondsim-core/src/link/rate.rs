@@ -429,8 +429,14 @@ impl RateLink {
         self.carrier = false;
         self.epoch = self.epoch.wrapping_add(1);
         self.stats.failures += 1;
-        // The frame being sent took the wire until now: its bytes count for that share.
+        // The frame being sent took the wire until now: its bytes count for that share, and its
+        // transmit time too (counted whole as it started: the rest never happened, so a link is
+        // never busy longer than the run, issue 39).
         self.cut_bytes += self.in_progress_bytes(now);
+        if self.sending {
+            let (from, until) = self.tx_span;
+            self.stats.busy_ns -= until.saturating_sub(now.max(from)).0;
+        }
         let released = match self.release {
             Release::AtEnqueue => self.transit.len() + self.queue.len(),
             Release::AtStart => self.transit.len() + usize::from(self.sending),
@@ -777,6 +783,17 @@ mod tests {
         assert_eq!(l.stats_at(SimTime(200_000)).busy_ns, 200_000);
         l.tx_done(next);
         assert_eq!(l.stats_at(SimTime(1_000_000)), l.stats, "idle at the end: every frame whole");
+    }
+
+    #[test]
+    fn busy_time_ends_where_a_carrier_loss_cuts_the_frame() {
+        // A frame of 123.04 us cut at 50 us: busy for those 50 us only, before and after the run ends.
+        let mut l = link(serde_json::json!({}));
+        let Enqueued::Started(_) = l.enqueue(SimTime::ZERO, &packet(0, 1460)) else { panic!() };
+        l.enqueue(SimTime::ZERO, &packet(1, 1460));
+        l.carrier_down(SimTime(50_000));
+        assert_eq!(l.stats.busy_ns, 50_000);
+        assert_eq!(l.stats_at(SimTime(60_000)).busy_ns, 50_000, "not sending at the end: nothing more to take off");
     }
 
     #[test]
