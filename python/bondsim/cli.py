@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from bondsim import _core
 from bondsim._core import BondsimError
-from bondsim.columns import FAILOVER_CELLS, ms
+from bondsim.columns import FAILOVER_CELLS, ms, summary_is_mptcp
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -220,7 +220,7 @@ def _tcp_rows(summary: dict) -> list[tuple[str, str]]:
 
 def _mptcp_rows(summary: dict) -> list[tuple[str, str]]:
     """The MPTCP connection level's figures (``sender.kind = "mptcp"``), as (name, value) rows."""
-    if summary.get("mptcp_ofo_max") is None:
+    if not summary_is_mptcp(summary):
         return []
     return [
         (
@@ -289,9 +289,7 @@ def _summary_table(summary: dict) -> Table:
         ("requests", f"{summary['requests']:,}"),
         # (An MPTCP run's subflows keep to their links: no bond places them.)
         (
-            "packets on the subflows' links"
-            if summary.get("mptcp_ofo_max") is not None
-            else "packets through the bond",
+            "packets on the subflows' links" if summary_is_mptcp(summary) else "packets through the bond",
             f"{summary['packets']:,}",
         ),
         ("data packets delivered", f"{summary['delivered']:,}"),

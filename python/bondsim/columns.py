@@ -126,6 +126,20 @@ def summary_is_tcp(summary: dict) -> bool:
     return summary.get("tcp_retransmits") is not None
 
 
+def summary_is_mptcp(summary: dict) -> bool:
+    """Whether one run's summary is an MPTCP run's (it has ``mptcp_ofo_max``: :func:`is_mptcp`'s rule)."""
+    return summary.get("mptcp_ofo_max") is not None
+
+
+def is_mptcp(runs: pd.DataFrame) -> pd.Series:
+    """Which runs are MPTCP's (their summary has ``mptcp_ofo_max``)."""
+    import pandas as pd
+
+    if "mptcp_ofo_max" not in runs:
+        return pd.Series(False, index=runs.index)
+    return runs["mptcp_ofo_max"].notna()
+
+
 def is_tcp(runs: pd.DataFrame) -> pd.Series:
     """Which runs are TCP's (their summary has ``tcp_retransmits``)."""
     import pandas as pd
@@ -148,7 +162,7 @@ def default(runs: pd.DataFrame) -> list[Column]:
     stall only if any is TCP)."""
     tcp = is_tcp(runs)
     chosen = list(TCP) if tcp.any() else []
-    if "mptcp_ofo_max" in runs and runs["mptcp_ofo_max"].notna().any():
+    if is_mptcp(runs).any():
         chosen += MPTCP
     if not tcp.all() or runs.empty:
         chosen += [c for c in OTHER if c not in chosen]

@@ -825,18 +825,19 @@ fn result(
         "tcp_rcv_ooopack",
         tcp_figure(outcomes.iter().flat_map(client_sockets).map(|i| u64::from(i.rcv_ooopack)).sum::<u64>()),
     );
+    // The kernel's MPTCP counters (`MPTcpExt`, net/mptcp/mib.c) of the namespace that counts each:
+    // the data sender's (the server) and the data receiver's (the clients, summed); a counter that
+    // did not move is 0.
+    let mib =
+        |of: &Map<String, Value>, name: &str| of.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
+    let server_mib = |name: &str| mib(&kernel.server, name);
+    let client_mib = |name: &str| mib(&kernel.clients, name);
     if is_mptcp {
-        // The kernel's MPTCP counters (`MPTcpExt`, net/mptcp/mib.c) of the namespace that counts
-        // each: the data sender's (the server) and the data receiver's (the clients, summed); a
-        // counter that did not move is 0. The model's names where the kernel counts the same:
-        // a subflow marked stale (`mptcp_pm_subflows_chk_stale`, net/mptcp/pm.c), one back in use
+        // The model's names where the kernel counts the same: a subflow marked stale
+        // (`mptcp_pm_subflows_chk_stale`, net/mptcp/pm.c), one back in use
         // (`mptcp_subflow_set_active` from `mptcp_subflow_active`, net/mptcp/protocol.c), data
         // the connection's receiver dropped as already had (`MPTCP_MIB_DUPDATA`, protocol.c and
         // subflow.c).
-        let server_mib =
-            |name: &str| kernel.server.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
-        let client_mib =
-            |name: &str| kernel.clients.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
         figures.push("mptcp_stale", server_mib("SubflowStale"));
         figures.push("mptcp_recovered", server_mib("SubflowRecover"));
         figures.push("mptcp_duplicates", client_mib("DuplicateData"));
@@ -855,10 +856,6 @@ fn result(
     figures.push("emu_kernel_clients", counters(&kernel.clients));
     figures.push("emu_foreign_packets", fabric.foreign);
     if is_mptcp {
-        let server_mib =
-            |name: &str| kernel.server.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
-        let client_mib =
-            |name: &str| kernel.clients.get(&format!("MPTcpExt.{name}")).and_then(Value::as_u64).unwrap_or(0);
         // The kernel's own: segments the receiver put in its connection-level out-of-order queue
         // (`mptcp_data_queue_ofo`, protocol.c), data fragments the sender's MPTCP timer sent again
         // (`__mptcp_retrans`, protocol.c), joins the server completed (`MPJoinAckRx`,

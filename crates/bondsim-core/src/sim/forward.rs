@@ -17,7 +17,7 @@ impl World {
             self.gso_pick
         } else if self.subflows > 0 {
             // An MPTCP subflow is bound to its link's device: no bond places it.
-            Pick::Link(flow % self.subflows as usize)
+            Pick::Link(transport::mptcp::split_flow(packet.flow, self.subflows).1 as usize)
         } else {
             // The bond sees the buffer's size: its segments and their headers.
             let segments = u32::from(packet.gso.max(1));
@@ -293,7 +293,11 @@ impl World {
     pub(super) fn failover_arrival(&mut self, now: SimTime, id: usize, packet: &Packet) {
         if let Some(log) = self.failover.as_deref_mut() {
             // (The measures are per request: an MPTCP subflow's packet counts for its connection.)
-            let flow = packet.flow.checked_div(self.subflows).unwrap_or(packet.flow);
+            let flow = if self.subflows > 0 {
+                transport::mptcp::split_flow(packet.flow, self.subflows).0
+            } else {
+                packet.flow
+            };
             log.arrived(now, id, &Packet { flow, ..*packet });
         }
     }

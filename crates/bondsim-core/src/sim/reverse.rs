@@ -20,7 +20,8 @@ impl World {
     pub(super) fn peer_link(&mut self, now: SimTime, flow: usize) -> Option<usize> {
         if self.subflows > 0 {
             // An MPTCP subflow's packets come back over its own link, while it has carrier.
-            return Some(flow % self.subflows as usize).filter(|&l| self.links[l].carrier());
+            let link = transport::mptcp::split_flow(flow as u32, self.subflows).1 as usize;
+            return Some(link).filter(|&l| self.links[l].carrier());
         }
         if !self.switch.aware() {
             return self.unaware_peer_link(now, flow);

@@ -243,9 +243,9 @@ pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
             }
         }
         Sender::Mptcp(m) => {
-            let config = mptcp::MptcpConfig::of(scenario).expect("an MPTCP sender");
             let mut tcp = tcp::TcpConfig::new(&m.tcp, scenario.chunk_bytes(), scenario.bond.hz);
             tcp.sack_blocks = 1;
+            let config = mptcp::MptcpConfig::of(scenario, &tcp).expect("an MPTCP sender");
             let wire = flows * config.subflows as usize;
             // A subflow's metrics are its client's (one server address per link is not modelled).
             let destinations = (0..wire).map(|w| clients[w / config.subflows as usize]).collect();

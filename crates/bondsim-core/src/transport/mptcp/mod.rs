@@ -61,19 +61,17 @@ pub struct MptcpConfig {
 }
 
 impl MptcpConfig {
-    /// The settings of `scenario`'s MPTCP sender; none for another sender.
-    pub fn of(scenario: &crate::Scenario) -> Option<MptcpConfig> {
+    /// The settings of `scenario`'s MPTCP sender, whose subflows run `tcp`; none for another sender.
+    pub fn of(scenario: &crate::Scenario, tcp: &super::tcp::TcpConfig) -> Option<MptcpConfig> {
         let crate::scenario::Sender::Mptcp(m) = &scenario.sender else { return None };
         let subflows = scenario.mptcp_subflows();
-        let mss = scenario.chunk_bytes();
-        let config = super::tcp::TcpConfig::new(&m.tcp, mss, scenario.bond.hz);
         Some(MptcpConfig {
             subflows,
             backup: (0..subflows as usize).map(|id| m.mptcp.mptcp_backup.contains(&scenario.link_name(id))).collect(),
             stale_loss_cnt: m.mptcp.mptcp_stale_loss_cnt,
-            mss,
+            mss: tcp.mss,
             wmem: m.tcp.tcp_wmem,
-            rwnd_initial: config.rwnd_initial,
+            rwnd_initial: tcp.rwnd_initial,
         })
     }
 }

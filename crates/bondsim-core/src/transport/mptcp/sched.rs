@@ -10,6 +10,8 @@ use crate::time::SimTime;
 pub struct Candidate {
     /// `subflow->backup || subflow->request_bkup`.
     pub backup: bool,
+    /// `__mptcp_subflow_active`: its handshake is over and it is not closed (stale or not).
+    pub established: bool,
     /// `mptcp_subflow_active`: established, and not stale (or heard from since it went stale).
     pub active: bool,
     /// `sk_wmem_queued`, bytes.
@@ -80,12 +82,11 @@ pub fn mean_pacing_rate(avg: f64, pacing_rate: f64, wmem: u64, burst: u64) -> f6
 /// `mptcp_subflow_get_retrans` after its stale checks (the sender counts them first): the
 /// first established subflow with nothing outstanding that is not a backup, else the first
 /// such backup if every subflow with data outstanding made no progress for two periods or more
-/// (`min_stale_count > 1`; none outstanding counts as that). `established[i]`:
-/// `__mptcp_subflow_active` (the stale flag is not tested here).
-pub fn get_retrans(subflows: &[Candidate], established: &[bool]) -> Option<usize> {
+/// (`min_stale_count > 1`; none outstanding counts as that). The stale flag is not tested here.
+pub fn get_retrans(subflows: &[Candidate]) -> Option<usize> {
     let mut backup = None;
     let mut min_stale = u32::MAX;
-    for (i, s) in subflows.iter().enumerate().filter(|&(i, _)| established[i]) {
+    for (i, s) in subflows.iter().enumerate().filter(|(_, s)| s.established) {
         if s.outstanding {
             min_stale = min_stale.min(s.stale_count);
             continue;
@@ -104,7 +105,14 @@ mod tests {
     use super::*;
 
     fn sub(wmem: u64, rate: f64) -> Candidate {
-        Candidate { active: true, wmem_queued: wmem, pacing_rate: rate, memory_free: true, ..Candidate::default() }
+        Candidate {
+            established: true,
+            active: true,
+            wmem_queued: wmem,
+            pacing_rate: rate,
+            memory_free: true,
+            ..Candidate::default()
+        }
     }
 
     #[test]
@@ -157,10 +165,10 @@ mod tests {
     fn retransmissions_go_to_an_idle_subflow_and_to_a_backup_only_without_progress() {
         let busy = |stale| Candidate { outstanding: true, stale_count: stale, ..sub(1, 1e6) };
         let backup = Candidate { backup: true, ..sub(0, 1e6) };
-        let all = [true; 3];
-        assert_eq!(get_retrans(&[busy(0), sub(0, 1e6), backup], &all), Some(1));
-        assert_eq!(get_retrans(&[busy(1), busy(1), backup], &all), None);
-        assert_eq!(get_retrans(&[busy(2), busy(3), backup], &all), Some(2));
-        assert_eq!(get_retrans(&[busy(2), sub(0, 1e6), backup], &[true, false, true]), Some(2));
+        assert_eq!(get_retrans(&[busy(0), sub(0, 1e6), backup]), Some(1));
+        assert_eq!(get_retrans(&[busy(1), busy(1), backup]), None);
+        assert_eq!(get_retrans(&[busy(2), busy(3), backup]), Some(2));
+        let joining = Candidate { established: false, ..sub(0, 1e6) };
+        assert_eq!(get_retrans(&[busy(2), joining, backup]), Some(2));
     }
 }

@@ -25,7 +25,7 @@ use super::{split_flow, wire_flow, MptcpConfig};
 use crate::packet::{Kind, Packet};
 use crate::report::Report;
 use crate::time::SimTime;
-use crate::transport::tcp::sender::{SubflowView, TcpSender};
+use crate::transport::tcp::sender::TcpSender;
 use crate::transport::tcp::{split_token, timer_token, Fired, Timer};
 use crate::transport::{Cutter, Endpoint, Output};
 
@@ -131,6 +131,25 @@ impl MptcpSender {
         wire_flow(conn, sub, self.config.subflows)
     }
 
+    /// The connection-level state of `conn`'s subflows, in subflow order.
+    fn subs_of(&self, conn: u32) -> &[Sub] {
+        let base = self.wire(conn, 0) as usize;
+        &self.subs[base..base + self.config.subflows as usize]
+    }
+
+    /// Segments of a full data fragment ([`DFRAG_BYTES`]).
+    fn dfrag_segments(&self) -> u32 {
+        DFRAG_BYTES.div_ceil(u64::from(self.config.mss)) as u32
+    }
+
+    /// `__mptcp_retransmit_pending_data`: everything unacknowledged at the data level is pushed
+    /// again (`first_pending = rtx_head`), through the scheduler.
+    fn retransmit_pending(&mut self, conn: u32) {
+        if let Some(m) = self.conns[conn as usize].as_mut() {
+            m.push_at = m.snd_una;
+        }
+    }
+
     /// Carries TCP's outputs over to `out`; a subflow TCP gave up on closes.
     fn forward(&mut self, now: SimTime, out: &mut Vec<Output>) {
         let mut tcp_out = std::mem::take(&mut self.scratch);
@@ -148,10 +167,11 @@ impl MptcpSender {
     fn subflow_gone(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
         let (conn, _) = split_flow(flow, self.config.subflows);
         self.subs[flow as usize].closed = true;
-        let Some(m) = self.conns[conn as usize].as_mut().filter(|m| !m.done) else { return };
-        m.push_at = m.snd_una;
-        let base = self.wire(conn, 0) as usize;
-        if self.subs[base..base + self.config.subflows as usize].iter().all(|s| s.closed) {
+        if self.conns[conn as usize].as_ref().is_none_or(|m| m.done) {
+            return;
+        }
+        self.retransmit_pending(conn);
+        if self.subs_of(conn).iter().all(|s| s.closed) {
             self.finish(now, conn);
             out.push(Output::Aborted(conn));
             return;
@@ -173,23 +193,23 @@ impl MptcpSender {
         }
     }
 
-    /// Every subflow of `conn` as the scheduler reads it, beside TCP's view of each.
-    fn candidates(&mut self, now: SimTime, conn: u32) -> Vec<(Candidate, Option<SubflowView>)> {
+    /// Every subflow of `conn` as the scheduler reads it.
+    fn candidates(&mut self, now: SimTime, conn: u32) -> Vec<Candidate> {
         (0..self.config.subflows)
             .map(|sub| {
                 let flow = self.wire(conn, sub);
-                let view = self.tcp.subflow(flow);
                 let s = &mut self.subs[flow as usize];
-                let Some(v) = view.filter(|v| v.established && !s.closed) else {
-                    return (Candidate::default(), view);
+                let Some(v) = self.tcp.subflow(flow).filter(|v| v.established && !s.closed) else {
+                    return Candidate::default();
                 };
                 if s.stale && s.rcv_tstamp != s.stale_rcv_tstamp {
                     // `mptcp_subflow_active`: heard from since it went stale.
                     s.stale = false;
                     self.stats.recovered += 1;
                 }
-                let candidate = Candidate {
+                Candidate {
                     backup: self.config.backup[sub as usize],
+                    established: true,
                     active: !s.stale,
                     wmem_queued: v.wmem_queued,
                     avg_pacing_rate: s.avg_pacing_rate,
@@ -201,8 +221,7 @@ impl MptcpSender {
                     },
                     outstanding: v.queued > 0,
                     stale_count: s.stale_count,
-                };
-                (candidate, view)
+                }
             })
             .collect()
     }
@@ -225,15 +244,13 @@ impl MptcpSender {
         let wmem = self.config.wmem;
         let expand = 2 * u64::from(v.cwnd.max(10).max(v.reordering + 1)) * sndbuf_per_mss(self.config.mss);
         let s = &mut self.subs[flow as usize];
-        s.sndbuf = s.sndbuf.max(wmem[1]).max(expand.min(wmem[2]));
+        s.sndbuf = s.sndbuf.max(expand.min(wmem[2]));
     }
 
     /// The application writes what the connection's send buffer takes (`mptcp_sendmsg` while
     /// `mptcp_send_limit`): `tcp_wmem[0]` and every subflow's `sk_sndbuf`, less what is unacked.
     fn app_write(&mut self, conn: u32) {
-        let base = self.wire(conn, 0) as usize;
-        let subs = &self.subs[base..base + self.config.subflows as usize];
-        let sndbuf = self.config.wmem[0] + subs.iter().map(|s| s.sndbuf).sum::<u64>();
+        let sndbuf = self.config.wmem[0] + self.subs_of(conn).iter().map(|s| s.sndbuf).sum::<u64>();
         let mss = u64::from(self.config.mss);
         let m = self.conns[conn as usize].as_mut().expect("open");
         let room = sndbuf.div_ceil(mss).min(u64::from(m.total)) as u32;
@@ -260,14 +277,13 @@ impl MptcpSender {
     /// to it), or none when nothing waits, no subflow is picked or the window is full.
     fn next_burst(&mut self, now: SimTime, conn: u32) -> Option<(u32, u32)> {
         let (k, mss) = (self.config.subflows, u64::from(self.config.mss));
-        let per_segment = self.tcp.segment_truesize();
-        let candidates = self.candidates(now, conn);
+        let (per_segment, per_dfrag) = (self.tcp.segment_truesize(), self.dfrag_segments());
+        let mut cands = self.candidates(now, conn);
         self.app_write(conn);
         let m = self.conns[conn as usize].as_mut().expect("open");
         if m.push_at >= m.write_seq {
             return None;
         }
-        let mut cands: Vec<Candidate> = candidates.iter().map(|(c, _)| *c).collect();
         let choice = sched::get_send(&mut cands);
         m.timer_ival = if choice.timeout > SimTime::ZERO { choice.timeout } else { TCP_RTO_MIN };
         for (sub, c) in cands.iter().enumerate() {
@@ -284,7 +300,6 @@ impl MptcpSender {
         s.avg_pacing_rate = sched::mean_pacing_rate(s.avg_pacing_rate, c.pacing_rate, c.wmem_queued, burst);
         // Whole fragments until the burst is spent, the subflow's memory full or nothing waits
         // (old data sent again is in the window already; new data up to its end).
-        let per_dfrag = DFRAG_BYTES.div_ceil(mss) as u32;
         let limit = m.write_seq.min(m.wnd_end.max(m.snd_nxt));
         let (mut left, mut queued, mut segments) = (burst as i64, c.wmem_queued, 0);
         while left > 0 && queued < s.sndbuf && m.push_at + segments < limit {
@@ -339,19 +354,17 @@ impl MptcpSender {
     /// The connection level's retransmission timer fired (`__mptcp_retrans`).
     fn on_rtx_timer(&mut self, now: SimTime, conn: u32, out: &mut Vec<Output>) {
         self.stats.rtx_timeouts += 1;
-        let candidates = self.candidates(now, conn);
-        let established: Vec<bool> = candidates.iter().map(|(_, v)| v.is_some_and(|v| v.established)).collect();
-        let mut cands: Vec<Candidate> = candidates.iter().map(|(c, _)| *c).collect();
+        let per_dfrag = self.dfrag_segments();
+        let mut cands = self.candidates(now, conn);
         for sub in 0..self.config.subflows {
-            if established[sub as usize] && cands[sub as usize].outstanding {
-                self.check_stale(now, conn, sub, &mut cands, &established, out);
+            if cands[sub as usize].outstanding {
+                self.check_stale(now, conn, sub, &mut cands, out);
             }
         }
         let Some(m) = self.conns[conn as usize].as_mut().filter(|m| !m.done) else { return };
         if m.snd_una < m.snd_nxt {
-            if let Some(pick) = sched::get_retrans(&cands, &established) {
+            if let Some(pick) = sched::get_retrans(&cands) {
                 // The oldest fragment, as far as it was sent.
-                let per_dfrag = DFRAG_BYTES.div_ceil(u64::from(self.config.mss)) as u32;
                 let end = (m.snd_una + per_dfrag).min(m.snd_nxt).min(m.wnd_end.max(m.snd_una + 1));
                 let flow = wire_flow(conn, pick as u32, self.config.subflows);
                 for dsn in m.snd_una..end {
@@ -369,15 +382,7 @@ impl MptcpSender {
     }
 
     /// `mptcp_pm_subflow_chk_stale` for subflow `sub`, which has data outstanding.
-    fn check_stale(
-        &mut self,
-        now: SimTime,
-        conn: u32,
-        sub: u32,
-        cands: &mut [Candidate],
-        established: &[bool],
-        out: &mut Vec<Output>,
-    ) {
+    fn check_stale(&mut self, now: SimTime, conn: u32, sub: u32, cands: &mut [Candidate], out: &mut Vec<Output>) {
         let loss_cnt = self.config.stale_loss_cnt;
         let flow = self.wire(conn, sub) as usize;
         let s = &mut self.subs[flow];
@@ -389,16 +394,13 @@ impl MptcpSender {
             // `mptcp_pm_subflows_chk_stale`: stale once past `stale_loss_cnt`, if another
             // active subflow is still progressing.
             let other_progressing = |(i, c): (usize, &Candidate)| {
-                i != sub as usize && established[i] && c.active && c.stale_count < (loss_cnt.saturating_sub(1)).max(1)
+                i != sub as usize && c.active && c.stale_count < (loss_cnt.saturating_sub(1)).max(1)
             };
             if !s.stale && loss_cnt > 0 && s.stale_count > loss_cnt && cands.iter().enumerate().any(other_progressing) {
                 s.stale = true;
                 self.stats.stale += 1;
                 cands[sub as usize].active = false;
-                // `__mptcp_retransmit_pending_data`: the whole unacked queue goes again.
-                if let Some(m) = self.conns[conn as usize].as_mut() {
-                    m.push_at = m.snd_una;
-                }
+                self.retransmit_pending(conn);
                 self.push_pending(now, conn, out);
             }
         } else {
