@@ -249,6 +249,16 @@ def test_schedulers_lists_registry(cli):
     assert one["name"] == "flowlet" and one["params"][0]["name"] == "gap_us"
     missing = cli("schedulers", "nope")
     assert missing.returncode == 2 and missing.stderr.startswith("error: nope: no such scheduler")
+    # MPTCP's packet schedulers follow, each saying which field takes it and whether Linux has it.
+    mptcp = [e for e in json.loads(proc.stdout) if e["for"] == "sender.mptcp_scheduler"]
+    from bondsim import _core
+
+    assert all(e["for"] == "bond.mode" for e in json.loads(_core.schedulers())), "bond.mode's list stays the bond's"
+    assert [e["name"] for e in mptcp] == ["default", "minrtt", "roundrobin", "redundant", "blest", "ecf"]
+    assert [e["upstream"] for e in mptcp] == [True] + [False] * 5
+    assert table.index("MPTCP packet schedulers") < table.index("Ferlin")
+    blest = cli("schedulers", "blest").stdout
+    assert "set as sender.mptcp_scheduler" in blest and "Not upstream" in blest
 
 
 def test_scenario_check_prints_defaults(cli):

@@ -372,6 +372,13 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr
+    # The research MPTCP schedulers are the out-of-tree kernel's: the model runs them, this kernel cannot.
+    r = main("emulate", "mptcp", "--set", "sender.mptcp_scheduler=blest")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: sender.mptcp_scheduler: ") and "default" in r.stderr, r.stderr
+    r = main("emulate", "mptcp", "--set", "sender.tcp_congestion_control=olia")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: sender.tcp_congestion_control: ") and "only the model" in r.stderr, r.stderr
     # --traffic takes the emulator's own list (bondsim._core.EMU_TRAFFIC).
     r = main("emulate", "tcp_rr", "--traffic", "ns3")
     assert r.returncode == 2

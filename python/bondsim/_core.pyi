@@ -27,7 +27,10 @@ def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""
 
 def schedulers() -> str:
-    """Every registered scheduler as JSON."""
+    """Every registered scheduler (``bond.mode``) as JSON."""
+
+def mptcp_schedulers() -> str:
+    """Every MPTCP packet scheduler (``sender.mptcp_scheduler``) as JSON, with ``upstream``."""
 
 def emulate(
     scenario_json: str,

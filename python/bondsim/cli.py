@@ -612,7 +612,7 @@ def _wrapped(text: str, width: int, indent: str) -> list[str]:
 def cmd_schedulers(args: argparse.Namespace) -> int:
     import shutil
 
-    entries = json.loads(_core.schedulers())
+    entries = json.loads(_core.schedulers()) + json.loads(_core.mptcp_schedulers())
     if args.name:
         # `name[key=value,...]` as bond.mode takes it: the scheduler is the name
         name = args.name.split("[", 1)[0].strip()
@@ -631,6 +631,7 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
         entry = entries[0]
         aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
         lines += _wrapped(f"{entry['name']}{aliases}: {entry['summary']}", width, "")
+        lines += _wrapped(f"set as {entry['for']}", width, "")
         if not entry["params"]:
             lines.append("no parameters")
         else:
@@ -640,13 +641,19 @@ def cmd_schedulers(args: argparse.Namespace) -> int:
             lines += _wrapped(p["help"], width, "      ")
             lines += _wrapped(f"allowed: {p['allowed']}", width, "      ")
     else:
-        lines += _wrapped("registered schedulers (bond.mode); details: bondsim schedulers NAME", width, "")
-        for entry in entries:
-            aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
-            lines += ["", *_wrapped(f"{entry['name']}{aliases}", width, "")]
-            lines += _wrapped(entry["summary"], width, "    ")
-            params = ", ".join(p["name"] for p in entry["params"]) or "none"
-            lines += _wrapped(f"parameters: {params}", width, "    ")
+        headings = {
+            "bond.mode": "registered schedulers (bond.mode); details: bondsim schedulers NAME",
+            "sender.mptcp_scheduler": 'MPTCP packet schedulers (sender.mptcp_scheduler, with sender.kind = "mptcp")',
+        }
+        for field, heading in headings.items():
+            lines += [""] * bool(lines) + _wrapped(heading, width, "")
+            for entry in (e for e in entries if e["for"] == field):
+                aliases = f" (also {', '.join(entry['aliases'])})" if entry["aliases"] else ""
+                lines += ["", *_wrapped(f"{entry['name']}{aliases}", width, "")]
+                lines += _wrapped(entry["summary"], width, "    ")
+                if field == "bond.mode":
+                    params = ", ".join(p["name"] for p in entry["params"]) or "none"
+                    lines += _wrapped(f"parameters: {params}", width, "    ")
     print("\n".join(lines))
     return 0
 
@@ -835,11 +842,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "schedulers",
-        help="list the bonding modes and schedulers",
+        help="list the bonding modes and schedulers, and MPTCP's",
         formatter_class=HelpFormatter,
-        description="List every registered scheduler (the values of bond.mode), or one with its parameters.",
-        epilog="examples:\n  bondsim schedulers\n  bondsim schedulers earliest-finish\n"
-        "  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'",
+        description="List every registered scheduler (the values of bond.mode, then MPTCP's packet schedulers, "
+        "the values of sender.mptcp_scheduler), or one with its parameters.",
+        epilog="examples:\n  bondsim schedulers\n  bondsim schedulers earliest-finish\n  bondsim schedulers blest\n"
+        "  bondsim run thesis --set 'bond.mode=balance-rr[packets_per_slave=2]'\n"
+        "  bondsim run mptcp --set sender.mptcp_scheduler=ecf",
     )
     p.add_argument("name", nargs="?", help="one scheduler (name or alias) to show in detail")
     p.add_argument("--json", action="store_true", help="print as JSON")

@@ -126,7 +126,7 @@ fn bad_mptcp_fields_are_named_with_what_is_allowed() {
         Err(Error::Scenario { path, message }) => (path, message),
         other => panic!("{other:?}"),
     };
-    let (path, message) = err(json!({"sender": {"mptcp_scheduler": "blest"}}));
+    let (path, message) = err(json!({"sender": {"mptcp_scheduler": "bliss"}}));
     assert_eq!(path, "sender.mptcp_scheduler");
     assert!(message.contains("default"), "{message}");
     let (path, message) = err(json!({"sender": {"mptcp_subflows": 3}}));
@@ -148,4 +148,113 @@ fn bad_mptcp_fields_are_named_with_what_is_allowed() {
     };
     assert_eq!(path, "sender.mptcp_subflows");
     assert!(message.contains("Linux's limit is 9"), "{message}");
+}
+
+/// A path as the scheduler papers' heterogeneous pairs: `rate` Mbit/s with `delay_ms` one way.
+fn path(rate: f64, delay_ms: f64) -> Value {
+    json!({"rate_mbps": rate, "delay_us": delay_ms * 1000.0})
+}
+
+fn with_scheduler(links: Vec<Value>, name: &str, bytes: u64) -> RunResult {
+    let extra = json!({"sender": {"mptcp_scheduler": name}, "workload": {"file_size": {"bytes": bytes}}});
+    run(&scenario(links, extra).unwrap()).unwrap()
+}
+
+#[test]
+fn blest_and_ecf_keep_the_slow_path_from_blocking_the_fast_one_where_minrtt_does_not() {
+    // A 10 Mbit/s, 5 ms path beside a 1 Mbit/s, 40 ms one (the papers' WiFi-and-3G pairs).
+    let hetero = || vec![path(10.0, 5.0), path(1.0, 40.0)];
+    let all: Vec<(&str, f64)> = bondsim_core::scenario::MPTCP_SCHEDULERS
+        .iter()
+        .map(|&n| {
+            let r = with_scheduler(hetero(), n, 6_500_000);
+            assert_eq!(r.summary.flows_complete, 1, "{n}");
+            (n, figure(&r, "mptcp_ofo_max"))
+        })
+        .collect();
+    let of = |name| all.iter().find(|(n, _)| *n == name).unwrap().1;
+    // BLEST (Ferlin et al. 2016, §V) and ECF (Lim et al. 2017, §5) hold data back from the
+    // slow path when the fast one would deliver it sooner: far less waits at the receiver.
+    assert!(of("blest") < of("minrtt") / 4.0 && of("ecf") < of("minrtt") / 4.0, "{all:?}");
+}
+
+#[test]
+fn redundant_sends_data_twice_while_the_windows_have_room_and_roundrobin_alternates() {
+    let fast = || vec![path(100.0, 10.0), path(100.0, 10.0)];
+    let twice = |name| figure(&with_scheduler(fast(), name, 1_000_000), "mptcp_duplicates");
+    let packets = 1_000_000.0 / 1424.0;
+    assert!(twice("redundant") > 0.3 * packets, "{}", twice("redundant"));
+    assert_eq!((twice("minrtt"), twice("default")), (0.0, 0.0));
+    let r = with_scheduler(vec![path(10.0, 2.0), path(10.0, 2.0)], "roundrobin", 6_500_000);
+    let s = sent(&r);
+    let share = s[0] as f64 / (s[0] + s[1]) as f64;
+    assert!((0.45..0.55).contains(&share), "{s:?}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run_under_every_scheduler() {
+    for &name in bondsim_core::scenario::MPTCP_SCHEDULERS {
+        let json = || {
+            let mut r = with_scheduler(vec![path(10.0, 5.0), path(4.0, 20.0)], name, 2_000_000);
+            r.summary.wall_s = 0.0;
+            r.to_json()
+        };
+        assert_eq!(json(), json(), "{name}");
+    }
+    for cc in ["lia", "olia"] {
+        let json = || {
+            let lossy = json!({"rate_mbps": 10, "delay_us": 5_000, "loss": 0.01});
+            let mut r =
+                run(&scenario(vec![lossy.clone(), lossy], json!({"sender": {"tcp_congestion_control": cc}})).unwrap())
+                    .unwrap();
+            r.summary.wall_s = 0.0;
+            r.to_json()
+        };
+        assert_eq!(json(), json(), "{cc}");
+    }
+}
+
+/// One 6.5 MB transfer over `links` with the subflows' congestion control `cc`: its goodput
+/// (Mbit/s) and the second link's share of the packets sent.
+fn coupled_run(links: Vec<Value>, cc: &str) -> (f64, f64) {
+    let r = run(&scenario(links, json!({"sender": {"tcp_congestion_control": cc}})).unwrap()).unwrap();
+    assert_eq!(r.summary.flows_complete, 1, "{cc}");
+    let s = sent(&r);
+    (r.summary.goodput_bps / 1e6, s[1] as f64 / (s[0] + s[1]) as f64)
+}
+
+#[test]
+fn coupled_controls_take_one_paths_share_and_shift_it_off_a_lossy_path() {
+    let lossy = |loss: f64| json!({"rate_mbps": 10, "delay_us": 10_000, "loss": loss});
+    // Two equal paths losing 1%: uncoupled Reno subflows are two TCP flows; LIA and OLIA
+    // together take about one (RFC 6356 §2, goal 2: do no harm).
+    let (reno, _) = coupled_run(vec![lossy(0.01), lossy(0.01)], "reno");
+    for cc in ["lia", "olia"] {
+        let (coupled, _) = coupled_run(vec![lossy(0.01), lossy(0.01)], cc);
+        assert!(coupled < 0.6 * reno, "{cc}: {coupled} against uncoupled {reno}");
+    }
+    // A clean path beside one losing 2%: the coupled controls move traffic to the clean one
+    // (RFC 6356 §2, goal 3; Khalili et al. 2013, §V), uncoupled Reno much less.
+    let (_, reno) = coupled_run(vec![lossy(0.0), lossy(0.02)], "reno");
+    for cc in ["lia", "olia"] {
+        let (_, share) = coupled_run(vec![lossy(0.0), lossy(0.02)], cc);
+        assert!(share < 0.7 * reno, "{cc}: the lossy path's share {share} against uncoupled {reno}");
+    }
+}
+
+#[test]
+fn coupled_controls_are_for_mptcp_subflows_only() {
+    match scenario(vec![line(10.0)], json!({"sender": {"kind": "tcp", "tcp_congestion_control": "lia"}})) {
+        Err(Error::Scenario { path, message }) => {
+            assert_eq!(path, "sender.tcp_congestion_control");
+            assert!(message.contains("mptcp") && message.contains("cubic"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    let (path, message) = match scenario(vec![line(10.0)], json!({"sender": {"tcp_congestion_control": "lia2"}})) {
+        Err(Error::Scenario { path, message }) => (path, message),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(path, "sender.tcp_congestion_control");
+    assert!(message.contains("olia") && message.contains("did you mean"), "{message}");
 }

@@ -90,6 +90,27 @@ pub fn check(scenario: &Scenario) -> Result<()> {
         Sender::Tcp(tcp) => check_tcp(tcp)?,
         Sender::Mptcp(m) => {
             check_tcp(&m.tcp)?;
+            let cc = m.tcp.tcp_congestion_control.as_str();
+            if bondsim_core::scenario::COUPLED_CONGESTION_CONTROLS.contains(&cc) {
+                return Err(Error::scenario(
+                    "sender.tcp_congestion_control",
+                    format!(
+                        "`{cc}` is the out-of-tree multipath-tcp.org kernel's coupled control, which Linux's MPTCP \
+                         lacks (its subflows run cubic, reno or bbr uncoupled); only the model runs it"
+                    ),
+                ));
+            }
+            let sched = bondsim_core::transport::mptcp::sched::info(&m.mptcp.mptcp_scheduler);
+            if !sched.upstream {
+                return Err(Error::scenario(
+                    "sender.mptcp_scheduler",
+                    format!(
+                        "the kernel here runs Linux's own MPTCP scheduler, `default`; `{}` is the out-of-tree \
+                         multipath-tcp.org kernel's, which only the model runs",
+                        sched.name
+                    ),
+                ));
+            }
             // Each client's address per subflow's link (the fabric's plan, checked here first).
             fabric::subflow_ips(scenario, &Clients::new(&scenario.network, w.clients, scenario.seed))?;
         }

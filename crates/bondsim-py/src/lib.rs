@@ -146,7 +146,8 @@ fn closest(given: &str, names: Vec<String>) -> Option<String> {
     bondsim_core::bond::error::closest(given, &names).map(str::to_string)
 }
 
-/// Every registered scheduler as JSON: name, aliases, summary, parameters.
+/// Every registered scheduler (the values of `bond.mode`) as JSON: name, aliases, summary,
+/// parameters, and the field that names it (`for`).
 #[pyfunction]
 fn schedulers() -> String {
     let list: Vec<serde_json::Value> = registry::ALL
@@ -154,6 +155,7 @@ fn schedulers() -> String {
         .map(|info| {
             serde_json::json!({
                 "name": info.name,
+                "for": "bond.mode",
                 "aliases": info.aliases,
                 "summary": info.summary,
                 "params": info.params.iter().map(|p| serde_json::json!({
@@ -162,6 +164,26 @@ fn schedulers() -> String {
                     "allowed": p.kind.describe(),
                     "help": p.help,
                 })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
+/// Every MPTCP packet scheduler (the values of `sender.mptcp_scheduler`) as JSON, in the shape of
+/// [`schedulers`]'s entries, with `upstream`: whether Linux's own tree (so the emulator) has it.
+#[pyfunction]
+fn mptcp_schedulers() -> String {
+    let list: Vec<serde_json::Value> = bondsim_core::transport::mptcp::sched::SCHEDULERS
+        .iter()
+        .map(|info| {
+            serde_json::json!({
+                "name": info.name,
+                "for": "sender.mptcp_scheduler",
+                "aliases": [],
+                "summary": info.summary,
+                "params": [],
+                "upstream": info.upstream,
             })
         })
         .collect();
@@ -177,6 +199,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(mptcp_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
     let kernels: Vec<(&str, Vec<(&str, &str)>)> = Kernel::ALL.iter().map(|k| (k.name(), k.preset().to_vec())).collect();

@@ -278,6 +278,8 @@ pub struct MptcpSender {
 pub struct Mptcp {
     /// `net.mptcp.scheduler`: the packet scheduler choosing each burst's subflow. Linux 6.18 has
     /// one in-kernel, `default` (`mptcp_subflow_get_send`, net/mptcp/protocol.c); others are BPF.
+    /// The model also runs the out-of-tree multipath-tcp.org kernel's `minrtt`, `roundrobin`,
+    /// `redundant`, `blest` and `ecf` (`transport::mptcp::sched`; `bondsim schedulers`).
     #[serde(default = "default_mptcp_scheduler")]
     pub mptcp_scheduler: String,
     /// Subflows per connection, one per link in the links' order (default: one per link): what
@@ -296,8 +298,9 @@ pub struct Mptcp {
     pub mptcp_stale_loss_cnt: u32,
 }
 
-/// The MPTCP packet schedulers [`Mptcp::mptcp_scheduler`] may name.
-pub const MPTCP_SCHEDULERS: &[&str] = &["default"];
+/// The MPTCP packet schedulers [`Mptcp::mptcp_scheduler`] may name (the model's registry,
+/// `transport::mptcp::sched::SCHEDULERS`, lists the same; a test checks).
+pub const MPTCP_SCHEDULERS: &[&str] = &["default", "minrtt", "roundrobin", "redundant", "blest", "ecf"];
 
 /// Linux's most subflows one connection may have: the first and `MPTCP_PM_ADDR_MAX` (8) extra
 /// (net/mptcp/pm_kernel.c, `parse_limit`).
@@ -484,6 +487,12 @@ fn default_tcp_wmem() -> [u64; 3] {
 /// is its name for NewReno's window rules). The TCP lane builds them (`transport::tcp::cc::build`;
 /// its `NAMES` are these, a test in `tests/schema_names.rs` checks both agree).
 pub const CONGESTION_CONTROLS: &[&str] = &["cubic", "reno", "bbr"];
+
+/// The coupled congestion controls an MPTCP sender may name besides [`CONGESTION_CONTROLS`]:
+/// LIA (RFC 6356) and OLIA, as the out-of-tree multipath-tcp.org kernel runs them (not in
+/// Linux's tree). The TCP lane builds them (`transport::tcp::cc::coupled`, whose `NAMES` are
+/// these; a test checks).
+pub const COUPLED_CONGESTION_CONTROLS: &[&str] = &["lia", "olia"];
 
 /// Other names taken for one of [`CONGESTION_CONTROLS`]: `newreno` for `reno`.
 const CONGESTION_CONTROL_ALIASES: &[&str] = &["newreno"];
@@ -676,10 +685,26 @@ impl Scenario {
             }
             Sender::Tcp(t) | Sender::Mptcp(MptcpSender { tcp: t, .. }) => {
                 let cc = t.tcp_congestion_control.as_str();
-                if !CONGESTION_CONTROLS.contains(&cc) && !CONGESTION_CONTROL_ALIASES.contains(&cc) {
+                let mptcp = matches!(self.sender, Sender::Mptcp(_));
+                if COUPLED_CONGESTION_CONTROLS.contains(&cc) && !mptcp {
                     return Err(Error::scenario(
                         "sender.tcp_congestion_control",
-                        bondsim_bond::error::one_of(CONGESTION_CONTROLS, cc),
+                        format!(
+                            "`{cc}` couples the subflows of an MPTCP connection: set sender.kind = \"mptcp\", \
+                             or one of {}",
+                            CONGESTION_CONTROLS.join(", ")
+                        ),
+                    ));
+                }
+                let coupled = mptcp && COUPLED_CONGESTION_CONTROLS.contains(&cc);
+                if !(coupled || CONGESTION_CONTROLS.contains(&cc) || CONGESTION_CONTROL_ALIASES.contains(&cc)) {
+                    let allowed: Vec<&str> = match mptcp {
+                        true => CONGESTION_CONTROLS.iter().chain(COUPLED_CONGESTION_CONTROLS).copied().collect(),
+                        false => CONGESTION_CONTROLS.to_vec(),
+                    };
+                    return Err(Error::scenario(
+                        "sender.tcp_congestion_control",
+                        bondsim_bond::error::one_of(&allowed, cc),
                     ));
                 }
                 if !t.tcp_sack {

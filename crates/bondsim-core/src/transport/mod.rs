@@ -250,7 +250,8 @@ pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
             // A subflow's metrics are its client's (one server address per link is not modelled).
             let destinations = (0..wire).map(|w| clients[w / config.subflows as usize]).collect();
             let subflows = TcpSender::new(tcp.clone(), Cutter::whole_files(u64::from(tcp.mss)), wire)
-                .with_destinations(destinations);
+                .with_destinations(destinations)
+                .with_coupling(config.subflows);
             let receiver = TcpReceiver::new(tcp.clone(), Cutter::whole_files(u64::from(tcp.mss)), wire);
             let k = config.subflows;
             Ends {

@@ -58,6 +58,8 @@ pub struct MptcpConfig {
     pub wmem: [u64; 3],
     /// The receive window a connection starts with, bytes (as TCP's).
     pub rwnd_initial: u64,
+    /// The packet scheduler every connection runs (`sender.mptcp_scheduler`).
+    pub scheduler: &'static sched::SchedInfo,
 }
 
 impl MptcpConfig {
@@ -72,6 +74,7 @@ impl MptcpConfig {
             mss: tcp.mss,
             wmem: m.tcp.tcp_wmem,
             rwnd_initial: tcp.rwnd_initial,
+            scheduler: sched::info(&m.mptcp.mptcp_scheduler),
         })
     }
 }

@@ -4,10 +4,12 @@
 //!   below `sk_sndbuf`, which is `tcp_wmem[0]` plus every subflow's `sk_sndbuf`
 //!   (`mptcp_send_limit`, `__mptcp_sync_sndbuf` in protocol.h); data is charged there until the
 //!   DATA_ACK covers it (`__mptcp_clean_una`), and to its subflow until TCP's ACK does;
-//! * `__mptcp_push_pending`: while data waits and the scheduler ([`sched::get_send`]) picks a
-//!   subflow, that subflow takes a burst of at most `MPTCP_SEND_BURST_SIZE` bytes, capped by the
-//!   data-level window, a whole data fragment at a time (`__subflow_push_pending`: the burst and
-//!   the subflow's memory are tested after each fragment);
+//! * `__mptcp_push_pending`: while data waits and the connection's scheduler
+//!   ([`sched::Scheduler`], `sender.mptcp_scheduler`) picks a subflow, that subflow takes what
+//!   the scheduler says (Linux's default: a burst of at most `MPTCP_SEND_BURST_SIZE` bytes),
+//!   capped by the data-level window, a whole data fragment at a time (`__subflow_push_pending`:
+//!   the burst and the subflow's memory are tested after each fragment); a scheduler may have
+//!   the same data sent on other subflows too (`redundant`);
 //! * the DATA_ACK every subflow's ACK carries moves `snd_una` and the window's end
 //!   (`ack_update_msk`, options.c: `wnd_end` = DATA_ACK + that subflow's window, never
 //!   smaller), re-arms the retransmission timer and pushes again;
@@ -17,10 +19,10 @@
 //!   (`mptcp_pm_subflow_chk_stale`, pm.c), marks one stale after `stale_loss_cnt` such periods
 //!   while another is still progressing, which sends everything unacknowledged again through
 //!   the scheduler (`__mptcp_retransmit_pending_data`), and re-sends the oldest fragment on an
-//!   idle subflow ([`sched::get_retrans`]);
+//!   idle subflow (the scheduler's `get_retrans`, [`sched::get_retrans`]);
 //! * a subflow TCP gives up on closes (`mptcp_close_ssk`): its data is sent again on the others.
 
-use super::sched::{self, Candidate};
+use super::sched::{self, upstream::SEND_BURST_BYTES, Candidate, Meta, Scheduler, Take};
 use super::{split_flow, wire_flow, MptcpConfig};
 use crate::packet::{Kind, Packet};
 use crate::report::Report;
@@ -29,9 +31,6 @@ use crate::transport::tcp::sender::TcpSender;
 use crate::transport::tcp::{split_token, timer_token, Fired, Timer};
 use crate::transport::{Cutter, Endpoint, Output};
 
-/// `MPTCP_SEND_BURST_SIZE`: 64 KiB less a TCP header, the most TCP options, an IPv6 header and
-/// a fragment header: 65,428 bytes.
-const SEND_BURST_BYTES: u64 = 65_428;
 /// A data fragment: a 32 KiB page (`SKB_FRAG_PAGE_ORDER`) less the 40-byte `struct
 /// mptcp_data_frag` carved at its start (`mptcp_sendmsg`).
 const DFRAG_BYTES: u64 = 32_728;
@@ -67,6 +66,8 @@ struct Msk {
     timer: Timer,
     timer_ival: SimTime,
     done: bool,
+    /// Its packet scheduler (`msk->sched`).
+    sched: Box<dyn Scheduler>,
 }
 
 /// One subflow's connection-level state (`struct mptcp_subflow_context`).
@@ -221,6 +222,14 @@ impl MptcpSender {
                     },
                     outstanding: v.queued > 0,
                     stale_count: s.stale_count,
+                    srtt_us8: v.srtt_us8,
+                    rttvar_us: v.rttvar_us,
+                    cwnd: v.cwnd,
+                    ssthresh: v.ssthresh,
+                    in_flight: v.in_flight,
+                    queued: v.queued,
+                    unsent: v.unsent,
+                    in_loss: v.in_loss,
                 }
             })
             .collect()
@@ -284,26 +293,45 @@ impl MptcpSender {
         if m.push_at >= m.write_seq {
             return None;
         }
-        let choice = sched::get_send(&mut cands);
-        m.timer_ival = if choice.timeout > SimTime::ZERO { choice.timeout } else { TCP_RTO_MIN };
+        let window = u64::from(m.wnd_end.saturating_sub(m.push_at)) * mss;
+        let meta = Meta {
+            now,
+            mss,
+            window_bytes: window,
+            snd_wnd_bytes: u64::from(m.wnd_end.saturating_sub(m.snd_una)) * mss,
+            unsent_bytes: u64::from(m.write_seq - m.push_at) * mss,
+            snd_una: m.snd_una,
+            push_at: m.push_at,
+            write_seq: m.write_seq,
+        };
+        let period = sched::retransmit_period(&cands);
+        m.timer_ival = if period > SimTime::ZERO { period } else { TCP_RTO_MIN };
+        let push = m.sched.get_send(&mut cands, &meta);
         for (sub, c) in cands.iter().enumerate() {
             self.subs[wire_flow(conn, sub as u32, k) as usize].avg_pacing_rate = c.avg_pacing_rate;
         }
-        let pick = choice.pick?;
-        let burst = SEND_BURST_BYTES.min(u64::from(m.wnd_end.saturating_sub(m.push_at)) * mss);
+        let push = push?;
+        let flow = wire_flow(conn, push.sub as u32, k);
+        let (burst, cap) = match push.take {
+            Take::Burst => (SEND_BURST_BYTES.min(window), u32::MAX),
+            Take::Segments(n) => ((u64::from(n) * mss).min(window), n),
+            Take::Again(dsn) => {
+                // A copy of data already pushed (`redundant`): it is in the window already.
+                self.subs[flow as usize].map.push(dsn);
+                return Some((flow, 1));
+            }
+        };
         if burst == 0 {
             return None;
         }
-        let flow = wire_flow(conn, pick as u32, k);
-        let c = &cands[pick];
+        let c = &cands[push.sub];
         let s = &mut self.subs[flow as usize];
-        s.avg_pacing_rate = sched::mean_pacing_rate(s.avg_pacing_rate, c.pacing_rate, c.wmem_queued, burst);
         // Whole fragments until the burst is spent, the subflow's memory full or nothing waits
         // (old data sent again is in the window already; new data up to its end).
         let limit = m.write_seq.min(m.wnd_end.max(m.snd_nxt));
         let (mut left, mut queued, mut segments) = (burst as i64, c.wmem_queued, 0);
         while left > 0 && queued < s.sndbuf && m.push_at + segments < limit {
-            let n = per_dfrag.min(limit - m.push_at - segments);
+            let n = per_dfrag.min(limit - m.push_at - segments).min(cap - segments);
             segments += n;
             left -= (u64::from(n) * mss) as i64;
             queued += u64::from(n) * per_segment;
@@ -311,10 +339,8 @@ impl MptcpSender {
         if segments == 0 {
             return None;
         }
-        for dsn in m.push_at..m.push_at + segments {
-            s.map.push(dsn);
-            self.stats.reinjected += u64::from(dsn < m.snd_nxt);
-        }
+        s.map.extend(m.push_at..m.push_at + segments);
+        self.stats.reinjected += u64::from(m.snd_nxt.saturating_sub(m.push_at).min(segments));
         m.push_at += segments;
         m.snd_nxt = m.snd_nxt.max(m.push_at);
         Some((flow, segments))
@@ -363,7 +389,7 @@ impl MptcpSender {
         }
         let Some(m) = self.conns[conn as usize].as_mut().filter(|m| !m.done) else { return };
         if m.snd_una < m.snd_nxt {
-            if let Some(pick) = sched::get_retrans(&cands) {
+            if let Some(pick) = m.sched.get_retrans(&cands) {
                 // The oldest fragment, as far as it was sent.
                 let end = (m.snd_una + per_dfrag).min(m.snd_nxt).min(m.wnd_end.max(m.snd_una + 1));
                 let flow = wire_flow(conn, pick as u32, self.config.subflows);
@@ -456,6 +482,7 @@ impl Endpoint for MptcpSender {
             timer: Timer::default(),
             timer_ival: TCP_RTO_MIN,
             done: false,
+            sched: (self.config.scheduler.build)(self.config.subflows as usize),
         });
         self.active += 1;
         self.unopened -= 1;

@@ -410,6 +410,7 @@ impl CongestionControl for Cubic {
     /// curve does not count it (RFC 9438 §4.2, §5.8), never past now.
     fn cwnd_event(&mut self, w: &mut Window, event: CaEvent) {
         match event {
+            CaEvent::Loss => {}
             CaEvent::TxStart => {
                 let now = jiffies32(w.now);
                 let delta = now.wrapping_sub(jiffies32(w.lsndtime)) as i32;

@@ -15,8 +15,11 @@
 //! * [`newreno`]: RFC 5681 / RFC 6582 (Linux `tcp_reno_*`).
 //! * [`cubic`]: RFC 9438 with HyStart, as Linux's `tcp_cubic.c` (the default).
 //! * [`bbr`]: BBR v1, as Linux 6.x's `tcp_bbr.c` (rate-based: `cong_control`, paced).
+//! * [`coupled`]: LIA and OLIA, which couple an MPTCP connection's subflows (the out-of-tree
+//!   multipath-tcp.org kernel's; `sender.kind = "mptcp"` only).
 
 pub mod bbr;
+pub mod coupled;
 pub mod cubic;
 pub mod newreno;
 
@@ -74,7 +77,8 @@ pub struct Window {
     /// control with `cong_control` (before `cong_control` and `cwnd_event`; zero otherwise):
     /// `tp->delivered` (segments delivered, ACKed or SACKed, each once), `tp->delivered_mstamp`
     /// (when it last grew), `tcp_packets_in_flight()` (after the ACK), `srtt_us` (8 × SRTT in µs,
-    /// 0 before a sample), `tcp_min_rtt()` and `tcp_wstamp_ns` (the next departure time, EDT).
+    /// 0 before a sample; kept current for every control: the coupled ones read it),
+    /// `tcp_min_rtt()` and `tcp_wstamp_ns` (the next departure time, EDT).
     pub delivered: u32,
     pub delivered_mstamp: SimTime,
     pub packets_in_flight: u32,
@@ -195,6 +199,9 @@ pub struct RateSample {
 pub enum CaEvent {
     /// First transmission when no packet is in flight (`CA_EVENT_TX_START`).
     TxStart,
+    /// A retransmission timeout starts a reduction (`CA_EVENT_LOSS`, `tcp_enter_loss`, after
+    /// the new `ssthresh`).
+    Loss,
 }
 
 /// A congestion-control algorithm, as Linux's `struct tcp_congestion_ops`.

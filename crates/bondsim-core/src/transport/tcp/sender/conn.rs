@@ -210,8 +210,8 @@ impl Conn {
 }
 
 impl TcpSender {
-    pub(super) fn new_conn(&self, file_bytes: u64, now: SimTime) -> Conn {
-        let cc = cc::build(&self.config.cc, self.config.hystart).expect("validated congestion control");
+    pub(super) fn new_conn(&self, flow: u32, file_bytes: u64, now: SimTime) -> Conn {
+        let cc = self.congestion_control(flow);
         let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
         let total = self.cutter.packets(file_bytes) as u32;
         Conn {

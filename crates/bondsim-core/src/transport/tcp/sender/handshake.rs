@@ -44,7 +44,7 @@ pub(super) struct Handshake {
 impl TcpSender {
     /// The flow opens: the SYN-ACK leaves now, its retransmission timer armed.
     pub(super) fn open_handshake(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
-        let mut conn = self.new_conn(bytes, now);
+        let mut conn = self.new_conn(flow, bytes, now);
         conn.handshake = Some(Handshake { sent: now, resent: 0 });
         Self::arm(&mut conn, flow, TimerKind::Handshake, now + TCP_TIMEOUT_INIT, out);
         self.add_conn(flow, conn);
@@ -54,7 +54,7 @@ impl TcpSender {
     /// Opens `flow` established at `now`, without the handshake's sample (a ping-pong's stream;
     /// the data-path unit tests).
     pub(super) fn open_established(&mut self, now: SimTime, flow: u32, bytes: u64, out: &mut Vec<Output>) {
-        let conn = self.new_conn(bytes, now);
+        let conn = self.new_conn(flow, bytes, now);
         self.add_conn(flow, conn);
         self.establish(now, flow, out);
     }

@@ -82,6 +82,9 @@ pub struct TcpSender {
     pacing_due: Vec<u32>,
     /// The TCP metrics cache: an entry per destination a connection closed to.
     metrics: std::collections::HashMap<u32, Metrics>,
+    /// With a coupled control (LIA, OLIA: MPTCP's subflows, [`TcpSender::with_coupling`]), the
+    /// subflows of each connection, `coupled.1` flows in a row, share a group.
+    coupled: (Vec<cc::coupled::Group>, u32),
 }
 
 /// The token of the trace's sampling timer (no flow has it).
@@ -105,6 +108,55 @@ impl TcpSender {
             destination: Vec::new(),
             metrics: std::collections::HashMap::new(),
             pacing_due: Vec::new(),
+            coupled: (Vec::new(), 1),
+        }
+    }
+
+    /// The flows are MPTCP subflows, `subflows` per connection in a row: with a coupled
+    /// congestion control ([`cc::coupled`]) each connection's share one group.
+    pub fn with_coupling(mut self, subflows: u32) -> TcpSender {
+        if cc::coupled::NAMES.contains(&self.config.cc.as_str()) {
+            let groups = self.conns.len() / subflows as usize;
+            self.coupled = ((0..groups).map(|_| cc::coupled::Coupling::group(subflows as usize)).collect(), subflows);
+        }
+        self
+    }
+
+    /// The congestion control of a new connection on `flow`: its own, or its group's share.
+    fn congestion_control(&self, flow: u32) -> Box<dyn CongestionControl> {
+        let (groups, k) = &self.coupled;
+        match groups.get((flow / k) as usize) {
+            Some(group) => cc::coupled::build(&self.config.cc, group.clone(), (flow % k) as usize),
+            None => cc::build(&self.config.cc, self.config.hystart),
+        }
+        .expect("validated congestion control")
+    }
+
+    /// After an event on `flow`, its window as its coupled siblings read it.
+    fn publish(&self, flow: u32) {
+        let (groups, k) = &self.coupled;
+        if let (Some(group), Some(c)) = (groups.get((flow / k) as usize), self.conns[flow as usize].as_ref()) {
+            let open = c.handshake.is_none() && !c.done;
+            group.lock().expect("unpoisoned").publish((flow % k) as usize, &c.w, c.state, open);
+        }
+    }
+
+    /// `flow`'s timer of `generation` fired.
+    fn on_conn_timer(&mut self, now: SimTime, flow: u32, generation: u32, out: &mut Vec<Output>) {
+        let Some(c) = self.conns[flow as usize].as_mut() else { return };
+        match c.timer.fire(now, generation) {
+            Fired::Stale => {}
+            Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
+            // The probe timer after the host refused a send with nothing in flight
+            // (`tcp_probe_timer` → `tcp_write_wakeup`): it tries again.
+            Fired::Due if std::mem::take(&mut c.xmit_failed) && c.packets_out() == 0 => self.ready.push_back(flow),
+            Fired::Due => match c.timer_kind {
+                TimerKind::Rto => self.on_rto(flow, now, out),
+                TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
+                TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
+                TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
+                TimerKind::Handshake => self.on_handshake_timer(flow, now, out),
+            },
         }
     }
 
@@ -217,9 +269,13 @@ impl Endpoint for TcpSender {
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         debug_assert_eq!(packet.kind, Kind::Ack);
         if self.conns[packet.flow as usize].as_ref().is_some_and(|c| c.handshake.is_some()) {
-            return self.handshake_acked(now, &packet, out);
+            self.handshake_acked(now, &packet, out);
+        } else {
+            self.on_ack(now, &packet, false, out);
         }
-        self.on_ack(now, &packet, false, out);
+        if !self.coupled.0.is_empty() {
+            self.publish(packet.flow);
+        }
     }
 
     fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
@@ -241,20 +297,9 @@ impl Endpoint for TcpSender {
             return self.on_pacing_timer(now, token & !PACING_TIMER, out);
         }
         let (flow, generation) = split_token(token);
-        let Some(c) = self.conns[flow as usize].as_mut() else { return };
-        match c.timer.fire(now, generation) {
-            Fired::Stale => {}
-            Fired::Early(at) => out.push(Output::Timer { at, token: timer_token(flow, c.timer.generation()) }),
-            // The probe timer after the host refused a send with nothing in flight
-            // (`tcp_probe_timer` → `tcp_write_wakeup`): it tries again.
-            Fired::Due if std::mem::take(&mut c.xmit_failed) && c.packets_out() == 0 => self.ready.push_back(flow),
-            Fired::Due => match c.timer_kind {
-                TimerKind::Rto => self.on_rto(flow, now, out),
-                TimerKind::LossProbe => self.on_loss_probe(flow, now, out),
-                TimerKind::ReoTimeout => self.on_reo_timeout(flow, now, out),
-                TimerKind::EarlyRetrans => self.on_early_retrans(flow, now, out),
-                TimerKind::Handshake => self.on_handshake_timer(flow, now, out),
-            },
+        self.on_conn_timer(now, flow, generation, out);
+        if !self.coupled.0.is_empty() {
+            self.publish(flow);
         }
     }
 

@@ -34,6 +34,14 @@ pub struct SubflowView {
     pub pacing_rate: Option<f64>,
     /// When its pending timer (retransmission, loss probe, the handshake's) fires, if armed.
     pub timer_at: Option<SimTime>,
+    /// `tp->srtt_us`: eight times the smoothed RTT in µs, as Linux keeps it (0 before a sample).
+    pub srtt_us8: u64,
+    /// `tp->rttvar_us`: the RTO's variance term, µs.
+    pub rttvar_us: u64,
+    /// Its slow-start threshold, segments (`u32::MAX`: `TCP_INFINITE_SSTHRESH`).
+    pub ssthresh: u32,
+    /// In `TCP_CA_Loss` (after a retransmission timeout, until it recovers).
+    pub in_loss: bool,
 }
 
 impl TcpSender {
@@ -57,6 +65,10 @@ impl TcpSender {
             reordering: c.reordering,
             pacing_rate: c.pacing_rate(&self.config),
             timer_at: c.timer.deadline(),
+            srtt_us8: c.srtt_us,
+            rttvar_us: c.rttvar_us,
+            ssthresh: c.w.ssthresh,
+            in_loss: c.state == CaState::Loss,
         })
     }
 

@@ -17,7 +17,7 @@ fn conn(cwnd: u32, srtt_us: u64, min_rtt_us: u64) -> (TcpSender, Conn) {
         &crate::Scenario::from_json(r#"{"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}}, "sender": {"kind": "tcp"}, "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 1000}]}"#).unwrap(),
     );
     let sender = TcpSender::new(config, cutter, 1);
-    let mut c = sender.new_conn(1 << 30, SimTime::ZERO);
+    let mut c = sender.new_conn(0, 1 << 30, SimTime::ZERO);
     c.w.cwnd = cwnd;
     c.w.ssthresh = cwnd; // congestion avoidance: pacing at 120%
     c.srtt_us = srtt_us * 8;
@@ -699,7 +699,7 @@ fn a_closing_connection_leaves_its_destinations_metrics_as_tcp_update_metrics_do
     let close = |keep: bool, before: (u32, u32), cwnd: u32, ssthresh: u32, state: CaState, reordering: u32| {
         let (mut s, _) = conn(10, 1_000, 1_000);
         s.config.ssthresh_metrics = keep;
-        let mut c = s.new_conn(1_000, SimTime::ZERO);
+        let mut c = s.new_conn(0, 1_000, SimTime::ZERO);
         (c.w.cwnd, c.w.ssthresh, c.state, c.reordering, c.srtt_us) = (cwnd, ssthresh, state, reordering, 8_000);
         let mut m = Metrics { ssthresh: before.0, reordering: before.1, stamp: SimTime::ZERO };
         m.update(&s.config, &c, SimTime(1_000_000));
@@ -724,7 +724,7 @@ fn a_closing_connection_leaves_its_destinations_metrics_as_tcp_update_metrics_do
     // A connection that timed out last saves nothing.
     let (mut s, _) = conn(10, 1_000, 1_000);
     s.config.ssthresh_metrics = true;
-    let mut c = s.new_conn(1_000, SimTime::ZERO);
+    let mut c = s.new_conn(0, 1_000, SimTime::ZERO);
     (c.w.cwnd, c.w.ssthresh, c.reordering, c.srtt_us, c.backoff) = (8, 30, 9, 8_000, 1);
     let mut m = Metrics::default();
     m.update(&s.config, &c, SimTime(1_000_000));
@@ -736,7 +736,7 @@ fn a_new_connection_starts_from_its_destinations_metrics_unless_an_hour_old() {
     let (mut s, _) = conn(10, 1_000, 1_000);
     (s.config.ssthresh_metrics, s.config.fack) = (true, true);
     let fresh = |s: &TcpSender| {
-        let mut c = s.new_conn(1_000, SimTime::ZERO);
+        let mut c = s.new_conn(0, 1_000, SimTime::ZERO);
         c.fack_on = true;
         c.do_early_retrans = true;
         c

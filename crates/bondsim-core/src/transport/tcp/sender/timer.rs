@@ -121,6 +121,7 @@ impl TcpSender {
             c.prior_ssthresh = c.current_ssthresh();
             c.prior_cwnd = c.w.cwnd;
             c.w.ssthresh = c.cc.ssthresh(&c.w);
+            c.cc.cwnd_event(&mut c.w, CaEvent::Loss);
             c.init_undo();
         }
         // Until 3.15 every timeout set the marker afresh (after `tcp_clear_retrans_partial`:

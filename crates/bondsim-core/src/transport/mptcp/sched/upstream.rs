@@ -3,58 +3,45 @@
 //! `mptcp_subflow_get_retrans`. Sans-IO: the sender hands each subflow's state over, in the
 //! order Linux walks `msk->conn_list` (the first subflow, then the joins in order).
 
-use crate::time::SimTime;
+use super::{Candidate, Meta, Push, Scheduler, Take};
 
-/// A subflow as the scheduler reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Candidate {
-    /// `subflow->backup || subflow->request_bkup`.
-    pub backup: bool,
-    /// `__mptcp_subflow_active`: its handshake is over and it is not closed (stale or not).
-    pub established: bool,
-    /// `mptcp_subflow_active`: established, and not stale (or heard from since it went stale).
-    pub active: bool,
-    /// `sk_wmem_queued`, bytes.
-    pub wmem_queued: u64,
-    /// `subflow->avg_pacing_rate`, bytes per second (0: not yet set).
-    pub avg_pacing_rate: f64,
-    /// `sk_pacing_rate`, bytes per second (0 before the subflow has one).
-    pub pacing_rate: f64,
-    /// `sk_stream_memory_free`: `sk_wmem_queued < sk_sndbuf` (a subflow's `notsent_lowat` is
-    /// `UINT_MAX`, `mptcp_sockopt_sync_locked`, so that is the whole test).
-    pub memory_free: bool,
-    /// Time left on its pending TCP timer if its `stale_count` is 0 (`mptcp_timeout_from_subflow`).
-    pub timeout: SimTime,
-    /// Its TCP write or retransmission queue holds data (`!tcp_rtx_and_write_queues_empty`).
-    pub outstanding: bool,
-    /// Retransmission periods it made no progress in (`subflow->stale_count`).
-    pub stale_count: u32,
-}
+/// `MPTCP_SEND_BURST_SIZE`: 64 KiB less a TCP header, the most TCP options, an IPv6 header and
+/// a fragment header: 65,428 bytes.
+pub const SEND_BURST_BYTES: u64 = 65_428;
 
-/// The scheduler's answer.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Choice {
-    /// The subflow to push a burst into (none: nothing is sent now).
-    pub pick: Option<usize>,
-    /// The longest time left on a candidate's timer (0 if none): the connection's
-    /// retransmission period becomes it, or `TCP_RTO_MIN` when 0 (`__mptcp_set_timeout`).
-    pub timeout: SimTime,
+/// Linux's default scheduler (`mptcp_sched_default`, net/mptcp/sched.c).
+#[derive(Debug, Clone, Copy)]
+pub struct Default;
+
+impl Scheduler for Default {
+    /// [`get_send`]'s pick takes a burst of `MPTCP_SEND_BURST_SIZE` capped by the data-level
+    /// window; its `avg_pacing_rate` becomes the burst-weighted mean ([`mean_pacing_rate`]). With
+    /// the window closed it takes nothing.
+    fn get_send(&mut self, subs: &mut [Candidate], meta: &Meta) -> Option<Push> {
+        let pick = get_send(subs)?;
+        let burst = SEND_BURST_BYTES.min(meta.window_bytes);
+        if burst == 0 {
+            return None;
+        }
+        let c = &mut subs[pick];
+        c.avg_pacing_rate = mean_pacing_rate(c.avg_pacing_rate, c.pacing_rate, c.wmem_queued, burst);
+        Some(Push { sub: pick, take: Take::Burst })
+    }
 }
 
 /// `mptcp_subflow_get_send`: among the active subflows, the one with the least linger time
 /// (`sk_wmem_queued` over `avg_pacing_rate`, the first on a tie), the backups only if no other
 /// subflow is active; nothing if that one's send buffer is full (the memory test is made on
 /// the winner only). A subflow whose `avg_pacing_rate` is unset takes its `sk_pacing_rate`
-/// (updated in `subflows`), and is skipped while that is 0 too.
-pub fn get_send(subflows: &mut [Candidate]) -> Choice {
+/// (updated in `subflows`), and is skipped while that is 0 too. (Its timeout is
+/// [`super::retransmit_period`].)
+pub fn get_send(subflows: &mut [Candidate]) -> Option<usize> {
     let mut best: [Option<(usize, f64)>; 2] = [None, None];
     let mut nr_active = 0;
-    let mut timeout = SimTime::ZERO;
     for (i, s) in subflows.iter_mut().enumerate() {
         if !s.active {
             continue;
         }
-        timeout = timeout.max(s.timeout);
         nr_active += usize::from(!s.backup);
         if s.avg_pacing_rate == 0.0 {
             s.avg_pacing_rate = s.pacing_rate;
@@ -69,8 +56,7 @@ pub fn get_send(subflows: &mut [Candidate]) -> Choice {
         }
     }
     let chosen = if nr_active == 0 { best[1] } else { best[0] };
-    let pick = chosen.map(|(i, _)| i).filter(|&i| subflows[i].memory_free);
-    Choice { pick, timeout }
+    chosen.map(|(i, _)| i).filter(|&i| subflows[i].memory_free)
 }
 
 /// `avg_pacing_rate` after a burst of `burst` bytes is given to a subflow holding `wmem` bytes:
@@ -118,41 +104,42 @@ mod tests {
     #[test]
     fn the_least_linger_time_wins_and_the_first_on_a_tie() {
         let mut s = [sub(10_000, 1e6), sub(10_000, 2e6)];
-        assert_eq!(get_send(&mut s).pick, Some(1), "half the linger time");
+        assert_eq!(get_send(&mut s), Some(1), "half the linger time");
         assert_eq!(s[0].avg_pacing_rate, 1e6, "unset averages start from the pacing rate");
         let mut tie = [sub(0, 1e6), sub(0, 5e6)];
-        assert_eq!(get_send(&mut tie).pick, Some(0), "strict <: the earlier subflow keeps a tie");
+        assert_eq!(get_send(&mut tie), Some(0), "strict <: the earlier subflow keeps a tie");
     }
 
     #[test]
     fn a_full_winner_sends_nothing_even_if_another_has_room() {
         let mut s = [sub(1_000, 1e6), sub(50_000, 1e6)];
         s[0].memory_free = false;
-        assert_eq!(get_send(&mut s).pick, None);
+        assert_eq!(get_send(&mut s), None);
     }
 
     #[test]
     fn backups_only_when_no_other_subflow_is_active() {
         let mut s = [sub(90_000, 1e6), Candidate { backup: true, ..sub(0, 1e6) }];
-        assert_eq!(get_send(&mut s).pick, Some(0), "a busy primary still blocks the backup");
+        assert_eq!(get_send(&mut s), Some(0), "a busy primary still blocks the backup");
         s[0].active = false;
-        assert_eq!(get_send(&mut s).pick, Some(1));
+        assert_eq!(get_send(&mut s), Some(1));
     }
 
     #[test]
     fn a_subflow_without_a_pacing_rate_counts_as_active_but_is_not_picked() {
         let mut s = [sub(0, 0.0), Candidate { backup: true, ..sub(0, 1e6) }];
-        assert_eq!(get_send(&mut s).pick, None, "nr_active counts it, so the backup stays out");
+        assert_eq!(get_send(&mut s), None, "nr_active counts it, so the backup stays out");
     }
 
     #[test]
-    fn the_timeout_is_the_longest_time_left_on_an_active_subflows_timer() {
-        let mut s = [sub(0, 1e6), sub(0, 1e6), sub(0, 1e6)];
-        s[0].timeout = SimTime::from_millis_f64(30.0);
-        s[1].timeout = SimTime::from_millis_f64(250.0);
-        s[2].timeout = SimTime::from_millis_f64(900.0);
-        s[2].active = false;
-        assert_eq!(get_send(&mut s).timeout, SimTime::from_millis_f64(250.0));
+    fn a_burst_is_capped_by_the_window_and_none_is_taken_when_it_is_closed() {
+        let meta = |window_bytes| Meta { window_bytes, ..super::super::mptcp_org::tests::meta() };
+        let mut s = [sub(0, 1e6)];
+        assert_eq!(Default.get_send(&mut s, &meta(0)), None);
+        assert_eq!(s[0].avg_pacing_rate, 1e6, "the rate was set, no burst averaged in");
+        s[0].pacing_rate = 3e6;
+        assert_eq!(Default.get_send(&mut s, &meta(10_000)).map(|p| p.sub), Some(0));
+        assert_eq!(s[0].avg_pacing_rate, 3e6, "all of it the burst (nothing queued)");
     }
 
     #[test]
