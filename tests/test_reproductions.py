@@ -20,6 +20,7 @@ import bondsim
 from bondsim import kernels
 from bondsim.reproduce import (
     PAPERS,
+    bond_vs_mptcp,
     bulk_tcp,
     eft,
     elt_aft,
@@ -900,3 +901,29 @@ def test_failure_league_silent_ports_are_seen_only_by_traffic_monitors(reproduce
     assert (kind["flapping"]["failures"] == round(quick_window_s / cycle_s)).all()
     summary = (reproduced("failure-league") / "summary.md").read_text()
     assert all(f"## {k}\n" in summary for k in failure_league.KINDS)
+
+
+# --- bond-vs-mptcp: every bonding mode against every MPTCP scheduler ---------------------------------
+
+
+def test_bond_vs_mptcp_runs_every_contender_and_finds_where_each_wins(reproduced):
+    runs = csv(reproduced, "bond-vs-mptcp", "runs.csv")
+    assert set(runs["links"]) == set(bond_vs_mptcp.LINKS) and set(runs["workload"]) == set(bond_vs_mptcp.WORKLOADS)
+    assert set(zip(runs["family"], runs["name"], strict=True)) == set(bond_vs_mptcp.contenders())
+    assert runs["complete"].all(), "every request of every run completes"
+    bulk = runs[runs["workload"] == "bulk"].set_index(["links", "name"])["goodput_mbps"]
+    # one link carries at most its rate: a single-link mode or broadcast, never more than 10 Mbit/s
+    for mode in ("active-backup", "broadcast", "balance-tlb"):
+        assert bulk[("equal", mode)] <= 10.0, mode
+    # equal links: balance-rr stripes one connection over both
+    assert bulk[("equal", "balance-rr")] > 1.8 * bulk[("equal", "active-backup")]
+    # 10:1: the reordering sinks balance-rr below one link; MPTCP's minRTT keeps more than one link
+    assert bulk[("10:1", "balance-rr")] < 0.5 * bulk[("10:1", "active-backup")]
+    assert bulk[("10:1", "minrtt")] > bulk[("10:1", "active-backup")] > bulk[("10:1", "default")]
+    # a failing link: MPTCP web requests arriving during it wait for their SYN's second try (1 s)
+    web = runs[(runs["workload"] == "web") & (runs["links"] == "fails 1-2 s")].set_index("name")["fct_p99_ms"]
+    for scheduler in bond_vs_mptcp.MPTCP_SCHEDULERS:
+        assert web[scheduler] > 1000.0, scheduler
+    assert web["balance-rr"] < 500.0
+    summary = (reproduced("bond-vs-mptcp") / "summary.md").read_text()
+    assert "| fails 1-2 s | web | balance-rr" in summary and "| bond |" in summary

@@ -23,6 +23,7 @@ MODULES = {
     "failover-switchover": "failover_switchover",
     "elt-aft": "elt_aft",
     "failure-league": "failure_league",
+    "bond-vs-mptcp": "bond_vs_mptcp",
 }
 
 
