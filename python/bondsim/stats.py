@@ -69,6 +69,11 @@ CI_NOTE = (
 )
 
 
+def cell(value: float, spec: str) -> str:
+    """A table cell: ``value`` formatted by ``spec``, or a dash where a run has none (NaN)."""
+    return "–" if value != value else format(value, spec)
+
+
 def ci_text(row: Any, value: str, spec: str) -> str:
     """``row``'s mean of ``value`` (a row of :func:`mean_ci`'s table) with how far to trust it, each number
     formatted by ``spec``: its 95% interval from :data:`MIN_INTERVAL_RUNS` runs or more, else the runs' own

@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots
-from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
+from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, cell, ci_text, mean_ci
 from bondsim.sweeps import run_many
 
 #: Linux's bonding modes (their default hash, layer2, for balance-xor and 802.3ad).
@@ -188,11 +188,6 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     return summary
 
 
-def fmt(value: float, spec: str) -> str:
-    """A figure, or a dash where the run has none (no failure, not MPTCP)."""
-    return "–" if pd.isna(value) else format(value, spec)
-
-
 def winners(mean: pd.DataFrame) -> list[str]:
     """Per link set and workload: the best bond mode against the best MPTCP scheduler, by the ranking
     figure, and which wins (a tie when their intervals overlap)."""
@@ -242,7 +237,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
                 p99 = ci_text(r, "fct_p99_ms", ".0f") if value == "fct_p99_ms" else f"{r.fct_p99_ms:.0f}"
                 parts.append(
                     f"| {r.rank} | {r.family} | {r.name} | {goodput} | {r.fct_mean_ms:.0f} / {p99} | "
-                    f"{r.retransmits:.0f} | {r.tcp_ooo_share:.1%} | {fmt(r.mptcp_wait_ms, '.1f')} | {fmt(r.stall_ms, '.0f')} |"
+                    f"{r.retransmits:.0f} | {r.tcp_ooo_share:.1%} | {cell(r.mptcp_wait_ms, '.1f')} | {cell(r.stall_ms, '.0f')} |"
                 )
             parts.append("")
     parts += [READING, CI_NOTE]

@@ -21,7 +21,7 @@ import pandas as pd
 
 from bondsim import atomic, plots
 from bondsim.scenario import apply_overrides
-from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
+from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, cell, ci_text, mean_ci
 from bondsim.sweeps import run_many
 
 #: The Linux modes, as operators configure them.
@@ -192,11 +192,6 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary = out / "summary.md"
     atomic.write_text(summary, report(mean, quick))
     return summary
-
-
-def cell(value: float, fmt: str) -> str:
-    """A figure, or a dash where the run had none (never detected, no flow switched)."""
-    return "–" if pd.isna(value) else format(value, fmt)
 
 
 def report(mean: pd.DataFrame, quick: bool) -> str:
