@@ -223,3 +223,55 @@ def test_a_capture_directory_that_cannot_be_made_is_an_error_naming_it(main, tmp
     )
     assert done.returncode == 2
     assert "pcap.stop_s" in done.stderr
+
+
+#: The MPTCP fields a test reads (RFC 8684's options as tshark decodes them).
+MPTCP_FIELDS = (
+    "tcp.srcport",
+    "tcp.dstport",
+    "tcp.flags.syn",
+    "tcp.len",
+    "tcp.checksum.status",
+    "tcp.options.mptcp.subtype",
+    "tcp.options.mptcp.rawdataseqno",
+    "tcp.options.mptcp.subflowseqno",
+    "tcp.options.mptcp.datalvllen",
+    "tcp.options.mptcp.rawdataack",
+    "mptcp.expected_idsn",
+)
+
+
+@needs_tshark
+def test_mptcp_captures_carry_the_options_tshark_decodes(main, tmp_path):
+    """Issue 36: each subflow's SYN-ACK carries MP_CAPABLE (with the key tshark derives the initial
+    data sequence number from) or MP_JOIN, each data segment a DSS mapping, each ACK a data ACK; the
+    mappings of all subflows cover the file, and the last data ACK is its end."""
+    pcap, file_bytes = tmp_path / "pcap", 300_000
+    args = ["--pcap", str(pcap), "--pcap-payload", "--set", f"workload.file_size.bytes={file_bytes}"]
+    done = main("run", "mptcp", "--quiet", *args)
+    assert done.returncode == 0, done.stderr
+    cmd = ["tshark", "-n", "-r", str(pcap / "receivers.pcapng"), "-o", "tcp.check_checksum:TRUE"]
+    cmd += ["-o", "mptcp.analyze_mptcp:TRUE", "-T", "fields", "-E", "occurrence=f"]
+    for field in MPTCP_FIELDS:
+        cmd += ["-e", field]
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True).stdout
+    fs = [dict(zip(MPTCP_FIELDS, line.split("\t"), strict=True)) for line in out.splitlines()]
+    assert fs and {f["tcp.checksum.status"] for f in fs} == {"1"}, "whole frames: every TCP checksum good"
+    synacks = [f for f in fs if f["tcp.flags.syn"] == "1"]
+    assert sorted(f["tcp.options.mptcp.subtype"] for f in synacks) == ["0", "1"], "MP_CAPABLE and one MP_JOIN"
+    idsn = int(next(f["mptcp.expected_idsn"] for f in synacks if f["tcp.options.mptcp.subtype"] == "0"))
+    data = [f for f in fs if f["tcp.len"] not in ("", "0")]
+    assert data and all(f["tcp.options.mptcp.subtype"] == "2" for f in data), "every data segment a DSS"
+    assert {f["tcp.dstport"] for f in data} == {f["tcp.dstport"] for f in synacks}, "data on both subflows"
+    covered = set()
+    for f in data:
+        start = int(f["tcp.options.mptcp.rawdataseqno"]) - idsn - 1
+        assert int(f["tcp.options.mptcp.datalvllen"]) == int(f["tcp.len"])
+        covered.update(range(start, start + int(f["tcp.len"])))
+    assert covered == set(range(file_bytes)), "the mappings cover the file, from the IDSN tshark derived"
+    acks = [
+        int(f["tcp.options.mptcp.rawdataack"])
+        for f in fs
+        if f["tcp.options.mptcp.rawdataack"] and f["tcp.srcport"] != "8000"
+    ]
+    assert max(acks) == idsn + 1 + file_bytes

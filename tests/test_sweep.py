@@ -318,5 +318,5 @@ def test_mptcp_schedulers_and_coupled_controls_are_sweep_axes():
     # BLEST keeps the 1 Mbit/s path nearly idle where Linux's default uses it: different runs
     sent = {k: r.links["packets_sent"].tolist() for k, r in runs.items()}
     assert sent[("blest", "cubic")][1] < sent[("default", "cubic")][1], sent
-    with pytest.raises(ScenarioError, match="sender.mptcp_scheduler"):
+    with pytest.raises(ScenarioError, match=r"sender\.mptcp_scheduler"):
         load_sweep({"base": base, "axes": {"sender.mptcp_scheduler": ["default", "fastest"]}})

@@ -40,7 +40,8 @@
 //! from the handshake and the section comment tells it
 //! (`tshark -o tcp.default_window_scaling:N`). Data segments advertise 65535 (the
 //! server's receive window is not modelled). Retransmissions carry the comment
-//! `retransmission` (the model's mark; real captures have none).
+//! `retransmission` (the model's mark; real captures have none). An MPTCP run's flows are its
+//! subflows, each carrying the MPTCP option Linux writes last ([`mptcp_options`]).
 //!
 //! Timestamps are simulated time in nanoseconds (`if_tsresol` = 9) from 0, i.e. from
 //! 1970-01-01. By default only the headers are written (the original length is
@@ -116,6 +117,8 @@ struct Flow {
     file_bytes: u64,
     /// Initial sequence numbers: the data sender's, the data receiver's.
     isn: [u32; 2],
+    /// An MPTCP subflow's connection (none for a TCP or UDP flow).
+    mptcp: Option<Subflow>,
 }
 
 /// One pcapng file being written (to its part file).
@@ -274,6 +277,30 @@ pub struct LinkInfo<'a> {
     pub reverse: bool,
 }
 
+/// An MPTCP subflow's connection-level facts, for its options (RFC 8684).
+#[derive(Debug, Clone, Copy)]
+struct Subflow {
+    /// Its number in the connection: 0 the initial subflow (MP_CAPABLE), else a join (MP_JOIN).
+    index: u32,
+    /// The connection's data (its data sequence space), bytes.
+    conn_bytes: u64,
+    /// The server's key (its SYN-ACK's MP_CAPABLE) and the initial data sequence numbers of both
+    /// ends: the least significant 64 bits of the SHA-256 of each key (RFC 8684 §3.1).
+    key: u64,
+    idsn: [u64; 2],
+    /// A join's SYN-ACK: truncated HMAC (8 bytes) and nonce (4): drawn, not computed (the
+    /// client's SYN, with its nonce, is not captured).
+    join: [u8; 12],
+}
+
+/// RFC 8684 §3.1: an initial data sequence number is the least significant 64 bits of the SHA-256
+/// hash of the key (as Linux's `mptcp_crypto_key_sha`).
+fn idsn_of(key: u64) -> u64 {
+    use sha2::Digest;
+    let hash = sha2::Sha256::digest(key.to_be_bytes());
+    u64::from_be_bytes(hash[24..32].try_into().expect("8 bytes"))
+}
+
 /// The file names a capture writes (what a capture directory's earlier files are known by).
 const FWD_SUFFIX: &str = ".fwd.pcapng";
 const REV_SUFFIX: &str = ".rev.pcapng";
@@ -315,16 +342,37 @@ impl Capture {
         remove_captures(&options.dir, |_| true, PART_SUFFIX)?;
         let mut parts = PartFiles::default();
         let mut isn_rng = rng::stream(scenario.seed, "pcap.isn");
-        let flows = requests
+        // MPTCP: a flow per subflow (`transport::mptcp::wire_flow`), each connection's keys drawn.
+        let k = scenario.mptcp_subflows().max(1) as usize;
+        let mut key_rng = rng::stream(scenario.seed, "pcap.mptcp");
+        let mut keys = [0u64; 2];
+        let flows = headers
             .iter()
-            .zip(headers)
-            .map(|(r, h)| Flow {
-                headers: *h,
-                // An upload's data goes from the client to the server (`workload.direction`).
-                data_headers: if scenario.upload() { h.reversed() } else { *h },
-                client: r.client,
-                file_bytes: r.file_bytes,
-                isn: [isn_rng.random(), isn_rng.random()],
+            .enumerate()
+            .map(|(w, h)| {
+                let r = &requests[w / k];
+                let mptcp = (scenario.mptcp_subflows() > 0).then(|| {
+                    if w % k == 0 {
+                        keys = [key_rng.random(), key_rng.random()];
+                    }
+                    Subflow {
+                        index: (w % k) as u32,
+                        conn_bytes: r.file_bytes,
+                        key: keys[0],
+                        idsn: keys.map(idsn_of),
+                        join: key_rng.random(),
+                    }
+                });
+                Flow {
+                    headers: *h,
+                    // An upload's data goes from the client to the server (`workload.direction`).
+                    data_headers: if scenario.upload() { h.reversed() } else { *h },
+                    client: r.client,
+                    // A subflow's segments are all whole (its stream is as long as any connection's).
+                    file_bytes: if mptcp.is_some() { tcp::sender::SUBFLOW_STREAM_BYTES } else { r.file_bytes },
+                    isn: [isn_rng.random(), isn_rng.random()],
+                    mptcp,
+                }
             })
             .collect();
         let tcp = scenario.sender.tcp().is_some();
@@ -603,6 +651,9 @@ impl Capture {
                 }
             }
         }
+        if let Some(sub) = flow.mptcp {
+            n = mptcp_options(&mut opts, n, &sub, packet, cutter, syn);
+        }
         let ip_at = usize::from(t.ip_at);
         let l4_header = usize::from(t.len) - ip_at - Ipv4Header::MIN_LEN + n;
         let l4_len = (l4_header + payload) as u16;
@@ -670,6 +721,44 @@ impl Capture {
             buf.extend_from_slice(&ZEROS[..payload]);
         }
         (headers_len + payload) as u32
+    }
+}
+
+/// Writes an MPTCP subflow's option after TCP's (Linux's `mptcp_write_options`, net/mptcp/options.c,
+/// 6.18, last in `tcp_options_write`) into `opts` from byte `n`; returns the bytes used. The server's
+/// SYN-ACK: MP_CAPABLE v1 with its key (RFC 8684 §3.1, 12 bytes, HMAC-SHA256) on the initial
+/// subflow, MP_JOIN (§3.2, 16 bytes: address ID 0, not a backup) on a join. A data segment: DSS (§3.3)
+/// with a 32-bit data ACK (the client sends no data, so the server's `use_64bit_ack` stays off) and a
+/// 64-bit mapping of this segment alone (DSN, relative subflow sequence number, length), then two
+/// NOPs (Linux writes them in the length's word when checksums are off): 24 bytes. An ACK: DSS with a
+/// 64-bit data ACK (the server's mappings were 64-bit, `use_64bit_ack`): 12 bytes.
+fn mptcp_options(opts: &mut [u8; 40], n: usize, sub: &Subflow, packet: &Packet, cutter: Cutter, syn: bool) -> usize {
+    const MPTCP: u8 = 30;
+    let dsn = |k: u32| sub.idsn[0].wrapping_add(1).wrapping_add(cutter.offset(sub.conn_bytes, u64::from(k)));
+    let o = &mut opts[n..];
+    // Kind, length, subtype (high nibble) and its low nibble, then flags (`mptcp_option`).
+    let mut head =
+        |len: u8, subtype_nibble: u8, flags: u8| o[..4].copy_from_slice(&[MPTCP, len, subtype_nibble, flags]);
+    if syn && sub.index == 0 {
+        head(12, 0x01, 0x01); // MP_CAPABLE, version 1; HMAC-SHA256
+        o[4..12].copy_from_slice(&sub.key.to_be_bytes());
+        n + 12
+    } else if syn {
+        head(16, 0x10, 0); // MP_JOIN, not a backup; address ID 0
+        o[4..16].copy_from_slice(&sub.join);
+        n + 16
+    } else if packet.kind == Kind::Ack {
+        head(12, 0x20, 0x03); // DSS: data ACK, 64-bit
+        o[4..12].copy_from_slice(&dsn(packet.dss()).to_be_bytes());
+        n + 12
+    } else {
+        head(22, 0x20, 0x0d); // DSS: data ACK (32-bit), mapping, 64-bit DSN
+        o[4..8].copy_from_slice(&(sub.idsn[1].wrapping_add(1) as u32).to_be_bytes());
+        o[8..16].copy_from_slice(&dsn(packet.dss()).to_be_bytes());
+        let ssn = 1 + cutter.offset(tcp::sender::SUBFLOW_STREAM_BYTES, u64::from(packet.seq)) as u32;
+        o[16..20].copy_from_slice(&ssn.to_be_bytes());
+        o[20..24].copy_from_slice(&[(packet.bytes >> 8) as u8, packet.bytes as u8, 1, 1]); // length, NOP, NOP
+        n + 24
     }
 }
 

@@ -276,12 +276,6 @@ pub fn run_with_capture(
                 reverse: reverse.is_some(),
             })
             .collect();
-        if world.subflows > 0 {
-            return Err(Error::scenario(
-                "pcap",
-                "captures of MPTCP runs are not written yet (their segments need the MPTCP options)",
-            ));
-        }
         let c = Capture::new(options, scenario, &world.bond.label, &world.requests, &world.bond.headers, &links)?;
         world.capture = Some(Box::new(c));
     }
