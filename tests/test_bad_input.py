@@ -294,3 +294,43 @@ def test_an_implausible_physical_value_is_one_line_naming_the_bound(main, source
     with pytest.raises(ScenarioError) as caught:
         bondsim.load(source, [override])
     assert caught.value.path == path
+
+
+# --- issue 39: the cost of a run, estimated before it runs ------------------------------------------
+
+
+def test_a_run_estimated_above_the_budget_is_refused_saying_the_estimate(main, tmp_path):
+    # 10^7 requests: the run that took 165 s and 17 GB before its max_events stop (issue 39)
+    out = tmp_path / "out"
+    r = main("run", "thesis", "--set", "workload.requests=10000000", "--out", str(out))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    line = r.stderr.strip()
+    assert "estimated at" in line and "GB of memory" in line and "10,000,000 requests" in line, line
+    assert "--force" in line and "budget" in line, line
+    assert not out.exists(), "nothing written"
+
+
+def test_force_runs_what_the_budget_refuses(monkeypatch, tmp_path):
+    from bondsim import budget
+
+    monkeypatch.setattr(budget, "MAX_SECONDS", 0.0)  # every job is now over the time budget
+    with pytest.raises(bondsim.BondsimError, match="--force"):
+        bondsim.run("thesis")
+    assert bondsim.run("thesis", force=True).summary["flows_complete"] == 100
+    sweep = {"base": "thesis", "axes": {"bond.mode": ["rr", "lb"]}}
+    with pytest.raises(bondsim.BondsimError, match="this sweep is estimated"):
+        bondsim.sweep(sweep, progress=False)
+    assert len(bondsim.sweep(sweep, progress=False, force=True)) == 2
+
+
+@pytest.mark.parametrize("name", ["thesis", "tcp_rr", "mptcp", "league", "pingpong", "failover"])
+def test_the_estimate_is_within_a_factor_of_three_of_the_run(name):
+    """The estimate is meant to catch runs of hours or tens of gigabytes, not to predict seconds: over the
+    shipped scenarios it is within a factor of 3 of the events the run processed (failover: 2.6, its link
+    down for part of the run)."""
+    from bondsim import budget
+
+    doc = bondsim.load(name)
+    estimate = budget.cost(doc)
+    summary = bondsim.run(doc).summary
+    assert 1 / 3 <= estimate["events"] / summary["events"] <= 3.0, (estimate, summary["events"])

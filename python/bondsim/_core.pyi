@@ -26,6 +26,9 @@ def run(
 def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""
 
+def cost(scenario_json: str) -> str:
+    """A scenario's run, estimated: requests, packets, events, memory_bytes, seconds (JSON)."""
+
 def schedulers() -> str:
     """Every registered scheduler (``bond.mode``) as JSON."""
 

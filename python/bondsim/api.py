@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bondsim import _core
+from bondsim import _core, budget
 from bondsim import scenario as scenario_mod
 
 if TYPE_CHECKING:
@@ -260,10 +260,11 @@ def run(
     *,
     progress: ProgressFn | None = None,
     pcap: PcapSpec | None = None,
+    force: bool = False,
 ) -> RunResult:
     """Runs a scenario (TOML path, a shipped one's name like ``thesis``, or dict) with optional ``path=value``
     overrides; ``pcap`` writes packet captures (pcapng) of the run into a directory (a path, or a dict of
-    capture options).
+    capture options). A run estimated above the budget (:mod:`bondsim.budget`) is refused unless ``force``.
 
     >>> r = run("thesis", ["bond.mode=lb"])                      # doctest: +SKIP
     >>> r.summary["ooo_fraction"], r.requests.head()              # doctest: +SKIP
@@ -271,7 +272,7 @@ def run(
     """
     _check_run_options(progress, pcap)  # before the scenario is read: nothing starts on a bad argument
     doc = scenario_mod.load(scenario, overrides)
-    return run_checked(doc, progress=progress, pcap=pcap)
+    return run_checked(doc, progress=progress, pcap=pcap, force=force)
 
 
 def _check_run_options(progress: Any, pcap: Any) -> None:
@@ -301,11 +302,14 @@ def summary_figures() -> dict[str, bool]:
     }
 
 
-def run_checked(doc: dict, *, progress: ProgressFn | None = None, pcap: PcapSpec | None = None) -> RunResult:
-    """Runs an already loaded and checked scenario dict (``pcap``: as in :func:`run`)."""
+def run_checked(
+    doc: dict, *, progress: ProgressFn | None = None, pcap: PcapSpec | None = None, force: bool = False
+) -> RunResult:
+    """Runs an already loaded and checked scenario dict (``pcap``, ``force``: as in :func:`run`)."""
     _check_run_options(progress, pcap)
     if not isinstance(doc, Mapping):
         raise scenario_mod.type_error("doc", "a checked scenario dict (bondsim.load gives one)", doc)
+    budget.check([doc], force=force)
     if pcap is None:
         options = None
     elif isinstance(pcap, Mapping):

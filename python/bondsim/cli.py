@@ -410,6 +410,10 @@ class RunProgress:
             self.bar.stop()
 
 
+#: `--force`'s help (bondsim run and bondsim sweep; bondsim.budget).
+FORCE_HELP = "run even if the estimated time or memory is above the budget (an hour; half this machine's memory)"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from bondsim.api import run_checked
     from bondsim.scenario import load
@@ -430,7 +434,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         pcap = {key: value for key, value in pcap.items() if value is not None}
     bar = RunProgress(f"running {Path(args.scenario).stem}", enabled=not args.quiet)
     try:
-        result = run_checked(doc, progress=bar, pcap=pcap)
+        result = run_checked(doc, progress=bar, pcap=pcap, force=args.force)
     finally:
         bar.close()
     if args.out:
@@ -723,6 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_kernel(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
+    p.add_argument("--force", action="store_true", help=FORCE_HELP)
     g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
     g.add_argument(
         "--pcap",

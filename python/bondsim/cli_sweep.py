@@ -135,7 +135,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             console.print(f"{len(plan.points)} runs ({distinct} distinct scenarios), every one checked; nothing run")
         return 0
 
-    runner = Runner(workers=args.workers, dask=args.dask, db=args.db)
+    runner = Runner(workers=args.workers, dask=args.dask, db=args.db, force=args.force)
     try:
         with runner:
             outcomes = runner.execute(
@@ -369,6 +369,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         f"tcp_spurious_share (default: {columns.describe()})",
     )
     p.add_argument("--dry-run", action="store_true", help="check the sweep and show its grid; run nothing")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run even if the sweep's estimated time or memory is above the budget (an hour over its "
+        "workers; half this machine's memory)",
+    )
     p.add_argument(
         "--json",
         action="store_true",

@@ -37,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from bondsim import _core
+from bondsim import _core, budget
 from bondsim._core import BondsimError
 from bondsim.api import RunResult
 from bondsim.grid import Point, Sweep, grid_rows, load_sweep
@@ -176,7 +176,9 @@ class Runner:
     The pool, cluster and database open on first use and close with the runner.
     """
 
-    def __init__(self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None):
+    def __init__(
+        self, *, workers: int | None = None, dask: Any = None, db: str | Path | Store | None = None, force: bool = False
+    ):
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)):
             raise type_error("workers", "a whole number of local threads, 1 or more, or None (every core)", workers)
         if workers is not None and workers < 1:
@@ -188,6 +190,8 @@ class Runner:
         self.workers = workers or local_cores()
         self.dask = dask
         self.db = db
+        #: Run even a job estimated above the budget (:mod:`bondsim.budget`).
+        self.force = force
         self._store: Store | None = db if isinstance(db, Store) else None
         self._pool = None
         self._client = None
@@ -293,6 +297,7 @@ class Runner:
             self.dask_client()  # a scheduler that cannot be reached is an error before anything is recorded
         first = {p.key: p for p in reversed(points)}  # the first point of each scenario
         keys = list(dict.fromkeys(p.key for p in points))
+        budget.check((p.scenario for p in first.values()), workers=self.workers, force=self.force, what="this sweep")
         outcomes: dict[str, Outcome] = {}
         self.outcomes = outcomes
         store = self.store
@@ -379,12 +384,12 @@ def session(*, workers: int | None = None, dask: Any = None, db: str | Path | St
 
 
 @contextlib.contextmanager
-def _runner(workers: int | None, dask: Any, db: Any) -> Iterator[Runner]:
+def _runner(workers: int | None, dask: Any, db: Any, force: bool = False) -> Iterator[Runner]:
     current = _session.get()
-    if current is not None and workers is None and dask is None and db is None:
+    if current is not None and workers is None and dask is None and db is None and not force:
         yield current
     else:
-        with Runner(workers=workers, dask=dask, db=db) as runner:
+        with Runner(workers=workers, dask=dask, db=db, force=force) as runner:
             yield runner
 
 
@@ -397,12 +402,14 @@ def run_many(
     workers: int | None = None,
     dask: Any = None,
     db: str | Path | Store | None = None,
+    force: bool = False,
 ) -> list[RunResult]:
     """Runs every scenario dict in parallel; returns the results in the order of ``docs``.
 
     Every scenario is checked before any run starts. ``labels`` (one dict per scenario) and ``name``
     record the runs as a sweep in the database; ``workers``, ``dask`` and ``db`` as for
-    :class:`Runner` (default: the current :func:`session`'s, else every local core, no database).
+    :class:`Runner` (default: the current :func:`session`'s, else every local core, no database); a job
+    estimated above the budget (:mod:`bondsim.budget`) is refused unless ``force``.
     """
     docs = list(docs)
     labels = [dict(label) for label in labels] if labels is not None else [{} for _ in docs]
@@ -412,7 +419,7 @@ def run_many(
     for index, (doc, label) in enumerate(zip(docs, labels, strict=True)):
         checked = check(doc)
         points.append(Point(index=index, labels=label, scenario=checked, key=scenario_hash(checked)))
-    with _runner(workers, dask, db) as runner:
+    with _runner(workers, dask, db, force) as runner:
         outcomes = runner.execute(points, name=name, spec={"labels": labels} if name else None, progress=progress)
     return [outcomes[p.key].result for p in points]
 
@@ -448,6 +455,7 @@ def sweep(
     workers: int | None = None,
     dask: Any = None,
     db: str | Path | Store | None = None,
+    force: bool = False,
 ) -> pd.DataFrame:
     """Runs a sweep (a ``*.sweep.toml`` file, a shipped one's name like ``thesis_load``, a dict in its layout,
     where ``axes`` may also be ``{path: values}``, or a loaded :class:`~bondsim.grid.Sweep`); returns one row
@@ -456,9 +464,10 @@ def sweep(
     >>> bondsim.sweep({"base": "thesis", "axes": {"bond.mode": ["rr", "lb"]}, "replications": 2})  # doctest: +SKIP
 
     ``overrides`` (``path=value``) change the base scenario; ``workers``, ``dask`` and ``db`` as for
-    :class:`Runner`. With ``db``, runs already stored are not run again.
+    :class:`Runner`. With ``db``, runs already stored are not run again. A sweep estimated above the budget
+    (:mod:`bondsim.budget`) is refused unless ``force``.
     """
     plan = spec if isinstance(spec, Sweep) else load_sweep(spec, overrides)
-    with _runner(workers, dask, db) as runner:
+    with _runner(workers, dask, db, force) as runner:
         outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
     return sweep_table(plan, outcomes)

@@ -30,6 +30,7 @@
 
 pub mod addr;
 pub mod capture;
+pub mod cost;
 pub mod engine;
 pub mod error;
 pub mod failover;

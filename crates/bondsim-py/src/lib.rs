@@ -42,6 +42,14 @@ fn check(scenario_json: &str) -> PyResult<(String, Vec<String>)> {
     Ok((scenario.to_json(), scenario.warnings().iter().map(ToString::to_string).collect()))
 }
 
+/// A scenario's (JSON text) run, estimated before it runs (`bondsim_core::cost::Cost` as JSON:
+/// requests, packets, events, memory_bytes, seconds).
+#[pyfunction]
+fn cost(scenario_json: &str) -> PyResult<String> {
+    let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
+    Ok(serde_json::to_string(&scenario.cost()).expect("a cost serialises"))
+}
+
 /// Runs a scenario (JSON text) and returns its result as JSON text.
 ///
 /// `progress(done_packets, total_packets, sim_time_s)` is called now and then
@@ -199,6 +207,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
+    m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(mptcp_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.

@@ -70,6 +70,20 @@ impl SizeSampler {
         Some(SizeSampler { sizes, cumulative })
     }
 
+    /// The mean file size, bytes (each file's size by its probability).
+    pub fn mean(&self) -> f64 {
+        let mut before = 0.0;
+        self.sizes
+            .iter()
+            .zip(&self.cumulative)
+            .map(|(&size, &c)| {
+                let p = c - before;
+                before = c;
+                size as f64 * p
+            })
+            .sum()
+    }
+
     /// One file size.
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         let u: f64 = rng.random();
