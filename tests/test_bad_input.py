@@ -321,6 +321,14 @@ def test_force_runs_what_the_budget_refuses(monkeypatch, tmp_path):
     with pytest.raises(bondsim.BondsimError, match="this sweep is estimated"):
         bondsim.sweep(sweep, progress=False)
     assert len(bondsim.sweep(sweep, progress=False, force=True)) == 2
+    # With a database: a refused sweep records nothing; once its runs are stored, nothing is left to
+    # run and the budget has nothing to refuse.
+    db = tmp_path / "runs.duckdb"
+    with pytest.raises(bondsim.BondsimError, match="this sweep is estimated"):
+        bondsim.sweep(sweep, progress=False, db=db)
+    assert duckdb.connect(str(db)).execute("select count(*) from sweeps").fetchone()[0] == 0
+    bondsim.sweep(sweep, progress=False, db=db, force=True)
+    assert len(bondsim.sweep(sweep, progress=False, db=db)) == 2
 
 
 @pytest.mark.parametrize("name", ["thesis", "tcp_rr", "mptcp", "league", "pingpong", "failover"])

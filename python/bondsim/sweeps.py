@@ -297,14 +297,16 @@ class Runner:
             self.dask_client()  # a scheduler that cannot be reached is an error before anything is recorded
         first = {p.key: p for p in reversed(points)}  # the first point of each scenario
         keys = list(dict.fromkeys(p.key for p in points))
-        budget.check((p.scenario for p in first.values()), workers=self.workers, force=self.force, what="this sweep")
         outcomes: dict[str, Outcome] = {}
         self.outcomes = outcomes
         store = self.store
+        stored = store.stored(keys) if store is not None else {}
+        # what is left to run must fit the budget, before anything is recorded
+        left = (first[k].scenario for k in keys if k not in stored)
+        budget.check(left, workers=self.workers, force=self.force, what="this sweep")
         if store is not None:
             if name:
                 store.add_sweep(name, dict(spec or {}), grid_rows(points))
-            stored = store.stored(keys)
             if keep_results:
                 loaded = store.load(list(stored.values()))
                 outcomes = {k: Outcome(loaded[i], loaded[i].summary, i, False) for k, i in stored.items()}
