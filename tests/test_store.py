@@ -161,3 +161,30 @@ def test_a_sweep_is_found_by_its_grid_or_id_and_a_name_two_sweeps_share_is_refus
         )
         with pytest.raises(bondsim.BondsimError, match=r"^--sweep: no sweep named `s3` "):
             store.runs(sweep="s3")
+
+
+def test_an_interrupt_after_the_commit_is_heard_as_the_interrupt_and_the_runs_stay(tmp_path):
+    """Issue 39: Ctrl-C landing once a commit has ended its transaction made the rollback fail with
+    DuckDB's "no transaction is active", which replaced the interrupt (the sweep then said its database
+    refused a query, exit 2, instead of how many runs were stored, exit 130)."""
+    import pytest
+
+    import bondsim
+
+    store = Store(tmp_path / "runs.duckdb")
+    result = bondsim.run("thesis", ["workload.requests=3"])
+    real = store.con
+
+    class CommitThenInterrupt:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def commit(self):
+            real.commit()
+            raise KeyboardInterrupt
+
+    store._con = CommitThenInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        store.add_result(result, "simulator")
+    store._con = real
+    assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1, "the committed run stays"

@@ -437,7 +437,10 @@ class Store:
             yield
             self.con.commit()
         except BaseException:
-            self.con.rollback()
+            # A Ctrl-C may land once the commit has ended the transaction: there is then nothing to roll
+            # back, and the interrupt (not DuckDB's "no transaction is active") is what the caller hears.
+            with contextlib.suppress(duckdb.Error):
+                self.con.rollback()
             self._columns.clear()
             self._seen_shapes.clear()
             raise

@@ -203,7 +203,7 @@ pub const SCHEDULERS: &[SchedInfo] = &[
 
 /// The scheduler named `name` (one of [`SCHEDULERS`]; the scenario checked it).
 pub fn info(name: &str) -> &'static SchedInfo {
-    SCHEDULERS.iter().find(|s| s.name == name).unwrap_or(&SCHEDULERS[0])
+    SCHEDULERS.iter().find(|s| s.name == name).expect("sender.mptcp_scheduler is checked against MPTCP_SCHEDULERS")
 }
 
 #[cfg(test)]
