@@ -47,6 +47,14 @@ def _time(seconds: float) -> str:
     )
 
 
+def force_help(what: str) -> str:
+    """``--force``'s help for a command that runs ``what`` ("the run", "the sweep"): the budget in words."""
+    return (
+        f"run even if {what}'s estimated time or memory is above the budget ({_time(MAX_SECONDS)}, spread over "
+        "a sweep's workers; half this machine's memory)"
+    )
+
+
 def check(docs: Iterable[Mapping], *, workers: int = 1, force: bool = False, what: str = "this run") -> None:
     """Refuses ``docs`` (one run, or a sweep's scenarios run ``workers`` at a time) whose estimate is above
     the budget, with a :class:`BondsimError` saying the estimate and how to go on; nothing when ``force``."""

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bondsim import _core
+from bondsim import _core, budget
 from bondsim._core import BondsimError
 from bondsim.columns import FAILOVER_CELLS, ms, summary_is_mptcp
 
@@ -410,10 +410,6 @@ class RunProgress:
             self.bar.stop()
 
 
-#: `--force`'s help (bondsim run and bondsim sweep; bondsim.budget).
-FORCE_HELP = "run even if the estimated time or memory is above the budget (an hour; half this machine's memory)"
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from bondsim.api import run_checked
     from bondsim.scenario import load
@@ -727,7 +723,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_kernel(p)
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
-    p.add_argument("--force", action="store_true", help=FORCE_HELP)
+    p.add_argument("--force", action="store_true", help=budget.force_help("the run"))
     g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
     g.add_argument(
         "--pcap",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bondsim import columns
+from bondsim import budget, columns
 from bondsim._core import BondsimError
 from bondsim.cli import (
     HelpFormatter,
@@ -372,8 +372,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--force",
         action="store_true",
-        help="run even if the sweep's estimated time or memory is above the budget (an hour over its "
-        "workers; half this machine's memory)",
+        help=budget.force_help("the sweep"),
     )
     p.add_argument(
         "--json",

@@ -345,7 +345,8 @@ impl Capture {
         // MPTCP: a flow per subflow (`transport::mptcp::wire_flow`), each connection's keys drawn.
         let k = scenario.mptcp_subflows().max(1) as usize;
         let mut key_rng = rng::stream(scenario.seed, "pcap.mptcp");
-        let mut keys = [0u64; 2];
+        // The connection's: the server's key and both ends' IDSNs (a new pair at its first subflow).
+        let mut keys = (0u64, [0u64; 2]);
         let flows = headers
             .iter()
             .enumerate()
@@ -353,13 +354,14 @@ impl Capture {
                 let r = &requests[w / k];
                 let mptcp = (scenario.mptcp_subflows() > 0).then(|| {
                     if w % k == 0 {
-                        keys = [key_rng.random(), key_rng.random()];
+                        let pair: [u64; 2] = [key_rng.random(), key_rng.random()];
+                        keys = (pair[0], pair.map(idsn_of));
                     }
                     Subflow {
                         index: (w % k) as u32,
                         conn_bytes: r.file_bytes,
-                        key: keys[0],
-                        idsn: keys.map(idsn_of),
+                        key: keys.0,
+                        idsn: keys.1,
                         join: key_rng.random(),
                     }
                 });
@@ -652,7 +654,9 @@ impl Capture {
             }
         }
         if let Some(sub) = flow.mptcp {
-            n = mptcp_options(&mut opts, n, &sub, packet, cutter, syn);
+            // The subflow sequence number, relative (RFC 8684 §3.3.1: its first data byte is 1).
+            let ssn = byte_seq(packet.seq).wrapping_sub(flow.isn[0]);
+            n = mptcp_options(&mut opts, n, &sub, packet, cutter, syn, ssn);
         }
         let ip_at = usize::from(t.ip_at);
         let l4_header = usize::from(t.len) - ip_at - Ipv4Header::MIN_LEN + n;
@@ -732,7 +736,15 @@ impl Capture {
 /// 64-bit mapping of this segment alone (DSN, relative subflow sequence number, length), then two
 /// NOPs (Linux writes them in the length's word when checksums are off): 24 bytes. An ACK: DSS with a
 /// 64-bit data ACK (the server's mappings were 64-bit, `use_64bit_ack`): 12 bytes.
-fn mptcp_options(opts: &mut [u8; 40], n: usize, sub: &Subflow, packet: &Packet, cutter: Cutter, syn: bool) -> usize {
+fn mptcp_options(
+    opts: &mut [u8; 40],
+    n: usize,
+    sub: &Subflow,
+    packet: &Packet,
+    cutter: Cutter,
+    syn: bool,
+    ssn: u32,
+) -> usize {
     const MPTCP: u8 = 30;
     let dsn = |k: u32| sub.idsn[0].wrapping_add(1).wrapping_add(cutter.offset(sub.conn_bytes, u64::from(k)));
     let o = &mut opts[n..];
@@ -755,9 +767,9 @@ fn mptcp_options(opts: &mut [u8; 40], n: usize, sub: &Subflow, packet: &Packet, 
         head(22, 0x20, 0x0d); // DSS: data ACK (32-bit), mapping, 64-bit DSN
         o[4..8].copy_from_slice(&(sub.idsn[1].wrapping_add(1) as u32).to_be_bytes());
         o[8..16].copy_from_slice(&dsn(packet.dss()).to_be_bytes());
-        let ssn = 1 + cutter.offset(tcp::sender::SUBFLOW_STREAM_BYTES, u64::from(packet.seq)) as u32;
         o[16..20].copy_from_slice(&ssn.to_be_bytes());
-        o[20..24].copy_from_slice(&[(packet.bytes >> 8) as u8, packet.bytes as u8, 1, 1]); // length, NOP, NOP
+        o[20..22].copy_from_slice(&(packet.bytes as u16).to_be_bytes());
+        o[22..24].copy_from_slice(&[1, 1]); // NOP, NOP
         n + 24
     }
 }

@@ -14,7 +14,7 @@
 
 use crate::scenario::{Scenario, Sender, Workload};
 use crate::transport::Cutter;
-use crate::workload::specweb::SizeSampler;
+use crate::workload::mean_file_bytes;
 use serde::Serialize;
 
 /// A run's estimated cost.
@@ -53,24 +53,13 @@ const BASE_BYTES: f64 = 20e6;
 const PACKET_ROW_BYTES: f64 = 48.0;
 const BUCKET_ROW_BYTES: f64 = 64.0;
 
-/// The workload's mean file size, bytes (its size distribution's mean).
-fn mean_file_bytes(w: &crate::scenario::Requests) -> f64 {
-    use crate::scenario::FileSize;
-    match &w.file_size {
-        FileSize::Fixed { bytes } => *bytes as f64,
-        FileSize::Uniform { min_bytes, max_bytes } => (*min_bytes as f64 + *max_bytes as f64) / 2.0,
-        FileSize::List { bytes } => bytes.iter().map(|&b| b as f64).sum::<f64>() / bytes.len().max(1) as f64,
-        FileSize::Zipfset { .. } => SizeSampler::for_spec(&w.file_size).map_or(0.0, |s| s.mean()),
-    }
-}
-
 impl Scenario {
     /// This scenario's run, estimated ([`Cost`]).
     pub fn cost(&self) -> Cost {
         let cutter = Cutter::for_scenario(self);
         let (requests, data_packets) = match &self.workload {
             Workload::Requests(w) => {
-                let mean = mean_file_bytes(w);
+                let mean = mean_file_bytes(&w.file_size);
                 let per = cutter.packets(mean.ceil() as u64).max(1) as f64;
                 (f64::from(w.requests), f64::from(w.requests) * per)
             }
@@ -120,10 +109,11 @@ mod tests {
 
     #[test]
     fn the_estimate_counts_packets_and_grows_with_requests() {
-        let c = scenario(serde_json::json!({})).cost();
+        let s = scenario(serde_json::json!({}));
+        let c = s.cost();
         // 100 files of 100 segments (MSS 1448), and half as many ACKs.
         assert_eq!((c.requests, c.packets), (100.0, 15_000.0));
-        assert_eq!(c.events, 10_000.0 * 3.7);
+        assert_eq!(c.events, 10_000.0 * super::per_packet(&s.sender).0);
         let big = scenario(
             serde_json::json!({"workload": {"requests": 10_000_000, "file_size": {"kind": "fixed", "bytes": 1000}}}),
         )
@@ -133,10 +123,13 @@ mod tests {
 
     #[test]
     fn a_stop_bounds_the_packets_by_what_the_links_carry() {
-        let c = scenario(serde_json::json!({"stop_s": 0.1, "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000}}})).cost();
+        let s = scenario(
+            serde_json::json!({"stop_s": 0.1, "workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000}}}),
+        );
+        let c = s.cost();
         // 200 Mbit/s for 0.1 s: 20 Mbit, 1,726 segments of 1,448 bytes.
         let segments = 200e6 * 0.1 / (1448.0 * 8.0);
-        assert!((c.events - segments * 3.7).abs() < 1.0, "{c:?}");
+        assert!((c.events - segments * super::per_packet(&s.sender).0).abs() < 1.0, "{c:?}");
     }
 
     #[test]

@@ -73,6 +73,16 @@ pub fn pingpong(p: &PingPong) -> Vec<Request> {
     (0..p.pairs).map(|id| Request { id, client: id, file_bytes: bytes, arrival: SimTime::ZERO }).collect()
 }
 
+/// The mean file size `spec` asks for, bytes (its size distribution's mean).
+pub fn mean_file_bytes(spec: &FileSize) -> f64 {
+    match spec {
+        FileSize::Fixed { bytes } => *bytes as f64,
+        FileSize::Uniform { min_bytes, max_bytes } => (*min_bytes as f64 + *max_bytes as f64) / 2.0,
+        FileSize::List { bytes } => bytes.iter().map(|&b| b as f64).sum::<f64>() / bytes.len().max(1) as f64,
+        FileSize::Zipfset { .. } => specweb::SizeSampler::for_spec(spec).map_or(0.0, |s| s.mean()),
+    }
+}
+
 /// The largest file `spec` can ask for.
 pub fn max_file_bytes(spec: &FileSize) -> u64 {
     match spec {

@@ -220,7 +220,6 @@ impl MptcpSender {
                         Some(at) if s.stale_count == 0 => at.saturating_sub(now),
                         _ => SimTime::ZERO,
                     },
-                    outstanding: v.queued > 0,
                     stale_count: s.stale_count,
                     srtt_us8: v.srtt_us8,
                     rttvar_us: v.rttvar_us,
@@ -293,17 +292,9 @@ impl MptcpSender {
         if m.push_at >= m.write_seq {
             return None;
         }
-        let window = u64::from(m.wnd_end.saturating_sub(m.push_at)) * mss;
-        let meta = Meta {
-            now,
-            mss,
-            window_bytes: window,
-            snd_wnd_bytes: u64::from(m.wnd_end.saturating_sub(m.snd_una)) * mss,
-            unsent_bytes: u64::from(m.write_seq - m.push_at) * mss,
-            snd_una: m.snd_una,
-            push_at: m.push_at,
-            write_seq: m.write_seq,
-        };
+        let meta =
+            Meta { now, mss, snd_una: m.snd_una, push_at: m.push_at, write_seq: m.write_seq, wnd_end: m.wnd_end };
+        let window = meta.window_bytes();
         let period = sched::retransmit_period(&cands);
         m.timer_ival = if period > SimTime::ZERO { period } else { TCP_RTO_MIN };
         let push = m.sched.get_send(&mut cands, &meta);
@@ -383,7 +374,7 @@ impl MptcpSender {
         let per_dfrag = self.dfrag_segments();
         let mut cands = self.candidates(now, conn);
         for sub in 0..self.config.subflows {
-            if cands[sub as usize].outstanding {
+            if cands[sub as usize].outstanding() {
                 self.check_stale(now, conn, sub, &mut cands, out);
             }
         }

@@ -91,7 +91,7 @@ impl Scheduler for Blest {
             let linger = self.linger_time(best, &subs[best]);
             let fast_bytes = self.fast_bytes(fast, &subs[fast], linger, meta.mss);
             let slow_bytes = meta.mss + u64::from(subs[best].queued) * meta.mss;
-            if fast_bytes > meta.snd_wnd_bytes.saturating_sub(slow_bytes) {
+            if fast_bytes > meta.snd_wnd_bytes().saturating_sub(slow_bytes) {
                 return None;
             }
         }
@@ -112,9 +112,9 @@ mod tests {
         let mut s = [sub(10, 10, 10), sub(100, 10, 0)];
         s[0].ssthresh = 10;
         let mut b = Blest::new(2);
-        let small = Meta { snd_wnd_bytes: 50_000, ..meta() };
+        let small = Meta { wnd_end: 50, ..meta() };
         assert_eq!(b.get_send(&mut s, &small), None, "211 KB would not fit in 50 KB");
-        let large = Meta { snd_wnd_bytes: 1_000_000, ..meta() };
+        let large = Meta { wnd_end: 1000, ..meta() };
         assert_eq!(b.get_send(&mut s, &large).map(|p| p.sub), Some(1));
         s[0].in_flight = 0;
         assert_eq!(b.get_send(&mut s, &small).map(|p| p.sub), Some(0), "the fast one has room: minRTT");

@@ -29,11 +29,11 @@ impl Scheduler for Ecf {
             let (cwnd_f, srtt_f) = (u64::from(f.cwnd) * mss, f.srtt_us8 >> 3);
             let (cwnd_s, srtt_s) = (u64::from(s.cwnd) * mss, s.srtt_us8 >> 3);
             let delta = (f.rttvar_us >> 1).max(s.rttvar_us >> 1);
-            let x_f = meta.unsent_bytes.max(cwnd_f);
+            let x_f = meta.unsent_bytes().max(cwnd_f);
             let lhs = u128::from(srtt_f) * u128::from(x_f + cwnd_f);
             let rhs = u128::from(cwnd_f) * u128::from(srtt_s + delta);
             if u128::from(R_BETA) * lhs < u128::from(R_BETA) * rhs + u128::from(self.waiting) * rhs {
-                let x_s = meta.unsent_bytes.max(cwnd_s);
+                let x_s = meta.unsent_bytes().max(cwnd_s);
                 if u128::from(srtt_s) * u128::from(x_s) >= u128::from(cwnd_s) * u128::from(2 * srtt_f + delta) {
                     self.waiting = 1;
                     return None;
@@ -56,10 +56,10 @@ mod tests {
         // Fast: 10 ms, window 10 (full); slow: 100 ms, window 10.
         let mut s = [sub(10, 10, 10), sub(100, 10, 0)];
         let mut ecf = Ecf::default();
-        let little = Meta { unsent_bytes: 5_000, ..meta() };
+        let little = Meta { write_seq: 5, ..meta() };
         assert_eq!(ecf.get_send(&mut s, &little), None, "the fast one drains it in two rounds");
         assert_eq!(ecf.waiting, 1);
-        let much = Meta { unsent_bytes: 1_000_000, ..meta() };
+        let much = Meta { write_seq: 1000, ..meta() };
         assert_eq!(ecf.get_send(&mut s, &much).map(|p| p.sub), Some(1), "100 fast rounds of data");
         assert_eq!(ecf.waiting, 0);
     }
@@ -70,7 +70,7 @@ mod tests {
         // srtt_s·w = 30·10. Without hysteresis 4·320 ≥ 4·300: the slow one is used. Waiting,
         // 4·320 < 4·300 + 300, and the slow one would take 30·22 ≥ 10·(2·10): wait.
         let mut s = [sub(10, 10, 10), sub(30, 10, 0)];
-        let k = Meta { unsent_bytes: 22_000, ..meta() };
+        let k = Meta { write_seq: 22, ..meta() };
         let mut ecf = Ecf { waiting: 0 };
         assert_eq!(ecf.get_send(&mut s, &k).map(|p| p.sub), Some(1));
         let mut ecf = Ecf { waiting: 1 };

@@ -47,8 +47,6 @@ pub struct Candidate {
     pub memory_free: bool,
     /// Time left on its pending TCP timer if its `stale_count` is 0 (`mptcp_timeout_from_subflow`).
     pub timeout: SimTime,
-    /// Its TCP write or retransmission queue holds data (`!tcp_rtx_and_write_queues_empty`).
-    pub outstanding: bool,
     /// Retransmission periods it made no progress in (`subflow->stale_count`).
     pub stale_count: u32,
     /// `tp->srtt_us`: eight times its smoothed RTT in µs (0 before a sample).
@@ -68,23 +66,42 @@ pub struct Candidate {
     pub in_loss: bool,
 }
 
+impl Candidate {
+    /// Its TCP write or retransmission queue holds data (`!tcp_rtx_and_write_queues_empty`).
+    pub fn outstanding(&self) -> bool {
+        self.queued > 0
+    }
+}
+
 /// The connection's data level as a scheduler reads it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Meta {
     pub now: SimTime,
     /// Payload bytes per segment.
     pub mss: u64,
-    /// The peer's data-level window left from the next data to push (`mptcp_wnd_end` less it).
-    pub window_bytes: u64,
-    /// The peer's whole data-level window (`wnd_end - snd_una`: the meta socket's `snd_wnd`).
-    pub snd_wnd_bytes: u64,
-    /// Data the application wrote that no subflow has taken yet.
-    pub unsent_bytes: u64,
-    /// The connection's packets: the DATA_ACK (`snd_una`), the next to push (the send head)
-    /// and one past the last the application wrote.
+    /// The connection's packets: the DATA_ACK (`snd_una`), the next to push (the send head), one
+    /// past the last the application wrote, and one past the last the peer's window allows.
     pub snd_una: u32,
     pub push_at: u32,
     pub write_seq: u32,
+    pub wnd_end: u32,
+}
+
+impl Meta {
+    /// The peer's data-level window left from the next data to push (`mptcp_wnd_end` less it), bytes.
+    pub fn window_bytes(&self) -> u64 {
+        u64::from(self.wnd_end.saturating_sub(self.push_at)) * self.mss
+    }
+
+    /// The peer's whole data-level window (`wnd_end - snd_una`: the meta socket's `snd_wnd`), bytes.
+    pub fn snd_wnd_bytes(&self) -> u64 {
+        u64::from(self.wnd_end.saturating_sub(self.snd_una)) * self.mss
+    }
+
+    /// Data the application wrote that no subflow has taken yet, bytes.
+    pub fn unsent_bytes(&self) -> u64 {
+        u64::from(self.write_seq.saturating_sub(self.push_at)) * self.mss
+    }
 }
 
 /// How much data a push takes.

@@ -174,16 +174,7 @@ pub(super) mod tests {
     }
 
     pub fn meta() -> Meta {
-        Meta {
-            now: SimTime::ZERO,
-            mss: 1000,
-            window_bytes: 1 << 20,
-            snd_wnd_bytes: 1 << 20,
-            unsent_bytes: 0,
-            snd_una: 0,
-            push_at: 0,
-            write_seq: 1000,
-        }
+        Meta { now: SimTime::ZERO, mss: 1000, snd_una: 0, push_at: 0, write_seq: 1000, wnd_end: 1000 }
     }
 
     #[test]

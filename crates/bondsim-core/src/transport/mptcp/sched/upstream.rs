@@ -19,7 +19,7 @@ impl Scheduler for Default {
     /// the window closed it takes nothing.
     fn get_send(&mut self, subs: &mut [Candidate], meta: &Meta) -> Option<Push> {
         let pick = get_send(subs)?;
-        let burst = SEND_BURST_BYTES.min(meta.window_bytes);
+        let burst = SEND_BURST_BYTES.min(meta.window_bytes());
         if burst == 0 {
             return None;
         }
@@ -73,7 +73,7 @@ pub fn get_retrans(subflows: &[Candidate]) -> Option<usize> {
     let mut backup = None;
     let mut min_stale = u32::MAX;
     for (i, s) in subflows.iter().enumerate().filter(|(_, s)| s.established) {
-        if s.outstanding {
+        if s.outstanding() {
             min_stale = min_stale.min(s.stale_count);
             continue;
         }
@@ -133,12 +133,12 @@ mod tests {
 
     #[test]
     fn a_burst_is_capped_by_the_window_and_none_is_taken_when_it_is_closed() {
-        let meta = |window_bytes| Meta { window_bytes, ..super::super::mptcp_org::tests::meta() };
+        let meta = |wnd_end| Meta { wnd_end, ..super::super::mptcp_org::tests::meta() };
         let mut s = [sub(0, 1e6)];
         assert_eq!(Default.get_send(&mut s, &meta(0)), None);
         assert_eq!(s[0].avg_pacing_rate, 1e6, "the rate was set, no burst averaged in");
         s[0].pacing_rate = 3e6;
-        assert_eq!(Default.get_send(&mut s, &meta(10_000)).map(|p| p.sub), Some(0));
+        assert_eq!(Default.get_send(&mut s, &meta(10)).map(|p| p.sub), Some(0));
         assert_eq!(s[0].avg_pacing_rate, 3e6, "all of it the burst (nothing queued)");
     }
 
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn retransmissions_go_to_an_idle_subflow_and_to_a_backup_only_without_progress() {
-        let busy = |stale| Candidate { outstanding: true, stale_count: stale, ..sub(1, 1e6) };
+        let busy = |stale| Candidate { queued: 1, stale_count: stale, ..sub(1, 1e6) };
         let backup = Candidate { backup: true, ..sub(0, 1e6) };
         assert_eq!(get_retrans(&[busy(0), sub(0, 1e6), backup]), Some(1));
         assert_eq!(get_retrans(&[busy(1), busy(1), backup]), None);

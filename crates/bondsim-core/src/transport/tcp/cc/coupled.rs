@@ -22,6 +22,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use super::newreno::NewReno;
 use super::{CaEvent, CaState, CongestionControl, Window};
 
 /// The names [`build`] takes.
@@ -162,9 +163,9 @@ impl CongestionControl for Lia {
         (g.forced, g.alpha) = (false, 1);
     }
 
-    /// `tcp_reno_ssthresh`.
+    /// `tcp_reno_ssthresh` (Reno's own).
     fn ssthresh(&mut self, w: &Window) -> u32 {
-        (w.cwnd >> 1).max(2)
+        NewReno.ssthresh(w)
     }
 
     /// `mptcp_ccc_cong_avoid`: nothing unless window-limited; slow start below `ssthresh` (α
@@ -216,9 +217,9 @@ impl CongestionControl for Lia {
         }
     }
 
-    /// `tcp_reno_undo_cwnd`.
+    /// `tcp_reno_undo_cwnd` (Reno's own).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
-        w.cwnd.max(prior_cwnd)
+        NewReno.undo_cwnd(w, prior_cwnd)
     }
 }
 
@@ -294,9 +295,9 @@ impl CongestionControl for Olia {
         self.cnt = 0;
     }
 
-    /// `tcp_reno_ssthresh`.
+    /// `tcp_reno_ssthresh` (Reno's own).
     fn ssthresh(&mut self, w: &Window) -> u32 {
-        (w.cwnd >> 1).max(2)
+        NewReno.ssthresh(w)
     }
 
     /// `mptcp_olia_set_state`: entering Loss, Recovery or CWR closes an inter-loss interval
@@ -356,9 +357,9 @@ impl CongestionControl for Olia {
         }
     }
 
-    /// `tcp_reno_undo_cwnd`.
+    /// `tcp_reno_undo_cwnd` (Reno's own).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
-        w.cwnd.max(prior_cwnd)
+        NewReno.undo_cwnd(w, prior_cwnd)
     }
 }
 

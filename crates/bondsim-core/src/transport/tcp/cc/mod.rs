@@ -73,16 +73,17 @@ pub struct Window {
     pub pacing_rate: u64,
     /// `mss_cache`: payload bytes per segment (set once, before `init`).
     pub mss: u32,
+    /// `srtt_us`: 8 × SRTT in µs, 0 before a sample; the RTT estimator keeps it current for every
+    /// control (BBR and the coupled controls read it).
+    pub srtt_us: u64,
     /// The `tcp_sock` fields only a rate-based control reads, copied in by the sender only for a
     /// control with `cong_control` (before `cong_control` and `cwnd_event`; zero otherwise):
     /// `tp->delivered` (segments delivered, ACKed or SACKed, each once), `tp->delivered_mstamp`
-    /// (when it last grew), `tcp_packets_in_flight()` (after the ACK), `srtt_us` (8 × SRTT in µs,
-    /// 0 before a sample; kept current for every control: the coupled ones read it),
-    /// `tcp_min_rtt()` and `tcp_wstamp_ns` (the next departure time, EDT).
+    /// (when it last grew), `tcp_packets_in_flight()` (after the ACK), `tcp_min_rtt()` and
+    /// `tcp_wstamp_ns` (the next departure time, EDT).
     pub delivered: u32,
     pub delivered_mstamp: SimTime,
     pub packets_in_flight: u32,
-    pub srtt_us: u64,
     pub min_rtt: Option<SimTime>,
     pub wstamp: SimTime,
     /// `tp->app_limited` (tcp_rate.c: the delivered count that ends an application-limited

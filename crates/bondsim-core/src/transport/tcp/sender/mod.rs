@@ -132,9 +132,14 @@ impl TcpSender {
         .expect("validated congestion control")
     }
 
-    /// After an event on `flow`, its window as its coupled siblings read it.
+    /// After an event on `flow`, its window as its coupled siblings read it (nothing without a
+    /// coupled control: one test on every ACK and timer).
+    #[inline]
     fn publish(&self, flow: u32) {
         let (groups, k) = &self.coupled;
+        if groups.is_empty() {
+            return;
+        }
         if let (Some(group), Some(c)) = (groups.get((flow / k) as usize), self.conns[flow as usize].as_ref()) {
             let open = c.handshake.is_none() && !c.done;
             group.lock().expect("unpoisoned").publish((flow % k) as usize, &c.w, c.state, open);
@@ -273,9 +278,7 @@ impl Endpoint for TcpSender {
         } else {
             self.on_ack(now, &packet, false, out);
         }
-        if !self.coupled.0.is_empty() {
-            self.publish(packet.flow);
-        }
+        self.publish(packet.flow);
     }
 
     fn start(&mut self, now: SimTime, out: &mut Vec<Output>) {
@@ -298,9 +301,7 @@ impl Endpoint for TcpSender {
         }
         let (flow, generation) = split_token(token);
         self.on_conn_timer(now, flow, generation, out);
-        if !self.coupled.0.is_empty() {
-            self.publish(flow);
-        }
+        self.publish(flow);
     }
 
     /// Every poll of an unpaced sender finds nothing to arm: this test is all it costs (inlined

@@ -130,7 +130,6 @@ impl Conn {
         self.w.delivered = self.delivered;
         self.w.delivered_mstamp = self.delivered_mstamp;
         self.w.packets_in_flight = self.in_flight();
-        self.w.srtt_us = self.srtt_us;
         self.w.min_rtt = self.min_rtt;
         self.w.wstamp = self.wstamp;
         self.w.app_limited = self.app_limited;

@@ -58,7 +58,7 @@ impl Conn {
             self.mdev_max_us = self.rttvar_us;
             self.rtt_seq = self.snd_nxt;
         }
-        self.w.srtt_us = self.srtt_us;
+        self.w.srtt_us = self.srtt_us; // the copy the congestion controls read (`Window::srtt_us`)
         self.rto = SimTime(((self.srtt_us >> 3) + self.rttvar_us) * 1_000).min(config.rto_max);
         let ca_rtt = ca_rtt.max(SimTime(1_000));
         self.min_rtt = Some(self.min_rtt.map_or(ca_rtt, |m| m.min(ca_rtt)));
