@@ -48,7 +48,7 @@ demo: build
 test: build tools lint test-rust test-python
 
 test-rust:
-	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core -p bondsim-emu --quiet
+	cargo test --release -p bondsim-time -p bondsim-bond -p bondsim-core -p bondsim-emu -p bondsim-py --quiet
 
 test-python: tools
 	$(BIN)/pytest -q

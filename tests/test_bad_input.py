@@ -314,6 +314,7 @@ def test_force_runs_what_the_budget_refuses(monkeypatch, tmp_path):
     from bondsim import budget
 
     monkeypatch.setattr(budget, "MAX_SECONDS", 0.0)  # every job is now over the time budget
+    monkeypatch.setattr(budget, "CHECK_SECONDS_PER_POINT", 0.0)  # but a grid's check (tests/test_sweep_scale.py)
     with pytest.raises(bondsim.BondsimError, match="--force"):
         bondsim.run("thesis")
     assert bondsim.run("thesis", force=True).summary["flows_complete"] == 100
@@ -342,3 +343,52 @@ def test_the_estimate_is_within_a_factor_of_three_of_the_run(name):
     estimate = budget.cost(doc)
     summary = bondsim.run(doc).summary
     assert 1 / 3 <= estimate["events"] / summary["events"] <= 3.0, (estimate, summary["events"])
+
+
+# --- issue 39: what a run holds while it runs ----------------------------------------------------------
+
+#: A run long enough to report progress (every 2^18 events), where the memory budget is looked at.
+REPORTING = ["--set", "workload.requests=3000"]
+
+
+def test_a_run_above_its_memory_budget_is_stopped_saying_what_it_held(main, monkeypatch, tmp_path):
+    from bondsim import budget
+
+    monkeypatch.setattr(budget, "resident_limit", lambda force=False: None if force else 1)
+    out = tmp_path / "out"
+    r = main("run", "thesis", *REPORTING, "--out", str(out))
+    line = one_line_error(r)
+    assert "the run was stopped holding" in line and "above the memory budget of 0.0 GB" in line, line
+    assert "--force" in line and not out.exists()
+    # --force lifts it, and so does force=True
+    assert main("run", "thesis", *REPORTING, "--force", "--quiet").returncode == 0
+    sweep = {"base": "thesis", "set": {"workload.requests": 3000}, "axes": {"bond.mode": ["rr", "lb"]}}
+    with pytest.raises(BondsimError, match="above the memory budget"):
+        bondsim.sweep(sweep, progress=False, workers=1)
+    assert len(bondsim.sweep(sweep, progress=False, workers=1, force=True)) == 2
+
+
+def test_the_memory_budget_of_a_run_is_half_this_machines(monkeypatch):
+    from bondsim import budget
+
+    monkeypatch.setattr(budget, "machine_memory", lambda: 8e9)
+    assert budget.resident_limit() == 4_000_000_000 and budget.resident_limit(force=True) is None
+
+
+def test_memory_the_system_refuses_ends_the_run_in_one_line_not_an_abort(cli):
+    import resource
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    def limited() -> None:  # the address space a run of 10^6 requests outgrows in ~5 s (the system refuses 1.1 GB)
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+    command = [sys.executable, "-m", "bondsim.cli", "run", "thesis", "--set", "workload.requests=1000000"]
+    r = subprocess.run(
+        [*command, "--force", "--quiet"], capture_output=True, text=True, cwd=ROOT, timeout=600, preexec_fn=limited
+    )
+    line = one_line_error(r)
+    assert line.startswith("error: out of memory: the system refused ") and " GB more to this run" in line, line
+    assert "resident); make the run smaller" in line and "backtrace" not in r.stderr, r.stderr

@@ -84,7 +84,7 @@ def test_max_runs_caps_the_grid_and_can_be_raised():
 
 def test_replications_count_from_the_base_seed():
     plan = load_sweep({"base": "thesis", "set": {"seed": 10}, "replications": 3})
-    assert plan.seeds == [10, 11, 12] and [p.labels for p in plan.points] == [{"seed": s} for s in (10, 11, 12)]
+    assert list(plan.seeds) == [10, 11, 12] and [p.labels for p in plan.points] == [{"seed": s} for s in (10, 11, 12)]
 
 
 def test_python_sweep_returns_one_row_per_run_in_grid_order():

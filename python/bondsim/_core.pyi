@@ -19,9 +19,13 @@ def check(scenario_json: str) -> tuple[str, list[str]]:
     what it sets that its run ignores)."""
 
 def run(
-    scenario_json: str, progress: Callable[[int, int, float], None] | None = None, pcap_json: str | None = None
+    scenario_json: str,
+    progress: Callable[[int, int, float], None] | None = None,
+    pcap_json: str | None = None,
+    max_resident_bytes: int | None = None,
 ) -> str:
-    """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON)."""
+    """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON).
+    ``max_resident_bytes``: the run stops with a BondsimError once this process holds more."""
 
 def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""

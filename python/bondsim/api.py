@@ -316,4 +316,4 @@ def run_checked(
         options = json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in pcap.items()})
     else:
         options = json.dumps({"dir": str(pcap)})
-    return RunResult.from_json(doc, _core.run(json.dumps(doc), progress, options))
+    return RunResult.from_json(doc, _core.run(json.dumps(doc), progress, options, budget.resident_limit(force)))

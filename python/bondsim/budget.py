@@ -28,6 +28,13 @@ def machine_memory() -> float:
         return float(16 << 30)
 
 
+def resident_limit(force: bool = False) -> int | None:
+    """What a run's process may hold resident while it runs (the core stops the run above it, saying so):
+    half this machine's memory, or no limit when ``force``. (An allocation the system refuses ends the
+    process with one line, whatever the budget: ``crates/bondsim-py/src/memory.rs``.)"""
+    return None if force else int(machine_memory() / 2)
+
+
 def cost(doc: Mapping) -> dict:
     """The estimate of one checked scenario's run: requests, packets, events, memory_bytes, seconds."""
     return json.loads(_core.cost(json.dumps(doc)))
@@ -55,27 +62,58 @@ def force_help(what: str) -> str:
     )
 
 
-def check(docs: Iterable[Mapping], *, workers: int = 1, force: bool = False, what: str = "this run") -> None:
+#: Checking one sweep point (making its scenario, the schema's check, its hash), seconds: measured with
+#: ``load_sweep`` of 3,000 replications of six shipped scenarios on this project's 2-core machine
+#: (2026-11-30, load 0.9-1.0): 0.21 (league) to 0.30 ms (thesis) a point; this is the slowest, rounded up.
+CHECK_SECONDS_PER_POINT = 0.35e-3
+
+
+def check_grid(points: int, *, force: bool = False, what: str = "this sweep") -> None:
+    """Refuses a sweep whose grid alone (``points`` to make and check, one at a time, before anything runs)
+    is estimated above :data:`MAX_SECONDS`, unless ``force``; its runs are :func:`check`'s."""
+    seconds = points * CHECK_SECONDS_PER_POINT
+    if force or seconds <= MAX_SECONDS:
+        return
+    raise BondsimError(
+        f"{what}'s grid of {points:,} points is estimated at {_time(seconds)} to check before any run starts "
+        f"(about {CHECK_SECONDS_PER_POINT * 1e3:.2f} ms a point): above the budget of {_time(MAX_SECONDS)}; "
+        "make it smaller, or pass --force (force=True from Python) to check and run it anyway"
+    )
+
+
+def check(
+    docs: Iterable[Mapping], *, workers: int = 1, force: bool = False, what: str = "this run", total: int | None = None
+) -> None:
     """Refuses ``docs`` (one run, or a sweep's scenarios run ``workers`` at a time) whose estimate is above
-    the budget, with a :class:`BondsimError` saying the estimate and how to go on; nothing when ``force``."""
+    the budget, with a :class:`BondsimError` saying the estimate and how to go on; nothing when ``force``.
+
+    ``docs`` are estimated one by one and may be made as they are asked for: once those estimated so far
+    are above the budget the rest are not looked at, and the error says the estimate is of the first of
+    ``total`` (when given)."""
     if force:
         return
-    costs = [cost(doc) for doc in docs]
-    if not costs:
-        return
-    seconds = sum(c["seconds"] for c in costs) / max(1, min(workers, len(costs)))
-    largest = max(costs, key=lambda c: c["memory_bytes"])
-    memory = largest["memory_bytes"] * max(1, min(workers, len(costs)))
     limit = machine_memory() / 2
-    if seconds <= MAX_SECONDS and memory <= limit:
+    count, seconds, memory = 0, 0.0, 0.0
+    sums = dict.fromkeys(("requests", "packets", "events"), 0.0)
+    for doc in docs:
+        c = cost(doc)
+        count += 1
+        seconds += c["seconds"]
+        memory = max(memory, c["memory_bytes"])
+        for key in sums:
+            sums[key] += c[key]
+        at_once = max(1, min(workers, count))  # a sweep's runs, ``workers`` at a time
+        over = seconds / at_once > MAX_SECONDS or memory * at_once > limit
+        if over and total is not None and workers <= count < total:
+            break  # the rest only add to it
+    if not count or not over:
         return
-    runs = f"{len(costs):,} runs, " if len(costs) > 1 else ""
-    detail = (
-        f"{runs}{sum(c['requests'] for c in costs):,.0f} requests, {sum(c['packets'] for c in costs):,.0f} packets, "
-        f"{sum(c['events'] for c in costs):,.0f} events"
-    )
+    runs = f"{count:,} runs, " if count > 1 else ""
+    detail = f"{runs}{sums['requests']:,.0f} requests, {sums['packets']:,.0f} packets, {sums['events']:,.0f} events"
+    early = total is not None and count < total
+    more, first = ("more than ", f" from its first {count:,} of {total:,} runs") if early else ("", "")
     raise BondsimError(
-        f"{what} is estimated at {_time(seconds)} and {_size(memory)} of memory ({detail}): above the budget of "
-        f"{_time(MAX_SECONDS)} and {_size(limit)} (half this machine's memory); make it smaller, or pass --force "
-        "(force=True from Python) to run it anyway"
+        f"{what} is estimated at {more}{_time(seconds / at_once)} and {_size(memory * at_once)} of memory{first} "
+        f"({detail}): above the budget of {_time(MAX_SECONDS)} and {_size(limit)} (half this machine's memory); "
+        "make it smaller, or pass --force (force=True from Python) to run it anyway"
     )

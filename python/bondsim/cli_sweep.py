@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -114,25 +115,48 @@ def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     return frame
 
 
-def cmd_sweep(args: argparse.Namespace) -> int:
+#: The grid's points a dry run shows in its table (``--json`` lists every one).
+DRY_RUN_ROWS = 100
+
+
+def _dry_run(args: argparse.Namespace, plan, axes: list[str]) -> None:
+    """``sweep --dry-run``: the grid, point by point, without making its scenarios again."""
+    import itertools
+
     import pandas as pd
 
-    from bondsim.grid import grid_rows, load_sweep
+    def frame(rows) -> pd.DataFrame:
+        return _hashable(
+            pd.DataFrame([{"point": i, **labels, "scenario_hash": key} for i, key, _, labels in rows]), axes
+        )
+
+    if args.json:  # a record at a time: a grid of millions is never one table in memory
+        sys.stdout.write("[")
+        for i, key, _, labels in plan.points.rows:
+            shown = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in labels.items()}
+            record = {"point": i, **shown, "scenario_hash": key}
+            sys.stdout.write(("," if i else "") + json.dumps(record, separators=(",", ":"), default=str))
+        sys.stdout.write("]\n")
+        return
+    if args.quiet:
+        return
+    total = len(plan.points)
+    show(frame_table(frame(itertools.islice(plan.points.rows, DRY_RUN_ROWS)), title=f"sweep {plan.name}: the grid"))
+    if total > DRY_RUN_ROWS:
+        console.print(f"... and {total - DRY_RUN_ROWS:,} more points (--json lists every one)")
+    distinct = len(plan.points.distinct())
+    console.print(f"{total:,} runs ({distinct:,} distinct scenarios), every one checked; nothing run")
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from bondsim.grid import load_sweep
     from bondsim.sweeps import Runner, sweep_table
 
-    plan = load_sweep(args.sweep, args.set)
+    plan = load_sweep(args.sweep, args.set, progress=not args.quiet, force=args.force)
     metrics = _metrics(args.metrics)  # before anything runs
     axes = [a.name for a in plan.axes]
     if args.dry_run:
-        frame = _hashable(
-            pd.DataFrame([{"point": p.index, **p.labels, "scenario_hash": p.key} for p in plan.points]), axes
-        )
-        if args.json:
-            print(frame.to_json(orient="records"))
-        elif not args.quiet:
-            show(frame_table(frame, title=f"sweep {plan.name}: the grid"))
-            distinct = len({p.key for p in plan.points})
-            console.print(f"{len(plan.points)} runs ({distinct} distinct scenarios), every one checked; nothing run")
+        _dry_run(args, plan, axes)
         return 0
 
     runner = Runner(workers=args.workers, dask=args.dask, db=args.db, force=args.force)
@@ -143,9 +167,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
             store = runner.store
             # the sweep's name if no other stored sweep has it, else its id
-            ref = store.sweep_ref(store.sweep_of(plan.name, grid_rows(plan.points))) if store else plan.name
+            ref = store.sweep_ref(store.sweep_of(plan.name, plan.points.rows)) if store else plan.name
     except KeyboardInterrupt:
-        return _interrupted(args, runner, len({p.key for p in plan.points}))
+        return _interrupted(args, runner, len(plan.points.distinct()))
     table = sweep_table(plan, outcomes)
     if args.json:
         print(table.to_json(orient="records"))

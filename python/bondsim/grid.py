@@ -26,22 +26,29 @@ A sweep file (``*.sweep.toml``; bondsim ships ``thesis_load``: ``bondsim sweep t
 The grid is every combination of axis values, first axis slowest, with the
 seed fastest. Every point is checked against the schema before anything runs;
 an error names the sweep file's key (``axes.1.values.2: ...``) and the field.
+Points are made one at a time (:class:`Grid`): a grid of millions is checked
+with progress shown and keeps 8 bytes a point, its scenarios made again when
+they run.
 """
 
 from __future__ import annotations
 
 import copy
-import itertools
 import math
 import numbers
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from bondsim import budget
 from bondsim._core import ScenarioError
+from bondsim.progress import LOG_EVERY_S, Bar
 from bondsim.scenario import (
     MISSING,
     apply_overrides,
@@ -85,20 +92,155 @@ class Point:
     key: str  # the checked scenario's hash
 
 
+class Points(Sequence[Point]):
+    """Points to run, in order: what :meth:`bondsim.sweeps.Runner.execute` takes. Each is made when asked
+    for; :meth:`key` and :attr:`rows` may know a point's hash without making it (a :class:`Grid` does)."""
+
+    def key(self, index: int) -> str:
+        """The scenario hash of point ``index``."""
+        return self[index].key
+
+    def scenario(self, index: int) -> dict:
+        """The checked scenario of point ``index``."""
+        return self[index].scenario
+
+    def distinct(self) -> list[int]:
+        """The first point of each distinct scenario, in order."""
+        first: dict[str, int] = {}
+        for index in range(len(self)):
+            first.setdefault(self.key(index), index)
+        return list(first.values())
+
+    @property
+    def rows(self) -> Iterable[tuple[int, str, int, dict]]:
+        """The points as the results database records them (``Store.add_sweep``): ``(point,
+        scenario_hash, seed, labels)``, as often as it is iterated."""
+        return _Rows(self)
+
+    def _row(self, index: int) -> tuple[int, str, int, dict]:
+        p = self[index]
+        return (p.index, p.key, p.scenario["seed"], p.labels)
+
+
+class _Rows:
+    def __init__(self, points: Points):
+        self.points = points
+
+    def __iter__(self) -> Iterator[tuple[int, str, int, dict]]:
+        return (self.points._row(i) for i in range(len(self.points)))
+
+
+class Listed(Points):
+    """Points made already (``bondsim.sweeps.run_many``'s scenarios)."""
+
+    def __init__(self, points: Iterable[Point]):
+        self._points = list(points)
+
+    def __len__(self) -> int:
+        return len(self._points)
+
+    def __getitem__(self, index):
+        return self._points[index]
+
+
+#: A grid of at most this many points keeps its checked scenarios (about 10 kB each) once made; a larger
+#: one keeps only their hashes (8 bytes a point) and makes a scenario again when it is asked for.
+KEEP_SCENARIOS = 1_000
+
+
+class Grid(Points):
+    """Every combination of the axes' values and the seeds (first axis slowest, seed fastest), made
+    point by point: memory does not grow with the grid beyond each point's hash (:data:`KEEP_SCENARIOS`).
+
+    :meth:`check` makes and checks every point once, in order, with progress shown: the hashes come
+    from it, and every point of a grid :func:`load_sweep` returns has passed it."""
+
+    def __init__(self, base: dict, base_dir: Path, axes: Sequence[Axis], seeds: Sequence[int]):
+        self.base, self.base_dir, self.axes, self.seeds = base, base_dir, list(axes), seeds
+        self._sizes = [len(a.values) for a in self.axes] + [len(seeds)]
+        self._keys = array("Q")
+        self._kept: list[dict] | None = [] if len(self) <= KEEP_SCENARIOS else None
+
+    def __len__(self) -> int:
+        return math.prod(self._sizes)
+
+    def labels(self, index: int) -> dict:
+        """Where point ``index`` stands: axis name -> value, and the seed."""
+        *values, seed = self._coordinates(index)
+        return {a.name: v for a, v in zip(self.axes, values, strict=True)} | {"seed": seed}
+
+    def _coordinates(self, index: int) -> list:
+        if not 0 <= index < len(self):
+            raise IndexError(f"point {index} of a grid of {len(self)}")
+        picked = []
+        for size, values in zip(
+            reversed(self._sizes), reversed([*(a.values for a in self.axes), self.seeds]), strict=True
+        ):
+            index, at = divmod(index, size)
+            picked.append(values[at])
+        return picked[::-1]
+
+    def _make(self, index: int) -> dict:
+        *values, seed = self._coordinates(index)
+        changes = [*((a.path, v) for a, v in zip(self.axes, values, strict=True)), ("seed", seed)]
+        try:
+            return _with(self.base, changes, self.base_dir)
+        except ScenarioError as exc:
+            where_text = ", ".join(f"{k}={v}" for k, v in self.labels(index).items())
+            err = scenario_error("", f"sweep point {index} ({where_text}): {exc}")
+            err.path = exc.path
+            raise err from None
+
+    def check(self, label: str, progress: bool = False) -> None:
+        """Makes and checks every point, keeping its hash; a point that fails is a ScenarioError naming it."""
+        bar = Bar(label, len(self), progress, unit="points checked", quiet_s=LOG_EVERY_S)
+        try:
+            for index in range(len(self._keys), len(self)):
+                doc = self._make(index)
+                self._keys.append(int(scenario_hash(doc), 16))
+                if self._kept is not None:
+                    self._kept.append(doc)
+                if index % 256 == 255:
+                    bar.update(index + 1)
+            bar.update(len(self))
+        finally:
+            bar.close()
+
+    def key(self, index: int) -> str:
+        return f"{self._keys[index]:016x}"
+
+    def scenario(self, index: int) -> dict:
+        return self._kept[index] if self._kept is not None else self._make(index)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = range(len(self))[index]  # negative indices, and IndexError past the end
+        return Point(index=index, labels=self.labels(index), scenario=self.scenario(index), key=self.key(index))
+
+    def distinct(self) -> list[int]:
+        keys = np.frombuffer(self._keys, dtype=np.uint64)
+        return np.sort(np.unique(keys, return_index=True)[1]).tolist()
+
+    def _row(self, index: int) -> tuple[int, str, int, dict]:
+        labels = self.labels(index)
+        return (index, self.key(index), labels["seed"], labels)
+
+
 @dataclass
 class Sweep:
-    """A sweep file, read and expanded: every point checked."""
+    """A sweep file, read: its grid's points made and checked one by one (:class:`Grid`)."""
 
     name: str
     spec: dict
     axes: list[Axis]
-    seeds: list[int]
-    points: list[Point]
+    seeds: Sequence[int]
+    points: Grid
 
 
-def grid_rows(points: Iterable[Point]) -> list[tuple[int, str, int, dict]]:
+def grid_rows(points: Points) -> Iterable[tuple[int, str, int, dict]]:
     """The grid as the results database records it (``Store.add_sweep``): ``(point, scenario_hash, seed, labels)``."""
-    return [(p.index, p.key, p.scenario["seed"], p.labels) for p in points]
+    return points.rows
 
 
 def _is_number(value: Any) -> bool:
@@ -295,7 +437,7 @@ def _check_size(axes: list[_RawAxis], spec: Mapping, limit: int) -> None:
     )
 
 
-def _seeds(spec: Mapping, base_seed: int) -> list[int]:
+def _seeds(spec: Mapping, base_seed: int) -> Sequence[int]:
     if "replications" in spec and "seeds" in spec:
         raise scenario_error("seeds", "give replications = N or seeds = [...], not both")
     if "replications" in spec:
@@ -308,7 +450,7 @@ def _seeds(spec: Mapping, base_seed: int) -> list[int]:
                 f"{count} replications count seeds up from the base seed {base_seed} past 2^64-1; "
                 "lower the seed or give seeds = [...]",
             )
-        return [base_seed + i for i in range(count)]
+        return range(base_seed, base_seed + count)
     if "seeds" in spec:
         seeds = _listed(spec["seeds"], "seeds")
         if not seeds:
@@ -384,20 +526,24 @@ def _normalised(spec: Mapping) -> dict:
     return spec
 
 
-def load_sweep(source: str | Path | Mapping, overrides: Iterable[str] = ()) -> Sweep:
+def load_sweep(
+    source: str | Path | Mapping, overrides: Iterable[str] = (), *, progress: bool = False, force: bool = False
+) -> Sweep:
     """Reads a sweep (TOML file, the name of a shipped one like ``thesis_load``, or a dict in the same layout)
-    and expands it into checked points.
+    and checks every point of its grid, one by one (``progress``: with a bar, or lines in a log). A grid
+    whose checking alone is estimated above the budget is refused unless ``force``
+    (:func:`bondsim.budget.check_grid`).
 
     ``overrides`` (``path=value``) change the base scenario, like ``bondsim run --set``.
     In a dict, ``axes`` may also be ``{path: values}``.
     """
     try:
-        return _load_sweep(source, overrides)
+        return _load_sweep(source, overrides, progress, force)
     except RecursionError:
         raise too_deep() from None
 
 
-def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep:
+def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str], progress: bool, force: bool) -> Sweep:
     if isinstance(source, Mapping):
         spec, where, default_name = _normalised(source), Path.cwd(), "sweep"
     elif not isinstance(source, str | os.PathLike):
@@ -448,19 +594,9 @@ def _load_sweep(source: str | Path | Mapping, overrides: Iterable[str]) -> Sweep
     axes = [_axis(i, raw, base, resolved, base_dir) for i, raw in enumerate(drafts)]
     seeds = _seeds(spec, resolved["seed"])
 
-    points = []
-    for index, combo in enumerate(itertools.product(*(a.values for a in axes), seeds)):
-        *values, seed = combo
-        changes = [*((a.path, v) for a, v in zip(axes, values, strict=True)), ("seed", seed)]
-        labels = {a.name: v for a, v in zip(axes, values, strict=True)} | {"seed": seed}
-        try:
-            doc = _with(base, changes, base_dir)
-        except ScenarioError as exc:
-            where_text = ", ".join(f"{k}={v}" for k, v in labels.items())
-            err = scenario_error("", f"sweep point {index} ({where_text}): {exc}")
-            err.path = exc.path
-            raise err from None
-        points.append(Point(index=index, labels=labels, scenario=doc, key=scenario_hash(doc)))
+    points = Grid(base, base_dir, axes, seeds)
+    budget.check_grid(len(points), force=force)
+    points.check(f"sweep {name}", progress)
     # what the database records: the sweep as written, where it came from, the overrides
     spec |= {"file": None if isinstance(source, Mapping) else str(source), "overrides": list(overrides)}
     return Sweep(name=name, spec=spec, axes=axes, seeds=seeds, points=points)

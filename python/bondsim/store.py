@@ -32,7 +32,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain, repeat
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import Any
 
@@ -143,11 +143,26 @@ def _widened(old: str, new: str) -> str | None:
     return None
 
 
-def grid_hash(points: Sequence[tuple[int, str, int, dict]]) -> str:
+def grid_hash(points: Iterable[tuple[int, str, int, dict]]) -> str:
     """What tells one sweep's grid ``(point, scenario_hash, seed, labels)`` from another's: the scenarios and
-    the swept values, in grid order."""
-    grid = json.dumps([[h, labels] for _, h, _, labels in points], sort_keys=True, default=str)
-    return hashlib.sha256(grid.encode()).hexdigest()[:16]
+    the swept values, in grid order (the hash of ``[[scenario_hash, labels], ...]`` as JSON, taken row by
+    row)."""
+    digest = hashlib.sha256(b"[")
+    for i, (_, h, _, labels) in enumerate(points):
+        digest.update((", " if i else "").encode() + json.dumps([h, labels], sort_keys=True, default=str).encode())
+    digest.update(b"]")
+    return digest.hexdigest()[:16]
+
+
+#: Rows a sweep's grid is written in at a time (``Store.add_sweep``), and scenario hashes looked up at a
+#: time (``Store.stored``): what a grid of millions holds in memory at once.
+CHUNK_ROWS = 100_000
+
+
+def _chunks(items: Iterable, size: int = CHUNK_ROWS) -> Iterator[list]:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
+        yield chunk
 
 
 def _ident(name: str) -> str:
@@ -445,39 +460,47 @@ class Store:
             self._seen_shapes.clear()
             raise
 
-    def add_sweep(self, name: str, spec: dict, points: Sequence[tuple[int, str, int, dict]]) -> int:
-        """Records a sweep and its grid ``(point, scenario_hash, seed, labels)``; the same grid under the
-        same name is recorded once. Returns its sweep id."""
-        found = self.sweep_of(name, points)
+    def add_sweep(self, name: str, spec: dict, points: Iterable[tuple[int, str, int, dict]]) -> int:
+        """Records a sweep and its grid ``(point, scenario_hash, seed, labels)`` (iterated twice, written
+        :data:`CHUNK_ROWS` rows at a time, in one transaction); the same grid under the same name is recorded
+        once. Returns its sweep id."""
+        digest = grid_hash(points)
+        found = self._sweep_of(name, digest)
         if found is not None:
             return found
         sweep_id = self.con.execute("SELECT coalesce(max(sweep_id), 0) + 1 FROM sweeps").fetchone()[0]
-        frame = pd.DataFrame(
-            {
-                "sweep_id": sweep_id,
-                "point": [p[0] for p in points],
-                "scenario_hash": [p[1] for p in points],
-                "seed": [p[2] for p in points],
-                "labels": [json.dumps(p[3], default=str) for p in points],
-            }
-        )
         with self._transaction():
             self.con.execute(
                 "INSERT INTO sweeps (sweep_id, name, grid_hash, spec) VALUES (?, ?, ?, ?)",
-                [sweep_id, name, grid_hash(points), json.dumps(spec, default=str)],
+                [sweep_id, name, digest, json.dumps(spec, default=str)],
             )
-            self._append("sweep_points", frame)
+            for chunk in _chunks(points):
+                frame = pd.DataFrame(
+                    {
+                        "sweep_id": sweep_id,
+                        "point": [p[0] for p in chunk],
+                        "scenario_hash": [p[1] for p in chunk],
+                        "seed": [p[2] for p in chunk],
+                        "labels": [json.dumps(p[3], default=str) for p in chunk],
+                    }
+                )
+                self._append("sweep_points", frame)
         return sweep_id
 
     # -- reading -----------------------------------------------------------------------------------
 
     def stored(self, hashes: Iterable[str]) -> dict[str, int]:
-        """Scenario hash -> run id of the runs of this bondsim version already stored."""
-        rows = self.con.execute(
-            "SELECT scenario_hash, run_id FROM runs WHERE version = ? AND scenario_hash IN (SELECT unnest(?))",
-            [__version__, list(hashes)],
-        ).fetchall()
-        return dict(rows)
+        """Scenario hash -> run id of the runs of this bondsim version already stored (looked up
+        :data:`CHUNK_ROWS` hashes at a time)."""
+        found: dict[str, int] = {}
+        for chunk in _chunks(hashes):
+            found |= dict(
+                self.con.execute(
+                    "SELECT scenario_hash, run_id FROM runs WHERE version = ? AND scenario_hash IN (SELECT unnest(?))",
+                    [__version__, chunk],
+                ).fetchall()
+            )
+        return found
 
     def summaries(self, run_ids: Sequence[int]) -> dict[int, dict]:
         """The stored runs' summaries, by run id."""
@@ -555,11 +578,14 @@ class Store:
             .tolist()
         ]
 
-    def sweep_of(self, name: str, points: Sequence[tuple[int, str, int, dict]]) -> int | None:
+    def sweep_of(self, name: str, points: Iterable[tuple[int, str, int, dict]]) -> int | None:
         """The id of the sweep recorded under ``name`` with this grid ``(point, scenario_hash, seed, labels)``
         (what :meth:`add_sweep` recorded for it), or None."""
+        return self._sweep_of(name, grid_hash(points))
+
+    def _sweep_of(self, name: str, digest: str) -> int | None:
         found = self.con.execute(
-            "SELECT sweep_id FROM sweeps WHERE name = ? AND grid_hash = ?", [name, grid_hash(points)]
+            "SELECT sweep_id FROM sweeps WHERE name = ? AND grid_hash = ?", [name, digest]
         ).fetchone()
         return None if found is None else found[0]
 

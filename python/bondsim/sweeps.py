@@ -27,7 +27,6 @@ import json
 import numbers
 import os
 import queue
-import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -40,7 +39,8 @@ import pandas as pd
 from bondsim import _core, budget
 from bondsim._core import BondsimError
 from bondsim.api import RunResult
-from bondsim.grid import Point, Sweep, grid_rows, load_sweep
+from bondsim.grid import Listed, Point, Points, Sweep, load_sweep
+from bondsim.progress import Bar as _Bar
 from bondsim.scenario import check, scenario_hash, type_error
 from bondsim.store import Store, scalar_figures
 
@@ -48,6 +48,11 @@ from bondsim.store import Store, scalar_figures
 #: costs milliseconds); a run finishing later is committed at once. A killed sweep loses at most the
 #: runs in flight and those finished in the last quarter second.
 FLUSH_EVERY_S = 0.25
+
+#: Runs handed to each worker ahead of their results (:meth:`Runner.execute`), and the workers a Dask
+#: cluster is taken to have at least when sizing that (its own count is not asked for).
+IN_FLIGHT_PER_WORKER = 4
+DASK_MIN_WORKERS = 64
 
 
 #: What a user who asks for Dask (``--dask``, ``dask=``) without the optional extra is told.
@@ -66,9 +71,10 @@ def import_distributed():
     return distributed
 
 
-def _run_json(text: str) -> str:
-    """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out."""
-    return _core.run(text, None)
+def _run_json(text: str, force: bool = False) -> str:
+    """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out, within the worker's
+    memory budget unless ``force``."""
+    return _core.run(text, None, None, budget.resident_limit(force))
 
 
 class _Cancelled(Exception):
@@ -112,56 +118,6 @@ class Outcome:
     summary: dict
     run_id: int | None
     fresh: bool
-
-
-class _Bar:
-    """The sweep's progress bar with ETA on a terminal; a line every few seconds in a log; nothing if quiet."""
-
-    def __init__(self, label: str, total: int, enabled: bool, note: str = ""):
-        from rich.console import Console
-
-        console = Console(stderr=True)
-        self.label, self.total, self.note = label, total, note
-        self.log = enabled and not console.is_terminal
-        self.last_line = 0.0
-        self.done = 0
-        self.progress = None
-        if enabled and console.is_terminal and total:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("runs"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=console,
-                transient=True,
-            )
-            self.progress.start()
-            self.task = self.progress.add_task(f"{label}{note}", total=total)
-
-    def update(self, done: int, partial: float = 0.0) -> None:
-        """``done`` runs finished (and stored); ``partial`` more in fractions of runs in flight."""
-        self.done = done
-        if self.progress is not None:
-            self.progress.update(self.task, completed=min(done + partial, self.total))
-        elif self.log and done and (time.monotonic() - self.last_line > 2.0 or done == self.total):
-            self.last_line = time.monotonic()
-            print(f"{self.label}: {done}/{self.total} runs done{self.note}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
 
 
 class Runner:
@@ -257,8 +213,8 @@ class Runner:
         self._own_client = True
         return self._client
 
-    def _submit(self, point: Point, done: queue.Queue, partial: dict[str, float]):
-        text = json.dumps(point.scenario)
+    def _submit(self, key: str, scenario: dict, done: queue.Queue, partial: dict[str, float]):
+        text = json.dumps(scenario)
         if self.dask is None:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
@@ -269,13 +225,18 @@ class Runner:
             def progress(done_packets: int, total_packets: int, _sim_s: float) -> None:
                 if cancel.is_set():
                     raise _Cancelled
-                partial[point.key] = done_packets / total_packets if total_packets else 0.0
+                partial[key] = done_packets / total_packets if total_packets else 0.0
 
-            future = self._pool.submit(_core.run, text, progress)
+            future = self._pool.submit(_core.run, text, progress, None, budget.resident_limit(self.force))
         else:
-            future = self.dask_client().submit(_run_json, text, key=f"bondsim-run-{point.key}")
-        future.add_done_callback(lambda f: done.put((point.key, f)))
+            future = self.dask_client().submit(_run_json, text, self.force, key=f"bondsim-run-{key}")
+        future.add_done_callback(lambda f: done.put((key, f)))
         return future
+
+    def _in_flight(self) -> int:
+        """How many runs are handed to the executor ahead of their results: enough to keep every worker
+        busy, few enough that a sweep of millions holds only these scenarios at once."""
+        return IN_FLIGHT_PER_WORKER * (self.workers if self.dask is None else max(self.workers, DASK_MIN_WORKERS))
 
     def execute(
         self,
@@ -288,6 +249,8 @@ class Runner:
     ) -> dict[str, Outcome]:
         """Runs every point not already stored; returns an outcome per scenario hash.
 
+        ``points``: a :class:`~bondsim.grid.Points` (a sweep's :class:`~bondsim.grid.Grid`, whose scenarios
+        are made as they are handed to a worker, :data:`IN_FLIGHT_PER_WORKER` per worker at a time) or a list.
         With a database, the grid is recorded under ``name`` (if given) and completed runs are
         committed as they arrive (see :data:`FLUSH_EVERY_S`). ``keep_results=False`` keeps only
         summaries in memory.
@@ -295,18 +258,24 @@ class Runner:
         self._cancel.clear()
         if self.dask is not None:
             self.dask_client()  # a scheduler that cannot be reached is an error before anything is recorded
-        first = {p.key: p for p in reversed(points)}  # the first point of each scenario
-        keys = list(dict.fromkeys(p.key for p in points))
+        points = points if isinstance(points, Points) else Listed(points)
+        order = points.distinct()  # the first point of each scenario
         outcomes: dict[str, Outcome] = {}
         self.outcomes = outcomes
         store = self.store
-        stored = store.stored(keys) if store is not None else {}
+        stored = store.stored(points.key(i) for i in order) if store is not None else {}
         # what is left to run must fit the budget, before anything is recorded
-        left = (first[k].scenario for k in keys if k not in stored)
-        budget.check(left, workers=self.workers, force=self.force, what="this sweep")
+        left = [i for i in order if points.key(i) not in stored]
+        budget.check(
+            (points.scenario(i) for i in left),
+            workers=self.workers,
+            force=self.force,
+            what="this sweep",
+            total=len(left),
+        )
         if store is not None:
             if name:
-                store.add_sweep(name, dict(spec or {}), grid_rows(points))
+                store.add_sweep(name, dict(spec or {}), points.rows)
             if keep_results:
                 loaded = store.load(list(stored.values()))
                 outcomes = {k: Outcome(loaded[i], loaded[i].summary, i, False) for k, i in stored.items()}
@@ -315,31 +284,45 @@ class Runner:
                 outcomes = {k: Outcome(None, known[i], i, False) for k, i in stored.items()}
             self.outcomes = outcomes
             store.release()  # readers (bondsim runs list) may open the file between commits
-        todo = [first[k] for k in keys if k not in outcomes]
-        note = f" ({len(outcomes)} already stored)" if outcomes else ""
-        bar = _Bar(name or "runs", len(todo), progress, note)
+        bar = _Bar(name or "runs", len(left), progress, _stored_note(outcomes))
+        self._run(points, left, outcomes, store, bar, keep_results)
+        return outcomes
+
+    def _run(self, points, todo, outcomes, store, bar, keep_results) -> None:
+        """Runs the points ``todo`` (indices into ``points``), at most :meth:`_in_flight` at a time, into
+        ``outcomes`` and the database, committing every :data:`FLUSH_EVERY_S`."""
         done: queue.Queue = queue.Queue()
         partial: dict[str, float] = {}
-        futures = {p.key: self._submit(p, done, partial) for p in todo}
+        ahead = iter(todo)
+        futures: dict[str, Any] = {}
+        running: dict[str, dict] = {}  # scenario hash -> the scenario, until its result is committed
         pending: dict[str, str] = {}  # finished, not yet stored: scenario hash -> result JSON
         flushed = time.monotonic()
+
+        def top_up() -> None:
+            while len(futures) < self._in_flight() and (index := next(ahead, None)) is not None:
+                key, scenario = points.key(index), points.scenario(index)
+                running[key] = scenario
+                futures[key] = self._submit(key, scenario, done, partial)
 
         def flush() -> None:
             outputs = {key: json.loads(text) for key, text in pending.items()}
             if store is not None:
                 try:
-                    ids = store.add([(key, first[key].scenario, output) for key, output in outputs.items()])
+                    ids = store.add([(key, running[key], output) for key, output in outputs.items()])
                 finally:
                     store.release()
             else:
                 ids = [None] * len(outputs)
             for (key, output), run_id in zip(outputs.items(), ids, strict=True):
-                result = RunResult.from_output(first[key].scenario, output) if keep_results else None
+                result = RunResult.from_output(running[key], output) if keep_results else None
                 outcomes[key] = Outcome(result, output["summary"], run_id, True)
+                del running[key]
             bar.update(bar.done + len(pending), sum(partial.values()))
             pending.clear()
 
         try:
+            top_up()
             while futures or pending:
                 wait = FLUSH_EVERY_S - (time.monotonic() - flushed) if pending else 0.2
                 try:
@@ -347,6 +330,7 @@ class Runner:
                     pending[key] = future.result()
                     del futures[key]
                     partial.pop(key, None)
+                    top_up()
                 except queue.Empty:
                     if not pending:
                         bar.update(bar.done, sum(partial.values()))
@@ -363,7 +347,10 @@ class Runner:
             raise
         finally:
             bar.close()
-        return outcomes
+
+
+def _stored_note(outcomes: Mapping) -> str:
+    return f" ({len(outcomes)} already stored)" if outcomes else ""
 
 
 _session: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("bondsim_session", default=None)
@@ -438,9 +425,9 @@ def sweep_table(plan: Sweep, outcomes: Mapping[str, Outcome]) -> pd.DataFrame:
     """One row per point of ``plan`` in grid order: point, swept values, seed, scenario hash, run id
     (when stored) and every scalar summary figure."""
     rows = []
-    for p in plan.points:
-        outcome = outcomes[p.key]
-        row: dict[str, Any] = {"point": p.index, **p.labels, "scenario_hash": p.key}
+    for index, key, _, labels in plan.points.rows:
+        outcome = outcomes[key]
+        row: dict[str, Any] = {"point": index, **labels, "scenario_hash": key}
         if outcome.run_id is not None:
             row["run_id"] = outcome.run_id
         for key, value in scalar_figures(outcome.summary).items():
@@ -469,7 +456,7 @@ def sweep(
     :class:`Runner`. With ``db``, runs already stored are not run again. A sweep estimated above the budget
     (:mod:`bondsim.budget`) is refused unless ``force``.
     """
-    plan = spec if isinstance(spec, Sweep) else load_sweep(spec, overrides)
+    plan = spec if isinstance(spec, Sweep) else load_sweep(spec, overrides, progress=progress, force=force)
     with _runner(workers, dask, db, force) as runner:
         outcomes = runner.execute(plan.points, name=plan.name, spec=plan.spec, progress=progress, keep_results=False)
     return sweep_table(plan, outcomes)

@@ -10,6 +10,14 @@ use pyo3::prelude::*;
 use bondsim_core::scenario::{CaptureOptions, Kernel};
 use bondsim_core::{bond::registry, Error, Scenario};
 
+#[cfg(target_os = "linux")]
+mod memory;
+
+/// An allocation the system refuses ends the process with one line, not an abort ([`memory`]).
+#[cfg(target_os = "linux")]
+#[global_allocator]
+static ALLOCATOR: memory::Guarded = memory::Guarded;
+
 create_exception!(_core, BondsimError, PyException, "Base class of every bondsim error.");
 create_exception!(
     _core,
@@ -56,20 +64,40 @@ fn cost(scenario_json: &str) -> PyResult<String> {
 /// while the GIL is released for the rest of the run; Ctrl-C stops the run
 /// with `KeyboardInterrupt`. `pcap_json`, if given, asks for packet captures
 /// (`bondsim_core::scenario::CaptureOptions` as JSON: `dir`, `payload`, `max_packets`,
-/// `start_s`, `stop_s`).
+/// `start_s`, `stop_s`). `max_resident_bytes`, if given, is the memory budget: the run stops
+/// with a `BondsimError` once this process holds more (resident; looked at each time progress
+/// is reported).
 #[pyfunction]
-#[pyo3(signature = (scenario_json, progress=None, pcap_json=None))]
-fn run(py: Python<'_>, scenario_json: &str, progress: Option<Py<PyAny>>, pcap_json: Option<&str>) -> PyResult<String> {
+#[pyo3(signature = (scenario_json, progress=None, pcap_json=None, max_resident_bytes=None))]
+fn run(
+    py: Python<'_>,
+    scenario_json: &str,
+    progress: Option<Py<PyAny>>,
+    pcap_json: Option<&str>,
+    max_resident_bytes: Option<u64>,
+) -> PyResult<String> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
     let capture = pcap_json.map(CaptureOptions::from_json).transpose().map_err(to_py)?;
     let mut pending: Option<PyErr> = None;
     let outcome = py.detach(|| {
         bondsim_core::run_with_capture(&scenario, capture.as_ref(), &mut |p| {
+            if let Some(message) = over_memory_budget(max_resident_bytes) {
+                pending = Some(BondsimError::new_err(message));
+                return false;
+            }
             report(&progress, &mut pending, (p.done_packets, p.total_packets, p.now.as_secs_f64()))
         })
         .map(|result| result.to_json()) // serialised without the GIL too
     });
     finish(outcome, pending)
+}
+
+/// The error of a run above its memory budget ([`memory::over_budget`]; none off Linux).
+fn over_memory_budget(limit: Option<u64>) -> Option<String> {
+    #[cfg(target_os = "linux")]
+    return memory::over_budget(limit);
+    #[cfg(not(target_os = "linux"))]
+    return limit.and(None);
 }
 
 /// Calls `progress(done, total, seconds)` with the GIL, after looking for signals (Ctrl-C);

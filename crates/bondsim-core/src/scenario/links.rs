@@ -395,6 +395,9 @@ impl Scenario {
         for (i, link) in self.links.iter().enumerate() {
             let p = |field: &str| format!("links.{i}.{field}");
             let base = &link.base;
+            if let Some(name) = &base.name {
+                link_name(&p("name"), name)?;
+            }
             at_least(&p("count"), u64::from(base.count), 1)?;
             factor(&p("slowdown"), base.slowdown)?;
             for (k, win) in base.slow_windows.iter().enumerate() {
@@ -532,6 +535,23 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A link's name is its file name in captures (`NAME.pcapng`) and its part of a dotted path
+/// (`--set links.NAME.rate_mbps=...`, where digits alone are an index): 1 to 64 letters, digits,
+/// `-` and `_`, not digits alone.
+fn link_name(path: &str, name: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_';
+    if name.is_empty() || name.len() > 64 || !name.chars().all(allowed) || name.chars().all(|c| c.is_ascii_digit()) {
+        return Err(Error::scenario(
+            path,
+            format!(
+                "a link's name is 1 to 64 letters, digits, - and _, not digits alone (it names the link's \
+                 capture file and its part of a dotted path such as links.NAME.rate_mbps), got {name:?}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The factors a link's send times can be stretched by at the extremes (uniform × windows ×
@@ -685,6 +705,23 @@ fn stays_positive(path: &str, what: &str, ns: u64, factors: &[(String, f64)]) ->
 mod tests {
     use super::super::tests::{base, error_of};
     use super::*;
+
+    #[test]
+    fn a_link_name_is_a_file_name_and_a_path_segment() {
+        let named = |name: &str| {
+            let mut v = base();
+            v["links"][0]["name"] = name.into();
+            v
+        };
+        for good in ["eth0", "wan-1", "line_10", "10g"] {
+            Scenario::from_json(&named(good).to_string()).unwrap_or_else(|e| panic!("{good}: {e}"));
+        }
+        for bad in ["", "3", "a.b", "a/b", "eth 0", &"x".repeat(65)] {
+            let (path, msg) = error_of(named(bad));
+            assert_eq!(path, "links.0.name", "{bad:?}");
+            assert!(msg.contains("not digits alone") && msg.ends_with(&format!("got {bad:?}")), "{msg}");
+        }
+    }
 
     #[test]
     fn loss_is_a_probability_and_the_loss_model_a_table() {
