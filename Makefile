@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 OUT    ?= out
 
-.PHONY: all setup build tools demo test test-rust test-python wheel-test lint bench clean
+.PHONY: all setup build tools demo docs test test-rust test-python wheel-test lint bench clean
 
 all: demo
 
@@ -45,6 +45,11 @@ tools:
 demo: build
 	$(BIN)/bondsim reproduce thesis --out $(OUT)/thesis
 
+# The reference pages of docs/reference/, written from the compiled core (tools/gen_docs.py); a test
+# (tests/test_docs.py) fails while the committed pages differ from what the code gives.
+docs: build
+	$(BIN)/python tools/gen_docs.py
+
 test: build tools lint test-rust test-python
 
 test-rust:
@@ -55,15 +60,16 @@ test-python: tools
 
 # The wheel as a user installs it: built by maturin (reusing the release build), installed into a
 # fresh virtualenv outside the source tree, then the shipped scenarios listed and run and a quick
-# reproduction, from an empty folder (tests/wheel_check.sh; .ci/run runs it after make test).
+# reproduction, from an empty folder, then the README's quick start word by word (tests/wheel_check.sh,
+# tools/quickstart.py; .ci/run runs it after make test).
 wheel-test: setup
 	tests/wheel_check.sh $(abspath $(BIN))/python
 
 lint: setup
 	cargo fmt --all -- --check
 	cargo clippy --release --workspace --all-targets --quiet -- -D warnings
-	$(BIN)/ruff check python tests benchmarks examples
-	$(BIN)/ruff format --check python tests benchmarks examples
+	$(BIN)/ruff check python tests benchmarks examples tools
+	$(BIN)/ruff format --check python tests benchmarks examples tools
 
 bench: build
 	$(BIN)/python benchmarks/bench_engine.py

@@ -11,6 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = ROOT / "python" / "bondsim" / "scenarios"  # the shipped scenarios: package data of bondsim
 sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tools"))  # the docs' generator and the quick start's check (tests/test_docs.py)
 
 
 def bondsim_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:

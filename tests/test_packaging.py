@@ -78,6 +78,8 @@ def test_ci_runs_the_wheel_test_after_the_suite():
     text = script.read_text()
     for command in ("scenario list", "run tcp_rr", "sweep thesis_load", "reproduce thesis --quick --out thesis"):
         assert f'"$bondsim" {command}' in text, command
+    # Issue 37: the README's quick start, followed word by word from the wheel.
+    assert '"$ROOT/tools/quickstart.py" --bin "$WORK/venv/bin"' in text
 
 
 HEAVY = ("pandas", "numpy", "duckdb", "matplotlib", "rich", "dask", "distributed")

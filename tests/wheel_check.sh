@@ -4,7 +4,9 @@
 # outside the source tree, and from an empty temporary folder, where nothing of the source
 # tree can be imported, run what a new user runs first: the shipped scenarios listed, a
 # shipped scenario run, the shipped sweep checked, and a quick reproduction into a folder
-# named like the scenario it reads. Any step that fails stops the test with its output.
+# named like the scenario it reads; then the README's quick start, word by word, from an
+# empty folder of its own (tools/quickstart.py: its commands must run and print what the
+# README shows). Any step that fails stops the test with its output.
 #
 #   tests/wheel_check.sh [PYTHON]     (default: .venv/bin/python, which `make build` made)
 set -euo pipefail
@@ -69,4 +71,11 @@ grep -q "uPlot" report.html || fail "bondsim report wrote no uPlot into report.h
 "$WORK/venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("IPython") is not None)' \
     || fail "a user install pulls in IPython (issue 37, item 10)"
 
-echo "wheel test passed: $(basename "$wheel") installed in a fresh virtualenv runs the shipped scenarios"
+# The README's quick start, followed word by word with this virtualenv's bondsim (issue 37: "the
+# README's quick start was followed word by word in a clean venv from the wheel"). The script is
+# the source tree's (standard library only); the commands it runs are the README's.
+mkdir "$WORK/quickstart"
+step "$WORK/venv/bin/python" "$ROOT/tools/quickstart.py" --bin "$WORK/venv/bin" --dir "$WORK/quickstart" --readme "$ROOT/README.md"
+grep -q "^quick start followed" "$WORK/out" || fail "the README's quick start was not followed"
+
+echo "wheel test passed: $(basename "$wheel") installed in a fresh virtualenv runs the shipped scenarios and the README's quick start"

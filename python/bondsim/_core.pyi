@@ -5,6 +5,10 @@ from collections.abc import Callable
 __version__: str
 #: Each kernel era (``sender.kernel``) and its preset: (field, value as JSON) pairs.
 KERNELS: list[tuple[str, list[tuple[str, str]]]]
+#: Every congestion control the schema takes (``sender.tcp_congestion_control``), the default first.
+CONGESTION_CONTROLS: list[str]
+#: Every plausibility bound on a physical field (the schema's ``BOUNDS``): (fields, low, high, unit, why).
+BOUNDS: list[tuple[str, float, float, str, str]]
 
 class BondsimError(Exception):
     """Base class of every bondsim error."""

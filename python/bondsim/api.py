@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 ProgressFn = Callable[[int, int, float], None]
 
 #: Packet captures: a directory, or ``{"dir": ..., "payload": bool, "max_packets": int, "start_s": float,
-#: "stop_s": float}`` (README, "Packet captures").
+#: "stop_s": float}`` (docs/captures.md).
 PcapSpec = str | Path | Mapping[str, Any]
 
 
@@ -167,7 +167,7 @@ class RunResult:
         detected_at_s, detection_ms, switchover_ms (seed 003's flow switch-over time, median over the flows
         that switched), switchover_ms_max, switchover_flows, lost_queue_full, lost_link_down, lost_no_link,
         lost_random, lost_silent, lost_switch_port, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps
-        (README, "Failover")."""
+        (docs/failures.md, "Failover")."""
         return self.trace("failovers")
 
     @property

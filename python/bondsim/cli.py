@@ -263,7 +263,7 @@ def _monitor_rows(summary: dict) -> list[tuple[str, str]]:
     return rows
 
 
-#: The switch's and the bond's receive-side counters (README, "The switch"), shown when not zero.
+#: The switch's and the bond's receive-side counters (docs/switch.md), shown when not zero.
 SWITCH_ROWS = {
     "drops_switch_port": "  at a switch port (STP)",
     "switch_drops_to_bond": "switch: dropped towards the bond",
@@ -724,7 +724,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the summary as JSON on stdout")
     p.add_argument("--quiet", action="store_true", help="print nothing but errors (and --json)")
     p.add_argument("--force", action="store_true", help=budget.force_help("the run"))
-    g = p.add_argument_group("packet captures (pcapng; README: Packet captures)")
+    g = p.add_argument_group("packet captures (pcapng; docs/captures.md)")
     g.add_argument(
         "--pcap",
         type=path_arg,

@@ -243,6 +243,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("KERNELS", kernels)?;
     // Every congestion control the schema takes (`sender.tcp_congestion_control`), the default first.
     m.add("CONGESTION_CONTROLS", bondsim_core::scenario::CONGESTION_CONTROLS.to_vec())?;
+    // Every plausibility bound on a physical field (`scenario::BOUNDS`): fields, low, high, unit, why.
+    let bounds: Vec<(&str, f64, f64, &str, &str)> =
+        bondsim_core::scenario::BOUNDS.iter().map(|b| (b.fields, b.low, b.high, b.unit, b.why)).collect();
+    m.add("BOUNDS", bounds)?;
     #[cfg(target_os = "linux")]
     {
         m.add_function(wrap_pyfunction!(emulate, m)?)?;

@@ -247,8 +247,8 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
 
 
 def reading(mean: pd.DataFrame) -> str:
-    """Why the tables come out as they do: each point read off the full-size tables (README, "Bond or
-    MPTCP"), the default scheduler's cost at 10:1 from these runs."""
+    """Why the tables come out as they do: each point read off the full-size tables (docs/mptcp.md, "Bond
+    or MPTCP"), the default scheduler's cost at 10:1 from these runs."""
     at = mean[(mean["links"] == "10:1") & (mean["workload"] == "bulk")].set_index("name")
     default, minrtt = at.loc["default"], at.loc["minrtt"]
     return READING.format(

@@ -27,7 +27,7 @@ from bondsim.sweeps import run_many
 #: The Linux modes, as operators configure them.
 MODES = ("balance-rr", "active-backup", "balance-xor", "broadcast", "802.3ad", "balance-tlb", "balance-alb")
 #: Failure kind -> the overrides of link 0's failure that make it; its instants are set by :func:`scenario`
-#: (README, "Failures and monitors").
+#: (docs/failures.md, "Failures and monitors").
 KINDS: dict[str, list[str]] = {
     # the cable is pulled: both ends lose carrier at once
     "carrier": [],

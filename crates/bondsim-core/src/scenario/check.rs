@@ -30,7 +30,7 @@ pub(crate) fn positive(path: &str, value: f64) -> Result<()> {
 /// A physical field's plausible range: the lowest and the highest value a real link or host
 /// has, and why. A value outside is refused in one line naming the field, the range and the
 /// reason (`links.0.rate_mbps: must be from 0.0003 to 1600000 Mbit/s (…), got 1e-9`). Every
-/// bound is in [`BOUNDS`], the one table of them (README's "Plausibility bounds" lists it).
+/// bound is in [`BOUNDS`], the one table of them (`docs/reference/bounds.md` is generated from it).
 #[derive(Debug)]
 pub struct Bound {
     /// The fields it holds for, as `--set` names them (`N`: any link or flow).
@@ -159,7 +159,8 @@ pub const RTO_MIN_MS: Bound = Bound {
     why: "no timeout is armed beyond TCP_RTO_MAX, 120 s (include/net/tcp.h)",
 };
 
-/// Every plausibility bound: the one table (README's "Plausibility bounds" lists it).
+/// Every plausibility bound: the one table (`docs/reference/bounds.md` is generated from it, through
+/// the Python module's `_core.BOUNDS`).
 pub const BOUNDS: &[&Bound] = &[
     &RATE_MBPS,
     &PACKET_BYTES,
