@@ -7,12 +7,14 @@ file, and leave an earlier complete output in that place as it was."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import duckdb
 import pytest
 
 import bondsim
@@ -118,15 +120,16 @@ def test_a_written_file_has_the_mode_open_gives_and_keeps_its_suffix_for_the_wri
 # -- the commands on a full disk -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def full_disk(tmp_path):
-    """A 64 kB tmpfs: a disk that fills up. Unmounted afterwards (lazily, if something still holds it)."""
-    disk = tmp_path / "disk"
+@contextlib.contextmanager
+def tmpfs(disk, size: str):
+    """``disk`` as a tmpfs of ``size`` (``64k``, ``6m``): a disk that fills up. Unmounted afterwards (lazily,
+    if something still holds it); the test is skipped where it cannot be mounted (not root)."""
     disk.mkdir()
     if shutil.which("mount") is None:
         pytest.skip("no mount command: the full-disk tests mount a small tmpfs")
-    mount = ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)]
-    proc = subprocess.run(mount, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(disk)], capture_output=True, text=True
+    )
     if proc.returncode != 0:
         pytest.skip(f"cannot mount a small tmpfs here (needs root): {proc.stderr.strip() or proc.returncode}")
     try:
@@ -134,6 +137,13 @@ def full_disk(tmp_path):
     finally:
         if subprocess.run(["umount", str(disk)], capture_output=True).returncode != 0:
             subprocess.run(["umount", "-l", str(disk)], capture_output=True)
+
+
+@pytest.fixture
+def full_disk(tmp_path):
+    """A 64 kB tmpfs: a disk that fills up at once."""
+    with tmpfs(tmp_path / "disk", "64k") as disk:
+        yield disk
 
 
 #: A run whose files fill far more than 64 kB (requests.csv: one row per request).
@@ -238,3 +248,35 @@ def test_reproduce_on_a_full_disk_writes_nothing(main, full_disk):
     error = one_line(main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)))
     assert error.startswith(f"error: --out: cannot write {out}/") and error.endswith(NO_SPACE), error
     assert files_in(full_disk) == earlier
+
+
+@pytest.fixture
+def six_mb_disk(tmp_path):
+    """A 6 MB tmpfs: room for a results database and some runs, then full."""
+    with tmpfs(tmp_path / "disk6", "6m") as disk:
+        yield disk
+
+
+def test_a_sweep_whose_database_fills_the_disk_keeps_what_it_committed(main, six_mb_disk, tmp_path):
+    # issue 39: a full disk during `sweep --db` was a 29-line chained traceback ending in "cannot rollback"
+    sweep = tmp_path / "fill.sweep.toml"
+    sweep.write_text('base = "thesis"\nreplications = 40\n[set]\n"workload.requests" = 2000\n')
+    db = six_mb_disk / "runs.duckdb"
+    r = main("sweep", str(sweep), "--db", str(db), "--workers", "1", "--quiet")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    line = r.stderr.strip()
+    assert line.startswith(f"error: {db}: cannot write the results database (") and "No space left" in line, line
+    assert "the runs committed before are kept whole" in line, line
+    # the database as the failure left it, on a disk with room: it opens, and the sweep resumes from it
+    for part in six_mb_disk.iterdir():
+        shutil.copy(part, tmp_path / part.name)
+    moved = tmp_path / "runs.duckdb"
+    kept = duckdb.connect(str(moved), read_only=True).execute("SELECT count(*) FROM runs").fetchone()[0]
+    assert 0 < kept < 40, kept
+    resumed = main("sweep", str(sweep), "--db", str(moved), "--workers", "1")
+    assert resumed.returncode == 0, resumed.stderr
+    assert (
+        f"({kept} already stored)" in resumed.stderr or f"{40 - kept} run now, {kept} already stored" in resumed.stdout
+    )
+    with duckdb.connect(str(moved), read_only=True) as con:
+        assert con.execute("SELECT count(*), count(DISTINCT scenario_hash) FROM runs").fetchone() == (40, 40)

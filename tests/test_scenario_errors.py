@@ -376,3 +376,28 @@ def test_the_python_api_takes_numpy_numbers_and_names_what_it_cannot_take():
         with pytest.raises(ScenarioError) as info:
             bondsim.run(source, overrides)
         assert says in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("sets", "warned"),
+    [
+        (["bond.mode=balance-xor"], True),  # tcp_rr: 8 requests, 8 clients
+        (["bond.mode=802.3ad"], True),
+        (["bond.mode=teamd:loadbalance"], True),
+        (["bond.mode=balance-rr"], False),  # it places packets, not flows by a hash
+        (["bond.mode=balance-xor", "workload.clients_in_turn=true"], False),
+        (["bond.mode=balance-xor", "workload.requests=20"], False),  # more requests than clients: meant to share
+    ],
+)
+def test_clients_drawn_at_random_are_said_where_a_hash_places_their_flows(main, sets, warned):
+    # issue 37, item 9: "8 requests from 8 clients" came from about 5 distinct clients without a word
+    r = main("scenario", "check", "tcp_rr", "--quiet", *(a for s in sets for a in ("--set", s)))
+    assert r.returncode == 0, r.stderr
+    line = "warning: workload.clients_in_turn: false: the 8 requests draw their clients at random from 8, about 5.3"
+    assert (line in r.stderr) is warned, r.stderr
+
+
+def test_clients_that_seldom_repeat_are_not_said(main):
+    # the thesis: 100 requests from 5,000 clients, about 99.0 distinct
+    r = main("scenario", "check", "thesis", "--quiet", "--set", "bond.mode=balance-xor")
+    assert r.returncode == 0 and "clients_in_turn" not in r.stderr, r.stderr

@@ -331,6 +331,23 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
     assert query(db, "SELECT count(DISTINCT run_id) FROM links") == [(runs,)]
 
 
+def test_sigterm_on_a_sweep_stops_it_as_ctrl_c_does_leaving_no_wal(tmp_path):
+    # issue 39: a sweep killed by SIGTERM (kill, a batch system's time limit) left DuckDB's .wal beside its
+    # database; it now stops as Ctrl-C does: what finished stays, the database is closed, and it says so
+    db, command = slow_sweep(tmp_path, 6)
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        first_run_committed(proc)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        proc.stderr.close()
+    assert proc.returncode == 130 and "Traceback" not in err, err
+    stored = query(db, "SELECT count(*) FROM runs")[0][0]
+    assert err.strip().splitlines()[-1].startswith(f"interrupted: {stored} of 6 runs stored in {db}"), err
+    assert not db.with_name(db.name + ".wal").exists(), "the database was closed and checkpointed"
+
+
 def test_ctrl_c_on_a_sweep_says_how_many_runs_were_stored_and_the_command_that_resumes(tmp_path):
     runs = 6
     db, command = slow_sweep(tmp_path, runs)
@@ -697,3 +714,31 @@ def test_the_runs_list_example_names_columns_the_shipped_sweep_has(main):
     figures = set(json.loads(main("run", plan.points[0].scenario["name"], "--json").stdout))
     columns = set(example.group(2).split(","))
     assert columns <= {a.name for a in plan.axes} | {"seed"} | figures, columns
+
+
+def test_an_axis_some_modes_ignore_is_said_to_repeat_their_runs(main, tmp_path):
+    # issue 37, item 9: xmit_hash_policy swept beside balance-rr, which ignores it, made identical runs unsaid
+    sweep_file = write_sweep(
+        tmp_path,
+        """\
+        base = "thesis"
+        [[axes]]
+        path = "bond.xmit_hash_policy"
+        values = ["layer2", "layer3+4", "encap3+4"]
+        [[axes]]
+        path = "bond.mode"
+        values = ["balance-rr", "balance-xor"]
+        """,
+    )
+    r = main("sweep", str(sweep_file), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    said = [line for line in r.stderr.splitlines() if line.startswith("warning: axes.")]
+    assert said == [
+        "warning: axes.0: 3 of the grid's 6 runs set bond.xmit_hash_policy where their run ignores it, "
+        "so its 3 values repeat the same run there"
+    ], r.stderr
+    # an axis every point's run takes is not said to
+    plain = write_sweep(
+        tmp_path, 'base = "thesis"\n[[axes]]\npath = "bond.mode"\nvalues = ["rr", "lb"]\n', "p.sweep.toml"
+    )
+    assert "warning" not in main("sweep", str(plain), "--dry-run").stderr

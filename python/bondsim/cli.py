@@ -927,11 +927,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command given, with its usage (argparse's own says the top level's)
         _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
+    from bondsim.interrupt import sigterm_as_interrupt
     from bondsim.scenario import warnings_to
 
     try:
         # what a scenario sets that its run ignores: a line each on stderr, once per command
-        with warnings_to(lambda text: print(f"warning: {text}", file=sys.stderr)):
+        with warnings_to(lambda text: print(f"warning: {text}", file=sys.stderr)), sigterm_as_interrupt():
             status = args.func(args)
         sys.stdout.flush()  # within reach of the handlers: what is still buffered meets a closed pipe here
         return status

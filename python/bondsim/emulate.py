@@ -8,12 +8,9 @@ packet through the scenario's bond and emulated links in this process. Linux onl
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import signal
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +25,7 @@ from bondsim.cli import (
     positive,
     write_error,
 )
+from bondsim.interrupt import sigterm_as_interrupt
 
 if TYPE_CHECKING:
     from bondsim.api import RunResult
@@ -74,20 +72,6 @@ class EmulateProgress:
                 file=sys.stderr,
                 flush=True,
             )
-
-
-@contextlib.contextmanager
-def _stop_on_sigterm() -> Iterator[None]:
-    """While in it, SIGTERM stops a run as Ctrl-C does (the core looks for signals while it runs)."""
-
-    def handler(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    before = signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, before)
 
 
 #: What ``--traffic`` takes, the default first: the emulator's own sockets, or iperf3 tests (Debian's
@@ -173,7 +157,7 @@ def cmd_emulate(args: argparse.Namespace) -> int:
     if args.out:
         check_out_dir(args.out)
     _check_db(args.db)
-    with _stop_on_sigterm():
+    with sigterm_as_interrupt():
         result = emulate_doc(
             doc, args.seconds, label=f"emulating {Path(args.scenario).stem}", quiet=args.quiet, traffic=args.traffic
         )
@@ -291,7 +275,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         check_out_file(args.out)
     modes = [m.strip() for m in args.modes.split(",")] if args.modes else [doc["bond"]["mode"]]
     _check_db(args.db)
-    with _stop_on_sigterm():
+    with sigterm_as_interrupt():
         rows = validate_rows(doc, modes, args.seconds, args.quiet, args.db, args.traffic)
     if args.out:
         write_rows(args.out, rows)
@@ -369,7 +353,7 @@ def cmd_league(args: argparse.Namespace) -> int:
         if args.out:
             write_rows(args.out, rows)
         return _league_done(args, rows)
-    with _stop_on_sigterm():
+    with sigterm_as_interrupt():
         for k, case in enumerate(cases, 1):
             if not args.quiet:
                 print(f"[{k}/{len(cases)}] {case.name}: the model on 5 seeds, the kernel {args.runs}x", file=sys.stderr)

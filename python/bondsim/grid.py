@@ -63,6 +63,8 @@ from bondsim.scenario import (
     too_deep,
     type_error,
     value_at,
+    warn,
+    warnings_to,
 )
 
 SWEEP_KEYS = ("name", "base", "set", "axes", "replications", "seeds", "max_runs")
@@ -192,11 +194,20 @@ class Grid(Points):
             raise err from None
 
     def check(self, label: str, progress: bool = False) -> None:
-        """Makes and checks every point, keeping its hash; a point that fails is a ScenarioError naming it."""
+        """Makes and checks every point, keeping its hash; a point that fails is a ScenarioError naming it.
+        An axis whose field some points' runs ignore (another mode's option) is said to repeat their runs."""
         bar = Bar(label, len(self), progress, unit="points checked", quiet_s=LOG_EVERY_S)
+        ignored = [0] * len(self.axes)  # per axis: the points whose run ignores its field
         try:
             for index in range(len(self._keys), len(self)):
-                doc = self._make(index)
+                said: list[str] = []
+                with warnings_to(said.append):
+                    doc = self._make(index)
+                for text in said:
+                    warn(text)
+                    field = text.split(":", 1)[0]
+                    for i, axis in enumerate(self.axes):
+                        ignored[i] += field == axis.path or axis.path.startswith(field + ".")
                 self._keys.append(int(scenario_hash(doc), 16))
                 if self._kept is not None:
                     self._kept.append(doc)
@@ -205,6 +216,12 @@ class Grid(Points):
             bar.update(len(self))
         finally:
             bar.close()
+        for i, (axis, count) in enumerate(zip(self.axes, ignored, strict=True)):
+            if count and len(axis.values) > 1:
+                warn(
+                    f"axes.{i}: {count:,} of the grid's {len(self):,} runs set {axis.path} where their run ignores "
+                    f"it, so its {len(axis.values)} values repeat the same run there"
+                )
 
     def key(self, index: int) -> str:
         return f"{self._keys[index]:016x}"

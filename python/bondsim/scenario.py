@@ -549,6 +549,13 @@ def warnings_to(sink: Callable[[str], None]) -> Iterator[None]:
         _warning_sink.reset(token)
 
 
+def warn(text: str) -> None:
+    """Hands ``text`` (``path: message``) to where :func:`warnings_to` says, if anywhere."""
+    sink = _warning_sink.get()
+    if sink is not None:
+        sink(text)
+
+
 def check(doc: Mapping) -> dict:
     """Checks a scenario dict against the core's schema; returns it with every default filled in. Its
     warnings go where :func:`warnings_to` says."""

@@ -181,8 +181,12 @@ def database_error(path: str | Path, exc: duckdb.Error) -> BondsimError:
     one at all; a write the machine refused (a full disk) says so; anything else is DuckDB's first line."""
     reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     lowered = reason.lower()
-    if isinstance(exc, duckdb.IOException) and any(w in lowered for w in ("no space", "disk full", "quota")):
-        return BondsimError(f"{path}: cannot write the results database ({reason}); free some space and run again")
+    if any(w in lowered for w in ("no space", "disk full", "quota exceeded", "disk quota")):
+        # (DuckDB says it as an IOException, or as a TransactionException when the commit's log cannot grow)
+        return BondsimError(
+            f"{path}: cannot write the results database ({reason}); the runs committed before are kept whole "
+            "(each commit is all or nothing): free some space and run again, and what is stored is not run again"
+        )
     if isinstance(exc, duckdb.IOException | duckdb.SerializationException | duckdb.InternalException) or (
         "corrupt" in lowered or type(exc) is duckdb.Error or isinstance(exc, duckdb.FatalException)
     ):

@@ -13,10 +13,41 @@ impl Scenario {
     /// balance-rr), taken so that one bond table serves a sweep over modes. Which mode reads which
     /// option is the registry's one rule ([`bondsim_bond::registry::resolve`]); a scenario that does not
     /// pass its checks has none.
+    ///
+    /// And, under a mode that places flows by a hash of their addresses, requests that draw their
+    /// clients at random (`workload.clients_in_turn = false`, the default) when there are no more of
+    /// them than clients, yet a tenth of them or more are expected to share one: "8 requests from 8
+    /// clients" then come from about 5 distinct clients (C·(1 − (1 − 1/C)^R) expected), which a hash
+    /// spreads over fewer links than 8 would be (100 from the thesis's 5,000: 99.0, unsaid).
     pub fn warnings(&self) -> Vec<bondsim_bond::Warning> {
-        bondsim_bond::registry::resolve(&self.bond.mode, &self.bond.options).map(|r| r.ignored).unwrap_or_default()
+        let Ok(resolved) = bondsim_bond::registry::resolve(&self.bond.mode, &self.bond.options) else {
+            return Vec::new();
+        };
+        let hashes = resolved.info.params.iter().any(|p| HASH_PARAMS.contains(&p.name));
+        let mut warnings = resolved.ignored;
+        if let (true, Workload::Requests(w)) = (hashes, &self.workload) {
+            let (c, r) = (f64::from(w.clients), f64::from(w.requests));
+            let distinct = c * (1.0 - (1.0 - 1.0 / c).powf(r));
+            // (a tenth of the requests or more sharing a client they need not share)
+            if !w.clients_in_turn && w.requests > 1 && w.requests <= w.clients && distinct < 0.9 * r {
+                warnings.push(bondsim_bond::Warning {
+                    path: "workload.clients_in_turn".into(),
+                    message: format!(
+                        "false: the {} requests draw their clients at random from {}, about {distinct:.1} distinct \
+                         ones expected, and {} places flows by a hash of their addresses; set it to true for one \
+                         request per client in turn",
+                        w.requests, w.clients, resolved.info.name
+                    ),
+                });
+            }
+        }
+        warnings
     }
 }
+
+/// The parameters of the modes that place flows by a hash of their addresses: Linux's
+/// (balance-xor, 802.3ad, balance-tlb, balance-alb), teamd's and Open vSwitch's.
+const HASH_PARAMS: [&str; 3] = ["xmit_hash_policy", "tx_hash", "bond_hash_basis"];
 
 /// `value` must be a finite number > 0 (factors, rates).
 pub(crate) fn positive(path: &str, value: f64) -> Result<()> {
