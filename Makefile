@@ -26,7 +26,8 @@ build: setup
 # (Debian's package, installed non-interactively; sudo only when not root). Where it cannot
 # be installed, the capture tests that need it skip, saying so. The emulator (bondsim
 # emulate) addresses its TUN devices with iproute2's `ip`; without it its tests skip;
-# `bondsim emulate --traffic iperf3` runs Debian's iperf3.
+# `bondsim emulate --traffic iperf3` runs Debian's iperf3. The report's browser tests drive Debian's
+# chromium with Playwright (tests/test_report_browser.py).
 tools:
 	@command -v tshark >/dev/null 2>&1 || { \
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
@@ -40,6 +41,11 @@ tools:
 		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq iperf3 >/dev/null; } \
 		|| echo "tools: iperf3 could not be installed; the emulator's iperf3 test will skip"; }
+	@command -v chromium >/dev/null 2>&1 || { \
+		SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+		{ $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			-o DPkg::Lock::Timeout=600 chromium >/dev/null; } \
+		|| echo "tools: chromium could not be installed; the report's browser tests will skip"; }
 
 # The main job: reproduce the thesis's figures (CSV, PNG, markdown summary).
 demo: build

@@ -103,6 +103,8 @@ def test_kernel_queues_keep_each_links_queue_where_tcp_small_queues_see_it():
     assert k["tcp_retransmits"] * 2 < t["tcp_retransmits"]
     assert k["goodput_bps"] > t["goodput_bps"]
     assert k["goodput_bps"] <= 4e6 * 1.05  # every other segment on the 2 Mbit/s link
+    # the kernel's least RTT sample (tcpi_min_rtt): the links' 2 ms each way and more, below the smoothed RTT
+    assert 4000 < k["tcp_min_rtt_min_us"] <= k["tcp_rtt_mean_us"], (k["tcp_min_rtt_min_us"], k["tcp_rtt_mean_us"])
 
 
 @needs_emulator

@@ -1,4 +1,4 @@
-"""The report in a real headless browser: Debian's chromium (installed by .ci/run) driven by
+"""The report in a real headless browser: Debian's chromium (installed by make tools) driven by
 Playwright, offline. The page loads without console errors, every chart element exists and holds
 data and drew it in colour on its canvas, no two of a chart's axis labels overlap and none is cut
 (the text drawn on each canvas, measured by the browser), and a screenshot is kept."""

@@ -820,6 +820,7 @@ fn result(
     figures.push("tcp_reordering_mean", mean(&reordering));
     figures.push("tcp_reordering_max", server.iter().map(|i| i.reordering).max());
     figures.push("tcp_rtt_mean_us", mean(&server.iter().map(|i| f64::from(i.rtt_us)).collect::<Vec<_>>()));
+    figures.push("tcp_min_rtt_min_us", server.iter().map(|i| i.min_rtt_us).filter(|&v| v > 0).min());
     figures.push("tcp_cwnd_mean", mean(&server.iter().map(|i| f64::from(i.snd_cwnd)).collect::<Vec<_>>()));
     figures.push(
         "tcp_rcv_ooopack",
@@ -988,6 +989,7 @@ fn result(
         }),
         "tcp_reordering": col(&|o| json!(sockets(o).iter().map(|i| i.reordering).max())),
         "tcp_rtt_us": col(&|o| json!(o.server.map(|i| i.rtt_us))),
+        "tcp_min_rtt_us": col(&|o| json!(o.server.map(|i| i.min_rtt_us))),
         "tcp_cwnd": col(&|o| json!(o.server.map(|i| i.snd_cwnd))),
         "tcp_rcv_ooopack": col(&|o| {
             let s = client_sockets(o);

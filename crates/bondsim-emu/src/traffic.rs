@@ -26,6 +26,9 @@ pub struct TcpInfo {
     pub reordering: u32,
     /// `tcpi_rtt`: smoothed RTT, µs.
     pub rtt_us: u32,
+    /// `tcpi_min_rtt`: the least RTT sample of the connection's windowed filter (`tcp_min_rtt`,
+    /// 300 s by `tcp_min_rtt_wlen`), µs: the path's unloaded round trip as the kernel saw it.
+    pub min_rtt_us: u32,
     /// `tcpi_snd_cwnd`: congestion window, segments.
     pub snd_cwnd: u32,
     /// `tcpi_reord_seen`: times reordering was detected.
@@ -67,6 +70,7 @@ impl TcpInfo {
             dsack_dups: info.tcpi_dsack_dups,
             reordering: info.tcpi_reordering,
             rtt_us: info.tcpi_rtt,
+            min_rtt_us: info.tcpi_min_rtt,
             snd_cwnd: info.tcpi_snd_cwnd,
             reord_seen: info.tcpi_reord_seen,
             rcv_ooopack: info.tcpi_rcv_ooopack,

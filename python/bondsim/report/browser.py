@@ -1,6 +1,6 @@
 """Opens a report in a headless chromium (Playwright driving the system's browser, offline): what the
 browser test checks and the report benchmark times. Needs the dev extra's ``playwright`` and a
-chromium (Debian's ``chromium``, which ``.ci/run`` installs); Playwright's own browser downloads are
+chromium (Debian's ``chromium``, which ``make tools`` installs); Playwright's own browser downloads are
 never used."""
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def outside(chart: dict, slack: float = 0.5) -> list[str]:
 def available() -> str | None:
     """Why no browser can be used here, or None."""
     if not Path(CHROMIUM).exists():
-        return "no chromium on this machine: .ci/run installs it (apt-get install chromium)"
+        return "no chromium on this machine: make tools installs it (apt-get install chromium)"
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
