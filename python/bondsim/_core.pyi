@@ -2,6 +2,8 @@
 
 from collections.abc import Callable
 
+import pyarrow as pa
+
 __version__: str
 #: Each kernel era (``sender.kernel``) and its preset: (field, value as JSON) pairs.
 KERNELS: list[tuple[str, list[tuple[str, str]]]]
@@ -9,6 +11,8 @@ KERNELS: list[tuple[str, list[tuple[str, str]]]]
 CONGESTION_CONTROLS: list[str]
 #: Every plausibility bound on a physical field (the schema's ``BOUNDS``): (fields, low, high, unit, why).
 BOUNDS: list[tuple[str, float, float, str, str]]
+#: Every table a result may have, in its order: ``requests``, ``links``, then those only some runs have.
+TABLES: list[str]
 
 class BondsimError(Exception):
     """Base class of every bondsim error."""
@@ -27,9 +31,13 @@ def run(
     progress: Callable[[int, int, float], None] | None = None,
     pcap_json: str | None = None,
     max_resident_bytes: int | None = None,
-) -> str:
-    """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON).
+) -> tuple[str, dict[str, pa.Table]]:
+    """Runs a scenario (JSON); returns its summary as JSON and its tables as pyarrow tables (Arrow, not copied),
+    by name, of the schemas of :func:`result_schema`. ``pcap_json``: packet capture options (JSON).
     ``max_resident_bytes``: the run stops with a BondsimError once this process holds more."""
+
+def result_schema() -> dict[str, pa.Schema]:
+    """Every table's Arrow schema as the core defines it: ``summary`` (its scalar figures), then :data:`TABLES`."""
 
 def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""
