@@ -9,7 +9,7 @@ import pyarrow as pa
 
 import bondsim
 from bondsim import _core
-from bondsim.api import RunResult, _table, decode_output, encode_output, schemas, summary_figures
+from bondsim.api import RunResult, _read, _table, decode_output, encode_output, schemas, summary_figures
 
 #: A run with every kind of column: nulls among integers and reals, flags, names, a congestion control's mode.
 TRACED = ["workload.requests=3", "sender.trace_ms=1", "trace.packets=200", "trace.link_ms=5"]
@@ -21,10 +21,14 @@ def test_the_core_hands_over_pyarrow_tables_of_its_own_schemas():
     assert isinstance(json.loads(summary), dict)
     assert list(tables) == ["requests", "links", "tcp_trace", "link_trace", "link_events", "packet_trace"]
     for name, table in tables.items():
-        assert isinstance(table, pa.Table), name
-        assert table.schema.equals(schemas()[name]), name
-    assert tables["packet_trace"].num_rows == 200
-    assert tables["tcp_trace"].schema.field("cc_mode").type == pa.string()
+        assert hasattr(table, "__arrow_c_stream__"), name  # the Arrow PyCapsule interface
+        read = pa.table(table)
+        assert isinstance(read, pa.Table) and read.schema.equals(schemas()[name]), name
+        assert len(table) == read.num_rows
+        assert table.to_pydict() == read.to_pydict(), name  # the lists a CSV is written from, without pyarrow
+    assert len(tables["packet_trace"]) == 200
+    assert schemas()["tcp_trace"].field("cc_mode").type == pa.string()
+    assert tables["requests"].to_pydict(["packets"]) == {"packets": _read(tables["requests"])["packets"].to_pylist()}
 
 
 def test_a_result_holds_pyarrow_tables_and_gives_dataframes_typed_as_before():
@@ -64,7 +68,18 @@ def test_a_dask_worker_s_output_is_picklable_arrow_ipc_and_decodes_to_the_same_t
     output = decode_output(*sent)
     assert output["summary"] == json.loads(summary)
     for name, table in tables.items():
-        assert output[name].equals(table), name
+        assert output[name].equals(_read(table)), name
+
+
+def test_a_result_pickles_and_copies_with_its_tables():
+    import copy
+
+    result = bondsim.run("thesis", ["workload.requests=4", "trace.packets=20"])
+    again = pickle.loads(pickle.dumps(result))
+    copied = copy.deepcopy(result)
+    for kind in ("requests", "links", "packet_trace"):
+        assert again.arrow(kind).equals(result.arrow(kind)) and copied.arrow(kind).equals(result.arrow(kind))
+    assert again.packet_trace.equals(result.packet_trace)
 
 
 def test_summary_figures_come_from_the_schema_without_a_run():

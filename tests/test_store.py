@@ -12,7 +12,7 @@ import pyarrow as pa
 
 import bondsim
 from bondsim import _core
-from bondsim.api import decode_output
+from bondsim.api import _read, decode_output
 from bondsim.scenario import scenario_hash
 from bondsim.store import Store
 
@@ -28,7 +28,7 @@ def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
     # what a later core might add: a figure, a per-link column, a per-flow table
     new = copy.deepcopy(core_output(new_doc))
     new["summary"]["future_figure_bps"] = 1.5e6
-    new["links"] = new["links"].append_column("jain_share", pa.array([0.25] * new["links"].num_rows))
+    new["links"] = _read(new["links"]).append_column("jain_share", pa.array([0.25] * len(new["links"])))
     new["flows"] = {"flow": [0, 1], "reorder_extent": [1, 3]}
 
     db = tmp_path / "runs.duckdb"
@@ -67,7 +67,7 @@ def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
         # stored meanwhile (by another sweep on the same file, say): not stored again, its id given back
         assert store.add([(scenario_hash(doc), doc, output)]) == first
         assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
-        assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == output["links"].num_rows
+        assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == len(output["links"])
 
 
 def test_tables_are_created_with_the_core_s_types_and_a_run_reads_back_equal(tmp_path):
@@ -113,7 +113,7 @@ def test_a_database_typed_by_hand_before_is_migrated_to_the_core_s_types_and_app
         assert store.columns("tcp_trace")["cc_mode"] == "VARCHAR"
         assert store.columns("tcp_trace")["state"] == "VARCHAR"  # added
         back = store.load([run_id])[run_id]
-        assert back.tcp_trace["state"].tolist() == core_output(tcp)["tcp_trace"]["state"].to_pylist()
+        assert back.tcp_trace["state"].tolist() == core_output(tcp)["tcp_trace"].to_pydict()["state"]
         assert store.runs().set_index("run_id").loc[run_id, "tcp_retransmits"] >= 0
 
 

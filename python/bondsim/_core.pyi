@@ -2,8 +2,6 @@
 
 from collections.abc import Callable
 
-import pyarrow as pa
-
 __version__: str
 #: Each kernel era (``sender.kernel``) and its preset: (field, value as JSON) pairs.
 KERNELS: list[tuple[str, list[tuple[str, str]]]]
@@ -31,13 +29,23 @@ def run(
     progress: Callable[[int, int, float], None] | None = None,
     pcap_json: str | None = None,
     max_resident_bytes: int | None = None,
-) -> tuple[str, dict[str, pa.Table]]:
-    """Runs a scenario (JSON); returns its summary as JSON and its tables as pyarrow tables (Arrow, not copied),
-    by name, of the schemas of :func:`result_schema`. ``pcap_json``: packet capture options (JSON).
-    ``max_resident_bytes``: the run stops with a BondsimError once this process holds more."""
+) -> tuple[str, dict[str, Table]]:
+    """Runs a scenario (JSON); returns its summary as JSON and its tables by name (Arrow, of the schemas of
+    :func:`schemas`). ``pcap_json``: packet capture options (JSON). ``max_resident_bytes``: the run stops with a
+    BondsimError once this process holds more."""
 
-def result_schema() -> dict[str, pa.Schema]:
-    """Every table's Arrow schema as the core defines it: ``summary`` (its scalar figures), then :data:`TABLES`."""
+class Table:
+    """One table of a run as the core built it: Arrow through the PyCapsule interface (``pyarrow.table(t)``,
+    ``pyarrow.RecordBatchReader.from_stream(t)``: no copy), or Python lists."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def __len__(self) -> int: ...
+    def to_pydict(self, columns: list[str] | None = None) -> dict[str, list]:
+        """The columns (all, or those named) as Python values (None for a null), without pyarrow."""
+
+def schemas() -> dict[str, Table]:
+    """Every table's schema as the core defines it, as a table of no rows: ``summary`` (its scalar figures), then
+    :data:`TABLES`."""
 
 def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""

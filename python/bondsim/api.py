@@ -25,24 +25,39 @@ PcapSpec = str | Path | Mapping[str, Any]
 
 @functools.cache
 def schemas() -> dict[str, pa.Schema]:
-    """Every table's Arrow schema as the core defines it (``_core.result_schema()``): ``summary`` (the summary's
-    scalar figures), ``requests``, ``links``, then :attr:`RunResult.TRACES`."""
-    return dict(_core.result_schema())
+    """Every table's Arrow schema as the core defines it (``_core.schemas()``): ``summary`` (the summary's scalar
+    figures), ``requests``, ``links``, then :attr:`RunResult.TRACES`."""
+    return {name: _read(table).schema for name, table in _core.schemas().items()}
+
+
+def _read(table: Any) -> pa.Table:
+    """A table the core handed over (``_core.Table``: Arrow through ``__arrow_c_stream__``) as a pyarrow table,
+    its buffers not copied."""
+    import pyarrow as pa
+
+    return pa.RecordBatchReader.from_stream(table).read_all()
 
 
 def arrow_table(kind: str, table: Any) -> pa.Table:
-    """A table (a pyarrow table, a DataFrame, or ``{column: [values]}`` as the emulator gives it) as a pyarrow
-    table, its columns typed as the core's schema of ``kind`` types them (a column the schema lacks as pyarrow
-    reads it)."""
+    """A table (the core's, a pyarrow table, a DataFrame, or ``{column: [values]}`` as the emulator gives it) as
+    a pyarrow table, its columns typed as the core's schema of ``kind`` types them (a column the schema lacks as
+    pyarrow reads it; one of nothing but nulls as double, as stored)."""
     import pyarrow as pa
 
     if isinstance(table, pa.Table):
         return table
+    if isinstance(table, _core.Table):
+        return _read(table)
     schema = schemas().get(kind, pa.schema([]))
     if isinstance(table, Mapping):
-        return pa.table(
-            {c: pa.array(v, type=schema.field(c).type if c in schema.names else None) for c, v in table.items()}
-        )
+
+        def column(name: str, values: list) -> pa.Array:
+            if name in schema.names:
+                return pa.array(values, type=schema.field(name).type)
+            values = pa.array(values)
+            return values.cast(pa.float64()) if pa.types.is_null(values.type) else values
+
+        return pa.table({c: column(c, v) for c, v in table.items()})
     # a DataFrame (read back from a database or CSV): NaN is null, a column as the schema types it
     out = pa.Table.from_pandas(table, preserve_index=False)
     for i, name in enumerate(out.column_names):
@@ -53,22 +68,27 @@ def arrow_table(kind: str, table: Any) -> pa.Table:
 
 
 def decode_output(summary: str, tables: Mapping[str, Any]) -> dict:
-    """The core's output (``_core.run``'s summary JSON and ``{name: table}``, each a pyarrow table or, from a
-    Dask worker, Arrow IPC bytes) as ``{"summary": dict, name: pyarrow.Table}``."""
-    import pyarrow as pa
+    """The core's output (``_core.run``'s summary JSON and ``{name: table}``, each the core's ``_core.Table`` or,
+    from a Dask worker, Arrow IPC bytes) as ``{"summary": dict, name: table}`` (IPC bytes read as pyarrow
+    tables, the core's tables left as they are: read when asked for)."""
 
-    def table(value: Any) -> pa.Table:
-        return pa.ipc.open_stream(value).read_all() if isinstance(value, bytes) else value
+    def table(value: Any) -> Any:
+        if isinstance(value, bytes):
+            import pyarrow as pa
+
+            return pa.ipc.open_stream(value).read_all()
+        return value
 
     return {"summary": json.loads(summary), **{k: table(v) for k, v in tables.items()}}
 
 
-def encode_output(summary: str, tables: Mapping[str, pa.Table]) -> tuple[str, dict[str, bytes]]:
+def encode_output(summary: str, tables: Mapping[str, Any]) -> tuple[str, dict[str, bytes]]:
     """``_core.run``'s output with each table as Arrow IPC bytes: what a Dask worker sends back (picklable)."""
     import pyarrow as pa
 
     out = {}
-    for name, table in tables.items():
+    for name, value in tables.items():
+        table = arrow_table(name, value)
         sink = pa.BufferOutputStream()
         with pa.ipc.new_stream(sink, table.schema) as writer:
             writer.write_table(table)
@@ -79,8 +99,9 @@ def encode_output(summary: str, tables: Mapping[str, pa.Table]) -> tuple[str, di
 class RunResult:
     """One run: the checked scenario, whole-run figures, and per-request / per-link tables.
 
-    A run's tables come from the core as pyarrow tables (:meth:`arrow`); they are read as DataFrames when first
-    asked for (most sweeps only need the summary), without copying their numeric columns.
+    A run's tables come from the core as Arrow (``_core.Table``), read as pyarrow tables (:meth:`arrow`) and
+    DataFrames when first asked for (most sweeps only need the summary), without copying their numeric columns;
+    :meth:`write` writes them without pyarrow or pandas.
     """
 
     #: The files :meth:`write` always writes.
@@ -100,7 +121,8 @@ class RunResult:
 
     @classmethod
     def from_output(cls, scenario: dict, output: dict) -> RunResult:
-        """From the core's decoded output (``summary``, and tables as pyarrow tables or ``{column: [values]}``)."""
+        """From the core's decoded output (``summary``, and tables as the core's, pyarrow tables or
+        ``{column: [values]}``)."""
         traces = {k: output.get(k) for k in cls.TRACES}
         return cls(scenario, output["summary"], output["requests"], output["links"], **traces)
 
@@ -176,8 +198,8 @@ class RunResult:
                 self._frames[kind] = _nulls_as_numbers(value)
             elif value is None or isinstance(value, Mapping):
                 self._frames[kind] = _table(value or {})
-            else:  # a pyarrow table: numeric columns without nulls are not copied
-                self._frames[kind] = _nulls_as_numbers(value.to_pandas(split_blocks=True))
+            else:  # Arrow: numeric columns without nulls are not copied
+                self._frames[kind] = _nulls_as_numbers(self.arrow(kind).to_pandas(split_blocks=True))
         return self._frames[kind]
 
     @property
@@ -273,14 +295,16 @@ class RunResult:
                     files.remove(path)
                 elif isinstance(value, Mapping) or value is None:
                     files.write(path, lambda p, v=value: _write_csv(p, v or {}))  # as the run left it: no pandas
-                elif hasattr(value, "to_pydict"):  # a pyarrow table, as the core gave it
+                elif hasattr(value, "to_pydict"):  # the core's table (no pyarrow loaded), or a pyarrow table
                     files.write(path, lambda p, v=value: _write_csv(p, v.to_pydict()))
                 else:
                     files.write(path, lambda p, v=value: v.to_csv(p, index=False))
             requests = self._tables["requests"]
             if requests is None:
                 requests = {}
-            elif hasattr(requests, "to_pydict"):
+            elif isinstance(requests, _core.Table):
+                requests = requests.to_pydict(["packets", "out_of_order"])
+            elif hasattr(requests, "to_pydict"):  # a pyarrow table
                 requests = requests.select([c for c in ("packets", "out_of_order") if c in requests.column_names])
                 requests = requests.to_pydict()
             elif not isinstance(requests, Mapping):  # a DataFrame (read back): its two columns

@@ -9,7 +9,7 @@ at most the runs still in flight. Tables:
   ``emulator``: ``bondsim emulate`` over the kernel's TCP), ``scenario`` (JSON, the
   checked scenario) and ``summary`` (JSON, everything the core reported), then
   one column per scalar summary figure (``ooo_fraction``, ...), added the first
-  time a run has it, typed as the core's schema types it (``_core.result_schema()``).
+  time a run has it, typed as the core's schema types it (``bondsim.api.schemas()``).
 * one table per table of a result (``links``, ``requests``, ...): ``run_id``
   and the core's columns, with the core's types (a run's pyarrow tables, which
   DuckDB reads as they are). A column a database made before the types were
@@ -34,7 +34,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -127,13 +127,13 @@ def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pa.T
             continue
         table = arrow_table(kind, output[kind])
         parts.append(table.add_column(0, "run_id", pa.array(np.full(table.num_rows, run_id, dtype=np.int64))))
-    return pa.concat_tables(parts, promote_options="default")
+    return pa.concat_tables(parts, promote_options="permissive")  # the emulator's own columns may differ
 
 
 def _has_rows(table: Any) -> bool:
-    """Whether a run's table (pyarrow, or ``{column: [values]}``) has columns to store (as before it was Arrow,
-    a table of no columns is not stored; one of columns and no rows creates its table)."""
-    return bool(table.num_columns if isinstance(table, pa.Table) else table)
+    """Whether a run's table (the core's or pyarrow, or ``{column: [values]}``) has columns to store (as before it
+    was Arrow, a table of no columns is not stored; one of columns and no rows creates its table)."""
+    return bool(table) if isinstance(table, Mapping) else table is not None
 
 
 def run_key(scenario: dict, engine: str) -> str:

@@ -1,8 +1,8 @@
 //! Python bindings of bondsim-core: the whole surface Python sees, in one module.
 //!
 //! Scenarios cross the boundary as JSON text: one schema, defined in `bondsim_core::scenario`, and
-//! no second copy of it here. A run's tables cross as Arrow (`arrow.rs`: pyarrow tables of the
-//! schemas `bondsim_core::columnar` defines), its summary as JSON text.
+//! no second copy of it here. A run's tables cross as Arrow (`arrow.rs`: the Arrow PyCapsule
+//! interface, tables of the schemas `bondsim_core::columnar` defines), its summary as JSON text.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -62,7 +62,7 @@ fn cost(scenario_json: &str) -> PyResult<String> {
 }
 
 /// Runs a scenario (JSON text) and returns its summary as JSON text and its tables as
-/// `{name: pyarrow.Table}` (`arrow.rs`; the schemas of `result_schema()`).
+/// `{name: Table}` (`arrow.rs`: Arrow through `__arrow_c_stream__`; the schemas of `schemas()`).
 ///
 /// `progress(done_packets, total_packets, sim_time_s)` is called now and then
 /// while the GIL is released for the rest of the run; Ctrl-C stops the run
@@ -243,8 +243,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(mptcp_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
-    m.add_function(wrap_pyfunction!(arrow::result_schema, m)?)?;
-    // Every table a result may have, in its order (`result_schema()` without pyarrow).
+    m.add_function(wrap_pyfunction!(arrow::schemas, m)?)?;
+    m.add_class::<arrow::Table>()?;
+    // Every table a result may have, in its order (`schemas()`' names but the summary).
     let tables: Vec<&str> = bondsim_core::columnar::schemas().iter().map(|(name, _)| *name).skip(1).collect();
     m.add("TABLES", tables)?;
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
