@@ -4,12 +4,12 @@
 
 Each path is a `python/` folder holding a built `bondsim` (as for compare_builds.py): BEFORE one whose
 `_core.run` returns the result as JSON text (a build of the commit before the tables crossed as Arrow),
-AFTER one whose `_core.run` returns pyarrow tables. Both run the same scenario (the thesis's, bond.mode=rr,
-`trace.packets` = ROWS and enough requests to fill it). Every run is its own process; the two builds
-alternate; the figures are medians. Three times per run:
+AFTER one whose `_core.run` returns the tables as Arrow (`_core.Table`, read with `pyarrow.table`). Both
+run the same scenario (the thesis's, bond.mode=rr, `trace.packets` = ROWS and enough requests to fill it).
+Every run is its own process; the two builds alternate; the figures are medians. Three times per run:
 
 * hand-over: `_core.run`'s call less the core's own `wall_s` (the simulation): the result made into JSON text
-  or record batches, and across the boundary (the pyarrow import of the C stream included);
+  or record batches, and across the boundary (after: the packet trace read into a pyarrow table included);
 * to DataFrame: the JSON parsed and the packet trace made a DataFrame (`json.loads`, then bondsim's
   `_table`), or the pyarrow table's `to_pandas` (as `RunResult.packet_trace` does);
 * both: what a caller waits for beyond the simulation.
@@ -39,6 +39,8 @@ doc = bondsim.load("thesis", ["bond.mode=rr", f"workload.requests={rows // 101 +
 text = json.dumps(doc)
 start = time.perf_counter()
 out = _core.run(text, None)
+if not isinstance(out, str):  # after: the packet trace read into pyarrow (no copy) is part of the hand-over
+    table = pyarrow.table(out[1]["packet_trace"])
 handed = time.perf_counter()
 if isinstance(out, str):  # JSON text (before)
     from bondsim.api import _table
@@ -46,9 +48,8 @@ if isinstance(out, str):  # JSON text (before)
     decoded = json.loads(out)
     frame = _table(decoded["packet_trace"])
     wall_s = decoded["summary"]["wall_s"]
-else:  # (summary JSON, pyarrow tables) (after)
-    summary, tables = out
-    table = tables["packet_trace"]
+else:  # (summary JSON, the core's tables) (after)
+    summary = out[0]
     size = table.nbytes
     frame = table.to_pandas(split_blocks=True)
     wall_s = json.loads(summary)["wall_s"]
