@@ -50,15 +50,29 @@ def sized(name: str, overrides: list[str], packets: int) -> list[str]:
     return [*overrides, f"workload.file_size={{kind='fixed', bytes={per_flow * 1448}}}"]
 
 
-def one(pythonpath: str, name: str, overrides: list[str]) -> dict:
+def child(pythonpath: str, code: str, *args: str) -> dict:
+    """Runs ``code`` in a process of its own with ``pythonpath``'s bondsim; the JSON object it prints."""
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, name, json.dumps(overrides)],
+        [sys.executable, "-c", code, *args],
         env={"PYTHONPATH": pythonpath, "PATH": "/usr/bin:/bin"},
         capture_output=True,
         text=True,
         check=True,
     )
     return json.loads(out.stdout)
+
+
+def publish(lines: list[str], out: Path | None) -> int:
+    """Prints the markdown ``lines`` and writes them to ``out`` when given."""
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if out:
+        out.write_text(text)
+    return 0
+
+
+def one(pythonpath: str, name: str, overrides: list[str]) -> dict:
+    return child(pythonpath, CHILD, name, json.dumps(overrides))
 
 
 def main() -> int:
@@ -96,11 +110,7 @@ def main() -> int:
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     lines += [f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]:.2f} | {r[5]:.2f} | {r[6]:.3f} |" for r in rows]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        args.out.write_text(text)
-    return 0
+    return publish(lines, args.out)
 
 
 if __name__ == "__main__":

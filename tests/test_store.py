@@ -1,4 +1,4 @@
-"""The results database keeps up with a core that reports more figures and columns than it did."""
+"""The results database: tables in with the core's types (Arrow), a database made before them migrated."""
 
 from __future__ import annotations
 
@@ -8,26 +8,27 @@ import math
 
 import duckdb
 import pandas as pd
+import pyarrow as pa
 
 import bondsim
 from bondsim import _core
+from bondsim.api import _read, decode_output
 from bondsim.scenario import scenario_hash
 from bondsim.store import Store
 
 
 def core_output(doc: dict) -> dict:
-    return json.loads(_core.run(json.dumps(doc), None))
+    return decode_output(*_core.run(json.dumps(doc), None))
 
 
 def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
     old_doc = bondsim.load("thesis", ["workload.requests=5"])
     new_doc = bondsim.load("thesis", ["workload.requests=6"])
     old = core_output(old_doc)
-    # what a later core might add: a figure, a per-link column, a per-flow table, a count that became a mean
+    # what a later core might add: a figure, a per-link column, a per-flow table
     new = copy.deepcopy(core_output(new_doc))
     new["summary"]["future_figure_bps"] = 1.5e6
-    new["summary"]["dropped"] = 0.5
-    new["links"]["jain_share"] = [0.25] * len(new["links"]["link"])
+    new["links"] = _read(new["links"]).append_column("jain_share", pa.array([0.25] * len(new["links"])))
     new["flows"] = {"flow": [0, 1], "reorder_extent": [1, 3]}
 
     db = tmp_path / "runs.duckdb"
@@ -36,12 +37,12 @@ def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
             [(scenario_hash(new_doc), new_doc, new)]
         )
         assert store.columns("runs")["future_figure_bps"] == "DOUBLE"
-        assert store.columns("runs")["dropped"] == "DOUBLE"  # widened from an integer column
+        assert store.columns("runs")["dropped"] == "BIGINT"  # the core's type, whatever the values
         runs = store.runs().set_index("run_id")
         assert math.isnan(runs.loc[old_id, "future_figure_bps"]) and runs.loc[new_id, "future_figure_bps"] == 1.5e6
-        assert runs.loc[old_id, "dropped"] == old["summary"]["dropped"] and runs.loc[new_id, "dropped"] == 0.5
+        assert runs.loc[old_id, "dropped"] == old["summary"]["dropped"]
         loaded = store.load(store.runs()["run_id"])  # ids straight from a table
-        assert loaded[new_id].links["jain_share"].tolist() == new["links"]["jain_share"]
+        assert loaded[new_id].links["jain_share"].tolist() == new["links"]["jain_share"].to_pylist()
         assert loaded[old_id].links["jain_share"].isna().all()
         assert loaded[old_id].summary == old["summary"]  # the JSON keeps every figure as reported
         assert store.stored([scenario_hash(old_doc), scenario_hash(new_doc), "f" * 16]) == {
@@ -66,7 +67,54 @@ def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
         # stored meanwhile (by another sweep on the same file, say): not stored again, its id given back
         assert store.add([(scenario_hash(doc), doc, output)]) == first
         assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1
-        assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == len(output["links"]["link"])
+        assert store.con.execute("SELECT count(*) FROM links").fetchone()[0] == len(output["links"])
+
+
+def test_tables_are_created_with_the_core_s_types_and_a_run_reads_back_equal(tmp_path):
+    doc = bondsim.load("tcp_rr", ["workload.requests=2", "sender.trace_ms=1", "trace.packets=50"])
+    result = bondsim.api.run_checked(doc)
+    with Store(tmp_path / "runs.duckdb") as store:
+        run_id = store.add_result(result, "simulator")
+        schemas = bondsim.api.schemas()
+        duck = {pa.int64(): "BIGINT", pa.float64(): "DOUBLE", pa.bool_(): "BOOLEAN", pa.string(): "VARCHAR"}
+        for kind in ("requests", "links", "tcp_trace", "packet_trace"):
+            want = {"run_id": "BIGINT", **{f.name: duck[f.type] for f in schemas[kind]}}
+            assert store.columns(kind) == want, kind
+        figures = store.columns("runs")
+        assert figures["tcp_retransmits"] == "BIGINT" and figures["tcp_reordering_mean"] == "DOUBLE"
+        assert figures["failovers_truncated"] == "BOOLEAN"  # a flag no run here reports: typed all the same
+        back = store.load([run_id])[run_id]
+    for kind in ("requests", "links", "tcp_trace", "packet_trace"):
+        pd.testing.assert_frame_equal(
+            back.trace(kind) if kind in back.TRACES else getattr(back, kind),
+            result.trace(kind) if kind in result.TRACES else getattr(result, kind),
+            check_dtype=False,
+        )
+    assert back.summary == result.summary
+
+
+def test_a_database_typed_by_hand_before_is_migrated_to_the_core_s_types_and_appends(tmp_path):
+    """Before the core published its schema, the store typed columns from the first values it saw: a figure or
+    column no run had a value of yet became DOUBLE (then widened by hand). Adding a run now migrates such a
+    column to the core's type."""
+    thesis = bondsim.load("thesis", ["workload.requests=2"])
+    tcp = bondsim.load("tcp_rr", ["workload.requests=2", "sender.trace_ms=1"])
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as store:
+        store.add([(scenario_hash(thesis), thesis, core_output(thesis))])
+        # as the hand-typed store left them: counts and names of no value yet as DOUBLE
+        store.con.execute('ALTER TABLE runs ALTER "tcp_retransmits" TYPE DOUBLE')
+        store.con.execute('ALTER TABLE requests ALTER "rx_link" TYPE DOUBLE')
+        store.con.execute("CREATE TABLE tcp_trace (run_id BIGINT, t_s DOUBLE, flow BIGINT, cc_mode DOUBLE)")
+    with Store(db) as store:
+        (run_id,) = store.add([(scenario_hash(tcp), tcp, core_output(tcp))])
+        assert store.columns("runs")["tcp_retransmits"] == "BIGINT"
+        assert store.columns("requests")["rx_link"] == "BIGINT"
+        assert store.columns("tcp_trace")["cc_mode"] == "VARCHAR"
+        assert store.columns("tcp_trace")["state"] == "VARCHAR"  # added
+        back = store.load([run_id])[run_id]
+        assert back.tcp_trace["state"].tolist() == core_output(tcp)["tcp_trace"].to_pydict()["state"]
+        assert store.runs().set_index("run_id").loc[run_id, "tcp_retransmits"] >= 0
 
 
 def test_emulated_runs_are_each_stored_and_tagged_and_an_older_database_gains_the_tag(tmp_path):

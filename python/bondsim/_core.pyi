@@ -9,6 +9,8 @@ KERNELS: list[tuple[str, list[tuple[str, str]]]]
 CONGESTION_CONTROLS: list[str]
 #: Every plausibility bound on a physical field (the schema's ``BOUNDS``): (fields, low, high, unit, why).
 BOUNDS: list[tuple[str, float, float, str, str]]
+#: Every table a result may have, in its order: ``requests``, ``links``, then those only some runs have.
+TABLES: list[str]
 
 class BondsimError(Exception):
     """Base class of every bondsim error."""
@@ -27,9 +29,23 @@ def run(
     progress: Callable[[int, int, float], None] | None = None,
     pcap_json: str | None = None,
     max_resident_bytes: int | None = None,
-) -> str:
-    """Runs a scenario (JSON); returns the result as JSON. ``pcap_json``: packet capture options (JSON).
-    ``max_resident_bytes``: the run stops with a BondsimError once this process holds more."""
+) -> tuple[str, dict[str, Table]]:
+    """Runs a scenario (JSON); returns its summary as JSON and its tables by name (Arrow, of the schemas of
+    :func:`schemas`). ``pcap_json``: packet capture options (JSON). ``max_resident_bytes``: the run stops with a
+    BondsimError once this process holds more."""
+
+class Table:
+    """One table of a run as the core built it: Arrow through the PyCapsule interface (``pyarrow.table(t)``,
+    ``pyarrow.RecordBatchReader.from_stream(t)``: no copy), or Python lists."""
+
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> object: ...
+    def __len__(self) -> int: ...
+    def to_pydict(self, columns: list[str] | None = None) -> dict[str, list]:
+        """The columns (all, or those named) as Python values (None for a null), without pyarrow."""
+
+def schemas() -> dict[str, Table]:
+    """Every table's schema as the core defines it, as a table of no rows: ``summary`` (its scalar figures), then
+    :data:`TABLES`."""
 
 def closest(given: str, names: list[str]) -> str | None:
     """The one of ``names`` that ``given`` most likely misspells (for "did you mean"), or None."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Callable, Iterable, Mapping
@@ -13,6 +14,7 @@ from bondsim import scenario as scenario_mod
 
 if TYPE_CHECKING:
     import pandas as pd
+    import pyarrow as pa
 
 ProgressFn = Callable[[int, int, float], None]
 
@@ -21,10 +23,85 @@ ProgressFn = Callable[[int, int, float], None]
 PcapSpec = str | Path | Mapping[str, Any]
 
 
+@functools.cache
+def schemas() -> dict[str, pa.Schema]:
+    """Every table's Arrow schema as the core defines it (``_core.schemas()``): ``summary`` (the summary's scalar
+    figures), ``requests``, ``links``, then :attr:`RunResult.TRACES`."""
+    return {name: _read(table).schema for name, table in _core.schemas().items()}
+
+
+def _read(table: Any) -> pa.Table:
+    """A table the core handed over (``_core.Table``: Arrow through ``__arrow_c_stream__``) as a pyarrow table,
+    its buffers not copied."""
+    import pyarrow as pa
+
+    return pa.RecordBatchReader.from_stream(table).read_all()
+
+
+def arrow_table(kind: str, table: Any) -> pa.Table:
+    """A table (the core's, a pyarrow table, a DataFrame, or ``{column: [values]}`` as the emulator gives it) as
+    a pyarrow table, its columns typed as the core's schema of ``kind`` types them (a column the schema lacks as
+    pyarrow reads it; one of nothing but nulls as double, as stored)."""
+    import pyarrow as pa
+
+    if isinstance(table, pa.Table):
+        return table
+    if isinstance(table, _core.Table):
+        return _read(table)
+    schema = schemas().get(kind, pa.schema([]))
+    if isinstance(table, Mapping):
+
+        def column(name: str, values: list) -> pa.Array:
+            if name in schema.names:
+                return pa.array(values, type=schema.field(name).type)
+            values = pa.array(values)
+            return values.cast(pa.float64()) if pa.types.is_null(values.type) else values
+
+        return pa.table({c: column(c, v) for c, v in table.items()})
+    # a DataFrame (read back from a database or CSV): NaN is null, a column as the schema types it
+    out = pa.Table.from_pandas(table, preserve_index=False)
+    for i, name in enumerate(out.column_names):
+        if name in schema.names and out.schema.field(i).type != schema.field(name).type:
+            with contextlib.suppress(pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                out = out.set_column(i, name, out.column(i).cast(schema.field(name).type))
+    return out
+
+
+def decode_output(summary: str, tables: Mapping[str, Any]) -> dict:
+    """The core's output (``_core.run``'s summary JSON and ``{name: table}``, each the core's ``_core.Table`` or,
+    from a Dask worker, Arrow IPC bytes) as ``{"summary": dict, name: table}`` (IPC bytes read as pyarrow
+    tables, the core's tables left as they are: read when asked for)."""
+
+    def table(value: Any) -> Any:
+        if isinstance(value, bytes):
+            import pyarrow as pa
+
+            return pa.ipc.open_stream(value).read_all()
+        return value
+
+    return {"summary": json.loads(summary), **{k: table(v) for k, v in tables.items()}}
+
+
+def encode_output(summary: str, tables: Mapping[str, Any]) -> tuple[str, dict[str, bytes]]:
+    """``_core.run``'s output with each table as Arrow IPC bytes: what a Dask worker sends back (picklable)."""
+    import pyarrow as pa
+
+    out = {}
+    for name, value in tables.items():
+        table = arrow_table(name, value)
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema) as writer:
+            writer.write_table(table)
+        out[name] = sink.getvalue().to_pybytes()
+    return summary, out
+
+
 class RunResult:
     """One run: the checked scenario, whole-run figures, and per-request / per-link tables.
 
-    The tables are built as DataFrames when first read (most sweeps only need the summary).
+    A run's tables come from the core as Arrow (``_core.Table``), read as pyarrow tables (:meth:`arrow`) and
+    DataFrames when first asked for (most sweeps only need the summary), without copying their numeric columns;
+    :meth:`write` writes them without pyarrow or pandas.
     """
 
     #: The files :meth:`write` always writes.
@@ -40,10 +117,12 @@ class RunResult:
         self.scenario = scenario
         self.summary = summary
         self._tables = {"requests": requests, "links": links, **{k: traces.get(k) for k in self.TRACES}}
+        self._frames: dict[str, pd.DataFrame] = {}
 
     @classmethod
     def from_output(cls, scenario: dict, output: dict) -> RunResult:
-        """From the core's decoded output (``summary`` and tables as ``{column: [values]}``)."""
+        """From the core's decoded output (``summary``, and tables as the core's, pyarrow tables or
+        ``{column: [values]}``)."""
         traces = {k: output.get(k) for k in cls.TRACES}
         return cls(scenario, output["summary"], output["requests"], output["links"], **traces)
 
@@ -93,23 +172,35 @@ class RunResult:
         return cls.from_output(scenario, json.loads(text))
 
     def output(self) -> dict:
-        """The result as the core's decoded output (``summary`` and tables as ``{column: [values]}``), the form
+        """The result as the core's decoded output (``summary`` and tables as pyarrow tables), the form
         :meth:`bondsim.store.Store.add` stores."""
-        import pandas as pd
-
         out: dict[str, Any] = {"summary": self.summary}
         for kind, value in self._tables.items():
             if value is not None:
-                out[kind] = value.to_dict(orient="list") if isinstance(value, pd.DataFrame) else value
+                out[kind] = self.arrow(kind)
         return out
+
+    def arrow(self, kind: str) -> pa.Table | None:
+        """The table ``kind`` (``requests``, ``links`` or one of :attr:`TRACES`) as a pyarrow table, None if the
+        run has no such table."""
+        value = self._tables[kind]
+        if value is None:
+            return None
+        table = self._tables[kind] = arrow_table(kind, value)
+        return table
 
     def _table(self, kind: str) -> pd.DataFrame:
         import pandas as pd
 
-        value = self._tables[kind]
-        if not isinstance(value, pd.DataFrame):
-            value = self._tables[kind] = _table(value or {})
-        return value
+        if kind not in self._frames:
+            value = self._tables[kind]
+            if isinstance(value, pd.DataFrame):
+                self._frames[kind] = _nulls_as_numbers(value)
+            elif value is None or isinstance(value, Mapping):
+                self._frames[kind] = _table(value or {})
+            else:  # Arrow: numeric columns without nulls are not copied
+                self._frames[kind] = _nulls_as_numbers(self.arrow(kind).to_pandas(split_blocks=True))
+        return self._frames[kind]
 
     @property
     def requests(self) -> pd.DataFrame:
@@ -202,14 +293,21 @@ class RunResult:
                 value, path = self._tables[kind], out / f"{kind}.csv"
                 if value is None and kind in self.TRACES:
                     files.remove(path)
-                elif isinstance(value, dict) or value is None:
+                elif isinstance(value, Mapping) or value is None:
                     files.write(path, lambda p, v=value: _write_csv(p, v or {}))  # as the run left it: no pandas
+                elif hasattr(value, "to_pydict"):  # the core's table (no pyarrow loaded), or a pyarrow table
+                    files.write(path, lambda p, v=value: _write_csv(p, v.to_pydict()))
                 else:
                     files.write(path, lambda p, v=value: v.to_csv(p, index=False))
             requests = self._tables["requests"]
             if requests is None:
                 requests = {}
-            elif not isinstance(requests, dict):  # a table (read, or built when first asked for): its two columns
+            elif isinstance(requests, _core.Table):
+                requests = requests.to_pydict(["packets", "out_of_order"])
+            elif hasattr(requests, "to_pydict"):  # a pyarrow table
+                requests = requests.select([c for c in ("packets", "out_of_order") if c in requests.column_names])
+                requests = requests.to_pydict()
+            elif not isinstance(requests, Mapping):  # a DataFrame (read back): its two columns
                 requests = {c: requests[c].tolist() for c in ("packets", "out_of_order") if c in requests.columns}
             rows = process_rows(requests.get("packets", []), requests.get("out_of_order", []))
             files.write_text(out / "process.txt", format_process_table(rows) + "\n")
@@ -247,9 +345,14 @@ def _table(columns: dict[str, list]) -> pd.DataFrame:
     """A table from ``{column: values}``; a column of nothing but nulls is numeric (NaN), as stored."""
     import pandas as pd
 
-    frame = pd.DataFrame(columns)
+    return _nulls_as_numbers(pd.DataFrame(columns))
+
+
+def _nulls_as_numbers(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with each column of nothing but nulls numeric (NaN), as stored (text columns too: a run whose
+    congestion control has no mode of its own)."""
     for name in frame.columns:
-        if frame[name].dtype == object and frame[name].isna().all():
+        if frame[name].dtype.kind not in "biufcmM" and frame[name].isna().all():
             frame[name] = frame[name].astype(float)
     return frame
 
@@ -286,20 +389,13 @@ def _check_run_options(progress: Any, pcap: Any) -> None:
         raise scenario_mod.type_error("pcap", "a directory (str or Path), a dict of capture options, or None", pcap)
 
 
-#: The smallest scenario: one packet over one link (what :func:`summary_figures` runs to learn the names).
-_TINY = {"workload": {"requests": 1, "file_size": {"kind": "fixed", "bytes": 1}}, "bond": {"mode": "rr"}, "links": [{}]}
-
-
 @functools.cache
 def summary_figures() -> dict[str, bool]:
-    """Every scalar figure a run's summary has (every run has the same ones), and whether it is a number
-    (a figure only some runs report, such as TCP's, counts as one)."""
-    summary = json.loads(_core.run(json.dumps(_TINY), None))["summary"]
-    return {
-        k: v is None or (isinstance(v, int | float) and not isinstance(v, bool))
-        for k, v in summary.items()
-        if not isinstance(v, list | dict)
-    }
+    """Every scalar figure a run's summary may have (the core's schema of the summary, :func:`schemas`), and
+    whether it is a number (a figure only some runs report, such as TCP's, is one when its type is)."""
+    import pyarrow as pa
+
+    return {f.name: pa.types.is_integer(f.type) or pa.types.is_floating(f.type) for f in schemas()["summary"]}
 
 
 def run_checked(
@@ -316,4 +412,5 @@ def run_checked(
         options = json.dumps({k: str(v) if isinstance(v, Path) else v for k, v in pcap.items()})
     else:
         options = json.dumps({"dir": str(pcap)})
-    return RunResult.from_json(doc, _core.run(json.dumps(doc), progress, options, budget.resident_limit(force)))
+    summary, tables = _core.run(json.dumps(doc), progress, options, budget.resident_limit(force))
+    return RunResult.from_output(doc, decode_output(summary, tables))

@@ -8,10 +8,13 @@ at most the runs still in flight. Tables:
   ``name``, ``seed``, ``version``, ``created_at``, ``engine`` (``simulator``, or
   ``emulator``: ``bondsim emulate`` over the kernel's TCP), ``scenario`` (JSON, the
   checked scenario) and ``summary`` (JSON, everything the core reported), then
-  one typed column per scalar summary figure (``ooo_fraction``, ...), added
-  the first time the core reports it.
+  one column per scalar summary figure (``ooo_fraction``, ...), added the first
+  time a run has it, typed as the core's schema types it (``bondsim.api.schemas()``).
 * one table per table of a result (``links``, ``requests``, ...): ``run_id``
-  and the core's columns, again added as they appear.
+  and the core's columns, with the core's types (a run's pyarrow tables, which
+  DuckDB reads as they are). A column a database made before the types were
+  the core's holds as another type is migrated to the core's type when a run is
+  next added.
 * ``sweeps`` (``sweep_id``, ``name``, ``spec`` JSON, ``grid_hash``,
   ``created_at``) and ``sweep_points`` (``sweep_id``, ``point``,
   ``scenario_hash``, ``seed``, ``labels`` JSON: the swept values).
@@ -31,17 +34,18 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain, islice, repeat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from bondsim._core import BondsimError, __version__
-from bondsim.api import RunResult
+from bondsim.api import RunResult, arrow_table, schemas
 from bondsim.scenario import scenario_hash, type_error
 
 #: The database a command uses when not given ``--db``.
@@ -90,7 +94,21 @@ CREATE TABLE IF NOT EXISTS sweep_points (
 );
 """
 
-_INTEGERS = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT")
+#: The Arrow types of the runs table's own columns, as :data:`_SCHEMA` creates them (``created_at`` is the
+#: database's).
+_RUN_FIELDS = [
+    pa.field(name, kind)
+    for name, kind in (
+        ("run_id", pa.int64()),
+        ("scenario_hash", pa.string()),
+        ("name", pa.string()),
+        ("seed", pa.uint64()),
+        ("version", pa.string()),
+        ("engine", pa.string()),
+        ("scenario", pa.string()),
+        ("summary", pa.string()),
+    )
+]
 
 
 def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
@@ -100,18 +118,22 @@ def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
     return runs
 
 
-def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pd.DataFrame:
-    """One table of several runs' outputs, stacked, with their run ids (a column a run lacks is null)."""
-    tables = [output.get(kind) or {} for output in outputs]
-    sizes = [len(next(iter(t.values()), ())) for t in tables]
-    columns = dict.fromkeys(c for t in tables for c in t)
-    data = {"run_id": np.repeat(np.asarray(run_ids, dtype=np.int64), sizes)}
-    for column in columns:
-        values = list(chain.from_iterable(t.get(column, repeat(None, n)) for t, n in zip(tables, sizes, strict=True)))
-        numbers = np.asarray(values)
-        # numpy reads plain numbers many times faster than pandas; pandas takes the rest (text, nulls)
-        data[column] = numbers if numbers.dtype.kind in "biuf" else pd.Series(values)
-    return pd.DataFrame(data)
+def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pa.Table:
+    """One table of several runs' outputs, stacked, with their run ids (a column a run lacks is null): the
+    runs' pyarrow tables, not copied."""
+    parts = []
+    for run_id, output in zip(run_ids, outputs, strict=True):
+        if output.get(kind) is None:
+            continue
+        table = arrow_table(kind, output[kind])
+        parts.append(table.add_column(0, "run_id", pa.array(np.full(table.num_rows, run_id, dtype=np.int64))))
+    return pa.concat_tables(parts, promote_options="permissive")  # the emulator's own columns may differ
+
+
+def _has_rows(table: Any) -> bool:
+    """Whether a run's table (the core's or pyarrow, or ``{column: [values]}``) has columns to store (as before it
+    was Arrow, a table of no columns is not stored; one of columns and no rows creates its table)."""
+    return bool(table) if isinstance(table, Mapping) else table is not None
 
 
 def run_key(scenario: dict, engine: str) -> str:
@@ -130,17 +152,17 @@ def scalar_figures(summary: dict) -> dict[str, Any]:
     return {k: v for k, v in summary.items() if not isinstance(v, list | dict)}
 
 
-def _widened(old: str, new: str) -> str | None:
-    """The type a column of type ``old`` must become to hold values of type ``new`` (None: it holds them)."""
-    if old == new or new == '"NULL"':
-        return None
-    if new == "VARCHAR":
-        return "VARCHAR" if old in (*_INTEGERS, "DOUBLE", "FLOAT", "BOOLEAN") else None
-    if old in _INTEGERS and new in ("DOUBLE", "FLOAT"):
-        return "DOUBLE"
-    if old in _INTEGERS and new in _INTEGERS and _INTEGERS.index(new) > _INTEGERS.index(old):
-        return new
-    return None
+def _runs_table(rows: list[dict]) -> pa.Table:
+    """The runs' rows as a pyarrow table: the runs table's own columns, then the summary's scalar figures typed
+    as the core's schema types them (a figure it does not declare, such as the emulator's own, as pyarrow reads
+    it; one no run has a value of as DOUBLE)."""
+    figures = [f for f in schemas()["summary"] if f.name not in RUN_COLUMNS]
+    known = set(RUN_COLUMNS) | {f.name for f in figures}
+    extra = []
+    for name in dict.fromkeys(k for row in rows for k in row if k not in known):
+        kind = pa.array([row.get(name) for row in rows]).type
+        extra.append(pa.field(name, pa.float64() if pa.types.is_null(kind) else kind))
+    return pa.Table.from_pylist(rows, schema=pa.schema([*_RUN_FIELDS, *figures, *extra]))
 
 
 def grid_hash(points: Iterable[tuple[int, str, int, dict]]) -> str:
@@ -371,35 +393,32 @@ class Store:
             self._columns[table] = dict(rows)
         return self._columns[table]
 
-    def _append(self, table: str, frame: pd.DataFrame) -> None:
-        """Inserts ``frame`` into ``table``, creating the table or adding and widening columns first."""
+    def _append(self, table: str, frame: pa.Table | pd.DataFrame, typed: Iterable[str] = ()) -> None:
+        """Inserts ``frame`` (a pyarrow table, which DuckDB reads as it is, or a DataFrame) into ``table``,
+        creating the table or adding columns first. A column of ``typed`` (the core's schema types it) that a
+        database made before the schema was the core's holds as another type is migrated to the core's."""
         self.con.register("incoming", frame)
         try:
-            shape = (table, tuple(frame.columns), tuple(str(t) for t in frame.dtypes))
+            names = frame.column_names if isinstance(frame, pa.Table) else list(frame.columns)
+            types = frame.schema.types if isinstance(frame, pa.Table) else frame.dtypes
+            shape = (table, tuple(names), tuple(str(t) for t in types))
             if shape not in self._seen_shapes:
                 incoming = {row[0]: row[1] for row in self.con.execute("DESCRIBE SELECT * FROM incoming").fetchall()}
                 have = self.columns(table)
-
-                # An all-null column (a figure no run of this mode has) starts as DOUBLE; a later
-                # typed value widens it if need be.
-                def new_type(kind: str) -> str:
-                    return "DOUBLE" if kind == '"NULL"' else kind
-
                 if not have:
-                    defs = ", ".join(f"{_ident(c)} {new_type(t)}" for c, t in incoming.items())
+                    defs = ", ".join(f"{_ident(c)} {t}" for c, t in incoming.items())
                     self.con.execute(f"CREATE TABLE {_ident(table)} ({defs})")
                 else:
+                    typed = set(typed)
                     for column, kind in incoming.items():
                         if column not in have:
-                            self.con.execute(
-                                f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {new_type(kind)}"
-                            )
-                        elif column in have and (wider := _widened(have[column], kind)):
-                            self.con.execute(f"ALTER TABLE {_ident(table)} ALTER {_ident(column)} TYPE {wider}")
+                            self.con.execute(f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {kind}")
+                        elif column in typed and have[column] != kind:
+                            self.con.execute(f"ALTER TABLE {_ident(table)} ALTER {_ident(column)} TYPE {kind}")
                 self._columns.pop(table, None)
                 self._seen_shapes.add(shape)
             have = self.columns(table)
-            names = ", ".join(_ident(c) for c in frame.columns if c in have)
+            names = ", ".join(_ident(c) for c in names if c in have)
             self.con.execute(f"INSERT INTO {_ident(table)} ({names}) SELECT {names} FROM incoming")
         finally:
             with contextlib.suppress(duckdb.Error):  # an aborted transaction refuses even this
@@ -407,7 +426,7 @@ class Store:
 
     def add(self, runs: Sequence[tuple[str, dict, dict]], engine: str = "simulator") -> list[int]:
         """Stores ``(scenario_hash, scenario, output)`` triples in one transaction, ``output`` being the
-        core's result as decoded JSON (``summary`` and tables as ``{column: [values]}``), each ``engine``'s
+        core's result (``summary`` as a dict, tables as pyarrow tables or ``{column: [values]}``), each ``engine``'s
         (:data:`ENGINES`); returns their run ids.
         A run already stored (by another process meanwhile) is not stored again: its id is returned."""
         if not runs:
@@ -434,11 +453,15 @@ class Store:
                         **figures,
                     }
                 )
-            kinds = dict.fromkeys(k for _, _, output in fresh for k, v in output.items() if k != "summary" and v)
+            kinds = dict.fromkeys(
+                k for _, _, output in fresh for k, v in output.items() if k != "summary" and _has_rows(v)
+            )
+            summary = schemas()["summary"].names
             with self._transaction():
-                self._append("runs", pd.DataFrame(rows))
+                self._append("runs", _runs_table(rows), summary)
                 for kind in kinds:
-                    self._append(kind, _stacked(kind, ids, [output for _, _, output in fresh]))
+                    stacked = _stacked(kind, ids, [output for _, _, output in fresh])
+                    self._append(kind, stacked, schemas()[kind].names if kind in schemas() else ())
             self._next_run_id += len(fresh)
             known |= {key: run_id for (key, _, _), run_id in zip(fresh, ids, strict=True)}
         return [known[key] for key, _, _ in runs]
@@ -539,9 +562,13 @@ class Store:
             raise BondsimError(f"no run with id {', '.join(map(str, missing))} in {self.path}")
         tables: dict[str, dict[int, pd.DataFrame]] = {}
         for kind in self.table_kinds():
-            frame = self.con.execute(
-                f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid", [ids]
-            ).df()
+            stored = self.con.sql(
+                f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid",
+                params=[ids],
+            )
+            # as Arrow, then pandas as a run's own tables become DataFrames (integers with nulls as float64)
+            fetch = getattr(stored, "to_arrow_table", None) or stored.arrow  # DuckDB 2 / 1
+            frame = fetch().to_pandas(split_blocks=True)
             tables[kind] = {
                 int(run_id): part.drop(columns="run_id").reset_index(drop=True)
                 for run_id, part in frame.groupby("run_id", sort=False)

@@ -38,7 +38,7 @@ import pandas as pd
 
 from bondsim import _core, budget
 from bondsim._core import BondsimError
-from bondsim.api import RunResult
+from bondsim.api import RunResult, decode_output, encode_output
 from bondsim.grid import Listed, Point, Points, Sweep, load_sweep
 from bondsim.progress import Bar as _Bar
 from bondsim.scenario import check, scenario_hash, type_error
@@ -71,10 +71,10 @@ def import_distributed():
     return distributed
 
 
-def _run_json(text: str, force: bool = False) -> str:
-    """A Dask worker's job: one checked scenario (JSON) in, its result (JSON) out, within the worker's
-    memory budget unless ``force``."""
-    return _core.run(text, None, None, budget.resident_limit(force))
+def _run_arrow(text: str, force: bool = False) -> tuple[str, dict[str, bytes]]:
+    """A Dask worker's job: one checked scenario (JSON) in, its summary (JSON) and tables (Arrow IPC bytes,
+    picklable) out, within the worker's memory budget unless ``force``."""
+    return encode_output(*_core.run(text, None, None, budget.resident_limit(force)))
 
 
 class _Cancelled(Exception):
@@ -229,7 +229,7 @@ class Runner:
 
             future = self._pool.submit(_core.run, text, progress, None, budget.resident_limit(self.force))
         else:
-            future = self.dask_client().submit(_run_json, text, self.force, key=f"bondsim-run-{key}")
+            future = self.dask_client().submit(_run_arrow, text, self.force, key=f"bondsim-run-{key}")
         future.add_done_callback(lambda f: done.put((key, f)))
         return future
 
@@ -296,7 +296,7 @@ class Runner:
         ahead = iter(todo)
         futures: dict[str, Any] = {}
         running: dict[str, dict] = {}  # scenario hash -> the scenario, until its result is committed
-        pending: dict[str, str] = {}  # finished, not yet stored: scenario hash -> result JSON
+        pending: dict[str, tuple] = {}  # finished, not yet stored: scenario hash -> (summary JSON, tables)
         flushed = time.monotonic()
 
         def top_up() -> None:
@@ -306,7 +306,7 @@ class Runner:
                 futures[key] = self._submit(key, scenario, done, partial)
 
         def flush() -> None:
-            outputs = {key: json.loads(text) for key, text in pending.items()}
+            outputs = {key: decode_output(*value) for key, value in pending.items()}
             if store is not None:
                 try:
                     ids = store.add([(key, running[key], output) for key, output in outputs.items()])

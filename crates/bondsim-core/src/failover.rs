@@ -374,6 +374,10 @@ pub struct FailoverTable {
     pub unlisted: u64,
 }
 
+crate::columnar!(FailoverTable: link, name, kind, down_at_s, up_at_s, detected_at_s, detection_ms, switchover_ms,
+    switchover_ms_max, switchover_flows, lost_queue_full, lost_link_down, lost_no_link, lost_random, lost_silent,
+    lost_switch_port, tcp_stall_ms, rtos, spurious_rtos, window_s, throughput_bps);
+
 impl FailoverTable {
     /// The largest of a column's values (null if none).
     pub fn max(column: &[Option<f64>]) -> Option<f64> {

@@ -30,6 +30,7 @@
 
 pub mod addr;
 pub mod capture;
+pub mod columnar;
 pub mod cost;
 pub mod engine;
 pub mod error;

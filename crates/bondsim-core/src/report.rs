@@ -5,8 +5,10 @@
 
 use std::fmt;
 
+use arrow_array::RecordBatch;
 use serde::ser::{Serialize, SerializeMap, Serializer};
-use serde_json::value::RawValue;
+
+use crate::columnar::Columnar;
 
 use crate::time::SimTime;
 
@@ -163,25 +165,32 @@ impl Serialize for Figures {
     }
 }
 
-/// A table a component reports (columns as `{column: [values]}`), serialised once, when reported.
+/// A table a component reports, as an Arrow record batch ([`crate::columnar`]), built once, when
+/// reported; serialised as JSON columns (`{column: [values]}`).
 #[derive(Clone)]
-pub struct Table(Box<RawValue>);
+pub struct Table(RecordBatch);
 
 impl Table {
-    /// The table `t`, serialised.
-    pub fn of<T: Serialize>(t: &T) -> Table {
-        Table(serde_json::value::to_raw_value(t).expect("tables always serialise"))
+    /// The table `t`.
+    pub fn of<T: Columnar>(t: &T) -> Table {
+        Table(t.batch())
     }
 
-    /// Its JSON.
-    pub fn json(&self) -> &str {
-        self.0.get()
+    /// Its rows.
+    pub fn batch(&self) -> &RecordBatch {
+        &self.0
+    }
+}
+
+impl Serialize for Table {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        crate::columnar::serialize_batch(&self.0, s)
     }
 }
 
 impl fmt::Debug for Table {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Table({} bytes)", self.0.get().len())
+        write!(f, "Table({} rows)", self.0.num_rows())
     }
 }
 
@@ -200,7 +209,7 @@ impl Serialize for Tables {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut m = s.serialize_map(Some(self.0.len()))?;
         for (k, t) in &self.0 {
-            m.serialize_entry(k, &t.0)?;
+            m.serialize_entry(k, t)?;
         }
         m.end()
     }
@@ -357,7 +366,7 @@ impl Report {
     }
 
     /// Reports the table `name` unless a component reported one first.
-    pub fn table<T: Serialize>(&mut self, name: &'static str, table: &T) {
+    pub fn table<T: Columnar>(&mut self, name: &'static str, table: &T) {
         if self.tables.get(name).is_none() {
             self.tables.0.push((name, Table::of(table)));
         }
@@ -434,8 +443,13 @@ mod tests {
     #[test]
     fn the_first_table_of_a_name_is_kept_verbatim() {
         let mut r = Report::new(&[], 1.0, [0; 4]);
-        r.table("t", &[1.5, 2.0]);
-        r.table("t", &[3]);
-        assert_eq!(serde_json::to_string(&r.finish().tables).unwrap(), r#"{"t":[1.5,2.0]}"#);
+        let events =
+            |t_s: f64| crate::trace::LinkEvents { t_s: vec![t_s], link: vec![1], carrier: vec![true], up: vec![false] };
+        r.table("t", &events(1.5));
+        r.table("t", &events(3.0));
+        assert_eq!(
+            serde_json::to_string(&r.finish().tables).unwrap(),
+            r#"{"t":{"t_s":[1.5],"link":[1],"carrier":[true],"up":[false]}}"#
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! What a run produces: a summary and columnar per-request and per-link tables.
 
+use arrow_array::RecordBatch;
 use serde::Serialize;
+
+use crate::columnar::Columnar;
 
 use crate::link::LinkStats;
 use crate::receiver::{Receiver, WireTap};
@@ -41,7 +44,7 @@ pub struct RunResult {
 /// The simulator and the emulator (`bondsim-emu`) both fill it. A field that is an `Option`
 /// left out of the JSON when `None` is one the emulator cannot measure (the simulator always
 /// sets it); the components' own figures are in `figures`, in their declared order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     /// The scenario's name.
     pub scenario: String,
@@ -212,6 +215,53 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// A summary with every figure there is (each `Option` set, every declared figure listed):
+    /// what [`crate::columnar::summary_schema`] reads the figures' names and types from.
+    pub fn full() -> Summary {
+        let mut figures = Figures::default();
+        for declared in crate::transport::FIGURES.iter().copied().chain([crate::failover::FIGURES]).flatten() {
+            figures.push(declared.name, Figure::None);
+        }
+        Summary {
+            dropped: Some(0),
+            duplicates: Some(0),
+            undelivered: Some(0),
+            in_order: Some(0),
+            out_of_order: Some(0),
+            ooo_fraction: Some(0.0),
+            reorder_extent_mean: Some(0.0),
+            reorder_extent_max: Some(0),
+            reorder_density: Some(Vec::new()),
+            drops_silent: Some(0),
+            miimon_ms: Some(0.0),
+            arp_probes_sent: Some(0),
+            arp_replies: Some(0),
+            drops_switch_port: Some(0),
+            switch_mac_moves: Some(0),
+            switch_flooded: Some(0),
+            switch_drops_to_bond: Some(0),
+            bond_drops_inactive_slave: Some(0),
+            grat_arps_sent: Some(0),
+            jain_index: Some(0.0),
+            max_mean_ratio: Some(0.0),
+            delay_mean_us: Some(0.0),
+            delay_p50_us: Some(0.0),
+            delay_p90_us: Some(0.0),
+            delay_p99_us: Some(0.0),
+            delay_p999_us: Some(0.0),
+            delay_max_us: Some(0.0),
+            flows_with_loss: Some(0),
+            reseq_max_held: Some(Some(0)),
+            fct_mean_s: Some(0.0),
+            fct_p50_s: Some(0.0),
+            fct_p99_s: Some(0.0),
+            figures,
+            trace_truncated: Some(false),
+            events: Some(0),
+            ..Summary::default()
+        }
+    }
+
     /// The reported count `name` (`None`: not reported in this run, or not a count).
     pub fn count(&self, name: &str) -> Option<u64> {
         self.figures.get(name).and_then(Figure::count)
@@ -408,7 +458,33 @@ impl RunResult {
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).expect("results always serialise")
     }
+
+    /// The summary as JSON.
+    pub fn summary_json(&self) -> String {
+        serde_json::to_string(&self.summary).expect("summaries always serialise")
+    }
+
+    /// Every table the run has, by name, as Arrow record batches ([`crate::columnar`]: the schemas
+    /// of [`crate::columnar::schemas`]), in the order of the JSON's.
+    pub fn batches(&self) -> Vec<(&'static str, RecordBatch)> {
+        let mut out = vec![("requests", self.requests.batch()), ("links", self.links.batch())];
+        out.extend(self.tables.0.iter().map(|(name, t)| (*name, t.batch().clone())));
+        let traces = [
+            ("link_trace", self.link_trace.as_ref().map(Columnar::batch)),
+            ("link_events", self.link_events.as_ref().map(Columnar::batch)),
+            ("packet_trace", self.packet_trace.as_ref().map(Columnar::batch)),
+            ("failovers", self.failovers.as_ref().map(Columnar::batch)),
+        ];
+        out.extend(traces.into_iter().filter_map(|(name, b)| Some((name, b?))));
+        out
+    }
 }
+
+crate::columnar!(RequestTable: request, client, file_bytes, packets, received, in_order, out_of_order, duplicates,
+    lost, max_extent, arrival_s, finish_s, link_switches, last_link, rx_link);
+crate::columnar!(LinkTable: link, name, kind, capacity_bps, packets_sent, bytes_sent, wire_bytes, busy_s,
+    utilisation, max_queue_pkts, drops_queue_full, drops_link_down, drops_random, drops_silent, drops_downstream,
+    failures, polls, reverse_packets_sent, reverse_drops, drops_switch_port);
 
 /// Jain's fairness index of `x`: `(Σx)² / (n Σx²)`, 1 when all are equal (or all zero).
 pub fn jain_index(x: &[f64]) -> f64 {

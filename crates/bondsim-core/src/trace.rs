@@ -121,6 +121,10 @@ pub struct PacketTrace {
     pub out_of_order: Vec<bool>,
 }
 
+crate::columnar!(LinkTrace: t_s, width_s, link, wire_bytes, utilisation, queue_pkts, queue_max_pkts, carrier, up);
+crate::columnar!(LinkEvents: t_s, link, carrier, up);
+crate::columnar!(PacketTrace: packet, flow, seq, retransmit, handshake, link, sent_s, left_s, arrived_s, out_of_order);
+
 /// What a trace hands the result.
 #[derive(Debug, Clone, Default)]
 pub struct TraceTables {

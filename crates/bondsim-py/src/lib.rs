@@ -1,15 +1,18 @@
 //! Python bindings of bondsim-core: the whole surface Python sees, in one module.
 //!
-//! Scenarios and results cross the boundary as JSON text: one schema, defined in
-//! `bondsim_core::scenario`, and no second copy of it here.
+//! Scenarios cross the boundary as JSON text: one schema, defined in `bondsim_core::scenario`, and
+//! no second copy of it here. A run's tables cross as Arrow (`arrow.rs`: the Arrow PyCapsule
+//! interface, tables of the schemas `bondsim_core::columnar` defines), its summary as JSON text.
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 use bondsim_core::scenario::{CaptureOptions, Kernel};
 use bondsim_core::{bond::registry, Error, Scenario};
 
+mod arrow;
 #[cfg(target_os = "linux")]
 mod memory;
 
@@ -58,7 +61,8 @@ fn cost(scenario_json: &str) -> PyResult<String> {
     Ok(serde_json::to_string(&scenario.cost()).expect("a cost serialises"))
 }
 
-/// Runs a scenario (JSON text) and returns its result as JSON text.
+/// Runs a scenario (JSON text) and returns its summary as JSON text and its tables as
+/// `{name: Table}` (`arrow.rs`: Arrow through `__arrow_c_stream__`; the schemas of `schemas()`).
 ///
 /// `progress(done_packets, total_packets, sim_time_s)` is called now and then
 /// while the GIL is released for the rest of the run; Ctrl-C stops the run
@@ -69,13 +73,13 @@ fn cost(scenario_json: &str) -> PyResult<String> {
 /// is reported).
 #[pyfunction]
 #[pyo3(signature = (scenario_json, progress=None, pcap_json=None, max_resident_bytes=None))]
-fn run(
-    py: Python<'_>,
+fn run<'py>(
+    py: Python<'py>,
     scenario_json: &str,
     progress: Option<Py<PyAny>>,
     pcap_json: Option<&str>,
     max_resident_bytes: Option<u64>,
-) -> PyResult<String> {
+) -> PyResult<(String, Bound<'py, PyDict>)> {
     let scenario = Scenario::from_json(scenario_json).map_err(to_py)?;
     let capture = pcap_json.map(CaptureOptions::from_json).transpose().map_err(to_py)?;
     let mut pending: Option<PyErr> = None;
@@ -87,9 +91,10 @@ fn run(
             }
             report(&progress, &mut pending, (p.done_packets, p.total_packets, p.now.as_secs_f64()))
         })
-        .map(|result| result.to_json()) // serialised without the GIL too
+        .map(|result| (result.summary_json(), result.batches())) // built without the GIL too
     });
-    finish(outcome, pending)
+    let (summary, batches) = finish(outcome, pending)?;
+    Ok((summary, arrow::tables(py, batches)?))
 }
 
 /// The error of a run above its memory budget ([`memory::over_budget`]; none off Linux).
@@ -119,9 +124,9 @@ fn report(progress: &Option<Py<PyAny>>, pending: &mut Option<PyErr>, args: (u64,
 }
 
 /// The run's outcome for Python: an interruption raises the exception that caused it.
-fn finish(outcome: Result<String, Error>, mut pending: Option<PyErr>) -> PyResult<String> {
+fn finish<T>(outcome: Result<T, Error>, mut pending: Option<PyErr>) -> PyResult<T> {
     match outcome {
-        Ok(json) => Ok(json),
+        Ok(value) => Ok(value),
         Err(Error::Interrupted) if pending.is_some() => Err(pending.take().expect("checked")),
         Err(err) => Err(to_py(err)),
     }
@@ -238,6 +243,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cost, m)?)?;
     m.add_function(wrap_pyfunction!(mptcp_schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(closest, m)?)?;
+    m.add_function(wrap_pyfunction!(arrow::schemas, m)?)?;
+    m.add_class::<arrow::Table>()?;
+    // Every table a result may have, in its order (`schemas()`' names but the summary).
+    let tables: Vec<&str> = bondsim_core::columnar::schemas().iter().map(|(name, _)| *name).skip(1).collect();
+    m.add("TABLES", tables)?;
     // Each kernel era (`sender.kernel`) with its preset's sender fields, values as JSON text.
     let kernels: Vec<(&str, Vec<(&str, &str)>)> = Kernel::ALL.iter().map(|k| (k.name(), k.preset().to_vec())).collect();
     m.add("KERNELS", kernels)?;

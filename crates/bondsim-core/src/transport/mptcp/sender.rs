@@ -583,6 +583,8 @@ pub struct SubflowTable {
     pub retransmits: Vec<u64>,
 }
 
+crate::columnar!(SubflowTable: link, backup, established, segments, retransmits);
+
 impl MptcpSender {
     fn subflow_table(&self) -> SubflowTable {
         let k = self.config.subflows;

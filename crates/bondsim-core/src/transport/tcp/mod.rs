@@ -342,6 +342,8 @@ pub struct TcpTrace {
     pub truncated: bool,
 }
 
+crate::columnar!(TcpTrace: t_s, flow, cwnd, ssthresh, srtt_us, in_flight, acked, retransmits, reordering, state, cc_mode);
+
 /// What a run's TCP senders did, summed over flows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TcpStats {
