@@ -107,11 +107,16 @@ def _metrics(asked: str | None) -> list[columns.Column] | None:
     return [columns.named(name) for name in names]
 
 
+def _shown(value: Any) -> Any:
+    """A swept value that is a table or a list as JSON text (so it can be grouped and shown); others as they are."""
+    return json.dumps(value) if isinstance(value, dict | list) else value
+
+
 def _hashable(frame: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
-    """Swept values that are tables or lists, as JSON text (so they can be grouped and shown)."""
+    """Swept values that are tables or lists, as JSON text (:func:`_shown`)."""
     frame = frame.copy()
     for column in columns:
-        frame[column] = frame[column].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v)
+        frame[column] = frame[column].map(_shown)
     return frame
 
 
@@ -133,8 +138,7 @@ def _dry_run(args: argparse.Namespace, plan, axes: list[str]) -> None:
     if args.json:  # a record at a time: a grid of millions is never one table in memory
         sys.stdout.write("[")
         for i, key, _, labels in plan.points.rows:
-            shown = {k: json.dumps(v) if isinstance(v, dict | list) else v for k, v in labels.items()}
-            record = {"point": i, **shown, "scenario_hash": key}
+            record = {"point": i, **{k: _shown(v) for k, v in labels.items()}, "scenario_hash": key}
             sys.stdout.write(("," if i else "") + json.dumps(record, separators=(",", ":"), default=str))
         sys.stdout.write("]\n")
         return

@@ -255,11 +255,6 @@ class Sweep:
     points: Grid
 
 
-def grid_rows(points: Points) -> Iterable[tuple[int, str, int, dict]]:
-    """The grid as the results database records it (``Store.add_sweep``): ``(point, scenario_hash, seed, labels)``."""
-    return points.rows
-
-
 def _is_number(value: Any) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 

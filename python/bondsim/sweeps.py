@@ -284,7 +284,7 @@ class Runner:
                 outcomes = {k: Outcome(None, known[i], i, False) for k, i in stored.items()}
             self.outcomes = outcomes
             store.release()  # readers (bondsim runs list) may open the file between commits
-        bar = _Bar(name or "runs", len(left), progress, _stored_note(outcomes))
+        bar = _Bar(name or "runs", len(left), progress, f" ({len(outcomes)} already stored)" if outcomes else "")
         self._run(points, left, outcomes, store, bar, keep_results)
         return outcomes
 
@@ -347,10 +347,6 @@ class Runner:
             raise
         finally:
             bar.close()
-
-
-def _stored_note(outcomes: Mapping) -> str:
-    return f" ({len(outcomes)} already stored)" if outcomes else ""
 
 
 _session: contextvars.ContextVar[Runner | None] = contextvars.ContextVar("bondsim_session", default=None)

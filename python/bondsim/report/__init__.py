@@ -123,10 +123,10 @@ def _sweep(store, ref: str | None, sweep: str | None) -> tuple[int, str]:
     if ref is None:
         sweep_id = store.sweep_id(sweep, "--sweep")
     elif ref.endswith(".toml") or Path(ref).exists():
-        from bondsim.grid import grid_rows, load_sweep
+        from bondsim.grid import load_sweep
 
         plan = load_sweep(ref)
-        found = store.sweep_of(plan.name, grid_rows(plan.points))
+        found = store.sweep_of(plan.name, plan.points.rows)
         if found is None:
             others = store.matching_sweeps(plan.name)
             differ = (
