@@ -19,7 +19,7 @@ import pytest
 
 import bondsim
 from bondsim import BondsimError, atomic
-from bondsim.emulate import write_rows
+from bondsim.cli.emulate import write_rows
 from bondsim.store import Store
 
 #: What a full disk says (ENOSPC's strerror).

@@ -210,27 +210,26 @@ def test_an_argument_too_many_is_named_by_the_command_it_was_given_to(main, args
     assert f"{command}: error: unrecognized arguments: {args[-1]}" in proc.stderr, proc.stderr
 
 
+def _commands(parser, words=()):
+    """Every command and subcommand of ``parser``, as the words that name it (``()`` for bondsim itself)."""
+    import argparse
+
+    yield words
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*words, name))
+
+
 def test_every_command_has_help_with_an_example(main):
-    for args in (
-        ["--help"],
-        ["run", "--help"],
-        ["reproduce", "--help"],
-        ["plot", "--help"],
-        ["schedulers", "--help"],
-        ["scenario", "--help"],
-        ["scenario", "check", "--help"],
-        ["sweep", "--help"],
-        ["runs", "--help"],
-        ["runs", "list", "--help"],
-        ["runs", "sweeps", "--help"],
-        ["runs", "show", "--help"],
-        ["runs", "compare", "--help"],
-        ["runs", "export", "--help"],
-        ["report", "--help"],
-    ):
-        proc = main(*args)
-        assert proc.returncode == 0
-        assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1]
+    from bondsim.cli import build_parser
+
+    commands = list(_commands(build_parser()))
+    assert ("emulate",) in commands and ("runs", "export") in commands and len(commands) >= 18, commands
+    for words in commands:
+        proc = main(*words, "--help")
+        assert proc.returncode == 0, (words, proc.stderr)
+        assert "example" in proc.stdout and "bondsim " in proc.stdout.split("example")[1], words
         assert "%%" not in proc.stdout, "a %% that argparse does not format (descriptions are printed as written)"
 
 
@@ -460,23 +459,46 @@ def test_plot_compares_runs_like_the_thesis_plot_sh(cli, tmp_path):
 
 
 def test_long_runs_show_progress_lines_when_output_is_piped(capsys):
-    from bondsim.cli import RunProgress
+    from bondsim.progress import Bar
 
-    progress = RunProgress("running x", after=0.0, every=0.0)
-    progress(25, 100, 1.5)
+    def run_bar(**options) -> Bar:  # as bondsim run makes it, its first report shown at once
+        options = {"unit": "packets delivered or lost", "detail": lambda s: f", simulated {s:,.1f} s"} | options
+        return Bar("running x", 0, options.pop("enabled", True), **options)
+
+    progress = run_bar(every_s=0.0)
+    progress(25, 100, 1.5)  # the core's callback: packets done, packets in all, simulated seconds
     progress(50, 100, 3.0)
     progress.close()
     lines = capsys.readouterr().err.splitlines()
     assert lines == [
-        "running x: 25% of 100 packets delivered or lost, simulated 1.5 s, 0 s elapsed",
-        "running x: 50% of 100 packets delivered or lost, simulated 3.0 s, 0 s elapsed",
+        "running x: 25/100 packets delivered or lost, simulated 1.5 s, 0 s elapsed",
+        "running x: 50/100 packets delivered or lost, simulated 3.0 s, 0 s elapsed",
     ]
-    waiting = RunProgress("running x", after=0.0, every=60.0)  # a line every minute: one so far
+    waiting = run_bar(every_s=60.0)  # a line every minute: one so far
     waiting(1, 100, 0.1)
     waiting(2, 100, 0.2)
-    quiet = RunProgress("running x", after=0.0, enabled=False)
+    quiet = run_bar(enabled=False)
     quiet(1, 100, 0.1)
+    late = run_bar(after_s=60.0)  # nothing in the first minute
+    late(1, 100, 0.1)
     assert len(capsys.readouterr().err.splitlines()) == 1
+
+
+def test_progress_in_a_log_says_the_first_thing_done_at_once_then_every_few_seconds(monkeypatch, capsys):
+    from bondsim import progress
+
+    clock = [100.0]
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    bar = progress.Bar("sweep s", 3, True)  # a sweep's: every 2 s (LOG_EVERY_S), nothing held back
+    bar.update(0)  # nothing done, nothing due: silent
+    clock[0] += 2.5
+    bar.update(0)  # 2.5 s with nothing done: alive
+    bar.update(1)  # the first run: at once
+    bar.update(2)  # 0 s after the last line: held
+    bar.update(3)  # the end: said once
+    bar.update(3)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines == [f"sweep s: {n}/3 runs done, 2 s elapsed" for n in (0, 1, 3)], lines
 
 
 def test_a_run_written_over_another_leaves_none_of_its_files(main, tmp_path):

@@ -90,19 +90,28 @@ def test_kernel_queues_keep_each_links_queue_where_tcp_small_queues_see_it():
     # in the kernel alternates the packets over the links all the same, but the socket is now
     # charged for what waits in the slow link's queue, so TCP small queues hold it to about two
     # frames (it reaches 15 behind TUN) and the reordering stays within RACK's window: far fewer
-    # retransmissions (measured 2026-11-29: 20-23 against 88-107, three runs each).
+    # retransmissions. Measured 2026-11-30: shaped 14-29 in 87 of 97 runs, 32-77 in the other 10, which
+    # came in bursts while other work loaded the machine (as did the CI run that failed on one pair, 50
+    # against TUN's 92); TUN 80-118 over 37 runs. So each side is the median of three runs.
     shaped = [dict(link, placement="shaper") for link in UNEQUAL]
-    kernel = emulate_doc(scenario("balance-rr", shaped, 500_000), seconds=20)
-    tun = emulate_doc(scenario("balance-rr", UNEQUAL, 500_000), seconds=20)
-    k, t = kernel.summary, tun.summary
-    assert k["flows_complete"] == t["flows_complete"] == 1, (k["emu_warnings"], t["emu_warnings"])
-    assert k["emu_placement"].startswith("shaper: ") and t["emu_placement"].startswith("tun: ")
-    sent = kernel.links["packets_sent"].tolist()
-    assert abs(sent[0] - sent[1]) <= 2, sent  # the kernel's program took turns
-    assert kernel.links["max_queue_pkts"].max() <= 3 < tun.links["max_queue_pkts"].max()
-    assert k["tcp_retransmits"] * 2 < t["tcp_retransmits"]
+    runs = {placement: [] for placement in ("shaper", "tun")}
+    for _ in range(3):  # alternated: a burst of load meets both sides
+        runs["shaper"].append(emulate_doc(scenario("balance-rr", shaped, 500_000), seconds=20))
+        runs["tun"].append(emulate_doc(scenario("balance-rr", UNEQUAL, 500_000), seconds=20))
+    for placement, results in runs.items():
+        for result in results:
+            s = result.summary
+            assert s["flows_complete"] == 1, s["emu_warnings"]
+            assert s["emu_placement"].startswith(f"{placement}: ")
+            sent = result.links["packets_sent"].tolist()
+            assert abs(sent[0] - sent[1]) <= 2, sent  # the kernel's program took turns
+            assert s["goodput_bps"] <= 4e6 * 1.05  # every other segment on the 2 Mbit/s link
+    queues = {placement: [r.links["max_queue_pkts"].max() for r in results] for placement, results in runs.items()}
+    assert max(queues["shaper"]) <= 3 < min(queues["tun"]), queues
+    retransmits = {placement: [r.summary["tcp_retransmits"] for r in results] for placement, results in runs.items()}
+    k, t = (sorted((r.summary for r in rs), key=lambda s: s["tcp_retransmits"])[1] for rs in runs.values())  # medians
+    assert k["tcp_retransmits"] * 2 < t["tcp_retransmits"], retransmits
     assert k["goodput_bps"] > t["goodput_bps"]
-    assert k["goodput_bps"] <= 4e6 * 1.05  # every other segment on the 2 Mbit/s link
     # the kernel's least RTT sample (tcpi_min_rtt): the links' 2 ms each way and more, below the smoothed RTT
     assert 4000 < k["tcp_min_rtt_min_us"] <= k["tcp_rtt_mean_us"], (k["tcp_min_rtt_min_us"], k["tcp_rtt_mean_us"])
 

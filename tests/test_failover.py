@@ -72,7 +72,7 @@ def test_monte_carlo_bench_runs_as_a_sweep_and_writes_its_distribution(tmp_path)
 
 
 def test_run_prints_the_switch_counters_only_when_the_switch_did_something(main, tmp_path):
-    from bondsim.cli import SWITCH_ROWS
+    from bondsim.cli.run import SWITCH_ROWS
 
     # An unaware switch with 802.1D STP: when eth0 returns (3 s) and the bond goes back to it (primary),
     # the port listens and learns for 2 x forward_delay, dropping what the bond sends there.
@@ -124,7 +124,7 @@ def test_a_link_failing_without_end_is_counted_past_the_tables_limit(main):
     )
     assert done.returncode == 0, done.stderr
     assert _printed(done.stdout, "link failures")[0].startswith(f"{s['failovers']:,} (the table stops at its limit")
-    from bondsim.cli import FAILOVER_COLUMNS as shown
+    from bondsim.cli.run import FAILOVER_COLUMNS as shown
 
     more = f"and {s['failovers'] - shown:,} more failures, of which failovers.csv lists {len(r.failovers) - shown:,}"
     assert more in done.stdout

@@ -119,7 +119,7 @@ import sys
 import bondsim
 before = {m.split(".")[0] for m in sys.modules}
 assert bondsim.Store.__name__ == "Store" and callable(bondsim.run) and "sweep" in dir(bondsim)
-from bondsim.cli_sweep import DEFAULT_DB
+from bondsim.cli.common import DEFAULT_DB
 from bondsim.store import DEFAULT_DB as STORE_DEFAULT
 assert DEFAULT_DB == STORE_DEFAULT
 print(sorted(before & {"pandas", "duckdb", "matplotlib"}))
@@ -127,3 +127,42 @@ print(sorted(before & {"pandas", "duckdb", "matplotlib"}))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def _imports() -> dict[str, set[str]]:
+    """Each module of the package -> the package's modules it imports (at its top or inside a function),
+    read from the source; ``bondsim`` itself (always loaded first) and ``_core`` (compiled) left out."""
+    import ast
+
+    root = ROOT / "python"
+    files = {}
+    for path in (root / "bondsim").rglob("*.py"):
+        parts = path.relative_to(root).with_suffix("").parts
+        files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+
+    def module(name: str) -> str | None:  # `bondsim.cli.common.write_error` -> `bondsim.cli.common`
+        while name not in files and "." in name:
+            name = name.rsplit(".", 1)[0]
+        return name if name in files and name != "bondsim" else None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in files.items():
+        named = []
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("bondsim"):
+                named += [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                named += [alias.name for alias in node.names if alias.name.startswith("bondsim")]
+        graph[name] = {found for found in map(module, named) if found not in (None, name)}
+    return graph
+
+
+def test_the_package_imports_flow_one_way_and_only_the_command_line_imports_it():
+    import graphlib
+
+    graph = _imports()
+    assert {"bondsim.cli", "bondsim.cli.common", "bondsim.api", "bondsim.emulate"} <= graph.keys()
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # CycleError names a circle
+    assert order.index("bondsim.cli.common") < order.index("bondsim.cli.run")
+    outside = {name: sorted(i for i in imports if i.startswith("bondsim.cli")) for name, imports in graph.items()}
+    assert {name: i for name, i in outside.items() if i and not name.startswith("bondsim.cli")} == {}

@@ -298,7 +298,7 @@ def slow_sweep(tmp_path, runs: int) -> tuple[Path, list[str]]:
 def first_run_committed(proc: subprocess.Popen) -> str:
     """Reads the sweep's progress until the first run is committed; returns that line."""
     line = ""
-    while "runs done" not in line:
+    while "runs done" not in line or line.split(": ")[1].startswith("0/"):  # (0/N: alive, nothing done yet)
         line = proc.stderr.readline()
         assert line, "the sweep ended without reporting a run"
     return line
@@ -549,7 +549,7 @@ def test_runs_list_and_sweeps(main, stored):
 def test_runs_list_prints_every_column_whole_on_a_narrow_console(main, stored, monkeypatch):
     """Piped output is 80 columns wide: a table wider than that is printed wider, not squeezed until a
     column of swept values disappears."""
-    from bondsim.cli import console
+    from bondsim.cli.common import console
 
     monkeypatch.setattr(console.rich, "width", 60)
     out = main("runs", "list", "--db", str(stored), "--sweep", "small").stdout

@@ -196,7 +196,7 @@ class Grid(Points):
     def check(self, label: str, progress: bool = False) -> None:
         """Makes and checks every point, keeping its hash; a point that fails is a ScenarioError naming it.
         An axis whose field some points' runs ignore (another mode's option) is said to repeat their runs."""
-        bar = Bar(label, len(self), progress, unit="points checked", quiet_s=LOG_EVERY_S)
+        bar = Bar(label, len(self), progress, unit="points checked", after_s=LOG_EVERY_S)
         ignored = [0] * len(self.axes)  # per axis: the points whose run ignores its field
         try:
             for index in range(len(self._keys), len(self)):

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from bondsim import budget, columns
 from bondsim._core import BondsimError
-from bondsim.cli import (
+from bondsim.cli.common import (
+    DEFAULT_DB,
     HelpFormatter,
     add_execution_options,
     add_overrides,
@@ -24,10 +25,6 @@ from bondsim.cli import (
 if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
-
-#: The results database a command uses when not given ``--db`` (``bondsim.store.DEFAULT_DB``, named
-#: here too so that building the command line loads no database library).
-DEFAULT_DB = Path("bondsim.duckdb")
 
 #: What ``runs list`` shows unless told ``--columns``: the swept values, these, the figures the runs' transport
 #: leads with (:func:`bondsim.columns.default`), then :data:`LIST_LAST`.
