@@ -320,3 +320,31 @@ def test_mptcp_schedulers_and_coupled_controls_are_sweep_axes():
     assert sent[("blest", "cubic")][1] < sent[("default", "cubic")][1], sent
     with pytest.raises(ScenarioError, match=r"sender\.mptcp_scheduler"):
         load_sweep({"base": base, "axes": {"sender.mptcp_scheduler": ["default", "fastest"]}})
+
+
+def test_slow_commits_are_made_rarer_so_that_they_take_a_tenth_of_the_sweep(tmp_path, monkeypatch):
+    # issue 40: a commit opens the database, appends and lets go of it (0.1-0.4 s with TCP tables);
+    # made every quarter second it took most of a sweep of short runs. Here each takes 0.3 s more.
+    import time
+
+    from bondsim import store, sweeps
+
+    commits = []
+    add = store.Store.add
+
+    def slow_add(self, runs, *args, **kwargs):
+        time.sleep(0.3)
+        commits.append(len(runs))
+        return add(self, runs, *args, **kwargs)
+
+    monkeypatch.setattr(store.Store, "add", slow_add)
+    spec = {"name": "slow-commits", "base": "thesis", "set": {"workload.requests": 3000}, "seeds": list(range(1, 41))}
+    started = time.monotonic()
+    table = sweeps.sweep(spec, db=tmp_path / "runs.duckdb", progress=False, workers=1)
+    wall = time.monotonic() - started
+    assert len(table) == sum(commits) == 40 and table["run_id"].is_unique
+    # every FLUSH_EVERY_S, the commits alone would have taken most of the time; now at most about a
+    # tenth of it and one commit's time more (the last, when the runs are done), and as many runs
+    # ran between two commits as the time allows
+    assert 0.3 * len(commits) <= sweeps.FLUSH_SHARE * wall + 0.3 * 2, (commits, wall)
+    assert len(commits) < wall / sweeps.FLUSH_EVERY_S / 2, (commits, wall)

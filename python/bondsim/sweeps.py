@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import math
 import numbers
 import os
 import queue
@@ -46,8 +47,16 @@ from bondsim.store import Store, scalar_figures
 
 #: Runs that finish within this many seconds of the last commit share the next one (one transaction
 #: costs milliseconds); a run finishing later is committed at once. A killed sweep loses at most the
-#: runs in flight and those finished in the last quarter second.
+#: runs in flight and those finished since the last commit: a quarter second, or longer where commits
+#: are slow (:data:`FLUSH_SHARE`).
 FLUSH_EVERY_S = 0.25
+
+#: The share of a sweep's time its commits may take: after a commit that took ``d`` seconds the next
+#: waits at least ``d / FLUSH_SHARE``. (A commit opens the database, appends each table and lets go of
+#: the file, so that readers may open it: 0.1-0.4 s for a few dozen TCP runs, measured 2026-11-30;
+#: every quarter second it was most of a sweep of short runs.) Meanwhile the workers are handed the
+#: runs they will finish during the next commit, beyond :data:`IN_FLIGHT_PER_WORKER`.
+FLUSH_SHARE = 0.1
 
 #: Runs handed to each worker ahead of their results (:meth:`Runner.execute`), and the workers a Dask
 #: cluster is taken to have at least when sizing that (its own count is not asked for).
@@ -289,23 +298,26 @@ class Runner:
         return outcomes
 
     def _run(self, points, todo, outcomes, store, bar, keep_results) -> None:
-        """Runs the points ``todo`` (indices into ``points``), at most :meth:`_in_flight` at a time, into
-        ``outcomes`` and the database, committing every :data:`FLUSH_EVERY_S`."""
+        """Runs the points ``todo`` (indices into ``points``), :meth:`_in_flight` at a time and those that
+        finish during a commit, into ``outcomes`` and the database, committing every :data:`FLUSH_EVERY_S`
+        or less often where commits are slow (:data:`FLUSH_SHARE`)."""
         done: queue.Queue = queue.Queue()
         partial: dict[str, float] = {}
         ahead = iter(todo)
         futures: dict[str, Any] = {}
         running: dict[str, dict] = {}  # scenario hash -> the scenario, until its result is committed
         pending: dict[str, tuple] = {}  # finished, not yet stored: scenario hash -> (summary JSON, tables)
-        flushed = time.monotonic()
+        started = flushed = time.monotonic()
+        commit = {"gap_s": FLUSH_EVERY_S, "cover": 0}  # the time between commits; runs to hand out over one
 
         def top_up() -> None:
-            while len(futures) < self._in_flight() and (index := next(ahead, None)) is not None:
+            while len(futures) < self._in_flight() + commit["cover"] and (index := next(ahead, None)) is not None:
                 key, scenario = points.key(index), points.scenario(index)
                 running[key] = scenario
                 futures[key] = self._submit(key, scenario, done, partial)
 
         def flush() -> None:
+            now = time.monotonic()
             outputs = {key: decode_output(*value) for key, value in pending.items()}
             if store is not None:
                 try:
@@ -320,11 +332,13 @@ class Runner:
                 del running[key]
             bar.update(bar.done + len(pending), sum(partial.values()))
             pending.clear()
+            took, rate = time.monotonic() - now, bar.done / max(now - started, 1e-3)  # runs done a second
+            commit.update(gap_s=max(FLUSH_EVERY_S, took / FLUSH_SHARE), cover=math.ceil(rate * took))
 
         try:
             top_up()
             while futures or pending:
-                wait = FLUSH_EVERY_S - (time.monotonic() - flushed) if pending else 0.2
+                wait = commit["gap_s"] - (time.monotonic() - flushed) if pending else 0.2
                 try:
                     key, future = done.get(timeout=max(wait, 0.0))
                     pending[key] = future.result()
@@ -334,7 +348,7 @@ class Runner:
                 except queue.Empty:
                     if not pending:
                         bar.update(bar.done, sum(partial.values()))
-                if pending and (not futures or time.monotonic() - flushed >= FLUSH_EVERY_S):
+                if pending and (not futures or time.monotonic() - flushed >= commit["gap_s"]):
                     flush()
                     flushed = time.monotonic()
         except BaseException:
