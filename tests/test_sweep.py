@@ -186,6 +186,27 @@ def test_dask_local_cluster_gives_the_local_pool_results(tmp_path):
         pd.testing.assert_frame_equal(frame, stored_dask[kind])
 
 
+def test_on_dask_short_runs_travel_several_to_a_task_with_the_same_results(tmp_path, monkeypatch):
+    # issue 40: a Dask task costs milliseconds whatever it carries; once the runs' times are known, a task
+    # carries about DASK_TASK_S of them. (A commit after every result, and one run per worker in flight,
+    # so that the first results come back, and set the batch, while most runs are still to go.)
+    pytest.importorskip("distributed")
+    from bondsim import sweeps
+
+    spec = small_sweep(replications=12)
+    local = bondsim.sweep(spec, workers=2, db=tmp_path / "local.duckdb", progress=False)
+    monkeypatch.setattr(sweeps, "FLUSH_EVERY_S", 0.0)
+    monkeypatch.setattr(sweeps, "IN_FLIGHT_PER_WORKER", 1)
+    monkeypatch.setattr(sweeps, "DASK_MIN_WORKERS", 1)
+    sizes, submit = [], sweeps.Runner._submit
+    monkeypatch.setattr(
+        sweeps.Runner, "_submit", lambda self, batch, *rest: sizes.append(len(batch)) or submit(self, batch, *rest)
+    )
+    on_dask = bondsim.sweep(spec, dask="local", workers=2, db=tmp_path / "dask.duckdb", progress=False)
+    assert sum(sizes) == 24 and sizes[0] == 1 and max(sizes) > 1, sizes
+    pd.testing.assert_frame_equal(local.drop(columns=["wall_s", "run_id"]), on_dask.drop(columns=["wall_s", "run_id"]))
+
+
 def test_dask_scheduler_file_missing_or_wrong_is_an_error_at_once(tmp_path):
     pytest.importorskip("distributed")
     db = tmp_path / "runs.duckdb"

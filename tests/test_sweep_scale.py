@@ -62,8 +62,9 @@ def test_a_large_grid_runs_as_a_small_one_a_few_runs_per_worker_at_a_time(monkey
     monkeypatch.setattr(sweeps, "IN_FLIGHT_PER_WORKER", 1)
     submit, in_flight, most = sweeps.Runner._submit, set(), []
 
-    def counted(self, key, scenario, done, partial):
-        future = submit(self, key, scenario, done, partial)
+    def counted(self, batch, done, partial):
+        future = submit(self, batch, done, partial)
+        ((key, _),) = batch  # one run to a thread
         in_flight.add(key)
         most.append(len(in_flight))
         future.add_done_callback(lambda _: in_flight.discard(key))

@@ -23,11 +23,12 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 import json
-import math
 import numbers
 import os
 import queue
+import statistics
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -54,8 +55,7 @@ FLUSH_EVERY_S = 0.25
 #: The share of a sweep's time its commits may take: after a commit that took ``d`` seconds the next
 #: waits at least ``d / FLUSH_SHARE``. (A commit opens the database, appends each table and lets go of
 #: the file, so that readers may open it: 0.1-0.4 s for a few dozen TCP runs, measured 2026-11-30;
-#: every quarter second it was most of a sweep of short runs.) Meanwhile the workers are handed the
-#: runs they will finish during the next commit, beyond :data:`IN_FLIGHT_PER_WORKER`.
+#: every quarter second it was most of a sweep of short runs.)
 FLUSH_SHARE = 0.1
 
 #: Runs handed to each worker ahead of their results (:meth:`Runner.execute`), and the workers a Dask
@@ -80,10 +80,18 @@ def import_distributed():
     return distributed
 
 
-def _run_arrow(text: str, force: bool = False) -> tuple[str, dict[str, bytes]]:
-    """A Dask worker's job: one checked scenario (JSON) in, its summary (JSON) and tables (Arrow IPC bytes,
-    picklable) out, within the worker's memory budget unless ``force``."""
-    return encode_output(*_core.run(text, None, None, budget.resident_limit(force)))
+def _run_arrow(texts: list[str], force: bool = False) -> list[tuple[str, dict[str, bytes]]]:
+    """A Dask worker's job: checked scenarios (JSON) in, each one's summary (JSON) and tables (Arrow IPC
+    bytes, picklable) out, within the worker's memory budget unless ``force``."""
+    return [encode_output(*_core.run(text, None, None, budget.resident_limit(force))) for text in texts]
+
+
+#: A Dask task carries runs for about this many seconds (from the runs done so far), at most
+#: :data:`DASK_BATCH_MAX` of them: a task costs the scheduler, the network and the result's return some
+#: milliseconds whatever it carries (16-21 ms a run with one run a task, on a LocalCluster of 2 workers,
+#: measured 2026-11-30), so short runs travel several to a task. The first runs go one to a task.
+DASK_TASK_S = 0.2
+DASK_BATCH_MAX = 64
 
 
 class _Cancelled(Exception):
@@ -222,24 +230,33 @@ class Runner:
         self._own_client = True
         return self._client
 
-    def _submit(self, key: str, scenario: dict, done: queue.Queue, partial: dict[str, float]):
+    def _submit(self, batch: list[tuple[str, dict]], done: queue.Queue, partial: dict[str, float]):
+        """Hands ``batch`` (scenario hash, scenario) to the executor: locally one run (a batch of one) to a
+        thread, on Dask as one task; ``done`` hears ``(hashes, future)`` when it ends, and the future's result
+        is the runs' outputs in order (locally, the one run's)."""
+        if self.dask is not None:
+            texts, key = [json.dumps(scenario) for _, scenario in batch], batch[0][0]
+            future = self.dask_client().submit(_run_arrow, texts, self.force, key=f"bondsim-run-{key}-{len(batch)}")
+            future.add_done_callback(lambda f: done.put(([k for k, _ in batch], f)))
+            return future
+        ((key, scenario),) = batch
         text = json.dumps(scenario)
-        if self.dask is None:
-            if self._pool is None:
-                from concurrent.futures import ThreadPoolExecutor
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
 
-                self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="bondsim-run")
-            cancel = self._cancel
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="bondsim-run")
+        cancel = self._cancel
 
-            def progress(done_packets: int, total_packets: int, _sim_s: float) -> None:
-                if cancel.is_set():
-                    raise _Cancelled
-                partial[key] = done_packets / total_packets if total_packets else 0.0
+        def progress(done_packets: int, total_packets: int, _sim_s: float) -> None:
+            if cancel.is_set():
+                raise _Cancelled
+            partial[key] = done_packets / total_packets if total_packets else 0.0
 
-            future = self._pool.submit(_core.run, text, progress, None, budget.resident_limit(self.force))
-        else:
-            future = self.dask_client().submit(_run_arrow, text, self.force, key=f"bondsim-run-{key}")
-        future.add_done_callback(lambda f: done.put((key, f)))
+        def run() -> list:
+            return [_core.run(text, progress, None, budget.resident_limit(self.force))]
+
+        future = self._pool.submit(run)
+        future.add_done_callback(lambda f: done.put(([key], f)))
         return future
 
     def _in_flight(self) -> int:
@@ -298,23 +315,26 @@ class Runner:
         return outcomes
 
     def _run(self, points, todo, outcomes, store, bar, keep_results) -> None:
-        """Runs the points ``todo`` (indices into ``points``), :meth:`_in_flight` at a time and those that
-        finish during a commit, into ``outcomes`` and the database, committing every :data:`FLUSH_EVERY_S`
-        or less often where commits are slow (:data:`FLUSH_SHARE`)."""
+        """Runs the points ``todo`` (indices into ``points``), at most :meth:`_in_flight` at a time (times the
+        runs a Dask task carries), into ``outcomes`` and the database, committing every
+        :data:`FLUSH_EVERY_S` or less often where commits are slow (:data:`FLUSH_SHARE`)."""
         done: queue.Queue = queue.Queue()
         partial: dict[str, float] = {}
         ahead = iter(todo)
         futures: dict[str, Any] = {}
         running: dict[str, dict] = {}  # scenario hash -> the scenario, until its result is committed
         pending: dict[str, tuple] = {}  # finished, not yet stored: scenario hash -> (summary JSON, tables)
-        started = flushed = time.monotonic()
-        commit = {"gap_s": FLUSH_EVERY_S, "cover": 0}  # the time between commits; runs to hand out over one
+        flushed = time.monotonic()
+        commit = {"gap_s": FLUSH_EVERY_S, "batch": 1}  # the time between commits; the runs a task carries (Dask)
 
         def top_up() -> None:
-            while len(futures) < self._in_flight() + commit["cover"] and (index := next(ahead, None)) is not None:
-                key, scenario = points.key(index), points.scenario(index)
-                running[key] = scenario
-                futures[key] = self._submit(key, scenario, done, partial)
+            while len(futures) < self._in_flight() * commit["batch"]:  # runs, not tasks
+                batch = [(points.key(i), points.scenario(i)) for i in itertools.islice(ahead, commit["batch"])]
+                if not batch:
+                    return
+                running.update(batch)
+                future = self._submit(batch, done, partial)
+                futures.update((key, future) for key, _ in batch)
 
         def flush() -> None:
             now = time.monotonic()
@@ -332,18 +352,21 @@ class Runner:
                 del running[key]
             bar.update(bar.done + len(pending), sum(partial.values()))
             pending.clear()
-            took, rate = time.monotonic() - now, bar.done / max(now - started, 1e-3)  # runs done a second
-            commit.update(gap_s=max(FLUSH_EVERY_S, took / FLUSH_SHARE), cover=math.ceil(rate * took))
+            commit["gap_s"] = max(FLUSH_EVERY_S, (time.monotonic() - now) / FLUSH_SHARE)
+            if self.dask is not None:
+                run_s = statistics.fmean(output["summary"].get("wall_s") or 0.0 for output in outputs.values())
+                commit["batch"] = min(DASK_BATCH_MAX, max(1, int(DASK_TASK_S / max(run_s, 1e-6))))
 
         try:
             top_up()
             while futures or pending:
                 wait = commit["gap_s"] - (time.monotonic() - flushed) if pending else 0.2
                 try:
-                    key, future = done.get(timeout=max(wait, 0.0))
-                    pending[key] = future.result()
-                    del futures[key]
-                    partial.pop(key, None)
+                    keys, future = done.get(timeout=max(wait, 0.0))
+                    for key, output in zip(keys, future.result(), strict=True):
+                        pending[key] = output
+                        del futures[key]
+                        partial.pop(key, None)
                     top_up()
                 except queue.Empty:
                     if not pending:
@@ -353,7 +376,7 @@ class Runner:
                     flushed = time.monotonic()
         except BaseException:
             self._cancel.set()
-            for future in futures.values():
+            for future in set(futures.values()):
                 future.cancel()
             if pending:  # stopped (Ctrl-C, a failed run): keep what did finish
                 with contextlib.suppress(Exception):
