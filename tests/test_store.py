@@ -236,3 +236,28 @@ def test_an_interrupt_after_the_commit_is_heard_as_the_interrupt_and_the_runs_st
         store.add_result(result, "simulator")
     store._con = real
     assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 1, "the committed run stays"
+
+
+def test_a_ctrl_c_that_duckdb_hears_mid_commit_is_a_keyboard_interrupt_and_stores_nothing(tmp_path, monkeypatch):
+    # A Ctrl-C or SIGTERM landing in a commit came out of duckdb 2.0 as RuntimeError("Query interrupted"):
+    # a traceback where a stopped sweep should say what it stored (seen once the commits grew longer).
+    import pytest
+
+    doc = bondsim.load("thesis", ["workload.requests=5"])
+    output = core_output(doc)
+    with Store(tmp_path / "runs.duckdb") as store:
+        append = Store._append
+
+        def interrupted(self, table, *rest):
+            append(self, table, *rest)
+            if table != "runs":  # the runs row written, the next table's interrupted
+                raise RuntimeError("Query interrupted")
+
+        monkeypatch.setattr(Store, "_append", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            store.add([(scenario_hash(doc), doc, output)])
+        monkeypatch.setattr(Store, "_append", append)
+        assert store.con.execute("SELECT count(*) FROM runs").fetchone()[0] == 0  # rolled back whole
+        monkeypatch.setattr(Store, "_append", lambda *a: (_ for _ in ()).throw(RuntimeError("other")))
+        with pytest.raises(RuntimeError, match="other"):  # any other fault stays what it is
+            store.add([(scenario_hash(doc), doc, output)])

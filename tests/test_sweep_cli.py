@@ -305,8 +305,9 @@ def first_run_committed(proc: subprocess.Popen) -> str:
 
 
 def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
-    # runs of ~0.3 s on one worker, so the kill lands mid-sweep
-    runs = 6
+    # runs of ~0.3 s on one worker, so the kill lands mid-sweep (12 of them: with 6, a loaded machine once
+    # read the first committed run's line after the sweep had ended)
+    runs = 12
     db, command = slow_sweep(tmp_path, runs)
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -334,7 +335,7 @@ def test_killed_sweep_resumes_with_nothing_lost_or_duplicated(tmp_path):
 def test_sigterm_on_a_sweep_stops_it_as_ctrl_c_does_leaving_no_wal(tmp_path):
     # issue 39: a sweep killed by SIGTERM (kill, a batch system's time limit) left DuckDB's .wal beside its
     # database; it now stops as Ctrl-C does: what finished stays, the database is closed, and it says so
-    db, command = slow_sweep(tmp_path, 6)
+    db, command = slow_sweep(tmp_path, 12)
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         first_run_committed(proc)
@@ -344,12 +345,12 @@ def test_sigterm_on_a_sweep_stops_it_as_ctrl_c_does_leaving_no_wal(tmp_path):
         proc.stderr.close()
     assert proc.returncode == 130 and "Traceback" not in err, err
     stored = query(db, "SELECT count(*) FROM runs")[0][0]
-    assert err.strip().splitlines()[-1].startswith(f"interrupted: {stored} of 6 runs stored in {db}"), err
+    assert err.strip().splitlines()[-1].startswith(f"interrupted: {stored} of 12 runs stored in {db}"), err
     assert not db.with_name(db.name + ".wal").exists(), "the database was closed and checkpointed"
 
 
 def test_ctrl_c_on_a_sweep_says_how_many_runs_were_stored_and_the_command_that_resumes(tmp_path):
-    runs = 6
+    runs = 12
     db, command = slow_sweep(tmp_path, runs)
     proc = subprocess.Popen(
         [*command, "--set", "seed=5"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True

@@ -320,6 +320,20 @@ def _check_schema(con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -
         )
 
 
+@contextlib.contextmanager
+def _interrupts_as_keyboard() -> Iterator[None]:
+    """A Ctrl-C (or SIGTERM, :mod:`bondsim.interrupt`) that lands while DuckDB runs a query is heard by
+    DuckDB first, which says it its own way (an ``InterruptException``, or from a commit a plain
+    ``RuntimeError("Query interrupted")``, duckdb 2.0); raised here as the ``KeyboardInterrupt`` it was, so
+    that a stopped sweep says what it stored, as for a Ctrl-C anywhere else."""
+    try:
+        yield
+    except (duckdb.InterruptException, RuntimeError) as exc:
+        if isinstance(exc, duckdb.InterruptException) or str(exc) == "Query interrupted":
+            raise KeyboardInterrupt from None
+        raise
+
+
 class Store:
     """A results database (DuckDB file); use as a context manager or call :meth:`close`.
 
@@ -431,6 +445,10 @@ class Store:
         A run already stored (by another process meanwhile) is not stored again: its id is returned."""
         if not runs:
             return []
+        with _interrupts_as_keyboard():
+            return self._add(runs, engine)
+
+    def _add(self, runs: Sequence[tuple[str, dict, dict]], engine: str) -> list[int]:
         known = self.stored([key for key, _, _ in runs])
         fresh = [run for run in runs if run[0] not in known]
         if fresh:
