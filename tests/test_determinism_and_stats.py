@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import bondsim
 from bondsim.api import RunResult, _table, _write_csv
-from bondsim.stats import format_process_table, process_rows, process_table
+from bondsim.stats import T_975, format_process_table, mean_ci, process_rows, process_table, t_quantile
 
 VARIED = [
     'workload.file_size={kind = "zipfset"}',
@@ -44,6 +44,22 @@ def test_seed_changes_random_streams():
     a = bondsim.run("thesis", [*VARIED, "seed=1"])
     b = bondsim.run("thesis", [*VARIED, "seed=2"])
     assert not a.requests["file_bytes"].equals(b.requests["file_bytes"])
+
+
+def test_the_t_quantiles_are_scipys_bit_for_bit():
+    from scipy.special import stdtrit
+
+    assert [float(stdtrit(df, 0.975)) for df in range(1, len(T_975) + 1)] == list(T_975)
+    # Past the table, and at other levels, scipy's own.
+    df = pd.Series([1, 7, len(T_975) + 1, 400])
+    assert t_quantile(df, 0.975).tolist() == [float(stdtrit(d, 0.975)) for d in df]
+    assert t_quantile(df, 0.95).tolist() == [float(stdtrit(d, 0.95)) for d in df]
+    # A group's interval: the mean ± t · s / √n.
+    table = pd.DataFrame({"g": [0, 0, 0, 1], "v": [1.0, 2.0, 4.0, 3.0]})
+    mean = mean_ci(table, ["g"], "v")
+    half = T_975[1] * math.sqrt(7 / 3) / math.sqrt(3)
+    assert mean["v_hi"].tolist() == pytest.approx([7 / 3 + half, 3.0], rel=1e-12)
+    assert mean["v_lo"].tolist() == pytest.approx([7 / 3 - half, 3.0], rel=1e-12)
 
 
 def test_process_table_matches_the_thesis_layout():

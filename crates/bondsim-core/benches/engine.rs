@@ -11,7 +11,9 @@
 //! `rate` — the rate-based link model: 4 × 1 Gbit/s links with 10 µs delay,
 //! 16 bulk transfers with a window of 32 packets each; `tcp` — the same bond
 //! and transfers over the TCP model (packets = segments the bond sent,
-//! retransmissions included; ACKs travel the reverse links).
+//! retransmissions included; ACKs travel the reverse links); `tcp_rr` — the
+//! scenario `tcp_rr.toml` (8 bulk TCP transfers over 3 + 1 slower-wired
+//! 1 Gbit/s links, seed 1: reordering), its transfers sized to make `packets` segments.
 
 use std::time::Instant;
 
@@ -40,6 +42,16 @@ fn main() {
                 "sender": {{"kind": "tcp"}},
                 "bond": {{"mode": "{mode}"}},
                 "links": [{{"count": 4, "rate_mbps": 1000, "delay_us": 10}}]}}"#
+        ))
+    } else if shape == "tcp_rr" {
+        // python/bondsim/scenarios/tcp_rr.toml, its 8 files sized so that they make `packets` segments.
+        let file_bytes = packets / 8 * 1448;
+        Scenario::from_json(&format!(
+            r#"{{"name": "tcp_rr", "seed": 1,
+                "workload": {{"requests": 8, "clients": 8, "file_size": {{"kind": "fixed", "bytes": {file_bytes}}}}},
+                "sender": {{"kind": "tcp"}},
+                "bond": {{"mode": "{mode}"}},
+                "links": [{{"count": 3, "rate_mbps": 1000, "delay_us": 20}}, {{"rate_mbps": 1000, "delay_us": 120}}]}}"#
         ))
     } else if shape == "rate" {
         // 16 transfers of 1448-byte packets: pick the file size so that they make `packets` packets.

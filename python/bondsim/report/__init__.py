@@ -52,14 +52,16 @@ def _is_run_dir(path: Path) -> bool:
 
 def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]:
     """Up to ``count`` run ids, those with time series first, then one per scheduler and engine, in grid order."""
-    order = sorted(range(len(runs)), key=lambda i: int(runs["run_id"].iloc[i]) not in traced)
+    # (The columns read once as lists: a DataFrame's cell by cell took a second for 1,000 runs.)
+    ids = [int(i) for i in runs["run_id"]]
+    schedulers = [f"{s} {e}" for s, e in zip(runs["scheduler"], runs["engine"], strict=True)]
+    order = sorted(range(len(ids)), key=lambda i: ids[i] not in traced)
     picked: list[int] = []
     seen: set[str] = set()
     for i in order:
-        scheduler = f"{runs['scheduler'].iloc[i]} {runs['engine'].iloc[i]}"
-        if scheduler not in seen:
-            seen.add(scheduler)
-            picked.append(int(runs["run_id"].iloc[i]))
+        if schedulers[i] not in seen:
+            seen.add(schedulers[i])
+            picked.append(ids[i])
     return picked[:count]
 
 

@@ -285,19 +285,16 @@ impl TcpReceiver {
         ack.ack = c.rcv_nxt;
         // One TS.Recent per connection: the newer of what its data and its ACKs echoed.
         ack.ts_ecr = ack.ts_ecr.max(c.ts_recent);
-        let mut blocks = Vec::with_capacity(3);
-        if let Some((s, e)) = c.dsack.take() {
-            blocks.push((s, e)); // RFC 2883 §4: the D-SACK block comes first
+        // RFC 2883 §4: the D-SACK block comes first. With the timestamp option 3 blocks fit in
+        // TCP's 40 option bytes (`tcp_established_options`).
+        let sacks = if self.config.sack { &c.sacks[..] } else { &[] };
+        let blocks = c.dsack.take().into_iter().chain(sacks.iter().copied()).take(self.config.sack_blocks);
+        let mut len = 0;
+        for (start, end) in blocks {
+            ack.sack[len] = SackBlock { start, end };
+            len += 1;
         }
-        if self.config.sack {
-            blocks.extend(c.sacks.iter().copied());
-        }
-        // With the timestamp option 3 blocks fit in TCP's 40 option bytes (`tcp_established_options`).
-        blocks.truncate(self.config.sack_blocks);
-        for (i, &(start, end)) in blocks.iter().enumerate() {
-            ack.sack[i] = SackBlock { start, end };
-        }
-        ack.sack_len = blocks.len() as u8;
+        ack.sack_len = len as u8;
         c.wup_bytes = c.rcv_bytes;
         c.last_ack_sent = c.rcv_nxt;
         c.ack_now = false;
