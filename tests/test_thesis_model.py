@@ -133,3 +133,26 @@ def test_trace_file_sets_link_timing(tmp_path):
     traced = bondsim.run(toml, ["workload.requests=30"]).summary
     assert traced["out_of_order"] == run(30, "rr")["out_of_order"]
     assert traced["makespan_s"] == pytest.approx(run(30, "rr")["makespan_s"])
+
+
+# --- Timer noise on the paced links (`links.N.jitter`) ---------------------------------------------
+
+LOG = ["workload.requests=3", "workload.clients=10", "workload.file_size={kind='fixed', bytes=716800}", "bond.mode=lb"]
+
+
+def noisy(max_us: float, seed: int) -> list[int]:
+    jitter = [f"links.{i}.jitter={{kind='uniform', max_us={max_us}}}" for i in range(4)]
+    return list(bondsim.run("thesis", [*LOG, *jitter, f"seed={seed}"]).requests["out_of_order"])
+
+
+def test_timer_noise_is_drawn_from_the_seed():
+    assert noisy(50, 3) == noisy(50, 3)
+    assert len({tuple(noisy(50, seed)) for seed in range(1, 9)}) > 1
+
+
+def test_timer_noise_on_the_slow_interface_alone_moves_nothing_in_the_example_log():
+    # §5.3.6's three 701-packet requests under lb: what the noise changes is the order of the fast
+    # interfaces' sends within a slot, not the slow one's phase.
+    plain = list(bondsim.run("thesis", LOG).requests["out_of_order"])
+    jitter = "links.1.jitter={kind='uniform', max_us=200}"
+    assert list(bondsim.run("thesis", [*LOG, jitter, "seed=2"]).requests["out_of_order"]) == plain
