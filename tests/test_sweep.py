@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, SCENARIOS
 
 import bondsim
-from bondsim import ScenarioError
+from bondsim import ScenarioError, stats
 from bondsim.grid import load_sweep
 from bondsim.scenario import apply_overrides, scenario_hash, set_path
 from bondsim.sweeps import run_many, session
@@ -246,14 +246,29 @@ def test_reproduction_runs_through_the_sweep_path(cli, tmp_path):
     with duckdb.connect(str(db), read_only=True) as con:
         sweeps = con.execute("SELECT list(name ORDER BY sweep_id) FROM sweeps").fetchone()[0]
         runs = con.execute("SELECT count(*) FROM runs").fetchone()[0]
-    assert sweeps == ["thesis/fig9", "thesis/fig10", "thesis/fig11"]
+    noise = ["thesis/fig9_E1", "thesis/fig9_E2"]
+    assert sweeps == ["thesis/fig9", "thesis/fig10", "thesis/fig11", "thesis/log", "thesis/orders", *noise]
     # Figure 9 once per load and scheduler (deterministic), Figure 10 once per seed too, Figure 11 once
-    # per scheduler and seed
+    # per scheduler and seed; the worked examples (Figs 6 and 8 in two slot orders, Fig. 7), §5.3.6's log
+    # (deterministic once, each noisy experiment once per seed), its six fixed orders, and Figure 9's
+    # check of each noise at its loads, both schedulers, each seed
     points, seeds = len(range(5, 101, 5)) * 2, thesis.QUICK_REPLICATIONS
-    assert runs == points + points * seeds + 2 * seeds
+    examples = 2 * 2 + 1
+    log = 1 + (len(thesis.log_experiments()) - 1) * thesis.LOG_SEEDS
+    checks = len(noise) * len(thesis.NOISE_CHECK_LOADS) * 2 * stats.MIN_INTERVAL_RUNS
+    assert runs == points + points * seeds + 2 * seeds + examples + log + 6 + checks
     # again: every run comes from the database, and the figures are the same to the byte
     assert cli("reproduce", "thesis", "--out", str(second), "--db", str(db), "--quiet", "--quick").returncode == 0
-    for name in ("fig9_fixed_100kb.csv", "fig10_varied_sizes.csv", "fig11_p_outorder.csv", "summary.md"):
+    for name in (
+        "fig9_fixed_100kb.csv",
+        "fig10_varied_sizes.csv",
+        "fig11_p_outorder.csv",
+        "worked_examples.csv",
+        "example_log.csv",
+        "fixed_orders.csv",
+        "fig9_timer_noise.csv",
+        "summary.md",
+    ):
         assert (first / name).read_bytes() == (second / name).read_bytes()
 
 

@@ -12,6 +12,7 @@ import pytest
 import simpy_model
 
 import bondsim
+from bondsim.reproduce import thesis
 from bondsim.reproduce.thesis import lb_slow_share
 
 SLOW_PERIOD_S = 0.082
@@ -133,3 +134,71 @@ def test_trace_file_sets_link_timing(tmp_path):
     traced = bondsim.run(toml, ["workload.requests=30"]).summary
     assert traced["out_of_order"] == run(30, "rr")["out_of_order"]
     assert traced["makespan_s"] == pytest.approx(run(30, "rr")["makespan_s"])
+
+
+# --- The thesis's worked examples (§6.1, Figures 6-8, pp. 41-43) -------------------------------------
+# The figures' drawings and the runs that redo them live in the reproduction (thesis.FIG6, FIG8,
+# thesis.worked_example), which the summary reports from too.
+
+FIG6, FIG8, drawn, client_out_of_order = thesis.FIG6, thesis.FIG8, thesis.drawn, thesis.client_out_of_order
+schedule = thesis.worked_example
+
+
+@pytest.mark.parametrize(("mode", "figure"), [("rr", FIG6), ("lb", FIG8)])
+def test_figures_6_and_8_schedules_and_out_of_order_packets(mode, figure):
+    # 24 packets of one request (a 23 KB file: 23 full chunks and a short last one); interfaces 1 and 3
+    # wait two periods after their second send (the X in the third slot).
+    places, late, summary = schedule(mode, thesis.delayed(in_order=True))
+    want, arrivals = drawn(figure)
+    assert {p: places[(0, p)] for p in want} == want  # every packet on the drawn interface, in the drawn slot
+    assert late[0] == client_out_of_order(arrivals)
+    assert summary["out_of_order"] == len(client_out_of_order(arrivals))
+
+
+def test_figures_6_and_8_out_of_order_counts_are_the_texts():
+    # Figure 8's text (p. 43): "only 2 of 24 packets ... arrive out-of-order" (10 and 12); Figure 6's
+    # (p. 42): each delayed interface sends every later packet out of order (7 of 24 as drawn).
+    assert client_out_of_order(drawn(FIG8)[1]) == {10, 12}
+    assert client_out_of_order(drawn(FIG6)[1]) == {10, 12, 14, 16, 18, 20, 22}
+
+
+def test_figure_8_count_hangs_on_the_order_within_a_slot():
+    # Without the phases the delayed links, re-armed earlier, send first in every later slot: the same
+    # schedule as drawn, but the delayed links' packets now lead each slot and the others' trail them.
+    places, late, _ = schedule("lb", thesis.delayed(in_order=False))
+    want, _ = drawn(FIG8)
+    assert {p: places[(0, p)] for p in want} == want
+    assert len(late[0]) > len(client_out_of_order(drawn(FIG8)[1]))
+
+
+def test_figure_7_round_robin_over_requests_with_gaps():
+    # Figure 7 (p. 42): files of 7 packets requested one after another with a gap; round-robin's pointer
+    # carries over, so File 2 starts on interface 3 and File 3 on interface 2. The text: File 1 all in
+    # order, File 2 "2 of 7 packets arriving out of order", File 3 "only 3 of 7 ... in order".
+    places, late, _ = schedule("rr", thesis.in_interface_order(), requests=3, file_bytes=thesis.FIG7_BYTES)
+    first_link = {flow: places[(flow, 1)][0] for flow in range(3)}
+    assert first_link == {0: 0, 1: 3, 2: 2}
+    assert [len(late.get(flow, set())) for flow in range(3)] == [0, 2, 7 - 3]
+
+
+# --- Timer noise on the paced links (`links.N.jitter`) ---------------------------------------------
+
+LOG = ["workload.requests=3", "workload.clients=10", "workload.file_size={kind='fixed', bytes=716800}", "bond.mode=lb"]
+
+
+def noisy(max_us: float, seed: int) -> list[int]:
+    jitter = [f"links.{i}.jitter={{kind='uniform', max_us={max_us}}}" for i in range(4)]
+    return list(bondsim.run("thesis", [*LOG, *jitter, f"seed={seed}"]).requests["out_of_order"])
+
+
+def test_timer_noise_is_drawn_from_the_seed():
+    assert noisy(50, 3) == noisy(50, 3)
+    assert len({tuple(noisy(50, seed)) for seed in range(1, 9)}) > 1
+
+
+def test_timer_noise_on_the_slow_interface_alone_moves_nothing_in_the_example_log():
+    # §5.3.6's three 701-packet requests under lb: what the noise changes is the order of the fast
+    # interfaces' sends within a slot, not the slow one's phase.
+    plain = list(bondsim.run("thesis", LOG).requests["out_of_order"])
+    jitter = "links.1.jitter={kind='uniform', max_us=200}"
+    assert list(bondsim.run("thesis", [*LOG, jitter, "seed=2"]).requests["out_of_order"]) == plain

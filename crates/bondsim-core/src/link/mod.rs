@@ -2,7 +2,8 @@
 //!
 //! * [`PacedLink`] is the thesis's interface (`interface.py`): it wakes up once
 //!   per period, sends the first queued packet if there is one, and the packet
-//!   reaches its client at once.
+//!   reaches its client at once; with timer noise (`jitter`) each wake-up comes
+//!   late and the next period counts from it.
 //! * [`RateLink`] is a real link: a drop-tail queue of `txqueuelen` packets, a
 //!   bit rate with per-frame overhead, a fixed per-frame cost, propagation
 //!   delay and optional jitter (never reordering the link's own packets), and
@@ -15,6 +16,7 @@
 //! down drops what it holds and what is on its wire; what the bond sends to it
 //! before the monitor notices is dropped too.
 
+mod jitter;
 mod line;
 mod paced;
 mod rate;

@@ -2,9 +2,11 @@
 
 use std::collections::VecDeque;
 
+use super::jitter::JitterSampler;
 use super::{DropCause, Enqueued, LinkStats, Slowdown};
 use crate::bond::LinkView;
 use crate::packet::Packet;
+use crate::rng::{self, Rng};
 use crate::scenario::{LinkSpec, PacedModel, Scenario};
 use crate::time::SimTime;
 
@@ -17,6 +19,8 @@ pub struct PacedLink {
     factor: f64,
     trace: Vec<SimTime>,
     trace_pos: usize,
+    /// Timer noise: how late each wake-up comes ([`crate::scenario::PacedModel::jitter`]).
+    jitter: Option<(JitterSampler, Rng)>,
     payload_bits: f64,
     queue: VecDeque<Packet>,
     queue_bytes: u64,
@@ -38,6 +42,10 @@ impl PacedLink {
             factor: 1.0,
             trace: model.trace_intervals_s.iter().flatten().map(|&s| SimTime::from_secs_f64(s)).collect(),
             trace_pos: 0,
+            jitter: model
+                .jitter
+                .as_ref()
+                .map(|j| (JitterSampler::new(j), rng::stream(scenario.seed, &format!("links.{id}.jitter")))),
             payload_bits: f64::from(scenario.chunk_bytes()) * 8.0,
             queue: VecDeque::new(),
             queue_bytes: 0,
@@ -69,6 +77,10 @@ impl PacedLink {
         let interval = if self.trace.is_empty() { self.period } else { self.trace[self.trace_pos] };
         self.factor = self.slowdown.factor_at(now);
         self.next_poll = now + interval.scaled(self.factor);
+        if let Some((sampler, rng)) = &mut self.jitter {
+            // The timer fires late, and the period after it counts from the late wake-up.
+            self.next_poll += sampler.sample(rng);
+        }
         if let Some(packet) = &sent {
             self.queue_bytes -= u64::from(packet.bytes);
             self.stats.packets_sent += 1;
@@ -88,13 +100,13 @@ impl PacedLink {
     }
 
     /// The time from one wake-up to the next while the link is idle, when it is the same at
-    /// every wake-up: no trace of intervals and a slowdown that does not change over time
-    /// (then `poll` on an empty queue moves the next wake-up on by this step and changes
-    /// nothing else but the wake-up count). `None` otherwise.
+    /// every wake-up: no trace of intervals, no timer noise and a slowdown that does not change
+    /// over time (then `poll` on an empty queue moves the next wake-up on by this step and
+    /// changes nothing else but the wake-up count). `None` otherwise.
     pub fn idle_step(&self) -> Option<SimTime> {
         let factor = self.slowdown.constant()?;
         let step = self.period.scaled(factor);
-        (self.trace.is_empty() && step > SimTime::ZERO).then_some(step)
+        (self.trace.is_empty() && self.jitter.is_none() && step > SimTime::ZERO).then_some(step)
     }
 
     /// What `count` (≥ 1) calls of `poll` on the empty queue do, the last at `last`, each
@@ -242,6 +254,48 @@ mod tests {
         let t2 = link.poll(t1).1;
         let t3 = link.poll(t2).1;
         assert_eq!([t1, t2, t3].map(|t| t.as_nanos()), [2_000_000, 7_000_000, 8_000_000]);
+    }
+
+    #[test]
+    fn timer_noise_makes_each_wake_up_late_and_counts_the_next_period_from_it() {
+        let s = scenario(serde_json::json!([{"jitter": {"kind": "uniform", "max_us": 200.0}}]));
+        let mut link = paced_link(&s);
+        assert_eq!(link.idle_step(), None, "a noisy link's idle wake-ups are not at a fixed step");
+        let (period, max) = (SimTime::from_millis_f64(20.0), SimTime::from_micros_f64(200.0));
+        let mut now = SimTime::ZERO;
+        let mut lateness = Vec::new();
+        for _ in 0..1000 {
+            let next = link.poll(now).1;
+            assert!(next >= now + period && next <= now + period + max, "late by at most max_us");
+            lateness.push((next - now - period).as_secs_f64() * 1e6);
+            now = next;
+        }
+        let mean = lateness.iter().sum::<f64>() / lateness.len() as f64;
+        assert!((mean - 100.0).abs() < 10.0, "uniform on [0, 200] µs: mean {mean}");
+        // The same seed draws the same wake-ups.
+        let mut again = paced_link(&s);
+        let mut t = SimTime::ZERO;
+        for _ in 0..1000 {
+            t = again.poll(t).1;
+        }
+        assert_eq!(t, now);
+    }
+
+    #[test]
+    fn a_choice_of_delays_draws_each_of_them_as_randint_does() {
+        // The appendix's `nextCall = randint(200, 201)/10000.0`: 20 ms or 20.1 ms, equally likely.
+        let s = scenario(serde_json::json!([{"jitter": {"kind": "choice", "values_us": [0.0, 100.0]}}]));
+        let mut link = paced_link(&s);
+        let mut now = SimTime::ZERO;
+        let mut longer = 0;
+        for _ in 0..2000 {
+            let next = link.poll(now).1;
+            let period = next - now;
+            assert!([20_000_000, 20_100_000].contains(&period.as_nanos()), "{period:?}");
+            longer += usize::from(period.as_nanos() == 20_100_000);
+            now = next;
+        }
+        assert!((longer as f64 / 2000.0 - 0.5).abs() < 0.05, "{longer} of 2000 at 20.1 ms");
     }
 
     #[test]

@@ -4,41 +4,15 @@
 use std::collections::VecDeque;
 
 use rand::RngExt;
-use rand_distr::{Distribution, Exp, Normal};
 
+use super::jitter::JitterSampler;
 use super::line::Line;
 use super::{DropCause, Enqueued, LinkStats, Lost, Slowdown};
 use crate::bond::{LinkView, MIN_ETHERNET_PAYLOAD};
 use crate::packet::Packet;
 use crate::rng::{self, Rng};
-use crate::scenario::{GilbertElliott, Jitter, LinkSpec, LossModel, Placement, RateModel, Scenario};
+use crate::scenario::{GilbertElliott, LinkSpec, LossModel, Placement, RateModel, Scenario};
 use crate::time::SimTime;
-
-#[derive(Debug, Clone)]
-enum JitterSampler {
-    Uniform(f64),
-    Exponential(Exp<f64>),
-    Normal(Normal<f64>),
-}
-
-impl JitterSampler {
-    fn new(spec: &Jitter) -> JitterSampler {
-        match spec {
-            Jitter::Uniform { max_us } => JitterSampler::Uniform(max_us * 1e-6),
-            Jitter::Exponential { mean_us } => JitterSampler::Exponential(Exp::new(1e6 / mean_us).expect("validated")),
-            Jitter::Normal { sd_us } => JitterSampler::Normal(Normal::new(0.0, sd_us * 1e-6).expect("validated")),
-        }
-    }
-
-    fn sample(&self, rng: &mut Rng) -> SimTime {
-        let secs = match self {
-            JitterSampler::Uniform(max) => rng.random::<f64>() * max,
-            JitterSampler::Exponential(d) => d.sample(rng),
-            JitterSampler::Normal(d) => d.sample(rng).abs(),
-        };
-        SimTime::from_secs_f64(secs)
-    }
-}
 
 /// How frames are lost on the wire (see [`RateModel::loss`] and [`GilbertElliott`]).
 #[derive(Debug, Clone, PartialEq)]

@@ -110,6 +110,23 @@ pub struct PacedModel {
     /// cycling). The front fills it from `trace_file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_intervals_s: Option<Vec<f64>>,
+    /// Timer noise: each wake-up comes late by a random delay (drawn from the stream
+    /// `links.N.jitter`), idle ones too, and the next period counts from the late wake-up. The
+    /// thesis's interface re-arms itself from inside its call (`reactor.callLater(nextCall,
+    /// self.process_pending)`, `interface.py`; Twisted's `callLater` counts from the time of the
+    /// call), so one late wake-up delays every later one. §5.3.4's randomised `nextCall` (p. 37)
+    /// is the same mechanism: the appendix's commented `randint(200, 201)/10000.0` is
+    /// `{kind = "choice", values_us = [0, 100]}` on a 20 ms period, `randint(20, 22)/1000.0`
+    /// `values_us = [0, 1000, 2000]`. Linux wakes a `select()` sleeper no earlier than its
+    /// timeout and at best effort by the timeout plus a slack (`schedule_hrtimeout_range`,
+    /// `kernel/time/sleep_timeout.c`) of max(timeout / 1000, `timer_slack_ns`)
+    /// (`select_estimate_accuracy`, `fs/select.c`), 50 µs by default (`init/init_task.c`):
+    /// `{kind = "uniform", max_us = 50}` is that kernel's share alone, drawn for each link
+    /// alone (as independent timers; one Twisted loop runs the calls due at a wake-up in
+    /// deadline order, so its callbacks of one period keep their order). Absent: every wake-up
+    /// exactly a period after the one before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub jitter: Option<Jitter>,
 }
 
 /// `kind = "rate"`.
@@ -286,7 +303,7 @@ impl LinkSpec {
     pub fn paced(period_ms: f64) -> LinkSpec {
         LinkSpec {
             base: LinkBase::default(),
-            model: LinkModel::Paced(PacedModel { period_ms, trace_intervals_s: None }),
+            model: LinkModel::Paced(PacedModel { period_ms, trace_intervals_s: None, jitter: None }),
         }
     }
 
@@ -374,7 +391,7 @@ pub struct Intermittent {
     pub random: bool,
 }
 
-/// Random extra delay per packet on a rate link.
+/// Random extra delay: per packet on a rate link, per wake-up on a paced link.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Jitter {
@@ -384,6 +401,38 @@ pub enum Jitter {
     Exponential { mean_us: f64 },
     /// Normal with standard deviation `sd_us`, folded at zero (|N(0, sd)|).
     Normal { sd_us: f64 },
+    /// One of `values_us`, each equally likely (0 allowed): Python's `randint(a, b)` over whole
+    /// steps, as the thesis's commented `nextCall = randint(200, 201)/10000.0` (20 ms plus 0 or
+    /// 100 µs, `interface.py`).
+    Choice { values_us: Vec<f64> },
+}
+
+impl Jitter {
+    /// Checks link `i`'s jitter: its one parameter a positive delay within [`DELAY_US`].
+    fn validate(&self, i: usize) -> Result<()> {
+        let (field, value) = match self {
+            Jitter::Uniform { max_us } => ("max_us", *max_us),
+            Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
+            Jitter::Normal { sd_us } => ("sd_us", *sd_us),
+            Jitter::Choice { values_us } => {
+                if values_us.is_empty() {
+                    return Err(Error::scenario(
+                        format!("links.{i}.jitter.values_us"),
+                        "must list at least one delay (µs)",
+                    ));
+                }
+                for (k, &value) in values_us.iter().enumerate() {
+                    let path = format!("links.{i}.jitter.values_us.{k}");
+                    duration(&path, value, 1e-6, true)?;
+                    plausible(&path, value, &DELAY_US)?;
+                }
+                return Ok(());
+            }
+        };
+        let path = format!("links.{i}.jitter.{field}");
+        duration(&path, value, 1e-6, false)?;
+        plausible(&path, value, &DELAY_US)
+    }
 }
 
 impl Scenario {
@@ -427,6 +476,9 @@ impl Scenario {
                     let (shrink, stretch) = (factor_extremes(base, i, true), factor_extremes(base, i, false));
                     stays_positive(&p("period_ms"), "the period", nanos(m.period_ms, 1e-3), &shrink)?;
                     stays_within_a_year(&p("period_ms"), "the period", nanos(m.period_ms, 1e-3), &stretch)?;
+                    if let Some(jitter) = &m.jitter {
+                        jitter.validate(i)?;
+                    }
                     if let Some(trace) = &m.trace_intervals_s {
                         if trace.is_empty() {
                             return Err(Error::scenario(p("trace_intervals_s"), "a trace needs at least one interval"));
@@ -460,13 +512,7 @@ impl Scenario {
                     duration(&p("per_packet_us"), m.per_packet_us, 1e-6, true)?;
                     plausible(&p("per_packet_us"), m.per_packet_us, &HOST_FRAME_US)?;
                     if let Some(jitter) = &m.jitter {
-                        let (field, value) = match jitter {
-                            Jitter::Uniform { max_us } => ("max_us", *max_us),
-                            Jitter::Exponential { mean_us } => ("mean_us", *mean_us),
-                            Jitter::Normal { sd_us } => ("sd_us", *sd_us),
-                        };
-                        duration(&p(&format!("jitter.{field}")), value, 1e-6, false)?;
-                        plausible(&p(&format!("jitter.{field}")), value, &DELAY_US)?;
+                        jitter.validate(i)?;
                     }
                     let per_packet = nanos(m.per_packet_us, 1e-6);
                     let tx = self.smallest_frame_ns(

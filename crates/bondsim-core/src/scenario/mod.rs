@@ -561,7 +561,7 @@ mod tests {
             (json!({"workload": {"file_size": 5}}), "workload.file_size",
              "must be a table with `kind` = one of `fixed`, `uniform`, `zipfset`, `list`, got 5"),
             (json!({"links": [{"rate_mbps": 100, "jitter": 3}]}), "links.0.jitter",
-             "must be a table with `kind` = one of `uniform`, `exponential`, `normal`, got 3"),
+             "must be a table with `kind` = one of `uniform`, `exponential`, `normal`, `choice`, got 3"),
             (json!({"bond": {"mode": "rr", "link_watch": 5}}), "bond.link_watch",
              "must be a table with `name` = one of `ethtool`, `arp_ping`, got 5"),
             (json!({"links": [{"rate_mbps": "fast"}]}), "links.0.rate_mbps", "must be a number, got \"fast\""),
