@@ -272,7 +272,9 @@ def test_a_sweep_whose_database_fills_the_disk_keeps_what_it_committed(main, six
         shutil.copy(part, tmp_path / part.name)
     moved = tmp_path / "runs.duckdb"
     kept = duckdb.connect(str(moved), read_only=True).execute("SELECT count(*) FROM runs").fetchone()[0]
-    assert 0 < kept < 40, kept
+    # (with commits made rarer where they are slow, sweeps.FLUSH_SHARE, the first commit is sometimes the
+    # one that fills the disk: 0 kept once in the five full suites since that change, 13 when the test was written)
+    assert 0 <= kept < 40, kept
     resumed = main("sweep", str(sweep), "--db", str(moved), "--workers", "1")
     assert resumed.returncode == 0, resumed.stderr
     assert (

@@ -384,3 +384,30 @@ def test_slow_commits_are_made_rarer_so_that_they_take_a_tenth_of_the_sweep(tmp_
     # ran between two commits as the time allows
     assert 0.3 * len(commits) <= sweeps.FLUSH_SHARE * wall + 0.3 * 2, (commits, wall)
     assert len(commits) < wall / sweeps.FLUSH_EVERY_S / 2, (commits, wall)
+
+
+def test_dask_batches_that_start_with_the_same_run_are_different_tasks():
+    # Dask keeps one result per task key: a batch named by its first run alone would be handed another
+    # batch's results (another sweep on the same cluster, starting with the same run)
+    import queue
+    from concurrent.futures import Future
+
+    from bondsim import sweeps
+
+    named = []
+
+    class Client:
+        def submit(self, fn, *args, key):
+            named.append(key)
+            future = Future()
+            future.set_result([])
+            return future
+
+    with sweeps.Runner(workers=1) as runner:
+        runner.dask, runner.dask_client = "a cluster", Client
+        done = queue.Queue()
+        for batch in (["a", "b"], ["a", "c"], ["a", "b"]):
+            runner._submit([(key, {"name": key}) for key in batch], done, {})
+        runner.dask = None
+    assert named[0] != named[1] and named[0] == named[2], named
+    assert [done.get()[0] for _ in range(3)] == [["a", "b"], ["a", "c"], ["a", "b"]]

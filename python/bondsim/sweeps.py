@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import hashlib
 import itertools
 import json
 import numbers
@@ -235,9 +236,12 @@ class Runner:
         thread, on Dask as one task; ``done`` hears ``(hashes, future)`` when it ends, and the future's result
         is the runs' outputs in order (locally, the one run's)."""
         if self.dask is not None:
-            texts, key = [json.dumps(scenario) for _, scenario in batch], batch[0][0]
-            future = self.dask_client().submit(_run_arrow, texts, self.force, key=f"bondsim-run-{key}-{len(batch)}")
-            future.add_done_callback(lambda f: done.put(([k for k, _ in batch], f)))
+            keys, texts = [k for k, _ in batch], [json.dumps(scenario) for _, scenario in batch]
+            # Dask keeps one result per task key: the key names every run of the batch, so that another
+            # batch (of another sweep on the same cluster) that starts with the same run is another task
+            named = hashlib.sha256(" ".join(keys).encode()).hexdigest()[:24]
+            future = self.dask_client().submit(_run_arrow, texts, self.force, key=f"bondsim-runs-{named}")
+            future.add_done_callback(lambda f: done.put((keys, f)))
             return future
         ((key, scenario),) = batch
         text = json.dumps(scenario)
