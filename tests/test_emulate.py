@@ -450,7 +450,10 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
     # Every run is stored: per case the model's five seeds and the kernel's run.
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     cases = len(LEAGUES["quick"])
-    assert sorted(x["engine"] for x in listed) == ["emulator"] * cases + ["simulator"] * 5 * cases
+    # (and the model on the path the kernel measured, where the kernel recorded its least RTT)
+    measured = sum(row["agrees_measured_path"] is not None for row in rows)
+    assert measured == sum(row["mode"] != "mptcp" for row in rows), "every case but MPTCP's on the measured path"
+    assert sorted(x["engine"] for x in listed) == ["emulator"] * cases + ["simulator"] * (5 * cases + measured)
     assert len(out.read_text().splitlines()) == 1 + len(rows)
     # The league itself is stored too (bondsim report --league reads it), each case naming its runs.
     from bondsim.store import Store
@@ -483,6 +486,30 @@ def test_a_league_row_sets_the_model_beside_the_kernels_range_and_judges_seed_on
     assert not row["agrees_goodput"] and row["agrees_retransmits"] and not row["agrees"]
 
 
+def test_the_measured_path_grows_each_links_delay_by_half_the_rtt_gap_and_adds_the_kernels_lateness():
+    import math
+
+    from bondsim.league import measured_host
+
+    host = {"seed": 1, "links": [{"delay_us": 2000.0}, {"delay_us": 100.0}]}
+    runs = ((4700, 30.0), (4800, 50.0), (4600, 40.0))
+    kernels = [{"tcp_min_rtt_min_us": rtt, "emu_lateness_p50_us": late} for rtt, late in runs]
+    measured, put = measured_host(host, {"tcp_min_rtt_min_us": 4400}, kernels)
+    # The kernel's median least RTT 4,700 us against the model's 4,400: 150 us more each way, on every link.
+    assert put == {"path_extra_us": 150.0, "lateness_median_us": 40.0}
+    assert [link["delay_us"] for link in measured["links"]] == [2150.0, 250.0]
+    # Frames late by an exponential delay whose median is the kernel's median lateness.
+    mean = measured["links"][0]["jitter"]["mean_us"]
+    assert measured["links"][0]["jitter"]["kind"] == "exponential" and math.isclose(mean * math.log(2), 40.0)
+    assert host["links"][0]["delay_us"] == 2000.0 and measured["seed"] == 1, "the case's host is left as it was"
+    # A kernel path shorter than the model's shortens the delays, never below 0.
+    shorter, put = measured_host(host, {"tcp_min_rtt_min_us": 5000}, kernels)
+    assert put["path_extra_us"] == -150.0 and [link["delay_us"] for link in shorter["links"]] == [1850.0, 0.0]
+    # Runs that did not record their least RTT (emulators before it was reported) give no measured path.
+    assert measured_host(host, {"tcp_min_rtt_min_us": 4400}, [{"emu_lateness_p50_us": 30.0}]) is None
+    assert measured_host(host, {}, kernels) is None
+
+
 def test_a_stored_league_is_judged_again_with_this_builds_model_and_the_stored_kernel_runs(main, tmp_path):
     # No root needed: the kernel's runs are read from the database. Here they are stand-ins (runs of
     # the model, stored as the emulator's) for the plumbing: each case's model runs again, its row
@@ -502,7 +529,11 @@ def test_a_stored_league_is_judged_again_with_this_builds_model_and_the_stored_k
             doc = load("kernel_league", case.sets())
             host, placement = _core.emulated_host(_json.dumps(doc))
             stand_in = run_checked({**_json.loads(host), "seed": 9, "workload": doc["workload"]})
-            stand_in.summary |= {"emu_lateness_p99_us": 50.0, "emu_congestion_control": "cubic"}
+            stand_in.summary |= {
+                "emu_lateness_p50_us": 20.0,
+                "emu_lateness_p99_us": 50.0,
+                "emu_congestion_control": "cubic",
+            }
             kernel_id = store.add_result(stand_in, "emulator")
             row = case_row(case, [stand_in.summary], [stand_in.summary], [0.3], placement)
             rows.append(row | {"run_ids": str(kernel_id)})
@@ -515,7 +546,12 @@ def test_a_stored_league_is_judged_again_with_this_builds_model_and_the_stored_k
         assert after["kernel_runs"] == 1 and after["kernel_from_league"] == first
         assert after["kernel_goodput_mbps_median"] == before["kernel_goodput_mbps_median"]
         assert after["load_mean"] == 0.3
-        assert len(after["run_ids"].split(",")) == 6  # five model seeds, then the kernel's run
+        # five model seeds, the kernel's run, the model on the path the kernel measured
+        assert len(after["run_ids"].split(",")) == 7
+        # The stand-in ran the model's own path: nothing to add to the delays, only its lateness.
+        assert after["kernel_min_rtt_us_median"] == after["model_min_rtt_us"] > 4000
+        assert (after["path_extra_us"], after["lateness_median_us"]) == (0.0, 20.0)
+        assert after["agrees_measured_path"] in (True, False) and after["measured_path_goodput_mbps"] > 0
     with Store(db, read_only=True) as store:
         assert store.league()[0] == first + 1
     r = main("validate", "--league", "quick", "--rejudge", "--json", "--quiet")

@@ -362,6 +362,14 @@ def _league_rows() -> list[dict]:
     agrees = case_row(Case("balance-rr", "2:1"), [side(7.5, 450)], kernels, [0.5, 0.7], "tun: beyond TUN")
     shaper = Case("balance-rr", "2:1", placement="shaper")
     misses = case_row(shaper, [side(12.0, 10)], kernels, [0.6, 0.6], "shaper: an HTB class per link")
+    # The second also judged on the path the kernel measured (bondsim.league.measured_columns' columns).
+    misses |= {
+        "path_extra_us": 95.0,
+        "lateness_median_us": 50.0,
+        "measured_path_goodput_mbps": 7.9,
+        "measured_path_retransmits": 480,
+        "agrees_measured_path": True,
+    }
     return [agrees, misses]
 
 
@@ -384,6 +392,9 @@ def test_a_stored_league_reports_the_model_beside_the_kernel_case_by_case(tmp_pa
     assert [r[header.index("agrees")] for r in body] == ["yes", "no: goodput, retransmits"]
     assert [r[header.index("host")] for r in body] == ["tun", "shaper"]
     assert body[0][header.index("kernel min-median-max")] == "7.00-7.50-8.00"
+    measured = header.index("measured path: +us each way, model Mbit/s / retransmissions, agrees")
+    assert [r[measured] for r in body] == ["-", "+95: 7.90 / 480, yes"]
+    assert "On the path the kernel measured" in section.notes[2] and section.notes[2].endswith("1 of 1 agree.")
     goodput = by_key([section])["league-full-goodput-mbps"]
     kernel, model = goodput.series
     assert (kernel.y, kernel.lo, kernel.hi, model.y) == ([7.5, 7.5], [7.0, 7.0], [8.0, 8.0], [7.5, 12.0])

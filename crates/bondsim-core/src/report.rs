@@ -310,18 +310,24 @@ impl Report {
 
     /// Adds `n` to the count `name` (each end adds its own).
     pub fn add(&mut self, name: &str, n: u64) {
-        let slot = self.slot(name, Kind::Count);
-        *slot = Slot::Count(match *slot {
-            Slot::Count(m) => m + n,
-            _ => n,
-        });
+        self.fold_count(name, n, |m, n| m + n);
     }
 
     /// Makes the count `name` at least `n` (the largest any end saw).
     pub fn max(&mut self, name: &str, n: u64) {
+        self.fold_count(name, n, u64::max);
+    }
+
+    /// Makes the count `name` at most `n` (the least any end saw).
+    pub fn min(&mut self, name: &str, n: u64) {
+        self.fold_count(name, n, u64::min);
+    }
+
+    /// The count `name` folded with `n` by `fold`, or `n` if none was reported yet.
+    fn fold_count(&mut self, name: &str, n: u64, fold: fn(u64, u64) -> u64) {
         let slot = self.slot(name, Kind::Count);
         *slot = Slot::Count(match *slot {
-            Slot::Count(m) => m.max(n),
+            Slot::Count(m) => fold(m, n),
             _ => n,
         });
     }

@@ -464,3 +464,18 @@ fn an_upload_needs_tcp() {
     let err = Scenario::from_json(&value.to_string()).unwrap_err().to_string();
     assert!(err.starts_with("workload.direction:") && err.contains("tcp"), "{err}");
 }
+
+#[test]
+fn the_least_rtt_is_the_unloaded_paths_round_trip_and_grows_with_the_delay_both_ways() {
+    let least = |delay_us: f64| {
+        let links = json!([{"rate_mbps": 10.0, "delay_us": delay_us}]);
+        let r = run(&scenario(bulk(200_000, json!({}), links))).unwrap();
+        r.summary.count("tcp_min_rtt_min_us").expect("a TCP run reports its least RTT")
+    };
+    let (near, far) = (least(2_000.0), least(3_000.0));
+    // The handshake's sample (the SYN-ACK out, its ACK back) is the least: the delay both ways plus two
+    // small frames' time at 10 Mbit/s, well under one full frame's 1,230 us.
+    assert!(near > 4_000 && near < 4_000 + 1_230, "{near}");
+    // A link's delay counts once each way (its return path mirrors it).
+    assert_eq!(far - near, 2_000);
+}

@@ -174,6 +174,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             "spurious",
             "PAWS drops",
             "out of order",
+            "least RTT µs",
         ):
             table.add_column(name)
         for r in rows:
@@ -186,6 +187,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 f"{r['sim_spurious']:,.0f} / {r['emu_spurious']:,.0f}",
                 f"{r['sim_paws_drops']:,.0f} / {r['emu_paws_drops']:,.0f}",
                 f"{r['sim_ooo_share']:.1%} / {r['emu_ooo_share']:.1%}",
+                f"{r['sim_min_rtt_us']:,.0f} / {r['emu_min_rtt_us']:,.0f}",
             )
         console.print(table)
         for r in rows:

@@ -194,9 +194,17 @@ def league_section(rows: pd.DataFrame, name: str) -> Section:
         f"The kernel: {int(rows['kernel_runs'].max())} run(s) per case; the model: seed 1 judged, seeds 1-5 "
         "give its own spread.",
     ]
+    measured = rows["agrees_measured_path"].dropna() if "agrees_measured_path" in rows else []
+    if len(measured):
+        notes.append(
+            f"On the path the kernel measured (each link's delay grown by half the difference of the least RTTs, "
+            f"each frame late as the emulator's median lateness; bondsim.league.measured_host): "
+            f"{int(measured.sum())} of {len(measured)} agree."
+        )
     header = [
         "case", "host", "goodput Mbit/s: model [seeds]", "kernel min-median-max",
         "retransmissions: model [seeds]", "kernel min-median-max", "agrees", "load",
+        "measured path: +us each way, model Mbit/s / retransmissions, agrees",
     ]  # fmt: skip
 
     def spread(side: str, stem: str, fmt: str) -> str:
@@ -218,9 +226,20 @@ def league_section(rows: pd.DataFrame, name: str) -> Section:
         host = str(rows_i["placement"]).split(":")[0]
         body.append(
             [str(rows_i["case"]), host, model, spread("kernel", "goodput_mbps", ".2f"), retx,
-             spread("kernel", "retransmits", ".0f"), judged, f"{rows_i['load_mean']:.1f}"]
+             spread("kernel", "retransmits", ".0f"), judged, f"{rows_i['load_mean']:.1f}", _on_measured(rows_i)]
         )  # fmt: skip
     return Section(f"League {name}: the model beside the kernel", charts, notes, (header, body))
+
+
+def _on_measured(row: pd.Series) -> str:
+    """A league row's judgement on the kernel's measured path, in words ("-" where the path was not measured)."""
+    judged = row.get("agrees_measured_path")
+    if judged is None or pd.isna(judged):
+        return "-"
+    return (
+        f"{row['path_extra_us']:+.0f}: {row['measured_path_goodput_mbps']:.2f} / "
+        f"{row['measured_path_retransmits']:.0f}, {'yes' if judged else 'no'}"
+    )
 
 
 # -- one run -----------------------------------------------------------------------------------------

@@ -371,6 +371,9 @@ pub struct TcpStats {
     pub reordering_sum: u64,
     /// The highest reordering degree any flow reached.
     pub reordering_max: u32,
+    /// The least RTT any connection sampled (`tcp_min_rtt`, Linux's `tcpi_min_rtt`; the handshake's
+    /// sample included): the path's unloaded round trip as the senders saw it. None before a sample.
+    pub min_rtt_min: Option<SimTime>,
     /// ACKs the senders received.
     pub acks_received: u64,
     /// Connections given up: after `tcp_retries2` timeouts, or their handshake after
@@ -394,7 +397,8 @@ pub struct TcpStats {
 /// connections ended at (mean over connections) and the highest one reached; connections given
 /// up (`sender.tcp_retries2`, or a handshake never answered); timeouts F-RTO found spurious; data
 /// segments the receivers' PAWS discarded (`receiver.rs`); sends a full queue of the host refused
-/// (`NET_XMIT_DROP`, taken back); handshake segments sent again (`TCPSynRetrans`).
+/// (`NET_XMIT_DROP`, taken back); handshake segments sent again (`TCPSynRetrans`); the least RTT
+/// any connection sampled, µs (the emulator reports the kernel's `tcpi_min_rtt` under this name).
 pub const FIGURES: &[Declared] = &[
     count("tcp_segments_sent"),
     count("tcp_retransmits"),
@@ -411,6 +415,7 @@ pub const FIGURES: &[Declared] = &[
     count("tcp_paws_drops"),
     count("tcp_xmit_drops"),
     count("tcp_syn_retransmits"),
+    count("tcp_min_rtt_min_us"),
 ];
 
 /// The trace's figure: whether it stopped at its row limit (only when tracing).
@@ -450,6 +455,9 @@ impl TcpStats {
         r.first("tcp_dsacks_received", self.dsacks_received);
         r.mean("tcp_reordering_mean", self.reordering_sum, connections as u64);
         r.max("tcp_reordering_max", u64::from(self.reordering_max));
+        if let Some(rtt) = self.min_rtt_min {
+            r.min("tcp_min_rtt_min_us", rtt.0 / 1_000);
+        }
         r.instants("rto_at", &self.rto_at);
         r.instants("spurious_rto_at", &self.spurious_rto_at);
     }

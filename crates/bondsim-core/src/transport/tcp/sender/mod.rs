@@ -261,6 +261,7 @@ impl TcpSender {
         for c in self.conns.iter().flatten() {
             s.reordering_sum += u64::from(c.reordering);
             s.reordering_max = s.reordering_max.max(c.reordering);
+            s.min_rtt_min = s.min_rtt_min.into_iter().chain(c.min_rtt).min();
         }
         s
     }
