@@ -380,6 +380,32 @@ def test_lacp_flows_per_link_follow_a_fair_coin(reproduced, flows):
         assert all_on_one == 0  # the paper: never with 16 flows (expected 0.003 runs in 100)
 
 
+def test_lacp_fig6_each_link_carries_what_the_hash_put_on_it_up_to_its_rate(reproduced):
+    runs = csv(reproduced, "lacp-hashing", "fig6_rates.csv")
+    # payload Mbit/s a 100 Mbit/s link carries in full UDP frames: 1448 bytes of 1448 + 8 (UDP) + 20 (IPv4) + 38
+    payload = 100 * 1448 / (1448 + 8 + 20 + 38)
+    for _, r in runs.iterrows():
+        rates = lacp_hashing.FIG6[r["panel"]]
+        links = [side.split("+") if side != "none" else [] for side in r["placement"].split(" / ")]
+        assert sorted(float(x) for side in links for x in side) == sorted(rates), r["placement"]
+        for k, side in enumerate(links):
+            offered = sum(float(x) for x in side)
+            carried, drops = r[f"link{k}_mbps"], r[f"link{k}_drops"]
+            # an underloaded link carries what it is offered; an overloaded one its rate, and drops the rest
+            assert carried == pytest.approx(min(offered, payload), rel=0.01), (r["placement"], k)
+            assert (drops > 0) == (offered > payload * 1.1), (r["placement"], k)
+
+    # the hash ignores rates: both panels place their flows alike on each seed (the same ports)
+    def on_link0(placement: str) -> int:
+        first = placement.split(" / ")[0]
+        return 0 if first == "none" else len(first.split("+"))
+
+    a, b = (runs[runs["panel"] == p].set_index("seed")["placement"].map(on_link0) for p in ("6a", "6b"))
+    assert a.equals(b)
+    summary = (reproduced("lacp-hashing") / "summary.md").read_text()
+    assert "## Fig. 6" in summary and "`40+40+40 / 100`" in summary
+
+
 # --- league ---------------------------------------------------------------------------------------
 
 #: Gbit/s of payload each league scenario's links can carry (nominal rates, the slowed link at 1/2.5).

@@ -1,4 +1,4 @@
-"""Seed 003, Fig. 7: how 802.3ad's layer3+4 hash spreads flows over two links.
+"""Seed 003, Figs. 6 and 7: how 802.3ad's layer3+4 hash spreads flows over two links.
 
 Tran-Viet et al. ran 4 flows (and 16 flows) with random ports over a
 two-link 802.3ad bond 100 times each and counted flows per link: "the number
@@ -7,6 +7,13 @@ on one link in 10 of 100 runs (never with 16 flows). We run the
 shipped scenario ``lacp_flows`` with 100 seeds (fresh random ephemeral ports
 each time), count the flows on each link from each flow's link, and set the
 distribution beside Binomial(n, 1/2).
+
+Fig. 6 (§4.4, p. 6): four UDP flows of 40 Mbit/s with random ports (6a), then one of 100 Mbit/s and three of
+40 (6b), from host 1 to host 2 over the same bond; the paper plots the rate each of host 2's two slaves
+received. Its values are in the figure only; its text says 6a "clearly shows the load balancing" and that in
+6b, with link 1 full of the 100 Mbit/s flow and the three others on link 0, "other traffic flows are not
+switched to the other available link". We run both on the same seeds and give, for each way the hash placed
+the flows, how often it happened and what each link carried (payload Mbit/s) and dropped.
 """
 
 from __future__ import annotations
@@ -25,6 +32,10 @@ RUNS = 100
 FLOWS = (4, 16)
 #: What the paper reports: runs (of 100) with every flow on one link.
 PAPER_ALL_ON_ONE = {4: 10, 16: 0}
+#: Fig. 6: each flow's payload rate, Mbit/s (iperf's UDP -b), by panel.
+FIG6 = {"6a": (40.0, 40.0, 40.0, 40.0), "6b": (100.0, 40.0, 40.0, 40.0)}
+#: How long each Fig. 6 run sends, seconds.
+FIG6_S = 2.0
 
 
 def binomial(n: int, k: int) -> float:
@@ -39,6 +50,84 @@ def flows_on_link0(flows: int, *, progress: bool = True) -> list[int]:
     labels = [{"flows": flows, "seed": s} for s in range(1, RUNS + 1)]
     results = run_many(docs, labels=labels, name=f"lacp-hashing/{flows}-flows", progress=progress)
     return [int((r.requests["last_link"] == 0).sum()) for r in results]
+
+
+def placement(rates: tuple[float, ...], links: list[int]) -> str:
+    """How the hash placed flows of ``rates``: the rates on link 0, then on link 1 (e.g. "40+40 / 40+40")."""
+    side = [[f"{r:.0f}" for r, link in zip(rates, links, strict=True) if link == k] for k in (0, 1)]
+    return " / ".join("+".join(s) or "none" for s in side)
+
+
+def fig6(panel: str, seeds: int, progress: bool) -> pd.DataFrame:
+    """One row per seed of a Fig. 6 panel: the flows' placement, each link's payload Mbit/s and its queue's drops."""
+    rates = FIG6[panel]
+    base = load_toml(shipped("lacp_flows"))
+    over = [
+        f"workload.requests={len(rates)}",
+        f"sender.flow_rates_mbps=[{', '.join(map(str, rates))}]",
+        "workload.file_size.bytes=1000000000",  # more than any flow sends in the time: the run ends at stop_s
+        f"stop_s={FIG6_S}",
+    ]
+    docs = [apply_overrides(base, [*over, f"seed={s}"]) for s in range(1, seeds + 1)]
+    labels = [{"panel": panel, "seed": s} for s in range(1, seeds + 1)]
+    rows = []
+    for label, r in zip(
+        labels, run_many(docs, labels=labels, name=f"lacp-hashing/fig{panel}", progress=progress), strict=True
+    ):
+        mbps = (r.links["bytes_sent"] * 8 / FIG6_S / 1e6).tolist()
+        drops = r.links["drops_queue_full"].tolist()
+        where = placement(rates, r.requests.sort_values("request")["last_link"].tolist())
+        rows.append({**label, "placement": where, "link0_mbps": mbps[0], "link1_mbps": mbps[1],
+                     "link0_drops": drops[0], "link1_drops": drops[1]})  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def fig6_report(panels: dict[str, pd.DataFrame]) -> str:
+    """The summary's Fig. 6 section: each panel's placements, and what the paper says of them."""
+    a, b = panels["6a"], panels["6b"]
+    even = int((a["placement"] == "40+40 / 40+40").sum())
+    paper_b = b[b["placement"] == "40+40+40 / 100"]
+    parts = [
+        f"\n## Fig. 6: the rate each slave received (UDP, payload Mbit/s over {FIG6_S:.0f} s)\n",
+        "**6a**, four flows of 40 Mbit/s, one row per way the hash placed them over the seeds:\n",
+        *fig6_lines(a),
+        "",
+        'The paper\'s figure (its values are not in its text) "clearly shows the load balancing", which only '
+        f"an even split gives: 80 Mbit/s on each link, in {even} of {a['seed'].nunique()} seeds here "
+        "(6/16 = 37.5% for four fair coins); a 3 + 1 split overloads one link (120 offered on 100) and drops "
+        "a sixth of it. The hash never looks at the load, so which of these a run shows is its ports' luck.",
+        "\n**6b**, one flow of 100 Mbit/s and three of 40:\n",
+        *fig6_lines(b),
+        "",
+        "The paper's case, the 100 Mbit/s flow alone on link 1 and the three others on link 0 "
+        f"(`40+40+40 / 100`, {len(paper_b)} of {b['seed'].nunique()} seeds here; the paper set its flows up so): "
+        + (
+            f"both links carry all they can, link 0 dropping {paper_b['link0_drops'].mean():.0f} packets of the "
+            "120 Mbit/s offered (link 1's queue grows: 100 Mbit/s of payload is more than its wire carries), "
+            "and no flow moves to the other link: as the paper says, "
+            "802.3ad's placement is a hash of each flow's addresses and ports, never of the links' load "
+            "(`bond_xmit_hash`, drivers/net/bonding/bond_main.c)."
+            if len(paper_b)
+            else "which no seed here drew."
+        ),
+    ]
+    return "\n".join(parts) + "\n"
+
+
+def fig6_lines(runs: pd.DataFrame) -> list[str]:
+    """The summary's table of a Fig. 6 panel: each placement, its runs, what each link carried and dropped."""
+    seeds = runs["seed"].nunique()
+    by = runs.groupby("placement").agg(
+        runs=("seed", "size"), link0=("link0_mbps", "mean"), link1=("link1_mbps", "mean"),
+        drops0=("link0_drops", "mean"), drops1=("link1_drops", "mean"),
+    ).sort_values("runs", ascending=False)  # fmt: skip
+    lines = ["| flows on link 0 / link 1 (Mbit/s) | runs | link 0 Mbit/s | link 1 Mbit/s | drops link 0 / 1 |"]
+    lines.append("| --- | ---: | ---: | ---: | --- |")
+    for where, r in by.iterrows():
+        lines.append(
+            f"| {where} | {r.runs:.0f} of {seeds} | {r.link0:.1f} | {r.link1:.1f} | {r.drops0:.0f} / {r.drops1:.0f} |"
+        )
+    return lines
 
 
 @atomic.whole
@@ -74,6 +163,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
             ylabel="share of runs",
         )
     z_ours, z_paper, sd = spread[4]
+    panels = {panel: fig6(panel, RUNS, progress) for panel in FIG6}
+    atomic.write_csv(pd.concat(panels.values(), ignore_index=True), out / "fig6_rates.csv")
     summary = out / "summary.md"
     atomic.write_text(
         summary,
@@ -95,6 +186,7 @@ on one link with probability 2/16 = 12.5%; one standard deviation over 100
 runs is {sd:.1f} runs, so the paper's count is {z_paper:+.1f} and bondsim's
 {z_ours:+.1f} standard deviations from the expectation. With 16 flows the
 chance is 2/65536 per run.
-""",
+"""
+        + fig6_report(panels),
     )
     return summary
