@@ -395,6 +395,13 @@ def test_the_python_api_takes_numpy_numbers_and_names_what_it_cannot_take():
         (["bond.mode=balance-rr"], False),  # it places packets, not flows by a hash
         (["bond.mode=balance-xor", "workload.clients_in_turn=true"], False),
         (["bond.mode=balance-xor", "workload.requests=20"], False),  # more requests than clients: meant to share
+        # a hash that reads the ports sets one client's connections apart: no harm in sharing a client
+        (["bond.mode=balance-xor", "bond.xmit_hash_policy=layer3+4"], False),
+        (["bond.mode=802.3ad", "bond.xmit_hash_policy=encap3+4"], False),
+        (["bond.mode=balance-xor", "bond.xmit_hash_policy=layer2+3"], True),
+        (["bond.mode=teamd:loadbalance[tx_hash=eth+ipv4+l4]"], False),
+        (["bond.mode=ovs:balance-tcp"], False),
+        (["bond.mode=ovs:balance-slb"], True),
     ],
 )
 def test_clients_drawn_at_random_are_said_where_a_hash_places_their_flows(main, sets, warned):

@@ -51,6 +51,18 @@ impl HashPolicy {
             other => panic!("unknown xmit_hash_policy {other}"),
         }
     }
+
+    /// Whether the hash reads the L4 ports (`bond_xmit_hash`'s `BOND_XMIT_POLICY_LAYER34` and
+    /// `_ENCAP34`, drivers/net/bonding/bond_main.c): two connections of one client then differ.
+    pub fn reads_ports(self) -> bool {
+        matches!(self, HashPolicy::Layer34 | HashPolicy::Encap34)
+    }
+}
+
+/// Whether teamd's `tx_hash` `fragments` read the L4 ports (`l4`, `tcp`, `udp`, `sctp`:
+/// libteam's `teamd_hash_func`).
+pub fn teamd_reads_ports(fragments: &[&str]) -> bool {
+    fragments.iter().any(|f| matches!(*f, "l4" | "tcp" | "udp" | "sctp"))
 }
 
 fn eth_hash(h: &FlowHeaders) -> u32 {

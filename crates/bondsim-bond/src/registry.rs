@@ -134,6 +134,20 @@ impl Resolved {
         }
     }
 
+    /// Whether the mode places flows by a hash that reads their L4 ports (Linux's `layer3+4` and
+    /// `encap3+4`, teamd's `tx_hash` with `l4`, `tcp`, `udp` or `sctp`, Open vSwitch's balance-tcp),
+    /// so that one client's connections may take different links.
+    pub fn hashes_ports(&self) -> bool {
+        let declares = |name: &str| self.info.params.iter().any(|p| p.name == name);
+        if declares("xmit_hash_policy") {
+            crate::hash::HashPolicy::from_name(self.params.choice("xmit_hash_policy")).reads_ports()
+        } else if declares("tx_hash") {
+            crate::hash::teamd_reads_ports(self.params.list("tx_hash"))
+        } else {
+            self.info.name == "ovs:balance-tcp"
+        }
+    }
+
     /// Builds the scheduler.
     pub fn build(&self, ctx: &BuildContext) -> Result<Box<dyn Scheduler>> {
         (self.info.build)(&self.params, ctx)
@@ -357,5 +371,19 @@ mod tests {
         assert!(e.to_string().contains("both here and in bond.mode"), "{e}");
         let e = resolve_json("rr[packets_per_slave=1, packets_per_slave=2]", serde_json::json!({})).unwrap_err();
         assert!(e.to_string().contains("`packets_per_slave` is given twice"), "{e}");
+    }
+
+    #[test]
+    fn a_hash_reads_the_ports_where_its_policy_says_so() {
+        let ports = |mode: &str, options: serde_json::Value| resolve_json(mode, options).unwrap().hashes_ports();
+        assert!(!ports("balance-xor", serde_json::json!({})), "layer2 by default");
+        assert!(ports("balance-xor", serde_json::json!({"xmit_hash_policy": "layer3+4"})));
+        assert!(ports("802.3ad", serde_json::json!({"xmit_hash_policy": "encap3+4"})));
+        assert!(!ports("802.3ad", serde_json::json!({"xmit_hash_policy": "layer2+3"})));
+        assert!(ports("teamd:loadbalance[tx_hash=eth+ipv4+l4]", serde_json::json!({})));
+        assert!(!ports("teamd:loadbalance[tx_hash=eth+ipv4]", serde_json::json!({})));
+        assert!(ports("ovs:balance-tcp", serde_json::json!({})));
+        assert!(!ports("ovs:balance-slb", serde_json::json!({})));
+        assert!(!ports("balance-rr", serde_json::json!({})), "no hash at all");
     }
 }

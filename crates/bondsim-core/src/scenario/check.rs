@@ -14,7 +14,8 @@ impl Scenario {
     /// option is the registry's one rule ([`bondsim_bond::registry::resolve`]); a scenario that does not
     /// pass its checks has none.
     ///
-    /// And, under a mode that places flows by a hash of their addresses, requests that draw their
+    /// And, under a mode that places flows by a hash of their addresses but not their ports
+    /// ([`bondsim_bond::registry::Resolved::hashes_ports`]), requests that draw their
     /// clients at random (`workload.clients_in_turn = false`, the default) when there are no more of
     /// them than clients, yet a tenth of them or more are expected to share one: "8 requests from 8
     /// clients" then come from about 5 distinct clients (C·(1 − (1 − 1/C)^R) expected), which a hash
@@ -23,7 +24,8 @@ impl Scenario {
         let Ok(resolved) = bondsim_bond::registry::resolve(&self.bond.mode, &self.bond.options) else {
             return Vec::new();
         };
-        let hashes = resolved.info.params.iter().any(|p| HASH_PARAMS.contains(&p.name));
+        // (a hash of the ports sets one client's connections apart: drawing clients at random is then harmless)
+        let hashes = resolved.info.params.iter().any(|p| HASH_PARAMS.contains(&p.name)) && !resolved.hashes_ports();
         let mut warnings = resolved.ignored;
         if let (true, Workload::Requests(w)) = (hashes, &self.workload) {
             let (c, r) = (f64::from(w.clients), f64::from(w.requests));
