@@ -256,8 +256,8 @@ def measured_columns(row: dict[str, Any], host: dict, sims: list[dict], emus: li
     rtts = [e.get("tcp_min_rtt_min_us") for e in emus if e.get("tcp_min_rtt_min_us")]
     row["kernel_min_rtt_us_median"] = statistics.median(rtts) if rtts else None
     # MPTCP: TCP_INFO on an MPTCP socket is its first subflow's alone (`mptcp_getsockopt_first_sf_only`,
-    # net/mptcp/sockopt.c, 6.18), and its least RTT came out at 4,000 us exactly, below the path, in 10 of the
-    # league's 16 MPTCP cases (2026-11-30): not the path's measure, so these cases are not judged on it.
+    # net/mptcp/sockopt.c, 6.18), and its least RTT came out at 4,000 us exactly (below the path), the median in 9 of
+    # the league's 15 MPTCP cases (2026-11-30): not the path's measure, so these cases are not judged on it.
     measured = None if row["mode"] == MPTCP else measured_host(host, sims[0], emus)
     if measured is None:
         row |= dict.fromkeys(MEASURED_COLUMNS)
