@@ -389,6 +389,24 @@ def test_kernel_preset_sets_the_tcp_senders_fields_before_the_users_overrides(cl
     assert rack_again.returncode == 2 and "(the kernel preset linux-3.x sets sender.tcp_fack)" in rack_again.stderr
 
 
+def test_kernel_linux_2_6_is_3xs_loss_detection_without_what_3x_added(cli):
+    def check(*args):
+        proc = cli("scenario", "check", "tcp_rr", "--json", *args)
+        assert proc.returncode == 0, proc.stderr
+        return json.loads(proc.stdout)["sender"]
+
+    old, three = check("--kernel", "linux-2.6"), check("--kernel", "linux-3.x")
+    same = ["tcp_recovery", "tcp_fack", "tcp_max_reordering", "ncr", "forward_retransmit", "undo", "ts_clock"]
+    assert [old[f] for f in same] == [three[f] for f in same] == [0, True, 127, True, True, "linux-3.13", "linux-4.12"]
+    assert (old["tcp_early_retrans"], old["early_retransmit"], old["small_queues"]) == (0, False, "linux-3.5")
+    assert (old["cwnd_reduction"], old["initial_cwnd"], old["tcp_congestion_control"]) == ("rate-halving", 3, "cubic")
+    assert (three["cwnd_reduction"], three["initial_cwnd"]) == ("prr", 10), "each preset sets the other's fields back"
+    mine = check("--kernel", "linux-2.6", "--set", 'sender.cwnd_reduction="prr"')
+    assert (mine["cwnd_reduction"], mine["small_queues"]) == ("prr", "linux-3.5"), "--set wins over the preset"
+    rack_again = cli("scenario", "check", "tcp_rr", "--kernel", "linux-2.6", "--set", "sender.tcp_recovery=1")
+    assert rack_again.returncode == 2 and "(the kernel preset linux-2.6 sets" in rack_again.stderr
+
+
 def test_kernel_preset_replaces_what_the_file_set_of_its_fields(cli, tmp_path):
     # A file written for 3.x, run as today's kernel: modern puts the fields back to their defaults.
     scenario = tmp_path / "old.toml"
@@ -423,10 +441,12 @@ def test_run_with_a_kernel_preset_is_the_run_with_its_fields_set(cli):
         assert proc.returncode == 0, proc.stderr
         return {k: v for k, v in json.loads(proc.stdout).items() if k != "wall_s"}
 
-    by_name = summary("--kernel", "linux-3.x")
-    by_fields = summary(*(arg for field in kernels.TCP["linux-3.x"] for arg in ("--set", field)))
-    assert by_name == by_fields
-    assert by_name["tcp_spurious_retransmits"] != summary()["tcp_spurious_retransmits"], "3.x is not today's TCP"
+    today = summary()
+    for era in ("linux-3.x", "linux-2.6"):
+        by_name = summary("--kernel", era)
+        by_fields = summary(*(arg for field in kernels.TCP[era] for arg in ("--set", field)))
+        assert by_name == by_fields, era
+        assert by_name["tcp_spurious_retransmits"] != today["tcp_spurious_retransmits"], f"{era} is not today's TCP"
 
 
 def test_reproduce_thesis_writes_figures_and_summary(cli, tmp_path):
@@ -622,4 +642,6 @@ def test_a_scenario_names_its_kernel_era_and_its_own_fields_win(tmp_path):
     by_cli = load("tcp_rr", kernel="linux-3.x")["sender"]
     assert by_cli["kernel"] == "linux-3.x"
     assert load("tcp_rr", kernel="current") == load("tcp_rr", kernel="modern") == load("tcp_rr")
-    assert kernels.fields() == sorted(f.partition("=")[0].removeprefix("sender.") for f in kernels.TCP["linux-3.x"])
+    every = {f.partition("=")[0].removeprefix("sender.") for preset in kernels.TCP.values() for f in preset}
+    assert kernels.fields() == sorted(every)
+    assert list(kernels.REPRODUCED) == ["linux-3.x", "modern"], "the reproductions' rows: the seeds' era, today's"

@@ -154,7 +154,17 @@ def test_bad_field_is_named_with_what_is_allowed(override, path, says):
         ("sender.ncr=true", "sender.ncr", "NCR is modelled without RACK only"),
         ("sender.forward_retransmit=true", "sender.forward_retransmit", "forward retransmission is modelled"),
         ('sender.undo="linux-3.13"', "sender.undo", "a 3.x undo rule is modelled without RACK"),
-        ('sender.small_queues="3.12"', "sender.small_queues", 'must be one of `current`, `linux-3.12`, got "3.12"'),
+        (
+            'sender.small_queues="3.12"',
+            "sender.small_queues",
+            'must be one of `current`, `linux-3.12`, `linux-3.5`, got "3.12"',
+        ),
+        (
+            'sender.cwnd_reduction="halving"',
+            "sender.cwnd_reduction",
+            'must be one of `prr`, `rate-halving`, got "halving"',
+        ),
+        ("sender.cwnd_reduction='rate-halving'", "sender.cwnd_reduction", "rate halving is modelled without RACK only"),
         (
             'sender.undo="linux-3.16"',
             "sender.undo",

@@ -13,8 +13,7 @@ from bondsim import _core
 #: (today's defaults, RACK-TLP).
 ALIASES: dict[str, str] = {"modern": "current"}
 
-#: Each era's preset as ``--set`` items (``modern``: none), by the CLI's names: the seeds' eras
-#: first, today's last (the reproductions' rows are in this order).
+#: Each era's preset as ``--set`` items (``modern``: none), by the CLI's names, today's last.
 TCP: dict[str, list[str]] = {
     next((alias for alias, name in ALIASES.items() if name == era), era): [
         f"sender.{field}={value}"
@@ -22,6 +21,10 @@ TCP: dict[str, list[str]] = {
     ]
     for era, preset in sorted(_core.KERNELS, key=lambda kernel: kernel[0] == "current")
 }
+
+
+#: The eras the reproductions run, in their rows' order: the seeds' (Linux 3.x) first, today's last.
+REPRODUCED: dict[str, list[str]] = {name: TCP[name] for name in ("linux-3.x", "modern")}
 
 
 def era(name: str) -> str:

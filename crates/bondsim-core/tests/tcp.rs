@@ -479,3 +479,55 @@ fn the_least_rtt_is_the_unloaded_paths_round_trip_and_grows_with_the_delay_both_
     // A link's delay counts once each way (its return path mirrors it).
     assert_eq!(far - near, 2_000);
 }
+
+/// One flow of `bytes` as kernel era `kernel` (with `sender`'s fields on top) over `links`, its
+/// first 60 packets traced.
+fn era(kernel: &str, bytes: u64, sender: Value, links: Value) -> RunResult {
+    let mut s = json!({"kernel": kernel});
+    for (k, v) in sender.as_object().unwrap() {
+        s[k] = v.clone();
+    }
+    let mut value = bulk(bytes, s, links);
+    value["trace"] = json!({"packets": 60});
+    run(&scenario(value)).unwrap()
+}
+
+/// The data segments that left before the first could be acknowledged (`rtt_s` after it).
+fn first_flight(r: &RunResult, rtt_s: f64) -> usize {
+    let p = r.packet_trace.as_ref().unwrap();
+    let data: Vec<f64> = (0..p.packet.len()).filter(|&i| !p.handshake[i]).map(|i| p.sent_s[i]).collect();
+    data.iter().filter(|&&t| t < data[0] + rtt_s).count()
+}
+
+#[test]
+fn linux_2_6_opens_with_three_segments_and_queues_below_tcp_as_deep_as_the_link_lets_it() {
+    // 2.6.32's `tcp_init_cwnd`: 3 segments for an MSS of 1096 to 1460 (1448 here); 10 from 2.6.39.
+    let long = json!([{"rate_mbps": 1000.0, "delay_us": 10_000.0}]);
+    for (kernel, flight) in [("linux-2.6", 3), ("linux-3.x", 10), ("current", 10)] {
+        assert_eq!(first_flight(&era(kernel, 200_000, json!({}), long.clone()), 0.015), flight, "{kernel}");
+    }
+    // No TCP small queues before 3.6: a lone bulk flow fills its link's queue (1000 frames) until
+    // the queue refuses a send (CWR), where 3.12's TSQ kept a share of the pacing rate below TCP.
+    let path = json!([{"rate_mbps": 1000.0, "delay_us": 1000.0}]);
+    let queued = |kernel| {
+        let r = era(kernel, 60_000_000, json!({}), path.clone());
+        (r.links.max_queue_pkts[0], r.summary.count("tcp_xmit_drops").unwrap())
+    };
+    let ((l26, refused26), (l3x, refused3x)) = (queued("linux-2.6"), queued("linux-3.x"));
+    assert!(l26 == 1000 && refused26 > 0, "linux-2.6: {l26} frames queued, {refused26} sends refused");
+    assert!(l3x * 4 < l26 && refused3x == 0, "linux-3.x: {l3x} frames queued, {refused3x} sends refused");
+}
+
+#[test]
+fn linux_2_6s_rate_halving_and_prr_take_different_paths_through_the_same_losses() {
+    // The same random losses (one seed), the window reduced by 2.6.32's rate halving or by PRR:
+    // every byte arrives either way, by different sends.
+    let lossy = json!([{"rate_mbps": 100.0, "delay_us": 5000.0, "loss": 0.002}]);
+    let halving = era("linux-2.6", 5_000_000, json!({}), lossy.clone());
+    let prr = era("linux-2.6", 5_000_000, json!({"cwnd_reduction": "prr"}), lossy);
+    for r in [&halving, &prr] {
+        assert_eq!(r.summary.flows_complete, 1);
+        assert!(r.summary.count("tcp_fast_recoveries").unwrap() > 2);
+    }
+    assert_ne!(strip_wall(halving), strip_wall(prr));
+}

@@ -70,9 +70,10 @@ def add_kernel(p: argparse.ArgumentParser) -> None:
         "--kernel",
         choices=[*kernels.TCP, *kernels.ALIASES.values()],
         help="run the TCP sender as that kernel era did (sender.kernel): linux-3.x (FACK, early retransmit, "
-        "NCR, forward retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels) or current (alias "
-        "modern: RACK-TLP, the defaults); it replaces what the scenario file sets of those fields, and --set "
-        "still wins",
+        "NCR, forward retransmission, TLP with 3.10's floor, no RACK; the seeds' kernels), linux-2.6 (2.6.32: "
+        "3.x's loss detection without early retransmit, TLP or TCP small queues, rate halving instead of PRR, "
+        "an initial window of 3) or current (alias modern: RACK-TLP, the defaults); it replaces what the "
+        "scenario file sets of the fields any preset sets, and --set still wins",
     )
 
 

@@ -1,6 +1,6 @@
 """What the seeds' TCP throughput reproductions share: one bulk TCP transfer over a bond of equal
 links, the links' timing noise, and one row of figures per run (the kernels they ran are
-``bondsim.kernels.TCP``)."""
+``bondsim.kernels.REPRODUCED``)."""
 
 from __future__ import annotations
 

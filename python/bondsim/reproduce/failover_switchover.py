@@ -59,7 +59,7 @@ TCP_RTO_MIN_MS = 200.0
 PAPER = {"udp": "5–20 ms", "tcp": "two groups: normal, and huge above 200 ms (RTO)"}
 PAPER_UDP_MS = (5.0, 20.0)
 FAIL_AT_S, JITTER_MS, DOWN_S = 1.0, 10.0, 0.5
-TRANSPORTS = {"udp": None, **{f"tcp, {k}": v for k, v in kernels.TCP.items()}}
+TRANSPORTS = {"udp": None, **{f"tcp, {k}": v for k, v in kernels.REPRODUCED.items()}}
 
 
 def scenario(transport: str, seed: int, *, fail_at_s: float = FAIL_AT_S) -> dict:

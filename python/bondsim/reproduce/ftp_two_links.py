@@ -40,7 +40,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
     nbytes, replications = (FILE_BYTES // 10, 2) if quick else (FILE_BYTES, 10)
     docs, labels = [], []
     for setup, links in SETUPS.items():
-        for kernel, kernel_set in kernels.TCP.items():
+        for kernel, kernel_set in kernels.REPRODUCED.items():
             for jitter in bulk_tcp.JITTER_US:
                 for rep in range(replications if jitter else 1):
                     doc = bulk_tcp.transfer(links, LINK_MBPS, nbytes, seed=1 + rep, delay_us=10, mode="balance-rr")

@@ -60,7 +60,7 @@ def plan(quick: bool) -> tuple[list[dict], list[dict]]:
     docs, labels = [], []
     for n in links:
         for config, config_set in CONFIGS.items():
-            for kernel, kernel_set in kernels.TCP.items():
+            for kernel, kernel_set in kernels.REPRODUCED.items():
                 for jitter in bulk_tcp.JITTER_US:
                     for rep in range(replications if jitter else 1):
                         nbytes = seconds * n * LINK_MBPS * 1e6 / 8

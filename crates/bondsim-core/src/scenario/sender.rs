@@ -184,9 +184,22 @@ pub struct TcpSender {
     /// `tcp_write_xmit`: at least `tcp_limit_output_bytes`, 128 KB then, or the pacing rate (200%
     /// of cwnd·mss/srtt) >> 10; retransmissions never wait). 3.6 to 3.11 held at a fixed
     /// `tcp_limit_output_bytes`, the same below 0.5 Gbit/s of pacing; 3.12-3.15 kept SRTT in
-    /// jiffies, which the model does not.
+    /// jiffies, which the model does not. `linux-3.5`: no TCP small queues (they came in 3.6):
+    /// nothing below TCP limits a connection but its send buffer (`tcp_wmem`) and the links' queues.
     #[serde(default)]
     pub small_queues: SmallQueues,
+    /// How the window comes down in Recovery and CWR: `prr` (Proportional Rate Reduction, RFC
+    /// 6937: Linux since 3.2) or `rate-halving` (before it, read in 2.6.32's net/ipv4/tcp_input.c,
+    /// without RACK only): every second ACK that shows progress (newly ACKed or SACKed data, or a
+    /// D-SACK) takes one segment off cwnd while it is above `tcp_cwnd_min` (ssthresh; Reno's
+    /// `tcp_reno_min_cwnd`, half of it), and every such ACK caps cwnd at the segments in flight
+    /// plus one (`tcp_cwnd_down`); CWR starts at that cap (`tcp_enter_cwr`); Recovery and CWR end
+    /// with cwnd at most ssthresh (`tcp_complete_cwr`), after an undo at Recovery's end too; and a
+    /// dubious ACK that leaves the connection in Open, Disorder or Loss caps cwnd at the segments
+    /// in flight plus the reordering degree (`tcp_moderate_cwnd`, from `tcp_try_to_open` and
+    /// `tcp_fastretrans_alert`'s Loss case).
+    #[serde(default)]
+    pub cwnd_reduction: CwndReduction,
     /// `net.ipv4.tcp_frto`: F-RTO spurious-timeout detection (RFC 5682; Linux's 2 is
     /// the SACK-enhanced version, 0 turns it off).
     #[serde(default = "default_frto")]
@@ -372,6 +385,18 @@ named_enum! {
         Current = "current",
         /// 3.12 to 3.18: at least `tcp_limit_output_bytes`; retransmissions never wait.
         Linux312 = "linux-3.12",
+        /// None: Linux before 3.6 (3.5 the last), only the send buffer and the links' queues.
+        Linux35 = "linux-3.5",
+    }
+}
+
+named_enum! {
+    /// How the window comes down in Recovery and CWR ([`TcpSender::cwnd_reduction`]).
+    pub enum CwndReduction {
+        /// Proportional Rate Reduction (RFC 6937), Linux since 3.2.
+        Prr = "prr",
+        /// Rate halving with `tcp_moderate_cwnd`, Linux before 3.2 (2.6.32's).
+        RateHalving = "rate-halving",
     }
 }
 
@@ -390,6 +415,27 @@ named_enum! {
         /// threshold kept in the metrics cache (3.x had no `tcp_no_ssthresh_metrics_save`); the
         /// timestamp option on jiffies (the 1 ms clock came in 4.13).
         Linux3x = "linux-3.x",
+        /// Linux 2.6.32 (the long-term 2.6, read in 2.6.32.69's net/ipv4), whose headline rules
+        /// 2.6.29 (CUBIC's HyStart) to 2.6.38 (before 2.6.39's initial window of 10) share (the
+        /// others were read in 2.6.32 alone): the linux-3.x preset's loss detection (FACK,
+        /// `tcp_max_reordering` 127 as `TCP_MAX_REORDERING`, NCR in `tcp_time_to_recover`'s Trick#4,
+        /// forward retransmission in `tcp_xmit_retransmit_queue`, `tcp_enter_loss` voiding the undo
+        /// marker at `TCPCB_RETRANS`: undo `linux-3.13`), with none of what 3.x added: no early retransmit (3.5) nor tail loss
+        /// probe (3.10), `tcp_early_retrans` 0; no TCP small queues (3.6); rate halving, not PRR (3.2);
+        /// an initial window of 3 (`tcp_init_cwnd`, RFC 3390's for an MSS of 1096 to 1460 bytes: 4
+        /// below, 2 above; set `initial_cwnd` for another MSS). CUBIC, the default congestion control
+        /// (`tcp_congestion_control`), was 2.6.19's on (BIC before, 2.6.8 to 2.6.18, is not
+        /// modelled); the preset leaves the field to the scenario. Not modelled, 2.6.32
+        /// did otherwise: `tcp_ack` grows the window before `tcp_fastretrans_alert`, by the state
+        /// before the ACK (the ACKs that enter and end Recovery differ by one step of growth);
+        /// the undo takes CUBIC's `last_max_cwnd` (Reno's twice ssthresh) where the model takes the
+        /// window before the reduction, a partial undo stays in Recovery, and the D-SACK undo is
+        /// tried in Disorder only (`tcp_try_undo_dsack`, once Recovery is over); F-RTO was RFC 4138's
+        /// (`tcp_process_frto`, with its own responses), not RFC 5682's; FACK also started recovery
+        /// once the head had been out an RTO (Trick#3, `tcp_head_timedout`); HyStart counted
+        /// delays in jiffies; `tcp_rmem`'s default was 87380 bytes with three quarters advertised
+        /// (`tcp_adv_win_scale` 2), where the model keeps today's buffers.
+        Linux26 = "linux-2.6",
     }
 }
 
@@ -410,6 +456,21 @@ impl Kernel {
                 ("undo", "\"linux-3.13\""),
                 ("small_queues", "\"linux-3.12\""),
                 ("tcp_limit_output_bytes", "131072"),
+                ("tcp_no_ssthresh_metrics_save", "false"),
+            ],
+            Kernel::Linux26 => &[
+                ("initial_cwnd", "3"),
+                ("tcp_recovery", "0"),
+                ("tcp_fack", "true"),
+                ("tcp_max_reordering", "127"),
+                ("tcp_early_retrans", "0"),
+                ("early_retransmit", "false"),
+                ("ncr", "true"),
+                ("forward_retransmit", "true"),
+                ("undo", "\"linux-3.13\""),
+                ("small_queues", "\"linux-3.5\""),
+                ("cwnd_reduction", "\"rate-halving\""),
+                ("ts_clock", "\"linux-4.12\""),
                 ("tcp_no_ssthresh_metrics_save", "false"),
             ],
         }
@@ -729,11 +790,12 @@ impl Scenario {
                     ("sender.ncr", t.ncr, "NCR"),
                     ("sender.forward_retransmit", t.forward_retransmit, "forward retransmission"),
                     ("sender.undo", t.undo != UndoEra::Current, "a 3.x undo rule"),
+                    ("sender.cwnd_reduction", t.cwnd_reduction != CwndReduction::Prr, "rate halving"),
                 ] {
                     if on && t.tcp_recovery & 1 != 0 {
                         return Err(Error::scenario(
                             field,
-                            format!("{what} is modelled without RACK only (Linux 3.x); set tcp_recovery = 0 with it"),
+                            format!("{what} is modelled without RACK only (Linux before 4.10); set tcp_recovery = 0 with it"),
                         ));
                     }
                 }
@@ -901,6 +963,41 @@ mod kernel_tests {
         assert!(tcp(&mine).ncr, "the preset's other fields stay");
         let current = sender(r#", "kernel": "current""#).unwrap();
         assert_eq!(tcp(&current), tcp(&sender("").unwrap()), "current: the defaults");
+    }
+
+    #[test]
+    fn linux_2_6_is_2_6_32s_tcp_and_takes_3xs_loss_detection_without_what_3x_added() {
+        let era = sender(r#", "kernel": "linux-2.6""#).unwrap();
+        let by_fields = sender(
+            r#", "kernel": "linux-2.6", "initial_cwnd": 3, "tcp_recovery": 0,
+               "tcp_fack": true, "tcp_max_reordering": 127, "tcp_early_retrans": 0, "early_retransmit": false,
+               "ncr": true, "forward_retransmit": true, "undo": "linux-3.13", "small_queues": "linux-3.5",
+               "cwnd_reduction": "rate-halving", "ts_clock": "linux-4.12", "tcp_no_ssthresh_metrics_save": false"#,
+        )
+        .unwrap();
+        assert_eq!(tcp(&era), tcp(&by_fields));
+        let (t, x) = (tcp(&era), tcp(&sender(r#", "kernel": "linux-3.x""#).unwrap()).clone());
+        // 3.x's loss detection and undo rules, as 2.6.32 ran them.
+        assert_eq!(
+            (t.tcp_recovery, t.tcp_fack, t.tcp_max_reordering, t.ncr, t.forward_retransmit, t.undo),
+            (x.tcp_recovery, x.tcp_fack, x.tcp_max_reordering, x.ncr, x.forward_retransmit, x.undo)
+        );
+        // What 3.x added, and 2.6.39's initial window, left out.
+        assert_eq!((x.tcp_early_retrans, x.early_retransmit, x.initial_cwnd), (3, true, 10));
+        assert_eq!((t.tcp_early_retrans, t.early_retransmit, t.initial_cwnd), (0, false, 3));
+        assert_eq!((t.small_queues, x.small_queues), (super::SmallQueues::Linux35, super::SmallQueues::Linux312));
+        assert_eq!(
+            (t.cwnd_reduction, x.cwnd_reduction),
+            (super::CwndReduction::RateHalving, super::CwndReduction::Prr)
+        );
+    }
+
+    #[test]
+    fn rate_halving_is_modelled_without_rack_only() {
+        let Err(Error::Scenario { path, message }) = sender(r#", "cwnd_reduction": "rate-halving""#) else { panic!() };
+        assert_eq!(path, "sender.cwnd_reduction");
+        assert!(message.contains("without RACK only"), "{message}");
+        assert!(sender(r#", "cwnd_reduction": "rate-halving", "tcp_recovery": 0"#).is_ok());
     }
 
     #[test]

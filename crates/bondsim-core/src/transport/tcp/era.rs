@@ -1,10 +1,11 @@
 //! Kernel eras as facts. The scenario names a rule by the kernel era that ran it
-//! (`sender.undo`, `sender.small_queues`, `sender.tlp_timeout`, and `sender.tcp_recovery` with
-//! `sender.tcp_sack` for the loss detection); [`Era::new`] turns those names, once, when the
+//! (`sender.undo`, `sender.small_queues`, `sender.tlp_timeout`), or by its mechanism
+//! (`sender.cwnd_reduction`, and `sender.tcp_recovery` with `sender.tcp_sack` for the loss
+//! detection); [`Era::new`] turns those names, once, when the
 //! connection's configuration is built, into the plain facts the sender tests on its hot paths
 //! and the loss-detection strategy it runs. No hot path names an era.
 
-use crate::scenario::{SmallQueues, TlpTimeout, UndoEra};
+use crate::scenario::{CwndReduction, SmallQueues, TlpTimeout, UndoEra};
 use crate::time::SimTime;
 
 /// Scoreboard marks an era's `tcp_enter_loss` voids the undo marker at (`TCPCB_RETRANS` or
@@ -64,6 +65,18 @@ pub enum TsqLimit {
     /// 3.12 to 3.18's: at least `tcp_limit_output_bytes`, else 200% of the window's rate >> 10;
     /// retransmissions never held (`tcp_xmit_retransmit_queue` has no such check).
     Floored,
+    /// None (Linux before 3.6): only the send buffer and the links' queues hold a connection.
+    Off,
+}
+
+/// How the window comes down in Recovery and CWR (`sender.cwnd_reduction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reduction {
+    /// Proportional Rate Reduction (`tcp_cwnd_reduction`, RFC 6937; Linux since 3.2), the
+    /// window set to ssthresh at the end (`tcp_end_cwnd_reduction`).
+    Prr,
+    /// Rate halving (2.6.32's `tcp_cwnd_down`, `tcp_complete_cwr`; Linux before 3.2).
+    RateHalving,
 }
 
 /// The tail loss probe's rules (`sender.tlp_timeout`).
@@ -122,18 +135,28 @@ pub struct Era {
     /// delivery accounting); 3.x counted none (no `tp->delivered`: PRR's and `tcp_cong_avoid`'s
     /// counts were ACKed and SACKed segments). Follows the undo era (`sender.undo`).
     pub dsack_delivered: bool,
+    pub reduction: Reduction,
+    /// A dubious ACK that leaves the connection in Open, Disorder or Loss caps cwnd at the
+    /// segments in flight plus the reordering degree (2.6.32's `tcp_moderate_cwnd`, called by
+    /// `tcp_try_to_open` and by `tcp_fastretrans_alert` in Loss); today's kernels have no such
+    /// cap. Follows the reduction (`sender.cwnd_reduction`).
+    pub moderates_cwnd: bool,
 }
 
 impl Era {
-    pub fn new(undo: UndoEra, small_queues: SmallQueues, tlp: TlpTimeout, hz: u32) -> Era {
+    pub fn new(undo: UndoEra, small_queues: SmallQueues, tlp: TlpTimeout, reduction: CwndReduction, hz: u32) -> Era {
+        let rate_halving = reduction == CwndReduction::RateHalving;
         Era {
             undo: UndoRules::of(undo),
             tsq: match small_queues {
                 SmallQueues::Current => TsqLimit::Capped,
                 SmallQueues::Linux312 => TsqLimit::Floored,
+                SmallQueues::Linux35 => TsqLimit::Off,
             },
             tlp: TlpRules::of(tlp, hz),
             dsack_delivered: undo == UndoEra::Current,
+            reduction: if rate_halving { Reduction::RateHalving } else { Reduction::Prr },
+            moderates_cwnd: rate_halving,
         }
     }
 }
@@ -173,14 +196,52 @@ mod tests {
 
     #[test]
     fn small_queues_and_tlp_facts_belong_to_their_eras() {
-        let era = |sq, tlp| Era::new(UndoEra::Current, sq, tlp, 250);
+        let era = |sq, tlp| Era::new(UndoEra::Current, sq, tlp, CwndReduction::Prr, 250);
         assert_eq!(era(SmallQueues::Current, TlpTimeout::Current).tsq, TsqLimit::Capped);
         assert_eq!(era(SmallQueues::Linux312, TlpTimeout::Current).tsq, TsqLimit::Floored);
+        assert_eq!(era(SmallQueues::Linux35, TlpTimeout::Current).tsq, TsqLimit::Off);
         let now = era(SmallQueues::Current, TlpTimeout::Current).tlp;
         assert_eq!(now, TlpRules { floor: None, rearmed_by_ack: false });
         // 3.10: 10 ms in whole jiffies of a 250 Hz tick (4 ms each): 12 ms.
         let l310 = era(SmallQueues::Current, TlpTimeout::Linux310).tlp;
         assert_eq!(l310, TlpRules { floor: Some(SimTime(12_000_000)), rearmed_by_ack: true });
+    }
+
+    /// PRR since 3.2, rate halving and `tcp_moderate_cwnd` before (2.6.32), chosen together.
+    #[test]
+    fn the_window_reduction_facts_belong_to_their_eras() {
+        let era = |reduction| Era::new(UndoEra::Current, SmallQueues::Current, TlpTimeout::Current, reduction, 250);
+        let (prr, halving) = (era(CwndReduction::Prr), era(CwndReduction::RateHalving));
+        assert_eq!((prr.reduction, prr.moderates_cwnd), (Reduction::Prr, false));
+        assert_eq!((halving.reduction, halving.moderates_cwnd), (Reduction::RateHalving, true));
+    }
+
+    /// The facts a `sender.kernel` preset gives, on a 250 Hz tick.
+    fn era_of(kernel: &str) -> Era {
+        let s = crate::Scenario::from_json(&format!(
+            r#"{{"workload": {{"requests": 1, "file_size": {{"kind": "fixed", "bytes": 1000}}}},
+                "sender": {{"kind": "tcp", "kernel": "{kernel}"}},
+                "bond": {{"mode": "rr"}}, "links": [{{"rate_mbps": 100}}]}}"#
+        ))
+        .unwrap();
+        let t = s.sender.tcp().unwrap();
+        Era::new(t.undo, t.small_queues, t.tlp_timeout, t.cwnd_reduction, 250)
+    }
+
+    /// linux-2.6's facts beside linux-3.x's: no TCP small queues, rate halving with moderation,
+    /// and 3.10-3.13's undo rules (2.6.32's `tcp_enter_loss` voids the marker at `TCPCB_RETRANS`).
+    #[test]
+    fn each_kernel_presets_facts() {
+        let (l26, l3x, now) = (era_of("linux-2.6"), era_of("linux-3.x"), era_of("current"));
+        assert_eq!([l26.tsq, l3x.tsq, now.tsq], [TsqLimit::Off, TsqLimit::Floored, TsqLimit::Capped]);
+        assert_eq!(
+            [l26.reduction, l3x.reduction, now.reduction],
+            [Reduction::RateHalving, Reduction::Prr, Reduction::Prr]
+        );
+        assert_eq!([l26.moderates_cwnd, l3x.moderates_cwnd, now.moderates_cwnd], [true, false, false]);
+        assert_eq!(l26.undo, UndoRules::of(UndoEra::Linux313));
+        assert_eq!(l26.undo, l3x.undo);
+        assert_eq!([l26.dsack_delivered, l3x.dsack_delivered, now.dsack_delivered], [false, false, true]);
     }
 
     #[test]

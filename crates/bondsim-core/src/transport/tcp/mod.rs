@@ -61,7 +61,7 @@ pub struct TcpConfig {
     pub ncr: bool,
     /// Linux's forward retransmission before 4.11 (`TcpSpec::forward_retransmit`, without RACK).
     pub forward_retransmit: bool,
-    /// The kernel era's rules as facts (`TcpSpec::undo`, `small_queues`, `tlp_timeout`).
+    /// The kernel era's rules as facts (`TcpSpec::undo`, `small_queues`, `tlp_timeout`, `cwnd_reduction`).
     pub era: Era,
     /// How losses are found, chosen once: RACK (`net.ipv4.tcp_recovery` bit 0x1,
     /// `TCP_RACK_LOSS_DETECTION`) with `tcp_sack`, else the scoreboard's rules.
@@ -135,7 +135,7 @@ impl TcpConfig {
             ts: TsTicks::of(spec.ts_clock, hz),
             ncr: spec.ncr,
             forward_retransmit: spec.forward_retransmit,
-            era: Era::new(spec.undo, spec.small_queues, spec.tlp_timeout, hz),
+            era: Era::new(spec.undo, spec.small_queues, spec.tlp_timeout, spec.cwnd_reduction, hz),
             loss: LossDetection::of(spec.tcp_recovery & 1 != 0, spec.tcp_sack),
             sack: spec.tcp_sack,
             dsack: spec.tcp_dsack && spec.tcp_sack,

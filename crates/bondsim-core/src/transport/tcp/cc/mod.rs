@@ -266,6 +266,12 @@ pub trait CongestionControl: Send + std::fmt::Debug {
 
     /// The window to return to when a reduction is undone (`undo_cwnd`).
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32;
+
+    /// The floor of rate halving's steps down (`tcp_cwnd_min`: the control's `min_cwnd` op, else
+    /// ssthresh; Linux before 3.2, read in 2.6.32's tcp_input.c). PRR has no such floor.
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        w.ssthresh
+    }
 }
 
 /// Names the registry knows (`cubic` first: Linux's default): the schema's list, which it checks

@@ -41,6 +41,12 @@ impl CongestionControl for NewReno {
     fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
         w.cwnd.max(prior_cwnd)
     }
+
+    /// Rate halving's floor: half of ssthresh (2.6.32's `tcp_reno_min_cwnd`, net/ipv4/tcp_cong.c:
+    /// "Lower bound on congestion window with halving", `snd_ssthresh/2`).
+    fn min_cwnd(&self, w: &Window) -> u32 {
+        w.ssthresh / 2
+    }
 }
 
 #[cfg(test)]

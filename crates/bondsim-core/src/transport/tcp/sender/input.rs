@@ -228,13 +228,17 @@ impl Conn {
     }
 
     /// The window (`tcp_cong_control`): a rate-based control's own (`cong_control`, with the
-    /// ACK's rate sample `rs`), else PRR in Recovery, else the control's growth.
+    /// ACK's rate sample `rs`), else PRR (or rate halving) in Recovery and CWR, else the control's
+    /// growth (and, before 3.2, `tcp_moderate_cwnd`).
     fn cong_control(&mut self, config: &TcpConfig, a: &Ack, rs: Option<&RateSample>, newly_lost: u32) {
         if a.old_ack || rs.is_some_and(|rs| self.rate_cong_control(rs)) {
             // (none on the `old_ack` path; a control with `cong_control` set the window itself)
         } else if matches!(self.state, CaState::Recovery | CaState::Cwr) {
-            // `tcp_in_cwnd_reduction`: PRR in CWR as in Recovery.
-            self.cwnd_reduction(a.delivered(), newly_lost, a.una_advanced);
+            // `tcp_in_cwnd_reduction`: PRR in CWR as in Recovery (rate halving before it).
+            match config.era.reduction {
+                Reduction::Prr => self.cwnd_reduction(a.delivered(), newly_lost, a.una_advanced),
+                Reduction::RateHalving => self.cwnd_down(a.newly_acked_sacked > 0 || a.una_advanced || a.dsack),
+            }
         } else {
             // `tcp_may_raise_cwnd`: with a raised reordering degree any forward progress
             // counts, otherwise only newly ACKed data.
@@ -248,6 +252,7 @@ impl Conn {
                 self.w.snd_nxt = u64::from(self.snd_nxt);
                 self.cc.cong_avoid(&mut self.w, a.delivered());
             }
+            self.moderate_cwnd(config, a);
         }
     }
 

@@ -20,7 +20,7 @@
 use std::collections::VecDeque;
 
 use super::cc::{self, AckSample, CaEvent, CaState, CongestionControl, RateSample, Window};
-use super::era::{LossDetection, TsqLimit, VoidUndoAt};
+use super::era::{LossDetection, Reduction, TsqLimit, VoidUndoAt};
 #[cfg(test)]
 use super::ts_of;
 use super::{split_token, timer_token, Fired, TcpConfig, TcpStats, TcpTrace, Timer, TsTicks, TRACE_MAX_ROWS};

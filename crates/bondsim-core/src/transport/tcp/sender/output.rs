@@ -125,13 +125,17 @@ impl Conn {
     /// 3.12 to 3.18 (`sender.small_queues = "linux-3.12"`): the limit is
     /// `max(tcp_limit_output_bytes, sk_pacing_rate >> 10)`, the pacing rate always 200% of
     /// `mss · max(cwnd, packets_out) / srtt`, and retransmissions are never held
-    /// (`tcp_xmit_retransmit_queue` has no such check).
+    /// (`tcp_xmit_retransmit_queue` has no such check). Before 3.6 (`sender.small_queues =
+    /// "linux-3.5"`) nothing is held.
     ///
     /// Both compare `sk_wmem_alloc`, which `sk_alloc` starts at 1 (`refcount_set(&sk->sk_wmem_alloc,
     /// 1)`, `net/core/sock.c`: the socket's own reference), with the limit: two buffers of the
     /// limit's `2 · truesize` already exceed it, so two wait below TCP, not three.
     pub(super) fn small_queue_full(&self, config: &TcpConfig, retransmit: bool) -> bool {
         let wmem_alloc = self.wmem + 1;
+        if config.era.tsq == TsqLimit::Off {
+            return false;
+        }
         if config.era.tsq == TsqLimit::Floored {
             if retransmit {
                 return false;
@@ -485,7 +489,7 @@ impl TcpSender {
         if r.paced_here {
             c.wstamp = r.wstamp;
         }
-        c.enter_cwr();
+        c.enter_cwr(&self.config);
         c.xmit_failed = true;
         self.stats.xmit_drops += 1;
         if c.packets_out() == 0 {

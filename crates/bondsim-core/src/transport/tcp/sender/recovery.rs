@@ -3,7 +3,9 @@
 //! `tcp_try_undo_dsack`, `tcp_try_undo_recovery`, `tcp_try_undo_loss`,
 //! `tcp_undo_cwnd_reduction`, `tcp_may_undo`, `tcp_packet_delayed`) and Proportional Rate
 //! Reduction (RFC 6937; `tcp_init_cwnd_reduction`, `tcp_cwnd_reduction`,
-//! `tcp_end_cwnd_reduction`).
+//! `tcp_end_cwnd_reduction`), or before it (Linux 3.2) rate halving with its caps, read in
+//! 2.6.32's tcp_input.c (`tcp_cwnd_down`, `tcp_complete_cwr`, `tcp_enter_cwr`,
+//! `tcp_moderate_cwnd`).
 
 use super::*;
 
@@ -58,12 +60,17 @@ impl Conn {
 
     /// `tcp_enter_cwr` (`tcp_input.c`, 6.x): a local reason to reduce the window (here the host's
     /// own queue refusing a send, `__tcp_transmit_skb`): from Open or Disorder, the reduction
-    /// starts (ssthresh from the control, PRR from the window now) with nothing to undo.
-    pub(super) fn enter_cwr(&mut self) {
+    /// starts (ssthresh from the control, PRR from the window now) with nothing to undo. Rate
+    /// halving's starts at the segments in flight plus one (2.6.32's `tcp_enter_cwr`:
+    /// `tp->snd_cwnd = min(tp->snd_cwnd, tcp_packets_in_flight(tp) + 1U)`).
+    pub(super) fn enter_cwr(&mut self, config: &TcpConfig) {
         self.prior_ssthresh = 0;
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             self.undo_marker = None;
             self.init_cwnd_reduction();
+            if config.era.reduction == Reduction::RateHalving {
+                self.w.cwnd = self.w.cwnd.min(self.in_flight() + 1);
+            }
             self.set_state(CaState::Cwr);
         }
     }
@@ -93,14 +100,48 @@ impl Conn {
         self.w.cwnd = (i64::from(in_flight) + sndcnt).max(1) as u32;
     }
 
-    /// `tcp_end_cwnd_reduction`.
-    pub(super) fn end_cwnd_reduction(&mut self) {
+    /// Rate halving (2.6.32's `tcp_cwnd_down`, in Recovery and CWR before PRR): on an ACK that
+    /// shows `progress` (`FLAG_ANY_PROGRESS | FLAG_DSACKING_ACK`: data newly ACKed or SACKed, or
+    /// a D-SACK), every second one takes a segment off cwnd while it is above `tcp_cwnd_min` (the
+    /// control's [`min_cwnd`](super::super::cc::CongestionControl::min_cwnd)), and each caps it
+    /// at the segments in flight plus one. The count of ACKs is `snd_cwnd_cnt`, which a
+    /// reduction's start zeroes.
+    pub(super) fn cwnd_down(&mut self, progress: bool) {
+        if !progress {
+            return;
+        }
+        let decr = self.w.cwnd_cnt + 1;
+        self.w.cwnd_cnt = decr & 1;
+        if decr >> 1 > 0 && self.w.cwnd > self.cc.min_cwnd(&self.w) {
+            self.w.cwnd -= decr >> 1;
+        }
+        self.w.cwnd = self.w.cwnd.min(self.in_flight() + 1);
+    }
+
+    /// `tcp_end_cwnd_reduction`: the window set to ssthresh, unless undone (no undo marker left).
+    /// Rate halving's end (2.6.32's `tcp_complete_cwr`) keeps the window if below: `snd_cwnd =
+    /// min(snd_cwnd, snd_ssthresh)`, after an undo too.
+    pub(super) fn end_cwnd_reduction(&mut self, config: &TcpConfig) {
         // (`if (inet_csk(sk)->icsk_ca_ops->cong_control) return;`: such a control keeps its window.)
         if self.sampling {
             return;
         }
-        if self.w.ssthresh < u32::MAX && self.undo_marker.is_some() {
-            self.w.cwnd = self.w.ssthresh;
+        match config.era.reduction {
+            Reduction::Prr if self.w.ssthresh < u32::MAX && self.undo_marker.is_some() => self.w.cwnd = self.w.ssthresh,
+            Reduction::Prr => {}
+            Reduction::RateHalving => self.w.cwnd = self.w.cwnd.min(self.w.ssthresh),
+        }
+    }
+
+    /// 2.6.32's `tcp_moderate_cwnd` (`era.moderates_cwnd`), "preventing bursts due to too big
+    /// ACKs in dubious situations": a dubious ACK (`a.alert`) with segments out before it that
+    /// leaves the connection in Open, Disorder (`tcp_try_to_open`) or Loss (`tcp_fastretrans_alert`,
+    /// when `tcp_try_undo_loss` fails) caps cwnd at the segments in flight plus `tcp_max_burst`,
+    /// the reordering degree. Called after the window's growth, which 2.6.32's `tcp_ack` made
+    /// before `tcp_fastretrans_alert`.
+    pub(super) fn moderate_cwnd(&mut self, config: &TcpConfig, a: &Ack) {
+        if config.era.moderates_cwnd && a.alert && a.prior_snd_una < self.snd_nxt {
+            self.w.cwnd = self.w.cwnd.min(self.in_flight() + self.reordering);
         }
     }
 
@@ -161,11 +202,11 @@ impl Conn {
             self.try_undo_dsack(stats);
         }
         match self.state {
-            CaState::Recovery if a.alert && self.snd_una >= self.high_seq => self.try_undo_recovery(stats, a),
+            CaState::Recovery if a.alert && self.snd_una >= self.high_seq => self.try_undo_recovery(config, stats, a),
             CaState::Loss if a.alert => self.process_loss(config, stats, a),
             // "CWR is to be held something *above* high_seq is ACKed" (`tcp_fastretrans_alert`, D).
             CaState::Cwr if a.alert && self.snd_una > self.high_seq => {
-                self.end_cwnd_reduction();
+                self.end_cwnd_reduction(config);
                 self.set_state(CaState::Open);
             }
             _ => {}
@@ -239,17 +280,18 @@ impl Conn {
     }
 
     /// The ACK that ends a fast recovery (`tcp_try_undo_recovery`, then Open): undone if the
-    /// timestamps show the retransmissions needless, else the window set to ssthresh.
-    fn try_undo_recovery(&mut self, stats: &mut TcpStats, a: &Ack) {
+    /// timestamps show the retransmissions needless, else the window set to ssthresh
+    /// ([`Conn::end_cwnd_reduction`], which an undo leaves to rate halving alone).
+    fn try_undo_recovery(&mut self, config: &TcpConfig, stats: &mut TcpStats, a: &Ack) {
         if self.may_undo(a.ts_ecr) {
             self.undo_reduction(stats, false);
         } else {
-            self.end_cwnd_reduction();
             // A recovery that was not undone counts toward the window's return to one
             // step (`else if (tp->rack.reo_wnd_persist) tp->rack.reo_wnd_persist--;`),
             // which `update_reo_wnd` makes at the next delivery.
             self.rack.reo_wnd_persist = self.rack.reo_wnd_persist.saturating_sub(1);
         }
+        self.end_cwnd_reduction(config);
         self.set_state(CaState::Open);
     }
 

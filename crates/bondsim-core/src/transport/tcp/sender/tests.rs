@@ -1572,3 +1572,136 @@ fn without_a_sample_the_rto_falls_back_to_three_seconds() {
     assert_eq!((c.srtt(), c.rto), (None, ms(3_000)));
     assert_eq!(c.w.cwnd, 10, "one retransmission keeps the initial window");
 }
+
+/// A connection with `out` segments in flight (none SACKed or lost), cwnd `cwnd`, ssthresh 10,
+/// reducing its window as `reduction` does.
+fn reducing(reduction: Reduction, cwnd: u32, out: u32) -> (TcpSender, Conn) {
+    let (mut s, mut c) = conn(cwnd, 1_000, 1_000);
+    s.config.era.reduction = reduction;
+    (c.w.ssthresh, c.w.cwnd_cnt, c.snd_nxt) = (10, 0, out);
+    (s, c)
+}
+
+#[test]
+fn rate_halving_takes_a_segment_off_every_second_ack_that_shows_progress() {
+    // 2.6.32's `tcp_cwnd_down`: `decr = snd_cwnd_cnt + 1; snd_cwnd_cnt = decr & 1; decr >>= 1`,
+    // only on an ACK with FLAG_ANY_PROGRESS or a D-SACK; 40 in flight keep the cap away.
+    let (_, mut c) = reducing(Reduction::RateHalving, 20, 40);
+    let path: Vec<u32> = [true, true, false, true, true, true]
+        .into_iter()
+        .map(|progress| {
+            c.cwnd_down(progress);
+            c.w.cwnd
+        })
+        .collect();
+    assert_eq!(path, [20, 19, 19, 19, 18, 18], "an ACK without progress counts for nothing");
+}
+
+#[test]
+fn rate_halving_stops_at_ssthresh_or_renos_half_of_it_but_caps_at_the_flight_plus_one() {
+    // `tcp_cwnd_min`: ssthresh (CUBIC has no `min_cwnd`), Reno's `tcp_reno_min_cwnd` half of it.
+    let (_, mut c) = reducing(Reduction::RateHalving, 10, 40);
+    (0..4).for_each(|_| c.cwnd_down(true));
+    assert_eq!(c.w.cwnd, 10, "at ssthresh: no more steps down");
+    c.cc = Box::new(cc::newreno::NewReno);
+    (0..4).for_each(|_| c.cwnd_down(true));
+    assert_eq!(c.w.cwnd, 8, "Reno steps on below ssthresh, to 5");
+    // `snd_cwnd = min(snd_cwnd, tcp_packets_in_flight(tp) + 1)` on every ACK with progress,
+    // below the floor too; an ACK without progress leaves the window as it is.
+    let (_, mut c) = reducing(Reduction::RateHalving, 20, 6);
+    c.cwnd_down(false);
+    assert_eq!(c.w.cwnd, 20);
+    c.cwnd_down(true);
+    assert_eq!(c.w.cwnd, 7, "6 in flight + 1, below ssthresh (10)");
+}
+
+#[test]
+fn rate_halvings_end_keeps_a_window_below_ssthresh_where_prr_sets_ssthresh() {
+    // 2.6.32's `tcp_complete_cwr`: `snd_cwnd = min(snd_cwnd, snd_ssthresh)`; today's
+    // `tcp_end_cwnd_reduction`: `snd_cwnd = snd_ssthresh` (with an undo marker).
+    for (reduction, cwnd, end) in [
+        (Reduction::RateHalving, 14, 10),
+        (Reduction::RateHalving, 7, 7),
+        (Reduction::Prr, 14, 10),
+        (Reduction::Prr, 7, 10),
+    ] {
+        let (s, mut c) = reducing(reduction, cwnd, 40);
+        c.undo_marker = Some(0);
+        c.end_cwnd_reduction(&s.config);
+        assert_eq!(c.w.cwnd, end, "{reduction:?} from {cwnd}");
+    }
+    // 2.6.32's `tcp_enter_cwr` starts CWR at the flight plus one; PRR starts from the window.
+    for (reduction, cwnd) in [(Reduction::RateHalving, 13), (Reduction::Prr, 20)] {
+        let (s, mut c) = reducing(reduction, 20, 12);
+        c.enter_cwr(&s.config);
+        assert_eq!((c.state, c.w.cwnd), (CaState::Cwr, cwnd), "{reduction:?}");
+    }
+}
+
+/// 20 segments sent at 0 by a connection without RACK (dupthresh) in congestion avoidance at
+/// cwnd 20, reducing its window as `reduction` does, then SACKs of 1 to 14 one at a time (0 is
+/// lost; the first two let two new segments out); the window after each ACK from the one that
+/// starts Recovery (3 SACKed) on, and after what it let out.
+fn recovery_path(reduction: Reduction) -> Vec<u32> {
+    let (mut s, _) = conn(10, 1_000, 1_000);
+    (s.config.gso, s.config.loss, s.config.era.reduction) = (false, LossDetection::Scoreboard, reduction);
+    s.open_established(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
+    let c = s.conns[0].as_mut().unwrap();
+    (c.w.cwnd, c.w.ssthresh) = (20, 20);
+    assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), 20);
+    let c = s.conns[0].as_mut().unwrap();
+    (c.wmem, c.snd_wnd) = (0, 1000);
+    c.rtt_sample(&s.config, ms(20), ms(20));
+    let mut path = Vec::new();
+    for k in 1..=14 {
+        let t = ms(20 + u64::from(k));
+        s.on_packet(t, ack_with(0, &[(1, k + 1)], 0, t), &mut Vec::new());
+        std::iter::from_fn(|| s.poll_transmit(t)).for_each(drop);
+        let c = s.conns[0].as_mut().unwrap();
+        c.wmem = 0; // off the host at once: TCP small queues hold nothing back
+        if c.state == CaState::Recovery {
+            assert_eq!(c.w.ssthresh, 20 * 717 / 1024, "CUBIC's ssthresh");
+            path.push(c.w.cwnd);
+        }
+    }
+    path
+}
+
+#[test]
+fn rate_halving_brings_the_window_down_a_segment_every_second_ack_where_prr_follows_the_deliveries() {
+    // Rate halving (2.6.32): at the entry the cap lets the retransmission out (18 in flight + 1),
+    // then one step down every second ACK, one segment sent per two ACKs, until ssthresh (14);
+    // from there one per ACK.
+    let halving = recovery_path(Reduction::RateHalving);
+    assert_eq!(halving, [19, 18, 18, 17, 17, 16, 16, 15, 15, 14, 14, 14]);
+    let prr = recovery_path(Reduction::Prr);
+    assert_eq!(prr.len(), halving.len());
+    assert_ne!(prr, halving, "PRR sends ssthresh/prior_cwnd of each delivery: a different path");
+}
+
+#[test]
+fn before_3_2_a_dubious_ack_caps_the_window_at_the_flight_plus_the_reordering_degree() {
+    // 2.6.32's `tcp_try_to_open` → `tcp_moderate_cwnd`: `snd_cwnd = min(snd_cwnd,
+    // tcp_packets_in_flight(tp) + tcp_max_burst(tp))`, `tcp_max_burst` being `tp->reordering`.
+    // An application-limited connection: cwnd 40, 20 segments out.
+    let run = |reduction: Reduction| {
+        let (mut s, _) = conn(10, 1_000, 1_000);
+        (s.config.gso, s.config.loss, s.config.era.reduction) = (false, LossDetection::Scoreboard, reduction);
+        s.config.era.moderates_cwnd = reduction == Reduction::RateHalving;
+        s.open_established(SimTime::ZERO, 0, 20 * 1448, &mut Vec::new());
+        s.conns[0].as_mut().unwrap().w.cwnd = 40;
+        assert_eq!(std::iter::from_fn(|| s.poll_transmit(SimTime::ZERO)).count(), 20);
+        let c = s.conns[0].as_mut().unwrap();
+        (c.wmem, c.snd_wnd) = (0, 1000);
+        // In Open an ACK that only moves snd_una on is not dubious: nothing is capped.
+        s.on_packet(ms(1), ack_with(2, &[], 0, ms(1)), &mut Vec::new());
+        let before = s.conns[0].as_ref().unwrap().w.cwnd;
+        // A SACK is (FLAG_DATA_SACKED): Disorder, 17 in flight.
+        s.on_packet(ms(2), ack_with(2, &[(3, 4)], 0, ms(2)), &mut Vec::new());
+        let c = s.conns[0].as_ref().unwrap();
+        assert_eq!((c.state, c.in_flight()), (CaState::Disorder, 17));
+        (before, c.w.cwnd)
+    };
+    assert_eq!(run(Reduction::RateHalving), (40, 17 + 3));
+    assert_eq!(run(Reduction::Prr), (40, 40));
+}
