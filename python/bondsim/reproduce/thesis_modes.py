@@ -153,15 +153,29 @@ def iperf(seconds: float, seed: int, measure_from: float) -> dict:
     }
 
 
+#: The thesis's kernel, which it does not name: it cites the bonding driver of Linux 2.6.29 (ref. [7],
+#: lxr.linux.no/linux+v2.6.29) and Ubuntu Server (ref. [22]), whose releases of its time (9.04 to 10.04) ran 2.6.28 to
+#: 2.6.32. Assumed: ``linux-2.6`` (2.6.32's TCP rules, ``sender.kernel``). Both tests run again under it.
+THESIS_KERNEL = "linux-2.6"
+#: Today's TCP (the defaults): the kernel of the main tables.
+TODAY = "current"
+
+
+def kernel_of(kernel: str) -> list[str]:
+    """The overrides that run ``kernel``'s TCP (none for today's)."""
+    return [] if kernel == TODAY else [f"sender.kernel={kernel}"]
+
+
 #: The switch's hash the Table 2 runs use (the thesis does not say): the model's default, layer2+3.
 SWITCH_HASH = "layer2+3"
 #: The switch hashes Table 2 is also run under (balance-rr: every hashed mode places data alike).
 SWITCH_HASHES = ("layer2", "layer2+3", "layer3+4")
 
 
-def run_iperf(*, quick: bool, progress: bool) -> pd.DataFrame:
+def run_iperf(*, quick: bool, progress: bool, kernel: str = TODAY) -> pd.DataFrame:
     """One row per Table 2 run: mode, the switch's hash, replication, goodput, the ports the data came in
-    on. Every mode under :data:`SWITCH_HASH`, and balance-rr under each of :data:`SWITCH_HASHES`."""
+    on. Every mode under :data:`SWITCH_HASH`, and balance-rr under each of :data:`SWITCH_HASHES`; TCP as
+    ``kernel`` ran it."""
     seconds, measure_from, replications = (0.3, 0.1, 2) if quick else (1.0, 0.25, 8)
     plan = [(setup, SWITCH_HASH) for setup in IPERF_SETUPS]
     plan += [("balance-rr", h) for h in SWITCH_HASHES if h != SWITCH_HASH]
@@ -169,13 +183,12 @@ def run_iperf(*, quick: bool, progress: bool) -> pd.DataFrame:
     for mode, switch_hash in plan:
         for rep in range(replications):
             bond = mode.removesuffix(f", {STATIC_LAG}")
-            over = [f"bond.mode={bond}", f"switch.hash='{switch_hash}'", *switch_of(mode)]
+            over = [f"bond.mode={bond}", f"switch.hash='{switch_hash}'", *switch_of(mode), *kernel_of(kernel)]
             docs.append(apply_overrides(iperf(seconds, 1 + rep, measure_from), over))
-            labels.append({"mode": mode, "switch_hash": switch_hash, "replication": rep})
+            labels.append({"mode": mode, "switch_hash": switch_hash, "kernel": kernel, "replication": rep})
     rows = []
-    for label, result in zip(
-        labels, run_many(docs, labels=labels, name="thesis-modes/iperf", progress=progress), strict=True
-    ):
+    name = f"thesis-modes/iperf {kernel}"
+    for label, result in zip(labels, run_many(docs, labels=labels, name=name, progress=progress), strict=True):
         s = result.summary
         rows.append(
             {
@@ -190,32 +203,34 @@ def run_iperf(*, quick: bool, progress: bool) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def web_plan(quick: bool) -> tuple[list[dict], list[dict]]:
+def web_plan(quick: bool, kernel: str = TODAY) -> tuple[list[dict], list[dict]]:
     seconds, replications = (0.4, 1) if quick else (1.5, MIN_INTERVAL_RUNS)
+    tcp = kernel_of(kernel)
     docs, labels = [], []
     rows = [("no bonding (1 client, 1 link)", "balance-rr", "linux", {"links": 1, "clients": 1})]
     rows += [(label, mode, "linux", {}) for label, mode in LINUX_MODES.items()]
     rows += [(mode, mode, "bondsim", {}) for mode in SCHEDULERS]
     for label, mode, family, shape in rows:
         for rep in range(replications):
-            docs.append(apply_overrides(web(seconds, 1 + rep, **shape), [f"bond.mode={mode}", *switch_of(label)]))
-            labels.append({"setup": label, "family": family, "replication": rep})
+            over = [f"bond.mode={mode}", *switch_of(label), *tcp]
+            docs.append(apply_overrides(web(seconds, 1 + rep, **shape), over))
+            labels.append({"setup": label, "family": family, "kernel": kernel, "replication": rep})
     if not quick:
         # one long run each: the first rebalance, then a measured second
         end = REBALANCE_S + 1.0
         for label, mode in WARM.items():
-            docs.append(apply_overrides(web(end, 1, measure_from=REBALANCE_S), [f"bond.mode={mode}"]))
-            labels.append({"setup": label, "family": "linux", "replication": 0})
+            docs.append(apply_overrides(web(end, 1, measure_from=REBALANCE_S), [f"bond.mode={mode}", *tcp]))
+            labels.append({"setup": label, "family": "linux", "kernel": kernel, "replication": 0})
     return docs, labels
 
 
-def run_web(*, quick: bool, progress: bool) -> pd.DataFrame:
-    """One row per run of the web test: labels, windowed goodput, TCP's and the wire's figures."""
-    docs, labels = web_plan(quick)
+def run_web(*, quick: bool, progress: bool, kernel: str = TODAY) -> pd.DataFrame:
+    """One row per run of the web test: labels, windowed goodput, TCP's and the wire's figures; TCP as
+    ``kernel`` ran it."""
+    docs, labels = web_plan(quick, kernel)
     rows = []
-    for label, result in zip(
-        labels, run_many(docs, labels=labels, name="thesis-modes/web", progress=progress), strict=True
-    ):
+    name = f"thesis-modes/web {kernel}"
+    for label, result in zip(labels, run_many(docs, labels=labels, name=name, progress=progress), strict=True):
         s = result.summary
         rows.append(
             {
@@ -269,10 +284,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     out = Path(out)
     iperf_runs = run_iperf(quick=quick, progress=progress)
     atomic.write_csv(iperf_runs, out / "iperf.csv")
-    by_hash = mean_ci(iperf_runs, ["mode", "switch_hash"], "goodput_mbps", means=("ports_in", "wire_ooo_fraction"))
-    by_hash["paper_mbps"] = by_hash["mode"].map(PAPER_IPERF)
+    by_hash, iperf_mean = iperf_means(iperf_runs)
     atomic.write_csv(by_hash, out / "iperf_switch_hash.csv")
-    iperf_mean = by_hash[by_hash["switch_hash"] == SWITCH_HASH].drop(columns="switch_hash").reset_index(drop=True)
     atomic.write_csv(iperf_mean, out / "iperf_mean.csv")
     plots.bars(
         iperf_mean.assign(source="bondsim"),
@@ -288,14 +301,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     )
     runs = run_web(quick=quick, progress=progress)
     atomic.write_csv(runs, out / "web.csv")
-    keys = ["setup", "family"]
-    mean = mean_ci(
-        runs,
-        keys,
-        "goodput_mbps",
-        means=("links_used", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious", "fct_p99_ms"),
-    )
-    mean["paper_mbps"] = mean["setup"].map(PAPER_WEB)
+    mean = web_mean(runs)
     atomic.write_csv(mean, out / "web_mean.csv")
     plots.bars(
         mean.assign(source="bondsim"),
@@ -323,9 +329,65 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         ylabel="P(outorder)",
         logx=True,
     )
+    era = {
+        "web": web_mean(run_web(quick=quick, progress=progress, kernel=THESIS_KERNEL)),
+        "iperf": iperf_means(run_iperf(quick=quick, progress=progress, kernel=THESIS_KERNEL))[1],
+    }
+    atomic.write_csv(pd.concat([t.assign(test=k) for k, t in era.items()]), out / "thesis_kernel_mean.csv")
     summary = out / "summary.md"
-    atomic.write_text(summary, report(mean, sizes, paper, quick, iperf_mean, by_hash))
+    text = report(mean, sizes, paper, quick, iperf_mean, by_hash) + era_report(mean, iperf_mean, era)
+    atomic.write_text(summary, text)
     return summary
+
+
+def web_mean(runs: pd.DataFrame) -> pd.DataFrame:
+    """The web test's mean and 95% interval per setup, with the thesis's figure."""
+    mean = mean_ci(
+        runs,
+        ["setup", "family"],
+        "goodput_mbps",
+        means=("links_used", "wire_ooo_fraction", "tcp_retransmits", "tcp_spurious", "fct_p99_ms"),
+    )
+    mean["paper_mbps"] = mean["setup"].map(PAPER_WEB)
+    return mean
+
+
+def iperf_means(runs: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 2's means per mode and switch hash, and those under :data:`SWITCH_HASH` alone, with the thesis's."""
+    by_hash = mean_ci(runs, ["mode", "switch_hash"], "goodput_mbps", means=("ports_in", "wire_ooo_fraction"))
+    by_hash["paper_mbps"] = by_hash["mode"].map(PAPER_IPERF)
+    one = by_hash[by_hash["switch_hash"] == SWITCH_HASH].drop(columns="switch_hash").reset_index(drop=True)
+    return by_hash, one
+
+
+def era_report(web: pd.DataFrame, iperf: pd.DataFrame, era: dict[str, pd.DataFrame]) -> str:
+    """The thesis's figures beside bondsim's under today's TCP and under the thesis's kernel (assumed)."""
+    parts = [
+        f"\n## Under the thesis's kernel (`{THESIS_KERNEL}`, assumed)\n",
+        "The thesis names no kernel (its references cite Linux 2.6.29's bonding driver and Ubuntu Server, whose "
+        "releases of 2009-2010 ran 2.6.28-2.6.32); both tests run again with `sender.kernel = "
+        f'"{THESIS_KERNEL}"` (2.6.32\'s TCP: no RACK, TLP, PRR or TCP small queues; FACK; an initial window of '
+        "3; timestamps in jiffies). Mbit/s, mean over the runs (95% interval†):\n",
+        "| test | setup | thesis | today's TCP | the thesis's kernel | out of order on the wire: today / then |",
+        "| --- | --- | ---: | ---: | ---: | --- |",
+    ]
+    for test, now, key in (("§4.4 web", web, "setup"), ("Table 2 iperf", iperf, "mode")):
+        then = era["web" if key == "setup" else "iperf"].set_index(key)
+        for r in now.itertuples():
+            old = then.loc[getattr(r, key)]
+            thesis = f"{r.paper_mbps:.0f}" if pd.notna(r.paper_mbps) else "–"
+            parts.append(
+                f"| {test} | {getattr(r, key)} | {thesis} | {ci_text(r, 'goodput_mbps', '.0f')} | "
+                f"{ci_text(old, 'goodput_mbps', '.0f')} | {r.wire_ooo_fraction:.1%} / {old['wire_ooo_fraction']:.1%} |"
+            )
+    rho_now, rho_then = rank_agreement(web), rank_agreement(era["web"])
+    compared = int(web["paper_mbps"].notna().sum())
+    parts += [
+        "",
+        f"The web test's order against the thesis's, Spearman's rank correlation over its {compared} figures: "
+        f"{rho_now:.2f} with today's TCP, {rho_then:.2f} with the thesis's kernel.",
+    ]
+    return "\n".join(parts) + "\n"
 
 
 def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
