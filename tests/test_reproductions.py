@@ -703,6 +703,27 @@ def test_thesis_modes_web_test_places_each_mode_by_how_many_links_it_uses(reprod
     assert web.loc["earliest-finish", "wire_ooo_fraction"] < web.loc["balance-rr", "wire_ooo_fraction"] / 2
 
 
+def test_thesis_modes_runs_both_tests_again_under_the_thesis_kernel_and_says_what_it_changed(reproduced):
+    from scipy import stats as st
+
+    era = csv(reproduced, "thesis-modes", "thesis_kernel_mean.csv")
+    web = era[era["test"] == "web"].set_index("setup")
+    today = csv(reproduced, "thesis-modes", "web_mean.csv").set_index("setup")
+    assert set(web.index) == set(today.index)  # every setup, under linux-2.6
+    assert set(era[era["test"] == "iperf"]["mode"]) == set(thesis_modes.IPERF_SETUPS)
+    # 2.6.32's TCP (no RACK, no TCP small queues) reorders balance-rr's striped data differently from today's
+    assert web.loc["balance-rr", "wire_ooo_fraction"] != today.loc["balance-rr", "wire_ooo_fraction"]
+    # one link's worth stays one link's worth: the era changes TCP, not the links
+    assert web.loc["active-backup", "goodput_mbps"] == pytest.approx(
+        today.loc["active-backup", "goodput_mbps"], rel=0.01
+    )
+    both = web[web["paper_mbps"].notna()]
+    rho = st.spearmanr(both["goodput_mbps"], both["paper_mbps"]).statistic
+    summary = (reproduced("thesis-modes") / "summary.md").read_text()
+    assert f"## Under the thesis's kernel (`{thesis_modes.THESIS_KERNEL}`, assumed)" in summary
+    assert f"{rho:.2f} with the thesis's kernel" in summary
+
+
 def test_thesis_modes_states_its_rank_agreement_with_the_thesis_computed_not_asserted(reproduced):
     from scipy import stats as st
 
