@@ -236,7 +236,13 @@ def test_a_reproduction_that_fails_midway_leaves_no_table_figure_or_summary(main
     monkeypatch.setattr(plots, "against", against)
     assert main("reproduce", "lacp-hashing", "--quick", "--quiet", "--out", str(out)).returncode == 0
     written = files_in(out)
-    assert sorted(written) == ["lacp_16_flows.png", "lacp_4_flows.png", "lacp_flows_per_link.csv", "summary.md"]
+    assert sorted(written) == [
+        "fig6_rates.csv",
+        "lacp_16_flows.png",
+        "lacp_4_flows.png",
+        "lacp_flows_per_link.csv",
+        "summary.md",
+    ]
     assert written["summary.md"].decode().rstrip().endswith("*Quick size (`--quick`), what the tests run.*")
 
 
