@@ -327,6 +327,22 @@ def test_hetero_calibration_matches_the_paper():
     assert ge + fe == pytest.approx(hetero_bonding.PAPER_SUM_8B_MBPS)
 
 
+def test_hetero_with_tcp_round_robin_falls_below_gigabit_alone_and_earliest_finish_adds_the_slow_link(reproduced):
+    tcp = csv(reproduced, "hetero-bonding", "hetero_tcp.csv").set_index(["era", "mode"])
+    assert len(tcp) == len(hetero_bonding.TCP_ERAS) * len(hetero_bonding.SCHEDULERS)
+    capacity = {rate: rate * 1448 / (1448 + 52 + 38) for rate in (GE, FE)}  # one link's payload in full frames
+    for era in hetero_bonding.TCP_ERAS:
+        alone, rr, ef = (tcp.loc[(era, m)] for m in ("null", "balance-rr", "earliest-finish"))
+        assert alone["goodput_mbps"] == pytest.approx(capacity[GE], rel=0.01), era  # Gigabit alone fills its link
+        # strict alternation puts every second segment behind the slow link: TCP sees half its data reordered
+        # and keeps well under Gigabit alone, as the paper's Round-Robin at large messages
+        assert rr["wire_ooo_fraction"] > 0.4 and rr["goodput_mbps"] < alone["goodput_mbps"] / 2, era
+        # earliest-finish sends the slow link its share in order: both links' worth
+        assert ef["wire_ooo_fraction"] == 0 and ef["goodput_mbps"] == pytest.approx(sum(capacity.values()), rel=0.01)
+    summary = (reproduced("hetero-bonding") / "summary.md").read_text()
+    assert "## TCP at large messages" in summary and "With TCP, Round-Robin carries" in summary
+
+
 def test_hetero_throughput_per_scheduler_follows_the_links(reproduced):
     table = csv(reproduced, "hetero-bonding", "hetero_throughput.csv")
     goodput = table.pivot(index="message_bytes", columns="mode", values="goodput_mbps")
