@@ -168,7 +168,8 @@ def tcp_report(tcp: pd.DataFrame) -> str:
 
 @atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
-    """Writes the throughput curves (CSV + PNG) and ``summary.md``.
+    """Writes the throughput curves (CSV + PNG), the TCP runs at large messages (``hetero_tcp.csv``) and
+    ``summary.md``.
 
     ``quick`` runs the same: this reproduction already takes seconds.
     """

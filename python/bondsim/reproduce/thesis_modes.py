@@ -15,7 +15,9 @@ scheduler can win back), and its per-size statistics table (§5.3.6.1), on bonds
   simulator, beside bondsim's ``process.txt`` for the same model.
 
 What the thesis leaves unstated, and what we chose: the wire (1 Gbit/s, 20 µs one way through the
-switch); Linux's TCP defaults of today (CUBIC, SACK, RACK-TLP); the measurement window (each run
+switch); Linux's TCP defaults of today (CUBIC, SACK, RACK-TLP), and both tests again under the thesis's
+kernel, which it does not name (``THESIS_KERNEL``: ``linux-2.6``, assumed); 802.3ad on the static LAG §4.2
+describes, and with an LACP partner beside it; the measurement window (each run
 lasts 1.5 s and its goodput counts from 0.25 s, ``measure_from_s``); the clients'
 switch ports are not a bottleneck (bondsim has no switch egress queue).
 """
@@ -280,7 +282,7 @@ def per_size(*, quick: bool, progress: bool) -> pd.DataFrame:
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes ``iperf.csv`` / ``iperf_mean.csv`` / ``iperf.png`` (Table 2), ``web.csv`` (every run),
     ``web_mean.csv`` (mean and 95% interval over replications), ``web.png``, ``per_size.csv``,
-    ``per_size.png`` and ``summary.md``."""
+    ``per_size.png``, ``thesis_kernel_mean.csv`` (both tests under :data:`THESIS_KERNEL`) and ``summary.md``."""
     out = Path(out)
     iperf_runs = run_iperf(quick=quick, progress=progress)
     atomic.write_csv(iperf_runs, out / "iperf.csv")
