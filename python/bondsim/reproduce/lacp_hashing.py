@@ -8,7 +8,7 @@ shipped scenario ``lacp_flows`` with 100 seeds (fresh random ephemeral ports
 each time), count the flows on each link from each flow's link, and set the
 distribution beside Binomial(n, 1/2).
 
-Fig. 6 (§4.4, p. 6): four UDP flows of 40 Mbit/s with random ports (6a), then one of 100 Mbit/s and three of
+Fig. 6 (§4.4; the text gives no page numbers): four UDP flows of 40 Mbit/s with random ports (6a), then one of 100 Mbit/s and three of
 40 (6b), from host 1 to host 2 over the same bond; the paper plots the rate each of host 2's two slaves
 received. Its values are in the figure only; its text says 6a "clearly shows the load balancing" and that in
 6b, with link 1 full of the 100 Mbit/s flow and the three others on link 0, "other traffic flows are not
@@ -94,13 +94,14 @@ def fig6_report(panels: dict[str, pd.DataFrame]) -> str:
         "",
         'The paper\'s figure (its values are not in its text) "clearly shows the load balancing", which only '
         f"an even split gives: 80 Mbit/s on each link, in {even} of {a['seed'].nunique()} seeds here "
-        "(6/16 = 37.5% for four fair coins); a 3 + 1 split overloads one link (120 offered on 100) and drops "
-        "a sixth of it. The hash never looks at the load, so which of these a run shows is its ports' luck.",
+        f"(6/16 = 37.5% for four fair coins); a 3 + 1 split offers one link 120 Mbit/s, of which it drops "
+        f"{_dropped_share(a, '40+40+40 / 40', 120.0):.0%}. The hash never looks at the load, so which of these a run "
+        "shows is its ports' luck.",
         "\n**6b**, one flow of 100 Mbit/s and three of 40:\n",
         *fig6_lines(b),
         "",
         "The paper's case, the 100 Mbit/s flow alone on link 1 and the three others on link 0 "
-        f"(`40+40+40 / 100`, {len(paper_b)} of {b['seed'].nunique()} seeds here; the paper set its flows up so): "
+        f"(`40+40+40 / 100`, the placement the paper describes; {len(paper_b)} of {b['seed'].nunique()} seeds here): "
         + (
             f"both links carry all they can, link 0 dropping {paper_b['link0_drops'].mean():.0f} packets of the "
             "120 Mbit/s offered (link 1's queue grows: 100 Mbit/s of payload is more than its wire carries), "
@@ -112,6 +113,11 @@ def fig6_report(panels: dict[str, pd.DataFrame]) -> str:
         ),
     ]
     return "\n".join(parts) + "\n"
+
+
+def _dropped_share(runs: pd.DataFrame, where: str, offered_mbps: float) -> float:
+    """The share of the payload offered to link 0 that it did not carry, over the runs placed ``where``."""
+    return 1 - runs[runs["placement"] == where]["link0_mbps"].mean() / offered_mbps
 
 
 def fig6_lines(runs: pd.DataFrame) -> list[str]:
