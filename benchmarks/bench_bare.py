@@ -28,26 +28,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_engine import ROOT, bench_binary  # noqa: E402
+from bench_engine import bench_binary  # noqa: E402
 
 SHAPES = (("balanced", "rr"), ("thesis", "rr"), ("thesis", "lb"))
-
-
-def peer_binary() -> Path:
-    """Builds the bare loop (release) and returns its path."""
-    out = subprocess.run(
-        ["cargo", "bench", "--no-run", "-p", "bondsim-core", "--bench", "bare_thesis", "--message-format=json"],
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    for line in out.splitlines():
-        msg = json.loads(line)
-        artifact = msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "bare_thesis"
-        if artifact and msg.get("executable"):
-            return Path(msg["executable"])
-    raise RuntimeError("cargo did not report the bare_thesis bench executable")
 
 
 def run(binary: Path, packets: int, shape: str, mode: str) -> dict:
@@ -112,7 +95,7 @@ def main() -> None:
     parser.add_argument("--packets", default="1e6,1e7", help="comma-separated packet counts (multiples of 100)")
     parser.add_argument("--out", type=Path, default=HERE / "results" / "bare-thesis.md", help="markdown results file")
     args = parser.parse_args()
-    engine, peer = bench_binary(), peer_binary()
+    engine, peer = bench_binary(), bench_binary("bare_thesis")
     load_before = os.getloadavg()[0]
     rows = [
         measure(engine, peer, int(float(n)), shape, mode, args.runs)

@@ -31,10 +31,11 @@ sys.path.insert(0, str(HERE))
 import simpy_model  # noqa: E402
 
 
-def bench_binary() -> Path:
-    """Builds the Rust bench binary (release) and returns its path."""
+def bench_binary(name: str = "engine") -> Path:
+    """Builds the core's Rust bench binary ``name`` (release; ``engine`` or the bare loop ``bare_thesis``) and
+    returns its path."""
     out = subprocess.run(
-        ["cargo", "bench", "--no-run", "-p", "bondsim-core", "--bench", "engine", "--message-format=json"],
+        ["cargo", "bench", "--no-run", "-p", "bondsim-core", "--bench", name, "--message-format=json"],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -42,10 +43,10 @@ def bench_binary() -> Path:
     ).stdout
     for line in out.splitlines():
         msg = json.loads(line)
-        artifact = msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "engine"
+        artifact = msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == name
         if artifact and msg.get("executable"):
             return Path(msg["executable"])
-    raise RuntimeError("cargo did not report the engine bench executable")
+    raise RuntimeError(f"cargo did not report the {name} bench executable")
 
 
 #: The generated part of ``engine.md``.

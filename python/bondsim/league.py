@@ -223,6 +223,12 @@ def _judge(row: dict[str, Any], goodput: float, retransmits: float) -> tuple[boo
     )
 
 
+def kernel_min_rtt_us(emus: list[dict]) -> float | None:
+    """The median over the kernel runs of their least RTT (``tcp_min_rtt_min_us``), None where none recorded it."""
+    rtts = [e["tcp_min_rtt_min_us"] for e in emus if e.get("tcp_min_rtt_min_us")]
+    return statistics.median(rtts) if rtts else None
+
+
 def measured_host(host: dict, model: dict, emus: list[dict]) -> tuple[dict, dict[str, float]] | None:
     """The case's host on the path its kernel runs measured: each link's delay grown by half the difference of the
     least RTTs (the kernel's ``tcp_min_rtt_min_us``, median over runs, less the model's), at least 0 (a link's delay
@@ -231,11 +237,10 @@ def measured_host(host: dict, model: dict, emus: list[dict]) -> tuple[dict, dict
     jitter is the sending side's and is not mirrored, so the ACKs' lateness is left out). Returns
     the host and what was put in (µs); None when the runs did not record their least RTT (kernel runs stored
     before the emulator reported it, 2026-11-30)."""
-    kernel_rtts = [e["tcp_min_rtt_min_us"] for e in emus if e.get("tcp_min_rtt_min_us")]
-    model_rtt = model.get("tcp_min_rtt_min_us")
-    if not kernel_rtts or not model_rtt:
+    kernel_rtt, model_rtt = kernel_min_rtt_us(emus), model.get("tcp_min_rtt_min_us")
+    if not kernel_rtt or not model_rtt:
         return None
-    extra = (statistics.median(kernel_rtts) - model_rtt) / 2
+    extra = (kernel_rtt - model_rtt) / 2
     late = statistics.median(e.get("emu_lateness_p50_us") or 0.0 for e in emus)
     links = []
     for link in host["links"]:
@@ -253,8 +258,7 @@ def measured_columns(row: dict[str, Any], host: dict, sims: list[dict], emus: li
     from bondsim.api import run_checked
 
     row["model_min_rtt_us"] = sims[0].get("tcp_min_rtt_min_us")
-    rtts = [e.get("tcp_min_rtt_min_us") for e in emus if e.get("tcp_min_rtt_min_us")]
-    row["kernel_min_rtt_us_median"] = statistics.median(rtts) if rtts else None
+    row["kernel_min_rtt_us_median"] = kernel_min_rtt_us(emus)
     # MPTCP: TCP_INFO on an MPTCP socket is its first subflow's alone (`mptcp_getsockopt_first_sf_only`,
     # net/mptcp/sockopt.c, 6.18), and its least RTT came out at 4,000 us exactly (below the path), the median in 9 of
     # the league's 15 MPTCP cases (2026-11-30): not the path's measure, so these cases are not judged on it.
