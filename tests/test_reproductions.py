@@ -620,6 +620,7 @@ def test_rr_links_lockstep_links_lose_only_the_headers(reproduced):
 def test_rr_links_jitter_reorders_more_with_more_links_and_costs_throughput(reproduced):
     mean = csv(reproduced, "rr-links", "rr_links_mean.csv")
     jittery = mean[(mean["jitter_us"] == max(bulk_tcp.JITTER_US)) & (mean["config"] == "default")]
+    jittery = jittery[jittery["host"] == "ideal"]
     for kernel, rows in jittery.groupby("kernel"):
         ooo = rows.set_index("links")["wire_ooo_fraction"]
         assert ooo[1] == 0 and ooo[2] > 0.2, kernel  # one link cannot reorder; two do, often
@@ -632,9 +633,28 @@ def test_rr_links_tuning_buffers_changes_nothing_when_the_window_never_binds(rep
     # 8 MiB of receive buffer is far above 800 Mbit/s x a LAN round trip: doubling it cannot help,
     # and txqueuelen on the bond sets a queue the (noqueue) bond does not have.
     mean = csv(reproduced, "rr-links", "rr_links_mean.csv")
-    table = mean.pivot_table(index=["links", "kernel", "jitter_us"], columns="config", values="loss_pct")
+    table = mean.pivot_table(index=["links", "kernel", "jitter_us", "host"], columns="config", values="loss_pct")
     assert set(table.columns) == set(rr_links.CONFIGS)
+    assert set(table.index.get_level_values("host")) == set(rr_links.HOSTS)
     assert (table["tuned"] - table["default"]).abs().max() < 0.05
+
+
+def test_rr_links_a_cpu_fitted_to_400_mbits_makes_the_knee_and_its_queue_never_fills(reproduced):
+    # Issue 38's experiment: one receiving CPU at 1448 x 8 / 400 Mbit/s a frame. Below its rate the
+    # loss is the ideal host's; above it TCP runs at the CPU's rate, so the loss is 1 - 400 / (100 n).
+    mean = csv(reproduced, "rr-links", "rr_links_mean.csv")
+    era = mean[(mean["kernel"] == rr_links.HOST_KERNEL) & (mean["jitter_us"] == rr_links.HOST_JITTER_US)]
+    loss = era[era["config"] == "default"].pivot_table(index="links", columns="host", values="loss_pct")
+    fitted = loss["fitted cpu"]
+    assert (fitted[[1, 2]] - loss["ideal"][[1, 2]]).abs().max() < 0.1  # the CPU keeps up
+    for n in (5, 8):
+        cap = 100 * (1 - rr_links.PAPER_KNEE_MBPS / (rr_links.LINK_MBPS * n))
+        assert cap <= fitted[n] < cap + 2, (n, fitted[n])  # (slow start costs the 1 s runs a little)
+    assert fitted[5] - fitted[2] > 10  # the knee
+    host = era[era["host"] == "fitted cpu"]
+    assert (host["host_drops"] == 0).all() and host["host_queue_max"].max() < 1000
+    busy = host[host["config"] == "default"].set_index("links")["host_cpu_busy_max"]
+    assert busy[8] > 0.95 > busy[1]
 
 
 def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(reproduced):

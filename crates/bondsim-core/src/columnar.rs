@@ -146,8 +146,7 @@ pub fn summary_schema() -> Schema {
     let full = crate::result::Summary::full();
     let json = serde_json::to_string(&full).expect("summaries always serialise");
     let Ordered(entries) = serde_json::from_str(&json).expect("a summary is an object");
-    let declared: Vec<_> =
-        crate::transport::FIGURES.iter().copied().chain([crate::failover::FIGURES]).flatten().collect();
+    let declared: Vec<_> = crate::result::declared_figures().into_iter().flatten().collect();
     let fields = entries.iter().filter_map(|(name, value)| {
         let kind = declared.iter().find(|d| d.name == name).map(|d| d.kind);
         let dt = match (kind, value) {

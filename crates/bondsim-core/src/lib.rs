@@ -36,6 +36,7 @@ pub mod engine;
 pub mod error;
 pub mod failover;
 pub mod fault;
+pub mod host;
 pub mod link;
 pub mod network;
 pub mod packet;

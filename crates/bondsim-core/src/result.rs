@@ -197,8 +197,7 @@ pub struct Summary {
     pub fct_p50_s: Option<f64>,
     /// 99th-percentile flow completion time, seconds.
     pub fct_p99_s: Option<f64>,
-    /// What the components reported (the transport's ends: `transport::FIGURES`; the failover
-    /// measures: `failover::FIGURES`), in their declared order; the emulator's own figures.
+    /// What the components reported ([`declared_figures`]), in their declared order; the emulator's own figures.
     #[serde(flatten)]
     pub figures: Figures,
     /// `link_events` stopped at its row limit (only with `trace.link_ms`; absent otherwise).
@@ -214,12 +213,18 @@ pub struct Summary {
     pub links: Vec<LinkSummary>,
 }
 
+/// Every component's declared figures, in the summary's order: the transport's ends
+/// (`transport::FIGURES`), the failover measures, the receiving hosts.
+pub fn declared_figures() -> Vec<&'static [crate::report::Declared]> {
+    crate::transport::FIGURES.iter().copied().chain([crate::failover::FIGURES, crate::host::FIGURES]).collect()
+}
+
 impl Summary {
     /// A summary with every figure there is (each `Option` set, every declared figure listed):
     /// what [`crate::columnar::summary_schema`] reads the figures' names and types from.
     pub fn full() -> Summary {
         let mut figures = Figures::default();
-        for declared in crate::transport::FIGURES.iter().copied().chain([crate::failover::FIGURES]).flatten() {
+        for declared in declared_figures().into_iter().flatten() {
             figures.push(declared.name, Figure::None);
         }
         Summary {

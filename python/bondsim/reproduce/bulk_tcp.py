@@ -36,9 +36,12 @@ def jitter(mean_us: float) -> list[str]:
     return [f'links.0.jitter={{kind = "exponential", mean_us = {mean_us}}}'] if mean_us else []
 
 
-def run(docs: Sequence[dict], labels: Sequence[dict], *, name: str, progress: bool) -> pd.DataFrame:
+def run(
+    docs: Sequence[dict], labels: Sequence[dict], *, name: str, progress: bool, figures: Sequence[str] = ()
+) -> pd.DataFrame:
     """Runs the points as a sweep named ``name`` (stored and resumable when a database is in use);
-    one row per run: its labels, goodput, transfer time and TCP's counters."""
+    one row per run: its labels, goodput, transfer time and TCP's counters, and the summary's
+    ``figures`` as they are named there."""
     rows = []
     for label, result in zip(labels, run_many(docs, labels=labels, name=name, progress=progress), strict=True):
         s = result.summary
@@ -53,6 +56,7 @@ def run(docs: Sequence[dict], labels: Sequence[dict], *, name: str, progress: bo
                 "tcp_fast_recoveries": s["tcp_fast_recoveries"],
                 "tcp_rtos": s["tcp_rtos"],
                 "drops": s["dropped"],
+                **{f: s[f] for f in figures},
             }
         )
     return pd.DataFrame(rows)

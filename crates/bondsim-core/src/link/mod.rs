@@ -52,11 +52,14 @@ pub enum DropCause {
     /// Dropped by the full queue of the line beyond the NIC (`links.N.downstream`), after
     /// leaving the host.
     Downstream,
+    /// Dropped by the receiving host's full receive queue (`[host]`: the backlog or the ring),
+    /// after crossing the wire; counted by the host (`host_drops`).
+    HostQueue,
 }
 
 impl DropCause {
     /// How many causes there are (for arrays indexed by `cause as usize`).
-    pub const COUNT: usize = 7;
+    pub const COUNT: usize = 8;
 }
 
 /// Counters of one link over a run.
@@ -97,7 +100,7 @@ impl LinkStats {
             DropCause::Random => self.drops_random += 1,
             DropCause::Silent => self.drops_silent += 1,
             DropCause::Downstream => self.drops_downstream += 1,
-            DropCause::NoLink | DropCause::SwitchPort => {}
+            DropCause::NoLink | DropCause::SwitchPort | DropCause::HostQueue => {}
         }
     }
 }

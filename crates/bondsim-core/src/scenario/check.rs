@@ -127,7 +127,7 @@ pub const OVERHEAD_BYTES: Bound = Bound {
 
 /// A transmit queue or a line's queue, packets.
 pub const QUEUE_PACKETS: Bound = Bound {
-    fields: "links.N.txqueuelen, links.N.downstream.queue_packets",
+    fields: "links.N.txqueuelen, links.N.downstream.queue_packets, host.netdev_max_backlog, host.rx_ring",
     low: 1.0,
     high: 1e6,
     unit: "packets",
@@ -144,14 +144,25 @@ pub const DELAY_US: Bound = Bound {
     why: "a geostationary satellite hop takes about 0.27 s one way and the Moon 1.3 s; 10 s is beyond any path",
 };
 
-/// Per-frame costs on the host: the NIC's and driver's time, TX-completion coalescing.
+/// Per-frame costs on the host: the NIC's and driver's time, TX-completion coalescing, the
+/// receiving host's CPU time per frame.
 pub const HOST_FRAME_US: Bound = Bound {
-    fields: "links.N.per_packet_us, links.N.tx_coalesce_us",
+    fields: "links.N.per_packet_us, links.N.tx_coalesce_us, host.rx_packet_us, host.tx_packet_us",
     low: 0.0,
     high: 1e4,
     unit: "µs",
     why: "a NIC's and driver's cost per frame is microseconds, and ethtool's tx-usecs stops at 10 ms \
           (igb's IGB_MAX_ITR_USECS)",
+};
+
+/// The receiving host's CPU time per payload byte.
+pub const HOST_BYTE_NS: Bound = Bound {
+    fields: "host.rx_byte_ns",
+    low: 0.0,
+    high: 100.0,
+    unit: "ns per byte",
+    why: "copying a byte takes a fraction of a nanosecond on today's hosts (memcpy at several GB/s); \
+          100 ns is 10 MB/s, slower than any machine that ran Linux's TCP",
 };
 
 /// How much later than the physical change a NIC reports carrier.
@@ -203,6 +214,7 @@ pub const BOUNDS: &[&Bound] = &[
     &QUEUE_PACKETS,
     &DELAY_US,
     &HOST_FRAME_US,
+    &HOST_BYTE_NS,
     &CARRIER_LATENCY_MS,
     &BOND_MS,
     &TICK_MS,
@@ -347,6 +359,7 @@ mod tests {
         let tcp = with(with(base(), "sender", serde_json::json!({"kind": "tcp"})), "links.0.rate_mbps", 100.into());
         let rated = rate(serde_json::json!({"rate_mbps": 100}));
         let small = with(base(), "sender", serde_json::json!({"chunk_bytes": 20}));
+        let host = with(base(), "host", serde_json::json!({"rx_packet_us": 1}));
         // (scenario, field, just inside, just outside, the bound it breaks)
         let cases: Vec<(serde_json::Value, &str, f64, f64, &Bound)> = vec![
             (rate(serde_json::json!({"per_packet_us": 0.01})), "links.0.rate_mbps", 1.6e6, 1.7e6, &RATE_MBPS),
@@ -403,6 +416,11 @@ mod tests {
             (cbr(serde_json::json!({"kind": "window"})), "sender.ack_delay_us", 1e7, 1.000_001e7, &DELAY_US),
             (rated.clone(), "links.0.per_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
             (rated.clone(), "links.0.tx_coalesce_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (host.clone(), "host.rx_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (host.clone(), "host.tx_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (host.clone(), "host.rx_byte_ns", 100.0, 100.5, &HOST_BYTE_NS),
+            (host.clone(), "host.netdev_max_backlog", 1e6, 1_000_001.0, &QUEUE_PACKETS),
+            (host, "host.rx_ring", 1.0, 0.0, &QUEUE_PACKETS),
             (base(), "links.0.carrier_latency_ms", 1e4, 10_001.0, &CARRIER_LATENCY_MS),
             (base(), "bond.miimon", 2_147_483_647.0, 2_147_483_648.0, &BOND_MS),
             (base(), "bond.downdelay", 2_147_483_647.0, 2_147_483_648.0, &BOND_MS),

@@ -7,7 +7,7 @@
 //! front into inline data, so the core never touches the file system.
 //!
 //! This file holds [`Scenario`], its parsing and the checks across parts; each part of
-//! the schema (workload, sender, network, ipfrag, bond, links and their failures, switch,
+//! the schema (workload, sender, network, ipfrag, host, bond, links and their failures, switch,
 //! trace, capture options) is a file of this folder with its types, defaults and checks.
 
 use serde::{Deserialize, Serialize};
@@ -19,6 +19,7 @@ mod bond;
 mod capture;
 mod check;
 mod failures;
+mod host;
 mod ipfrag;
 mod links;
 mod named;
@@ -33,6 +34,7 @@ pub use capture::*;
 use check::*;
 pub use check::{Bound, BOUNDS};
 pub use failures::*;
+pub use host::*;
 pub use ipfrag::*;
 pub use links::*;
 use named::{by_name, named_enum};
@@ -76,6 +78,9 @@ pub struct Scenario {
     /// The receiving host's IP reassembly (used when datagrams are fragmented).
     #[serde(default, deserialize_with = "table")]
     pub ipfrag: IpFrag,
+    /// The receiving hosts' CPU and receive queue (off by default: frames cost nothing).
+    #[serde(default, skip_serializing_if = "Host::is_off", deserialize_with = "table")]
+    pub host: Host,
     /// The bond: its mode (scheduler), link monitor and the mode's options.
     #[serde(deserialize_with = "table")]
     pub bond: Bond,
@@ -193,6 +198,7 @@ impl Scenario {
         self.validate_network()?;
         self.validate_links()?;
         self.validate_ipfrag()?;
+        self.validate_host()?;
         self.validate_switch()?;
         self.validate_bond()
     }

@@ -28,7 +28,9 @@ impl World {
         let ends = transport::build(scenario, &clients);
         schedule_arrivals_and_polls(&requests, &links, &mut events);
 
+        let hosts = World::hosts_for(scenario, &requests);
         let mut world = World {
+            hosts,
             events,
             paths: vec![(u32::MAX, 0); requests.len()],
             subflows,

@@ -1,17 +1,18 @@
 //! The run's result, built from each component's report.
 
 use super::*;
-use crate::failover::{self, Timeouts};
-use crate::report::{Declared, Report};
+use crate::failover::Timeouts;
+use crate::report::Report;
 
 impl World {
     /// Each component reports what it did; the result is built from the reports.
     pub(super) fn finish(mut self, scenario: &Scenario, wall_s: f64) -> RunResult {
         let end = self.stopped_at.unwrap_or(self.events.now());
-        let declared: Vec<&[Declared]> = transport::FIGURES.iter().copied().chain([failover::FIGURES]).collect();
+        let declared = result::declared_figures();
         let mut report = Report::new(&declared, end.as_secs_f64(), self.receiver.datagrams_lost);
         self.server.report(&mut report);
         self.client.report(&mut report);
+        crate::host::RxHost::report(&self.hosts, end.as_secs_f64(), &mut report);
         let timeouts = report.instants_of("rto_at").map(|rto_at| Timeouts {
             rto_at,
             spurious_rto_at: report.instants_of("spurious_rto_at").unwrap_or_default(),

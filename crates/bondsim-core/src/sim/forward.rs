@@ -308,6 +308,17 @@ impl World {
         if let Some(c) = self.capture.as_deref_mut() {
             c.client_received(now, packet, self.slave_macs.of(id));
         }
+        if self.hosts.is_empty() {
+            self.up_the_stack(now, packet);
+        } else {
+            self.host_receive(now, *packet);
+        }
+    }
+
+    /// A copy of `packet` goes up the client's stack: the first copy of a broadcast, the wire tap,
+    /// the resequencer if the bond has one, the client's end.
+    #[inline(always)]
+    pub(super) fn up_the_stack(&mut self, now: SimTime, packet: &Packet) {
         if let Some(c) = (!self.copies.is_empty()).then(|| self.copies.get_mut(&packet.bond_seq)).flatten() {
             c.left -= 1;
             let first = !c.delivered;

@@ -81,6 +81,7 @@ impl World {
     /// Puts a client's packet (an acknowledgement) on the fabric towards the server.
     pub(super) fn send_back(&mut self, now: SimTime, packet: Packet) {
         self.reverse_sent += 1;
+        self.host_sent(now, packet.flow);
         if self.capture.is_some() {
             let dst = self.client_dst_mac(packet.flow as usize);
             self.capture.as_deref_mut().expect("a capture").client_sent(now, &packet, dst);

@@ -1,0 +1,86 @@
+//! `[host]`: the receiving hosts' CPU and receive path (issue 38). Off unless a cost is set.
+
+use super::*;
+
+/// Each receiving host (every client of a download): one CPU that takes every frame the host
+/// receives from its receive queue and runs the stack on it, the reading application's copy
+/// and the ACKs it sends included. A frame costs `rx_packet_us` + `rx_byte_ns` × its payload, an
+/// ACK (any frame the host sends) `tx_packet_us`. Frames wait in one of Linux's two receive
+/// queues, and are dropped when it is full:
+///
+/// * the per-CPU backlog of the `netif_rx` path (veth, TUN; a NIC without NAPI): `enqueue_to_backlog`
+///   (net/core/dev.c, 6.18) drops a frame when `input_pkt_queue` holds more than
+///   `netdev_max_backlog` (`qlen > max_backlog`), and `process_backlog` moves the whole input
+///   queue into its `process_queue` each time that empties, so up to twice as many wait;
+/// * a NAPI NIC's receive ring (`rx_ring` descriptors, `ethtool -G rx`): a frame that finds every
+///   descriptor taken is dropped by the NIC (counted in `rx_missed_errors` / `rx_no_buffer_count`);
+///   a descriptor is given back when the poll has handled its frame.
+///
+/// What is left out, said once: NAPI's budget (`netdev_budget` 300, `dev_rx_weight` 64) only
+/// shares the CPU with other softirq work, which the model has none of; GRO; interrupt
+/// coalescing's delay; several CPUs (RPS, RSS). The default, every cost 0, is no host at all:
+/// frames reach the stack the instant they arrive, as before this part existed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Host {
+    /// CPU time per frame received, µs (the driver, IP and TCP input, the wake-up of the reader).
+    #[serde(default)]
+    pub rx_packet_us: f64,
+    /// CPU time per payload byte received, ns (the copy to the reader: `skb_copy_datagram_iter`).
+    #[serde(default)]
+    pub rx_byte_ns: f64,
+    /// CPU time per frame the host sends (an ACK: `tcp_send_ack` and the driver's transmit), µs.
+    #[serde(default)]
+    pub tx_packet_us: f64,
+    /// `net.core.netdev_max_backlog` (`net_hotdata.max_backlog`, net/core/hotdata.c: 1000): the
+    /// backlog path's limit, used when `rx_ring` is not set.
+    #[serde(default = "default_max_backlog")]
+    pub netdev_max_backlog: u32,
+    /// A NAPI NIC's receive ring, descriptors: frames queue there instead of the backlog.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rx_ring: Option<u32>,
+}
+
+fn default_max_backlog() -> u32 {
+    1000
+}
+
+impl Default for Host {
+    fn default() -> Host {
+        Host {
+            rx_packet_us: 0.0,
+            rx_byte_ns: 0.0,
+            tx_packet_us: 0.0,
+            netdev_max_backlog: default_max_backlog(),
+            rx_ring: None,
+        }
+    }
+}
+
+impl Host {
+    /// No host model: every cost 0 (the default), so frames reach the stack as they arrive.
+    pub fn is_off(&self) -> bool {
+        self.rx_packet_us == 0.0 && self.rx_byte_ns == 0.0 && self.tx_packet_us == 0.0
+    }
+}
+
+impl Scenario {
+    pub(super) fn validate_host(&self) -> Result<()> {
+        let h = &self.host;
+        plausible("host.rx_packet_us", h.rx_packet_us, &HOST_FRAME_US)?;
+        plausible("host.tx_packet_us", h.tx_packet_us, &HOST_FRAME_US)?;
+        plausible("host.rx_byte_ns", h.rx_byte_ns, &HOST_BYTE_NS)?;
+        plausible("host.netdev_max_backlog", f64::from(h.netdev_max_backlog), &QUEUE_PACKETS)?;
+        if let Some(ring) = h.rx_ring {
+            plausible("host.rx_ring", f64::from(ring), &QUEUE_PACKETS)?;
+        }
+        if !h.is_off() && self.upload() {
+            return Err(Error::scenario(
+                "host",
+                "models the clients' hosts, which receive a download's data; with workload.direction = \
+                 \"upload\" the server receives it, which has no host model yet: leave [host] out",
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,139 @@
+//! The receiving hosts (`[host]`): a CPU that handles every frame at a cost, a receive queue that
+//! drops when full. Every expectation is derived from the scenario (a CPU's rate in frames per
+//! second is 1 / its cost per frame), never a copied figure.
+
+use bondsim_core::report::Figure;
+use bondsim_core::{run, RunResult, Scenario};
+use serde_json::{json, Value};
+
+fn scenario(value: Value) -> Scenario {
+    Scenario::from_json(&value.to_string()).unwrap_or_else(|e| panic!("{e}: {value}"))
+}
+
+/// One CUBIC download of `bytes` over one 100 Mbit/s link, the client's host as `host` says.
+fn bulk(bytes: u64, host: Value) -> Value {
+    json!({
+        "seed": 1,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": bytes}},
+        "sender": {"kind": "tcp", "tcp_congestion_control": "cubic"},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 100.0, "delay_us": 50.0}],
+        "host": host,
+    })
+}
+
+/// A UDP stream at 100 Mbit/s of 1448-byte datagrams for `stop_s`, into the host `host`.
+fn udp(host: Value) -> Value {
+    json!({
+        "seed": 1,
+        "stop_s": 0.5,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000_000u64}},
+        "sender": {"kind": "cbr", "rate_mbps": 100.0, "chunk_bytes": 1448},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 1000.0}],
+        "host": host,
+    })
+}
+
+fn goodput_bps(r: &RunResult) -> f64 {
+    r.requests.file_bytes[0] as f64 * 8.0 / r.summary.fct_mean_s.expect("the flow completed")
+}
+
+fn count(r: &RunResult, name: &str) -> u64 {
+    match r.summary.figures.get(name) {
+        Some(Figure::Count(n)) => *n,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+fn real(r: &RunResult, name: &str) -> f64 {
+    match r.summary.figures.get(name) {
+        Some(Figure::Real(x)) => *x,
+        other => panic!("{name}: {other:?}"),
+    }
+}
+
+#[test]
+fn without_costs_there_is_no_host_and_nothing_moves() {
+    let plain = run(&scenario(json!({"seed": 1, "workload": {"requests": 1, "clients": 1,
+        "file_size": {"kind": "fixed", "bytes": 2_000_000}}, "sender": {"kind": "tcp"},
+        "bond": {"mode": "balance-rr"}, "links": [{"rate_mbps": 100.0, "delay_us": 50.0}]})))
+    .unwrap();
+    let zero = run(&scenario(bulk(2_000_000, json!({"netdev_max_backlog": 10})))).unwrap();
+    assert_eq!(plain.summary.fct_mean_s, zero.summary.fct_mean_s);
+    assert_eq!(plain.summary.events, zero.summary.events);
+    for name in ["host_rx_frames", "host_drops", "host_queue_max", "host_cpu_busy_max"] {
+        assert_eq!(zero.summary.figures.get(name), Some(&Figure::None), "{name}");
+    }
+    // Written back without the part it left at its defaults.
+    assert!(!scenario(bulk(1, json!({}))).to_json().contains("\"host\""));
+}
+
+#[test]
+fn a_cpu_slower_than_the_link_caps_tcp_at_its_own_rate() {
+    // 200 µs a frame: 5,000 frames a second, 57.9 Mbit/s of 1448-byte segments, below the link's
+    // 100 Mbit/s. The CPU is the bottleneck: busy nearly all the time, TCP at most its rate.
+    let r = run(&scenario(bulk(10_000_000, json!({"rx_packet_us": 200.0})))).unwrap();
+    let cpu_bps = 1448.0 * 8.0 / 200e-6;
+    let g = goodput_bps(&r);
+    assert!(g <= cpu_bps && g > 0.8 * cpu_bps, "goodput {g} against the CPU's {cpu_bps}");
+    assert!(real(&r, "host_cpu_busy_max") > 0.85, "{}", real(&r, "host_cpu_busy_max"));
+    // Every segment that reached the stack went through the CPU: the data and the handshake's.
+    assert!(count(&r, "host_rx_frames") >= 10_000_000 / 1448);
+}
+
+#[test]
+fn a_fast_cpu_costs_little_and_its_busy_share_is_frames_times_cost() {
+    let plain = run(&scenario(bulk(5_000_000, json!({})))).unwrap();
+    let r = run(&scenario(bulk(5_000_000, json!({"rx_packet_us": 5.0, "rx_byte_ns": 0.5})))).unwrap();
+    let (g0, g) = (goodput_bps(&plain), goodput_bps(&r));
+    assert!(g <= g0 && g > 0.97 * g0, "{g} against {g0} without a host");
+    // Busy time: 5 µs a frame, and half a nanosecond per payload byte.
+    let frames = count(&r, "host_rx_frames") as f64;
+    let busy_s = frames * 5e-6 + r.requests.file_bytes[0] as f64 * 0.5e-9;
+    let duration = r.summary.duration_s;
+    let share = real(&r, "host_cpu_busy_max");
+    assert!((share - busy_s / duration).abs() < 0.01 * share + 1e-4, "{share} against {}", busy_s / duration);
+    assert_eq!(count(&r, "host_drops"), 0);
+}
+
+#[test]
+fn acks_cost_the_cpu_so_a_busy_receiver_slows_down_further() {
+    let rx_only = goodput_bps(&run(&scenario(bulk(5_000_000, json!({"rx_packet_us": 200.0})))).unwrap());
+    let with_acks =
+        goodput_bps(&run(&scenario(bulk(5_000_000, json!({"rx_packet_us": 200.0, "tx_packet_us": 100.0})))).unwrap());
+    // Linux ACKs every second full segment: about 50 µs more a segment, 250 against 200.
+    assert!(with_acks < 0.9 * rx_only, "{with_acks} against {rx_only}");
+    assert!(with_acks > 0.6 * rx_only, "{with_acks} against {rx_only}");
+}
+
+#[test]
+fn a_stream_faster_than_the_cpu_is_dropped_at_the_backlog() {
+    // 100 Mbit/s of 1448 + 28 header bytes: 8,469 datagrams a second into a CPU of 5,000.
+    let r = run(&scenario(udp(json!({"rx_packet_us": 200.0, "netdev_max_backlog": 300})))).unwrap();
+    let handled = count(&r, "host_rx_frames");
+    let dropped = count(&r, "host_drops");
+    // In 0.5 s the CPU handles 2,500, and the queue holds up to twice the backlog (the input queue
+    // refills while the process queue drains): at most 602 wait at the end.
+    assert!((2_499..=2_501).contains(&handled), "{handled}");
+    assert!(count(&r, "host_queue_max") <= 602 && count(&r, "host_queue_max") > 301);
+    assert_eq!(r.summary.delivered, handled);
+    assert!(dropped > 1_000 && dropped < 2_000, "{dropped}");
+    // The ring of a NAPI NIC holds its descriptors only: fewer wait, more are dropped.
+    let ring = run(&scenario(udp(json!({"rx_packet_us": 200.0, "rx_ring": 256})))).unwrap();
+    assert_eq!(count(&ring, "host_queue_max"), 255);
+    assert!(count(&ring, "host_drops") > dropped);
+}
+
+#[test]
+fn a_host_for_an_upload_is_refused_naming_the_field() {
+    let mut doc = bulk(1_000_000, json!({"rx_packet_us": 1.0}));
+    doc["workload"]["direction"] = json!("upload");
+    let err = Scenario::from_json(&doc.to_string()).map(|_| ()).expect_err("refused").to_string();
+    assert!(err.starts_with("host:") && err.contains("upload"), "{err}");
+    let err = Scenario::from_json(&bulk(1, json!({"rx_packet_us": -1.0})).to_string())
+        .map(|_| ())
+        .expect_err("refused")
+        .to_string();
+    assert!(err.starts_with("host.rx_packet_us: must be from 0 to"), "{err}");
+}
