@@ -760,6 +760,27 @@ def test_thesis_modes_runs_both_tests_again_under_the_thesis_kernel_and_says_wha
     assert f"{rho:.2f} with the thesis's kernel" in summary
 
 
+def test_thesis_modes_gives_the_clients_a_cpu_calibrated_on_one_client_and_predicts_the_rest(reproduced):
+    # Issue 38's experiment: each client's CPU at the cost that makes one client on one link move the
+    # thesis's 723.2 Mbit/s (§4.4.1); every other setup's figure is a prediction of that one value.
+    hosted = csv(reproduced, "thesis-modes", "host_mean.csv").set_index("setup")
+    era = csv(reproduced, "thesis-modes", "thesis_kernel_mean.csv")
+    ideal = era[era["test"] == "web"].set_index("setup")
+    solo = hosted.loc[thesis_modes.HOST_FROM, "goodput_mbps"]
+    assert solo == pytest.approx(thesis_modes.PAPER_WEB[thesis_modes.HOST_FROM], rel=0.002)
+    for setup in ("active-backup", "802.3ad (layer3+4), static LAG"):  # four clients on one link: no CPU is full
+        assert hosted.loc[setup, "goodput_mbps"] == pytest.approx(ideal.loc[setup, "goodput_mbps"], rel=0.005)
+        assert hosted.loc[setup, "host_cpu_busy_max"] < 0.5
+    for setup in ("balance-rr", "balance-xor (layer3+4)"):  # four clients, each at its CPU's rate
+        assert hosted.loc[setup, "goodput_mbps"] < ideal.loc[setup, "goodput_mbps"]
+        assert hosted.loc[setup, "goodput_mbps"] == pytest.approx(4 * solo, rel=0.03)
+    # broadcast: every frame four times, so one client's worth of CPU over four clients' data
+    assert hosted.loc["broadcast", "goodput_mbps"] == pytest.approx(solo, rel=0.02)
+    summary = (reproduced("thesis-modes") / "summary.md").read_text()
+    us = hosted["host_rx_us"].iloc[0]
+    assert f"`host.rx_packet_us = {us:.2f}`" in summary and "## The clients' hosts" in summary
+
+
 def test_thesis_modes_states_its_rank_agreement_with_the_thesis_computed_not_asserted(reproduced):
     from scipy import stats as st
 

@@ -137,3 +137,57 @@ fn a_host_for_an_upload_is_refused_naming_the_field() {
         .to_string();
     assert!(err.starts_with("host.rx_packet_us: must be from 0 to"), "{err}");
 }
+
+/// One CUBIC download of 20 MB over `links`, balance-rr, into a NAPI host with or without GRO (the
+/// NIC's interrupts at least 50 µs apart).
+fn napi(links: Value, gro: bool) -> RunResult {
+    let doc = json!({
+        "seed": 1,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 20_000_000}},
+        "sender": {"kind": "tcp", "tcp_congestion_control": "cubic"},
+        "bond": {"mode": "balance-rr"},
+        "links": links,
+        "host": {"rx_packet_us": 1.0, "rx_skb_us": 20.0, "rx_ring": 1024, "rx_coalesce_us": 50.0, "gro": gro},
+    });
+    run(&scenario(doc)).unwrap()
+}
+
+#[test]
+fn gro_merges_an_in_order_flow_so_the_stack_and_the_acks_run_once_per_skb() {
+    let link = json!([{"rate_mbps": 1000.0, "delay_us": 20.0}]);
+    let (plain, gro) = (napi(link.clone(), false), napi(link, true));
+    // Without GRO each frame costs 21 µs: 551 Mbit/s of 1448-byte segments, below the link's rate.
+    let cpu_bps = 1448.0 * 8.0 / 21e-6;
+    assert!(goodput_bps(&plain) <= cpu_bps && goodput_bps(&plain) > 0.9 * cpu_bps, "{}", goodput_bps(&plain));
+    assert_eq!(count(&plain, "host_rx_skbs"), count(&plain, "host_rx_frames"));
+    // With it a poll's run of segments is one skb (a poll takes what 50 µs brought, four frames at
+    // the link's rate, or more when the CPU falls behind): the stack's 20 µs is spent far less often,
+    // and TCP, deciding one ACK per skb, sends fewer than one per two segments.
+    let per_skb = count(&gro, "host_rx_frames") as f64 / count(&gro, "host_rx_skbs") as f64;
+    assert!(per_skb > 3.0, "{per_skb} frames per skb");
+    assert!(goodput_bps(&gro) > 1.5 * goodput_bps(&plain), "{} against {}", goodput_bps(&gro), goodput_bps(&plain));
+    assert!(gro.summary.reverse_packets * 2 < plain.summary.reverse_packets);
+}
+
+#[test]
+fn reordering_breaks_gros_runs_so_striped_data_costs_the_receiver_more() {
+    // The same 1 Gbit/s as one link, or as four of 250 Mbit/s with jitter that balance-rr reorders.
+    let one = napi(json!([{"rate_mbps": 1000.0, "delay_us": 20.0}]), true);
+    let four = napi(
+        json!([{"count": 4, "rate_mbps": 250.0, "delay_us": 20.0,
+                "jitter": {"kind": "exponential", "mean_us": 20.0}}]),
+        true,
+    );
+    assert!(four.summary.wire_ooo_fraction > 0.1);
+    let per_skb = |r: &RunResult| count(r, "host_rx_frames") as f64 / count(r, "host_rx_skbs") as f64;
+    assert!(per_skb(&four) < 0.5 * per_skb(&one), "{} against {}", per_skb(&four), per_skb(&one));
+}
+
+#[test]
+fn gro_needs_a_napi_ring() {
+    let err = Scenario::from_json(&bulk(1, json!({"rx_packet_us": 1.0, "gro": true})).to_string())
+        .map(|_| ())
+        .expect_err("refused")
+        .to_string();
+    assert!(err.starts_with("host.gro:") && err.contains("rx_ring"), "{err}");
+}

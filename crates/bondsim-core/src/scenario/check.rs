@@ -147,7 +147,8 @@ pub const DELAY_US: Bound = Bound {
 /// Per-frame costs on the host: the NIC's and driver's time, TX-completion coalescing, the
 /// receiving host's CPU time per frame.
 pub const HOST_FRAME_US: Bound = Bound {
-    fields: "links.N.per_packet_us, links.N.tx_coalesce_us, host.rx_packet_us, host.tx_packet_us",
+    fields: "links.N.per_packet_us, links.N.tx_coalesce_us, host.rx_packet_us, host.rx_skb_us, host.tx_packet_us, \
+             host.rx_coalesce_us",
     low: 0.0,
     high: 1e4,
     unit: "µs",
@@ -418,6 +419,8 @@ mod tests {
             (rated.clone(), "links.0.tx_coalesce_us", 1e4, 10_001.0, &HOST_FRAME_US),
             (host.clone(), "host.rx_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
             (host.clone(), "host.tx_packet_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (host.clone(), "host.rx_skb_us", 1e4, 10_001.0, &HOST_FRAME_US),
+            (host.clone(), "host.rx_coalesce_us", 1e4, 10_001.0, &HOST_FRAME_US),
             (host.clone(), "host.rx_byte_ns", 100.0, 100.5, &HOST_BYTE_NS),
             (host.clone(), "host.netdev_max_backlog", 1e6, 1_000_001.0, &QUEUE_PACKETS),
             (host, "host.rx_ring", 1.0, 0.0, &QUEUE_PACKETS),

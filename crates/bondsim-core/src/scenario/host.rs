@@ -16,10 +16,17 @@ use super::*;
 ///   descriptor taken is dropped by the NIC (counted in `rx_missed_errors` / `rx_no_buffer_count`);
 ///   a descriptor is given back when the poll has handled its frame.
 ///
-/// What is left out, said once: NAPI's budget (`netdev_budget` 300, `dev_rx_weight` 64) only
-/// shares the CPU with other softirq work, which the model has none of; GRO; interrupt
-/// coalescing's delay; several CPUs (RPS, RSS). The default, every cost 0, is no host at all:
-/// frames reach the stack the instant they arrive, as before this part existed.
+/// On a NAPI ring, GRO (`gro`) merges a poll's consecutive full segments of a flow into one skb
+/// (`tcp_gro_receive`, net/ipv4/tcp_offload.c): the stack's time `rx_skb_us` is spent once per skb,
+/// and TCP decides one ACK per skb. Reordering breaks the runs, so reordered data costs more. The
+/// backlog path has no GRO: `process_backlog` hands each frame to `__netif_receive_skb`.
+///
+/// Interrupt moderation (`rx_coalesce_us`) spaces the polls, so that a poll finds several frames
+/// (GRO merges only what one poll takes).
+///
+/// What is left out, said once: NAPI's budget (`netdev_budget` 300) only shares the CPU with other
+/// softirq work, which the model has none of; adaptive coalescing; several CPUs (RPS, RSS). The default, every cost 0, is no host at all: frames reach the stack the instant they
+/// arrive, as before this part existed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
@@ -29,9 +36,26 @@ pub struct Host {
     /// CPU time per payload byte received, ns (the copy to the reader: `skb_copy_datagram_iter`).
     #[serde(default)]
     pub rx_byte_ns: f64,
+    /// CPU time per skb the stack takes (IP and TCP input), µs, beside `rx_packet_us` per frame:
+    /// without GRO every frame is an skb, so the two add up; with it a merged skb pays it once.
+    #[serde(default)]
+    pub rx_skb_us: f64,
     /// CPU time per frame the host sends (an ACK: `tcp_send_ack` and the driver's transmit), µs.
     #[serde(default)]
     pub tx_packet_us: f64,
+    /// Interrupt moderation, µs (`ethtool -C rx-usecs`; igb and e1000e turn it into their interrupt
+    /// throttle interval, `EITR` / `ITR`): the NIC raises at most one receive interrupt per interval,
+    /// so a poll starts no sooner than this after the last one started, and takes whatever arrived
+    /// meanwhile. 0: at once.
+    #[serde(default)]
+    pub rx_coalesce_us: f64,
+    /// GRO on the NAPI ring (`ethtool -K gro on`, the default of every NAPI driver today): TCP only.
+    #[serde(default)]
+    pub gro: bool,
+    /// Frames a NAPI poll takes before GRO flushes what it holds (`dev_rx_weight` and drivers'
+    /// `NAPI_POLL_WEIGHT`: 64).
+    #[serde(default = "default_napi_weight")]
+    pub napi_weight: u32,
     /// `net.core.netdev_max_backlog` (`net_hotdata.max_backlog`, net/core/hotdata.c: 1000): the
     /// backlog path's limit, used when `rx_ring` is not set.
     #[serde(default = "default_max_backlog")]
@@ -45,12 +69,20 @@ fn default_max_backlog() -> u32 {
     1000
 }
 
+fn default_napi_weight() -> u32 {
+    64
+}
+
 impl Default for Host {
     fn default() -> Host {
         Host {
             rx_packet_us: 0.0,
             rx_byte_ns: 0.0,
+            rx_skb_us: 0.0,
             tx_packet_us: 0.0,
+            rx_coalesce_us: 0.0,
+            gro: false,
+            napi_weight: default_napi_weight(),
             netdev_max_backlog: default_max_backlog(),
             rx_ring: None,
         }
@@ -60,7 +92,7 @@ impl Default for Host {
 impl Host {
     /// No host model: every cost 0 (the default), so frames reach the stack as they arrive.
     pub fn is_off(&self) -> bool {
-        self.rx_packet_us == 0.0 && self.rx_byte_ns == 0.0 && self.tx_packet_us == 0.0
+        self.rx_packet_us == 0.0 && self.rx_byte_ns == 0.0 && self.rx_skb_us == 0.0 && self.tx_packet_us == 0.0
     }
 }
 
@@ -69,6 +101,16 @@ impl Scenario {
         let h = &self.host;
         plausible("host.rx_packet_us", h.rx_packet_us, &HOST_FRAME_US)?;
         plausible("host.tx_packet_us", h.tx_packet_us, &HOST_FRAME_US)?;
+        plausible("host.rx_skb_us", h.rx_skb_us, &HOST_FRAME_US)?;
+        plausible("host.rx_coalesce_us", h.rx_coalesce_us, &HOST_FRAME_US)?;
+        at_least("host.napi_weight", u64::from(h.napi_weight), 1)?;
+        if h.gro && h.rx_ring.is_none() {
+            return Err(Error::scenario(
+                "host.gro",
+                "GRO runs in a NAPI NIC's poll (napi_gro_receive); the netif_rx backlog hands each frame to the \
+                 stack alone (process_backlog -> __netif_receive_skb): set host.rx_ring too, or leave gro off",
+            ));
+        }
         plausible("host.rx_byte_ns", h.rx_byte_ns, &HOST_BYTE_NS)?;
         plausible("host.netdev_max_backlog", f64::from(h.netdev_max_backlog), &QUEUE_PACKETS)?;
         if let Some(ring) = h.rx_ring {

@@ -31,6 +31,7 @@ impl World {
         let hosts = World::hosts_for(scenario, &requests);
         let mut world = World {
             hosts,
+            host_up: Vec::new(),
             events,
             paths: vec![(u32::MAX, 0); requests.len()],
             subflows,

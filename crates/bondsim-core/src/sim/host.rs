@@ -12,7 +12,8 @@ impl World {
             return Vec::new();
         }
         let clients = requests.iter().map(|r| r.client as usize + 1).max().unwrap_or(0);
-        vec![RxHost::new(&scenario.host); clients]
+        let tcp = matches!(scenario.sender, scenario::Sender::Tcp(_) | scenario::Sender::Mptcp(_));
+        vec![RxHost::new(&scenario.host, tcp); clients]
     }
 
     /// The client whose host receives (or sends) a packet of wire flow `flow`.
@@ -34,13 +35,35 @@ impl World {
         }
     }
 
-    /// Client `client`'s CPU has handled its frame: up the stack, then the next frame.
+    /// Client `client`'s CPU has handled its work: what it finished goes up the stack, then the next.
     pub(super) fn host_done(&mut self, now: SimTime, client: usize) {
-        let packet = self.hosts[client].complete(now);
-        self.in_flight -= 1;
-        self.up_the_stack(now, &packet);
+        let mut up = std::mem::take(&mut self.host_up);
+        self.hosts[client].complete(now, &mut up);
+        for skb in up.drain(..) {
+            self.in_flight -= skb.len() as u64;
+            match skb.as_slice() {
+                [packet] => self.up_the_stack(now, packet),
+                segments => self.up_the_stack_merged(now, segments),
+            }
+        }
+        self.host_up = up;
         if let Some(at) = self.hosts[client].start(now) {
             self.events.schedule(at, Event::new(Target::Host(client as u32), 0));
+        }
+    }
+
+    /// A GRO skb of several segments goes up: the wire tap sees each, the client's end one skb
+    /// ([`Endpoint::on_merged`]). With broadcast's copies or a resequencer each goes up alone.
+    fn up_the_stack_merged(&mut self, now: SimTime, segments: &[Packet]) {
+        if !self.copies.is_empty() || self.resequencer.is_some() {
+            return segments.iter().for_each(|p| self.up_the_stack(now, p));
+        }
+        for p in segments {
+            self.wire_arrival(now, p);
+        }
+        self.with_end(now, Side::Client, |end, out| end.on_merged(now, segments, out));
+        if self.hears_resolved {
+            segments.iter().for_each(|p| self.tell_resolved(now, p));
         }
     }
 

@@ -441,6 +441,8 @@ struct World {
     slave_macs: network::SlaveMacs,
     /// The clients' hosts (`[host]`), by client; empty without one.
     hosts: Vec<crate::host::RxHost>,
+    /// Scratch space for what a host's CPU sends up the stack.
+    host_up: Vec<Vec<Packet>>,
 }
 
 impl World {

@@ -70,6 +70,15 @@ pub trait Endpoint: Send {
     /// A packet of one of its flows arrived at this end.
     fn on_packet(&mut self, _now: SimTime, _packet: Packet, _out: &mut Vec<Output>) {}
 
+    /// Consecutive segments of one flow arrived as one buffer (the receiving host's GRO merged
+    /// them, `[host]`): by default each is a packet of its own; TCP's receiver takes them as one
+    /// skb, with one ACK decision.
+    fn on_merged(&mut self, now: SimTime, packets: &[Packet], out: &mut Vec<Output>) {
+        for p in packets {
+            self.on_packet(now, *p, out);
+        }
+    }
+
     /// A timer it armed is due.
     fn on_timer(&mut self, _now: SimTime, _token: u64, _out: &mut Vec<Output>) {}
 
@@ -180,6 +189,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     }
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
         (**self).on_packet(now, packet, out)
+    }
+    fn on_merged(&mut self, now: SimTime, packets: &[Packet], out: &mut Vec<Output>) {
+        (**self).on_merged(now, packets, out)
     }
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
         (**self).on_timer(now, token, out)

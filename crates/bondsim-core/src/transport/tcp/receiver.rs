@@ -343,53 +343,20 @@ impl TcpReceiver {
             out.push(Output::Timer { at: c.timer.at(), token: timer_token(flow, c.timer.generation()) });
         }
     }
-}
 
-/// Inserts segment `s` into the sorted disjoint `ranges`; returns the range now holding it.
-fn insert_range(ranges: &mut Vec<(u32, u32)>, s: u32) -> (u32, u32) {
-    let i = ranges.partition_point(|&(_, end)| end < s);
-    // ranges[i] is the first range that ends at or after s: it may touch s from the left.
-    if i < ranges.len() && ranges[i].0 <= s + 1 && s <= ranges[i].1 {
-        let (start, end) = ranges[i];
-        let start = start.min(s);
-        let mut end = end.max(s + 1);
-        if i + 1 < ranges.len() && ranges[i + 1].0 == end {
-            end = ranges[i + 1].1;
-            ranges.remove(i + 1);
-        }
-        ranges[i] = (start, end);
-        ranges[i]
-    } else {
-        ranges.insert(i, (s, s + 1));
-        ranges[i]
-    }
-}
-
-impl Endpoint for TcpReceiver {
-    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
-        // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
-        // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
-        let total = self.cutter.packets(bytes) as u32;
-        self.conns[flow as usize] = Conn {
-            quick: MAX_QUICKACKS,
-            total,
-            space: RcvSpace::new(self.config.rwnd_initial, self.config.mss),
-            // The handshake's last segment counts as received data (`tcp_finish_connect`,
-            // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
-            lrcvtime: now,
-            ..Conn::default()
-        };
-    }
-
-    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+    /// One segment into the receive queue (`tcp_rcv_established` → `tcp_data_queue`, before
+    /// `__tcp_ack_snd_check`): true when the ACK decision is due (false: a handshake answered, or a
+    /// segment PAWS discarded with its duplicate ACK).
+    fn segment(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) -> bool {
         let flow = packet.flow;
         let mss = self.config.mss;
         let tsval = self.config.ts.ts_of(packet.born);
         if packet.kind == Kind::Handshake {
-            return self.answer_handshake(now, flow, tsval);
+            self.answer_handshake(now, flow, tsval);
+            return false;
         }
         if self.paws_discard(now, &packet, tsval, out) {
-            return;
+            return false;
         }
         let c = &mut self.conns[flow as usize];
         let s = packet.seq;
@@ -415,7 +382,7 @@ impl Endpoint for TcpReceiver {
             // resent, so its answers are not carrying our ACKs in time.
             c.incr_quickack(mss, MAX_QUICKACKS);
             c.pingpong = false;
-            return self.ack_check(now, flow, mss, out);
+            return true;
         }
         let slot = (s - c.rcv_nxt) as usize;
         if s == c.rcv_nxt {
@@ -491,7 +458,63 @@ impl Endpoint for TcpReceiver {
             c.sacks.insert(0, block);
             c.sacks.truncate(NUM_SACKS);
         }
-        self.ack_check(now, flow, mss, out);
+        true
+    }
+}
+
+/// Inserts segment `s` into the sorted disjoint `ranges`; returns the range now holding it.
+fn insert_range(ranges: &mut Vec<(u32, u32)>, s: u32) -> (u32, u32) {
+    let i = ranges.partition_point(|&(_, end)| end < s);
+    // ranges[i] is the first range that ends at or after s: it may touch s from the left.
+    if i < ranges.len() && ranges[i].0 <= s + 1 && s <= ranges[i].1 {
+        let (start, end) = ranges[i];
+        let start = start.min(s);
+        let mut end = end.max(s + 1);
+        if i + 1 < ranges.len() && ranges[i + 1].0 == end {
+            end = ranges[i + 1].1;
+            ranges.remove(i + 1);
+        }
+        ranges[i] = (start, end);
+        ranges[i]
+    } else {
+        ranges.insert(i, (s, s + 1));
+        ranges[i]
+    }
+}
+
+impl Endpoint for TcpReceiver {
+    fn open(&mut self, now: SimTime, flow: u32, bytes: u64, _out: &mut Vec<Output>) {
+        // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
+        // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
+        let total = self.cutter.packets(bytes) as u32;
+        self.conns[flow as usize] = Conn {
+            quick: MAX_QUICKACKS,
+            total,
+            space: RcvSpace::new(self.config.rwnd_initial, self.config.mss),
+            // The handshake's last segment counts as received data (`tcp_finish_connect`,
+            // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
+            lrcvtime: now,
+            ..Conn::default()
+        };
+    }
+
+    fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
+        if self.segment(now, packet, out) {
+            self.ack_check(now, packet.flow, self.config.mss, out);
+        }
+    }
+
+    /// A GRO skb (net/ipv4/tcp_offload.c, `tcp_gro_receive`: consecutive full segments of one flow
+    /// with the same ACK and options) is one skb to `tcp_rcv_established`: its segments are queued
+    /// in turn and `__tcp_ack_snd_check` runs once, after the last.
+    fn on_merged(&mut self, now: SimTime, packets: &[Packet], out: &mut Vec<Output>) {
+        let mut due = false;
+        for p in packets {
+            due |= self.segment(now, *p, out);
+        }
+        if let (true, Some(last)) = (due, packets.last()) {
+            self.ack_check(now, last.flow, self.config.mss, out);
+        }
     }
 
     fn on_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
