@@ -66,6 +66,12 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     if scenario.upload() {
         return Err(Error::scenario("workload.direction", "the emulator runs downloads only (not uploads yet)"));
     }
+    if !scenario.host.is_off() {
+        return Err(Error::scenario(
+            "host",
+            "models the clients' CPUs in the simulator; the emulator's clients are the kernel's own: leave [host] out",
+        ));
+    }
     if w.requests > MAX_REQUESTS {
         return Err(Error::scenario(
             "workload.requests",
