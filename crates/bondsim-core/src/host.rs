@@ -282,8 +282,9 @@ impl Gro {
     }
 
     /// `tcp_gro_receive`: the frame joins its flow's held skb when it follows it (its sequence
-    /// next, its length at most the first segment's, the same ACK and options: TSecr, and TSval,
-    /// on a millisecond clock); a shorter one joins and flushes it. Otherwise the held skb goes up
+    /// next, its length at most the first segment's, the same ACK and options: TSecr, TSval on a
+    /// millisecond clock, and what rides in the SACK fields, an MPTCP subflow's DSS mapping); a
+    /// shorter one joins and flushes it. Otherwise the held skb goes up
     /// and the frame is held in its place.
     fn merge(&mut self, frame: Packet, up: &mut Vec<Vec<Packet>>) {
         let Some(i) = self.held.iter().position(|skb| skb[0].flow == frame.flow) else {
@@ -299,6 +300,7 @@ impl Gro {
             && frame.bytes <= first.bytes
             && frame.ack == first.ack
             && frame.ts_ecr == first.ts_ecr
+            && (frame.sack_len, frame.sack) == (first.sack_len, first.sack)
             && frame.born.0 / 1_000_000 == first.born.0 / 1_000_000
             && bytes + frame.bytes < GRO_MAX_BYTES;
         if follows {
