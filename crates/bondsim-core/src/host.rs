@@ -17,6 +17,7 @@ use crate::packet::{Kind, Packet};
 use crate::report::{count, real, Declared, Report};
 use crate::scenario;
 use crate::time::SimTime;
+use crate::transport::tcp::TsTicks;
 
 /// The figures the hosts report (only when `[host]` is on; `null` otherwise).
 pub const FIGURES: &[Declared] = &[
@@ -96,7 +97,9 @@ pub struct RxHost {
 
 impl RxHost {
     /// A host as `[host]` describes it.
-    pub fn new(host: &scenario::Host, tcp: bool) -> RxHost {
+    /// `ts`: the TCP senders' timestamp clock (GRO merges only segments of one TSval); `None` for a
+    /// transport that is not TCP, which GRO leaves alone.
+    pub fn new(host: &scenario::Host, ts: Option<TsTicks>) -> RxHost {
         let limit = match host.rx_ring {
             Some(ring) => Limit::Ring(ring as usize),
             None => Limit::Backlog(host.netdev_max_backlog as usize),
@@ -110,7 +113,7 @@ impl RxHost {
             last_irq: SimTime::ZERO,
             in_poll: false,
             limit,
-            gro: (host.gro && tcp).then(|| Gro::new(host.napi_weight)),
+            gro: ts.filter(|_| host.gro).map(|ts| Gro::new(host.napi_weight, ts)),
             ready: VecDeque::new(),
             input: VecDeque::new(),
             process: VecDeque::new(),
@@ -248,6 +251,8 @@ struct Gro {
     weight: u32,
     /// Frames taken in this poll so far.
     polled: u32,
+    /// The senders' timestamp clock.
+    ts: TsTicks,
 }
 
 /// Most skbs GRO holds: `GRO_HASH_BUCKETS` (8) lists of `MAX_GRO_SKBS` (8) each (gro.c; past it the
@@ -258,8 +263,8 @@ const GRO_HELD_MAX: usize = 64;
 const GRO_MAX_BYTES: u32 = 65_536;
 
 impl Gro {
-    fn new(weight: u32) -> Gro {
-        Gro { held: Vec::new(), weight, polled: 0 }
+    fn new(weight: u32, ts: TsTicks) -> Gro {
+        Gro { held: Vec::new(), weight, polled: 0, ts }
     }
 
     /// `napi_gro_receive` for one frame of the poll, then the poll's end if it is over (`poll_over`:
@@ -282,8 +287,8 @@ impl Gro {
     }
 
     /// `tcp_gro_receive`: the frame joins its flow's held skb when it follows it (its sequence
-    /// next, its length at most the first segment's, the same ACK and options: TSecr, TSval on a
-    /// millisecond clock, and what rides in the SACK fields, an MPTCP subflow's DSS mapping); a
+    /// next, its length at most the first segment's, the same ACK and options: TSecr, TSval on the
+    /// sender's clock, and what rides in the SACK fields, an MPTCP subflow's DSS mapping); a
     /// shorter one joins and flushes it. Otherwise the held skb goes up
     /// and the frame is held in its place.
     fn merge(&mut self, frame: Packet, up: &mut Vec<Vec<Packet>>) {
@@ -293,6 +298,7 @@ impl Gro {
             }
             return self.held.push(vec![frame]);
         };
+        let ts = self.ts;
         let skb = &mut self.held[i];
         let (first, last) = (skb[0], skb[skb.len() - 1]);
         let bytes: u32 = skb.iter().map(|p| p.bytes).sum();
@@ -301,7 +307,7 @@ impl Gro {
             && frame.ack == first.ack
             && frame.ts_ecr == first.ts_ecr
             && (frame.sack_len, frame.sack) == (first.sack_len, first.sack)
-            && frame.born.0 / 1_000_000 == first.born.0 / 1_000_000
+            && ts.ts_of(frame.born) == ts.ts_of(first.born)
             && bytes + frame.bytes < GRO_MAX_BYTES;
         if follows {
             skb.push(frame);
@@ -327,7 +333,7 @@ mod tests {
             rx_ring: ring,
             ..Default::default()
         };
-        RxHost::new(&spec, true)
+        RxHost::new(&spec, Some(TsTicks::MS))
     }
 
     /// Completes the CPU's work at `now`: what went up, one skb each.
@@ -391,7 +397,7 @@ mod tests {
             rx_ring: Some(256),
             ..Default::default()
         };
-        RxHost::new(&spec, true)
+        RxHost::new(&spec, Some(TsTicks::MS))
     }
 
     /// Runs the host's CPU from its first completion at `at` until it is idle: every skb that went

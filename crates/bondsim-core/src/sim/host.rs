@@ -12,8 +12,8 @@ impl World {
             return Vec::new();
         }
         let clients = requests.iter().map(|r| r.client as usize + 1).max().unwrap_or(0);
-        let tcp = matches!(scenario.sender, scenario::Sender::Tcp(_) | scenario::Sender::Mptcp(_));
-        vec![RxHost::new(&scenario.host, tcp); clients]
+        let ts = scenario.sender.tcp().map(|t| transport::tcp::TsTicks::of(t.ts_clock, scenario.bond.hz));
+        vec![RxHost::new(&scenario.host, ts); clients]
     }
 
     /// The client whose host receives (or sends) a packet of wire flow `flow`.
