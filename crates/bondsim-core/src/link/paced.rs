@@ -1,6 +1,6 @@
 //! The thesis's interface: one send opportunity per (slowed) period.
 
-use std::collections::VecDeque;
+mod queue;
 
 use super::jitter::JitterSampler;
 use super::{DropCause, Enqueued, LinkStats, Slowdown};
@@ -9,6 +9,7 @@ use crate::packet::Packet;
 use crate::rng::{self, Rng};
 use crate::scenario::{LinkSpec, PacedModel, Scenario};
 use crate::time::SimTime;
+use queue::PacketQueue;
 
 /// The thesis's interface (`interface.py`'s `process_pending`).
 #[derive(Debug, Clone)]
@@ -22,7 +23,7 @@ pub struct PacedLink {
     /// Timer noise: how late each wake-up comes ([`crate::scenario::PacedModel::jitter`]).
     jitter: Option<(JitterSampler, Rng)>,
     payload_bits: f64,
-    queue: VecDeque<Packet>,
+    queue: PacketQueue,
     queue_bytes: u64,
     next_poll: SimTime,
     /// The last send: its time, the next wake-up after it (the send opportunity it used) and
@@ -47,7 +48,7 @@ impl PacedLink {
                 .as_ref()
                 .map(|j| (JitterSampler::new(j), rng::stream(scenario.seed, &format!("links.{id}.jitter")))),
             payload_bits: f64::from(scenario.chunk_bytes()) * 8.0,
-            queue: VecDeque::new(),
+            queue: PacketQueue::default(),
             queue_bytes: 0,
             next_poll: SimTime::ZERO,
             last_send: (SimTime::ZERO, SimTime::ZERO, 0),
@@ -57,13 +58,14 @@ impl PacedLink {
     }
 
     /// Puts `packet` at the tail of the transmit queue.
+    #[inline(always)]
     pub fn enqueue(&mut self, packet: &Packet) -> Enqueued {
         if !self.carrier {
             self.stats.record_drop(DropCause::LinkDown);
             return Enqueued::Dropped(DropCause::LinkDown);
         }
         self.queue_bytes += u64::from(packet.bytes);
-        self.queue.push_back(*packet);
+        self.queue.push_back(packet);
         self.stats.max_queue_pkts = self.stats.max_queue_pkts.max(self.queue.len() as u32);
         Enqueued::Waiting
     }
@@ -142,7 +144,7 @@ impl PacedLink {
         self.carrier = false;
         self.stats.failures += 1;
         self.queue_bytes = 0;
-        let lost: Vec<Packet> = self.queue.drain(..).collect();
+        let lost = self.queue.drain();
         self.stats.drops_link_down += lost.len() as u64;
         lost
     }
