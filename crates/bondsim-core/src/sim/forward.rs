@@ -291,13 +291,9 @@ impl World {
 
     /// A copy of `packet` reached the clients' wire over link `id` (the failover measures).
     pub(super) fn failover_arrival(&mut self, now: SimTime, id: usize, packet: &Packet) {
+        // (The measures are per request: an MPTCP subflow's packet counts for its connection.)
+        let flow = self.request_of(packet.flow);
         if let Some(log) = self.failover.as_deref_mut() {
-            // (The measures are per request: an MPTCP subflow's packet counts for its connection.)
-            let flow = if self.subflows > 0 {
-                transport::mptcp::split_flow(packet.flow, self.subflows).0
-            } else {
-                packet.flow
-            };
             log.arrived(now, id, &Packet { flow, ..*packet });
         }
     }

@@ -18,8 +18,7 @@ impl World {
 
     /// The client whose host receives (or sends) a packet of wire flow `flow`.
     fn host_of(&self, flow: u32) -> usize {
-        let request = if self.subflows > 0 { transport::mptcp::split_flow(flow, self.subflows).0 } else { flow };
-        self.requests[request as usize].client as usize
+        self.requests[self.request_of(flow) as usize].client as usize
     }
 
     /// A frame reached its client's host: into the receive queue, or dropped there.

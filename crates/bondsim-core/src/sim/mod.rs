@@ -516,6 +516,16 @@ impl World {
         }
     }
 
+    /// The request (the application's flow) a wire flow belongs to: an MPTCP subflow's connection.
+    #[inline]
+    fn request_of(&self, flow: u32) -> u32 {
+        if self.subflows > 0 {
+            transport::mptcp::split_flow(flow, self.subflows).0
+        } else {
+            flow
+        }
+    }
+
     #[inline(always)]
     fn refresh_view(&mut self, id: usize, now: SimTime) {
         if !self.fresh_views {
