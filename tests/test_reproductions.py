@@ -965,6 +965,35 @@ def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(
     assert "8.9" in summary and "16.4" in summary and "512" in summary
 
 
+def test_elt_tokens_fitted_machines_flatten_the_pairs_but_bound_two_channels_as_one(reproduced):
+    from bondsim.reproduce import elt_tokens
+
+    mean = csv(reproduced, "elt-tokens", "elt_tokens_mean.csv")
+    hosts = mean[mean["variant"] == elt_tokens.HOSTS]
+    rate = hosts.set_index(["pairs", "token_bytes", "channels"])["mbytes_one_way"]
+    base = mean[mean["variant"] == "base"].set_index(["pairs", "token_bytes", "channels"])["mbytes_one_way"]
+    # The fit: six pairs over one channel peak at the paper's figure, their CPUs full there.
+    peak_one = rate.xs((elt_tokens.FIT_PAIRS, 1), level=("pairs", "channels")).max()
+    assert peak_one == pytest.approx(elt_tokens.PAPER_PEAK[1], rel=2 * 0.002)
+    busy = hosts.set_index(["pairs", "token_bytes", "channels"])["cpu_busy_max"]
+    assert busy[(6, 8192, 1)] > 0.95
+    # Checked on the pairs: six carry about what two CPUs allow, not six times one pair.
+    assert rate[(6, 4, 1)] < 2.5 * rate[(1, 4, 1)] and base[(6, 4, 1)] > 5.5 * base[(1, 4, 1)]
+    # ... and on two channels: the CPUs that bound one bound two, far below the paper's 16.4.
+    peak_two = rate.xs(2, level="channels").max()
+    assert peak_two <= 1.01 * peak_one < 0.6 * elt_tokens.PAPER_PEAK[2]
+    # ... and on Table 1's Netperf: one NIC's throughput kept at a CPU load well above the paper's 38%,
+    # two NICs' throughput cut by a full CPU.
+    net = csv(reproduced, "elt-tokens", "netperf_hosts.csv").set_index(["setup", "machine"])
+    one, one_ideal = net.loc[("one NIC", "fitted")], net.loc[("one NIC", "ideal")]
+    assert one.goodput_mbps == pytest.approx(one_ideal.goodput_mbps, rel=0.01)
+    assert one.server_cpu > elt_tokens.PAPER_CPU_LOAD + 0.15 and one_ideal.server_cpu == 0
+    two, two_ideal = net.loc[("two NICs", "fitted")], net.loc[("two NICs", "ideal")]
+    assert two.goodput_mbps < 0.9 * two_ideal.goodput_mbps and two.server_cpu > 0.95
+    summary = (reproduced("elt-tokens") / "summary.md").read_text()
+    assert "**fitted**" in summary and "ruled out" in summary
+
+
 # --- Failover: failover-switchover (seed 003 Fig. 5) ------------------------------------------------
 
 

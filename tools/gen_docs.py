@@ -82,6 +82,7 @@ PARTS: list[Part] = [
     Part("network", "[network]", "scenarios.md"),
     Part("ipfrag", "[ipfrag]", "scenarios.md"),
     Part("host", "[host]", "hosts.md", shows=({"rx_packet_us": 1}, {"tx_packet_us": 1})),
+    Part("server_host", "[server_host]", "hosts.md", shows=({"rx_packet_us": 1}, {"tx_packet_us": 1})),
     Part("bond", "[bond]", "failures.md#failures-and-monitors"),
     Part(
         "bond.link_watch",

@@ -19,13 +19,20 @@ use crate::scenario;
 use crate::time::SimTime;
 use crate::transport::tcp::TsTicks;
 
-/// The figures the hosts report (only when `[host]` is on; `null` otherwise).
+/// The figures the machines report: the clients' (`host_*`, only with `[host]`) and the server's
+/// (`server_host_*`, only with `[server_host]`); `null` otherwise. The clients' counts add up over
+/// their machines; the queue and the CPU's busy share are the busiest machine's.
 pub const FIGURES: &[Declared] = &[
     count("host_rx_frames"),
     count("host_rx_skbs"),
     count("host_drops"),
     count("host_queue_max"),
     real("host_cpu_busy_max"),
+    count("server_host_rx_frames"),
+    count("server_host_rx_skbs"),
+    count("server_host_drops"),
+    count("server_host_queue_max"),
+    real("server_host_cpu_busy_max"),
 ];
 
 /// Where frames wait for the CPU, and when one is refused.
@@ -226,19 +233,21 @@ impl RxHost {
         }
     }
 
-    /// Reports the hosts' figures ([`FIGURES`]) over a run of `duration_s`.
-    pub fn report(hosts: &[RxHost], duration_s: f64, r: &mut Report) {
+    /// Reports the figures ([`FIGURES`]) of `hosts` over a run of `duration_s`, under names that
+    /// start with `prefix` (`host_` for the clients' machines, `server_host_` for the server's).
+    pub fn report(hosts: &[RxHost], prefix: &str, duration_s: f64, r: &mut Report) {
         if hosts.is_empty() {
             return;
         }
+        let name = |figure: &str| format!("{prefix}{figure}");
         for h in hosts {
-            r.add("host_rx_frames", h.frames);
-            r.add("host_rx_skbs", h.skbs);
-            r.add("host_drops", h.drops);
-            r.max("host_queue_max", h.queue_max as u64);
+            r.add(&name("rx_frames"), h.frames);
+            r.add(&name("rx_skbs"), h.skbs);
+            r.add(&name("drops"), h.drops);
+            r.max(&name("queue_max"), h.queue_max as u64);
         }
         let busiest = hosts.iter().map(|h| h.busy_ns).max().unwrap_or(0);
-        r.first("host_cpu_busy_max", if duration_s > 0.0 { busiest as f64 * 1e-9 / duration_s } else { 0.0 });
+        r.first(&name("cpu_busy_max"), if duration_s > 0.0 { busiest as f64 * 1e-9 / duration_s } else { 0.0 });
     }
 }
 

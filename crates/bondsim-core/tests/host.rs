@@ -1,5 +1,5 @@
-//! The receiving hosts (`[host]`): a CPU that handles every frame at a cost, a receive queue that
-//! drops when full. Every expectation is derived from the scenario (a CPU's rate in frames per
+//! The machines (`[host]`, `[server_host]`): a CPU that handles every frame at a cost, a receive
+//! queue that drops when full. Every expectation is derived from the scenario (a CPU's rate in frames per
 //! second is 1 / its cost per frame), never a copied figure.
 
 use bondsim_core::report::Figure;
@@ -132,16 +132,71 @@ fn a_stream_faster_than_the_cpu_is_dropped_at_the_backlog() {
 }
 
 #[test]
-fn a_host_for_an_upload_is_refused_naming_the_field() {
-    let mut doc = bulk(1_000_000, json!({"rx_packet_us": 1.0}));
+fn an_uploads_data_is_handled_by_the_servers_machine() {
+    // The same CPU as the download's client above, now the server's: an upload is capped the same.
+    let mut doc = bulk(10_000_000, json!({}));
     doc["workload"]["direction"] = json!("upload");
-    let err = Scenario::from_json(&doc.to_string()).map(|_| ()).expect_err("refused").to_string();
-    assert!(err.starts_with("host:") && err.contains("upload"), "{err}");
-    let err = Scenario::from_json(&bulk(1, json!({"rx_packet_us": -1.0})).to_string())
-        .map(|_| ())
-        .expect_err("refused")
-        .to_string();
+    doc["server_host"] = json!({"rx_packet_us": 200.0});
+    let r = run(&scenario(doc)).unwrap();
+    let cpu_bps = 1448.0 * 8.0 / 200e-6;
+    let g = goodput_bps(&r);
+    assert!(g <= cpu_bps && g > 0.8 * cpu_bps, "goodput {g} against the CPU's {cpu_bps}");
+    assert!(count(&r, "server_host_rx_frames") >= 10_000_000 / 1448);
+    assert!(real(&r, "server_host_cpu_busy_max") > 0.85);
+    // The clients have no machine: their figures stay null.
+    assert_eq!(r.summary.figures.get("host_rx_frames"), Some(&Figure::None));
+}
+
+#[test]
+fn what_the_server_sends_costs_its_cpu_so_a_busy_sender_slows_down() {
+    // 200 µs a frame sent, nothing a frame received: the ACKs that open the window wait for the CPU
+    // to have paid for the frames sent before, so the sender keeps to 5,000 frames a second.
+    let mut doc = bulk(10_000_000, json!({}));
+    doc["server_host"] = json!({"tx_packet_us": 200.0});
+    let r = run(&scenario(doc)).unwrap();
+    let cpu_bps = 1448.0 * 8.0 / 200e-6;
+    let g = goodput_bps(&r);
+    assert!(g <= 1.02 * cpu_bps && g > 0.8 * cpu_bps, "goodput {g} against the CPU's {cpu_bps}");
+    // The ACKs it received went through its queue.
+    assert_eq!(count(&r, "server_host_rx_frames"), r.summary.reverse_packets);
+}
+
+/// Two clients each downloading 5 MB at once over a 1 Gbit/s link, their machines as `host` says.
+fn two_clients(host: Value) -> RunResult {
+    let mut doc = bulk(5_000_000, host);
+    doc["workload"] = json!({"requests": 2, "clients": 2, "clients_in_turn": true,
+        "file_size": {"kind": "fixed", "bytes": 5_000_000}});
+    doc["links"] = json!([{"rate_mbps": 1000.0, "delay_us": 50.0}]);
+    run(&scenario(doc)).unwrap()
+}
+
+#[test]
+fn clients_on_one_shared_machine_share_its_cpu() {
+    // A CPU of 57.9 Mbit/s each, or one for both: the link (1 Gbit/s) is never the bottleneck.
+    let cpu_bps = 1448.0 * 8.0 / 200e-6;
+    let total = |r: &RunResult| 2.0 * 5_000_000.0 * 8.0 / r.summary.duration_s;
+    let each = two_clients(json!({"rx_packet_us": 200.0}));
+    let shared = two_clients(json!({"rx_packet_us": 200.0, "shared": true}));
+    assert!(total(&each) > 1.6 * cpu_bps && total(&each) <= 2.0 * cpu_bps, "{}", total(&each));
+    assert!(total(&shared) > 0.8 * cpu_bps && total(&shared) <= cpu_bps, "{}", total(&shared));
+    assert_eq!(count(&each, "host_rx_frames"), count(&shared, "host_rx_frames"));
+}
+
+#[test]
+fn a_machines_fields_are_checked_naming_the_section() {
+    let refused = |doc: Value| Scenario::from_json(&doc.to_string()).map(|_| ()).expect_err("refused").to_string();
+    let err = refused(bulk(1, json!({"rx_packet_us": -1.0})));
     assert!(err.starts_with("host.rx_packet_us: must be from 0 to"), "{err}");
+    let mut doc = bulk(1, json!({}));
+    doc["server_host"] = json!({"tx_packet_us": 1e9});
+    assert!(refused(doc).starts_with("server_host.tx_packet_us: must be from 0 to"));
+    let mut doc = bulk(1, json!({}));
+    doc["server_host"] = json!({"rx_packet_us": 1.0, "gro": true});
+    let err = refused(doc);
+    assert!(err.starts_with("server_host.gro:") && err.contains("server_host.rx_ring"), "{err}");
+    let mut doc = bulk(1, json!({}));
+    doc["server_host"] = json!({"rx_packet_us": 1.0, "shared": true});
+    assert!(refused(doc).starts_with("server_host.shared:"));
 }
 
 /// One CUBIC download of 20 MB over `links`, balance-rr, into a NAPI host with or without GRO (the

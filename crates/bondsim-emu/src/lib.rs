@@ -72,6 +72,12 @@ pub fn check(scenario: &Scenario) -> Result<()> {
             "models the clients' CPUs in the simulator; the emulator's clients are the kernel's own: leave [host] out",
         ));
     }
+    if !scenario.server_host.is_off() {
+        return Err(Error::scenario(
+            "server_host",
+            "models the server's CPU in the simulator; the emulator's server is the kernel's own: leave [server_host] out",
+        ));
+    }
     if w.requests > MAX_REQUESTS {
         return Err(Error::scenario(
             "workload.requests",

@@ -351,11 +351,13 @@ fn the_emulator_names_what_it_cannot_do() {
         let err = crate::check(&scenario).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{path}: ")), "{err}");
     }
-    // The clients' CPUs are the simulator's model; the emulator's are the kernel's own.
-    let mut doc = base.clone();
-    doc["host"] = serde_json::json!({"rx_packet_us": 5});
-    let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
-    assert!(err.starts_with("host: "), "{err}");
+    // The machines' CPUs are the simulator's model; the emulator's are the kernel's own.
+    for section in ["host", "server_host"] {
+        let mut doc = base.clone();
+        doc[section] = serde_json::json!({"rx_packet_us": 5});
+        let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("{section}: ")), "{err}");
+    }
     // A datagram the kernel would fragment (the model may: network.protocol = "udp").
     let mut doc = base.clone();
     doc["network"] = serde_json::json!({"protocol": "udp"});

@@ -33,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots, stats
+from bondsim.reproduce import fitting
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import CI_NOTE, MIN_INTERVAL_RUNS, ci_text, mean_ci
 from bondsim.sweeps import run_many
@@ -244,18 +245,17 @@ def calibrate_host(quick: bool, kernel: str) -> tuple[float, float]:
     """The clients' CPU time per frame (µs) with which one client on one link (:data:`HOST_FROM`, its
     first replication) moves the thesis's 723.2 Mbit/s, and the goodput it gave. Goodput is about
     inversely proportional to the cost once the CPU is the bottleneck, so each step scales the cost by
-    the ratio of the goodput to the target, until within 0.2%."""
+    the ratio of the goodput to the target, until within 0.2% (:func:`fitting.scale_to`)."""
     from bondsim import run as run_one
 
     target = PAPER_WEB[HOST_FROM]
     doc = apply_overrides(web(web_size(quick)[0], 1, links=1, clients=1), kernel_of(kernel))
-    cost = 1448 * 8 / target  # µs: a CPU that handles full segments only, at the target rate
-    for _ in range(10):
-        got = run_one(apply_overrides(doc, [f"host.rx_packet_us={cost}"])).summary["goodput_bps"] / 1e6
-        if abs(got / target - 1) < 0.002:
-            break
-        cost = round(cost * got / target, 4)
-    return cost, got
+
+    def goodput(cost: float) -> float:
+        return run_one(apply_overrides(doc, [f"host.rx_packet_us={cost}"])).summary["goodput_bps"] / 1e6
+
+    # Start from a CPU that handles full segments only, at the target rate.
+    return fitting.scale_to(target, goodput, start=1448 * 8 / target)
 
 
 def run_web(*, quick: bool, progress: bool, kernel: str = TODAY, host_us: float = 0.0) -> pd.DataFrame:

@@ -1,11 +1,13 @@
-//! `[host]`: the receiving hosts' CPU and receive path (issue 38). Off unless a cost is set.
+//! `[host]` and `[server_host]`: the machines' CPU and receive path (issue 38). Off unless a cost is
+//! set.
 
 use super::*;
 
-/// Each receiving host (every client of a download): one CPU that takes every frame the host
-/// receives from its receive queue and runs the stack on it, the reading application's copy
-/// and the ACKs it sends included. A frame costs `rx_packet_us` + `rx_byte_ns` × its payload, an
-/// ACK (any frame the host sends) `tx_packet_us`. Frames wait in one of Linux's two receive
+/// A machine: one CPU that takes every frame the machine receives from its receive queue and runs
+/// the stack on it, the reading application's copy and what it sends included. `[host]` is the
+/// clients' machines (one per client, or one they share: `shared`), `[server_host]` the server's.
+/// A frame costs `rx_packet_us` + `rx_byte_ns` × its payload, an
+/// frame the machine sends (an ACK, data) `tx_packet_us`. Frames wait in one of Linux's two receive
 /// queues, and are dropped when it is full:
 ///
 /// * the per-CPU backlog of the `netif_rx` path (veth, TUN; a NIC without NAPI): `enqueue_to_backlog`
@@ -23,6 +25,10 @@ use super::*;
 ///
 /// Interrupt moderation (`rx_coalesce_us`) spaces the polls, so that a poll finds several frames
 /// (GRO merges only what one poll takes).
+///
+/// A frame sent costs the CPU after it has left: the model does not hold a send back for the CPU,
+/// but what it costs delays the frames received next (the ACKs that clock a sender), so a sender's
+/// rate is bound by its CPU all the same.
 ///
 /// What is left out, said once: NAPI's budget (`netdev_budget` 300) only shares the CPU with other
 /// softirq work, which the model has none of; adaptive coalescing; several CPUs (RPS, RSS). The default, every cost 0, is no host at all: frames reach the stack the instant they
@@ -60,6 +66,10 @@ pub struct Host {
     /// backlog path's limit, used when `rx_ring` is not set.
     #[serde(default = "default_max_backlog")]
     pub netdev_max_backlog: u32,
+    /// `[host]` only: the clients are processes on one machine, which all their frames share (one
+    /// CPU, one receive queue), rather than a machine each.
+    #[serde(default)]
+    pub shared: bool,
     /// A NAPI NIC's receive ring, descriptors: frames queue there instead of the backlog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_ring: Option<u32>,
@@ -85,6 +95,7 @@ impl Default for Host {
             napi_weight: default_napi_weight(),
             netdev_max_backlog: default_max_backlog(),
             rx_ring: None,
+            shared: false,
         }
     }
 }
@@ -96,31 +107,42 @@ impl Host {
     }
 }
 
-impl Scenario {
-    pub(super) fn validate_host(&self) -> Result<()> {
-        let h = &self.host;
-        plausible("host.rx_packet_us", h.rx_packet_us, &HOST_FRAME_US)?;
-        plausible("host.tx_packet_us", h.tx_packet_us, &HOST_FRAME_US)?;
-        plausible("host.rx_skb_us", h.rx_skb_us, &HOST_FRAME_US)?;
-        plausible("host.rx_coalesce_us", h.rx_coalesce_us, &HOST_FRAME_US)?;
-        at_least("host.napi_weight", u64::from(h.napi_weight), 1)?;
-        if h.gro && h.rx_ring.is_none() {
+impl Host {
+    /// Checks the fields of the section named `section` (`host` or `server_host`).
+    fn validate(&self, section: &str) -> Result<()> {
+        let field = |name: &str| format!("{section}.{name}");
+        plausible(&field("rx_packet_us"), self.rx_packet_us, &HOST_FRAME_US)?;
+        plausible(&field("tx_packet_us"), self.tx_packet_us, &HOST_FRAME_US)?;
+        plausible(&field("rx_skb_us"), self.rx_skb_us, &HOST_FRAME_US)?;
+        plausible(&field("rx_coalesce_us"), self.rx_coalesce_us, &HOST_FRAME_US)?;
+        at_least(&field("napi_weight"), u64::from(self.napi_weight), 1)?;
+        if self.gro && self.rx_ring.is_none() {
             return Err(Error::scenario(
-                "host.gro",
-                "GRO runs in a NAPI NIC's poll (napi_gro_receive); the netif_rx backlog hands each frame to the \
-                 stack alone (process_backlog -> __netif_receive_skb): set host.rx_ring too, or leave gro off",
+                field("gro"),
+                format!(
+                    "GRO runs in a NAPI NIC's poll (napi_gro_receive); the netif_rx backlog hands each frame to \
+                     the stack alone (process_backlog -> __netif_receive_skb): set {section}.rx_ring too, or leave \
+                     gro off"
+                ),
             ));
         }
-        plausible("host.rx_byte_ns", h.rx_byte_ns, &HOST_BYTE_NS)?;
-        plausible("host.netdev_max_backlog", f64::from(h.netdev_max_backlog), &QUEUE_PACKETS)?;
-        if let Some(ring) = h.rx_ring {
-            plausible("host.rx_ring", f64::from(ring), &QUEUE_PACKETS)?;
+        plausible(&field("rx_byte_ns"), self.rx_byte_ns, &HOST_BYTE_NS)?;
+        plausible(&field("netdev_max_backlog"), f64::from(self.netdev_max_backlog), &QUEUE_PACKETS)?;
+        if let Some(ring) = self.rx_ring {
+            plausible(&field("rx_ring"), f64::from(ring), &QUEUE_PACKETS)?;
         }
-        if !h.is_off() && self.upload() {
+        Ok(())
+    }
+}
+
+impl Scenario {
+    pub(super) fn validate_host(&self) -> Result<()> {
+        self.host.validate("host")?;
+        self.server_host.validate("server_host")?;
+        if self.server_host.shared {
             return Err(Error::scenario(
-                "host",
-                "models the clients' hosts, which receive a download's data; with workload.direction = \
-                 \"upload\" the server receives it, which has no host model yet: leave [host] out",
+                "server_host.shared",
+                "the server is one machine already; `shared` puts the clients on one ([host] shared = true)",
             ));
         }
         Ok(())

@@ -78,9 +78,12 @@ pub struct Scenario {
     /// The receiving host's IP reassembly (used when datagrams are fragmented).
     #[serde(default, deserialize_with = "table")]
     pub ipfrag: IpFrag,
-    /// The receiving hosts' CPU and receive queue (off by default: frames cost nothing).
+    /// The clients' machines: CPU and receive queue (off by default: frames cost nothing).
     #[serde(default, skip_serializing_if = "Host::is_off", deserialize_with = "table")]
     pub host: Host,
+    /// The server's machine, as `host` (off by default).
+    #[serde(default, skip_serializing_if = "Host::is_off", deserialize_with = "table")]
+    pub server_host: Host,
     /// The bond: its mode (scheduler), link monitor and the mode's options.
     #[serde(deserialize_with = "table")]
     pub bond: Bond,

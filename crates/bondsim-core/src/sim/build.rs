@@ -28,7 +28,7 @@ impl World {
         let ends = transport::build(scenario, &clients);
         schedule_arrivals_and_polls(&requests, &links, &mut events);
 
-        let hosts = World::hosts_for(scenario, &requests);
+        let hosts = host::Hosts::new(scenario, &requests);
         let mut world = World {
             hosts,
             host_up: Vec::new(),

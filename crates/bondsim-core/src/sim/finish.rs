@@ -12,7 +12,7 @@ impl World {
         let mut report = Report::new(&declared, end.as_secs_f64(), self.receiver.datagrams_lost);
         self.server.report(&mut report);
         self.client.report(&mut report);
-        crate::host::RxHost::report(&self.hosts, end.as_secs_f64(), &mut report);
+        self.hosts.report(end.as_secs_f64(), &mut report);
         let timeouts = report.instants_of("rto_at").map(|rto_at| Timeouts {
             rto_at,
             spurious_rto_at: report.instants_of("spurious_rto_at").unwrap_or_default(),

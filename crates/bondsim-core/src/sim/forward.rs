@@ -8,6 +8,7 @@ impl World {
     #[inline(always)]
     pub(super) fn dispatch(&mut self, now: SimTime, mut packet: Packet) {
         self.sent += 1;
+        self.server_host_sent(now);
         packet.bond_seq = self.next_bond_seq;
         self.next_bond_seq += 1;
         let flow = packet.flow as usize;
@@ -304,7 +305,7 @@ impl World {
         if let Some(c) = self.capture.as_deref_mut() {
             c.client_received(now, packet, self.slave_macs.of(id));
         }
-        if self.hosts.is_empty() {
+        if !self.hosts.clients_on() {
             self.up_the_stack(now, packet);
         } else {
             self.host_receive(now, *packet);

@@ -17,7 +17,7 @@
 //! The world is split by concern: `build.rs` (the world from a scenario),
 //! `ends.rs` (the transport's two ends and the application), `forward.rs` (bond to
 //! clients), `reverse.rs` (clients to server, the switch's choice of port), `idle.rs`
-//! (idle paced links waking outside the queue), `host.rs` (the clients' hosts: CPU and receive
+//! (idle paced links waking outside the queue), `host.rs` (the machines: CPU and receive
 //! queue), `faults.rs` (carrier, monitors, the
 //! bond's verdicts and what they tell the switch), `finish.rs` (the result); here the
 //! world itself and its event loop.
@@ -134,7 +134,7 @@ enum Target {
     Scheduler,
     /// balance-tlb/-alb send learning packets on every slave (behind an unaware switch).
     Learning,
-    /// A client's host has handled the frame its CPU took (`[host]`; the number: the client).
+    /// A machine has handled the frame its CPU took (`[host]`, `[server_host]`; the number: the machine).
     Host(u32),
     /// `stop_s` is reached.
     Stop,
@@ -439,8 +439,8 @@ struct World {
     /// Each slave's MAC address (balance-tlb/-alb keep one per slave and move the bond's to
     /// their active slave, [`network::SlaveMacs`]).
     slave_macs: network::SlaveMacs,
-    /// The clients' hosts (`[host]`), by client; empty without one.
-    hosts: Vec<crate::host::RxHost>,
+    /// The machines (`[host]`, `[server_host]`); none without them.
+    hosts: host::Hosts,
     /// Scratch space for what a host's CPU sends up the stack.
     host_up: Vec<Vec<Packet>>,
 }
@@ -491,7 +491,7 @@ impl World {
                 Target::Lacp(id) => self.lacp(now, id as usize, LacpChange::of(token)),
                 Target::Scheduler => self.scheduler_tick(now),
                 Target::Learning => self.learning_packets(now),
-                Target::Host(client) => self.host_done(now, client as usize),
+                Target::Host(machine) => self.host_done(now, machine as usize),
                 Target::Stop => {
                     self.stopped_at = Some(now);
                     break;

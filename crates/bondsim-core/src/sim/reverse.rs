@@ -4,9 +4,19 @@
 use super::*;
 
 impl World {
-    /// A client's packet reached the server: an ACK, or an upload's data (past the wire tap).
+    /// A client's packet reached the server: an ACK, or an upload's data (past the wire tap); with
+    /// `[server_host]` it waits for the server's CPU first.
     pub(super) fn arrived_at_server(&mut self, now: SimTime, packet: Packet) {
         self.reverse_arrived += 1;
+        if self.hosts.server_on() {
+            self.server_host_receive(now, packet);
+        } else {
+            self.server_stack(now, packet);
+        }
+    }
+
+    /// A client's packet goes up the server's stack.
+    pub(super) fn server_stack(&mut self, now: SimTime, packet: Packet) {
         if self.app_side == Side::Server && packet.is_data() {
             self.wire_arrival(now, &packet);
         }
