@@ -353,6 +353,14 @@ impl Cutter {
         at.min(file)
     }
 
+    /// Whether packet `k` of a file of `file` bytes ends one of the application's writes (a
+    /// message, or the whole file written at once): the segment `tcp_push` marks with PSH
+    /// (`tcp_mark_push` on the last skb of each `sendmsg`, net/ipv4/tcp.c).
+    pub fn ends_write(&self, file: u64, k: u64) -> bool {
+        let next = self.offset(file, k) + u64::from(self.packet_bytes(file, k));
+        next >= file || self.message.is_some_and(|m| !self.thesis && next % m.max(1) == 0)
+    }
+
     /// Payload bytes of packet `k` of a file of `file` bytes.
     #[inline]
     pub fn packet_bytes(&self, file: u64, k: u64) -> u32 {
@@ -388,6 +396,18 @@ mod tests {
 
     fn sizes(c: Cutter, file: u64) -> Vec<u32> {
         (0..c.packets(file)).map(|k| c.packet_bytes(file, k)).collect()
+    }
+
+    #[test]
+    fn a_write_ends_at_each_message_and_at_the_file() {
+        let ends = |c: Cutter, file: u64| (0..c.packets(file)).filter(|&k| c.ends_write(file, k)).collect::<Vec<_>>();
+        // 4000 bytes in messages of 1500 cut at 1000: 1000+500 | 1000+500 | 1000.
+        assert_eq!(ends(cutter(1000, Some(1500), false), 4000), [1, 3, 4]);
+        // Messages of a whole number of chunks end on a full one.
+        assert_eq!(ends(cutter(1000, Some(2000), false), 4000), [1, 3]);
+        // A file written at once: its last segment only.
+        assert_eq!(ends(cutter(1448, None, false), 5000), [3]);
+        assert_eq!(ends(cutter(1000, None, true), 2500), [2]);
     }
 
     #[test]

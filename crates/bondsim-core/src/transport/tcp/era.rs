@@ -141,6 +141,11 @@ pub struct Era {
     /// `tcp_try_to_open` and by `tcp_fastretrans_alert` in Loss); today's kernels have no such
     /// cap. Follows the reduction (`sender.cwnd_reduction`).
     pub moderates_cwnd: bool,
+    /// A full-sized segment with PSH (the end of a write) lets the reading application's read ACK
+    /// at once (`tcp_measure_rcv_mss` sets `ICSK_ACK_PUSHED` for it, "tcp: fix delayed ACKs for MSS
+    /// boundary condition", 4720852ed9af, Linux 6.6 and the stable kernels since); before, only a
+    /// short segment did. Follows the undo era (`sender.undo`: today's kernels).
+    pub pushed_full_mss: bool,
 }
 
 impl Era {
@@ -157,6 +162,7 @@ impl Era {
             dsack_delivered: undo == UndoEra::Current,
             reduction: if rate_halving { Reduction::RateHalving } else { Reduction::Prr },
             moderates_cwnd: rate_halving,
+            pushed_full_mss: undo == UndoEra::Current,
         }
     }
 }

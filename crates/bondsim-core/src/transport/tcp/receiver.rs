@@ -21,6 +21,17 @@ const FASTRETRANS_THRESH: u32 = 3;
 const COMP_SACK_NR: u32 = 44;
 /// `net.ipv4.tcp_comp_sack_delay_ns` default: 1 ms.
 const COMP_SACK_DELAY: SimTime = SimTime(1_000_000);
+/// `TCP_MSS_DEFAULT` and `TCP_MIN_MSS` (include/net/tcp.h): the receiver's first estimate of the
+/// peer's MSS is at most the former, at least the latter (`tcp_initialize_rcv_mss`).
+const MSS_DEFAULT: u32 = 536;
+const MIN_MSS: u32 = 88;
+/// The TCP header of a data segment with the timestamp option (20 + 12 bytes), as the model's
+/// `network.header_bytes` counts it: `tcp_measure_rcv_mss` compares lengths with it included.
+const TCP_HEADER_TS: u32 = 32;
+/// `ICSK_ACK_PUSHED` and `ICSK_ACK_PUSHED2` (include/net/inet_connection_sock.h), as counts: short
+/// (pushed) segments received since the last ACK sent, up to two.
+const PUSHED: u8 = 1;
+const PUSHED2: u8 = 2;
 /// SACK blocks Linux remembers (`TCP_NUM_SACKS`).
 const NUM_SACKS: usize = 4;
 /// `TCP_PAWS_WINDOW` (`include/net/tcp.h`): how many timestamp ticks older than `TS.Recent` a
@@ -35,8 +46,18 @@ const SACK_BLOCKS_EXPECTED: usize = 2;
 struct Conn {
     /// `rcv_nxt`: the next segment expected in order.
     rcv_nxt: u32,
-    /// Segments of the whole transfer (the last one carries the sender's FIN).
+    /// Segments of the whole transfer (the last one carries the sender's FIN), and its bytes.
     total: u32,
+    file_bytes: u64,
+    /// `icsk_ack.rcv_mss`: what this end takes the sender's MSS to be ([`Conn::measure_rcv_mss`]).
+    rcv_mss: u32,
+    /// `icsk_ack.last_seg_size`: the length of the last short segment `tcp_measure_rcv_mss` kept.
+    last_seg_size: u32,
+    /// Short (pushed) segments since the last ACK sent: [`PUSHED`], [`PUSHED2`], or 0.
+    pushed: u8,
+    /// In-order data reached the application since the last ACK decision (`tcp_cleanup_rbuf`'s
+    /// `copied > 0`: the model's application reads at once).
+    copied: bool,
     /// Payload bytes received in order, and at the last ACK sent (`rcv_wup`).
     rcv_bytes: u64,
     wup_bytes: u64,
@@ -128,16 +149,16 @@ impl Conn {
         (self.rcv_rtt_us8 != 0).then(|| SimTime(u64::from(self.rcv_rtt_us8 >> 3) * 1_000))
     }
 
-    /// `tcp_rcv_rtt_measure_ts` (`net/ipv4/tcp_input.c`, 6.x): a full-sized segment whose echo
+    /// `tcp_rcv_rtt_measure_ts` (`net/ipv4/tcp_input.c`, 6.x): a full-sized segment (`rcv_mss`) whose echo
     /// differs from the last one sampled gives a sample of the timestamp clock's ticks since the
     /// echoed one (`tcp_rtt_tsopt_us`: whole ticks of `ts`, none when 0).
-    fn rcv_rtt_measure_ts(&mut self, now: SimTime, packet: &Packet, mss: u32, ts: TsTicks) {
+    fn rcv_rtt_measure_ts(&mut self, now: SimTime, packet: &Packet, ts: TsTicks) {
         if packet.ts_ecr == self.rcv_rtt_last_tsecr {
             return; // (also: no echo yet, `rcv_rtt_last_tsecr` starting at 0)
         }
         self.rcv_rtt_last_tsecr = packet.ts_ecr;
         let ticks = ts.ts_of(now).wrapping_sub(packet.ts_ecr) as i32;
-        if packet.bytes >= mss && ticks > 0 {
+        if packet.bytes >= self.rcv_mss && ticks > 0 {
             self.rcv_rtt_update((u64::from(ticks as u32) * ts.tick.0 / 1_000) as u32);
         }
     }
@@ -154,12 +175,39 @@ impl Conn {
 
     /// `tcp_incr_quickack`: quick ACKs for `rcv_wnd / (2·rcv_mss)` segments (2 if that is 0, at
     /// most `max`), never fewer than are left.
-    fn incr_quickack(&mut self, mss: u32, max: u32) {
-        let quickacks = match self.space.rcv_wnd / (2 * u64::from(mss)) {
+    fn incr_quickack(&mut self, max: u32) {
+        let quickacks = match self.space.rcv_wnd / (2 * u64::from(self.rcv_mss)) {
             0 => 2,
             q => q.min(u64::from(max)) as u32,
         };
         self.quick = self.quick.max(quickacks);
+    }
+
+    /// `tcp_measure_rcv_mss` (net/ipv4/tcp_input.c, 6.18) on an skb of `len` payload bytes (a GRO
+    /// skb's: its first segment's, `gso_size`) that carries PSH (`psh`: it ends a write) or not. A
+    /// segment at least `rcv_mss` long raises it (to at most the MSS); with PSH it marks the ACK
+    /// pushed in today's kernels (`pushed_full_mss`). A shorter one marks it pushed (twice:
+    /// `ICSK_ACK_PUSHED2`), unless it is long enough to be a peer's smaller MSS (with its header at
+    /// least `TCP_MSS_DEFAULT`'s, or `TCP_MIN_MSS`'s without PSH) and as long as the last such one:
+    /// then it becomes `rcv_mss`.
+    fn measure_rcv_mss(&mut self, len: u32, psh: bool, mss: u32, pushed_full_mss: bool) {
+        let lss = std::mem::take(&mut self.last_seg_size);
+        if len >= self.rcv_mss {
+            self.rcv_mss = len.min(mss);
+            if psh && pushed_full_mss {
+                self.pushed = self.pushed.max(PUSHED);
+            }
+            return;
+        }
+        let with_header = len + TCP_HEADER_TS;
+        if with_header >= MSS_DEFAULT + 20 || (with_header >= MIN_MSS + 20 && !psh) {
+            self.last_seg_size = len;
+            if len == lss {
+                self.rcv_mss = len;
+                return;
+            }
+        }
+        self.pushed = if self.pushed >= PUSHED { PUSHED2 } else { PUSHED };
     }
 
     /// `tcp_rcv_space_adjust`, once the receiver has an RTT estimate ([`RcvSpace::adjust`]; the
@@ -203,7 +251,6 @@ impl TcpReceiver {
     /// above it, sent before a retransmission that overtook it, gets neither), and an ACK at
     /// once. Returns whether it discarded `packet`, whose TSval is `tsval`.
     fn paws_discard(&mut self, now: SimTime, packet: &Packet, tsval: u32, out: &mut Vec<Output>) -> bool {
-        let mss = self.config.mss;
         let c = &mut self.conns[packet.flow as usize];
         // (`if (!rx_opt->ts_recent) return true`: nothing to compare with before the first.)
         let older = c.ts_recent.wrapping_sub(tsval) as i32;
@@ -214,14 +261,14 @@ impl TcpReceiver {
         let s = packet.seq;
         if s < c.rcv_nxt {
             // `tcp_send_dupack`: `tcp_enter_quickack_mode` and, with SACK, `tcp_dsack_set`.
-            c.incr_quickack(mss, MAX_QUICKACKS);
+            c.incr_quickack(MAX_QUICKACKS);
             c.pingpong = false;
             if self.config.dsack {
                 c.dsack = Some((s, s + 1));
             }
         }
         c.ack_now = true;
-        self.ack_check(now, packet.flow, mss, out);
+        self.ack_check(now, packet.flow, out);
         true
     }
 
@@ -298,18 +345,29 @@ impl TcpReceiver {
         c.wup_bytes = c.rcv_bytes;
         c.last_ack_sent = c.rcv_nxt;
         c.ack_now = false;
+        c.pushed = 0; // (`tcp_event_ack_sent` → `inet_csk_clear_xmit_timer`: `icsk_ack.pending = 0`)
         c.compressed = 0;
         c.timer.cancel();
     }
 
     /// `__tcp_ack_snd_check`: ACK now, or arm the delayed-ACK or SACK-compression timer.
-    fn ack_check(&mut self, now: SimTime, flow: u32, mss: u32, out: &mut Vec<Output>) {
+    fn ack_check(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
         let delayed = self.config.delayed_ack;
         let c = &mut self.conns[flow as usize];
-        // "More than one full frame received", quick-ACK mode (`tcp_in_quickack_mode`: quick
-        // ACKs left and not in ping-pong mode), or a mandated immediate ACK.
+        let copied = std::mem::take(&mut c.copied);
+        // "More than one full frame received" (`rcv_mss`), quick-ACK mode (`tcp_in_quickack_mode`:
+        // quick ACKs left and not in ping-pong mode), or a mandated immediate ACK.
         let quickack = c.quick > 0 && !c.pingpong;
-        if !delayed || c.rcv_bytes - c.wup_bytes > u64::from(mss) || quickack || c.ack_now {
+        if !delayed || c.rcv_bytes - c.wup_bytes > u64::from(c.rcv_mss) || quickack || c.ack_now {
+            return self.send_ack(now, flow);
+        }
+        // The application then reads what arrived in order (`tcp_recvmsg` → `__tcp_cleanup_rbuf`,
+        // net/ipv4/tcp.c, 6.18): the ACK goes at once when the read emptied the receive queue (no
+        // out-of-order data held) and a short segment was pushed, twice, or once outside
+        // ping-pong mode. (Its other test, a window opened by the read, never holds here: the
+        // model's application reads at once.)
+        let pushed = c.pushed == PUSHED2 || (c.pushed == PUSHED && !c.pingpong);
+        if copied && pushed && c.ranges.is_empty() {
             return self.send_ack(now, flow);
         }
         if c.ranges.is_empty() {
@@ -346,8 +404,9 @@ impl TcpReceiver {
 
     /// One segment into the receive queue (`tcp_rcv_established` → `tcp_data_queue`, before
     /// `__tcp_ack_snd_check`): true when the ACK decision is due (false: a handshake answered, or a
-    /// segment PAWS discarded with its duplicate ACK).
-    fn segment(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) -> bool {
+    /// segment PAWS discarded with its duplicate ACK). `skb`: the length and PSH of the skb it
+    /// came in, which `tcp_measure_rcv_mss` reads (`None` for a GRO skb's segments after its first).
+    fn segment(&mut self, now: SimTime, packet: Packet, skb: Option<(u32, bool)>, out: &mut Vec<Output>) -> bool {
         let flow = packet.flow;
         let mss = self.config.mss;
         let tsval = self.config.ts.ts_of(packet.born);
@@ -369,7 +428,7 @@ impl TcpReceiver {
         if s <= c.last_ack_sent && s + 1 >= c.last_ack_sent && tsval >= c.ts_recent {
             c.ts_recent = tsval;
         }
-        c.rcv_rtt_measure_ts(now, &packet, mss, self.config.ts);
+        c.rcv_rtt_measure_ts(now, &packet, self.config.ts);
         if s < c.rcv_nxt {
             // Already received: report it (D-SACK) and ACK at once (`tcp_data_queue`:
             // out of window → `tcp_dsack_set`, `tcp_enter_quickack_mode`).
@@ -380,9 +439,13 @@ impl TcpReceiver {
             // `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`: the next segments are ACKed at
             // once too. It also leaves ping-pong mode (`inet_csk_exit_pingpong_mode`): the peer
             // resent, so its answers are not carrying our ACKs in time.
-            c.incr_quickack(mss, MAX_QUICKACKS);
+            c.incr_quickack(MAX_QUICKACKS);
             c.pingpong = false;
             return true;
+        }
+        // `tcp_event_data_recv` for data in order, `tcp_data_queue_ofo` for data above a hole.
+        if let Some((len, psh)) = skb {
+            c.measure_rcv_mss(len, psh, mss, self.config.era.pushed_full_mss);
         }
         let slot = (s - c.rcv_nxt) as usize;
         if s == c.rcv_nxt {
@@ -394,11 +457,12 @@ impl TcpReceiver {
             // (`__tcp_set_rto`, the variance term floored at `tcp_rto_min`).
             let rto = self.config.rto_min + c.rcv_rtt().unwrap_or(SimTime::ZERO);
             if now.0.saturating_sub(c.lrcvtime.0) > rto.0 {
-                c.incr_quickack(mss, MAX_QUICKACKS);
+                c.incr_quickack(MAX_QUICKACKS);
             }
             c.lrcvtime = now;
             c.rcv_nxt += 1;
             c.rcv_bytes += u64::from(packet.bytes);
+            c.copied = true;
             out.push(Output::Deliver(packet));
             // Slot 0 is always `rcv_nxt`: drop the one just delivered, then take what follows.
             c.ofo.pop_front();
@@ -487,9 +551,14 @@ impl Endpoint for TcpReceiver {
         // `tcp_event_data_recv` on the first data: quick-ACK mode for TCP_MAX_QUICKACKS
         // (Linux caps it by rcv_wnd / (2·rcv_mss), above 16 for any default window).
         let total = self.cutter.packets(bytes) as u32;
+        let mss = self.config.mss;
         self.conns[flow as usize] = Conn {
             quick: MAX_QUICKACKS,
             total,
+            file_bytes: bytes,
+            // `tcp_initialize_rcv_mss`: the MSS, at most half the window and `TCP_MSS_DEFAULT`, at
+            // least `TCP_MIN_MSS`; full-sized segments raise it (`tcp_measure_rcv_mss`).
+            rcv_mss: mss.min((self.config.rwnd_initial / 2) as u32).min(MSS_DEFAULT).max(MIN_MSS),
             space: RcvSpace::new(self.config.rwnd_initial, self.config.mss),
             // The handshake's last segment counts as received data (`tcp_finish_connect`,
             // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
@@ -499,8 +568,9 @@ impl Endpoint for TcpReceiver {
     }
 
     fn on_packet(&mut self, now: SimTime, packet: Packet, out: &mut Vec<Output>) {
-        if self.segment(now, packet, out) {
-            self.ack_check(now, packet.flow, self.config.mss, out);
+        let skb = (packet.bytes, self.pushes(&packet));
+        if self.segment(now, packet, Some(skb), out) {
+            self.ack_check(now, packet.flow, out);
         }
     }
 
@@ -508,12 +578,15 @@ impl Endpoint for TcpReceiver {
     /// with the same ACK and options) is one skb to `tcp_rcv_established`: its segments are queued
     /// in turn and `__tcp_ack_snd_check` runs once, after the last.
     fn on_merged(&mut self, now: SimTime, packets: &[Packet], out: &mut Vec<Output>) {
+        // The skb's `gso_size` is its first segment's length; its PSH any segment's (`tcp_gro_receive`
+        // ORs the merged segments' PSH and FIN into the first header).
+        let first = packets.first().map(|p| (p.bytes, packets.iter().any(|p| self.pushes(p))));
         let mut due = false;
-        for p in packets {
-            due |= self.segment(now, *p, out);
+        for (i, p) in packets.iter().enumerate() {
+            due |= self.segment(now, *p, first.filter(|_| i == 0), out);
         }
         if let (true, Some(last)) = (due, packets.last()) {
-            self.ack_check(now, last.flow, self.config.mss, out);
+            self.ack_check(now, last.flow, out);
         }
     }
 
@@ -548,6 +621,13 @@ impl Endpoint for TcpReceiver {
 }
 
 impl TcpReceiver {
+    /// Whether data segment `packet` carries PSH: it ends one of the sender's writes
+    /// ([`Cutter::ends_write`]).
+    fn pushes(&self, packet: &Packet) -> bool {
+        let c = &self.conns[packet.flow as usize];
+        self.cutter.ends_write(c.file_bytes, u64::from(packet.seq))
+    }
+
     /// `flow`'s RTT estimate at the receiver (`rcv_rtt_est`), if it has one.
     pub(crate) fn rcv_rtt(&self, flow: u32) -> Option<SimTime> {
         self.conns[flow as usize].rcv_rtt()
@@ -585,8 +665,76 @@ mod tests {
     fn receiver(delayed_ack: bool) -> TcpReceiver {
         let config = TcpConfig { delayed_ack, ..TcpConfig::test_default() };
         let mut r = TcpReceiver::new(config, Cutter::whole_files(1448), 1);
-        r.open(SimTime::ZERO, 0, 0, &mut Vec::new());
+        // A file longer than any test sends: no segment ends the sender's write.
+        r.open(SimTime::ZERO, 0, 1448 * 1000, &mut Vec::new());
         r
+    }
+
+    /// A receiver of a stream written `message` bytes at a time (each message's last segment
+    /// carries PSH), its quick ACKs spent, in today's era or 3.x's (`undo`).
+    fn message_receiver(message: u64, undo: crate::scenario::UndoEra) -> TcpReceiver {
+        let mut config = TcpConfig::test_default();
+        config.era = crate::transport::tcp::era::Era::new(
+            undo,
+            crate::scenario::SmallQueues::Current,
+            crate::scenario::TlpTimeout::Current,
+            crate::scenario::CwndReduction::Prr,
+            1000,
+        );
+        let mut r = TcpReceiver::new(config, Cutter { chunk: 1448, message: Some(message), thesis: false }, 1);
+        r.open(SimTime::ZERO, 0, message * 1000, &mut Vec::new());
+        r.conns[0].quick = 0;
+        r
+    }
+
+    /// Sends the messages `from..to` (one segment each) to `r`; the ACKs that left.
+    fn messages(r: &mut TcpReceiver, from: u32, to: u32, bytes: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        for s in from..to {
+            r.on_packet(SimTime(10), Packet::data(0, s, bytes, SimTime(1)), &mut out);
+        }
+        acks(r).iter().map(|a| a.0).collect()
+    }
+
+    #[test]
+    fn a_short_pushed_segment_is_acked_once_the_application_has_read_it() {
+        // `tcp_measure_rcv_mss` marks a short segment pushed; `__tcp_cleanup_rbuf` ACKs when the read
+        // emptied the queue: each 100-byte message is ACKed at once, not after the 40 ms timer.
+        let mut r = message_receiver(100, crate::scenario::UndoEra::Current);
+        assert_eq!(r.conns[0].rcv_mss, MSS_DEFAULT, "`tcp_initialize_rcv_mss`: at most 536 at first");
+        assert_eq!(messages(&mut r, 0, 3, 100), [1, 2, 3]);
+        // In ping-pong mode one pushed segment waits for the answer; a second goes (PUSHED2).
+        r.conns[0].pingpong = true;
+        assert_eq!(messages(&mut r, 3, 4, 100), Vec::<u32>::new());
+        assert_eq!(messages(&mut r, 4, 5, 100), [5]);
+        // A file written at once pushes its last segment only: a 700-byte segment inside it raises
+        // rcv_mss (from 536) without PSH, and waits for the delayed-ACK timer as before.
+        let mut r = receiver(true);
+        r.conns[0].quick = 0;
+        let mut out = Vec::new();
+        r.on_packet(SimTime(10), Packet::data(0, 0, 700, SimTime(1)), &mut out);
+        assert!(acks(&mut r).is_empty(), "a segment that ends no write is not pushed");
+        assert_eq!(r.conns[0].rcv_mss, 700);
+    }
+
+    #[test]
+    fn equal_short_segments_become_the_receivers_mss_and_a_full_one_with_psh_is_pushed_today() {
+        // 1000-byte messages: the first raises rcv_mss to 1000 (at least the 536 it started at).
+        // Today's kernels (6.6 on) mark a full-sized segment with PSH pushed: each is ACKed once
+        // read; 3.x's waited for a second one ("more than one full frame").
+        let mut today = message_receiver(1000, crate::scenario::UndoEra::Current);
+        assert_eq!(messages(&mut today, 0, 4, 1000), [1, 2, 3, 4]);
+        assert_eq!(today.conns[0].rcv_mss, 1000);
+        let mut old = message_receiver(1000, crate::scenario::UndoEra::Linux313);
+        assert_eq!(messages(&mut old, 0, 4, 1000), [2, 4]);
+        // 600-byte messages after full segments (rcv_mss 1448): short, but as long as the last
+        // short one they become rcv_mss (`last_seg_size`), and are then full-sized.
+        let mut r = message_receiver(600, crate::scenario::UndoEra::Linux313);
+        r.conns[0].rcv_mss = 1448;
+        assert_eq!(messages(&mut r, 0, 1, 600), [1], "the first short one is pushed");
+        assert_eq!(messages(&mut r, 1, 2, 600), Vec::<u32>::new(), "the second becomes rcv_mss");
+        assert_eq!(r.conns[0].rcv_mss, 600);
+        assert_eq!(messages(&mut r, 2, 3, 600), [3], "more than one full frame since the last ACK");
     }
 
     fn data(seq: u32) -> Packet {
@@ -818,27 +966,27 @@ mod tests {
             assert_eq!(c.rcv_rtt(), Some(SimTime(want_us * 1_000)));
         }
         // `tcp_rcv_rtt_measure_ts`: one sample per echo, full-sized segments only, whole ticks.
-        let mut c = Conn::default();
+        let mut c = Conn { rcv_mss: 1448, ..Conn::default() };
         let echo = |born_ms: u64, ecr_ms: u64, bytes: u32| {
             let mut p = Packet::data(0, 0, bytes, SimTime(born_ms * 1_000_000));
             p.ts_ecr = super::super::ts_of(SimTime(ecr_ms * 1_000_000));
             p
         };
-        c.rcv_rtt_measure_ts(SimTime(10_500_000), &echo(10, 7, 1448), 1448, TsTicks::MS);
+        c.rcv_rtt_measure_ts(SimTime(10_500_000), &echo(10, 7, 1448), TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "10.5 ms against an echo of 7 ms: 3 ticks");
-        c.rcv_rtt_measure_ts(SimTime(20_000_000), &echo(20, 7, 1448), 1448, TsTicks::MS);
+        c.rcv_rtt_measure_ts(SimTime(20_000_000), &echo(20, 7, 1448), TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "the same echo again: no sample");
-        c.rcv_rtt_measure_ts(SimTime(9_000_000), &echo(9, 8, 500), 1448, TsTicks::MS);
+        c.rcv_rtt_measure_ts(SimTime(9_000_000), &echo(9, 8, 500), TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "a short segment: no sample");
-        c.rcv_rtt_measure_ts(SimTime(9_900_000), &echo(9, 9, 1448), 1448, TsTicks::MS);
+        c.rcv_rtt_measure_ts(SimTime(9_900_000), &echo(9, 9, 1448), TsTicks::MS);
         assert_eq!(c.rcv_rtt(), Some(SimTime(3_000_000)), "no whole tick: no sample");
         // Before 4.13 the clock is the jiffy (`sender.ts_clock = "linux-4.12"`): at 250 Hz, 4 ms
         // ticks. 10.5 ms is tick 3, an echo of 3 ms tick 1: 2 ticks, 8 ms.
         let jiffies = TsTicks::of(crate::scenario::TsClock::Linux412, 250);
-        let mut c = Conn::default();
+        let mut c = Conn { rcv_mss: 1448, ..Conn::default() };
         let mut p = Packet::data(0, 0, 1448, SimTime(10_000_000));
         p.ts_ecr = jiffies.ts_of(SimTime(3_000_000));
-        c.rcv_rtt_measure_ts(SimTime(10_500_000), &p, 1448, jiffies);
+        c.rcv_rtt_measure_ts(SimTime(10_500_000), &p, jiffies);
         assert_eq!(c.rcv_rtt(), Some(SimTime(8_000_000)));
     }
 
