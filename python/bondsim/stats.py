@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pandas loads on use: `bondsim run --out` writes process.txt without it
@@ -115,35 +116,135 @@ T_975 = (
 # fmt: on
 
 
-def t_quantile(df: pd.Series, p: float) -> pd.Series:
-    """Student's t quantile ``p`` for each of ``df`` (degrees of freedom, whole numbers from 1):
-    ``scipy.special.stdtrit``'s figures, which ``scipy.stats.t.ppf`` gives too. A 95% interval's up to
+def t_value(df: int, p: float) -> float:
+    """Student's t quantile ``p`` for ``df`` degrees of freedom (a whole number from 1):
+    ``scipy.special.stdtrit``'s figure, which ``scipy.stats.t.ppf`` gives too. A 95% interval's up to
     100 degrees of freedom come from :data:`T_975` without importing scipy (0.16 s of a report's
     start, 0.9 s for ``scipy.stats``)."""
-    if p == 0.975 and len(df) and df.min() >= 1 and df.max() <= len(T_975):
-        return df.map(lambda d: T_975[d - 1]).astype(float)
+    if p == 0.975 and 1 <= df <= len(T_975):
+        return T_975[df - 1]
     from scipy.special import stdtrit
 
-    return stdtrit(df, p)
+    return float(stdtrit(df, p))
+
+
+def interval(mean: float, std: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """THE interval rule: Student's t interval at ``level`` of the mean of ``n`` runs whose standard deviation
+    is ``std``, as (lo, hi): the mean ± t · s / √n. One run (or none) has no spread: its interval is the value
+    itself (nothing was replicated)."""
+    if n <= 1:
+        return mean, mean
+    half = t_value(n - 1, 0.5 + level / 2) * std / n**0.5
+    return mean - half, mean + half
+
+
+def _pairwise_sum(values: Sequence[float]) -> float:
+    """numpy's pairwise sum of floats, to the bit: in order below 8, in 8 running sums up to 128, halved beyond."""
+    n = len(values)
+    if n < 8:
+        total = -0.0
+        for value in values:
+            total += value
+        return total
+    if n <= 128:
+        sums = list(values[:8])
+        whole = n - n % 8
+        for i in range(8, whole, 8):
+            for j in range(8):
+                sums[j] += values[i + j]
+        total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]))
+        for value in values[whole:]:
+            total += value
+        return total
+    half = n // 2
+    half -= half % 8
+    return _pairwise_sum(values[:half]) + _pairwise_sum(values[half:])
+
+
+def _kahan_sum(values: Sequence[float]) -> float:
+    """A Kahan-compensated sum (pandas' group kernels'), an infinity left uncompensated (pandas' GH#50367)."""
+    total = compensation = 0.0
+    for value in values:
+        y = value - compensation
+        t = total + y
+        compensation = t - total - y
+        if compensation != compensation:
+            compensation = 0.0
+        total = t
+    return total
+
+
+def group_means(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, float]:
+    """The mean of ``values`` per key, in order of the keys' first appearance, NaN skipped (NaN for none): to
+    the bit the figures of a DataFrame's ``groupby(sort=False)[...].mean()``, which sums as numpy's ``reduceat``
+    (the first value, then the pairwise sum of the rest) when each key's rows are together and no value is
+    NaN, else with Kahan's compensation."""
+    groups: dict[Hashable, list[float]] = {}
+    for key, value in zip(keys, values, strict=True):
+        groups.setdefault(key, []).append(value)
+    runs = sum(1 for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1])
+    if runs == len(groups) and all(v == v for v in values):
+        return {k: (v[0] + _pairwise_sum(v[1:]) if len(v) > 1 else v[0]) / len(v) for k, v in groups.items()}
+    means = {}
+    for key, group in groups.items():
+        present = [v for v in group if v == v]
+        means[key] = _kahan_sum(present) / len(present) if present else math.nan
+    return means
+
+
+def std_of(values: Sequence[float]) -> float:
+    """The sample standard deviation of ``values`` as pandas takes a group's (Welford's updates, NaN
+    skipped); NaN for fewer than two."""
+    mean = m2 = 0.0
+    n = 0
+    for value in values:
+        if value != value:
+            continue
+        n += 1
+        old = mean
+        mean += (value - old) / n
+        m2 += (value - mean) * (value - old)
+    return math.sqrt(m2 / (n - 1)) if n > 1 else math.nan
+
+
+def mean_ci_rows(rows: Sequence[Mapping], by: Sequence[str], value: str, level: float = 0.95) -> list[dict]:
+    """:func:`mean_ci` of plain rows (mappings; ``value`` a float, NaN where a run has none), without pandas:
+    a row per group of ``by`` in order of first appearance, with the same columns and figures."""
+    keys = [tuple(row[k] for k in by) for row in rows]
+    values = [row[value] for row in rows]
+    groups: dict[tuple, list[float]] = {}
+    for key, v in zip(keys, values, strict=True):
+        groups.setdefault(key, []).append(v)
+    out = []
+    for key, mean in group_means(keys, values).items():
+        present = [v for v in groups[key] if v == v]
+        lo, hi = interval(mean, std_of(present), len(present), level)
+        out.append(
+            dict(zip(by, key, strict=True))
+            | {value: mean, f"{value}_lo": lo, f"{value}_hi": hi, f"{value}_n": len(present)}
+            | {f"{value}_min": min(present, default=math.nan), f"{value}_max": max(present, default=math.nan)}
+        )
+    return out
 
 
 def mean_ci(
     table: pd.DataFrame, by: list[str], value: str, level: float = 0.95, *, means: tuple[str, ...] = ()
 ) -> pd.DataFrame:
     """Mean of ``value`` over the rows of each ``by`` group (the replications), with Student's t
-    interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``,
-    and the plain mean of each column of ``means``.
+    interval at ``level`` (:func:`interval`): columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``,
+    ``{value}_n``, and the plain mean of each column of ``means``.
 
-    A group of one row has no spread: its interval is the value itself (nothing was replicated). The
-    runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
+    The runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
     least :data:`MIN_INTERVAL_RUNS` runs, fewer are shown as their range (:func:`ci_text`).
     """
+    import pandas as pd
+
     grouped = table.groupby(by, sort=False)[value]
     out = grouped.agg(["mean", "std", "count", "min", "max"]).reset_index()
-    half = t_quantile((out["count"] - 1).clip(lower=1), 0.5 + level / 2) * out["std"] / out["count"] ** 0.5
-    half = half.where(out["count"] > 1, 0.0)
+    bounds = [interval(m, s, int(n), level) for m, s, n in zip(out["mean"], out["std"], out["count"], strict=True)]
+    lo, hi = (pd.Series([b[i] for b in bounds], index=out.index, dtype=float) for i in (0, 1))
     out = out.assign(
-        **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
+        **{value: out["mean"], f"{value}_lo": lo, f"{value}_hi": hi},
         **{f"{value}_n": out["count"], f"{value}_min": out["min"], f"{value}_max": out["max"]},
     )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n", f"{value}_min", f"{value}_max"]]
     for column in means:
