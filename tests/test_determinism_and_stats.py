@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pandas as pd
 import pytest
@@ -12,7 +13,16 @@ from hypothesis import strategies as st
 
 import bondsim
 from bondsim.api import RunResult, _table, _write_csv
-from bondsim.stats import T_975, format_process_table, mean_ci, process_rows, process_table, t_quantile
+from bondsim.stats import (
+    T_975,
+    format_process_table,
+    group_means,
+    mean_ci,
+    mean_ci_rows,
+    process_rows,
+    process_table,
+    t_value,
+)
 
 VARIED = [
     'workload.file_size={kind = "zipfset"}',
@@ -51,15 +61,38 @@ def test_the_t_quantiles_are_scipys_bit_for_bit():
 
     assert [float(stdtrit(df, 0.975)) for df in range(1, len(T_975) + 1)] == list(T_975)
     # Past the table, and at other levels, scipy's own.
-    df = pd.Series([1, 7, len(T_975) + 1, 400])
-    assert t_quantile(df, 0.975).tolist() == [float(stdtrit(d, 0.975)) for d in df]
-    assert t_quantile(df, 0.95).tolist() == [float(stdtrit(d, 0.95)) for d in df]
+    dfs = [1, 7, len(T_975) + 1, 400]
+    assert [t_value(d, 0.975) for d in dfs] == [float(stdtrit(d, 0.975)) for d in dfs]
+    assert [t_value(d, 0.95) for d in dfs] == [float(stdtrit(d, 0.95)) for d in dfs]
     # A group's interval: the mean ± t · s / √n.
     table = pd.DataFrame({"g": [0, 0, 0, 1], "v": [1.0, 2.0, 4.0, 3.0]})
     mean = mean_ci(table, ["g"], "v")
     half = T_975[1] * math.sqrt(7 / 3) / math.sqrt(3)
     assert mean["v_hi"].tolist() == pytest.approx([7 / 3 + half, 3.0], rel=1e-12)
     assert mean["v_lo"].tolist() == pytest.approx([7 / 3 - half, 3.0], rel=1e-12)
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["groups-together", "groups-interleaved"])
+def test_plain_rows_give_a_dataframes_means_and_intervals_to_the_bit(together):
+    """The report reads its runs without pandas: its means and intervals (stats.group_means, mean_ci_rows) are the
+    DataFrame's to the last bit, whichever way pandas sums (numpy's reduceat for groups whose rows are together and
+    no NaN, Kahan's compensated sum otherwise), for groups of 1 to 300 runs (numpy's pairwise sum's three paths)."""
+    rng = random.Random(7)
+    sizes = [1, 2, 7, 8, 9, 40, 128, 129, 300]
+    keys = [(f"s{i % 3}", size) for i, size in enumerate(sizes) for _ in range(size)]
+    if not together:
+        rng.shuffle(keys)
+    for nan in (False, True):
+        values = [rng.choice([rng.random() * 1e9, rng.gauss(0, 1), rng.random() * 1e-3]) for _ in keys]
+        if nan:
+            values[5] = math.nan
+        rows = [{"series": s, "x": x, "v": v} for (s, x), v in zip(keys, values, strict=True)]
+        table = pd.DataFrame(rows)
+        expected = mean_ci(table, ["series", "x"], "v")
+        got = pd.DataFrame(mean_ci_rows(rows, ["series", "x"], "v"))
+        pd.testing.assert_frame_equal(got, expected, check_exact=True, check_dtype=False)
+        means = table.groupby(["series", "x"], sort=False)["v"].mean()
+        assert list(group_means(keys, values).values()) == means.tolist()
 
 
 def test_process_table_matches_the_thesis_layout():

@@ -218,7 +218,7 @@ def test_a_tcp_sweep_report_charts_what_reordering_cost_with_the_failover_figure
 
     sweep_file, db = tcp_swept
     source = report.load([sweep_file], db=db)
-    runs = source.runs
+    runs = pd.DataFrame(source.runs)  # (plain rows: the report reads them without pandas)
     assert len(runs) == 3 * 3 * 2 and (runs["ooo_fraction"] == 0).all() and (runs["failovers"] == 1).all()
     section = report.sections(source)[0]
     assert any("delivery point's out-of-order share is 0 for every TCP run" in n for n in section.notes)
@@ -273,7 +273,7 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
     # derived here from the stored runs: the mean over the three seeds, Student's t interval
     from scipy import stats as st
 
-    runs = source.runs
+    runs = pd.DataFrame(source.runs)  # (plain rows: the report reads them without pandas)
     rr = runs[runs["scheduler"] == "balance-rr"].groupby("requests")["goodput_bps"].agg(["mean", "std", "count"])
     series = next(s for s in goodput.series if s.name == "balance-rr")
     assert series.x == [4, 8, 12]
@@ -288,9 +288,10 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
 def test_run_ids_give_bars_per_scheduler(swept, main, tmp_path):
     _, db = swept
     source = report.load(["1", "2", "4"], db=db)
-    assert sorted(source.runs["run_id"]) == [1, 2, 4]
+    schedulers = [r["scheduler"] for r in source.runs]
+    assert sorted(r["run_id"] for r in source.runs) == [1, 2, 4]
     goodput = by_key(report.sections(source))["sweep-goodput-mbps"]
-    assert goodput.xcats == sorted(set(source.runs["scheduler"]), key=list(source.runs["scheduler"]).index)
+    assert goodput.xcats == sorted(set(schedulers), key=schedulers.index)
     proc = main("report", "1", "2", "4", "--db", str(db), "--out", str(tmp_path / "ids.html"), "--detail", "1")
     assert proc.returncode == 0, proc.stderr
 
@@ -412,3 +413,40 @@ def test_a_stored_league_reports_the_model_beside_the_kernel_case_by_case(tmp_pa
     assert r.returncode == 2 and "no league 9" in r.stderr and "stored: 1, 2" in r.stderr, r.stderr
     r = main("report", "run", "--league", "--db", str(db), "--out", str(out))
     assert r.returncode == 2 and r.stderr.startswith("error: --league: "), r.stderr
+
+
+def test_a_sweeps_report_reads_and_draws_without_pandas_numpy_or_pyarrow(swept, tmp_path):
+    """`bondsim report` of a stored sweep (by its name or id; a sweep file is loaded as a grid first) reads its runs
+    with DuckDB alone and draws them in plain Python (issue 40): none of the heavy libraries is imported, and the
+    runs read so are the runs table's, row for row."""
+    import subprocess
+    import sys
+
+    from bondsim.store import Store
+
+    _, db = swept
+    out = tmp_path / "s.html"
+    script = (
+        "import sys; from bondsim.cli import main; "
+        f"code = main(['report', '--sweep', '1', '--db', {str(db)!r}, '--out', {str(out)!r}, '--quiet']); "
+        "print(code, sorted(m for m in ('pandas', 'numpy', 'pyarrow', 'scipy') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["0", "[]"], done.stdout + done.stderr
+    assert out.stat().st_size > 0
+    with Store(db, read_only=True) as store:
+        for sweep in (None, 1):
+            frame, rows = store.runs(sweep), store.run_rows(sweep)
+            assert [list(r) for r in rows] == [list(frame.columns)] * len(frame)
+            plain = pd.DataFrame(rows, columns=frame.columns).astype(frame.dtypes.to_dict())
+            pd.testing.assert_frame_equal(plain, frame)
+
+
+def test_the_delay_histogram_is_numpys_to_the_bit():
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    for values in (rng.exponential(50.0, 333), rng.normal(1e3, 1.0, 41), np.array([7.0, 7.0, 7.0])):
+        for bins in (5, 13, 40):
+            counts, edges = np.histogram(values, bins=bins)
+            assert charts.histogram(values.tolist(), bins) == (counts.tolist(), edges.tolist())

@@ -37,6 +37,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -95,6 +96,7 @@ CREATE TABLE IF NOT EXISTS sweep_points (
     PRIMARY KEY (sweep_id, point)
 );
 """
+
 
 def _run_fields() -> list[pa.Field]:
     """The Arrow types of the runs table's own columns, as :data:`_SCHEMA` creates them (``created_at`` is the
@@ -781,19 +783,19 @@ class Store:
         swept values as a DataFrame's columns hold them (:func:`bondsim.api.as_column`)."""
         cursor = self.con.execute(*self._runs_query(sweep))
         names = [d[0] for d in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        for row in rows:
-            row.setdefault("engine", LEGACY_ENGINE)
-        if sweep is None:
-            return rows
-        labels = [json.loads(row.pop("labels")) for row in rows]
+        rows = cursor.fetchall()
+        labels = [] if sweep is None else [json.loads(row[1]) for row in rows]
         swept = _swept(dict.fromkeys(k for each in labels for k in each))
-        values = {name: as_column([each.get(name) for each in labels]) for name in swept}
-        return [
-            {"point": row["point"], **{name: values[name][i] for name in swept}}
-            | {k: v for k, v in row.items() if k != "point" and k not in values}
-            for i, row in enumerate(rows)
-        ]
+        values = [as_column([each.get(name) for each in labels]) for name in swept]
+        kept = [i for i, name in enumerate(names) if name not in ("point", "labels", *swept)]
+        pick, kept_names = itemgetter(*kept), [names[i] for i in kept]  # (the runs table has a dozen columns)
+        out = []
+        for j, row in enumerate(rows):
+            record = {} if sweep is None else {"point": row[0], **{n: v[j] for n, v in zip(swept, values, strict=True)}}
+            record.update(zip(kept_names, pick(row), strict=True))
+            record.setdefault("engine", LEGACY_ENGINE)
+            out.append(record)
+        return out
 
     def _runs_query(self, sweep: str | int | None) -> tuple[str, list]:
         """The query of :meth:`runs` and :meth:`run_rows`, and its parameters."""

@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from bondsim import columns
@@ -350,7 +351,7 @@ def delay_chart(result: RunResult, tag: str) -> Chart:
             "delay (µs)",
             "packets",
         )
-        mids = [(a + b) / 2 for a, b in zip(edges[:-1], edges[1:], strict=True)]
+        mids = [(a + b) / 2 for a, b in pairwise(edges)]
         chart.series.append(Series("packets", mids, counts, "bar", colour=_colour(2), legend=False))
         return chart
     chart = Chart(_key(tag, "delay"), f"{tag}: delivery delay quantiles", "quantile", "delay (µs)")
@@ -484,7 +485,8 @@ def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -
     on_link = _where(rows, [not _missing(v) for v in rows["link"]])
     xs: list[float | None] = []
     ys: list[float | None] = []
-    for link, sent, left, at in zip(on_link["link"], on_link["sent_s"], on_link["left_s"], on_link["arrived_s"]):
+    times = zip(on_link["link"], on_link["sent_s"], on_link["left_s"], on_link["arrived_s"], strict=True)
+    for link, sent, left, at in times:
         end = left if _missing(at) else at
         if not _missing(end):
             xs += [sent * 1e3, end * 1e3, None]
@@ -494,7 +496,8 @@ def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -
         ("in order", False, IN_ORDER, "square"),
         ("out of order", True, OUT_OF_ORDER, "x"),
     ):
-        keep = [bool(o) == flag and not _missing(a) for o, a in zip(on_link["out_of_order"], on_link["arrived_s"])]
+        arrivals = zip(on_link["out_of_order"], on_link["arrived_s"], strict=True)
+        keep = [bool(o) == flag and not _missing(a) for o, a in arrivals]
         _markers(chart, label, _where(on_link, keep), "arrived_s", colour, symbol)
     lost = _where(on_link, [_missing(a) for a in on_link["arrived_s"]])
     if _length(lost):
