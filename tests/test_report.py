@@ -422,7 +422,7 @@ def test_a_sweeps_report_reads_and_draws_without_pandas_numpy_or_pyarrow(swept, 
     import subprocess
     import sys
 
-    from bondsim.store import Store
+    from bondsim.store import RUN_COLUMNS, Store
 
     _, db = swept
     out = tmp_path / "s.html"
@@ -440,6 +440,10 @@ def test_a_sweeps_report_reads_and_draws_without_pandas_numpy_or_pyarrow(swept, 
             assert [list(r) for r in rows] == [list(frame.columns)] * len(frame)
             plain = pd.DataFrame(rows, columns=frame.columns).astype(frame.dtypes.to_dict())
             pd.testing.assert_frame_equal(plain, frame)
+            some = store.run_rows(sweep, figures=["goodput_bps", "no_such_figure"])
+            swept = ["point", "requests", "mode"] if sweep else []
+            kept = [c for c in frame.columns if c in ("goodput_bps", *swept, *RUN_COLUMNS)]
+            assert some == [{c: r[c] for c in kept} for r in rows]
 
 
 def test_the_delay_histogram_is_numpys_to_the_bit():

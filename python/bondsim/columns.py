@@ -135,6 +135,14 @@ OTHER = (OOO, MAKESPAN, GOODPUT)
 MPTCP = (MPTCP_WAIT,)
 #: Added when a run's links failed.
 FAILOVER = (FAILOVERS, DETECTION, SWITCHOVER, STALL)
+#: The summary figures the default columns are chosen by (:func:`default`) and computed from: all of a run's that
+#: a report of runs reads.
+FIGURES = tuple(
+    dict.fromkeys(
+        ["scheduler", "tcp_retransmits", "mptcp_ofo_max", "failovers"]
+        + [n for c in (*TCP, *MPTCP, *OTHER, *FAILOVER) for n in c.needs or (c.name,)]
+    )
+)
 #: Columns computed from the summary's figures (any table of runs can show them by name).
 DERIVED = {c.name: c for c in (GOODPUT, THROUGHPUT, SPURIOUS_SHARE)}
 

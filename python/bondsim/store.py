@@ -778,10 +778,11 @@ class Store:
         figures = frame.drop(columns=["point", *(c for c in swept if c in frame.columns)])
         return pd.concat([frame[["point"]], labels[swept], figures], axis=1)
 
-    def run_rows(self, sweep: str | int | None = None) -> list[dict[str, Any]]:
+    def run_rows(self, sweep: str | int | None = None, figures: Iterable[str] | None = None) -> list[dict[str, Any]]:
         """:meth:`runs` as plain rows (a dict per run, its columns in the same order), read without pandas; the
-        swept values as a DataFrame's columns hold them (:func:`bondsim.api.as_column`)."""
-        cursor = self.con.execute(*self._runs_query(sweep))
+        swept values as a DataFrame's columns hold them (:func:`bondsim.api.as_column`). With ``figures``, of the
+        summary's figures only those (a report reads a few of a hundred)."""
+        cursor = self.con.execute(*self._runs_query(sweep, figures))
         names = [d[0] for d in cursor.description]
         rows = cursor.fetchall()
         labels = [] if sweep is None else [json.loads(row[1]) for row in rows]
@@ -797,13 +798,18 @@ class Store:
             out.append(record)
         return out
 
-    def _runs_query(self, sweep: str | int | None) -> tuple[str, list]:
-        """The query of :meth:`runs` and :meth:`run_rows`, and its parameters."""
+    def _runs_query(self, sweep: str | int | None, figures: Iterable[str] | None = None) -> tuple[str, list]:
+        """The query of :meth:`runs` and :meth:`run_rows`, and its parameters: the runs table's columns but its
+        JSON ones, of its figures only ``figures`` if given."""
+        shown = "r.* EXCLUDE (scenario, summary)"
+        if figures is not None:
+            keep = {*RUN_COLUMNS, *figures} - {"scenario", "summary"}
+            shown = ", ".join(f"r.{_ident(c)}" for c in self.columns("runs") if c in keep)
         if sweep is None:
-            return "SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id", []
+            return f"SELECT {shown} FROM runs r ORDER BY run_id", []
         return (
-            """
-            SELECT p.point, p.labels, r.* EXCLUDE (scenario, summary)
+            f"""
+            SELECT p.point, p.labels, {shown}
             FROM sweep_points p JOIN runs r ON r.scenario_hash = p.scenario_hash AND r.version = ?
             WHERE p.sweep_id = ? ORDER BY p.point
             """,

@@ -102,11 +102,11 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
     with Store(db, read_only=True) as store:
         if refs and all(r.isdigit() for r in refs):
             ids = set(store.resolve(r) for r in refs)
-            runs = [r for r in store.run_rows() if r["run_id"] in ids]
+            runs = [r for r in store.run_rows(figures=columns.FIGURES) if r["run_id"] in ids]
             title, axes = f"bondsim runs {', '.join(refs)}", []
         elif len(refs) <= 1:
             sweep_id, name = _sweep(store, refs[0] if refs else None, sweep)
-            runs = store.run_rows(sweep=sweep_id)
+            runs = store.run_rows(sweep=sweep_id, figures=columns.FIGURES)
             if not runs:
                 raise BondsimError(f"{refs[0] if refs else sweep}: sweep `{name}` has no stored runs in {db}")
             axes = list(runs[0])[1 : list(runs[0]).index("run_id")]
