@@ -93,6 +93,11 @@ def test_plain_rows_give_a_dataframes_means_and_intervals_to_the_bit(together):
         pd.testing.assert_frame_equal(got, expected, check_exact=True, check_dtype=False)
         means = table.groupby(["series", "x"], sort=False)["v"].mean()
         assert list(group_means(keys, values).values()) == means.tolist()
+        # the interval as mean_ci took it over whole columns before stats.interval served both: to the bit
+        agg = table.groupby(["series", "x"], sort=False)["v"].agg(["mean", "std", "count"])
+        t = (agg["count"] - 1).clip(lower=1).map(lambda d: t_value(d, 0.975))
+        half = (t * agg["std"] / agg["count"] ** 0.5).where(agg["count"] > 1, 0.0)
+        assert expected["v_hi"].tolist() == (agg["mean"] + half).tolist()
 
 
 def test_process_table_matches_the_thesis_layout():

@@ -134,7 +134,7 @@ def interval(mean: float, std: float, n: int, level: float = 0.95) -> tuple[floa
     itself (nothing was replicated)."""
     if n <= 1:
         return mean, mean
-    half = t_value(n - 1, 0.5 + level / 2) * std / n**0.5
+    half = t_value(n - 1, 0.5 + level / 2) * std / math.sqrt(n)
     return mean - half, mean + half
 
 
