@@ -25,6 +25,7 @@ import datetime
 import json
 import math
 import numbers
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -264,9 +265,7 @@ def per_point_of(
     from bondsim.stats import group_means
 
     keys = [tuple(row[k] for k in by) for row in rows]
-    sizes: dict[tuple, int] = {}
-    for key in keys:
-        sizes[key] = sizes.get(key, 0) + 1
+    sizes = Counter(keys)  # (in order of first appearance, as the means)
     means = [group_means(keys, [float(v) for v in column.of(rows)]) for column in columns]
     body = [[*key, size, *(m[key] for m in means)] for key, size in sizes.items()]
     return [*by, "runs", *(c.name for c in columns)], body

@@ -174,14 +174,20 @@ def _kahan_sum(values: Sequence[float]) -> float:
     return total
 
 
+def _groups(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, list[float]]:
+    """``values`` by key, in order of the keys' first appearance."""
+    groups: dict[Hashable, list[float]] = {}
+    for key, value in zip(keys, values, strict=True):
+        groups.setdefault(key, []).append(value)
+    return groups
+
+
 def group_means(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, float]:
     """The mean of ``values`` per key, in order of the keys' first appearance, NaN skipped (NaN for none): to
     the bit the figures of a DataFrame's ``groupby(sort=False)[...].mean()``, which sums as numpy's ``reduceat``
     (the first value, then the pairwise sum of the rest) when each key's rows are together and no value is
     NaN, else with Kahan's compensation."""
-    groups: dict[Hashable, list[float]] = {}
-    for key, value in zip(keys, values, strict=True):
-        groups.setdefault(key, []).append(value)
+    groups = _groups(keys, values)
     runs = sum(1 for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1])
     if runs == len(groups) and all(v == v for v in values):
         return {k: (v[0] + _pairwise_sum(v[1:]) if len(v) > 1 else v[0]) / len(v) for k, v in groups.items()}
@@ -212,9 +218,7 @@ def mean_ci_rows(rows: Sequence[Mapping], by: Sequence[str], value: str, level: 
     a row per group of ``by`` in order of first appearance, with the same columns and figures."""
     keys = [tuple(row[k] for k in by) for row in rows]
     values = [row[value] for row in rows]
-    groups: dict[tuple, list[float]] = {}
-    for key, v in zip(keys, values, strict=True):
-        groups.setdefault(key, []).append(v)
+    groups = _groups(keys, values)
     out = []
     for key, mean in group_means(keys, values).items():
         present = [v for v in groups[key] if v == v]

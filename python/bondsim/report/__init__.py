@@ -101,7 +101,7 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
         )
     with Store(db, read_only=True) as store:
         if refs and all(r.isdigit() for r in refs):
-            ids = set(store.resolve(r) for r in refs)
+            ids = {store.resolve(r) for r in refs}
             runs = [r for r in store.run_rows(figures=columns.FIGURES) if r["run_id"] in ids]
             title, axes = f"bondsim runs {', '.join(refs)}", []
         elif len(refs) <= 1:
