@@ -364,11 +364,9 @@ def _table(columns: dict[str, list]) -> pd.DataFrame:
 def as_column(values: list) -> list:
     """``values`` as a DataFrame's column holds them, so that plain columns give the numbers DataFrames gave:
     whole numbers beside fractions or nulls as floats, a null among numbers as NaN."""
-    numbers = [v for v in values if v is not None]
-    if len(numbers) == len(values) and not any(isinstance(v, float) for v in numbers):
-        return values
-    if not numbers or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in numbers):
-        return values
+    kinds = set(map(type, values))
+    if not kinds & {float, type(None)} or not kinds & {int, float} or not kinds <= {int, float, type(None)}:
+        return values  # whole numbers alone, nulls alone, or not numbers
     return [math.nan if v is None else float(v) for v in values]
 
 

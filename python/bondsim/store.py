@@ -36,7 +36,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import islice, pairwise
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -136,16 +136,19 @@ def _frames_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) -
 
 
 def _columns_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) -> dict[int, dict[str, list]]:
-    """The same rows as :func:`_frames_by_run`, ``{column: [values]}`` per run, without pyarrow or pandas: each
-    column over all the runs as their DataFrames held it (:func:`bondsim.api.as_column`)."""
+    """The same rows as :func:`_frames_by_run` (in run id order), ``{column: [values]}`` per run, without pyarrow or
+    pandas: each column over all the runs as their DataFrames held it (:func:`bondsim.api.as_column`)."""
     cursor = con.execute(query, [ids])
     names = [d[0] for d in cursor.description]
     rows = cursor.fetchall()
-    columns = {name: as_column([row[i] for row in rows]) for i, name in enumerate(names)}
-    where: dict[int, list[int]] = {}
-    for i, run_id in enumerate(columns.pop("run_id")):
-        where.setdefault(int(run_id), []).append(i)
-    return {run_id: {name: [v[i] for i in at] for name, v in columns.items()} for run_id, at in where.items()}
+    transposed = list(zip(*rows)) or [()] * len(names)
+    columns = {name: as_column(list(values)) for name, values in zip(names, transposed, strict=True)}
+    run_ids = columns.pop("run_id", [])
+    starts = [i for i in range(len(run_ids)) if i == 0 or run_ids[i] != run_ids[i - 1]]
+    return {
+        int(run_ids[start]): {name: values[start:end] for name, values in columns.items()}
+        for start, end in pairwise([*starts, len(run_ids)])
+    }
 
 
 def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
