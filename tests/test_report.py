@@ -454,3 +454,25 @@ def test_the_delay_histogram_is_numpys_to_the_bit():
         for bins in (5, 13, 40):
             counts, edges = np.histogram(values, bins=bins)
             assert charts.histogram(values.tolist(), bins) == (counts.tolist(), edges.tolist())
+
+
+@pytest.mark.parametrize("fixture", ["swept", "tcp_swept"])
+def test_runs_read_without_pandas_hold_the_numbers_their_dataframes_held(fixture, request):
+    """Store.load(plain=True) (what the report draws) gives each table as its DataFrame holds it: the same values
+    and types, whole numbers beside nulls as floats, a null as NaN (the charts' JSON is the same to the byte)."""
+    from bondsim.store import Store
+
+    _, db = request.getfixturevalue(fixture)
+    with Store(db, read_only=True) as store:
+        ids = sorted(store.runs_with_traces())[:3] or [1, 2, 3]
+        frames, plain = store.load(ids), store.load(ids, plain=True)
+    for run_id in ids:
+        for kind in ("requests", "links", *RunResult.TRACES):
+            if frames[run_id].columns(kind) is None:
+                assert plain[run_id].columns(kind) is None
+                continue
+            want, got = frames[run_id].columns(kind), plain[run_id].columns(kind)
+            assert list(got) == list(want), kind
+            for name in want:
+                same = [a == b or (a != a and b != b) for a, b in zip(got[name], want[name], strict=True)]
+                assert all(same) and [type(v) for v in got[name]] == [type(v) for v in want[name]], (kind, name)

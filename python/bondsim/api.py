@@ -363,10 +363,12 @@ def _table(columns: dict[str, list]) -> pd.DataFrame:
 
 def as_column(values: list) -> list:
     """``values`` as a DataFrame's column holds them, so that plain columns give the numbers DataFrames gave:
-    whole numbers beside fractions or nulls as floats, a null among numbers as NaN."""
+    whole numbers beside fractions or nulls as floats, a null among numbers (or among nulls alone) as NaN."""
     kinds = set(map(type, values))
-    if not kinds & {float, type(None)} or not kinds & {int, float} or not kinds <= {int, float, type(None)}:
-        return values  # whole numbers alone, nulls alone, or not numbers
+    nulls = type(None) in kinds
+    kinds.discard(type(None))
+    if kinds - {int, float} or (not nulls and len(kinds) < 2):
+        return values  # words (or flags) beside nulls, or numbers of one kind
     return [math.nan if v is None else float(v) for v in values]
 
 

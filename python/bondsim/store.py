@@ -141,7 +141,7 @@ def _columns_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) 
     cursor = con.execute(query, [ids])
     names = [d[0] for d in cursor.description]
     rows = cursor.fetchall()
-    transposed = list(zip(*rows)) or [()] * len(names)
+    transposed = list(zip(*rows, strict=True)) or [()] * len(names)
     columns = {name: as_column(list(values)) for name, values in zip(names, transposed, strict=True)}
     run_ids = columns.pop("run_id", [])
     starts = [i for i in range(len(run_ids)) if i == 0 or run_ids[i] != run_ids[i - 1]]
