@@ -447,14 +447,26 @@ def test_a_sweeps_report_reads_and_draws_without_pandas_numpy_or_pyarrow(swept, 
             assert some == [{c: r[c] for c in kept} for r in rows]
 
 
-def test_the_delay_histogram_is_numpys_to_the_bit():
+def test_the_delay_histogram_counts_each_value_once_in_its_bin():
+    """charts.histogram: equal bins from the least value to the greatest, each value counted in the bin whose edges
+    hold it (the last bin closed), numpy's counts; values all equal binned over the value ± 0.5."""
+    from itertools import pairwise
+
     import numpy as np
 
+    counts, edges = charts.histogram([0.0, 1.0, 2.0, 3.0, 4.0, 10.0, 9.99], 5)
+    assert counts == [2, 2, 1, 0, 2] and edges == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    counts, edges = charts.histogram([7.0, 7.0, 7.0], 5)
+    assert counts == [0, 0, 3, 0, 0] and edges == pytest.approx([6.5, 6.7, 6.9, 7.1, 7.3, 7.5], rel=1e-15, abs=0)
     rng = np.random.default_rng(3)
-    for values in (rng.exponential(50.0, 333), rng.normal(1e3, 1.0, 41), np.array([7.0, 7.0, 7.0])):
+    for values in (rng.exponential(50.0, 333), rng.normal(1e3, 1.0, 41), np.arange(12.0)):
         for bins in (5, 13, 40):
-            counts, edges = np.histogram(values, bins=bins)
-            assert charts.histogram(values.tolist(), bins) == (counts.tolist(), edges.tolist())
+            counts, edges = charts.histogram(values.tolist(), bins)
+            want_counts, want_edges = np.histogram(values, bins=bins)
+            assert counts == want_counts.tolist() and edges == pytest.approx(want_edges.tolist(), rel=1e-12, abs=0)
+            last = edges[-1]  # each bin holds the values its edges hold
+            held = [sum(a <= v < b or v == b == last for v in values) for a, b in pairwise(edges)]
+            assert counts == held and edges[0] == min(values) and last == max(values)
 
 
 @pytest.mark.parametrize("fixture", ["swept", "tcp_swept"])

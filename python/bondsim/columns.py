@@ -261,7 +261,7 @@ def per_point_of(
     rows: Sequence[Mapping[str, Any]], by: Sequence[str], columns: Sequence[Column]
 ) -> tuple[list[str], list[list[Any]]]:
     """:func:`per_point` of plain rows (a mapping per run, ``by`` not empty), without pandas: its header and rows,
-    the means to the bit as the DataFrame's (:func:`bondsim.stats.group_means`)."""
+    the means by :func:`bondsim.stats.group_means`."""
     from bondsim.stats import group_means
 
     keys = [tuple(row[k] for k in by) for row in rows]

@@ -138,42 +138,6 @@ def interval(mean: float, std: float, n: int, level: float = 0.95) -> tuple[floa
     return mean - half, mean + half
 
 
-def _pairwise_sum(values: Sequence[float]) -> float:
-    """numpy's pairwise sum of floats, to the bit: in order below 8, in 8 running sums up to 128, halved beyond."""
-    n = len(values)
-    if n < 8:
-        total = -0.0
-        for value in values:
-            total += value
-        return total
-    if n <= 128:
-        sums = list(values[:8])
-        whole = n - n % 8
-        for i in range(8, whole, 8):
-            for j in range(8):
-                sums[j] += values[i + j]
-        total = ((sums[0] + sums[1]) + (sums[2] + sums[3])) + ((sums[4] + sums[5]) + (sums[6] + sums[7]))
-        for value in values[whole:]:
-            total += value
-        return total
-    half = n // 2
-    half -= half % 8
-    return _pairwise_sum(values[:half]) + _pairwise_sum(values[half:])
-
-
-def _kahan_sum(values: Sequence[float]) -> float:
-    """A Kahan-compensated sum (pandas' group kernels'), an infinity left uncompensated (pandas' GH#50367)."""
-    total = compensation = 0.0
-    for value in values:
-        y = value - compensation
-        t = total + y
-        compensation = t - total - y
-        if compensation != compensation:
-            compensation = 0.0
-        total = t
-    return total
-
-
 def _groups(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, list[float]]:
     """``values`` by key, in order of the keys' first appearance."""
     groups: dict[Hashable, list[float]] = {}
@@ -182,46 +146,46 @@ def _groups(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable,
     return groups
 
 
-def group_means(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, float]:
-    """The mean of ``values`` per key, in order of the keys' first appearance, NaN skipped (NaN for none): to
-    the bit the figures of a DataFrame's ``groupby(sort=False)[...].mean()``, which sums as numpy's ``reduceat``
-    (the first value, then the pairwise sum of the rest) when each key's rows are together and no value is
-    NaN, else with Kahan's compensation."""
-    groups = _groups(keys, values)
-    runs = sum(1 for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1])
-    if runs == len(groups) and all(v == v for v in values):
-        return {k: (v[0] + _pairwise_sum(v[1:]) if len(v) > 1 else v[0]) / len(v) for k, v in groups.items()}
-    means = {}
-    for key, group in groups.items():
-        present = [v for v in group if v == v]
-        means[key] = _kahan_sum(present) / len(present) if present else math.nan
-    return means
+def _sum(values: list[float]) -> float:
+    """The sum of ``values`` exactly rounded (:func:`math.fsum`); where fsum gives none (infinities of both signs,
+    a sum past the floats' range), the plain sum's NaN or infinity."""
+    try:
+        return math.fsum(values)
+    except (ValueError, OverflowError):
+        return sum(values)
+
+
+def mean_of(values: Sequence[float]) -> float:
+    """The mean of ``values``, NaN skipped (NaN for none): their exactly rounded sum over their number."""
+    present = [v for v in values if v == v]
+    return _sum(present) / len(present) if present else math.nan
 
 
 def std_of(values: Sequence[float]) -> float:
-    """The sample standard deviation of ``values`` as pandas takes a group's (Welford's updates, NaN
-    skipped); NaN for fewer than two."""
-    mean = m2 = 0.0
-    n = 0
-    for value in values:
-        if value != value:
-            continue
-        n += 1
-        old = mean
-        mean += (value - old) / n
-        m2 += (value - mean) * (value - old)
-    return math.sqrt(m2 / (n - 1)) if n > 1 else math.nan
+    """The sample standard deviation of ``values``, NaN skipped (NaN for fewer than two): the square root of the
+    squared deviations from :func:`mean_of` summed exactly rounded, over n - 1."""
+    present = [v for v in values if v == v]
+    if len(present) < 2:
+        return math.nan
+    mean = mean_of(present)
+    return math.sqrt(_sum([(v - mean) * (v - mean) for v in present]) / (len(present) - 1))
+
+
+def group_means(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, float]:
+    """The mean of ``values`` per key (:func:`mean_of`: NaN skipped, NaN for none), in order of the keys' first
+    appearance."""
+    return {key: mean_of(group) for key, group in _groups(keys, values).items()}
 
 
 def mean_ci_rows(rows: Sequence[Mapping], by: Sequence[str], value: str, level: float = 0.95) -> list[dict]:
-    """:func:`mean_ci` of plain rows (mappings; ``value`` a float, NaN where a run has none), without pandas:
-    a row per group of ``by`` in order of first appearance, with the same columns and figures."""
-    keys = [tuple(row[k] for k in by) for row in rows]
-    values = [row[value] for row in rows]
-    groups = _groups(keys, values)
+    """:func:`mean_ci` of plain rows (mappings; ``value`` a float, NaN where a run has none), without pandas: a
+    row per group of ``by`` in order of first appearance, with the same columns: the mean and standard deviation
+    of :func:`mean_of` and :func:`std_of` (pandas' to rounding, not to the bit) and :func:`interval`."""
+    groups = _groups([tuple(row[k] for k in by) for row in rows], [row[value] for row in rows])
     out = []
-    for key, mean in group_means(keys, values).items():
-        present = [v for v in groups[key] if v == v]
+    for key, group in groups.items():
+        present = [v for v in group if v == v]
+        mean = mean_of(present)
         lo, hi = interval(mean, std_of(present), len(present), level)
         out.append(
             dict(zip(by, key, strict=True))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -362,21 +363,16 @@ def delay_chart(result: RunResult, tag: str) -> Chart:
 
 
 def histogram(values: Sequence[float], bins: int) -> tuple[list[int], list[float]]:
-    """``numpy.histogram(values, bins)`` without numpy, to the bit: the counts in ``bins`` equal bins from the
-    least value to the greatest (the last bin closed), and the bins' edges."""
+    """The counts of ``values`` in ``bins`` bins of equal width from the least value to the greatest, and the bins'
+    ``bins + 1`` edges: a bin holds the values from its lower edge up to below its upper one, the last bin its upper
+    edge too (numpy's ``histogram`` rule); values all equal are binned over the value ± 0.5."""
     first, last = min(values), max(values)
     if first == last:
         first, last = first - 0.5, last + 0.5
-    step = (last - first) / bins
-    edges = [i * step + first for i in range(bins)] + [last]
+    edges = [first + (last - first) * i / bins for i in range(bins)] + [last]
     counts = [0] * bins
     for value in values:
-        i = min(int((value - first) / (last - first) * bins), bins - 1)
-        if value < edges[i]:
-            i -= 1
-        elif value >= edges[i + 1] and i != bins - 1:
-            i += 1
-        counts[i] += 1
+        counts[min(bisect_right(edges, value), bins) - 1] += 1
     return counts, edges
 
 
