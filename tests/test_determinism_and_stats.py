@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import random
 
 import pandas as pd
 import pytest
@@ -12,7 +13,18 @@ from hypothesis import strategies as st
 
 import bondsim
 from bondsim.api import RunResult, _table, _write_csv
-from bondsim.stats import T_975, format_process_table, mean_ci, process_rows, process_table, t_quantile
+from bondsim.stats import (
+    T_975,
+    format_process_table,
+    group_means,
+    mean_ci,
+    mean_ci_rows,
+    mean_of,
+    process_rows,
+    process_table,
+    std_of,
+    t_value,
+)
 
 VARIED = [
     'workload.file_size={kind = "zipfset"}',
@@ -51,15 +63,65 @@ def test_the_t_quantiles_are_scipys_bit_for_bit():
 
     assert [float(stdtrit(df, 0.975)) for df in range(1, len(T_975) + 1)] == list(T_975)
     # Past the table, and at other levels, scipy's own.
-    df = pd.Series([1, 7, len(T_975) + 1, 400])
-    assert t_quantile(df, 0.975).tolist() == [float(stdtrit(d, 0.975)) for d in df]
-    assert t_quantile(df, 0.95).tolist() == [float(stdtrit(d, 0.95)) for d in df]
+    dfs = [1, 7, len(T_975) + 1, 400]
+    assert [t_value(d, 0.975) for d in dfs] == [float(stdtrit(d, 0.975)) for d in dfs]
+    assert [t_value(d, 0.95) for d in dfs] == [float(stdtrit(d, 0.95)) for d in dfs]
     # A group's interval: the mean ± t · s / √n.
     table = pd.DataFrame({"g": [0, 0, 0, 1], "v": [1.0, 2.0, 4.0, 3.0]})
     mean = mean_ci(table, ["g"], "v")
     half = T_975[1] * math.sqrt(7 / 3) / math.sqrt(3)
     assert mean["v_hi"].tolist() == pytest.approx([7 / 3 + half, 3.0], rel=1e-12)
     assert mean["v_lo"].tolist() == pytest.approx([7 / 3 - half, 3.0], rel=1e-12)
+
+
+def _close(got: list, want: list, rel: float) -> bool:
+    """Whether ``got`` is ``want`` within a relative ``rel`` (no absolute slack), NaN where it is NaN."""
+    return len(got) == len(want) and all(
+        (g != g and w != w) or math.isclose(g, w, rel_tol=rel, abs_tol=0.0) for g, w in zip(got, want, strict=True)
+    )
+
+
+def test_plain_rows_statistics_by_hand():
+    """stats.mean_of and std_of (what a report of plain rows takes): the exactly rounded sum over n, NaN skipped,
+    and the sample standard deviation; mean_ci_rows' interval is stats.interval of them."""
+    assert mean_of([1.0, 2.0, 4.0, math.nan]) == 7 / 3 and math.isnan(mean_of([math.nan])) and math.isnan(mean_of([]))
+    assert mean_of([1e16, 1.0, -1e16]) == 1 / 3  # summed exactly (in order, floats would lose the 1.0)
+    assert _close([std_of([1.0, 2.0, 4.0, math.nan])], [math.sqrt(7 / 3)], 1e-15)
+    assert math.isnan(std_of([5.0, math.nan])) and std_of([3.0, 3.0, 3.0]) == 0.0
+    assert mean_of([math.inf, 1.0]) == math.inf and math.isnan(mean_of([math.inf, -math.inf]))
+    rows = [{"g": g, "v": v} for g, v in ((0, 1.0), (1, 3.0), (0, 2.0), (0, 4.0), (2, math.nan))]
+    got = mean_ci_rows(rows, ["g"], "v")
+    half = T_975[1] * math.sqrt(7 / 3) / math.sqrt(3)
+    assert [r["g"] for r in got] == [0, 1, 2] and [r["v_n"] for r in got] == [3, 1, 0]
+    assert _close([got[0]["v_lo"], got[0]["v_hi"]], [7 / 3 - half, 7 / 3 + half], 1e-15)
+    assert (got[0]["v_min"], got[0]["v_max"]) == (1.0, 4.0) and got[1]["v_lo"] == got[1]["v_hi"] == got[1]["v"] == 3.0
+    assert all(math.isnan(got[2][k]) for k in ("v", "v_lo", "v_hi", "v_min", "v_max"))
+
+
+@pytest.mark.parametrize("together", [True, False], ids=["groups-together", "groups-interleaved"])
+def test_plain_rows_give_mean_cis_means_and_intervals(together):
+    """The report reads its runs without pandas: its means and intervals (stats.mean_ci_rows, group_means) are
+    mean_ci's of the same runs as a DataFrame within 1e-12 relative, row for row, for groups of 1 to 300 runs
+    of figures of every scale, their rows together or interleaved, with NaNs (a group of nothing but NaN too)."""
+    rng = random.Random(7)
+    sizes = [1, 2, 3, 5, 7, 40, 129, 300]
+    keys = [(f"s{i % 3}", size) for i, size in enumerate(sizes) for _ in range(size)] + [("s9", 0)] * 3
+    if not together:
+        rng.shuffle(keys)
+    scale = {key: 10.0 ** rng.randint(-6, 9) for key in keys}  # a figure's: delays in s to goodputs in bit/s
+    values = [rng.gauss(scale[k], scale[k] / 50) if k[0] != "s9" and rng.random() > 0.1 else math.nan for k in keys]
+    values[keys.index(("s0", 1))] = 42.0  # a group of one run
+    rows = [{"series": s, "x": x, "v": v} for (s, x), v in zip(keys, values, strict=True)]
+    table = pd.DataFrame(rows)
+    want = mean_ci(table, ["series", "x"], "v")
+    got = pd.DataFrame(mean_ci_rows(rows, ["series", "x"], "v"))
+    assert list(got.columns) == list(want.columns) and len(got) == len(sizes) + 1
+    assert got["series"].tolist() == want["series"].tolist()
+    for column in ("x", "v_n", "v_min", "v_max"):  # the same to the bit
+        assert _close(got[column].tolist(), want[column].tolist(), 0.0), column
+    for column in ("v", "v_lo", "v_hi"):
+        assert _close(got[column].tolist(), want[column].tolist(), 1e-12), column
+    assert _close(list(group_means(keys, values).values()), want["v"].tolist(), 1e-12)
 
 
 def test_process_table_matches_the_thesis_layout():

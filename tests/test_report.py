@@ -218,7 +218,7 @@ def test_a_tcp_sweep_report_charts_what_reordering_cost_with_the_failover_figure
 
     sweep_file, db = tcp_swept
     source = report.load([sweep_file], db=db)
-    runs = source.runs
+    runs = pd.DataFrame(source.runs)  # (plain rows: the report reads them without pandas)
     assert len(runs) == 3 * 3 * 2 and (runs["ooo_fraction"] == 0).all() and (runs["failovers"] == 1).all()
     section = report.sections(source)[0]
     assert any("delivery point's out-of-order share is 0 for every TCP run" in n for n in section.notes)
@@ -273,7 +273,7 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
     # derived here from the stored runs: the mean over the three seeds, Student's t interval
     from scipy import stats as st
 
-    runs = source.runs
+    runs = pd.DataFrame(source.runs)  # (plain rows: the report reads them without pandas)
     rr = runs[runs["scheduler"] == "balance-rr"].groupby("requests")["goodput_bps"].agg(["mean", "std", "count"])
     series = next(s for s in goodput.series if s.name == "balance-rr")
     assert series.x == [4, 8, 12]
@@ -288,9 +288,10 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
 def test_run_ids_give_bars_per_scheduler(swept, main, tmp_path):
     _, db = swept
     source = report.load(["1", "2", "4"], db=db)
-    assert sorted(source.runs["run_id"]) == [1, 2, 4]
+    schedulers = [r["scheduler"] for r in source.runs]
+    assert sorted(r["run_id"] for r in source.runs) == [1, 2, 4]
     goodput = by_key(report.sections(source))["sweep-goodput-mbps"]
-    assert goodput.xcats == sorted(set(source.runs["scheduler"]), key=list(source.runs["scheduler"]).index)
+    assert goodput.xcats == sorted(set(schedulers), key=schedulers.index)
     proc = main("report", "1", "2", "4", "--db", str(db), "--out", str(tmp_path / "ids.html"), "--detail", "1")
     assert proc.returncode == 0, proc.stderr
 
@@ -412,3 +413,79 @@ def test_a_stored_league_reports_the_model_beside_the_kernel_case_by_case(tmp_pa
     assert r.returncode == 2 and "no league 9" in r.stderr and "stored: 1, 2" in r.stderr, r.stderr
     r = main("report", "run", "--league", "--db", str(db), "--out", str(out))
     assert r.returncode == 2 and r.stderr.startswith("error: --league: "), r.stderr
+
+
+def test_a_sweeps_report_reads_and_draws_without_pandas_numpy_or_pyarrow(swept, tmp_path):
+    """`bondsim report` of a stored sweep (by its name or id; a sweep file is loaded as a grid first) reads its runs
+    with DuckDB alone and draws them in plain Python (issue 40): none of the heavy libraries is imported, and the
+    runs read so are the runs table's, row for row."""
+    import subprocess
+    import sys
+
+    from bondsim.store import RUN_COLUMNS, Store
+
+    _, db = swept
+    out = tmp_path / "s.html"
+    heavy = ("pandas", "numpy", "pyarrow", "scipy", "matplotlib", "rich")
+    script = (
+        "import sys; from bondsim.cli import main; "
+        f"code = main(['report', '--sweep', '1', '--db', {str(db)!r}, '--out', {str(out)!r}]); "
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.splitlines()[-1] == "0 []", done.stdout + done.stderr
+    assert out.stat().st_size > 0
+    with Store(db, read_only=True) as store:
+        for sweep in (None, 1):
+            frame, rows = store.runs(sweep), store.run_rows(sweep)
+            assert [list(r) for r in rows] == [list(frame.columns)] * len(frame)
+            plain = pd.DataFrame(rows, columns=frame.columns).astype(frame.dtypes.to_dict())
+            pd.testing.assert_frame_equal(plain, frame)
+            some = store.run_rows(sweep, figures=["goodput_bps", "no_such_figure"])
+            swept = ["point", "requests", "mode"] if sweep else []
+            kept = [c for c in frame.columns if c in ("goodput_bps", *swept, *RUN_COLUMNS)]
+            assert some == [{c: r[c] for c in kept} for r in rows]
+
+
+def test_the_delay_histogram_counts_each_value_once_in_its_bin():
+    """charts.histogram: equal bins from the least value to the greatest, each value counted in the bin whose edges
+    hold it (the last bin closed), numpy's counts; values all equal binned over the value ± 0.5."""
+    from itertools import pairwise
+
+    import numpy as np
+
+    counts, edges = charts.histogram([0.0, 1.0, 2.0, 3.0, 4.0, 10.0, 9.99], 5)
+    assert counts == [2, 2, 1, 0, 2] and edges == [0.0, 2.0, 4.0, 6.0, 8.0, 10.0]
+    counts, edges = charts.histogram([7.0, 7.0, 7.0], 5)
+    assert counts == [0, 0, 3, 0, 0] and edges == pytest.approx([6.5, 6.7, 6.9, 7.1, 7.3, 7.5], rel=1e-15, abs=0)
+    rng = np.random.default_rng(3)
+    for values in (rng.exponential(50.0, 333), rng.normal(1e3, 1.0, 41), np.arange(12.0)):
+        for bins in (5, 13, 40):
+            counts, edges = charts.histogram(values.tolist(), bins)
+            want_counts, want_edges = np.histogram(values, bins=bins)
+            assert counts == want_counts.tolist() and edges == pytest.approx(want_edges.tolist(), rel=1e-12, abs=0)
+            last = edges[-1]  # each bin holds the values its edges hold
+            held = [sum(a <= v < b or v == b == last for v in values) for a, b in pairwise(edges)]
+            assert counts == held and edges[0] == min(values) and last == max(values)
+
+
+@pytest.mark.parametrize("fixture", ["swept", "tcp_swept"])
+def test_runs_read_without_pandas_hold_the_numbers_their_dataframes_held(fixture, request):
+    """Store.load(plain=True) (what the report draws) gives each table as its DataFrame holds it: the same values
+    and types, whole numbers beside nulls as floats, a null as NaN (the charts' JSON is the same to the byte)."""
+    from bondsim.store import Store
+
+    _, db = request.getfixturevalue(fixture)
+    with Store(db, read_only=True) as store:
+        ids = sorted(store.runs_with_traces())[:3] or [1, 2, 3]
+        frames, plain = store.load(ids), store.load(ids, plain=True)
+    for run_id in ids:
+        for kind in ("requests", "links", *RunResult.TRACES):
+            if frames[run_id].columns(kind) is None:
+                assert plain[run_id].columns(kind) is None
+                continue
+            want, got = frames[run_id].columns(kind), plain[run_id].columns(kind)
+            assert list(got) == list(want), kind
+            for name in want:
+                same = [a == b or (a != a and b != b) for a, b in zip(got[name], want[name], strict=True)]
+                assert all(same) and [type(v) for v in got[name]] == [type(v) for v in want[name]], (kind, name)

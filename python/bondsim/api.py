@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -202,6 +203,18 @@ class RunResult:
                 self._frames[kind] = _nulls_as_numbers(self.arrow(kind).to_pandas(split_blocks=True))
         return self._frames[kind]
 
+    def columns(self, kind: str) -> dict[str, list] | None:
+        """The table ``kind`` as ``{column: [values]}``, None if the run has no such table: as it was read where it
+        is so (:meth:`bondsim.store.Store.load` with ``plain``, the emulator), without pandas or pyarrow (numbers
+        as a DataFrame holds them: :func:`as_column`); else from its DataFrame."""
+        value = self._tables[kind]
+        if value is None:
+            return None
+        if isinstance(value, Mapping):
+            return {name: as_column(values) for name, values in value.items()}
+        frame = self._table(kind)
+        return {name: frame[name].tolist() for name in frame.columns}
+
     @property
     def requests(self) -> pd.DataFrame:
         """One row per request (flow)."""
@@ -346,6 +359,17 @@ def _table(columns: dict[str, list]) -> pd.DataFrame:
     import pandas as pd
 
     return _nulls_as_numbers(pd.DataFrame(columns))
+
+
+def as_column(values: list) -> list:
+    """``values`` as a DataFrame's column holds them, so that plain columns give the numbers DataFrames gave:
+    whole numbers beside fractions or nulls as floats, a null among numbers (or among nulls alone) as NaN."""
+    kinds = set(map(type, values))
+    nulls = type(None) in kinds
+    kinds.discard(type(None))
+    if kinds - {int, float} or (not nulls and len(kinds) < 2):
+        return values  # words (or flags) beside nulls, or numbers of one kind
+    return [math.nan if v is None else float(v) for v in values]
 
 
 def _nulls_as_numbers(frame: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,8 @@ import datetime
 import json
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -43,8 +44,9 @@ class Column:
     label: str
     #: The summary figures it is computed from (empty: it is the figure ``name`` itself).
     needs: tuple[str, ...] = ()
-    #: The computation over those figures (as numbers; a figure a run lacks is NaN).
-    compute: Callable[[pd.DataFrame], pd.Series] | None = None
+    #: The computation over those figures (as numbers; a figure a run lacks is NaN): a table's columns, or one
+    #: run's figures as floats (:meth:`of`).
+    compute: Callable[[Any], Any] | None = None
     #: ``True``: TCP's figure (empty for other runs); ``False``: empty for TCP runs (the delivery point's
     #: order, 0 for every TCP run); ``None``: every run's.
     tcp: bool | None = None
@@ -69,9 +71,38 @@ class Column:
             values = values.where(is_tcp(runs) == self.tcp)
         return values.rename(self.name)
 
+    def of(self, rows: Sequence[Mapping[str, Any]]) -> list[float | int]:
+        """:meth:`values` of plain rows (a mapping per run, as :meth:`bondsim.store.Store.run_rows` gives them),
+        without pandas: a number per run, NaN where it lacks what the column is computed from."""
+        out = []
+        for row in rows:
+            if self.tcp is not None and summary_is_tcp(row) != self.tcp:
+                out.append(math.nan)
+            elif self.compute is None:  # a figure as it is keeps its type (counts stay whole)
+                value = row.get(self.name)
+                out.append(value if isinstance(value, int | float) and not isinstance(value, bool) else number(value))
+            else:
+                out.append(float(self.compute({n: number(row.get(n)) for n in self.needs})))
+        return out
 
-def _ratio(part: str, whole: str) -> Callable[[pd.DataFrame], pd.Series]:
-    return lambda f: f[part] / f[whole].where(f[whole] > 0)
+
+def number(value: Any) -> float:
+    """A run's figure as a float, as ``pd.to_numeric(errors="coerce")`` reads it: NaN for none or for words."""
+    try:
+        return math.nan if value is None else float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _ratio(part: str, whole: str) -> Callable[[Any], Any]:
+    """``part`` over ``whole`` where ``whole`` is above 0 (else NaN): of a table's columns or of one run's figures."""
+
+    def ratio(f: Any) -> Any:
+        if isinstance(f[whole], float):
+            return f[part] / f[whole] if f[whole] > 0 else math.nan
+        return f[part] / f[whole].where(f[whole] > 0)
+
+    return ratio
 
 
 GOODPUT = Column("goodput_mbps", "goodput (Mbit/s)", ("goodput_bps",), lambda f: f["goodput_bps"] * 1e-6)
@@ -105,6 +136,14 @@ OTHER = (OOO, MAKESPAN, GOODPUT)
 MPTCP = (MPTCP_WAIT,)
 #: Added when a run's links failed.
 FAILOVER = (FAILOVERS, DETECTION, SWITCHOVER, STALL)
+#: The summary figures the default columns are chosen by (:func:`default`) and computed from: all of a run's that
+#: a report of runs reads.
+FIGURES = tuple(
+    dict.fromkeys(
+        ["scheduler", "tcp_retransmits", "mptcp_ofo_max", "failovers"]
+        + [n for c in (*TCP, *MPTCP, *OTHER, *FAILOVER) for n in c.needs or (c.name,)]
+    )
+)
 #: Columns computed from the summary's figures (any table of runs can show them by name).
 DERIVED = {c.name: c for c in (GOODPUT, THROUGHPUT, SPURIOUS_SHARE)}
 
@@ -157,17 +196,29 @@ def failed(runs: pd.DataFrame) -> bool:
 
 
 def default(runs: pd.DataFrame) -> list[Column]:
-    """The columns ``runs`` lead with: :data:`TCP`'s if any is TCP's (and :data:`MPTCP`'s if any is MPTCP's),
+    """The columns ``runs`` lead with (:func:`_lead`)."""
+    tcp = is_tcp(runs)
+    return _lead(bool(tcp.any()), bool(tcp.all()) and not runs.empty, bool(is_mptcp(runs).any()), failed(runs))
+
+
+def default_of(rows: Sequence[Mapping[str, Any]]) -> list[Column]:
+    """:func:`default` of plain rows (a mapping per run), without pandas."""
+    tcp = [summary_is_tcp(r) for r in rows]
+    failures = any(number(r.get("failovers")) > 0 for r in rows)
+    return _lead(any(tcp), all(tcp) and bool(rows), any(summary_is_mptcp(r) for r in rows), failures)
+
+
+def _lead(any_tcp: bool, all_tcp: bool, any_mptcp: bool, failed: bool) -> list[Column]:
+    """The columns runs lead with: :data:`TCP`'s if any is TCP's (and :data:`MPTCP`'s if any is MPTCP's),
     :data:`OTHER`'s if any is not (both for a sweep of both), then :data:`FAILOVER`'s if a link failed (TCP's
     stall only if any is TCP)."""
-    tcp = is_tcp(runs)
-    chosen = list(TCP) if tcp.any() else []
-    if is_mptcp(runs).any():
+    chosen = list(TCP) if any_tcp else []
+    if any_mptcp:
         chosen += MPTCP
-    if not tcp.all() or runs.empty:
+    if not all_tcp:
         chosen += [c for c in OTHER if c not in chosen]
-    if failed(runs):
-        chosen += [c for c in FAILOVER if c.tcp is None or tcp.any()]
+    if failed:
+        chosen += [c for c in FAILOVER if c.tcp is None or any_tcp]
     return chosen
 
 
@@ -204,6 +255,20 @@ def per_point(runs: pd.DataFrame, by: Sequence[str], columns: Sequence[Column]) 
     means = grouped[names].mean().reset_index()
     means.insert(len(by), "runs", grouped.size().to_numpy())
     return means
+
+
+def per_point_of(
+    rows: Sequence[Mapping[str, Any]], by: Sequence[str], columns: Sequence[Column]
+) -> tuple[list[str], list[list[Any]]]:
+    """:func:`per_point` of plain rows (a mapping per run, ``by`` not empty), without pandas: its header and rows,
+    the means by :func:`bondsim.stats.group_means`."""
+    from bondsim.stats import group_means
+
+    keys = [tuple(row[k] for k in by) for row in rows]
+    sizes = Counter(keys)  # (in order of first appearance, as the means)
+    means = [group_means(keys, [float(v) for v in column.of(rows)]) for column in columns]
+    body = [[*key, size, *(m[key] for m in means)] for key, size in sizes.items()]
+    return [*by, "runs", *(c.name for c in columns)], body
 
 
 def cell(value: Any) -> str:

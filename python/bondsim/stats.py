@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pandas loads on use: `bondsim run --out` writes process.txt without it
@@ -115,35 +116,103 @@ T_975 = (
 # fmt: on
 
 
-def t_quantile(df: pd.Series, p: float) -> pd.Series:
-    """Student's t quantile ``p`` for each of ``df`` (degrees of freedom, whole numbers from 1):
-    ``scipy.special.stdtrit``'s figures, which ``scipy.stats.t.ppf`` gives too. A 95% interval's up to
+def t_value(df: int, p: float) -> float:
+    """Student's t quantile ``p`` for ``df`` degrees of freedom (a whole number from 1):
+    ``scipy.special.stdtrit``'s figure, which ``scipy.stats.t.ppf`` gives too. A 95% interval's up to
     100 degrees of freedom come from :data:`T_975` without importing scipy (0.16 s of a report's
     start, 0.9 s for ``scipy.stats``)."""
-    if p == 0.975 and len(df) and df.min() >= 1 and df.max() <= len(T_975):
-        return df.map(lambda d: T_975[d - 1]).astype(float)
+    if p == 0.975 and 1 <= df <= len(T_975):
+        return T_975[df - 1]
     from scipy.special import stdtrit
 
-    return stdtrit(df, p)
+    return float(stdtrit(df, p))
+
+
+def interval(mean: float, std: float, n: int, level: float = 0.95) -> tuple[float, float]:
+    """THE interval rule: Student's t interval at ``level`` of the mean of ``n`` runs whose standard deviation
+    is ``std``, as (lo, hi): the mean ± t · s / √n. One run (or none) has no spread: its interval is the value
+    itself (nothing was replicated)."""
+    if n <= 1:
+        return mean, mean
+    half = t_value(n - 1, 0.5 + level / 2) * std / math.sqrt(n)
+    return mean - half, mean + half
+
+
+def _groups(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, list[float]]:
+    """``values`` by key, in order of the keys' first appearance."""
+    groups: dict[Hashable, list[float]] = {}
+    for key, value in zip(keys, values, strict=True):
+        groups.setdefault(key, []).append(value)
+    return groups
+
+
+def _sum(values: list[float]) -> float:
+    """The sum of ``values`` exactly rounded (:func:`math.fsum`); where fsum gives none (infinities of both signs,
+    a sum past the floats' range), the plain sum's NaN or infinity."""
+    try:
+        return math.fsum(values)
+    except (ValueError, OverflowError):
+        return sum(values)
+
+
+def mean_of(values: Sequence[float]) -> float:
+    """The mean of ``values``, NaN skipped (NaN for none): their exactly rounded sum over their number."""
+    present = [v for v in values if v == v]
+    return _sum(present) / len(present) if present else math.nan
+
+
+def std_of(values: Sequence[float]) -> float:
+    """The sample standard deviation of ``values``, NaN skipped (NaN for fewer than two): the square root of the
+    squared deviations from :func:`mean_of` summed exactly rounded, over n - 1."""
+    present = [v for v in values if v == v]
+    if len(present) < 2:
+        return math.nan
+    mean = mean_of(present)
+    return math.sqrt(_sum([(v - mean) * (v - mean) for v in present]) / (len(present) - 1))
+
+
+def group_means(keys: Sequence[Hashable], values: Sequence[float]) -> dict[Hashable, float]:
+    """The mean of ``values`` per key (:func:`mean_of`: NaN skipped, NaN for none), in order of the keys' first
+    appearance."""
+    return {key: mean_of(group) for key, group in _groups(keys, values).items()}
+
+
+def mean_ci_rows(rows: Sequence[Mapping], by: Sequence[str], value: str, level: float = 0.95) -> list[dict]:
+    """:func:`mean_ci` of plain rows (mappings; ``value`` a float, NaN where a run has none), without pandas: a
+    row per group of ``by`` in order of first appearance, with the same columns: the mean and standard deviation
+    of :func:`mean_of` and :func:`std_of` (pandas' to rounding, not to the bit) and :func:`interval`."""
+    groups = _groups([tuple(row[k] for k in by) for row in rows], [row[value] for row in rows])
+    out = []
+    for key, group in groups.items():
+        present = [v for v in group if v == v]
+        mean = mean_of(present)
+        lo, hi = interval(mean, std_of(present), len(present), level)
+        out.append(
+            dict(zip(by, key, strict=True))
+            | {value: mean, f"{value}_lo": lo, f"{value}_hi": hi, f"{value}_n": len(present)}
+            | {f"{value}_min": min(present, default=math.nan), f"{value}_max": max(present, default=math.nan)}
+        )
+    return out
 
 
 def mean_ci(
     table: pd.DataFrame, by: list[str], value: str, level: float = 0.95, *, means: tuple[str, ...] = ()
 ) -> pd.DataFrame:
     """Mean of ``value`` over the rows of each ``by`` group (the replications), with Student's t
-    interval at ``level``: columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``, ``{value}_n``,
-    and the plain mean of each column of ``means``.
+    interval at ``level`` (:func:`interval`): columns ``by``, ``value``, ``{value}_lo``, ``{value}_hi``,
+    ``{value}_n``, and the plain mean of each column of ``means``.
 
-    A group of one row has no spread: its interval is the value itself (nothing was replicated). The
-    runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
+    The runs' own range is kept too (``{value}_min``, ``{value}_max``): a published interval comes from at
     least :data:`MIN_INTERVAL_RUNS` runs, fewer are shown as their range (:func:`ci_text`).
     """
+    import pandas as pd
+
     grouped = table.groupby(by, sort=False)[value]
     out = grouped.agg(["mean", "std", "count", "min", "max"]).reset_index()
-    half = t_quantile((out["count"] - 1).clip(lower=1), 0.5 + level / 2) * out["std"] / out["count"] ** 0.5
-    half = half.where(out["count"] > 1, 0.0)
+    bounds = [interval(m, s, int(n), level) for m, s, n in zip(out["mean"], out["std"], out["count"], strict=True)]
+    lo, hi = (pd.Series([b[i] for b in bounds], index=out.index, dtype=float) for i in (0, 1))
     out = out.assign(
-        **{value: out["mean"], f"{value}_lo": out["mean"] - half, f"{value}_hi": out["mean"] + half},
+        **{value: out["mean"], f"{value}_lo": lo, f"{value}_hi": hi},
         **{f"{value}_n": out["count"], f"{value}_min": out["min"], f"{value}_max": out["max"]},
     )[[*by, value, f"{value}_lo", f"{value}_hi", f"{value}_n", f"{value}_min", f"{value}_max"]]
     for column in means:

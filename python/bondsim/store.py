@@ -31,22 +31,25 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import numbers
 import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice
+from itertools import islice, pairwise
+from operator import itemgetter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import numpy as np
-import pandas as pd
-import pyarrow as pa
 
 from bondsim._core import BondsimError, __version__
-from bondsim.api import RunResult, arrow_table, schemas
+from bondsim.api import RunResult, arrow_table, as_column, schemas
 from bondsim.scenario import scenario_hash, type_error
+
+if TYPE_CHECKING:  # numpy, pandas and pyarrow load on use: `bondsim report` reads its runs without them
+    import pandas as pd
+    import pyarrow as pa
 
 #: The database a command uses when not given ``--db``.
 DEFAULT_DB = Path("bondsim.duckdb")
@@ -94,21 +97,58 @@ CREATE TABLE IF NOT EXISTS sweep_points (
 );
 """
 
-#: The Arrow types of the runs table's own columns, as :data:`_SCHEMA` creates them (``created_at`` is the
-#: database's).
-_RUN_FIELDS = [
-    pa.field(name, kind)
-    for name, kind in (
-        ("run_id", pa.int64()),
-        ("scenario_hash", pa.string()),
-        ("name", pa.string()),
-        ("seed", pa.uint64()),
-        ("version", pa.string()),
-        ("engine", pa.string()),
-        ("scenario", pa.string()),
-        ("summary", pa.string()),
-    )
-]
+
+def _run_fields() -> list[pa.Field]:
+    """The Arrow types of the runs table's own columns, as :data:`_SCHEMA` creates them (``created_at`` is the
+    database's)."""
+    import pyarrow as pa
+
+    return [
+        pa.field(name, kind)
+        for name, kind in (
+            ("run_id", pa.int64()),
+            ("scenario_hash", pa.string()),
+            ("name", pa.string()),
+            ("seed", pa.uint64()),
+            ("version", pa.string()),
+            ("engine", pa.string()),
+            ("scenario", pa.string()),
+            ("summary", pa.string()),
+        )
+    ]
+
+
+def _swept(labels: Iterable[str]) -> list[str]:
+    """The swept values' names among a sweep's point labels (a runs table's own column is not one)."""
+    return [name for name in labels if name not in RUN_COLUMNS]
+
+
+def _frames_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) -> dict[int, pd.DataFrame]:
+    """A per-run table's rows that ``query`` selects (of the runs ``ids``, by run id), a DataFrame per run: through
+    Arrow as a run's own tables become DataFrames (integers with nulls as float64)."""
+    stored = con.sql(query, params=[ids])
+    fetch = getattr(stored, "to_arrow_table", None) or stored.arrow  # DuckDB 2 / 1
+    frame = fetch().to_pandas(split_blocks=True)
+    return {
+        int(run_id): part.drop(columns="run_id").reset_index(drop=True)
+        for run_id, part in frame.groupby("run_id", sort=False)
+    }
+
+
+def _columns_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) -> dict[int, dict[str, list]]:
+    """The same rows as :func:`_frames_by_run` (in run id order), ``{column: [values]}`` per run, without pyarrow or
+    pandas: each column over all the runs as their DataFrames held it (:func:`bondsim.api.as_column`)."""
+    cursor = con.execute(query, [ids])
+    names = [d[0] for d in cursor.description]
+    rows = cursor.fetchall()
+    transposed = list(zip(*rows, strict=True)) or [()] * len(names)
+    columns = {name: as_column(list(values)) for name, values in zip(names, transposed, strict=True)}
+    run_ids = columns.pop("run_id", [])
+    starts = [i for i in range(len(run_ids)) if i == 0 or run_ids[i] != run_ids[i - 1]]
+    return {
+        int(run_ids[start]): {name: values[start:end] for name, values in columns.items()}
+        for start, end in pairwise([*starts, len(run_ids)])
+    }
 
 
 def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
@@ -121,6 +161,9 @@ def _with_engine(runs: pd.DataFrame) -> pd.DataFrame:
 def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pa.Table:
     """One table of several runs' outputs, stacked, with their run ids (a column a run lacks is null): the
     runs' pyarrow tables, not copied."""
+    import numpy as np
+    import pyarrow as pa
+
     parts = []
     for run_id, output in zip(run_ids, outputs, strict=True):
         if output.get(kind) is None:
@@ -156,13 +199,15 @@ def _runs_table(rows: list[dict]) -> pa.Table:
     """The runs' rows as a pyarrow table: the runs table's own columns, then the summary's scalar figures typed
     as the core's schema types them (a figure it does not declare, such as the emulator's own, as pyarrow reads
     it; one no run has a value of as DOUBLE)."""
+    import pyarrow as pa
+
     figures = [f for f in schemas()["summary"] if f.name not in RUN_COLUMNS]
     known = set(RUN_COLUMNS) | {f.name for f in figures}
     extra = []
     for name in dict.fromkeys(k for row in rows for k in row if k not in known):
         kind = pa.array([row.get(name) for row in rows]).type
         extra.append(pa.field(name, pa.float64() if pa.types.is_null(kind) else kind))
-    return pa.Table.from_pylist(rows, schema=pa.schema([*_RUN_FIELDS, *figures, *extra]))
+    return pa.Table.from_pylist(rows, schema=pa.schema([*_run_fields(), *figures, *extra]))
 
 
 def grid_hash(points: Iterable[tuple[int, str, int, dict]]) -> str:
@@ -411,6 +456,8 @@ class Store:
         """Inserts ``frame`` (a pyarrow table, which DuckDB reads as it is, or a DataFrame) into ``table``,
         creating the table or adding columns first. A column of ``typed`` (the core's schema types it) that a
         database made before the schema was the core's holds as another type is migrated to the core's."""
+        import pyarrow as pa
+
         self.con.register("incoming", frame)
         try:
             names = frame.column_names if isinstance(frame, pa.Table) else list(frame.columns)
@@ -513,6 +560,8 @@ class Store:
         found = self._sweep_of(name, digest)
         if found is not None:
             return found
+        import pandas as pd
+
         sweep_id = self.con.execute("SELECT coalesce(max(sweep_id), 0) + 1 FROM sweeps").fetchone()[0]
         with self._transaction():
             self.con.execute(
@@ -567,8 +616,9 @@ class Store:
         record["created_at"] = str(record["created_at"])
         return record
 
-    def load(self, run_ids: Sequence[int]) -> dict[int, RunResult]:
-        """The stored runs as results (summary, scenario and every table), by run id."""
+    def load(self, run_ids: Sequence[int], *, plain: bool = False) -> dict[int, RunResult]:
+        """The stored runs as results (summary, scenario and every table), by run id; with ``plain``, their tables
+        read as ``{column: [values]}`` without pyarrow or pandas (:meth:`RunResult.columns`: what a report draws)."""
         if isinstance(run_ids, str) or not isinstance(run_ids, Iterable):
             raise BondsimError(f"run ids are a list of whole numbers, e.g. [1, 2]; got {run_ids!r}")
         ids = self._checked_ids(run_ids)  # numpy integers too, e.g. a runs() column
@@ -578,21 +628,17 @@ class Store:
         missing = sorted(set(ids) - {row[0] for row in rows})
         if missing:
             raise BondsimError(f"no run with id {', '.join(map(str, missing))} in {self.path}")
-        tables: dict[str, dict[int, pd.DataFrame]] = {}
+        tables = {}
         for kind in self.table_kinds():
-            stored = self.con.sql(
-                f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid",
-                params=[ids],
-            )
-            # as Arrow, then pandas as a run's own tables become DataFrames (integers with nulls as float64)
-            fetch = getattr(stored, "to_arrow_table", None) or stored.arrow  # DuckDB 2 / 1
-            frame = fetch().to_pandas(split_blocks=True)
-            tables[kind] = {
-                int(run_id): part.drop(columns="run_id").reset_index(drop=True)
-                for run_id, part in frame.groupby("run_id", sort=False)
-            }
+            query = f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid"
+            tables[kind] = (_columns_by_run if plain else _frames_by_run)(self.con, query, ids)
         accepted = {"requests", "links", *RunResult.TRACES}
-        empty = pd.DataFrame()
+        if plain:
+            empty: Any = {}
+        else:
+            import pandas as pd
+
+            empty = pd.DataFrame()
         return {
             run_id: RunResult(
                 scenario=json.loads(scenario),
@@ -619,12 +665,10 @@ class Store:
         """The per-run tables in the database (``links``, ``requests``, ...)."""
         return [
             t
-            for t in self.con.execute(
+            for (t,) in self.con.execute(
                 "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
                 "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
-            )
-            .fetchnumpy()["table_name"]
-            .tolist()
+            ).fetchall()
         ]
 
     def sweep_of(self, name: str, points: Iterable[tuple[int, str, int, dict]]) -> int | None:
@@ -686,6 +730,8 @@ class Store:
 
     def add_league(self, name: str, rows: Sequence[dict]) -> int:
         """Stores the rows of a league (``bondsim validate --league``: one per case) under a new league id."""
+        import pandas as pd
+
         with self._transaction():
             have = self.columns("leagues")
             last = self.con.execute("SELECT max(league_id) FROM leagues").fetchall()[0][0] if have else None
@@ -725,20 +771,53 @@ class Store:
     def runs(self, sweep: str | int | None = None) -> pd.DataFrame:
         """The runs table without its JSON columns; with ``sweep`` (its id or name, see :meth:`sweep_id`),
         that sweep's stored runs in grid order with the swept values as columns."""
+        import pandas as pd
+
+        frame = _with_engine(self.con.execute(*self._runs_query(sweep)).df())
         if sweep is None:
-            return _with_engine(self.con.execute("SELECT * EXCLUDE (scenario, summary) FROM runs ORDER BY run_id").df())
-        frame = self.con.execute(
-            """
-            SELECT p.point, p.labels, r.* EXCLUDE (scenario, summary)
+            return frame
+        labels = pd.DataFrame([json.loads(text) for text in frame.pop("labels")], index=frame.index)
+        swept = _swept(labels.columns)
+        figures = frame.drop(columns=["point", *(c for c in swept if c in frame.columns)])
+        return pd.concat([frame[["point"]], labels[swept], figures], axis=1)
+
+    def run_rows(self, sweep: str | int | None = None, figures: Iterable[str] | None = None) -> list[dict[str, Any]]:
+        """:meth:`runs` as plain rows (a dict per run, its columns in the same order), read without pandas; the
+        swept values as a DataFrame's columns hold them (:func:`bondsim.api.as_column`). With ``figures``, of the
+        summary's figures only those (a report reads a few of a hundred)."""
+        cursor = self.con.execute(*self._runs_query(sweep, figures))
+        names = [d[0] for d in cursor.description]
+        rows = cursor.fetchall()
+        labels = [] if sweep is None else [json.loads(row[1]) for row in rows]
+        swept = _swept(dict.fromkeys(k for each in labels for k in each))
+        values = [as_column([each.get(name) for each in labels]) for name in swept]
+        kept = [i for i, name in enumerate(names) if name not in ("point", "labels", *swept)]
+        pick, kept_names = itemgetter(*kept), [names[i] for i in kept]  # (the runs table has a dozen columns)
+        out = []
+        for j, row in enumerate(rows):
+            record = {} if sweep is None else {"point": row[0], **{n: v[j] for n, v in zip(swept, values, strict=True)}}
+            record.update(zip(kept_names, pick(row), strict=True))
+            record.setdefault("engine", LEGACY_ENGINE)
+            out.append(record)
+        return out
+
+    def _runs_query(self, sweep: str | int | None, figures: Iterable[str] | None = None) -> tuple[str, list]:
+        """The query of :meth:`runs` and :meth:`run_rows`, and its parameters: the runs table's columns but its
+        JSON ones, of its figures only ``figures`` if given."""
+        shown = "r.* EXCLUDE (scenario, summary)"
+        if figures is not None:
+            keep = {*RUN_COLUMNS, *figures} - {"scenario", "summary"}
+            shown = ", ".join(f"r.{_ident(c)}" for c in self.columns("runs") if c in keep)
+        if sweep is None:
+            return f"SELECT {shown} FROM runs r ORDER BY run_id", []
+        return (
+            f"""
+            SELECT p.point, p.labels, {shown}
             FROM sweep_points p JOIN runs r ON r.scenario_hash = p.scenario_hash AND r.version = ?
             WHERE p.sweep_id = ? ORDER BY p.point
             """,
             [__version__, self.sweep_id(sweep)],
-        ).df()
-        labels = pd.DataFrame([json.loads(text) for text in frame.pop("labels")], index=frame.index)
-        labels = labels.drop(columns=[c for c in labels.columns if c in RUN_COLUMNS])
-        figures = frame.drop(columns=["point", *(c for c in labels.columns if c in frame.columns)])
-        return _with_engine(pd.concat([frame[["point"]], labels, figures], axis=1))
+        )
 
     def _id_range_error(self, ref: object) -> BondsimError:
         """The error for a run id no run can have (below 1, or beyond what DuckDB's BIGINT holds)."""
@@ -753,7 +832,7 @@ class Store:
         naming it and the range); numpy integers too, e.g. a :meth:`runs` column."""
         ids = []
         for value in run_ids:
-            if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
                 raise type_error("run id", "a whole number (bondsim runs list shows them)", value)
             if not 1 <= int(value) <= MAX_RUN_ID:
                 raise self._id_range_error(value)

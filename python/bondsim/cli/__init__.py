@@ -36,8 +36,23 @@ examples:
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from bondsim.cli import catalog, emulate, figures, run, sweep
+#: Each group of commands: its module, the commands it adds and the function that adds their parsers, in the
+#: order ``bondsim --help`` lists them.
+PARSERS = (
+    ("run", ("run",), "add_parsers"),
+    ("figures", ("plot", "reproduce", "report"), "add_parsers"),
+    ("catalog", ("schedulers",), "add_schedulers"),
+    ("sweep", ("sweep", "runs"), "add_parsers"),
+    ("emulate", ("emulate", "validate"), "add_parsers"),
+    ("catalog", ("scenario",), "add_scenario"),
+)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. Given ``command`` (the first argument) that names a command, only its group's
+    module is imported and its parsers added: a command pays for no other's imports (``bondsim report`` for
+    none of ``emulate``'s); otherwise every command's, for the help and for argparse's own errors."""
+    import importlib
 
     parser = argparse.ArgumentParser(
         prog="bondsim",
@@ -48,12 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"bondsim {_core.__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    run.add_parsers(sub)
-    figures.add_parsers(sub)
-    catalog.add_schedulers(sub)
-    sweep.add_parsers(sub)
-    emulate.add_parsers(sub)
-    catalog.add_scenario(sub)
+    groups = [group for group in PARSERS if command in group[1]] or PARSERS
+    for module, _, add in groups:
+        getattr(importlib.import_module(f"bondsim.cli.{module}"), add)(sub)
     return parser
 
 
@@ -84,7 +96,8 @@ def _reader_gone() -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv[0] if argv else None)
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command given, with its usage (argparse's own says the top level's)
         _chosen(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")

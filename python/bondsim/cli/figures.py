@@ -142,10 +142,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if not any(Path(ref).is_dir() for ref in args.source):  # (stored runs: a fault of bondsim's, shown whole)
             raise
         raise not_written_by_run(", ".join(map(str, args.source)), exc) from None
-    if not args.quiet:
-        console.print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, works offline)")
+    if not args.quiet:  # (plain lines: rich's console would cost more than the rest of the command's imports)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB, works offline)")
         if pngs:
-            console.print(f"wrote {len(pngs)} PNG(s) to {args.png}")
+            print(f"wrote {len(pngs)} PNG(s) to {args.png}")
     return 0
 
 

@@ -14,13 +14,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from bondsim import columns
 from bondsim._core import BondsimError, __version__
 from bondsim.api import RunResult
 from bondsim.report.charts import Section, league_section, run_sections, sweep_charts, sweep_table
+
+if TYPE_CHECKING:  # a league's rows only: a report of runs is read and drawn without pandas
+    import pandas as pd
 
 #: Runs of a sweep shown in detail unless told (``--detail``).
 DEFAULT_DETAIL = 3
@@ -36,10 +38,10 @@ TCP_NOTE = (
 @dataclass
 class Source:
     """What a report shows: its title, the runs of a sweep (one row each, with the swept values and
-    summary figures) and the runs drawn in detail."""
+    summary figures: :meth:`bondsim.store.Store.run_rows`) and the runs drawn in detail."""
 
     title: str
-    runs: pd.DataFrame | None = None
+    runs: list[dict[str, Any]] | None = None
     axes: list[str] = field(default_factory=list)
     details: list[tuple[str, RunResult]] = field(default_factory=list)
     #: A stored league's rows and name (``--league``).
@@ -50,11 +52,10 @@ def _is_run_dir(path: Path) -> bool:
     return path.is_dir() and (path / "summary.json").exists()
 
 
-def _pick_details(runs: pd.DataFrame, traced: set[int], count: int) -> list[int]:
+def _pick_details(runs: Sequence[dict[str, Any]], traced: set[int], count: int) -> list[int]:
     """Up to ``count`` run ids, those with time series first, then one per scheduler and engine, in grid order."""
-    # (The columns read once as lists: a DataFrame's cell by cell took a second for 1,000 runs.)
-    ids = [int(i) for i in runs["run_id"]]
-    schedulers = [f"{s} {e}" for s, e in zip(runs["scheduler"], runs["engine"], strict=True)]
+    ids = [int(r["run_id"]) for r in runs]
+    schedulers = [f"{r['scheduler']} {r['engine']}" for r in runs]
     order = sorted(range(len(ids)), key=lambda i: ids[i] not in traced)
     picked: list[int] = []
     seen: set[str] = set()
@@ -100,21 +101,20 @@ def load(refs: Sequence[str | Path], db: str | Path, detail: int = DEFAULT_DETAI
         )
     with Store(db, read_only=True) as store:
         if refs and all(r.isdigit() for r in refs):
-            ids = [store.resolve(r) for r in refs]
-            runs = store.runs()
-            runs = runs[runs["run_id"].isin(ids)].reset_index(drop=True)
+            ids = {store.resolve(r) for r in refs}
+            runs = [r for r in store.run_rows(figures=columns.FIGURES) if r["run_id"] in ids]
             title, axes = f"bondsim runs {', '.join(refs)}", []
         elif len(refs) <= 1:
             sweep_id, name = _sweep(store, refs[0] if refs else None, sweep)
-            runs = store.runs(sweep=sweep_id)
-            if runs.empty:
+            runs = store.run_rows(sweep=sweep_id, figures=columns.FIGURES)
+            if not runs:
                 raise BondsimError(f"{refs[0] if refs else sweep}: sweep `{name}` has no stored runs in {db}")
-            axes = [c for c in runs.columns[1 : list(runs.columns).index("run_id")]]
+            axes = list(runs[0])[1 : list(runs[0]).index("run_id")]
             title = f"bondsim sweep {name}"
         else:
             raise BondsimError(f"report: give one sweep, one run directory, or run ids (got {' '.join(refs)})")
         ids = _pick_details(runs, store.runs_with_traces(), detail)
-        loaded = store.load(ids)
+        loaded = store.load(ids, plain=True)
     details = [(f"run {i} ({loaded[i].summary.get('scheduler')})", loaded[i]) for i in ids]
     return Source(title, runs, axes, details)
 
@@ -157,13 +157,13 @@ def sections(source: Source) -> list[Section]:
     out = []
     if source.league is not None:
         out.append(league_section(source.league[1], source.league[0]))
-    if source.runs is not None and len(source.runs):
+    if source.runs:
         n = len(source.runs)
         notes = [
             f"{n} runs; the band (or error bar) is Student's t 95% interval of the mean over the seeds. "
             "The table: the mean per grid point, as bondsim sweep prints it."
         ]
-        if columns.is_tcp(source.runs).any():
+        if any(columns.summary_is_tcp(r) for r in source.runs):
             notes.append(TCP_NOTE)
         charts = sweep_charts(source.runs, source.axes, source.title)
         out.append(Section("Per scheduler", charts, notes, sweep_table(source.runs, source.axes)))

@@ -6,15 +6,20 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
-import pandas as pd
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
 from bondsim import columns
-from bondsim.api import RunResult
-from bondsim.stats import mean_ci
+from bondsim.stats import mean_ci_rows
+
+if TYPE_CHECKING:  # pandas loads on use (a league, a run's TCP trace or failures): not for a sweep's report
+    import pandas as pd
+
+    from bondsim.api import RunResult
 
 #: Colours by series index, in both renderers (matplotlib's ``tab10``, which is D3's ``category10``).
 PALETTE = (
@@ -94,74 +99,73 @@ def _colour(i: int) -> str:
 # -- sweeps: figures against the swept axis, mean and 95% interval over replications --------------
 
 
-def sweep_axis(runs: pd.DataFrame, axes: Sequence[str]) -> str | None:
+def sweep_axis(runs: Sequence[Mapping], axes: Sequence[str]) -> str | None:
     """The axis to draw figures against: the first swept one with several numeric values."""
     for axis in axes:
-        values = pd.to_numeric(runs[axis], errors="coerce")
-        if values.notna().all() and values.nunique() > 1:
+        values = [columns.number(r[axis]) for r in runs]
+        if all(v == v for v in values) and len(set(values)) > 1:
             return axis
     return None
 
 
-def _series(runs: pd.DataFrame, axes: Sequence[str], x: str | None) -> pd.Series:
+def _series(runs: Sequence[Mapping], axes: Sequence[str], x: str | None) -> list[str]:
     """Each run's series in the sweep's charts: its scheduler, and the swept values that tell more."""
-    scheduler = runs["scheduler"].astype(str)
+    scheduler = [str(r["scheduler"]) for r in runs]
 
     def adds(axis: str) -> bool:  # an axis that tells more than the scheduler (not bond.mode itself)
-        pairs = runs[axis].astype(str) + "\0" + scheduler
-        return runs[axis].astype(str).nunique() > 1 and pairs.nunique() > scheduler.nunique()
+        values = [str(r[axis]) for r in runs]
+        return len(set(values)) > 1 and len(set(zip(values, scheduler, strict=True))) > len(set(scheduler))
 
     series = scheduler
     for other in [a for a in axes if a != x and a != "scheduler" and adds(a)]:
-        series = series + f", {other}=" + runs[other].astype(str)
+        series = [f"{s}, {other}={r[other]}" for s, r in zip(series, runs, strict=True)]
     return series
 
 
-def sweep_charts(runs: pd.DataFrame, axes: Sequence[str], name: str) -> list[Chart]:
+def sweep_charts(runs: Sequence[Mapping], axes: Sequence[str], name: str) -> list[Chart]:
     """Per scheduler (and other swept values), each figure the runs' transport leads with
-    (:func:`bondsim.columns.default`: for TCP what reordering costs, else the delivery point's order)
+    (:func:`bondsim.columns.default_of`: for TCP what reordering costs, else the delivery point's order)
     against the swept axis: the mean over the replications (seeds) and its 95% Student-t interval
-    (:func:`bondsim.stats.mean_ci`); bars with error bars, one per series, when nothing numeric was swept."""
+    (:func:`bondsim.stats.mean_ci_rows`); bars with error bars, one per series, when nothing numeric was swept."""
     x = sweep_axis(runs, axes)
-    runs = runs.assign(series=_series(runs, axes, x))
+    keys = [{"series": s, **({x: r[x]} if x else {})} for s, r in zip(_series(runs, axes, x), runs, strict=True)]
     charts = []
-    for column in columns.default(runs):
-        runs["value"] = column.values(runs).astype(float)
-        if runs["value"].isna().all():
+    for column in columns.default_of(runs):
+        values = [float(v) for v in column.of(runs)]
+        if all(v != v for v in values):
             continue
-        keys = ["series", x] if x else ["series"]
-        mean = mean_ci(runs, keys, "value")
-        n = int(mean["value_n"].max())
+        mean = mean_ci_rows([k | {"value": v} for k, v in zip(keys, values, strict=True)], list(keys[0]), "value")
+        n = max(m["value_n"] for m in mean)
         title = f"{name}: {column.label}, mean and 95% interval over {n} replication(s)"
         chart = Chart(_key("sweep", column.name), title, x or "scheduler", column.label)
         if x:
-            for i, (series, group) in enumerate(mean.groupby("series", sort=False)):
-                group = group.assign(_x=pd.to_numeric(group[x])).sort_values("_x")
+            for i, series in enumerate(dict.fromkeys(m["series"] for m in mean)):
+                group = sorted((m for m in mean if m["series"] == series), key=lambda m: columns.number(m[x]))
                 chart.series.append(
                     Series(
-                        str(series), group["_x"].tolist(), group["value"].tolist(), "line",
-                        lo=group["value_lo"].tolist(), hi=group["value_hi"].tolist(), colour=_colour(i),
+                        str(series), [m[x] for m in group], [m["value"] for m in group], "line",
+                        lo=[m["value_lo"] for m in group], hi=[m["value_hi"] for m in group], colour=_colour(i),
                     )
                 )  # fmt: skip
         else:
-            chart.xcats = mean["series"].astype(str).tolist()
+            chart.xcats = [str(m["series"]) for m in mean]
             chart.series.append(
                 Series(
-                    column.label, list(range(len(mean))), mean["value"].tolist(), "bar",
-                    lo=mean["value_lo"].tolist(), hi=mean["value_hi"].tolist(), colour=_colour(0), legend=False,
+                    column.label, list(range(len(mean))), [m["value"] for m in mean], "bar",
+                    lo=[m["value_lo"] for m in mean], hi=[m["value_hi"] for m in mean], colour=_colour(0), legend=False,
                 )
             )  # fmt: skip
         charts.append(chart)
     return charts
 
 
-def sweep_table(runs: pd.DataFrame, axes: Sequence[str]) -> tuple[list[str], list[list[str]]]:
+def sweep_table(runs: Sequence[Mapping], axes: Sequence[str]) -> tuple[list[str], list[list[str]]]:
     """The figures of :func:`sweep_charts` as ``bondsim sweep`` prints them: their mean per grid point (per
     scheduler when nothing was swept), with the failover figures when links failed."""
     by = list(axes) or ["scheduler"]
-    runs = runs.assign(**{a: runs[a].map(lambda v: json.dumps(v) if isinstance(v, dict | list) else v) for a in by})
-    means = columns.per_point(runs, by, columns.default(runs))
-    return [str(c) for c in means.columns], [[columns.cell(v) for v in row] for row in means.itertuples(index=False)]
+    shown = [r | {a: json.dumps(r[a]) if isinstance(r[a], dict | list) else r[a] for a in by} for r in runs]
+    header, rows = columns.per_point_of(shown, by, columns.default_of(runs))
+    return [str(c) for c in header], [[columns.cell(v) for v in row] for row in rows]
 
 
 # -- a league: the model beside the kernel, case by case -------------------------------------------------
@@ -233,6 +237,8 @@ def league_section(rows: pd.DataFrame, name: str) -> Section:
 
 def _on_measured(row: pd.Series) -> str:
     """A league row's judgement on the kernel's measured path, in words ("-" where the path was not measured)."""
+    import pandas as pd
+
     judged = row.get("agrees_measured_path")
     if judged is None or pd.isna(judged):
         return "-"
@@ -246,23 +252,47 @@ def _on_measured(row: pd.Series) -> str:
 
 
 def _link_names(result: RunResult) -> list[str]:
-    links = result.links
+    links = result.columns("links") or {}
     return [str(n) for n in links["name"]] if "name" in links else []
+
+
+def _missing(value: Any) -> bool:
+    """Whether a table's cell holds nothing (null, or NaN as a DataFrame holds a null)."""
+    return value is None or value != value
+
+
+def _length(table: Mapping[str, list] | None) -> int:
+    """The rows of a table of plain columns (none for None)."""
+    return len(next(iter(table.values()))) if table else 0
+
+
+def _where(table: Mapping[str, list], keep: Sequence[bool]) -> dict[str, list]:
+    """The rows of ``table`` (plain columns) where ``keep`` holds."""
+    return {name: [v for v, k in zip(values, keep, strict=True) if k] for name, values in table.items()}
+
+
+def _data_packets(result: RunResult) -> dict[str, list] | None:
+    """:attr:`RunResult.data_packet_trace` as plain columns: the traced packets less the TCP handshake's."""
+    packets = result.columns("packet_trace")
+    if packets is None or "handshake" not in packets:
+        return packets
+    return _where(packets, [not h for h in packets["handshake"]])
 
 
 def link_charts(result: RunResult, tag: str) -> list[Chart]:
     """Per link: utilisation and longest queue per time bucket (``trace.link_ms``)."""
-    trace = result.link_trace
-    if trace is None or trace.empty:
+    trace = result.columns("link_trace")
+    if not _length(trace):
         return []
     names = _link_names(result)
     util = Chart(_key(tag, "utilisation"), f"{tag}: link utilisation over time", "time (s)", "utilisation")
     queue = Chart(_key(tag, "queue"), f"{tag}: transmit queue over time", "time (s)", "longest queue in bucket (pkts)")
-    for link, rows in trace.groupby("link", sort=True):
+    for link in sorted(set(trace["link"])):
+        rows = _where(trace, [v == link for v in trace["link"]])
         name = names[int(link)] if int(link) < len(names) else f"link {link}"
         colour = _colour(int(link))
-        util.series.append(Series(name, rows["t_s"].tolist(), rows["utilisation"].tolist(), "line", colour=colour))
-        queue.series.append(Series(name, rows["t_s"].tolist(), rows["queue_max_pkts"].tolist(), "line", colour=colour))
+        util.series.append(Series(name, rows["t_s"], rows["utilisation"], "line", colour=colour))
+        queue.series.append(Series(name, rows["t_s"], rows["queue_max_pkts"], "line", colour=colour))
     return [util, queue]
 
 
@@ -284,9 +314,9 @@ def reorder_charts(result: RunResult, tag: str) -> list[Chart]:
             )
         )  # fmt: skip
         charts.append(chart)
-    requests = result.requests
-    if "max_extent" in requests and len(requests):
-        counts = requests["max_extent"].value_counts().sort_index()
+    requests = result.columns("requests") or {}
+    if "max_extent" in requests and _length(requests):
+        counts = Counter(v for v in requests["max_extent"] if not _missing(v))
         chart = Chart(
             _key(tag, "reorder-extent"),
             f"{tag}: largest RFC 4737 reordering extent per flow",
@@ -294,7 +324,7 @@ def reorder_charts(result: RunResult, tag: str) -> list[Chart]:
             "flows",
         )
         chart.series.append(
-            Series("flows", counts.index.tolist(), counts.tolist(), "bar", colour=_colour(1), legend=False)
+            Series("flows", sorted(counts), [counts[k] for k in sorted(counts)], "bar", colour=_colour(1), legend=False)
         )
         charts.append(chart)
     return charts
@@ -312,19 +342,18 @@ DELAY_QUANTILES = (
 
 def delay_chart(result: RunResult, tag: str) -> Chart:
     """Delivery delay: the traced packets' histogram (``trace.packets``), else the summary's quantiles."""
-    packets = result.data_packet_trace
-    if packets is not None and packets["arrived_s"].notna().any():
-        arrived = packets.dropna(subset=["arrived_s"])
-        delay = (arrived["arrived_s"] - arrived["sent_s"]).to_numpy() * 1e6
-        counts, edges = np.histogram(delay, bins=min(40, max(5, len(delay) // 5)))
+    packets = _data_packets(result)
+    if packets is not None and not all(_missing(a) for a in packets["arrived_s"]):
+        delay = [(a - s) * 1e6 for a, s in zip(packets["arrived_s"], packets["sent_s"], strict=True) if not _missing(a)]
+        counts, edges = histogram(delay, min(40, max(5, len(delay) // 5)))
         chart = Chart(
             _key(tag, "delay"),
-            f"{tag}: delivery delay of the first {len(packets)} packets (bond to clients' wire)",
+            f"{tag}: delivery delay of the first {_length(packets)} packets (bond to clients' wire)",
             "delay (µs)",
             "packets",
         )
-        mids = ((edges[:-1] + edges[1:]) / 2).tolist()
-        chart.series.append(Series("packets", mids, counts.tolist(), "bar", colour=_colour(2), legend=False))
+        mids = [(a + b) / 2 for a, b in pairwise(edges)]
+        chart.series.append(Series("packets", mids, counts, "bar", colour=_colour(2), legend=False))
         return chart
     chart = Chart(_key(tag, "delay"), f"{tag}: delivery delay quantiles", "quantile", "delay (µs)")
     chart.xcats = [label for _, label in DELAY_QUANTILES]
@@ -333,12 +362,28 @@ def delay_chart(result: RunResult, tag: str) -> Chart:
     return chart
 
 
+def histogram(values: Sequence[float], bins: int) -> tuple[list[int], list[float]]:
+    """The counts of ``values`` in ``bins`` bins of equal width from the least value to the greatest, and the bins'
+    ``bins + 1`` edges: a bin holds the values from its lower edge up to below its upper one, the last bin its upper
+    edge too (numpy's ``histogram`` rule); values all equal are binned over the value ± 0.5."""
+    first, last = min(values), max(values)
+    if first == last:
+        first, last = first - 0.5, last + 0.5
+    edges = [first + (last - first) * i / bins for i in range(bins)] + [last]
+    counts = [0] * bins
+    for value in values:
+        counts[min(bisect_right(edges, value), bins) - 1] += 1
+    return counts, edges
+
+
 def tcp_charts(result: RunResult, tag: str) -> list[Chart]:
     """TCP over time (``sender.trace_ms``): goodput (acknowledged segments), cwnd and smoothed RTT of
     the first flows, retransmissions marked where a flow's count rose."""
     trace = result.tcp_trace
     if trace is None or trace.empty:
         return []
+    import numpy as np
+
     mss = float((result.scenario.get("sender") or {}).get("mss") or 1448)
     trace = trace.sort_values(["flow", "t_s"])
     # goodput: segments newly acknowledged between samples, over all flows
@@ -386,8 +431,9 @@ def tcp_charts(result: RunResult, tag: str) -> list[Chart]:
 def failure_charts(result: RunResult, tag: str) -> list[Chart]:
     """When links failed: each link's carrier and the monitor's view of it over time (steps), and the
     traffic each link carried (``trace.link_ms``)."""
-    events, trace = result.link_events, result.link_trace
-    if events is None or events.empty or trace is None:
+    events = result.link_events
+    trace = None if events is None or events.empty else result.link_trace
+    if trace is None:
         return []
     names = _link_names(result)
     end = float(trace["t_s"].max())
@@ -418,62 +464,66 @@ def schedule_chart(result: RunResult, tag: str, limit: int = SCHEDULE_PACKETS) -
     """The thesis's Figures 6 and 8 drawn from a run: the first packets in the bond's order, each on the
     link it took, from when the bond was handed it (grey line) to when it reached the clients' wire
     (its number), out-of-order arrivals in red."""
-    packets = result.data_packet_trace
-    if packets is None or packets.empty:
+    packets = _data_packets(result)
+    if not _length(packets):
         return None
     names = _link_names(result)
-    rows = packets.head(limit)
-    ooo = int(rows["out_of_order"].astype(bool).sum())
-    arrived = int(rows["arrived_s"].notna().sum())
+    rows = {name: values[:limit] for name, values in packets.items()}
+    ooo = sum(bool(v) for v in rows["out_of_order"])
+    arrived = sum(not _missing(v) for v in rows["arrived_s"])
     chart = Chart(
         _key(tag, "schedule"),
-        f"{tag}: schedule of the first {len(rows)} packets ({ooo} of {arrived} arrived out of order)",
+        f"{tag}: schedule of the first {_length(rows)} packets ({ooo} of {arrived} arrived out of order)",
         "time (ms)",
         "link",
         ycats=names,
     )
-    on_link = rows[rows["link"].notna()]
+    on_link = _where(rows, [not _missing(v) for v in rows["link"]])
     xs: list[float | None] = []
     ys: list[float | None] = []
-    for r in on_link.itertuples():
-        end = r.arrived_s if pd.notna(r.arrived_s) else r.left_s
-        if pd.notna(end):
-            xs += [r.sent_s * 1e3, end * 1e3, None]
-            ys += [r.link, r.link, None]
+    times = zip(on_link["link"], on_link["sent_s"], on_link["left_s"], on_link["arrived_s"], strict=True)
+    for link, sent, left, at in times:
+        end = left if _missing(at) else at
+        if not _missing(end):
+            xs += [sent * 1e3, end * 1e3, None]
+            ys += [link, link, None]
     chart.series.append(Series("waiting and on the wire", xs, ys, "line", colour="#bbbbbb"))
     for label, flag, colour, symbol in (
         ("in order", False, IN_ORDER, "square"),
         ("out of order", True, OUT_OF_ORDER, "x"),
     ):
-        sel = on_link[(on_link["out_of_order"].astype(bool) == flag) & on_link["arrived_s"].notna()]
-        chart.series.append(
-            Series(
-                label, (sel["arrived_s"] * 1e3).tolist(), sel["link"].astype(int).tolist(), "markers",
-                text=(sel["packet"] + 1).astype(str).tolist(), colour=colour, symbol=symbol,
-            )
-        )  # fmt: skip
-    lost = on_link[on_link["arrived_s"].isna()]
-    if len(lost):
-        chart.series.append(
-            Series(
-                "lost", (lost["sent_s"] * 1e3).tolist(), lost["link"].astype(int).tolist(), "markers",
-                text=(lost["packet"] + 1).astype(str).tolist(), colour="#000000", symbol="x",
-            )
-        )  # fmt: skip
+        arrivals = zip(on_link["out_of_order"], on_link["arrived_s"], strict=True)
+        keep = [bool(o) == flag and not _missing(a) for o, a in arrivals]
+        _markers(chart, label, _where(on_link, keep), "arrived_s", colour, symbol)
+    lost = _where(on_link, [_missing(a) for a in on_link["arrived_s"]])
+    if _length(lost):
+        _markers(chart, "lost", lost, "sent_s", "#000000", "x")
     return chart
+
+
+def _markers(chart: Chart, label: str, packets: Mapping[str, list], at: str, colour: str, symbol: str) -> None:
+    """``packets`` marked on their links at the time ``at`` (in ms), each labelled with its number from 1."""
+    chart.series.append(
+        Series(
+            label, [t * 1e3 for t in packets[at]], [int(v) for v in packets["link"]], "markers",
+            text=[str(p + 1) for p in packets["packet"]], colour=colour, symbol=symbol,
+        )
+    )  # fmt: skip
 
 
 def completion_chart(result: RunResult, tag: str) -> Chart | None:
     """The complete flows' completion times (request to its last byte delivered) as a distribution, the
     summary's p50 and p99 marked."""
-    requests = result.requests
-    if not {"arrival_s", "finish_s", "lost"} <= set(requests) or not len(requests):
+    requests = result.columns("requests") or {}
+    if not {"arrival_s", "finish_s", "lost"} <= set(requests) or not _length(requests):
         return None
-    complete = requests[(requests["lost"] == 0) & requests["finish_s"].notna()]
-    if not len(complete):
+    durations = sorted(
+        f - a for f, a, lost in zip(requests["finish_s"], requests["arrival_s"], requests["lost"], strict=True)
+        if lost == 0 and not _missing(f)
+    )  # fmt: skip
+    if not durations:
         return None
-    fct_ms = np.sort((complete["finish_s"] - complete["arrival_s"]).to_numpy()) * 1e3
-    share = np.arange(1, len(fct_ms) + 1) / len(fct_ms)
+    fct_ms = [d * 1e3 for d in durations]
     chart = Chart(
         _key(tag, "completion"),
         f"{tag}: completion times of the {len(fct_ms)} complete flows",
@@ -481,7 +531,7 @@ def completion_chart(result: RunResult, tag: str) -> Chart | None:
         "share of flows done",
     )
     # from none done, rising at each flow's completion
-    xs, ys = [fct_ms[0], *fct_ms.tolist()], [0.0, *share.tolist()]
+    xs, ys = [fct_ms[0], *fct_ms], [0.0, *(i / len(fct_ms) for i in range(1, len(fct_ms) + 1))]
     chart.series.append(Series("flows", xs, ys, "step", colour=_colour(0)))
     marks = [
         (q, label) for q, label in ((0.5, "p50"), (0.99, "p99")) if result.summary.get(f"fct_{label}_s") is not None
@@ -499,11 +549,11 @@ def completion_chart(result: RunResult, tag: str) -> Chart | None:
 def cost_section(result: RunResult, tag: str) -> Section | None:
     """A TCP run's lead: what reordering cost it, the figures :func:`bondsim.columns.default` leads TCP with
     (a table of one row) and its flows' completion times; None for another transport."""
-    runs = pd.DataFrame([{k: v for k, v in result.summary.items() if not isinstance(v, list | dict)}])
-    if not columns.is_tcp(runs).all():
+    runs = [{k: v for k, v in result.summary.items() if not isinstance(v, list | dict)}]
+    if not columns.summary_is_tcp(result.summary):
         return None
-    shown = [c for c in columns.default(runs) if c not in columns.FAILOVER]  # failures: their own section
-    table = ([c.label for c in shown], [[columns.cell(c.values(runs).iloc[0]) for c in shown]])
+    shown = [c for c in columns.default_of(runs) if c not in columns.FAILOVER]  # failures: their own section
+    table = ([c.label for c in shown], [[columns.cell(c.of(runs)[0]) for c in shown]])
     chart = completion_chart(result, tag)
     return Section(f"{tag}: what reordering cost", [chart] if chart else [], [], table)
 
@@ -546,7 +596,7 @@ def run_sections(result: RunResult, tag: str) -> list[Section]:
             else f"out of order {s.get('ooo_fraction', 0):.2%} (wire {wire})"
         )
     ]
-    if result.link_trace is None and result.packet_trace is None:
+    if result.columns("link_trace") is None and result.columns("packet_trace") is None:
         notes.append("No time series: add a [trace] table to the scenario (link_ms, packets) to see them.")
     # the run in a line, under its first heading: what reordering cost a TCP run, else its links
     links = Section(f"{tag}: links", link_charts(result, tag), [] if cost else notes)

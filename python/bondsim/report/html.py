@@ -23,7 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 
 from bondsim import atomic
-from bondsim.report.charts import PALETTE, Chart, Section
+from bondsim.report.charts import PALETTE, Chart, Section, Series
 
 #: The chart's height in pixels (its width follows the page).
 HEIGHT = 380
@@ -47,8 +47,13 @@ def chart_data(chart: Chart) -> dict:
         "ylabel": chart.ylabel,
         "xcats": chart.xcats,
         "ycats": chart.ycats,
-        "series": [dataclasses.asdict(s) | {"colour": s.colour or PALETTE[0]} for s in chart.series],
+        "series": [_fields(s) | {"colour": s.colour or PALETTE[0]} for s in chart.series],
     }
+
+
+def _fields(series: Series) -> dict:
+    """A series' fields by name, its lists as they are (``dataclasses.asdict`` copies every value of them)."""
+    return {f.name: getattr(series, f.name) for f in dataclasses.fields(series)}
 
 
 _STYLE = """
