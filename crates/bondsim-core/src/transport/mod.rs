@@ -257,6 +257,7 @@ pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
         Sender::Mptcp(m) => {
             let mut tcp = tcp::TcpConfig::new(&m.tcp, scenario.chunk_bytes(), scenario.bond.hz);
             tcp.sack_blocks = 1;
+            tcp.pushed_acks = false;
             let config = mptcp::MptcpConfig::of(scenario, &tcp).expect("an MPTCP sender");
             let wire = flows * config.subflows as usize;
             // A subflow's metrics are its client's (one server address per link is not modelled).
@@ -358,7 +359,7 @@ impl Cutter {
     /// (`tcp_mark_push` on the last skb of each `sendmsg`, net/ipv4/tcp.c).
     pub fn ends_write(&self, file: u64, k: u64) -> bool {
         let next = self.offset(file, k) + u64::from(self.packet_bytes(file, k));
-        next >= file || self.message.is_some_and(|m| !self.thesis && next % m.max(1) == 0)
+        next >= file || self.message.is_some_and(|m| !self.thesis && next.is_multiple_of(m.max(1)))
     }
 
     /// Payload bytes of packet `k` of a file of `file` bytes.

@@ -11,6 +11,7 @@ fn receiver(subflows: u32) -> MptcpReceiver {
     let spec = serde_json::from_str("{}").unwrap();
     let mut config = TcpConfig::new(&spec, 1000, 250);
     config.sack_blocks = 1;
+    config.pushed_acks = false;
     let tcp = TcpReceiver::new(config, Cutter::whole_files(1000), subflows as usize);
     MptcpReceiver::new(tcp, subflows, 1)
 }

@@ -108,6 +108,12 @@ pub struct TcpConfig {
     /// bytes (`tcp_established_options`), 1 on an MPTCP subflow, whose DSS option takes the room
     /// of two (`mptcp_established_options` has precedence over SACK).
     pub sack_blocks: usize,
+    /// The reading application's read ACKs pushed data at once (`__tcp_cleanup_rbuf`'s
+    /// `ICSK_ACK_PUSHED` rule). Off on an MPTCP subflow: there the read is the connection's, and
+    /// `mptcp_cleanup_rbuf` (net/mptcp/protocol.c, 6.18) lets a subflow ACK only when the whole
+    /// connection's receive queue, its out-of-order data included, is empty, which the subflow's
+    /// receiver does not see; without that condition the rule is left out there.
+    pub pushed_acks: bool,
 }
 
 impl TcpConfig {
@@ -159,6 +165,7 @@ impl TcpConfig {
             metrics_save: !spec.tcp_no_metrics_save,
             ssthresh_metrics: !spec.tcp_no_ssthresh_metrics_save,
             sack_blocks: 3,
+            pushed_acks: true,
         }
     }
 

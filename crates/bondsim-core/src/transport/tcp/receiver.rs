@@ -367,7 +367,7 @@ impl TcpReceiver {
         // ping-pong mode. (Its other test, a window opened by the read, never holds here: the
         // model's application reads at once.)
         let pushed = c.pushed == PUSHED2 || (c.pushed == PUSHED && !c.pingpong);
-        if copied && pushed && c.ranges.is_empty() {
+        if copied && pushed && c.ranges.is_empty() && self.config.pushed_acks {
             return self.send_ack(now, flow);
         }
         if c.ranges.is_empty() {
@@ -558,7 +558,7 @@ impl Endpoint for TcpReceiver {
             file_bytes: bytes,
             // `tcp_initialize_rcv_mss`: the MSS, at most half the window and `TCP_MSS_DEFAULT`, at
             // least `TCP_MIN_MSS`; full-sized segments raise it (`tcp_measure_rcv_mss`).
-            rcv_mss: mss.min((self.config.rwnd_initial / 2) as u32).min(MSS_DEFAULT).max(MIN_MSS),
+            rcv_mss: mss.min((self.config.rwnd_initial / 2) as u32).clamp(MIN_MSS, MSS_DEFAULT),
             space: RcvSpace::new(self.config.rwnd_initial, self.config.mss),
             // The handshake's last segment counts as received data (`tcp_finish_connect`,
             // `tcp_create_openreq_child` set `lrcvtime`; again when the SYN-ACK arrives).
