@@ -358,8 +358,15 @@ impl Cutter {
     /// message, or the whole file written at once): the segment `tcp_push` marks with PSH
     /// (`tcp_mark_push` on the last skb of each `sendmsg`, net/ipv4/tcp.c).
     pub fn ends_write(&self, file: u64, k: u64) -> bool {
-        let next = self.offset(file, k) + u64::from(self.packet_bytes(file, k));
-        next >= file || self.message.is_some_and(|m| !self.thesis && next.is_multiple_of(m.max(1)))
+        match self.message.filter(|_| !self.thesis) {
+            // One write (or the thesis's rule): its last packet, the one that reaches the file's end
+            // (no division on this path, which every TCP segment received takes).
+            None => (k + 1) * self.chunk >= file,
+            Some(m) => {
+                let next = self.offset(file, k) + u64::from(self.packet_bytes(file, k));
+                next >= file || next.is_multiple_of(m.max(1))
+            }
+        }
     }
 
     /// Payload bytes of packet `k` of a file of `file` bytes.
