@@ -343,6 +343,33 @@ def test_hetero_with_tcp_round_robin_falls_below_gigabit_alone_and_earliest_fini
     assert "## TCP at large messages" in summary and "With TCP, Round-Robin carries" in summary
 
 
+def test_hetero_nagle_predicts_the_sum_of_the_links_alone_but_not_round_robin_above_it(reproduced):
+    """Experiment E (issue 38): TCP with Nagle and the machines, against seed 002's Table 1."""
+    table = csv(reproduced, "hetero-bonding", "hetero_nagle.csv")
+    by = table.pivot_table(index="message_bytes", columns="links", values="goodput_mbps")
+    assert list(by.index) == list(hetero_bonding.PAPER_RR)
+    total = by["Gigabit alone"] + by["Fast Ethernet alone"]
+    # fitted at 8 B (the write cost); the bisection settles within 2%
+    assert total[8] == pytest.approx(hetero_bonding.PAPER_SUM[8], rel=0.02)
+    # predicted within the issue's ±25% where the summary says so (1-48 B), over it at 56-64 B
+    for size in (1, 16, 24, 32, 40, 48):
+        assert total[size] == pytest.approx(hetero_bonding.PAPER_SUM[size], rel=hetero_bonding.WITHIN), size
+    assert all(total[size] > 1.25 * hetero_bonding.PAPER_SUM[size] for size in (56, 64))
+    # Round-Robin: at most the faster link alone, far below the paper's (which is above the sum)
+    for size, row in by.iterrows():
+        assert row["Round-Robin"] < max(row["Gigabit alone"], row["Fast Ethernet alone"]) * 1.001, size
+        assert row["Round-Robin"] < 0.75 * hetero_bonding.PAPER_RR[size], size
+    # small writes coalesce: at 8 B a Fast Ethernet segment carries more than one write
+    fe8 = table[(table.links == "Fast Ethernet alone") & (table.message_bytes == 8)].iloc[0]
+    writes_per_segment = fe8.goodput_mbps * 1e6 / 8 / 8 * (hetero_bonding.NAGLE_S - hetero_bonding.NAGLE_FROM_S)
+    assert writes_per_segment / fe8.segments > 1
+    grid = csv(reproduced, "hetero-bonding", "hetero_nagle_grid.csv")
+    assert len(grid) == len(hetero_bonding.QUICK_GRID_WRITE_US) * len(hetero_bonding.QUICK_GRID_FRAME_US)
+    assert (grid["Round-Robin"] < grid["sum"]).all()
+    summary = (reproduced("hetero-bonding") / "summary.md").read_text()
+    assert "## Experiment E" in summary and "more than their sum in 0" in summary
+
+
 def test_hetero_throughput_per_scheduler_follows_the_links(reproduced):
     table = csv(reproduced, "hetero-bonding", "hetero_throughput.csv")
     goodput = table.pivot(index="message_bytes", columns="mode", values="goodput_mbps")

@@ -330,6 +330,14 @@ impl Capture {
         links: &[LinkInfo],
     ) -> Result<Capture> {
         options.validate()?;
+        if Cutter::for_scenario(scenario).coalesces() {
+            // The capture's sequence numbers are the byte offsets the cutter gives ahead of the run.
+            return Err(Error::scenario(
+                "pcap",
+                "a TCP stream of messages (sender.message_bytes) is cut into segments as it runs, which \
+                 the capture's sequence numbers do not follow yet: capture it without message_bytes",
+            ));
+        }
         let chunk = scenario.chunk_bytes();
         if chunk + MAX_HEADERS > u32::from(u16::MAX) {
             return Err(Error::scenario(
@@ -596,7 +604,7 @@ impl Capture {
         // The bond's side of the frame: the destination of an ACK, the source of the rest.
         let at = start as usize + if packet.kind == Kind::Ack { 0 } else { 6 };
         self.batch.bytes[at..at + 6].copy_from_slice(&bond_mac);
-        let retransmit = packet.retransmit;
+        let retransmit = packet.retransmit();
         self.batch.items.push(Item::Frame { file, iface, ns: now.0, original, flags, retransmit, start, end });
         if self.batch.bytes.len() >= BATCH_BYTES {
             self.hand_over();
@@ -1214,6 +1222,17 @@ mod tests {
         assert_eq!(cut, expected);
         std::fs::remove_dir_all(&all_dir).unwrap();
         std::fs::remove_dir_all(&cut_dir).unwrap();
+    }
+
+    #[test]
+    fn a_stream_of_messages_is_refused_naming_the_option() {
+        let mut s = scenario();
+        s.stop_s = Some(0.1);
+        s.sender.tcp_mut().expect("tcp").message_bytes = Some(8);
+        let options =
+            CaptureOptions { dir: dir("stream"), payload: false, max_packets: None, start_s: 0.0, stop_s: None };
+        let refused = crate::run_with_capture(&s, Some(&options), &mut |_| true);
+        assert!(matches!(refused, Err(Error::Scenario { ref path, .. }) if path == "pcap"), "{refused:?}");
     }
 
     #[test]

@@ -53,6 +53,8 @@ enum Work {
     Frame(Packet),
     /// An skb going up the stack.
     Skb(Vec<Packet>),
+    /// One write of the application of this flow (process context: after the softirq's frames).
+    Write(u32),
 }
 
 /// What became of a frame the host received.
@@ -95,6 +97,12 @@ pub struct RxHost {
     free_at: SimTime,
     /// CPU time owed to sends made while a frame was being handled.
     debt_ns: u64,
+    /// CPU time per application write (`server_host.write_us`).
+    write_ns: u64,
+    /// The flows whose application waits to write, a write each, in the order they asked.
+    writers: VecDeque<u32>,
+    /// The write just handled, for the world to hand to the sender ([`RxHost::take_written`]).
+    written: Option<u32>,
     frames: u64,
     skbs: u64,
     drops: u64,
@@ -127,6 +135,9 @@ impl RxHost {
             serving: None,
             free_at: SimTime::ZERO,
             debt_ns: 0,
+            write_ns: (host.write_us * 1e3).round() as u64,
+            writers: VecDeque::new(),
+            written: None,
             frames: 0,
             skbs: 0,
             drops: 0,
@@ -165,6 +176,10 @@ impl RxHost {
                 self.skbs += 1;
                 return up.push(skb);
             }
+            Work::Write(flow) => {
+                self.written = Some(flow);
+                return;
+            }
             Work::Frame(frame) => frame,
         };
         self.frames += 1;
@@ -193,12 +208,35 @@ impl RxHost {
         }
     }
 
-    /// If the CPU is idle and a frame waits, it takes the next one: the time it is handled.
+    /// The application of `flow` would write once: its write waits for the CPU. The time it is
+    /// handled, if the CPU took it at once.
+    pub fn wants_write(&mut self, now: SimTime, flow: u32) -> Option<SimTime> {
+        self.writers.push_back(flow);
+        self.start(now)
+    }
+
+    /// The flow whose write the CPU has just handled ([`RxHost::complete`]), once.
+    pub fn take_written(&mut self) -> Option<u32> {
+        self.written.take()
+    }
+
+    /// If the CPU is idle and work waits, it takes the next: the time it is handled. The receive
+    /// path's work (a softirq) goes before the application's writes (a process); a write also goes
+    /// while a new poll waits for its interrupt (`rx-usecs`), and once begun runs to its end.
     pub fn start(&mut self, now: SimTime) -> Option<SimTime> {
         if self.serving.is_some() {
             return None;
         }
         let mut begin = self.free_at.max(now);
+        let frames_wait = !(self.input.is_empty() && self.process.is_empty());
+        let irq_due = self.in_poll || begin >= self.last_irq + self.coalesce;
+        if self.ready.is_empty() && !(frames_wait && irq_due) {
+            if let Some(flow) = self.writers.pop_front() {
+                self.busy_ns += self.write_ns;
+                self.serving = Some(Work::Write(flow));
+                return Some(begin + SimTime(self.write_ns));
+            }
+        }
         let (work, cost) = match self.ready.pop_front() {
             Some(skb) => (Work::Skb(skb), self.skb_ns),
             None => {
@@ -354,6 +392,37 @@ mod tests {
 
     fn frame(seq: u32) -> Packet {
         Packet::data(0, seq, 1000, SimTime::ZERO)
+    }
+
+    #[test]
+    fn the_applications_writes_wait_for_the_frames_and_run_while_a_poll_waits_for_its_interrupt() {
+        let spec = scenario::Host { rx_packet_us: 10.0, write_us: 2.0, ..Default::default() };
+        let mut h = RxHost::new(&spec, None);
+        // A frame at 0 (10 µs); a write asked meanwhile waits, and a second frame too.
+        assert_eq!(h.arrive(SimTime(0), frame(0)), Admit::Handled(SimTime(10_000)));
+        assert_eq!(h.wants_write(SimTime(1_000), 7), None);
+        assert_eq!(h.arrive(SimTime(2_000), frame(1)), Admit::Queued);
+        assert_eq!(complete(&mut h, SimTime(10_000)).len(), 1);
+        assert_eq!(h.start(SimTime(10_000)), Some(SimTime(20_000)), "the frame first (the softirq)");
+        assert_eq!(complete(&mut h, SimTime(20_000)).len(), 1);
+        assert_eq!(h.take_written(), None);
+        assert_eq!(h.start(SimTime(20_000)), Some(SimTime(22_000)), "then the write, 2 µs");
+        assert!(complete(&mut h, SimTime(22_000)).is_empty());
+        assert_eq!(h.take_written(), Some(7));
+        assert_eq!(h.take_written(), None, "told once");
+        // With interrupt moderation a new poll begins 100 µs after the last began: a write asked
+        // while a frame waits for that interrupt runs first.
+        let spec = scenario::Host { rx_coalesce_us: 100.0, ..spec };
+        let mut h = RxHost::new(&spec, None);
+        assert_eq!(h.arrive(SimTime(0), frame(0)), Admit::Handled(SimTime(110_000)));
+        complete(&mut h, SimTime(110_000));
+        assert_eq!(h.arrive(SimTime(120_000), frame(1)), Admit::Handled(SimTime(210_000)));
+        complete(&mut h, SimTime(210_000));
+        h.input.push_back(frame(2)); // (waits for the interrupt at 300 µs)
+        assert_eq!(h.wants_write(SimTime(250_000), 3), Some(SimTime(252_000)), "the write while the interrupt is due");
+        complete(&mut h, SimTime(252_000));
+        assert_eq!(h.take_written(), Some(3));
+        assert_eq!(h.start(SimTime(252_000)), Some(SimTime(310_000)), "then the frame at its interrupt");
     }
 
     #[test]

@@ -65,8 +65,9 @@ pub struct Packet {
     pub flow: u32,
     /// Data or acknowledgement.
     pub kind: Kind,
-    /// Sent again after a loss was detected (or presumed).
-    pub retransmit: bool,
+    /// [`Packet::RETRANSMIT`] and [`Packet::PSH`] (one byte for both: the packet fills a cache
+    /// line to the byte).
+    pub flags: u8,
     /// Data: its position in the flow, from 0 (the thesis's chunk number).
     /// Acknowledgement: the receive window it advertises, in segments above
     /// `ack` (TCP's Window field, RFC 9293 §3.1; an ACK has no data position).
@@ -102,6 +103,24 @@ pub struct Packet {
 const _: () = assert!(std::mem::size_of::<Packet>() == 64);
 
 impl Packet {
+    /// Sent again after a loss was detected (or presumed).
+    pub const RETRANSMIT: u8 = 1;
+    /// TCP's PSH flag (RFC 9293 §3.1): the segment ends one of the application's writes
+    /// (`tcp_mark_push` on the last skb of each `sendmsg`, net/ipv4/tcp.c).
+    pub const PSH: u8 = 2;
+
+    /// Sent again after a loss was detected (or presumed).
+    #[inline(always)]
+    pub fn retransmit(&self) -> bool {
+        self.flags & Packet::RETRANSMIT != 0
+    }
+
+    /// TCP's PSH flag ([`Packet::PSH`]).
+    #[inline(always)]
+    pub fn psh(&self) -> bool {
+        self.flags & Packet::PSH != 0
+    }
+
     /// A data packet of `bytes` payload, number `seq` of `flow`, made at `born`.
     pub fn data(flow: u32, seq: u32, bytes: u32, born: SimTime) -> Packet {
         Packet { flow, seq, bytes, born, ..Packet::default() }

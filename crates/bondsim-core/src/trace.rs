@@ -274,7 +274,7 @@ impl Tracer {
         p.packet.push(packet.bond_seq);
         p.flow.push(packet.flow);
         p.seq.push(packet.seq);
-        p.retransmit.push(packet.retransmit);
+        p.retransmit.push(packet.retransmit());
         p.handshake.push(packet.kind == crate::packet::Kind::Handshake);
         p.link.push(link.map(|l| l as u32));
         p.sent_s.push(secs(now));

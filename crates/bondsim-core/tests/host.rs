@@ -252,3 +252,64 @@ fn gro_needs_a_napi_ring() {
         .to_string();
     assert!(err.starts_with("host.gro:") && err.contains("rx_ring"), "{err}");
 }
+
+/// netperf's TCP_STREAM for `stop_s` 0.5: one TCP stream written `message` bytes at a time over one
+/// 1 Gbit/s link, the server's application paying `write_us` a write (none: 0).
+fn messages(message: u64, write_us: f64) -> Value {
+    let mut doc = json!({
+        "seed": 1,
+        "stop_s": 0.5,
+        "workload": {"requests": 1, "clients": 1, "file_size": {"kind": "fixed", "bytes": 1_000_000}},
+        "sender": {"kind": "tcp", "message_bytes": message, "gso": false},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 1000.0, "delay_us": 20.0}],
+    });
+    if write_us > 0.0 {
+        doc["server_host"] = json!({"write_us": write_us});
+    }
+    doc
+}
+
+#[test]
+fn a_stream_of_small_writes_is_bound_by_the_writers_cpu_and_coalesces_behind_nagle() {
+    // Free writes: a bulk transfer (the file size unused: the stream runs until stop_s).
+    let free = run(&scenario(messages(8, 0.0))).unwrap();
+    assert!(free.summary.goodput_bps > 900e6, "{}", free.summary.goodput_bps);
+    // 2 µs a write of 8 bytes: at most 8 · 8 / 2 µs = 32 Mbit/s, and the CPU does nothing else.
+    let bound = 8.0 * 8.0 / 2e-6;
+    let cpu = run(&scenario(messages(8, 2.0))).unwrap();
+    let goodput = cpu.summary.goodput_bps;
+    assert!(goodput <= bound && goodput > 0.95 * bound, "{goodput} against {bound}");
+    assert!(real(&cpu, "server_host_cpu_busy_max") > 0.99);
+    // Nagle: far fewer segments than writes (a segment leaves when the last small one is ACKed).
+    let writes = goodput * 0.5 / 64.0;
+    let segments = count(&cpu, "tcp_segments_sent") as f64;
+    assert!(segments < writes / 4.0, "{segments} segments for {writes} writes");
+    // TCP_NODELAY: a segment a write (less the few the host's queue coalesced while the CPU wrote).
+    let mut doc = messages(8, 2.0);
+    doc["sender"]["nodelay"] = json!(true);
+    let nodelay = run(&scenario(doc)).unwrap();
+    let segments = count(&nodelay, "tcp_segments_sent") as f64;
+    assert!(segments > 0.9 * nodelay.summary.goodput_bps * 0.5 / 64.0, "{segments}");
+}
+
+#[test]
+fn a_stream_of_messages_is_refused_where_it_is_not_modelled_naming_the_field() {
+    let refused = |doc: Value| Scenario::from_json(&doc.to_string()).map(|_| ()).expect_err("refused").to_string();
+    let mut doc = messages(8, 1.0);
+    doc.as_object_mut().unwrap().remove("stop_s");
+    let err = refused(doc);
+    assert!(err.starts_with("sender.message_bytes:") && err.contains("stop_s"), "{err}");
+    let mut doc = messages(8, 1.0);
+    doc["workload"]["direction"] = json!("upload");
+    assert!(refused(doc).starts_with("sender.message_bytes:"));
+    let mut doc = messages(8, 1.0);
+    doc["host"] = json!({"write_us": 1.0});
+    assert!(refused(doc).starts_with("host.write_us:"));
+    let mut doc = messages(8, 1.0);
+    doc["sender"].as_object_mut().unwrap().remove("message_bytes");
+    let err = refused(doc);
+    assert!(err.starts_with("server_host.write_us:") && err.contains("sender.message_bytes"), "{err}");
+    let doc = messages(0, 0.0);
+    assert!(refused(doc).starts_with("sender.message_bytes:"));
+}

@@ -78,6 +78,12 @@ pub fn check(scenario: &Scenario) -> Result<()> {
             "models the server's CPU in the simulator; the emulator's server is the kernel's own: leave [server_host] out",
         ));
     }
+    if scenario.sender.tcp().is_some_and(|t| t.message_bytes.is_some()) {
+        return Err(Error::scenario(
+            "sender.message_bytes",
+            "the emulator's TCP application writes each file at once (not a stream of messages yet)",
+        ));
+    }
     if w.requests > MAX_REQUESTS {
         return Err(Error::scenario(
             "workload.requests",

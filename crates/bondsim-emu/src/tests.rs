@@ -358,6 +358,12 @@ fn the_emulator_names_what_it_cannot_do() {
         let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{section}: ")), "{err}");
     }
+    // A TCP stream of messages (netperf's TCP_STREAM in the model): the emulator writes whole files.
+    let mut doc = base.clone();
+    doc["stop_s"] = serde_json::json!(1.0);
+    doc["sender"] = serde_json::json!({"kind": "tcp", "message_bytes": 8});
+    let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
+    assert!(err.starts_with("sender.message_bytes: "), "{err}");
     // A datagram the kernel would fragment (the model may: network.protocol = "udp").
     let mut doc = base.clone();
     doc["network"] = serde_json::json!({"protocol": "udp"});

@@ -23,3 +23,22 @@ def scale_to(target: float, figure_at: Callable[[float], float], start: float, s
             break
         cost = round(cost * got / target, 4)
     return cost, got
+
+
+def bisect_to(
+    target: float, figure_at: Callable[[float], float], low: float, high: float, steps: int = 16
+) -> tuple[float, float]:
+    """The cost in ``[low, high]`` at which ``figure_at(cost)``, a figure that falls as the cost rises, is
+    ``target`` within :data:`TOLERANCE`, and the figure there; by bisection, for a figure that is not
+    inversely proportional to the cost (where :func:`scale_to`'s steps would not settle). Short of the
+    tolerance after ``steps`` halvings, the cost tried whose figure came nearest, with that figure."""
+    best = (low, figure_at(low))
+    for _ in range(steps):
+        mid = round((low + high) / 2, 6)
+        got = figure_at(mid)
+        if abs(got / target - 1) < abs(best[1] / target - 1):
+            best = (mid, got)
+        if abs(got / target - 1) < TOLERANCE:
+            break
+        low, high = (mid, high) if got > target else (low, mid)
+    return best

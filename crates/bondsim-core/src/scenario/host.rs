@@ -73,6 +73,12 @@ pub struct Host {
     /// A NAPI NIC's receive ring, descriptors: frames queue there instead of the backlog.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rx_ring: Option<u32>,
+    /// `[server_host]` only, with TCP's `sender.message_bytes`: CPU time per write of the
+    /// application, µs (the `send()` system call: `tcp_sendmsg`'s copy into the send queue and its
+    /// `tcp_push`). The application runs when the CPU has no frame to handle (the receive path is a
+    /// softirq, which takes the CPU before a process); a write, once begun, runs to its end.
+    #[serde(default)]
+    pub write_us: f64,
 }
 
 fn default_max_backlog() -> u32 {
@@ -96,6 +102,7 @@ impl Default for Host {
             netdev_max_backlog: default_max_backlog(),
             rx_ring: None,
             shared: false,
+            write_us: 0.0,
         }
     }
 }
@@ -103,7 +110,11 @@ impl Default for Host {
 impl Host {
     /// No host model: every cost 0 (the default), so frames reach the stack as they arrive.
     pub fn is_off(&self) -> bool {
-        self.rx_packet_us == 0.0 && self.rx_byte_ns == 0.0 && self.rx_skb_us == 0.0 && self.tx_packet_us == 0.0
+        self.rx_packet_us == 0.0
+            && self.rx_byte_ns == 0.0
+            && self.rx_skb_us == 0.0
+            && self.tx_packet_us == 0.0
+            && self.write_us == 0.0
     }
 }
 
@@ -115,6 +126,7 @@ impl Host {
         plausible(&field("tx_packet_us"), self.tx_packet_us, &HOST_FRAME_US)?;
         plausible(&field("rx_skb_us"), self.rx_skb_us, &HOST_FRAME_US)?;
         plausible(&field("rx_coalesce_us"), self.rx_coalesce_us, &HOST_FRAME_US)?;
+        plausible(&field("write_us"), self.write_us, &HOST_FRAME_US)?;
         at_least(&field("napi_weight"), u64::from(self.napi_weight), 1)?;
         if self.gro && self.rx_ring.is_none() {
             return Err(Error::scenario(
@@ -139,6 +151,20 @@ impl Scenario {
     pub(super) fn validate_host(&self) -> Result<()> {
         self.host.validate("host")?;
         self.server_host.validate("server_host")?;
+        if self.host.write_us > 0.0 {
+            return Err(Error::scenario(
+                "host.write_us",
+                "the clients only read (an upload's writers are not modelled): a write's cost is the server's, \
+                 [server_host] write_us",
+            ));
+        }
+        if self.server_host.write_us > 0.0 && self.sender.tcp().and_then(|t| t.message_bytes).is_none() {
+            return Err(Error::scenario(
+                "server_host.write_us",
+                "costs each of the application's writes, which only a TCP stream of messages makes: set \
+                 sender.message_bytes with kind = \"tcp\"",
+            ));
+        }
         if self.server_host.shared {
             return Err(Error::scenario(
                 "server_host.shared",

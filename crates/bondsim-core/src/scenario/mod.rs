@@ -793,7 +793,7 @@ mod tests {
     fn a_kinds_field_list_is_its_structs() {
         assert_eq!(fields_of::<PacedSender>(), ["chunk_bytes", "tick_ms", "packets_per_tick"]);
         // Every field TCP's sender prints (its options set) is one the list holds, in its order.
-        let tcp = TcpSender { mss: Some(1448), trace_ms: Some(1.0), ..from_defaults() };
+        let tcp = TcpSender { mss: Some(1448), trace_ms: Some(1.0), message_bytes: Some(8), ..from_defaults() };
         let printed = serde_json::to_value(tcp).unwrap();
         let printed: Vec<&str> = printed.as_object().unwrap().keys().map(String::as_str).collect();
         let mut listed = fields_of::<TcpSender>().to_vec();

@@ -216,9 +216,17 @@ pub struct TcpSender {
     /// `TCP_NODELAY`: send sub-MSS segments at once. Off by default, as on Linux: Nagle's
     /// algorithm (Minshall's variant, `tcp_nagle_check`) holds a small segment while an
     /// earlier small one is unacknowledged. Only application writes smaller than the
-    /// connection's stream (a `pingpong` token) make such segments.
+    /// connection's stream (a `pingpong` token, `message_bytes`) make such segments.
     #[serde(default)]
     pub nodelay: bool,
+    /// The server's application writes the stream this many bytes at a time for the whole run, as
+    /// netperf's TCP_STREAM does with `-m` (default: the file at once). The writes coalesce in the
+    /// send queue (`tcp_sendmsg` appends to the unsent tail: segments of whatever was written
+    /// while Nagle held the last one back), so a stream's segments are cut as it runs, not in
+    /// advance; it runs until `stop_s` (required), the file size unused. Each write costs the
+    /// server's CPU `server_host.write_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_bytes: Option<u32>,
     /// Minimum retransmission timeout, ms (the `rto_min` route option; `TCP_RTO_MIN`).
     #[serde(default = "default_rto_min_ms")]
     pub rto_min_ms: f64,
@@ -654,7 +662,8 @@ impl Sender {
             Sender::Paced(_) => None,
             Sender::Window(s) => s.message_bytes,
             Sender::Cbr(s) => s.message_bytes,
-            Sender::Tcp(_) | Sender::Mptcp(_) => None,
+            Sender::Tcp(s) => s.message_bytes,
+            Sender::Mptcp(_) => None,
         }
     }
 }
@@ -775,6 +784,7 @@ impl Scenario {
                         "TCP without SACK (RFC 6582 NewReno recovery) is not modelled yet; leave it true",
                     ));
                 }
+                self.validate_tcp_messages(t, mptcp)?;
                 at_least("sender.initial_cwnd", u64::from(t.initial_cwnd), 1)?;
                 at_least("sender.tcp_reordering", u64::from(t.tcp_reordering), 1)?;
                 // Linux takes 0 to 4 (net/ipv4/sysctl_net_ipv4.c: extra1 = SYSCTL_ZERO, extra2 = SYSCTL_FOUR).
@@ -845,6 +855,29 @@ impl Scenario {
             self.validate_mptcp(&m.mptcp)?;
         }
         Ok(())
+    }
+
+    /// TCP's `message_bytes`: a stream written a message at a time until `stop_s`, which the model
+    /// runs for a download of the requests workload only.
+    fn validate_tcp_messages(&self, t: &TcpSender, mptcp: bool) -> Result<()> {
+        if t.message_bytes.is_none() {
+            return Ok(());
+        }
+        let refused = if mptcp {
+            Some("is not modelled for MPTCP yet (its connection level writes whole packets)")
+        } else if !matches!(self.workload, Workload::Requests(_)) {
+            Some("is for the requests workload (a ping-pong writes its tokens)")
+        } else if self.upload() {
+            Some("is for downloads: the clients' applications are not modelled as writers yet")
+        } else if self.stop_s.is_none() {
+            Some("makes a stream that runs until stop_s, as netperf's TCP_STREAM for its -l: set stop_s")
+        } else {
+            None
+        };
+        match refused {
+            Some(why) => Err(Error::scenario("sender.message_bytes", format!("with kind = \"tcp\" {why}"))),
+            None => Ok(()),
+        }
     }
 
     /// MPTCP's fields, and what the model of it does not cover yet.

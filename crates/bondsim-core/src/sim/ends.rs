@@ -26,6 +26,7 @@ impl World {
                     }
                     self.flow_may_have_ended(now, flow, ended);
                 }
+                Output::Writable(flow) => self.app_wants_write(now, flow),
             }
         }
     }

@@ -121,6 +121,9 @@ impl World {
             }
         }
         self.host_up = up;
+        if let Some(flow) = self.hosts.machines[machine].take_written() {
+            self.with_end(now, Side::Server, |end, out| end.app_write(now, flow, out));
+        }
         if let Some(at) = self.hosts.machines[machine].start(now) {
             self.events.schedule(at, Event::new(Target::Host(machine as u32), 0));
         }
@@ -151,6 +154,15 @@ impl World {
                 }
                 self.with_end(now, Side::Server, |end, out| end.on_merged(now, segments, out));
             }
+        }
+    }
+
+    /// The server's application of `flow` would write: the write waits for the server's CPU
+    /// (`server_host.write_us`), then goes to the sender ([`Endpoint::app_write`], from `host_done`).
+    pub(super) fn app_wants_write(&mut self, now: SimTime, flow: u32) {
+        let machine = self.hosts.of_server();
+        if let Some(at) = self.hosts.machines[machine].wants_write(now, flow) {
+            self.events.schedule(at, Event::new(Target::Host(machine as u32), 0));
         }
     }
 

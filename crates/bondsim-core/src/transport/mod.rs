@@ -56,6 +56,9 @@ pub enum Output {
     /// The connection of this flow is given up (TCP's `tcp_write_timeout`): what its
     /// application has not received never will.
     Aborted(u32),
+    /// This flow's application may write again, on the server's CPU (`server_host.write_us`): the
+    /// world runs the write there, then calls [`Endpoint::app_write`].
+    Writable(u32),
 }
 
 /// What runs at one end of the flows of a run.
@@ -130,6 +133,10 @@ pub trait Endpoint: Send {
     fn unsent(&mut self, _now: SimTime, _packet: &Packet, _out: &mut Vec<Output>) -> bool {
         false
     }
+
+    /// The application of `flow` made one write, which the world ran on the server's CPU after the
+    /// end asked for it ([`Output::Writable`]). Only a TCP stream of messages asks.
+    fn app_write(&mut self, _now: SimTime, _flow: u32, _out: &mut Vec<Output>) {}
 
     /// Reports what this end did, once, when the run ends: its summary figures (declared in its
     /// module and listed in [`FIGURES`]), tables and instants. The server's end reports first.
@@ -223,6 +230,9 @@ impl<T: Endpoint + ?Sized> Endpoint for Box<T> {
     fn unsent(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
         (**self).unsent(now, packet, out)
     }
+    fn app_write(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
+        (**self).app_write(now, flow, out)
+    }
     fn report(&mut self, r: &mut Report) {
         (**self).report(r)
     }
@@ -278,8 +288,12 @@ pub fn build(scenario: &Scenario, clients: &[u32]) -> Ends {
                 let end = |role| Box::new(TcpPeer::new(config.clone(), cutter, flows, role, p.token_bytes, p.rounds));
                 return Ends { server: end(Role::Server).into(), client: end(Role::Client).into() };
             }
-            let sender: End =
-                Box::new(TcpSender::new(config.clone(), cutter, flows).with_destinations(clients.to_vec())).into();
+            let sender: End = Box::new(
+                TcpSender::new(config.clone(), cutter, flows)
+                    .with_destinations(clients.to_vec())
+                    .with_app_on_cpu(scenario.server_host.write_us > 0.0),
+            )
+            .into();
             let receiver: End = TcpReceiver::new(config, cutter, flows).into();
             if scenario.upload() {
                 // The clients send (their packets take the switch's path in), the server receives.
@@ -296,6 +310,9 @@ pub struct Cutter {
     chunk: u64,
     message: Option<u64>,
     thesis: bool,
+    /// TCP's stream of messages (`sender.message_bytes`): the writes coalesce in the send queue, so
+    /// the sender cuts its segments as it runs ([`Cutter::coalesces`]).
+    coalesced: bool,
 }
 
 impl Cutter {
@@ -306,16 +323,41 @@ impl Cutter {
             Workload::PingPong(p) => Some(p.token_bytes),
             Workload::Requests(_) => scenario.sender.message_bytes().map(u64::from),
         };
+        let coalesced = matches!(&scenario.sender, Sender::Tcp(t) if t.message_bytes.is_some())
+            && matches!(scenario.workload, Workload::Requests(_));
         Cutter {
             chunk: u64::from(scenario.chunk_bytes()),
             message,
             thesis: matches!(scenario.sender, Sender::Paced(_)),
+            coalesced,
         }
     }
 
     /// Whole files cut into packets of `chunk` bytes (no messages, not the thesis's rule).
     pub fn whole_files(chunk: u64) -> Cutter {
-        Cutter { chunk, message: None, thesis: false }
+        Cutter { chunk, message: None, thesis: false, coalesced: false }
+    }
+
+    /// Files written `message` bytes at a time, each write cut on its own (a ping-pong's tokens).
+    pub fn messages(chunk: u64, message: u64) -> Cutter {
+        Cutter { chunk, message: Some(message), thesis: false, coalesced: false }
+    }
+
+    /// TCP's stream of `message`-byte writes, coalesced in the send queue ([`Cutter::coalesces`]).
+    pub fn coalesced_stream(chunk: u64, message: u64) -> Cutter {
+        Cutter { coalesced: true, ..Cutter::messages(chunk, message) }
+    }
+
+    /// A TCP stream of messages that coalesce (`tcp_sendmsg` appends each write to the unsent
+    /// tail): how many segments it makes and their sizes are the sender's, decided as it runs;
+    /// the stream runs until `stop_s`, so its packets are unbounded ([`Cutter::packets`]).
+    pub fn coalesces(&self) -> bool {
+        self.coalesced
+    }
+
+    /// The message size of a stream of messages, bytes.
+    pub fn message_bytes(&self) -> Option<u64> {
+        self.message
     }
 
     /// Packets in one message of `m` bytes (an empty message is one empty packet).
@@ -329,6 +371,9 @@ impl Cutter {
     /// empty); otherwise every message of `message_bytes` (default: the whole
     /// file) is cut into packets of at most `chunk` bytes.
     pub fn packets(&self, file: u64) -> u64 {
+        if self.coalesced {
+            return u64::from(u32::MAX);
+        }
         if self.thesis {
             return file / self.chunk + 1;
         }
@@ -399,7 +444,7 @@ mod tests {
     use super::*;
 
     fn cutter(chunk: u64, message: Option<u64>, thesis: bool) -> Cutter {
-        Cutter { chunk, message, thesis }
+        Cutter { chunk, message, thesis, coalesced: false }
     }
 
     fn sizes(c: Cutter, file: u64) -> Vec<u32> {

@@ -150,7 +150,7 @@ mod tests {
             // The same number at the bond twice (an ARP probe's 0 after data), other kinds, fields.
             Packet::arp(Kind::ArpRequest, 2, SimTime(7)),
             Packet::ack(4, 12, SimTime(8)),
-            Packet { retransmit: true, ..data(2, 6, 100, 9, 100_002) },
+            Packet { flags: Packet::RETRANSMIT, ..data(2, 6, 100, 9, 100_002) },
             Packet { sack_len: 1, sack: [SackBlock { start: 1, end: 2 }; 3], ..data(2, 7, 100, 9, 100_003) },
             data(2, 8, 1024, 9, 100_004),
         ];

@@ -46,9 +46,9 @@ const SACK_BLOCKS_EXPECTED: usize = 2;
 struct Conn {
     /// `rcv_nxt`: the next segment expected in order.
     rcv_nxt: u32,
-    /// Segments of the whole transfer (the last one carries the sender's FIN), and its bytes.
+    /// Segments of the whole transfer (the last one carries the sender's FIN; unbounded for a
+    /// stream of messages, which runs until the run's end).
     total: u32,
-    file_bytes: u64,
     /// `icsk_ack.rcv_mss`: what this end takes the sender's MSS to be ([`Conn::measure_rcv_mss`]).
     rcv_mss: u32,
     /// `icsk_ack.last_seg_size`: the length of the last short segment `tcp_measure_rcv_mss` kept.
@@ -555,7 +555,6 @@ impl Endpoint for TcpReceiver {
         self.conns[flow as usize] = Conn {
             quick: MAX_QUICKACKS,
             total,
-            file_bytes: bytes,
             // `tcp_initialize_rcv_mss`: the MSS, at most half the window and `TCP_MSS_DEFAULT`, at
             // least `TCP_MIN_MSS`; full-sized segments raise it (`tcp_measure_rcv_mss`).
             rcv_mss: mss.min((self.config.rwnd_initial / 2) as u32).clamp(MIN_MSS, MSS_DEFAULT),
@@ -621,11 +620,10 @@ impl Endpoint for TcpReceiver {
 }
 
 impl TcpReceiver {
-    /// Whether data segment `packet` carries PSH: it ends one of the sender's writes
-    /// ([`Cutter::ends_write`]).
+    /// Whether data segment `packet` carries PSH (the sender sets it on a segment that ends one of
+    /// its application's writes).
     fn pushes(&self, packet: &Packet) -> bool {
-        let c = &self.conns[packet.flow as usize];
-        self.cutter.ends_write(c.file_bytes, u64::from(packet.seq))
+        packet.psh()
     }
 
     /// `flow`'s RTT estimate at the receiver (`rcv_rtt_est`), if it has one.
@@ -681,17 +679,18 @@ mod tests {
             crate::scenario::CwndReduction::Prr,
             1000,
         );
-        let mut r = TcpReceiver::new(config, Cutter { chunk: 1448, message: Some(message), thesis: false }, 1);
+        let mut r = TcpReceiver::new(config, Cutter::messages(1448, message), 1);
         r.open(SimTime::ZERO, 0, message * 1000, &mut Vec::new());
         r.conns[0].quick = 0;
         r
     }
 
-    /// Sends the messages `from..to` (one segment each) to `r`; the ACKs that left.
+    /// Sends the messages `from..to` (one segment each, so each ends a write: PSH) to `r`; the
+    /// ACKs that left.
     fn messages(r: &mut TcpReceiver, from: u32, to: u32, bytes: u32) -> Vec<u32> {
         let mut out = Vec::new();
         for s in from..to {
-            r.on_packet(SimTime(10), Packet::data(0, s, bytes, SimTime(1)), &mut out);
+            r.on_packet(SimTime(10), Packet { flags: Packet::PSH, ..Packet::data(0, s, bytes, SimTime(1)) }, &mut out);
         }
         acks(r).iter().map(|a| a.0).collect()
     }

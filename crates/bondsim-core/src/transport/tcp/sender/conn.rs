@@ -23,8 +23,11 @@ pub(super) struct Conn {
     /// Segments of the file.
     pub(super) total: u32,
     /// Segments the application has written so far (`write_seq`): `total` for a
-    /// file written at once, less while a ping-pong waits for the peer's token.
+    /// file written at once, less while a ping-pong waits for the peer's token; for a stream of
+    /// messages, `snd_nxt` and the segments its unsent bytes make.
     pub(super) written: u32,
+    /// A stream of messages' send queue ([`Stream`]); none for a file, cut by the [`Cutter`].
+    pub(super) stream: Option<Box<Stream>>,
     /// One past the last sub-MSS segment sent (`snd_sml`, `tcp_minshall_update`).
     pub(super) snd_sml: u32,
     pub(super) snd_una: u32,
@@ -214,10 +217,15 @@ impl TcpSender {
         let cc = self.congestion_control(flow);
         let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
         let total = self.cutter.packets(file_bytes) as u32;
+        let stream = match (self.cutter.coalesces(), self.cutter.message_bytes()) {
+            (true, Some(message)) => Some(Box::new(Stream::new(message, self.app_on_cpu))),
+            _ => None,
+        };
         Conn {
             file_bytes,
             total,
-            written: total,
+            written: if stream.is_some() { 0 } else { total },
+            stream,
             snd_sml: 0,
             snd_una: 0,
             snd_nxt: 0,

@@ -79,7 +79,7 @@ impl TcpSender {
         self.stats.syn_retransmits += 1;
         let timeout = SimTime(TCP_TIMEOUT_INIT.0.saturating_mul(1 << h.resent.min(20))).min(rto_max);
         Self::arm(c, flow, TimerKind::Handshake, now + timeout, out);
-        self.urgent.push_back(Packet { retransmit: true, ..Packet::handshake(flow, now) });
+        self.urgent.push_back(Packet { flags: Packet::RETRANSMIT, ..Packet::handshake(flow, now) });
     }
 
     /// The handshake's ACK arrived: the RTT sample, then the transfer starts.
@@ -126,5 +126,8 @@ impl TcpSender {
         c.rate_check_app_limited(config, 0);
         Self::set_xmit_timer(config, c, flow, now, out);
         self.ready.push_back(flow);
+        if c.stream.is_some() {
+            self.app_runs(now, flow, out); // (a stream's application starts writing)
+        }
     }
 }

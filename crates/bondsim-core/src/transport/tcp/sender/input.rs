@@ -136,8 +136,13 @@ impl TcpSender {
             self.active -= 1;
             return;
         }
+        // `tcp_check_space` after the ACK: a stream's writer that sleeps may wake.
+        let wake = a.una_advanced && c.stream.is_some();
         Self::ack_set_timer(config, c, flow, &a, &alert, out);
         self.ready.push_back(flow);
+        if wake {
+            self.app_wakes(now, flow, out);
+        }
     }
 }
 

@@ -28,6 +28,7 @@ use crate::packet::{Kind, Packet};
 use crate::time::SimTime;
 use crate::transport::{Cutter, Endpoint, Output};
 
+mod app;
 mod classic;
 mod conn;
 mod handshake;
@@ -45,6 +46,7 @@ mod timer;
 #[cfg(test)]
 mod tests;
 
+use app::*;
 use classic::*;
 use conn::*;
 use handshake::*;
@@ -85,6 +87,8 @@ pub struct TcpSender {
     /// With a coupled control (LIA, OLIA: MPTCP's subflows, [`TcpSender::with_coupling`]), the
     /// subflows of each connection, `coupled.1` flows in a row, share a group.
     coupled: (Vec<cc::coupled::Group>, u32),
+    /// A stream's application writes on the server's CPU ([`TcpSender::with_app_on_cpu`]).
+    app_on_cpu: bool,
 }
 
 /// The token of the trace's sampling timer (no flow has it).
@@ -109,7 +113,15 @@ impl TcpSender {
             metrics: std::collections::HashMap::new(),
             pacing_due: Vec::new(),
             coupled: (Vec::new(), 1),
+            app_on_cpu: false,
         }
+    }
+
+    /// A stream's writes cost the server's CPU (`server_host.write_us`): the sender asks the world
+    /// for each ([`Output::Writable`]) instead of writing what fits at once.
+    pub fn with_app_on_cpu(mut self, on_cpu: bool) -> TcpSender {
+        self.app_on_cpu = on_cpu;
+        self
     }
 
     /// The flows are MPTCP subflows, `subflows` per connection in a row: with a coupled
@@ -354,6 +366,10 @@ impl Endpoint for TcpSender {
 
     fn unsent(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
         self.take_back(now, packet, out)
+    }
+
+    fn app_write(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
+        self.write_one(now, flow, out);
     }
 
     fn is_idle(&self) -> bool {

@@ -251,7 +251,7 @@ impl TcpSender {
         // segment sent is unacknowledged (`tcp_minshall_check`: snd_una < snd_sml ≤ snd_nxt),
         // unless TCP_NODELAY, or the buffer carries the FIN (the application's last write).
         let last = c.snd_nxt + segments - 1;
-        let last_bytes = self.cutter.packet_bytes(c.file_bytes, u64::from(last));
+        let (bytes, last_bytes) = c.next_bytes(&self.cutter, config.mss, segments);
         let partial = segments == 1 && last_bytes < config.mss;
         let fin = last + 1 == c.total;
         if partial && !fin && !config.nodelay && c.packets_out() > 0 && c.snd_una < c.snd_sml && c.snd_sml <= c.snd_nxt
@@ -265,10 +265,7 @@ impl TcpSender {
         }
         c.burst_left = segments - 1;
         if c.paced {
-            let from = u64::from(c.snd_nxt);
-            let bytes =
-                (from..from + u64::from(segments)).map(|k| u64::from(self.cutter.packet_bytes(c.file_bytes, k)));
-            c.pace_after_send(now, bytes.sum(), segments);
+            c.pace_after_send(now, bytes, segments);
         }
         let mut p = self.send_new(flow, now);
         if segments > 1 {
@@ -331,9 +328,10 @@ impl TcpSender {
         if matches!(c.state, CaState::Recovery | CaState::Cwr) {
             c.prr_out += 1; // (`if (tcp_in_cwnd_reduction(sk)) tp->prr_out += ...`)
         }
-        let mut p = Packet::data(flow, seq, cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        let (bytes, psh) = c.segment_bytes(cutter, seq);
+        let mut p = Packet { flags: if psh { Packet::PSH } else { 0 }, ..Packet::data(flow, seq, bytes, now) };
         c.pace_after_send(now, u64::from(p.bytes), 1);
-        p.retransmit = true;
+        p.flags |= Packet::RETRANSMIT;
         p.ts_ecr = c.ts_recent;
         p
     }
@@ -342,6 +340,10 @@ impl TcpSender {
         let c = self.conns[flow as usize].as_mut().expect("open");
         c.data_sent(now);
         let seq = c.snd_nxt;
+        let (bytes, psh) = match c.stream.as_mut() {
+            Some(st) => st.cut(self.config.mss),
+            None => c.segment_bytes(&self.cutter, seq),
+        };
         c.rate_skb_sent(now, seq);
         c.snd_nxt += 1;
         c.segs.push_back(Seg { sent: now, delivered: c.delivered, marks: 0 });
@@ -349,7 +351,7 @@ impl TcpSender {
             c.prr_out += 1; // (`if (tcp_in_cwnd_reduction(sk)) tp->prr_out += ...`)
         }
         self.stats.segments_sent += 1;
-        let mut p = Packet::data(flow, seq, self.cutter.packet_bytes(c.file_bytes, u64::from(seq)), now);
+        let mut p = Packet { flags: if psh { Packet::PSH } else { 0 }, ..Packet::data(flow, seq, bytes, now) };
         p.ts_ecr = c.ts_recent;
         p
     }
@@ -453,7 +455,7 @@ impl TcpSender {
     pub(super) fn take_back(&mut self, now: SimTime, packet: &Packet, out: &mut Vec<Output>) -> bool {
         let Some(c) = self.conns[packet.flow as usize].as_mut() else { return false };
         let r = std::mem::take(&mut c.last_send);
-        let kind = if packet.retransmit { SentKind::Resend } else { SentKind::New };
+        let kind = if packet.retransmit() { SentKind::Resend } else { SentKind::New };
         if r.kind != kind || r.seq != packet.seq {
             return false;
         }
@@ -462,6 +464,9 @@ impl TcpSender {
                 debug_assert_eq!(r.seq + 1, c.snd_nxt, "new data is the last sent");
                 c.snd_nxt -= 1;
                 c.segs.pop_back();
+                if let Some(st) = c.stream.as_mut() {
+                    st.uncut();
+                }
                 c.tx_stamps.truncate((r.seq - c.snd_una) as usize);
                 c.burst_left = 0;
                 self.stats.segments_sent -= 1;

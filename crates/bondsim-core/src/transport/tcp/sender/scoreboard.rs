@@ -251,6 +251,9 @@ impl Conn {
         self.timeouts = 0; // (`tcp_ack`: `icsk->icsk_retransmits = 0` as snd_una moves)
         while self.snd_una < a.ack {
             let s = self.segs.pop_front().expect("within snd_nxt");
+            if let Some(stream) = self.stream.as_mut() {
+                stream.acked();
+            }
             let st = self.tx_stamps.pop_front();
             let seq = self.snd_una;
             self.snd_una += 1;

@@ -286,7 +286,7 @@ fn fack_counts_the_holes_below_the_highest_sack_until_reordering_is_seen() {
         assert_eq!(again, sack_new, "segment 0's retransmission judged lost: {again}");
         assert_eq!(c.retrans_out, u32::from(!sack_new));
         if sack_new {
-            assert_eq!(s.poll_transmit(at(5)).map(|p| (p.seq, p.retransmit)), Some((0, true)), "resent");
+            assert_eq!(s.poll_transmit(at(5)).map(|p| (p.seq, p.retransmit())), Some((0, true)), "resent");
         }
     }
     // A SACK below the highest (an original, never retransmitted) is reordering: the degree
@@ -394,7 +394,8 @@ fn a_partial_ack_echoing_the_originals_timestamp_holds_the_losses_then_undoes() 
     let t = SimTime(5 * ms.0);
     let c = s.conns[0].as_mut().unwrap();
     c.wmem = 0;
-    let resent: Vec<u32> = std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit).map(|p| p.seq).collect();
+    let resent: Vec<u32> =
+        std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit()).map(|p| p.seq).collect();
     assert!(!resent.is_empty() && resent[0] == 0, "{resent:?}");
     let c = s.conns[0].as_ref().unwrap();
     let (cwnd_before, reordering_before) = (c.prior_cwnd, c.reordering);
@@ -543,7 +544,7 @@ fn an_ack_of_nothing_new_leaves_racks_reordering_timer_pending() {
     assert_eq!((c.state, c.lost_out), (CaState::Recovery, 5));
     c.wmem = 0;
     let p = s.poll_transmit(due).expect("a retransmission");
-    assert!(p.retransmit && p.seq == 0, "{p:?}");
+    assert!(p.retransmit() && p.seq == 0, "{p:?}");
 }
 
 #[test]
@@ -833,7 +834,7 @@ fn a_loss_probe_counts_toward_no_undo_and_marks_its_segment_from_3_14_only() {
         let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
         s.on_loss_probe(0, ms(500), &mut out);
         let probe = std::iter::from_fn(|| s.poll_transmit(ms(500))).next().expect("the probe");
-        assert_eq!((probe.seq, probe.retransmit), (9, true));
+        assert_eq!((probe.seq, probe.retransmit()), (9, true));
         let c = s.conns[0].as_ref().unwrap();
         assert_eq!((c.undo_retrans, c.retrans_stamp, c.retrans_out), (undo_retrans, None, 0), "{rule:?}");
         assert_eq!(c.seg(9).marks & EVER_RETRANS != 0, marked, "{rule:?}");
@@ -912,7 +913,7 @@ fn a_timeout_in_fast_recovery_keeps_its_reduced_threshold() {
 /// A sender of one stream of `tokens` messages of `token` bytes, written one at a time.
 fn stream(nodelay: bool, token: u64, tokens: u64) -> TcpSender {
     let config = TcpConfig { nodelay, gso: false, ..TcpConfig::test_default() };
-    let cutter = Cutter { chunk: 1448, message: Some(token), thesis: false };
+    let cutter = Cutter::messages(1448, token);
     let mut s = TcpSender::new(config, cutter, 1);
     s.open_stream(SimTime::ZERO, 0, token * tokens, &mut Vec::new());
     s
@@ -965,6 +966,97 @@ fn nagle_never_holds_full_segments_nor_the_final_write() {
     // The last write's tail carries the FIN (`tcp_nagle_test`): it goes although
     // segment 5 (small) is still unacknowledged.
     assert_eq!(sent(&mut s, t1), [(6, 1448), (7, 1448), (8, 100)]);
+}
+
+/// A sender of one stream of `message`-byte writes that coalesce ([`Cutter::coalesced_stream`]),
+/// its writes on the CPU (each asked for), established at 0 with a send buffer of `sndbuf`
+/// segments; the flows whose application asked to write.
+fn coalescing(message: u64, sndbuf: u32) -> (TcpSender, Vec<u32>) {
+    let config = TcpConfig { gso: false, sndbuf_segments: sndbuf, ..TcpConfig::test_default() };
+    let mut s = TcpSender::new(config, Cutter::coalesced_stream(1448, message), 1).with_app_on_cpu(true);
+    let mut out = Vec::new();
+    s.open_established(SimTime::ZERO, 0, 0, &mut out);
+    (s, writable(&out))
+}
+
+fn writable(out: &[Output]) -> Vec<u32> {
+    out.iter().filter_map(|o| if let Output::Writable(f) = o { Some(*f) } else { None }).collect()
+}
+
+/// Sequence numbers, sizes and PSH of what the sender hands over now.
+fn sent_psh(s: &mut TcpSender, now: SimTime) -> Vec<(u32, u32, bool)> {
+    std::iter::from_fn(|| s.poll_transmit(now)).map(|p| (p.seq, p.bytes, p.psh())).collect()
+}
+
+#[test]
+fn small_writes_coalesce_while_nagle_holds_the_tail_and_keep_their_sizes_for_retransmission() {
+    let (mut s, asked) = coalescing(8, 100);
+    // (No loss probe nor F-RTO, which would send the tail before the timeout's retransmission.)
+    (s.config.tlp, s.config.frto) = (false, false);
+    assert_eq!(asked, [0], "the application is asked for its first write once the connection opens");
+    let (t0, t1) = (SimTime::ZERO, SimTime(1_000_000));
+    let mut out = Vec::new();
+    s.app_write(t0, 0, &mut out);
+    assert_eq!(writable(&out), [0], "room left: the application goes on writing");
+    assert_eq!(sent_psh(&mut s, t0), [(0, 8, true)], "nothing in flight: the first write goes alone, pushed");
+    for _ in 0..3 {
+        s.app_write(t0, 0, &mut out);
+    }
+    assert!(sent_psh(&mut s, t0).is_empty(), "Nagle holds the tail behind the unacknowledged small segment");
+    s.on_packet(t1, ack(1, t1), &mut out);
+    assert_eq!(sent_psh(&mut s, t1), [(1, 24, true)], "its ACK lets the three writes go as one segment");
+    // 200 writes of 8 bytes: a full segment (181 writes end exactly at 1448 bytes: PSH) and the rest.
+    for _ in 0..200 {
+        s.app_write(t1, 0, &mut out);
+    }
+    assert_eq!(sent_psh(&mut s, t1), [(2, 1448, true)], "a full segment is never held; the 152-byte tail is");
+    // A retransmission carries the segment's own size: the RTO resends segment 1 (24 bytes).
+    let rto = s.conns[0].as_ref().unwrap().timer.deadline().expect("armed");
+    s.on_timer(rto, timer_token(0, s.conns[0].as_ref().unwrap().timer.generation()), &mut out);
+    let again = s.poll_transmit(rto).expect("the timeout's retransmission");
+    assert_eq!((again.seq, again.bytes, again.retransmit(), again.psh()), (1, 24, true, true));
+}
+
+#[test]
+fn a_segment_cut_from_the_middle_of_a_write_has_no_psh_and_a_refused_one_is_cut_again() {
+    // 1000-byte writes: segments of 1448 end inside a write, except where 1448·k is a multiple of 1000.
+    let (mut s, _) = coalescing(1000, 100);
+    let t0 = SimTime::ZERO;
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        s.app_write(t0, 0, &mut out);
+    }
+    let first = s.poll_transmit(t0).expect("a full segment");
+    assert_eq!((first.bytes, first.psh()), (1448, false), "it ends inside the second write");
+    // The host refuses it: its bytes are unsent again and the same segment is cut next time.
+    assert!(s.unsent(t0, &first, &mut out));
+    s.on_packet(SimTime(1), ack(0, SimTime(1)), &mut out);
+    assert_eq!(sent_psh(&mut s, SimTime(1)), [(0, 1448, false), (1, 1448, false), (2, 104, true)]);
+}
+
+#[test]
+fn a_writer_sleeps_on_a_full_buffer_and_wakes_when_a_third_of_it_is_free() {
+    // A buffer of 3 segments, full-segment writes: three writes fill it.
+    let (mut s, _) = coalescing(1448, 3);
+    let t0 = SimTime::ZERO;
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        out.clear();
+        s.app_write(t0, 0, &mut out);
+    }
+    assert!(writable(&out).is_empty(), "the third write filled the buffer: the writer sleeps");
+    assert_eq!(sent_psh(&mut s, t0).len(), 3);
+    out.clear();
+    s.on_packet(SimTime(5), ack(1, SimTime(5)), &mut out);
+    assert_eq!(writable(&out), [0], "`sk_stream_write_space`: free 1 >= half of the 2 queued");
+    // Without a CPU the application fills the buffer at once, whatever the message size.
+    let config = TcpConfig { gso: false, sndbuf_segments: 10, ..TcpConfig::test_default() };
+    let mut s = TcpSender::new(config, Cutter::coalesced_stream(1448, 8), 1);
+    s.open_established(t0, 0, 0, &mut out);
+    let sizes: Vec<u32> = sent_psh(&mut s, t0).iter().map(|p| p.1).collect();
+    assert_eq!(sizes, vec![1448; 10], "full segments up to the initial window");
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!((c.written, c.stream.as_ref().unwrap().unsent), (10, 0), "1810 writes fill the 10 segments exactly");
 }
 
 #[test]
@@ -1056,7 +1148,7 @@ fn early_retransmit_recovers_a_short_flows_loss_after_a_quarter_of_the_rtt() {
     let c = s.conns[0].as_ref().unwrap();
     assert_eq!((c.state, lost_segments(&s), s.stats.fast_recoveries), (CaState::Recovery, vec![0], 1));
     let p = s.poll_transmit(ms(27)).expect("the head goes again");
-    assert!((p.seq, p.retransmit) == (0, true));
+    assert!((p.seq, p.retransmit()) == (0, true));
     assert_eq!(s.conns[0].as_ref().unwrap().timer_kind, TimerKind::Rto);
 
     // `tcp_early_retrans` = 1: at once.
@@ -1416,7 +1508,7 @@ fn a_send_the_hosts_queue_refuses_is_taken_back_and_the_window_reduced_without_a
     let mut out = Vec::new();
     s.on_packet(ms(2), ack_with(2, &[], 0, ms(2)), &mut out); // 2 ACKed: room for 4 more (slow start)
     let p = s.poll_transmit(ms(2)).expect("new data");
-    assert_eq!((p.seq, p.retransmit), (10, false));
+    assert_eq!((p.seq, p.retransmit()), (10, false));
     s.on_tx_done(ms(2), &p, &mut out);
     let cwnd = s.conns[0].as_ref().unwrap().w.cwnd;
     assert!(s.unsent(ms(2), &p, &mut out));
@@ -1429,7 +1521,7 @@ fn a_send_the_hosts_queue_refuses_is_taken_back_and_the_window_reduced_without_a
     assert!(!s.unsent(ms(2), &p, &mut out), "only the last send is taken back");
     s.on_packet(ms(3), ack_with(4, &[], 0, ms(3)), &mut out);
     let again = s.poll_transmit(ms(3)).expect("an ACK calls tcp_write_xmit again");
-    assert_eq!((again.seq, again.retransmit), (10, false));
+    assert_eq!((again.seq, again.retransmit()), (10, false));
     // CWR ends once an ACK goes past the snd_nxt it began at (10).
     s.on_packet(ms(4), ack_with(11, &[], 0, ms(4)), &mut out);
     assert_eq!(s.conns[0].as_ref().unwrap().state, CaState::Open);
@@ -1448,7 +1540,7 @@ fn a_refused_retransmission_stays_lost_and_uncounted() {
     assert_eq!((c.state, lost_segments(&s)), (CaState::Recovery, vec![0]));
     let before = (c.seg(0).marks, c.retrans_out, c.undo_retrans, c.retrans_stamp, c.prr_out);
     let p = s.poll_transmit(ms(2)).expect("the retransmission");
-    assert_eq!((p.seq, p.retransmit, s.stats.retransmits), (0, true, 1));
+    assert_eq!((p.seq, p.retransmit(), s.stats.retransmits), (0, true, 1));
     s.on_tx_done(ms(2), &p, &mut out);
     assert!(s.unsent(ms(2), &p, &mut out));
     let c = s.conns[0].as_ref().unwrap();
@@ -1457,7 +1549,7 @@ fn a_refused_retransmission_stays_lost_and_uncounted() {
     assert!(s.poll_transmit(ms(2)).is_none());
     s.on_packet(ms(3), sack(0, (1, 10), ms(3)), &mut out);
     let again = s.poll_transmit(ms(3)).expect("again at the next ACK");
-    assert_eq!((again.seq, again.retransmit, s.stats.retransmits), (0, true, 1));
+    assert_eq!((again.seq, again.retransmit(), s.stats.retransmits), (0, true, 1));
 }
 
 #[test]
@@ -1476,7 +1568,7 @@ fn with_nothing_in_flight_a_refused_send_waits_for_the_probe_timer() {
     assert!(s.poll_transmit(ms(1)).is_none());
     s.on_timer(at, timer_token(0, s.conns[0].as_ref().unwrap().timer.generation()), &mut out);
     let p = s.poll_transmit(at).expect("the probe timer calls it again");
-    assert_eq!((p.seq, p.retransmit, s.stats.rtos), (0, false, 0));
+    assert_eq!((p.seq, p.retransmit(), s.stats.rtos), (0, false, 0));
 }
 
 #[test]
@@ -1490,7 +1582,7 @@ fn a_dsacked_retransmission_counts_as_delivered_today_and_not_in_3x() {
         let mut out = Vec::new();
         s.on_packet(ms(2), sack(0, (1, 10), ms(2)), &mut out);
         let p = s.poll_transmit(ms(2)).expect("segment 0 again");
-        assert_eq!((p.seq, p.retransmit), (0, true));
+        assert_eq!((p.seq, p.retransmit()), (0, true));
         s.on_packet(ms(3), ack_with(10, &[], 0, ms(3)), &mut out);
         let before = s.conns[0].as_ref().unwrap().delivered;
         // The original arrived after all: the receiver D-SACKs the retransmission.
@@ -1545,7 +1637,7 @@ fn a_syn_ack_sent_again_doubles_its_timeout_its_ack_samples_the_echo_and_after_t
     let mut fired = Vec::new();
     s.on_timer(ms(1_000), token(&out).unwrap(), &mut fired);
     let again = s.poll_transmit(ms(1_000)).expect("sent again");
-    assert!(again.kind == Kind::Handshake && again.retransmit);
+    assert!(again.kind == Kind::Handshake && again.retransmit());
     let next = fired.iter().find_map(|o| if let Output::Timer { at, .. } = o { Some(*at) } else { None });
     assert_eq!(next, Some(ms(3_000)), "2 s after the first retransmission");
     let mut fired2 = Vec::new();
