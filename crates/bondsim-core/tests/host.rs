@@ -313,3 +313,32 @@ fn a_stream_of_messages_is_refused_where_it_is_not_modelled_naming_the_field() {
     let doc = messages(0, 0.0);
     assert!(refused(doc).starts_with("sender.message_bytes:"));
 }
+
+/// One ping-pong pair bouncing a 1-byte token 400 times over one 100 Mbit/s link of 20 µs whose NICs
+/// raise a receive interrupt at most every `irq_us` µs.
+fn throttled_pingpong(irq_us: f64) -> RunResult {
+    run(&scenario(json!({
+        "seed": 1,
+        "workload": {"kind": "pingpong", "pairs": 1, "token_bytes": 1, "rounds": 400},
+        "sender": {"kind": "tcp"},
+        "bond": {"mode": "balance-rr"},
+        "links": [{"rate_mbps": 100.0, "delay_us": 20.0, "rx_coalesce_us": irq_us}],
+    })))
+    .unwrap()
+}
+
+#[test]
+fn a_nic_that_throttles_its_interrupts_holds_each_token_until_its_next_interrupt() {
+    let free = real(&throttled_pingpong(0.0), "exchange_rtt_mean_ms");
+    // Each exchange needs the client's NIC to interrupt once, at most every 500 µs: at least 0.5 ms
+    // an exchange (the e1000's dynamic throttling for symmetric traffic: 2000 interrupts a second).
+    let throttled = throttled_pingpong(500.0);
+    let rtt = real(&throttled, "exchange_rtt_mean_ms");
+    assert!(free < 0.5 && rtt >= 0.5 && rtt < 0.5 + 2.0 * free, "{free} ms free, {rtt} ms throttled");
+    assert_eq!(count(&throttled, "exchanges"), count(&throttled_pingpong(0.0), "exchanges"));
+    // Checked with the scenario, naming the field: one machine's polls or the link's NICs, not both.
+    let mut doc = bulk(1, json!({"rx_packet_us": 1.0, "rx_coalesce_us": 50.0}));
+    doc["links"][0]["rx_coalesce_us"] = json!(100.0);
+    let err = Scenario::from_json(&doc.to_string()).map(|_| ()).expect_err("refused").to_string();
+    assert!(err.starts_with("links.0.rx_coalesce_us:"), "{err}");
+}

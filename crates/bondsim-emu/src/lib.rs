@@ -212,6 +212,13 @@ fn check_placement(id: usize, m: &RateModel) -> Result<()> {
              holds a frame (no netem): set it 0",
         ));
     }
+    if m.rx_coalesce_us > 0.0 {
+        return Err(Error::scenario(
+            format!("links.{id}.rx_coalesce_us"),
+            "throttles a NIC's receive interrupts in the model; the emulator's links are TUN devices the \
+             kernel reads at once: set it 0",
+        ));
+    }
     Ok(())
 }
 

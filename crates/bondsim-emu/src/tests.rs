@@ -343,6 +343,7 @@ fn the_emulator_names_what_it_cannot_do() {
         ("/sender", serde_json::json!({"kind": "tcp", "gso": true}), "sender.gso"),
         ("/workload/requests", serde_json::json!(100000), "workload.requests"),
         ("/links/0", serde_json::json!({"rate_mbps": 8, "tx_coalesce_us": 50}), "links.0.tx_coalesce_us"),
+        ("/links/0", serde_json::json!({"rate_mbps": 8, "rx_coalesce_us": 500}), "links.0.rx_coalesce_us"),
     ];
     for (pointer, value, path) in cases {
         let mut doc = base.clone();

@@ -18,27 +18,16 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots
-from bondsim.reproduce import fitting
+from bondsim.reproduce import hetero_machines
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.sweeps import run_many
 
 MESSAGE_BYTES = (1, 8, 16, 32, 64, 128, 256, 512, 1024, 1448, 4096, 16384, 65536)
 SCHEDULERS = ("null", "balance-rr", "n-to-1", "least-queue", "n-to-1-primary", "cutoff-least-queue", "earliest-finish")
-#: Seed 002, Table 1: at 8-byte messages, Fast Ethernet alone + Gigabit alone = 29.6 Mbit/s; RR = 46.3.
-PAPER_SUM_8B_MBPS = 29.6
-PAPER_RR = {
-    1: 4.4,
-    8: 46.3,
-    16: 84.6,
-    24: 117.0,
-    32: 143.8,
-    40: 147.0,
-    48: 140.0,
-    56: 149.2,
-    64: 144.1,
-    72: 149.7,
-    80: 141.3,
-}
+#: Seed 002, Table 1 (p. 5): at 8-byte messages, Fast Ethernet alone + Gigabit alone = 29.6 Mbit/s; and
+#: Round-Robin per message size.
+PAPER_SUM_8B_MBPS = hetero_machines.TABLE1[8][1]
+PAPER_RR = {size: rr for size, (rr, _) in hetero_machines.TABLE1.items()}
 DURATION_S = 0.2
 
 
@@ -167,209 +156,14 @@ def tcp_report(tcp: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-# --- Experiment E (issue 38): TCP with Nagle, the application's writes and the machines ----------------
-
-#: Seed 002, Table 1 (p. 5): Fast Ethernet alone + Gigabit alone, Mbit/s, per message size (Round-Robin's
-#: column is :data:`PAPER_RR`).
-PAPER_SUM = {
-    1: 2.8, 8: 29.6, 16: 74.8, 24: 82.6, 32: 111.2, 40: 114.7, 48: 143.2, 56: 129.7, 64: 148.6, 72: 152.9,
-    80: 165.3,
-}  # fmt: skip
-#: "The figures for CPU utilization show Fast Ethernet taking approximately 20-30% of the local and remote
-#: CPU" (p. 5): the middle of that range, of the dual Athlon's two CPUs (netperf counts every CPU), is half
-#: of one: the model's machine has one CPU for all its network work (an assumption, stated).
-PAPER_FE_CPU_ONE = 2 * 0.25
-#: The paper's netperf TCP_STREAM (p. 4): Nagle on (netperf sets TCP_NODELAY only with -D), socket buffers
-#: of 128 KB, which Linux doubles; its 2.5.66 bond advertised no offloads (bonding.c sets no `features`, so
-#: no TSO); the era as :data:`TCP_ERAS`' first (2.6.32's rules with Reno: an assumption).
-NAGLE_SENDER = [
-    'sender={kind = "tcp"}',
-    "sender.kernel=linux-2.6",
-    "sender.tcp_congestion_control=reno",
-    "sender.gso=false",
-    "sender.tcp_wmem=[4096, 262144, 262144]",
-    "sender.tcp_rmem=[4096, 262144, 262144]",
-]
-#: The links of Table 1's three columns: each link alone (the bond on one slave) and Round-Robin over both.
-LINK_SETS = {
-    "Gigabit alone": ["bond.mode=null"],
-    "Fast Ethernet alone": ["bond.mode=null", 'links=[{name = "fe", rate_mbps = 100}]'],
-    "Round-Robin": ["bond.mode=balance-rr"],
-}
-#: Each run's length and where its goodput starts counting, seconds (the paper's runs last 10 s).
-NAGLE_S, NAGLE_FROM_S = 0.5, 0.1
-#: The grid of machines the structural claim is checked on: per-write and per-frame CPU costs, µs.
-GRID_WRITE_US, GRID_FRAME_US = (0.5, 1.0, 2.0, 4.0), (0.0, 5.0, 10.0, 20.0, 40.0)
-QUICK_GRID_WRITE_US, QUICK_GRID_FRAME_US = (1.0, 4.0), (0.0, 20.0)
-
-
-def nagle_doc(base: dict, links: str, message: int, write_us: float, frame_us: float) -> dict:
-    """One netperf TCP_STREAM run: ``message``-byte writes at ``write_us`` each on the server's CPU, every frame
-    either machine receives or sends at ``frame_us`` (no write cost: the writes are free)."""
-    machines = f"tx_packet_us = {frame_us}, rx_packet_us = {frame_us}"
-    return apply_overrides(
-        base,
-        [
-            "workload.requests=1",
-            "workload.clients=1",
-            f"stop_s={NAGLE_S}",
-            f"measure_from_s={NAGLE_FROM_S}",
-            *NAGLE_SENDER,
-            f"sender.message_bytes={message}",
-            *LINK_SETS[links],
-            f"server_host={{write_us = {write_us}, {machines}}}",
-            f"host={{{machines}}}",
-        ],
-    )
-
-
-def nagle_runs(cases: list[dict], name: str, progress: bool) -> pd.DataFrame:
-    """Runs each case (``links``, ``message_bytes``, ``write_us``, ``frame_us``): goodput, segments, CPUs."""
-    base = load_toml(shipped("hetero"))
-    docs = [nagle_doc(base, c["links"], c["message_bytes"], c["write_us"], c["frame_us"]) for c in cases]
-    rows = []
-    for case, r in zip(cases, run_many(docs, labels=cases, name=name, progress=progress), strict=True):
-        s = r.summary
-        rows.append(
-            {**case, "goodput_mbps": s["goodput_bps"] / 1e6, "segments": s["tcp_segments_sent"],
-             "server_cpu": s["server_host_cpu_busy_max"], "client_cpu": s["host_cpu_busy_max"]}
-        )  # fmt: skip
-    return pd.DataFrame(rows)
-
-
-def frame_cost_from_cpu_load(progress: bool) -> float:
-    """The per-frame cost at which Fast Ethernet alone, at 64 KB messages, keeps the server's CPU busy
-    :data:`PAPER_FE_CPU_ONE` of the time: derived from the paper's CPU figure, not fitted to a throughput
-    (below saturation the busy share is proportional to the cost; checked by the fit's second run)."""
-
-    def busy(frame_us: float) -> float:
-        case = {"links": "Fast Ethernet alone", "message_bytes": 65536, "write_us": 0.0, "frame_us": frame_us}
-        return float(nagle_runs([case], "hetero-bonding/frame-cost", progress)["server_cpu"].iloc[0])
-
-    # busy ∝ cost: scale_to's step (cost · got / target) needs a figure inversely proportional to it.
-    cost, _ = fitting.scale_to(1 / PAPER_FE_CPU_ONE, lambda c: 1 / busy(c), start=10.0)
-    return cost
-
-
-def fit_write_cost(frame_us: float, progress: bool) -> float:
-    """The per-write cost at which Gigabit alone + Fast Ethernet alone carry Table 1's 29.6 Mbit/s at 8 B."""
-
-    def total(write_us: float) -> float:
-        cases = [
-            {"links": links, "message_bytes": 8, "write_us": write_us, "frame_us": frame_us}
-            for links in ("Gigabit alone", "Fast Ethernet alone")
-        ]
-        return float(nagle_runs(cases, "hetero-bonding/write-cost", progress)["goodput_mbps"].sum())
-
-    # (Not inversely proportional: each link's segments grow with the time a write takes.)
-    cost, _ = fitting.bisect_to(PAPER_SUM_8B_MBPS, total, low=0.1, high=10.0)
-    return cost
-
-
-def nagle_table(write_us: float, frame_us: float, progress: bool) -> pd.DataFrame:
-    """Table 1's sizes over its three columns at the fitted machines: per size, each link set's goodput."""
-    cases = [
-        {"links": links, "message_bytes": m, "write_us": write_us, "frame_us": frame_us}
-        for m in PAPER_RR
-        for links in LINK_SETS
-    ]
-    return nagle_runs(cases, "hetero-bonding/nagle", progress)
-
-
-def nagle_grid(progress: bool, quick: bool) -> pd.DataFrame:
-    """At 8 B, every machine of the grid: whether Round-Robin beats each link alone and their sum."""
-    writes, frames = (QUICK_GRID_WRITE_US, QUICK_GRID_FRAME_US) if quick else (GRID_WRITE_US, GRID_FRAME_US)
-    cases = [
-        {"links": links, "message_bytes": 8, "write_us": w, "frame_us": f}
-        for w in writes
-        for f in frames
-        for links in LINK_SETS
-    ]
-    runs = nagle_runs(cases, "hetero-bonding/nagle-grid", progress)
-    wide = runs.pivot_table(index=["write_us", "frame_us"], columns="links", values="goodput_mbps").reset_index()
-    wide["sum"] = wide["Gigabit alone"] + wide["Fast Ethernet alone"]
-    return wide
-
-
-#: Table 1's figures are predicted within this (issue 38: ±25%), or the run says why not.
-WITHIN = 0.25
-
-
-def nagle_verdict(paper: float, model: float) -> str:
-    """The row's verdict against the paper's figure: within :data:`WITHIN` or not, and the difference."""
-    diff = model / paper - 1
-    return f"{'matches' if abs(diff) <= WITHIN else 'not reproduced'} ({diff:+.0%})"
-
-
-def nagle_report(frame_us: float, write_us: float, table: pd.DataFrame, grid: pd.DataFrame) -> str:
-    """The summary's section on experiment E: the machines, Table 1 against the paper, and the grid."""
-    by = table.pivot_table(index="message_bytes", columns="links", values="goodput_mbps")
-    lines = [
-        "\n## Experiment E: TCP with Nagle, the application's writes and the machines (issue 38)\n",
-        f"netperf's TCP_STREAM as the paper ran it (p. 4): `sender.message_bytes` writes that coalesce behind Nagle, "
-        "socket buffers of 256 KB, no TSO over the 2.5.66 bond, 2.6.32's rules with Reno (the nearest era "
-        f"modelled to 2.5.66: an assumption); {NAGLE_S} s per run, goodput from {NAGLE_FROM_S} s. Both machines "
-        f"pay **{frame_us:.2f} µs per frame** received or sent, derived from the paper's CPU load (\"Fast Ethernet "
-        "taking approximately 20-30% of the local and remote CPU\", p. 5: 25% of two CPUs, half of the model's one, "
-        "at 64 KB messages over Fast Ethernet alone), and the server's application "
-        f"**{write_us:.4f} µs per write**, **fitted** so that Gigabit alone + Fast Ethernet alone carry Table 1's "
-        f"{PAPER_SUM_8B_MBPS} Mbit/s at 8 B. Every other figure below is a prediction. Table 1 (p. 5), Mbit/s:\n",
-        "| message bytes | Gigabit alone | Fast Ethernet alone | sum | paper's sum | verdict | Round-Robin | "
-        "paper's Round-Robin | verdict |",
-        "| ---: |" + " ---: |" * 8,
-    ]
-    for size, row in by.iterrows():
-        total = row["Gigabit alone"] + row["Fast Ethernet alone"]
-        fitted = " (fitted)" if size == 8 else ""
-        lines.append(
-            f"| {size} | {row['Gigabit alone']:.1f} | {row['Fast Ethernet alone']:.1f} | {total:.1f} | "
-            f"{PAPER_SUM[size]} | {nagle_verdict(PAPER_SUM[size], total)}{fitted} | {row['Round-Robin']:.1f} | "
-            f"{PAPER_RR[size]} | {nagle_verdict(PAPER_RR[size], row['Round-Robin'])} |"
-        )
-    best = grid[["Gigabit alone", "Fast Ethernet alone"]].max(axis=1)
-    above_best = int((grid["Round-Robin"] > best * 1.001).sum())
-    above_sum = int((grid["Round-Robin"] > grid["sum"]).sum())
-    ratio = grid["Round-Robin"] / grid["sum"]
-    lines += [
-        "",
-        f"The grid of machines at 8 B ({len(grid)} pairs of a write cost in {sorted(set(grid.write_us))} µs and a "
-        f"frame cost in {sorted(set(grid.frame_us))} µs, `hetero_nagle_grid.csv`): Round-Robin carries more than "
-        f"the faster link alone in {above_best} and more than their sum in {above_sum}; its share of the sum is "
-        f"{ratio.min():.2f} to {ratio.max():.2f} (the paper's: {PAPER_RR[8] / PAPER_SUM[8]:.2f}).",
-        "",
-        "What this shows: the writes coalescing behind Nagle, with one CPU per machine paying per write and per "
-        "frame, predict the sum of the two links alone at most of Table 1's sizes (each link alone carries what its "
-        "round trip lets coalesce: Fast Ethernet's longer one makes larger segments, so fewer frames a write), but "
-        "keep Round-Robin at or below the faster link alone: between the two while Nagle keeps one small segment in "
-        "flight (Round-Robin's segments take the two links in turn, at the average of their round trips), below both "
-        "once the segments are full (from 48 B) and reordering costs it as at large messages. The paper's "
-        "Round-Robin above the "
-        "sum (46.3 against 29.6 Mbit/s at 8 B) is not reproduced by this mechanism on any machine of the grid; what "
-        'the model lacks and the paper names is parallelism ("pipelining of the requests on the two devices"): '
-        "the dual Athlon's second CPU taking one NIC's interrupts while the first writes, not modelled (one CPU per "
-        "machine). Left out too: the e1000's interrupt throttling (per NIC; the model's moderation is per machine).",
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def nagle_experiment(out: Path, progress: bool, quick: bool) -> str:
-    """Runs experiment E, writes its CSVs, returns its summary section."""
-    frame_us = frame_cost_from_cpu_load(progress)
-    write_us = fit_write_cost(frame_us, progress)
-    table = nagle_table(write_us, frame_us, progress)
-    atomic.write_csv(table, out / "hetero_nagle.csv")
-    grid = nagle_grid(progress, quick)
-    atomic.write_csv(grid, out / "hetero_nagle_grid.csv")
-    return nagle_report(frame_us, write_us, table, grid)
-
-
 @atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes the throughput curves (CSV + PNG), the TCP runs at large messages (``hetero_tcp.csv``) and
     ``summary.md``.
 
-    Experiment E (``hetero_nagle.csv``, ``hetero_nagle_grid.csv``): TCP with Nagle and the machines against
-    Table 1. ``quick`` runs the same but a smaller grid of machines: this reproduction takes seconds.
+    Experiment E (:mod:`hetero_machines`: ``hetero_machines_table1.csv``, ``_grid.csv``, ``_fig3.csv``): netperf
+    over TCP with Nagle on the paper's machines, against Table 1 and Fig. 3. ``quick`` runs the same but a
+    smaller grid of machines: this reproduction takes seconds.
     """
     out = Path(out)
     table = sweep(progress=progress)
@@ -426,6 +220,6 @@ Gigabit alone only by sending the Fast Ethernet link its ~{100 / 1100:.0%} share
 ratio, queue and earliest-finish scheduling do.
 """
         + tcp_report(tcp)
-        + nagle_experiment(out, progress, quick),
+        + hetero_machines.experiment(out, progress, quick),
     )
     return summary

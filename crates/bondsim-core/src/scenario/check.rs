@@ -147,7 +147,7 @@ pub const DELAY_US: Bound = Bound {
 /// Per-frame costs on the host: the NIC's and driver's time, TX-completion coalescing, the
 /// receiving host's CPU time per frame.
 pub const HOST_FRAME_US: Bound = Bound {
-    fields: "links.N.per_packet_us, links.N.tx_coalesce_us, host.rx_packet_us, host.rx_skb_us, host.tx_packet_us, \
+    fields: "links.N.per_packet_us, links.N.tx_coalesce_us, links.N.rx_coalesce_us, host.rx_packet_us, host.rx_skb_us, host.tx_packet_us, \
              host.rx_coalesce_us",
     low: 0.0,
     high: 1e4,

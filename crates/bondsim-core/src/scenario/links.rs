@@ -97,6 +97,14 @@ impl LinkModel {
             LinkModel::Paced(m) => chunk_bits / (m.period_ms / 1e3),
         }
     }
+
+    /// The receiving NICs' interrupt throttling, µs (0: none; the paced interface has none).
+    pub fn rx_coalesce_us(&self) -> f64 {
+        match self {
+            LinkModel::Rate(m) => m.rx_coalesce_us,
+            LinkModel::Paced(_) => 0.0,
+        }
+    }
 }
 
 /// `kind = "paced"`.
@@ -174,6 +182,14 @@ pub struct RateModel {
     /// default): at the frame's last bit.
     #[serde(default)]
     pub tx_coalesce_us: f64,
+    /// The receive interrupt throttling of the NICs at both ends of the link, microseconds: each
+    /// raises at most one receive interrupt per interval, so a frame that arrives sooner after the
+    /// last waits for the next, with those that come meanwhile (the e1000's `ITR`, its
+    /// `InterruptThrottleRate` of N interrupts a second being 1e6 / N µs; `ethtool -C rx-usecs` of
+    /// drivers that map it there). For a machine of one NIC, `[host]`'s `rx_coalesce_us` says the
+    /// same of its polls; set one or the other. 0 (the default): an interrupt per frame.
+    #[serde(default)]
+    pub rx_coalesce_us: f64,
     /// A line beyond the NIC, outside the host (a DSL or LTE line behind a router, a slower
     /// switch port): the link's own rate, delay and queue are then the NIC's (or, with
     /// `placement = "shaper"`, a host shaper's in front of it), and a frame crosses this line
@@ -638,6 +654,15 @@ impl Scenario {
         let p = |field: &str| format!("links.{i}.{field}");
         duration(&p("tx_coalesce_us"), m.tx_coalesce_us, 1e-6, true)?;
         plausible(&p("tx_coalesce_us"), m.tx_coalesce_us, &HOST_FRAME_US)?;
+        duration(&p("rx_coalesce_us"), m.rx_coalesce_us, 1e-6, true)?;
+        plausible(&p("rx_coalesce_us"), m.rx_coalesce_us, &HOST_FRAME_US)?;
+        if m.rx_coalesce_us > 0.0 && self.host.rx_coalesce_us + self.server_host.rx_coalesce_us > 0.0 {
+            return Err(Error::scenario(
+                p("rx_coalesce_us"),
+                "throttles this link's NICs, and [host] or [server_host] rx_coalesce_us a machine's polls: \
+                 set one or the other",
+            ));
+        }
         if m.tx_coalesce_us > 0.0 && m.placement != Placement::Nic {
             return Err(Error::scenario(
                 p("tx_coalesce_us"),

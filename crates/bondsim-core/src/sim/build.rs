@@ -32,6 +32,7 @@ impl World {
         let mut world = World {
             hosts,
             host_up: Vec::new(),
+            nics: nic::NicIrqs::new(scenario),
             events,
             paths: vec![(u32::MAX, 0); requests.len()],
             subflows,

@@ -305,6 +305,14 @@ impl World {
         if let Some(c) = self.capture.as_deref_mut() {
             c.client_received(now, packet, self.slave_macs.of(id));
         }
+        if self.nic_passes(now, id, nic::End::Client, packet) {
+            self.nic_to_client(now, packet);
+        }
+    }
+
+    /// The client's NIC hands `packet` on: to its machine's CPU, or up the stack.
+    #[inline(always)]
+    pub(super) fn nic_to_client(&mut self, now: SimTime, packet: &Packet) {
         if !self.hosts.clients_on() {
             self.up_the_stack(now, packet);
         } else {

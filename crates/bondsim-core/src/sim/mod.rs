@@ -61,6 +61,7 @@ mod finish;
 mod forward;
 mod host;
 mod idle;
+mod nic;
 mod reverse;
 #[cfg(test)]
 mod tests;
@@ -136,6 +137,9 @@ enum Target {
     Learning,
     /// A machine has handled the frame its CPU took (`[host]`, `[server_host]`; the number: the machine).
     Host(u32),
+    /// A link's NIC raises its throttled receive interrupt (`links.N.rx_coalesce_us`; token: the end,
+    /// [`nic::End`]).
+    NicIrq(u32),
     /// `stop_s` is reached.
     Stop,
 }
@@ -443,6 +447,8 @@ struct World {
     hosts: host::Hosts,
     /// Scratch space for what a host's CPU sends up the stack.
     host_up: Vec<Vec<Packet>>,
+    /// The links' NICs that throttle their receive interrupts (`links.N.rx_coalesce_us`); none without.
+    nics: nic::NicIrqs,
 }
 
 impl World {
@@ -492,6 +498,7 @@ impl World {
                 Target::Scheduler => self.scheduler_tick(now),
                 Target::Learning => self.learning_packets(now),
                 Target::Host(machine) => self.host_done(now, machine as usize),
+                Target::NicIrq(link) => self.nic_interrupt(now, link as usize, token),
                 Target::Stop => {
                     self.stopped_at = Some(now);
                     break;

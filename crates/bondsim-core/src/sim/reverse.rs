@@ -4,10 +4,18 @@
 use super::*;
 
 impl World {
-    /// A client's packet reached the server: an ACK, or an upload's data (past the wire tap); with
-    /// `[server_host]` it waits for the server's CPU first.
-    pub(super) fn arrived_at_server(&mut self, now: SimTime, packet: Packet) {
+    /// A client's packet reached the server over link `id`: an ACK, or an upload's data (past the wire
+    /// tap). The link's NIC may hold it for its next interrupt (`links.N.rx_coalesce_us`); with
+    /// `[server_host]` it waits for the server's CPU then.
+    pub(super) fn arrived_at_server(&mut self, now: SimTime, id: usize, packet: Packet) {
         self.reverse_arrived += 1;
+        if self.nic_passes(now, id, nic::End::Server, &packet) {
+            self.nic_to_server(now, packet);
+        }
+    }
+
+    /// The server's NIC hands `packet` on: to its machine's CPU, or up its stack.
+    pub(super) fn nic_to_server(&mut self, now: SimTime, packet: Packet) {
         if self.hosts.server_on() {
             self.server_host_receive(now, packet);
         } else {
@@ -111,7 +119,7 @@ impl World {
         let Some(link) = self.reverse[id].as_mut() else {
             // The paced model has no return path: the packet is at the server at once.
             self.release(now, Side::Client, &packet);
-            self.arrived_at_server(now, packet);
+            self.arrived_at_server(now, id, packet);
             return;
         };
         match link.enqueue(now, &packet) {
@@ -173,7 +181,7 @@ impl World {
         if packet.is_arp() {
             return;
         }
-        self.arrived_at_server(now, packet);
+        self.arrived_at_server(now, id, packet);
     }
 
     pub(super) fn ideal_ack(&mut self, now: SimTime, id: usize) {
@@ -181,6 +189,6 @@ impl World {
         let (at, packet) = queues[id].pop_front().expect("one event per ACK");
         debug_assert_eq!(at, now);
         self.in_flight -= 1;
-        self.arrived_at_server(now, packet);
+        self.arrived_at_server(now, id, packet);
     }
 }
