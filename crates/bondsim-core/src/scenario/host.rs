@@ -79,6 +79,12 @@ pub struct Host {
     /// softirq, which takes the CPU before a process); a write, once begun, runs to its end.
     #[serde(default)]
     pub write_us: f64,
+    /// `[server_host]` only: the application writes on a CPU of its own (a machine of two, its
+    /// NICs' interrupts on the first, the writer on the second), so its writes neither wait for the
+    /// frames nor delay them. The socket's lock is not modelled (Linux hands an ACK that finds the
+    /// writer in `tcp_sendmsg` to the socket's backlog, which the writer's CPU runs at `release_sock`).
+    #[serde(default)]
+    pub app_own_cpu: bool,
 }
 
 fn default_max_backlog() -> u32 {
@@ -103,6 +109,7 @@ impl Default for Host {
             rx_ring: None,
             shared: false,
             write_us: 0.0,
+            app_own_cpu: false,
         }
     }
 }
@@ -163,6 +170,13 @@ impl Scenario {
                 "server_host.write_us",
                 "costs each of the application's writes, which only a TCP stream of messages makes: set \
                  sender.message_bytes with kind = \"tcp\"",
+            ));
+        }
+        if self.host.app_own_cpu || (self.server_host.app_own_cpu && self.server_host.write_us == 0.0) {
+            let section = if self.host.app_own_cpu { "host" } else { "server_host" };
+            return Err(Error::scenario(
+                format!("{section}.app_own_cpu"),
+                "puts the server's application's writes on a CPU of their own: it needs [server_host] write_us",
             ));
         }
         if self.server_host.shared {

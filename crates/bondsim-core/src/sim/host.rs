@@ -11,14 +11,18 @@ use crate::report::Report;
 /// receive queue.
 #[derive(Debug, Default)]
 pub(super) struct Hosts {
-    /// The clients' machines first, then the server's if it has one.
+    /// The clients' machines first, then the server's if it has one (and its application's CPU after
+    /// it, `app_own_cpu`).
     machines: Vec<RxHost>,
     /// How many of `machines` are the clients' (0 without `[host]`).
     clients: usize,
     /// The clients share one machine (`host.shared`).
     shared: bool,
-    /// The last machine is the server's (`[server_host]`).
+    /// The server has a machine (`[server_host]`): `machines[clients]`.
     server: bool,
+    /// The CPU the server's application writes on: its machine's, or one of its own
+    /// (`server_host.app_own_cpu`: the last of `machines`).
+    app: usize,
 }
 
 impl Hosts {
@@ -36,7 +40,13 @@ impl Hosts {
         if server {
             machines.push(RxHost::new(&scenario.server_host, ts));
         }
-        Hosts { machines, clients, shared, server }
+        if scenario.server_host.app_own_cpu {
+            // A CPU that only writes: the server's write cost, none of its frames'.
+            let writer = scenario::Host { write_us: scenario.server_host.write_us, ..scenario::Host::default() };
+            machines.push(RxHost::new(&writer, ts));
+        }
+        let app = machines.len().saturating_sub(1);
+        Hosts { machines, clients, shared, server, app }
     }
 
     /// The clients have machines (`[host]`).
@@ -61,7 +71,7 @@ impl Hosts {
     }
 
     fn of_server(&self) -> usize {
-        self.machines.len() - 1
+        self.clients
     }
 
     fn is_server(&self, machine: usize) -> bool {
@@ -160,7 +170,7 @@ impl World {
     /// The server's application of `flow` would write: the write waits for the server's CPU
     /// (`server_host.write_us`), then goes to the sender ([`Endpoint::app_write`], from `host_done`).
     pub(super) fn app_wants_write(&mut self, now: SimTime, flow: u32) {
-        let machine = self.hosts.of_server();
+        let machine = self.hosts.app;
         if let Some(at) = self.hosts.machines[machine].wants_write(now, flow) {
             self.events.schedule(at, Event::new(Target::Host(machine as u32), 0));
         }
