@@ -228,10 +228,11 @@ impl RxHost {
             return None;
         }
         let mut begin = self.free_at.max(now);
-        let frames_wait = !(self.input.is_empty() && self.process.is_empty());
-        let irq_due = self.in_poll || begin >= self.last_irq + self.coalesce;
-        if self.ready.is_empty() && !(frames_wait && irq_due) {
-            if let Some(flow) = self.writers.pop_front() {
+        if !self.writers.is_empty() && self.ready.is_empty() {
+            let frames_wait = !(self.input.is_empty() && self.process.is_empty());
+            let irq_due = self.in_poll || begin >= self.last_irq + self.coalesce;
+            if !(frames_wait && irq_due) {
+                let flow = self.writers.pop_front().expect("a writer waits");
                 self.busy_ns += self.write_ns;
                 self.serving = Some(Work::Write(flow));
                 return Some(begin + SimTime(self.write_ns));

@@ -20,9 +20,9 @@ pub(super) struct Hosts {
     shared: bool,
     /// The server has a machine (`[server_host]`): `machines[clients]`.
     server: bool,
-    /// The CPU the server's application writes on: its machine's, or one of its own
-    /// (`server_host.app_own_cpu`: the last of `machines`).
-    app: usize,
+    /// The server's application writes on a CPU of its own (`server_host.app_own_cpu`):
+    /// `machines[clients + 1]`.
+    app_own_cpu: bool,
 }
 
 impl Hosts {
@@ -45,8 +45,7 @@ impl Hosts {
             let writer = scenario::Host { write_us: scenario.server_host.write_us, ..scenario::Host::default() };
             machines.push(RxHost::new(&writer, ts));
         }
-        let app = machines.len().saturating_sub(1);
-        Hosts { machines, clients, shared, server, app }
+        Hosts { machines, clients, shared, server, app_own_cpu: scenario.server_host.app_own_cpu }
     }
 
     /// The clients have machines (`[host]`).
@@ -72,6 +71,11 @@ impl Hosts {
 
     fn of_server(&self) -> usize {
         self.clients
+    }
+
+    /// The CPU the server's application writes on: its machine's, or one of its own.
+    fn of_app(&self) -> usize {
+        self.of_server() + usize::from(self.app_own_cpu)
     }
 
     fn is_server(&self, machine: usize) -> bool {
@@ -170,7 +174,7 @@ impl World {
     /// The server's application of `flow` would write: the write waits for the server's CPU
     /// (`server_host.write_us`), then goes to the sender ([`Endpoint::app_write`], from `host_done`).
     pub(super) fn app_wants_write(&mut self, now: SimTime, flow: u32) {
-        let machine = self.hosts.app;
+        let machine = self.hosts.of_app();
         if let Some(at) = self.hosts.machines[machine].wants_write(now, flow) {
             self.events.schedule(at, Event::new(Target::Host(machine as u32), 0));
         }

@@ -42,13 +42,11 @@ pub(super) struct Stream {
     sizes: VecDeque<(u32, bool)>,
     /// The writer found the buffer full and sleeps until it has room again.
     blocked: bool,
-    /// Each write costs the server's CPU: the world runs them one by one.
-    on_cpu: bool,
 }
 
 impl Stream {
-    pub(super) fn new(message: u64, on_cpu: bool) -> Stream {
-        Stream { message, on_cpu, ..Stream::default() }
+    pub(super) fn new(message: u64) -> Stream {
+        Stream { message, ..Stream::default() }
     }
 
     /// The size and PSH of segment `k` (counted from `snd_una`).
@@ -56,14 +54,9 @@ impl Stream {
         self.sizes[k as usize]
     }
 
-    /// Bytes the next segment cut would carry.
-    pub(super) fn next_bytes(&self, mss: u32) -> u32 {
-        self.unsent.min(u64::from(mss)) as u32
-    }
-
     /// Cuts the next segment from the unsent bytes (`tcp_write_xmit`): its size and PSH.
     pub(super) fn cut(&mut self, mss: u32) -> (u32, bool) {
-        let bytes = self.next_bytes(mss);
+        let bytes = self.unsent.min(u64::from(mss)) as u32;
         let to = self.cut + u64::from(bytes);
         // It ends where a write ended: the tail `tcp_push` marked. A segment cut from the middle of
         // a write has none (`tcp_sendmsg_locked` clears PSH on an skb a write goes on past).
@@ -104,20 +97,22 @@ impl Conn {
         }
     }
 
-    /// Bytes of the `segments` segments from `snd_nxt` on, and the last one's.
-    pub(super) fn next_bytes(&self, cutter: &Cutter, mss: u32, segments: u32) -> (u64, u32) {
+    /// Bytes of the buffer of `segments` segments from `snd_nxt` on (a paced connection's step).
+    pub(super) fn buffer_bytes(&self, cutter: &Cutter, mss: u32, segments: u32) -> u64 {
         match &self.stream {
-            Some(st) => {
-                let total = st.unsent.min(u64::from(segments) * u64::from(mss));
-                (total, (total - u64::from(segments - 1) * u64::from(mss)) as u32)
-            }
+            Some(st) => st.unsent.min(u64::from(segments) * u64::from(mss)),
             None => {
                 let from = u64::from(self.snd_nxt);
-                let last = cutter.packet_bytes(self.file_bytes, from + u64::from(segments) - 1);
-                let bytes =
-                    (from..from + u64::from(segments)).map(|k| u64::from(cutter.packet_bytes(self.file_bytes, k)));
-                (bytes.sum(), last)
+                (from..from + u64::from(segments)).map(|k| u64::from(cutter.packet_bytes(self.file_bytes, k))).sum()
             }
+        }
+    }
+
+    /// Bytes of the last of the `segments` segments from `snd_nxt` on (Nagle's test of a short one).
+    pub(super) fn last_bytes(&self, cutter: &Cutter, mss: u32, segments: u32) -> u32 {
+        match &self.stream {
+            Some(_) => (self.buffer_bytes(cutter, mss, segments) - u64::from(segments - 1) * u64::from(mss)) as u32,
+            None => cutter.packet_bytes(self.file_bytes, u64::from(self.snd_nxt + segments - 1)),
         }
     }
 
@@ -148,13 +143,13 @@ impl TcpSender {
     /// `flow`'s application writes what it may now, or asks the world for its next write on the
     /// CPU; with no room it sleeps ([`Stream::blocked`]) until [`TcpSender::app_wakes`].
     pub(super) fn app_runs(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>) {
-        let (mss, limit) = (self.config.mss, self.config.sndbuf_segments);
+        let (mss, limit, on_cpu) = (self.config.mss, self.config.sndbuf_segments, self.app_on_cpu);
         let Some(c) = self.conns[flow as usize].as_mut() else { return };
         let writes = c.writes_allowed(mss, limit);
         let st = c.stream.as_mut().expect("a stream");
         // Free writes fill the buffer at once, and the writer sleeps on the full buffer.
-        st.blocked = writes == 0 || !st.on_cpu;
-        match (writes, st.on_cpu) {
+        st.blocked = writes == 0 || !on_cpu;
+        match (writes, on_cpu) {
             (0, _) => {}
             (_, true) => out.push(Output::Writable(flow)),
             (n, false) => self.write_messages(now, flow, n, out),
@@ -172,15 +167,7 @@ impl TcpSender {
     }
 
     fn write_messages(&mut self, now: SimTime, flow: u32, writes: u64, out: &mut Vec<Output>) {
-        let config = &self.config;
-        let c = self.conns[flow as usize].as_mut().expect("open");
-        c.rate_check_app_limited(config, c.written - c.snd_nxt);
-        c.take_writes(config.mss, writes);
-        c.xmit_failed = false; // (`tcp_push` calls `tcp_write_xmit` again)
-        if c.packets_out() == 0 {
-            Self::set_xmit_timer(config, c, flow, now, out);
-        }
-        self.ready.push_back(flow);
+        self.wrote(now, flow, out, |c, config| c.take_writes(config.mss, writes));
     }
 
     /// After an acknowledgement: a sleeping writer wakes once a third of the buffer is free

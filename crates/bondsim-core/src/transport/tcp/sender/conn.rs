@@ -218,7 +218,7 @@ impl TcpSender {
         let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
         let total = self.cutter.packets(file_bytes) as u32;
         let stream = match (self.cutter.coalesces(), self.cutter.message_bytes()) {
-            (true, Some(message)) => Some(Box::new(Stream::new(message, self.app_on_cpu))),
+            (true, Some(message)) => Some(Box::new(Stream::new(message))),
             _ => None,
         };
         Conn {

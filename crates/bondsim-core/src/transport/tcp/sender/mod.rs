@@ -200,10 +200,16 @@ impl TcpSender {
     /// The application writes the next `segments` segments of `flow`'s stream (`tcp_sendmsg`);
     /// they leave when the windows, TCP small queues and Nagle allow (`tcp_push`).
     pub fn write(&mut self, now: SimTime, flow: u32, segments: u32, out: &mut Vec<Output>) {
+        self.wrote(now, flow, out, |c, _| c.written = (c.written + segments).min(c.total));
+    }
+
+    /// `tcp_sendmsg` on `flow`: `add` puts the application's data into the send queue, then
+    /// `tcp_push` (a file's segments, [`TcpSender::write`]; a stream's bytes, `app.rs`).
+    fn wrote(&mut self, now: SimTime, flow: u32, out: &mut Vec<Output>, add: impl FnOnce(&mut Conn, &TcpConfig)) {
         let config = &self.config;
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
         c.rate_check_app_limited(config, c.written - c.snd_nxt);
-        c.written = (c.written + segments).min(c.total);
+        add(c, config);
         c.xmit_failed = false; // (`tcp_push` calls `tcp_write_xmit` again)
                                // The first data after the connection went quiet starts the retransmission timer.
         if c.packets_out() == 0 {

@@ -251,7 +251,7 @@ impl TcpSender {
         // segment sent is unacknowledged (`tcp_minshall_check`: snd_una < snd_sml ≤ snd_nxt),
         // unless TCP_NODELAY, or the buffer carries the FIN (the application's last write).
         let last = c.snd_nxt + segments - 1;
-        let (bytes, last_bytes) = c.next_bytes(&self.cutter, config.mss, segments);
+        let last_bytes = c.last_bytes(&self.cutter, config.mss, segments);
         let partial = segments == 1 && last_bytes < config.mss;
         let fin = last + 1 == c.total;
         if partial && !fin && !config.nodelay && c.packets_out() > 0 && c.snd_una < c.snd_sml && c.snd_sml <= c.snd_nxt
@@ -265,6 +265,7 @@ impl TcpSender {
         }
         c.burst_left = segments - 1;
         if c.paced {
+            let bytes = c.buffer_bytes(&self.cutter, config.mss, segments);
             c.pace_after_send(now, bytes, segments);
         }
         let mut p = self.send_new(flow, now);
