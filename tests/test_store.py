@@ -261,3 +261,34 @@ def test_a_ctrl_c_that_duckdb_hears_mid_commit_is_a_keyboard_interrupt_and_store
         monkeypatch.setattr(Store, "_append", lambda *a: (_ for _ in ()).throw(RuntimeError("other")))
         with pytest.raises(RuntimeError, match="other"):  # any other fault stays what it is
             store.add([(scenario_hash(doc), doc, output)])
+
+
+def test_a_store_remembers_its_tables_across_releases_yet_sees_what_others_added_and_a_replaced_file(tmp_path):
+    """A sweep's store lets go of the file between commits and keeps what it knew of the tables' columns (no
+    schema queries again at each commit); another writer meanwhile, or the file replaced, must not mislead it."""
+    docs = [bondsim.load("thesis", [f"workload.requests={n}"]) for n in (5, 6, 7, 8)]
+    outputs = [core_output(doc) for doc in docs]
+    outputs[1] = copy.deepcopy(outputs[1])
+    outputs[1]["summary"]["future_figure_bps"] = 2.5e6  # a column only the other writer adds
+    db = tmp_path / "runs.duckdb"
+    entry = [(scenario_hash(doc), doc, output) for doc, output in zip(docs, outputs, strict=True)]
+    mine = Store(db)
+    mine.add(entry[:1])
+    mine.release()
+    with Store(db) as other:  # another process's writer while the file is released
+        other.add(entry[1:2])
+    # a shape new to this store, with a column the other writer added: taken as it now is
+    third = (entry[2][0], entry[2][1], copy.deepcopy(outputs[2]))
+    third[2]["summary"]["future_figure_bps"] = 3.5e6
+    mine.add([third])
+    mine.release()
+    with Store(db, read_only=True) as reader:
+        assert sorted(reader.runs()["future_figure_bps"].dropna().tolist()) == [2.5e6, 3.5e6]
+    # the file deleted while released: a new database, its tables made again (not the ones remembered)
+    db.unlink()
+    mine.add(entry[3:4])
+    mine.close()
+    with Store(db, read_only=True) as again:
+        kept = again.runs()
+        assert kept["scenario_hash"].tolist() == [entry[3][0]]
+        assert again.load(kept["run_id"])[int(kept["run_id"][0])].summary == outputs[3]["summary"]

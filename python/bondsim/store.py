@@ -297,6 +297,16 @@ def _connect(path: Path, read_only: bool, wait_s: float) -> duckdb.DuckDBPyConne
             raise database_error(path, exc) from None
 
 
+def _file_state(path: Path) -> tuple[int, ...] | None:
+    """The file at ``path`` as its metadata tells it (device, inode, size, times; None if there is none): equal
+    before and after a store lets go of it, no other process wrote to it or put another file in its place."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:
+        return None
+    return found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns
+
+
 def _check_kind(path: Path) -> None:
     """Refuses a ``path`` that is no DuckDB file (or none yet): a FIFO would block the open for ever, and an
     SQLite file makes DuckDB try to download a reader for it."""
@@ -400,10 +410,13 @@ class Store:
         self.con  # noqa: B018 (open now: an unusable file is an error here, not at first use)
 
     def _forget(self) -> None:
-        """Drops what this store remembers of the database (another process may change it while released)."""
+        """Drops what this store remembers of the database (its tables' columns, its next run id): done when
+        another process wrote to the file, or replaced it, while this store had let go of it. A sweep's
+        store, alone with its file, keeps them from one commit to the next."""
         self._columns: dict[str, dict[str, str]] = {}
         self._seen_shapes: set[tuple] = set()
         self._next_run_id: int | None = None
+        self._left: tuple[int, ...] | None = None  # the file as this store last let go of it
 
     @property
     def con(self) -> duckdb.DuckDBPyConnection:
@@ -411,10 +424,14 @@ class Store:
         if self._con is None:
             self._con = _connect(self.path, self.read_only, self.wait_s)
             try:
-                _check_whole(self._con, self.path)
-                _check_schema(self._con, self.path, self.read_only)
-                if not self.read_only:
-                    self._con.execute(_SCHEMA)
+                # held now, the file is as another process left it: opening it changes nothing
+                if self._left is None or self._left != _file_state(self.path):
+                    # the first open, or another process wrote to the file or replaced it meanwhile
+                    self._forget()
+                    _check_whole(self._con, self.path)
+                    _check_schema(self._con, self.path, self.read_only)
+                    if not self.read_only:
+                        self._con.execute(_SCHEMA)
             except (BondsimError, duckdb.Error) as exc:
                 self._con.close()
                 self._con = None
@@ -428,7 +445,7 @@ class Store:
         if self._con is not None:
             self._con.close()
             self._con = None
-            self._forget()
+            self._left = _file_state(self.path)
 
     def __enter__(self) -> Store:
         return self
