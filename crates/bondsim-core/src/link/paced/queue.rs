@@ -1,10 +1,11 @@
-//! The paced link's transmit queue, 16 bytes a packet where a [`Packet`] takes 64.
+//! The paced link's transmit queue, 12 bytes a packet where a [`Packet`] takes 64.
 //!
 //! A queue grows with the run when the bond feeds a link faster than it sends (the thesis's
 //! slow interface holds most of its packets until the end), so its entry is the run's memory.
-//! What a paced sender's packet carries beyond its flow and number is its size, its birth and
-//! its number at the bond; the birth and the bond's number are kept as differences from the
-//! packet queued before it (the queue is a FIFO: the one taken out before it). A packet that
+//! What a paced sender's packet carries is its flow, its number, its size, its birth and its
+//! number at the bond; all but the size are kept as differences from the packet queued before
+//! it (the queue is a FIFO: the one taken out before it): the bond spreads flows' packets over
+//! its links in turn, so neighbours in a queue are of nearby flows and numbers. A packet that
 //! does not come back the same from that form (any other kind or field, a size or a
 //! difference that does not fit) is kept whole beside the entries, in order, and its entry
 //! says so. What comes out is always exactly what went in.
@@ -17,8 +18,9 @@ use crate::time::SimTime;
 /// One queued packet: a data packet's fields, or a mark that it is kept whole.
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    flow: u32,
-    seq: u32,
+    /// Its flow and number less the previous packet's.
+    flow_delta: i16,
+    seq_delta: i16,
     /// Its birth less the previous packet's, nanoseconds.
     born_delta: i32,
     /// Its number at the bond less the previous packet's (at least 1); 0: kept whole.
@@ -26,21 +28,24 @@ struct Entry {
     bytes: u16,
 }
 
-const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+const _: () = assert!(std::mem::size_of::<Entry>() == 12);
 
 /// The whole-packet entry's mark.
-const WHOLE: Entry = Entry { flow: 0, seq: 0, born_delta: 0, bond_delta: 0, bytes: 0 };
+const WHOLE: Entry = Entry { flow_delta: 0, seq_delta: 0, born_delta: 0, bond_delta: 0, bytes: 0 };
 
-/// What the differences count from: the previous packet's birth and number at the bond.
+/// What the differences count from: the previous packet's flow, number, birth and number at
+/// the bond.
 #[derive(Debug, Clone, Copy, Default)]
 struct Mark {
+    flow: u32,
+    seq: u32,
     born: SimTime,
     bond_seq: u64,
 }
 
 impl Mark {
     fn of(packet: &Packet) -> Mark {
-        Mark { born: packet.born, bond_seq: packet.bond_seq }
+        Mark { flow: packet.flow, seq: packet.seq, born: packet.born, bond_seq: packet.bond_seq }
     }
 }
 
@@ -55,8 +60,8 @@ impl Entry {
             return None;
         }
         Some(Entry {
-            flow,
-            seq,
+            flow_delta: i16::try_from(flow.wrapping_sub(prev.flow) as i32).ok()?,
+            seq_delta: i16::try_from(seq.wrapping_sub(prev.seq) as i32).ok()?,
             born_delta: i32::try_from(born.0.wrapping_sub(prev.born.0) as i64).ok()?,
             bond_delta: u16::try_from(bond_seq.wrapping_sub(prev.bond_seq)).ok().filter(|&d| d > 0)?,
             bytes: u16::try_from(bytes).ok()?,
@@ -69,7 +74,12 @@ impl Entry {
         let born = SimTime(prev.born.0.wrapping_add_signed(i64::from(self.born_delta)));
         Packet {
             bond_seq: prev.bond_seq.wrapping_add(u64::from(self.bond_delta)),
-            ..Packet::data(self.flow, self.seq, u32::from(self.bytes), born)
+            ..Packet::data(
+                prev.flow.wrapping_add_signed(i32::from(self.flow_delta)),
+                prev.seq.wrapping_add_signed(i32::from(self.seq_delta)),
+                u32::from(self.bytes),
+                born,
+            )
         }
     }
 }
@@ -147,6 +157,10 @@ mod tests {
             data(1, 3, 70_000, 20, 11),
             data(1, 4, 1024, 30, 100_000),
             data(1, 5, 1024, 5_000_000_000, 100_001),
+            // A flow and a number far from the packet's before (kept whole), then near it, lower.
+            data(70_000, 6, 1024, 5_000_000_000, 100_002),
+            data(70_000, 40_000, 1024, 5_000_000_000, 100_003),
+            data(69_990, 39_990, 1024, 5_000_000_000, 100_004),
             // The same number at the bond twice (an ARP probe's 0 after data), other kinds, fields.
             Packet::arp(Kind::ArpRequest, 2, SimTime(7)),
             Packet::ack(4, 12, SimTime(8)),
@@ -162,7 +176,7 @@ mod tests {
                 out.extend(q.pop_front());
             }
         }
-        assert_eq!(q.whole.len(), 7, "the packets with no compact form");
+        assert_eq!(q.whole.len(), 8, "the packets with no compact form");
         out.extend(q.drain());
         assert!(q.is_empty());
         assert_eq!(out, packets);
