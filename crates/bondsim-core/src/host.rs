@@ -338,9 +338,15 @@ impl Gro {
     /// next, its length at most the first segment's, the same ACK and options: TSecr, TSval on the
     /// sender's clock, and what rides in the SACK fields, an MPTCP subflow's DSS mapping); a
     /// shorter one joins and flushes it. Otherwise the held skb goes up
-    /// and the frame is held in its place.
+    /// and the frame is held in its place. A frame with PSH is never held: it joins and flushes
+    /// its flow's skb, or goes up on its own (`out_check_final`: `flush |= flags & (... PSH ...)`;
+    /// the skb it joined is `pp`, flushed; one not merged is marked `flush` and `dev_gro_receive`
+    /// passes it up as it is, `GRO_NORMAL`).
     fn merge(&mut self, frame: Packet, up: &mut Vec<Vec<Packet>>) {
         let Some(i) = self.held.iter().position(|skb| skb[0].flow == frame.flow) else {
+            if frame.psh() {
+                return up.push(vec![frame]);
+            }
             if self.held.len() >= GRO_HELD_MAX {
                 up.push(self.held.remove(0));
             }
@@ -359,9 +365,12 @@ impl Gro {
             && bytes + frame.bytes < GRO_MAX_BYTES;
         if follows {
             skb.push(frame);
-            if frame.bytes < first.bytes {
+            if frame.bytes < first.bytes || frame.psh() {
                 up.push(self.held.remove(i));
             }
+        } else if frame.psh() {
+            up.push(self.held.remove(i));
+            up.push(vec![frame]);
         } else {
             up.push(std::mem::replace(skb, vec![frame]));
         }
@@ -525,6 +534,19 @@ mod tests {
             h.arrive(SimTime(0), frame(seq));
         }
         assert_eq!(drain(&mut h, first), [vec![0, 1], vec![2, 3]]);
+    }
+
+    #[test]
+    fn a_segment_with_psh_is_never_held_it_ends_its_skb_or_goes_up_alone() {
+        let pushed = |seq| Packet { flags: Packet::PSH, ..frame(seq) };
+        let mut h = gro_host(64);
+        let Admit::Handled(first) = h.arrive(SimTime(0), frame(0)) else { panic!("an idle CPU takes it") };
+        // 1 (PSH) joins 0 and flushes it; 2 (PSH) has no skb to join: up alone; 3 is held; 5 (PSH)
+        // does not follow 3: 3 goes up, then 5 alone; 6 waits for the poll's end.
+        for p in [pushed(1), pushed(2), frame(3), pushed(5), frame(6)] {
+            h.arrive(SimTime(0), p);
+        }
+        assert_eq!(drain(&mut h, first), [vec![0, 1], vec![2], vec![3], vec![5], vec![6]]);
     }
 
     #[test]
