@@ -91,11 +91,15 @@ impl NicIrqs {
 impl World {
     /// A frame of link `link` reached its NIC at `end`: true if it goes up now, false if the NIC holds
     /// it for its next interrupt (then [`World::nic_interrupt`] hands it on).
-    #[inline]
+    #[inline(always)]
     pub(super) fn nic_passes(&mut self, now: SimTime, link: usize, end: End, packet: &Packet) -> bool {
-        if !self.nics.on() {
-            return true;
-        }
+        !self.nics.on() || self.nic_gate(now, link, end, packet)
+    }
+
+    /// [`World::nic_passes`] where some NIC throttles (out of line: the frame path without it is a
+    /// test of one length).
+    #[inline(never)]
+    fn nic_gate(&mut self, now: SimTime, link: usize, end: End, packet: &Packet) -> bool {
         match self.nics.arrive(now, link, end, *packet) {
             Pass::Now => true,
             Pass::Held(at) => {
