@@ -34,6 +34,10 @@ pub(super) struct Conn {
     pub(super) snd_nxt: u32,
     /// `[snd_una, snd_nxt)`.
     pub(super) segs: VecDeque<Seg>,
+    /// One past the highest segment sent again ([`TcpSender::retransmit`] moved its `sent`); at
+    /// or below `snd_una`, every segment out was sent once, in sequence order, so their send
+    /// times never decrease along `segs` ([`Conn::rack_detect_loss`] relies on it).
+    pub(super) resent_end: u32,
     pub(super) sacked_out: u32,
     pub(super) lost_out: u32,
     pub(super) retrans_out: u32,
@@ -230,6 +234,7 @@ impl TcpSender {
             snd_una: 0,
             snd_nxt: 0,
             segs: VecDeque::new(),
+            resent_end: 0,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,

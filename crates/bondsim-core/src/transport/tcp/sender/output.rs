@@ -298,6 +298,7 @@ impl TcpSender {
         c.data_sent(now);
         c.rate_skb_sent(now, seq);
         let delivered = c.delivered;
+        c.resent_end = c.resent_end.max(seq + 1);
         let s = c.seg_mut(seq);
         let was_lost = s.marks & LOST != 0;
         s.sent = now;

@@ -104,10 +104,7 @@ impl Conn {
             if s.marks & SACKED != 0 || (s.marks & LOST != 0 && s.marks & RETRANS_OUT == 0) {
                 continue; // delivered, or lost and not yet retransmitted
             }
-            // `tcp_rack_sent_after(rack.mstamp, skb time, rack.end_seq, skb end)`.
-            let before_newest =
-                s.sent < self.rack.mstamp || (s.sent == self.rack.mstamp && seq + 1 < self.rack.end_seq);
-            if !before_newest {
+            if !self.before_newest(seq, s.sent) {
                 if s.marks & EVER_RETRANS == 0 {
                     break;
                 }
@@ -121,9 +118,57 @@ impl Conn {
             } else {
                 let left = SimTime(deadline - now.0);
                 wait = Some(wait.map_or(left, |w| w.max(left)));
+                if self.resent_end <= self.snd_una {
+                    // Every segment out was sent once, in sequence order: those the walk would
+                    // still meet before its end were sent no earlier than this one, so none is
+                    // lost yet, and the last of them waits longest.
+                    let last = self.last_before_newest(seq);
+                    let left = SimTime(self.seg(last).sent.0 + self.rack.rtt.0 + reo_wnd.0 - now.0);
+                    wait = Some(wait.map_or(left, |w| w.max(left)));
+                    break;
+                }
             }
         }
         (newly_lost, wait)
+    }
+
+    /// Segment `seq`, sent at `sent`, went before the newest delivered one:
+    /// `tcp_rack_sent_after(rack.mstamp, skb time, rack.end_seq, skb end)`.
+    #[inline]
+    fn before_newest(&self, seq: u32, sent: SimTime) -> bool {
+        sent < self.rack.mstamp || (sent == self.rack.mstamp && seq + 1 < self.rack.end_seq)
+    }
+
+    /// With send times in sequence order ([`Conn::resent_end`]), the last segment from `from` on
+    /// that the walk of [`Conn::rack_detect_loss`] judges: sent before the newest delivered one
+    /// (`tcp_rack_sent_after`), neither SACKed nor lost and not retransmitted. `from` is one.
+    fn last_before_newest(&self, from: u32) -> u32 {
+        let before_newest = |seq: u32| self.before_newest(seq, self.seg(seq).sent);
+        // The segments before the newest are a prefix. Its end is the newest delivered one
+        // (`rack.end_seq - 1`, sent at `rack.mstamp`) when that one is still out; checked, and
+        // else found by bisection.
+        let (mut lo, mut hi) = (from + 1, self.snd_nxt);
+        let end = self.rack.end_seq.saturating_sub(1).clamp(lo, hi);
+        if before_newest(end - 1) && (end == hi || !before_newest(end)) {
+            (lo, hi) = (end, end);
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if before_newest(mid) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let mut last = lo - 1;
+        while last > from {
+            let marks = self.seg(last).marks;
+            if marks & SACKED == 0 && (marks & LOST == 0 || marks & RETRANS_OUT != 0) {
+                break;
+            }
+            last -= 1;
+        }
+        last
     }
 }
 
