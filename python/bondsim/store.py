@@ -412,7 +412,9 @@ class Store:
     def _forget(self) -> None:
         """Drops what this store remembers of the database (its tables' columns, its next run id): done when
         another process wrote to the file, or replaced it, while this store had let go of it. A sweep's
-        store, alone with its file, keeps them from one commit to the next."""
+        store, alone with its file, keeps the columns from one commit to the next (a writer that took the
+        file between this store's close and its look at it would go unseen: a column added twice is then
+        let be, and the run ids are asked again at every open)."""
         self._columns: dict[str, dict[str, str]] = {}
         self._seen_shapes: set[tuple] = set()
         self._next_run_id: int | None = None
@@ -446,6 +448,7 @@ class Store:
             self._con.close()
             self._con = None
             self._left = _file_state(self.path)
+            self._next_run_id = None  # asked again (a query): another writer may take the file at once
 
     def __enter__(self) -> Store:
         return self
@@ -490,7 +493,8 @@ class Store:
                     typed = set(typed)
                     for column, kind in incoming.items():
                         if column not in have:
-                            self.con.execute(f"ALTER TABLE {_ident(table)} ADD COLUMN {_ident(column)} {kind}")
+                            added = f"ADD COLUMN IF NOT EXISTS {_ident(column)} {kind}"
+                            self.con.execute(f"ALTER TABLE {_ident(table)} {added}")
                         elif column in typed and have[column] != kind:
                             self.con.execute(f"ALTER TABLE {_ident(table)} ALTER {_ident(column)} TYPE {kind}")
                 self._columns.pop(table, None)
