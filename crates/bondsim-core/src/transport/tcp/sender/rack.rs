@@ -141,7 +141,8 @@ impl Conn {
 
     /// With send times in sequence order ([`Conn::resent_end`]), the last segment from `from` on
     /// that the walk of [`Conn::rack_detect_loss`] judges: sent before the newest delivered one
-    /// (`tcp_rack_sent_after`), neither SACKed nor lost and not retransmitted. `from` is one.
+    /// (`tcp_rack_sent_after`), neither SACKed nor lost and not retransmitted. `from` is such a
+    /// segment itself, so the answer is `from` when no later one is.
     fn last_before_newest(&self, from: u32) -> u32 {
         let before_newest = |seq: u32| self.before_newest(seq, self.seg(seq).sent);
         // The segments before the newest are a prefix. Its end is the newest delivered one
