@@ -1,14 +1,23 @@
-"""What a sweep of short TCP runs costs beyond its runs, this build beside a peer (issue 40).
+"""What a sweep of short TCP runs costs beyond its runs: its start, and each run (issue 40: at most 5 ms a run
+locally, 20 ms on Dask), this build alone or beside a peer.
 
-    .venv/bin/python benchmarks/bench_sweep_commits.py --peer DIR [--runs 400] [--repeat 5]
+    .venv/bin/python benchmarks/bench_sweep_commits.py [--runs 50,400] [--repeat 5] [--where 1,2,dask]
+                                                       [--peer DIR] [--out benchmarks/results/sweep-commits.md]
 
 Each sweep: ``tcp_rr`` with 2 MB files, ``bond.mode`` rr × xor × ``runs / 2`` seeds, stored in a fresh
 results database (as ``bondsim sweep --db`` does), on 1 and on 2 local workers and on a Dask LocalCluster
-of 2 worker processes (its start-up not counted). ``--peer DIR``: another
-build's Python folder (e.g. ``git worktree add /tmp/peer <commit>`` and its ``python``, with this
-build's compiled core copied in), run right after this build's, in turn, each sweep its own process.
-Overhead per run = (wall - the runs' own ``wall_s`` summed / workers) / runs. Medians of ``--repeat``;
-the load average beside them. Writes ``benchmarks/results/sweep-commits.md``. Never run by ``make test``.
+of 2 worker processes (its start-up not counted), each sweep its own process with bondsim already imported
+(the timer starts at ``bondsim.sweep``). ``--peer DIR``: another build's Python folder (e.g. ``git worktree
+add /tmp/peer <commit>`` and its ``python``, with this build's compiled core copied in), run right after this
+build's, in turn.
+
+Overhead = wall - the runs' own ``wall_s`` summed / workers: what the sweep spends beyond running its runs.
+Over one size it is given per run (the sweep's start shared among its runs, as before). Over two sizes
+(``--runs 50,400``, the sizes in turn) it is split into what the sweep costs once (its start: opening and
+creating the database, checking the grid, the first commit's tables, the last run's tail) and what each
+further run adds (the slope between the sizes, taken repeat by repeat): the figure that decides a sweep of
+thousands. Medians of ``--repeat``, min-max beside them, with the load average. Adds its table to the top
+of ``--out``. Never run by ``make test``.
 """
 
 from __future__ import annotations
@@ -16,11 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
-from datetime import date
+from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,45 +67,77 @@ def sweep(runs: int, where: str, python_dir: str | None) -> dict:
         raise SystemExit(done.stderr)
     row = json.loads(done.stdout.strip().splitlines()[-1])
     workers = 1 if where == "1" else 2
-    row["overhead_ms"] = (row["wall_s"] - row["core_s"] / workers) / row["runs"] * 1000
+    row["overhead_s"] = row["wall_s"] - row["core_s"] / workers
+    row["overhead_ms"] = row["overhead_s"] / row["runs"] * 1000
     row["load"] = os.getloadavg()[0]
     return row
 
 
+def _cell(values: list[float], spec: str) -> str:
+    return f"{statistics.median(values):{spec}} [{min(values):{spec}}-{max(values):{spec}}]"
+
+
+def _split(small: list[dict], large: list[dict]) -> tuple[list[float], list[float]]:
+    """Repeat by repeat, the overhead's fixed part (s) and its part per run (ms) from a small and a large sweep."""
+    fixed, per_run = [], []
+    for a, b in zip(small, large, strict=True):
+        slope = (b["overhead_s"] - a["overhead_s"]) / (b["runs"] - a["runs"])
+        per_run.append(slope * 1000)
+        fixed.append(a["overhead_s"] - slope * a["runs"])
+    return fixed, per_run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--peer", required=True, help="another build's python folder, run beside this one")
-    parser.add_argument("--runs", type=int, default=400)
+    parser.add_argument("--peer", help="another build's python folder, run beside this one")
+    parser.add_argument("--runs", default="400", help="runs a sweep: one size, or two (small,large) to split")
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--where", default=",".join(WHERE), help=f"where the runs go: of {', '.join(WHERE)}")
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "sweep-commits.md")
     args = parser.parse_args()
+    sizes = [int(n) for n in args.runs.split(",")]
+    wheres = args.where.split(",")
+    if len(sizes) not in (1, 2) or any(w not in WHERE for w in wheres):
+        parser.error(f"--runs: one size or two; --where: of {', '.join(WHERE)}")
+    builds = [("this", None)] + ([("peer", args.peer)] if args.peer else [])
     sweep(4, "1", None)  # warm the page cache
-    found: dict[tuple[str, str], list[dict]] = {}
+    loads = [os.getloadavg()[0]]
+    found: dict[tuple[str, str, int], list[dict]] = {}
     for _ in range(args.repeat):
-        for where in WHERE:
-            for build, folder in (("this", None), ("peer", args.peer)):
-                found.setdefault((where, build), []).append(sweep(args.runs, where, folder))
+        for where in wheres:
+            for build, folder in builds:
+                for n in sizes:
+                    found.setdefault((where, build, n), []).append(sweep(n, where, folder))
+    loads.append(os.getloadavg()[0])
+    command = " ".join(["benchmarks/bench_sweep_commits.py", *sys.argv[1:]])
     lines = [
-        "# A sweep's cost beyond its runs: short TCP runs into a results database",
+        f"## {datetime.now(UTC):%Y-%m-%d %H:%M} UTC",
         "",
-        f"{date.today().isoformat()}, `.venv/bin/python benchmarks/bench_sweep_commits.py --peer {args.peer} "
-        f"--runs {args.runs} --repeat {args.repeat}`; {args.runs} runs of `tcp_rr` with 2 MB files (rr, xor), "
-        "each sweep its own process, this build and the peer in turn; medians, min-max in brackets.",
+        f"`.venv/bin/python {command}`; {platform.platform()}, {os.cpu_count()} cores, load average "
+        f"{loads[0]:.1f} before and {loads[1]:.1f} after; runs of `tcp_rr` with 2 MB files (rr, xor), each sweep "
+        "its own process; medians, min-max in brackets (method: the script's docstring).",
         "",
-        "| where | build | wall s | runs' own time s | overhead ms per run | load (1 min) |",
-        "| ---: | --- | ---: | ---: | ---: | ---: |",
+        "| where | build | runs | wall s | runs' own time s | overhead ms a run (start shared) | load |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
     ]
-    for (where, build), rows in found.items():
-
-        def cell(key: str, spec: str, rows: list[dict] = rows) -> str:
-            values = [r[key] for r in rows]
-            return f"{statistics.median(values):{spec}} [{min(values):{spec}}-{max(values):{spec}}]"
-
+    for (where, build, n), rows in found.items():
+        cells = [
+            _cell([r[k] for r in rows], f) for k, f in (("wall_s", ".2f"), ("core_s", ".2f"), ("overhead_ms", ".1f"))
+        ]
         lines.append(
-            f"| {NAMES[where]} | {build} | {cell('wall_s', '.2f')} | {cell('core_s', '.2f')} | "
-            f"{cell('overhead_ms', '.1f')} | {cell('load', '.1f')} |"
+            f"| {NAMES[where]} | {build} | {n} | {' | '.join(cells)} | {_cell([r['load'] for r in rows], '.1f')} |"
         )
+    if len(sizes) == 2:
+        lines += ["", "| where | build | the sweep's start s | each further run ms |", "| ---: | --- | ---: | ---: |"]
+        for where in wheres:
+            for build, _ in builds:
+                fixed, per_run = _split(found[(where, build, sizes[0])], found[(where, build, sizes[1])])
+                lines.append(f"| {NAMES[where]} | {build} | {_cell(fixed, '.2f')} | {_cell(per_run, '.1f')} |")
     text = "\n".join(lines) + "\n"
-    (HERE / "results" / "sweep-commits.md").write_text(text)
+    old = args.out.read_text() if args.out.exists() else ""
+    title, _, rest = old.partition("\n\n") if old.startswith("# ") else ("", "", old)
+    head = title or "# A sweep's cost beyond its runs: short TCP runs into a results database"
+    args.out.write_text(f"{head}\n\n{text}\n{rest}")
     print(text)
 
 

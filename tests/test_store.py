@@ -14,7 +14,7 @@ import bondsim
 from bondsim import _core
 from bondsim.api import _read, decode_output
 from bondsim.scenario import scenario_hash
-from bondsim.store import Store
+from bondsim.store import RUN_COLUMNS, Store
 
 
 def core_output(doc: dict) -> dict:
@@ -292,3 +292,45 @@ def test_a_store_remembers_its_tables_across_releases_yet_sees_what_others_added
         kept = again.runs()
         assert kept["scenario_hash"].tolist() == [entry[3][0]]
         assert again.load(kept["run_id"])[int(kept["run_id"][0])].summary == outputs[3]["summary"]
+
+
+def _layout(db) -> list[tuple]:
+    """The runs table as DuckDB holds it: each column's name, type, default and nullability, and its constraints."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        columns = con.execute(
+            "SELECT column_name, data_type, column_default, is_nullable FROM duckdb_columns() "
+            "WHERE table_name = 'runs' ORDER BY column_index"
+        ).fetchall()
+        return (
+            columns
+            + con.execute(
+                "SELECT constraint_type, constraint_text FROM duckdb_constraints() "
+                "WHERE table_name = 'runs' ORDER BY ALL"
+            ).fetchall()
+        )
+    finally:
+        con.close()
+
+
+def test_a_fresh_runs_table_made_at_once_is_the_one_made_column_by_column(tmp_path):
+    """A fresh database's first commit makes the runs table again with every figure in one statement (not an
+    ALTER a figure): the same columns, types, order and constraints as a runs table that already held a run
+    and gained them one by one."""
+    doc = bondsim.load("thesis", ["workload.requests=5"])
+    entry = [(scenario_hash(doc), doc, core_output(doc))]
+    fresh, grown = tmp_path / "fresh.duckdb", tmp_path / "grown.duckdb"
+    with Store(fresh) as store:
+        store.add(entry)
+    with Store(grown) as store:  # a run of no figures first: the table is not empty, so not made again
+        store.con.execute("INSERT INTO runs (run_id, scenario_hash, version) VALUES (99, 'x', 'y')")
+        store.add(entry)
+    layout = _layout(fresh)
+    assert layout == _layout(grown)
+    names = [row[0] for row in layout if len(row) == 4]
+    figures = [f for f in bondsim.api.schemas()["summary"].names if f not in RUN_COLUMNS]
+    own = ["run_id", "scenario_hash", "name", "seed", "version", "created_at", "scenario", "summary", "engine"]
+    assert names == [*own, *figures]
+    with Store(fresh) as store:  # its keys hold as before: the same run twice is one run
+        assert store.add(entry) == [1]
+        assert store.con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
