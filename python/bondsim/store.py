@@ -183,7 +183,9 @@ def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pa.T
             continue
         table = arrow_table(kind, output[kind])
         parts.append(table.add_column(0, "run_id", pa.array(np.full(table.num_rows, run_id, dtype=np.int64))))
-    return pa.concat_tables(parts, promote_options="permissive")  # the emulator's own columns may differ
+    # the emulator's own columns may differ; one chunk, not one a run: DuckDB inserts a table of many small
+    # chunks (a few rows a run) several times slower (400 runs' links: 190 ms against under 20)
+    return pa.concat_tables(parts, promote_options="permissive").combine_chunks()
 
 
 def _has_rows(table: Any) -> bool:
