@@ -288,18 +288,41 @@ def _dir_sizes(path: Path, field: str) -> list[int]:
     return sizes
 
 
+def _links(doc: Mapping) -> list:
+    links = doc.get("links")
+    return links if isinstance(links, list) else []
+
+
+def _file_size(doc: Mapping) -> Any:
+    workload = doc.get("workload")
+    return workload.get("file_size") if isinstance(workload, dict) else None
+
+
+def _trace_file(link: Any) -> bool:
+    """Whether a link reads its intervals from a file (``trace_file``)."""
+    return isinstance(link, dict) and "trace_file" in link
+
+
+def _dir_size(size: Any) -> bool:
+    """Whether a ``workload.file_size`` takes its sizes from a directory's files (``kind = "dir"``)."""
+    return isinstance(size, dict) and size.get("kind") == "dir"
+
+
+def _refers_to_files(doc: Mapping) -> bool:
+    """Whether ``doc`` names a file :func:`resolve_files` reads."""
+    return any(_trace_file(link) for link in _links(doc)) or _dir_size(_file_size(doc))
+
+
 def resolve_files(doc: dict, base: Path) -> dict:
     """A copy of ``doc`` with file references read into inline data (paths relative to ``base``)."""
     doc = copy.deepcopy(doc)
     # anything of the wrong shape is left as it is, for the schema to name
-    links = doc.get("links")
-    for i, link in enumerate(links if isinstance(links, list) else []):
-        if isinstance(link, dict) and "trace_file" in link:
+    for i, link in enumerate(_links(doc)):
+        if _trace_file(link):
             field = f"links.{i}.trace_file"
             link["trace_intervals_s"] = _read_trace(base / str(link.pop("trace_file")), field)
-    workload = doc.get("workload")
-    size = workload.get("file_size") if isinstance(workload, dict) else None
-    if isinstance(size, dict) and size.get("kind") == "dir":
+    size = _file_size(doc)
+    if _dir_size(size):
         extra = set(size) - {"kind", "path"}
         if extra or "path" not in size:
             raise scenario_error("workload.file_size", 'kind = "dir" takes exactly one key, path')
@@ -512,12 +535,26 @@ def _bad_value(value: Any) -> tuple[str, str] | None:
                     f"{'a table' if path else 'the scenario'}'s keys are strings (field names), "
                     f"got the key {_short(key)} ({type(key).__name__})"
                 )
-        items = item.items() if isinstance(item, Mapping) else enumerate(item) if isinstance(item, list) else ()
-        children = [(f"{path}.{key}" if path else str(key), child, depth + 1) for key, child in items]
-        if children and depth >= MAX_DEPTH:
+        if not isinstance(item, Mapping | list):
+            continue
+        if depth >= MAX_DEPTH and len(item):
             raise too_deep()
+        items = item.items() if isinstance(item, Mapping) else enumerate(item)
+        # (a plain scalar or a finite float can be neither wrong nor hold anything: not stacked, nor its path
+        # written; the order in which the rest are met is the same)
+        children = [(f"{path}.{key}" if path else str(key), child, depth + 1) for key, child in items if _looked(child)]
         stack.extend(reversed(children))
     return None
+
+
+#: The exact types of values that need no look (a subclass of one takes every check).
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _looked(value: Any) -> bool:
+    """Whether :func:`_bad_value` must look at ``value``: not a plain scalar, nor a finite float."""
+    kind = type(value)
+    return kind not in _PLAIN and not (kind is float and math.isfinite(value))
 
 
 #: Where the warnings of the scenarios checked go (:func:`warnings_to`); none: nowhere.
@@ -574,7 +611,8 @@ def check_resolved(doc: Mapping, base: Path) -> dict:
     """:func:`check` of ``doc`` with its file references read (:func:`resolve_files`, relative to ``base``).
     An error in the intervals read from a trace file is named after the field the user wrote,
     ``links.N.trace_file`` (with the interval's number), not after the one it became."""
-    resolved = resolve_files(dict(doc), base)
+    # (nothing to read: checked as it is, not copied first; checking reads the scenario and changes nothing)
+    resolved = resolve_files(dict(doc), base) if _refers_to_files(doc) else doc
     try:
         return check(resolved)
     except ScenarioError as exc:
