@@ -12,6 +12,7 @@ import pyarrow as pa
 
 import bondsim
 from bondsim import _core
+from bondsim import store as store_module
 from bondsim.api import _read, decode_output
 from bondsim.scenario import scenario_hash
 from bondsim.store import RUN_COLUMNS, Store, _stacked
@@ -336,12 +337,17 @@ def test_a_fresh_runs_table_made_at_once_is_the_one_made_column_by_column(tmp_pa
         assert store.con.execute("SELECT count(*) FROM runs").fetchone() == (1,)
 
 
-def test_several_runs_tables_are_stacked_into_one_chunk_for_duckdb():
+def test_several_runs_tables_are_stacked_into_one_chunk_for_duckdb(monkeypatch):
     """A commit's per-run tables go to DuckDB as one chunk each, not one a run (DuckDB inserts a table of many
-    small chunks several times slower); the rows are the runs', in order, each with its run id."""
+    small chunks several times slower); the rows are the runs', in order, each with its run id. Tables above
+    ``COMBINE_ROWS`` rows together (traces) are not copied."""
     docs = [bondsim.load("thesis", [f"workload.requests={n}"]) for n in (3, 4, 5)]
     outputs = [core_output(doc) for doc in docs]
     stacked = _stacked("requests", [7, 8, 9], outputs)
     assert {column.num_chunks for column in stacked.columns} == {1}
     assert stacked.column("run_id").to_pylist() == [7] * 3 + [8] * 4 + [9] * 5
     assert stacked.column("request").to_pylist() == [*range(3), *range(4), *range(5)]
+    monkeypatch.setattr(store_module, "COMBINE_ROWS", 11)
+    large = _stacked("requests", [7, 8, 9], outputs)
+    assert {column.num_chunks for column in large.columns} == {3}
+    assert large.equals(stacked)

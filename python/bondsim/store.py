@@ -183,9 +183,10 @@ def _stacked(kind: str, run_ids: Sequence[int], outputs: Sequence[dict]) -> pa.T
             continue
         table = arrow_table(kind, output[kind])
         parts.append(table.add_column(0, "run_id", pa.array(np.full(table.num_rows, run_id, dtype=np.int64))))
-    # the emulator's own columns may differ; one chunk, not one a run: DuckDB inserts a table of many small
-    # chunks (a few rows a run) several times slower (400 runs' links: 190 ms against under 20)
-    return pa.concat_tables(parts, promote_options="permissive").combine_chunks()
+    stacked = pa.concat_tables(parts, promote_options="permissive")  # the emulator's own columns may differ
+    # One chunk, not one a run: DuckDB inserts a table of many small chunks (a few rows a run) several times
+    # slower (400 runs' links: 190 ms against under 20). A large one (traces) stays as it is, not copied.
+    return stacked.combine_chunks() if stacked.num_rows <= COMBINE_ROWS else stacked
 
 
 def _has_rows(table: Any) -> bool:
@@ -235,6 +236,10 @@ def grid_hash(points: Iterable[tuple[int, str, int, dict]]) -> str:
     digest.update(b"]")
     return digest.hexdigest()[:16]
 
+
+#: A commit's per-run tables of at most this many rows together are copied into one chunk for DuckDB
+#: (:func:`_stacked`); larger ones are handed over as the runs made them.
+COMBINE_ROWS = 1 << 16
 
 #: Rows a sweep's grid is written in at a time (``Store.add_sweep``), and scenario hashes looked up at a
 #: time (``Store.stored``): what a grid of millions holds in memory at once.
