@@ -611,8 +611,8 @@ def check_resolved(doc: Mapping, base: Path) -> dict:
     """:func:`check` of ``doc`` with its file references read (:func:`resolve_files`, relative to ``base``).
     An error in the intervals read from a trace file is named after the field the user wrote,
     ``links.N.trace_file`` (with the interval's number), not after the one it became."""
-    # (nothing to read: checked as it is, not copied first; checking reads the scenario and changes nothing)
-    resolved = resolve_files(dict(doc), base) if _refers_to_files(doc) else doc
+    # (nothing to read: checked without a deep copy first; checking reads the scenario and changes nothing)
+    resolved = resolve_files(dict(doc), base) if _refers_to_files(doc) else dict(doc)
     try:
         return check(resolved)
     except ScenarioError as exc:
