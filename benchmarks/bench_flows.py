@@ -35,7 +35,11 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from compare_builds import prepend
+
 HERE = Path(__file__).resolve().parent
+#: The title of ``--out``.
+TITLE = "# Many concurrent TCP flows: cost per segment, weight per flow"
 
 ONE = """
 import json, resource, sys, bondsim
@@ -112,7 +116,7 @@ def main() -> int:
             f"## {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, counted by cachegrind\n\n`.venv/bin/python benchmarks/"
             f"bench_flows.py --flows {args.flows} --stop-s {args.stop_s} --cachegrind` (method: the docstring)."
         )
-        return write(args.out, "\n".join([head, "", *cachegrind_lines(counts, args.stop_s)]) + "\n")
+        return prepend(args.out, TITLE, "\n".join([head, "", *cachegrind_lines(counts, args.stop_s)]) + "\n")
     loads = [os.getloadavg()[0]]
     found: dict[int, list[dict]] = {n: [] for n in counts}
     for _ in range(args.runs):
@@ -141,17 +145,7 @@ def main() -> int:
             f"| {n:,} | {r['segments']:,} | {r['events']:,} | {r['retransmits']:,} | {ns[n]:,.0f} ({each[0]:,.0f}-"
             f"{each[-1]:,.0f}) | {ns[n] / ns[base]:.2f} | {peak[n] / 1024:.1f} | {per_flow} |"
         )
-    return write(args.out, "\n".join(lines) + "\n")
-
-
-def write(out: Path, text: str) -> int:
-    """Adds ``text`` at the top of ``out``, under its title (earlier measurements kept below)."""
-    title = "# Many concurrent TCP flows: cost per segment, weight per flow"
-    rest = out.read_text().removeprefix(title).lstrip("\n") if out.exists() else ""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"{title}\n\n{text}\n{rest}")
-    print(text)
-    return 0
+    return prepend(args.out, TITLE, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

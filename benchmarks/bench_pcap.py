@@ -24,6 +24,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from compare_builds import prepend
+
 import bondsim
 from bondsim.api import run_checked
 from bondsim.scenario import load
@@ -124,10 +126,8 @@ def main() -> None:
         "comes close to the CPU ratio.",
         "",
     ]
-    earlier = args.out.read_text().removeprefix(lines[0]).lstrip("\n") if args.out.exists() else ""
     lines[1:1] = ["", f"## {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"]
-    args.out.write_text("\n".join(lines) + ("\n" + earlier if earlier else ""))
-    print(f"wrote {args.out}")
+    prepend(args.out, lines[0], "\n".join(lines[2:]))
 
 
 if __name__ == "__main__":

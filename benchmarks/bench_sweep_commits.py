@@ -33,6 +33,8 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
+from compare_builds import prepend
+
 HERE = Path(__file__).resolve().parent
 
 ONE_SWEEP = """
@@ -133,12 +135,7 @@ def main() -> None:
             for build, _ in builds:
                 fixed, per_run = _split(found[(where, build, sizes[0])], found[(where, build, sizes[1])])
                 lines.append(f"| {NAMES[where]} | {build} | {_cell(fixed, '.2f')} | {_cell(per_run, '.1f')} |")
-    text = "\n".join(lines) + "\n"
-    old = args.out.read_text() if args.out.exists() else ""
-    title, _, rest = old.partition("\n\n") if old.startswith("# ") else ("", "", old)
-    head = title or "# A sweep's cost beyond its runs: short TCP runs into a results database"
-    args.out.write_text(f"{head}\n\n{text}\n{rest}")
-    print(text)
+    prepend(args.out, "# A sweep's cost beyond its runs: short TCP runs into a results database", "\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -71,6 +71,16 @@ def publish(lines: list[str], out: Path | None) -> int:
     return 0
 
 
+def prepend(out: Path, title: str, section: str) -> int:
+    """Prints the markdown ``section`` and writes it at the top of ``out``, under its ``title`` line: what the
+    file held below the title (earlier measurements) stays after it."""
+    earlier = out.read_text().removeprefix(title).lstrip("\n") if out.exists() else ""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(f"{title}\n\n{section.rstrip()}\n" + (f"\n{earlier}" if earlier else ""))
+    print(section)
+    return 0
+
+
 def one(pythonpath: str, name: str, overrides: list[str]) -> dict:
     return child(pythonpath, CHILD, name, json.dumps(overrides))
 
