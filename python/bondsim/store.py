@@ -70,7 +70,7 @@ LEGACY_ENGINE = ENGINES[0]
 def _create_runs(figures: Mapping[str, str] | None = None) -> str:
     """The statement that creates the runs table: its own columns, then ``figures`` (name -> DuckDB type), the
     summary's figures, which a first commit adds (:meth:`Store._append`)."""
-    extra = "".join(f", {_ident(name)} {kind}" for name, kind in (figures or {}).items())
+    extra = f", {_column_defs(figures)}" if figures else ""
     return f"""
 CREATE TABLE IF NOT EXISTS runs (
     run_id BIGINT PRIMARY KEY,
@@ -250,6 +250,11 @@ def _chunks(items: Iterable, size: int = CHUNK_ROWS) -> Iterator[list]:
     iterator = iter(items)
     while chunk := list(islice(iterator, size)):
         yield chunk
+
+
+def _column_defs(columns: Mapping[str, str]) -> str:
+    """Columns (name -> DuckDB type) as a table's definition lists them."""
+    return ", ".join(f"{_ident(name)} {kind}" for name, kind in columns.items())
 
 
 def _ident(name: str) -> str:
@@ -521,8 +526,7 @@ class Store:
         and a summary has over a hundred figures): the same columns, in the same order, as added one by one."""
         have = self.columns(table)
         if not have:
-            defs = ", ".join(f"{_ident(c)} {t}" for c, t in incoming.items())
-            self.con.execute(f"CREATE TABLE {_ident(table)} ({defs})")
+            self.con.execute(f"CREATE TABLE {_ident(table)} ({_column_defs(incoming)})")
             self._columns[table] = dict(incoming)
             return
         missing = {c: t for c, t in incoming.items() if c not in have}
