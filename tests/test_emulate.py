@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+from bondsim import _core
+from bondsim.api import run_checked
 from bondsim.emulate import emulate_doc
 from bondsim.scenario import load
 
@@ -148,6 +150,31 @@ def test_active_backup_survives_a_link_failure():
     assert links_table.loc[0, "drops_link_down"] > 0
     assert links_table.loc[1, "packets_sent"] > links_table.loc[0, "packets_sent"] / 2
     assert s["tcp_retransmits"] >= links_table.loc[0, "drops_link_down"] - 1
+
+
+@needs_emulator
+def test_the_kernels_gro_merges_what_a_moderated_nic_gathers_as_the_models_host_does():
+    # One 50 Mbit/s link (active-backup), a 2 MB download; the client's NIC raises an interrupt at most every
+    # 500 us, so a poll finds up to 50e6 * 500e-6 / (1538 * 8) + 1 = 3.03 frames. Without GRO every frame is an
+    # skb of the kernel's IP (`Ip.InReceives`); with it (the TUN device's NAPI and its gro_flush_timeout) a
+    # poll's in-order frames make one, as the model's host merges them.
+    links = [{"rate_mbps": 50, "delay_us": 2000}, {"rate_mbps": 50, "delay_us": 2000}]
+    runs = {}
+    for gro in (False, True):
+        doc = scenario("active-backup", links, 2_000_000)
+        doc["host"] = {"rx_coalesce_us": 500, "rx_ring": 1024, "gro": gro}
+        runs[gro] = emulate_doc(doc, seconds=20).summary
+    plain, merged = runs[False], runs[True]
+    assert plain["host_rx_skbs"] == plain["host_rx_frames"] > 2_000_000 / 1448, plain
+    assert plain["emu_gro_flush_timeout_us"] is None and merged["emu_gro_flush_timeout_us"] == 250
+    most = 50e6 * 500e-6 / (1538 * 8) + 1
+    per_skb = merged["host_rx_frames"] / merged["host_rx_skbs"]
+    assert 1.3 < per_skb <= most, merged
+    assert merged["host_drops"] == 0 and merged["flows_complete"] == 1
+    # The model of the same host (beyond TUN, as the emulator's) merges as many within 10%.
+    host = json.loads(_core.emulated_host(json.dumps(doc))[0])
+    model = run_checked(host).summary
+    assert abs(model["host_rx_skbs"] - merged["host_rx_skbs"]) <= 0.1 * merged["host_rx_skbs"], (model, merged)
 
 
 @needs_emulator
@@ -383,6 +410,10 @@ def test_what_the_emulator_cannot_do_is_one_line_naming_the_field(main):
     r = main("emulate", "tcp_rr", "--set", "sender.gso=true")
     assert r.returncode == 2
     assert r.stderr.startswith("error: sender.gso: "), r.stderr
+    # The clients' CPU is the kernel's own: a cost of the model's is refused by name (the NIC is emulated).
+    r = main("emulate", "tcp_rr", "--set", "host={rx_packet_us=2, rx_coalesce_us=100}")
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: host.rx_packet_us: ") and "set it 0" in r.stderr, r.stderr
     # The research MPTCP schedulers are the out-of-tree kernel's: the model runs them, this kernel cannot.
     r = main("emulate", "mptcp", "--set", "sender.mptcp_scheduler=blest")
     assert r.returncode == 2
@@ -408,7 +439,7 @@ def test_league_cases_set_what_they_say_and_agreement_follows_the_rule():
     mptcp = LEAGUES["mptcp"]
     assert mptcp == [c for c in full if c.mode == "mptcp"] and len(mptcp) >= 10, "issue 36: at least 10 cases"
     assert any(c.fails for c in mptcp) and any(c.backup for c in mptcp) and {c.flows for c in mptcp} == {1, 4}
-    assert {c.rates for c in full} == {"equal", "2:1", "10:1", "3+1"}
+    assert {c.rates for c in full} == {"equal", "2:1", "10:1", "3+1", "50+50", "50+25"}
     assert {c.flows for c in full} == {1, 4, 16} and {c.loss for c in full} == {0.0, 0.01}
     assert {c.cc for c in full} == set(_core.CONGESTION_CONTROLS)
     assert {c.placement for c in full} == {"tun", "shaper", "downstream"}
@@ -420,6 +451,13 @@ def test_league_cases_set_what_they_say_and_agreement_follows_the_rule():
         assert host == {"tun": "tun", "shaper": "shaper"}.get(case.placement, host), case.name
         if case.placement == "downstream":
             assert host == ("tun" if case.mode == "earliest-finish" else "shaper"), case.name
+    # The clients' NIC cases: in order and striped, GRO off for the baseline, MPTCP too.
+    nic = LEAGUES["gro"]
+    assert nic == [c for c in full if c.gro is not None] and {c.gro for c in nic} == {False, True}
+    assert {c.mode for c in nic} == {"balance-rr", XOR, "active-backup", "mptcp"}
+    host = load("kernel_league", Case("balance-rr", "50+25", gro=True).sets())["host"]
+    assert (host["rx_coalesce_us"], host["rx_ring"], host["gro"], host["rx_packet_us"]) == (500, 1024, True, 0)
+    assert "host" not in load("kernel_league", Case("balance-rr", "50+25").sets())
     doc = load("kernel_league", Case(XOR, "3+1", 4, "reno", 0.01).sets())
     assert (doc["bond"]["mode"], doc["bond"]["xmit_hash_policy"]) == ("balance-xor", "layer3+4")
     assert [link["rate_mbps"] for link in doc["links"]] == [10, 10, 10, 5]
@@ -447,6 +485,9 @@ def test_the_quick_league_runs_the_model_and_the_kernel_and_records_both(main, t
         assert row["kernel_congestion_control"] == "cubic"
         assert row["kernel_goodput_mbps_min"] > 0 and row["model_goodput_mbps"] > 0
         assert row["model_goodput_mbps_min"] <= row["model_goodput_mbps"] <= row["model_goodput_mbps_max"]
+    # The case with a moderated NIC and GRO behind it is judged on the skbs too, and agrees.
+    (nic,) = [row for row in rows if "gro on" in row["case"]]
+    assert nic["agrees_rx_skbs"] and nic["kernel_rx_skbs_min"] < 0.8 * nic["kernel_rx_frames_median"], nic
     # Every run is stored: per case the model's five seeds and the kernel's run.
     listed = json.loads(main("runs", "list", "--db", str(db), "--json").stdout)
     cases = len(LEAGUES["quick"])

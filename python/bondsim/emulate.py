@@ -73,6 +73,13 @@ VALIDATE_FIGURES = (
     ("min_rtt_us", "tcp_min_rtt_min_us", 1),
 )
 
+#: What ``bondsim validate`` adds for a scenario with the clients' NIC (``[host]``, no CPU cost): the skbs the
+#: clients' stacks took (the kernel's ``Ip.InReceives``: GRO's merged skbs once) and the frames they came in.
+VALIDATE_HOST_FIGURES = (
+    ("rx_skbs", "host_rx_skbs", 1),
+    ("rx_frames", "host_rx_frames", 1),
+)
+
 #: What ``bondsim validate`` adds for an MPTCP scenario (``sender.kind = "mptcp"``): the model's figures the kernel
 #: counts too (its ``MPTcpExt`` counters, crates/bondsim-emu/src/realtime.rs).
 VALIDATE_MPTCP_FIGURES = (
@@ -100,7 +107,9 @@ def validate_rows(
             '--modes: an MPTCP scenario (sender.kind = "mptcp") puts each subflow on its own link, no bond scheduler '
             "places a packet: give one mode or none"
         )
-    figures = VALIDATE_FIGURES + (VALIDATE_MPTCP_FIGURES if mptcp else ())
+    figures = (
+        VALIDATE_FIGURES + (VALIDATE_MPTCP_FIGURES if mptcp else ()) + (VALIDATE_HOST_FIGURES if "host" in doc else ())
+    )
     rows = []
     for mode in modes:
         one = load(doc, [f"bond.mode={mode}"])

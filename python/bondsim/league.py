@@ -10,7 +10,9 @@ seed of ``MODEL_SEEDS`` (it is deterministic per seed: the seeds show its own sp
 
 A case **agrees** when the model's goodput (seed 1) lies within the kernel's min-max widened by 10%,
 and its retransmissions within the kernel's min-max widened by a factor 2 (or by +-30 when both are
-below 30). Nothing here is fitted to the league.
+below 30); a case with a clients' NIC (``Case.gro``: interrupt moderation, GRO on or off behind it) also when
+the skbs the clients' stacks took (GRO's merged ones once) lie within the kernel's min-max widened by 10%.
+Nothing here is fitted to the league.
 
 The emulator's own path is not the scenario's: TUN and its userspace fabric add some hundred microseconds to each
 round trip and write each frame a little late (``emu_lateness_*``). So every case is also judged on **the path
@@ -41,6 +43,9 @@ RATES = {
     "2:1": (10, 5),
     "10:1": (20, 2),
     "3+1": (10, 10, 10, 5),
+    # The clients' NIC cases (``Case.gro``): fast enough that a moderated interrupt finds several frames.
+    "50+50": (50, 50),
+    "50+25": (50, 25),
 }
 
 #: balance-xor with the layer3+4 transmit hash (the league's name for it).
@@ -64,6 +69,16 @@ PLACEMENTS = ("tun", "shaper", "downstream")
 #: A downstream case's NIC, Mbit/s: the line (the case's rate) is the bottleneck.
 DOWNSTREAM_NIC_MBPS = 100
 
+#: The clients' NIC in a case that sets one (``Case.gro``): its receive interrupts at least this far apart, µs
+#: (``[host] rx_coalesce_us``; the e1000's ``InterruptThrottleRate=2000``, 1e6 / 2000), and its ring.
+NIC_MODERATION_US = 500
+NIC_RING = 1024
+
+#: What a case with a clients' NIC is judged by besides (a column of ``bondsim.emulate.VALIDATE_HOST_FIGURES``): the
+#: skbs the clients' stacks took (the kernel's ``Ip.InReceives``, the model's ``host_rx_skbs``), within the kernel's
+#: min-max widened by 10%.
+NIC_JUDGED = ("rx_skbs",)
+
 
 @dataclass(frozen=True)
 class Case:
@@ -79,12 +94,17 @@ class Case:
     backup: bool = False
     #: The first link fails at :data:`FAIL_AT_S` and stays down.
     fails: bool = False
+    #: The clients' NIC moderates its interrupts (:data:`NIC_MODERATION_US`), GRO on (True) or off (False) behind
+    #: it (``[host]``: the emulator's TUN device with ``IFF_NAPI``); None: no ``[host]``.
+    gro: bool | None = None
 
     @property
     def name(self) -> str:
         loss = f" loss {self.loss:.0%}" if self.loss else ""
         where = "" if self.placement == "tun" else f"{self.placement}: "
         extra = (" link1 backup" if self.backup else "") + (" link0 fails" if self.fails else "")
+        if self.gro is not None:
+            extra += f" irq {NIC_MODERATION_US}us gro {'on' if self.gro else 'off'}"
         return f"{where}{self.mode.replace(XOR, 'xor l3+4')} {self.rates} x{self.flows} {self.cc}{loss}{extra}"
 
     def _link(self, rate: int, first: bool = False) -> str:
@@ -113,6 +133,8 @@ class Case:
             sets.append("bond.xmit_hash_policy=layer3+4")
         if self.backup:
             sets.append('sender.mptcp_backup=["link1"]')
+        if self.gro is not None:
+            sets.append(f"host={{rx_coalesce_us={NIC_MODERATION_US}, rx_ring={NIC_RING}, gro={str(self.gro).lower()}}}")
         return sets
 
 
@@ -147,20 +169,34 @@ def _cases() -> list[Case]:
     cases += [Case(MPTCP, r, placement="downstream") for r in ("equal", "2:1", "10:1")]
     cases += [Case(MPTCP, "equal", backup=True), Case(MPTCP, "equal", fails=True), Case(MPTCP, "2:1", fails=True)]
     cases += [Case(MPTCP, "equal", backup=True, fails=True)]
+    return cases + _nic_cases()
+
+
+def _nic_cases() -> list[Case]:
+    """The clients' NIC moderating its interrupts, GRO behind it: in order (one link), striped over equal and unequal
+    links, several flows, loss; without GRO for the baseline."""
+    cases = [Case("active-backup", "50+50", gro=gro) for gro in (False, True)]
+    cases += [Case("balance-rr", r, gro=True) for r in ("50+50", "50+25")]
+    cases += [Case(XOR, "50+50", 4, gro=True), Case("balance-rr", "50+50", 4, gro=True)]
+    cases += [Case(m, "50+50", 1, "cubic", 0.01, gro=True) for m in ("active-backup", "balance-rr")]
+    cases += [Case(MPTCP, "50+25", gro=True)]
     return cases
 
 
-#: Every league, by name: the full one, its MPTCP cases alone (`mptcp`), and `quick` (five cases, one with kernel
-#: queues, one MPTCP; one kernel run each is enough to check that it runs and records: what `make test` runs as root).
+#: Every league, by name: the full one, its MPTCP cases alone (`mptcp`), its cases with a clients' NIC (`gro`), and
+#: `quick` (six cases, one with kernel queues, one MPTCP, one with GRO behind a moderated NIC; one kernel run each is
+#: enough to check that it runs and records: what `make test` runs as root).
 LEAGUES: dict[str, list[Case]] = {
     "full": _cases(),
     "mptcp": [c for c in _cases() if c.mode == MPTCP],
+    "gro": _nic_cases(),
     "quick": [
         Case("balance-rr", "2:1"),
         Case(XOR, "equal", 4),
         Case("active-backup", "equal"),
         Case("balance-rr", "2:1", placement="shaper"),
         Case(MPTCP, "2:1"),
+        Case("active-backup", "50+50", gro=True),
     ],
 }
 
@@ -182,7 +218,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float], placement: str) -> dict[str, Any]:
     """One league row: the case, the model (seed 1, and its spread over seeds), the kernel's runs, agreement."""
-    from bondsim.emulate import VALIDATE_FIGURES
+    from bondsim.emulate import VALIDATE_FIGURES, VALIDATE_HOST_FIGURES
 
     row: dict[str, Any] = {
         "case": case.name,
@@ -195,7 +231,8 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
         "loss": case.loss,
         "kernel_runs": len(emus),
     }
-    for column, field, scale in (f for f in VALIDATE_FIGURES if f[0] in JUDGED):
+    judged = JUDGED + (NIC_JUDGED if case.gro is not None else ())
+    for column, field, scale in (f for f in VALIDATE_FIGURES + VALIDATE_HOST_FIGURES if f[0] in judged):
         model = [(s[field] or 0) * scale for s in sims]
         kernel = [(e[field] or 0) * scale for e in emus]
         row[f"model_{column}"] = model[0]
@@ -212,6 +249,12 @@ def case_row(case: Case, sims: list[dict], emus: list[dict], loads: list[float],
     row["lateness_p99_us_max"] = max(e["emu_lateness_p99_us"] for e in emus)
     row["agrees_goodput"], row["agrees_retransmits"] = _judge(row, row["model_goodput_mbps"], row["model_retransmits"])
     row["agrees"] = row["agrees_goodput"] and row["agrees_retransmits"]
+    if case.gro is not None:  # the clients' NIC: how many skbs GRO made of the frames
+        row["model_rx_frames"] = sims[0].get("host_rx_frames")
+        row["kernel_rx_frames_median"] = statistics.median(e.get("host_rx_frames") or 0 for e in emus)
+        low, high = row["kernel_rx_skbs_min"], row["kernel_rx_skbs_max"]
+        row["agrees_rx_skbs"] = widened(low, high, row["model_rx_skbs"], share=0.1)
+        row["agrees"] = row["agrees"] and row["agrees_rx_skbs"]
     return row
 
 

@@ -68,6 +68,19 @@ pub enum Admit {
     Handled(SimTime),
 }
 
+/// A host's counts ([`RxHost::counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostCounts {
+    /// Frames the CPU handled.
+    pub frames: u64,
+    /// Skbs that went up the stack (a frame each without GRO).
+    pub skbs: u64,
+    /// Frames the full receive queue dropped.
+    pub drops: u64,
+    /// The most frames that waited at once.
+    pub queue_max: u64,
+}
+
 /// One receiving host.
 #[derive(Debug, Clone)]
 pub struct RxHost {
@@ -270,6 +283,12 @@ impl RxHost {
         } else {
             self.process.pop_front()
         }
+    }
+
+    /// What the host has counted: frames handled and dropped, skbs up the stack, the most frames that
+    /// waited at once.
+    pub fn counts(&self) -> HostCounts {
+        HostCounts { frames: self.frames, skbs: self.skbs, drops: self.drops, queue_max: self.queue_max as u64 }
     }
 
     /// Reports the figures ([`FIGURES`]) of `hosts` over a run of `duration_s`, under names that

@@ -70,6 +70,24 @@ fn without_costs_there_is_no_host_and_nothing_moves() {
 }
 
 #[test]
+fn a_host_of_no_cost_with_a_moderated_nic_is_on_and_gro_merges_each_polls_frames() {
+    // A fast machine (the emulator's clients: the kernel's own CPU) whose NIC raises an interrupt at most
+    // every 500 µs: 100 Mbit/s brings at most 4.06 frames of 1538 wire bytes a poll, which GRO makes one
+    // skb; without GRO every frame is its own, and a CPU of no cost slows nothing down.
+    let nic = |gro: bool| json!({"rx_coalesce_us": 500.0, "rx_ring": 1024, "gro": gro});
+    let plain = run(&scenario(bulk(4_000_000, nic(false)))).unwrap();
+    let gro = run(&scenario(bulk(4_000_000, nic(true)))).unwrap();
+    assert_eq!(count(&plain, "host_rx_frames"), count(&plain, "host_rx_skbs"));
+    let per_skb = count(&gro, "host_rx_frames") as f64 / count(&gro, "host_rx_skbs") as f64;
+    let most = 100e6 * 500e-6 / (1538.0 * 8.0) + 1.0;
+    assert!(per_skb > 1.5 && per_skb <= most, "{per_skb} frames an skb");
+    assert_eq!(real(&gro, "host_cpu_busy_max"), 0.0);
+    assert!(goodput_bps(&gro) > 0.9 * goodput_bps(&plain), "{} against {}", goodput_bps(&gro), goodput_bps(&plain));
+    // Moderation alone is a host too (its frames wait for the interrupt); GRO without a ring is refused.
+    assert!(count(&run(&scenario(bulk(100_000, json!({"rx_coalesce_us": 500.0})))).unwrap(), "host_rx_frames") > 0);
+}
+
+#[test]
 fn a_cpu_slower_than_the_link_caps_tcp_at_its_own_rate() {
     // 200 µs a frame: 5,000 frames a second, 57.9 Mbit/s of 1448-byte segments, below the link's
     // 100 Mbit/s. The CPU is the bottleneck: busy nearly all the time, TCP at most its rate.

@@ -28,6 +28,7 @@ use bondsim_core::bond::monitor::{self, Monitor};
 use bondsim_core::bond::FlowKey;
 use bondsim_core::bond::{registry, BondView, PacketInfo, Pick};
 use bondsim_core::fault;
+use bondsim_core::host::{Admit, HostCounts, RxHost};
 use bondsim_core::link::{Enqueued, LinkStats, RateLink, Sent};
 use bondsim_core::network::{self, Clients, FlowHeaders, ETH_P_IP};
 use bondsim_core::packet::Packet;
@@ -95,6 +96,16 @@ pub enum Dest {
     Server,
     /// Client `n`'s TUN device.
     Client(usize),
+}
+
+/// Each client's NIC under `[host]`: the model's receiving host with no CPU cost and no GRO (the
+/// kernel's GRO merges behind the TUN device, `crate::clients`); none without `[host]`.
+fn client_nics(scenario: &Scenario, clients: usize) -> Vec<RxHost> {
+    if scenario.host.is_off() {
+        return Vec::new();
+    }
+    let nic = bondsim_core::scenario::Host { gro: false, ..scenario.host.clone() };
+    vec![RxHost::new(&nic, None); clients]
 }
 
 /// A packet to write to `dest`'s TUN device at `due`.
@@ -220,6 +231,8 @@ enum Event {
     Carrier(usize, bool),
     Commit(usize, u32),
     Tick,
+    /// Client `n`'s NIC (`[host]`) has finished with a frame: it goes to the TUN device.
+    Host(usize),
 }
 
 /// The bond, its links both ways, and the packets on them.
@@ -259,6 +272,11 @@ pub struct Fabric {
     pub foreign: u64,
     /// Packets the server handed to the bond.
     pub packets: u64,
+    /// Each client's NIC under `[host]` (none without): the model's receiving host at no CPU cost,
+    /// whose polls let the frames go to the client's TUN device (`crate::clients`).
+    nics: Vec<RxHost>,
+    /// The frames the clients' NICs hold, by frame number.
+    at_nic: FxHashMap<u64, Delivery>,
     /// Packets the clients sent back.
     pub reverse_packets: u64,
     /// Of those, how many reached the server.
@@ -309,6 +327,7 @@ impl Fabric {
             .enumerate()
             .flat_map(|(c, addrs)| addrs.into_iter().enumerate().map(move |(link, a)| (a, (c, link))))
             .collect();
+        let fabric_clients = clients.ips.len();
         let mut fabric = Fabric {
             bond,
             switch: Switch::new(&scenario.switch, scenario.lag(), forward.len()),
@@ -336,6 +355,8 @@ impl Fabric {
             drops_no_link: 0,
             foreign: 0,
             packets: 0,
+            nics: client_nics(scenario, fabric_clients),
+            at_nic: FxHashMap::default(),
             reverse_packets: 0,
             reverse_delivered: 0,
         };
@@ -677,7 +698,12 @@ impl Fabric {
             self.reverse_delivered += 1;
         }
         let wire_bytes = self.bond.views[id].wire_bytes(frame.bytes.len() as u32);
-        out.push(Delivery { due: at, dest: frame.dest, link: forward.then_some(id), wire_bytes, bytes: frame.bytes });
+        let delivery =
+            Delivery { due: at, dest: frame.dest, link: forward.then_some(id), wire_bytes, bytes: frame.bytes };
+        match delivery.dest {
+            Dest::Client(client) if !self.nics.is_empty() => self.nic_arrive(at, client, packet.bond_seq, delivery),
+            _ => out.push(delivery),
+        }
     }
 
     fn carrier(&mut self, at: SimTime, id: usize, up: bool) {
@@ -721,7 +747,53 @@ impl Fabric {
                     self.schedule(next, Event::Tick);
                 }
             }
+            Event::Host(client) => self.nic_done(at, client, out),
         }
+    }
+
+    /// `delivery`, frame `id`, reached client `client`'s NIC at `at` (`[host]`): it waits there for
+    /// the NIC's poll, or is dropped by a full ring (or backlog), as in the model.
+    fn nic_arrive(&mut self, at: SimTime, client: usize, id: u64, delivery: Delivery) {
+        let packet = Packet { bond_seq: id, ..Packet::default() };
+        match self.nics[client].arrive(at, packet) {
+            Admit::Dropped => {}
+            Admit::Queued => {
+                self.at_nic.insert(id, delivery);
+            }
+            Admit::Handled(done) => {
+                self.at_nic.insert(id, delivery);
+                self.schedule(done, Event::Host(client));
+            }
+        }
+    }
+
+    /// Client `client`'s NIC has handled a frame at `at`: it goes to the TUN device now, and the
+    /// NIC takes the next one.
+    fn nic_done(&mut self, at: SimTime, client: usize, out: &mut Vec<Delivery>) {
+        let mut up = Vec::new();
+        self.nics[client].complete(at, &mut up);
+        for packet in up.iter().flatten() {
+            if let Some(mut delivery) = self.at_nic.remove(&packet.bond_seq) {
+                delivery.due = at;
+                out.push(delivery);
+            }
+        }
+        if let Some(done) = self.nics[client].start(at) {
+            self.schedule(done, Event::Host(client));
+        }
+    }
+
+    /// The clients' NICs' counts, summed (frames and drops; the most frames one held at once), under
+    /// `[host]`.
+    pub fn nic_counts(&self) -> Option<HostCounts> {
+        (!self.nics.is_empty()).then(|| {
+            self.nics.iter().map(RxHost::counts).fold(HostCounts::default(), |a, c| HostCounts {
+                frames: a.frames + c.frames,
+                skbs: a.skbs + c.skbs,
+                drops: a.drops + c.drops,
+                queue_max: a.queue_max.max(c.queue_max),
+            })
+        })
     }
 
     /// The monitor's verdict on link `id` changed: the bond applies it as in the model
@@ -747,9 +819,9 @@ impl Fabric {
         }
     }
 
-    /// Frames on the links (queued, being sent, or on the wire), both ways.
+    /// Frames on the links (queued, being sent, or on the wire), both ways, and at the clients' NICs.
     pub fn in_flight(&self) -> usize {
-        self.frames.len()
+        self.frames.len() + self.at_nic.len()
     }
 
     /// Whether the bond's monitor sees link `id` up.

@@ -16,7 +16,9 @@
 //!                    bsim0 ◀─ write ◀─ due ◀─ reverse RateLink ◀─ peer (rx_link / layer2+3) ◀─ read ◀─ bsim0
 //! ```
 //!
-//! * [`fabric`]: the bond and its emulated links, sans-IO (unit-tested with made-up times).
+//! * [`fabric`]: the bond and its emulated links, sans-IO (unit-tested with made-up times), and
+//!   the clients' NICs under `[host]`.
+//! * [`clients`]: what the emulator makes of `[host]` (the NIC's ring and moderation, the kernel's GRO).
 //! * [`placement`]: where the host holds the bond's queues (behind TUN, or kernel qdiscs per link).
 //! * [`steer`]: the kernel side of the second: the TUN steering programs (eBPF), the qdiscs.
 //! * [`ns`]: anonymous namespaces, TUN devices, per-namespace sysctls and SNMP counters.
@@ -28,6 +30,7 @@
 
 #![recursion_limit = "256"]
 
+pub mod clients;
 pub mod fabric;
 #[cfg(target_os = "linux")]
 pub mod iperf;
@@ -66,18 +69,7 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     if scenario.upload() {
         return Err(Error::scenario("workload.direction", "the emulator runs downloads only (not uploads yet)"));
     }
-    if !scenario.host.is_off() {
-        return Err(Error::scenario(
-            "host",
-            "models the clients' CPUs in the simulator; the emulator's clients are the kernel's own: leave [host] out",
-        ));
-    }
-    if !scenario.server_host.is_off() {
-        return Err(Error::scenario(
-            "server_host",
-            "models the server's CPU in the simulator; the emulator's server is the kernel's own: leave [server_host] out",
-        ));
-    }
+    clients::check(scenario)?;
     if scenario.sender.tcp().is_some_and(|t| t.message_bytes.is_some()) {
         return Err(Error::scenario(
             "sender.message_bytes",

@@ -87,8 +87,9 @@ nix::ioctl_write_ptr_bad!(tunsetiff, libc::TUNSETIFF, libc::ifreq);
 
 /// Opens a queue of the TUN device `TUN_NAME` in the calling thread's namespace (`IFF_TUN |
 /// IFF_NO_PI`: bare IP packets, Documentation/networking/tuntap.rst; `IFF_MULTI_QUEUE` when
-/// `multi`: each opening attaches one more queue), non-blocking.
-fn tun_queue(multi: bool) -> bondsim_core::Result<File> {
+/// `multi`: each opening attaches one more queue; `IFF_NAPI` when `napi`: see [`open_tun`]),
+/// non-blocking.
+fn tun_queue(multi: bool, napi: bool) -> bondsim_core::Result<File> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -100,7 +101,8 @@ fn tun_queue(multi: bool) -> bondsim_core::Result<File> {
         *dst = src as libc::c_char;
     }
     let multi = if multi { libc::IFF_MULTI_QUEUE } else { 0 };
-    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | multi) as libc::c_short;
+    let napi = if napi { libc::IFF_NAPI } else { 0 };
+    req.ifr_ifru.ifru_flags = (libc::IFF_TUN | libc::IFF_NO_PI | multi | napi) as libc::c_short;
     // SAFETY: TUNSETIFF reads (and writes back the name into) the ifreq we own.
     unsafe { tunsetiff(file.as_raw_fd(), &req) }.map_err(|e| host_error("TUNSETIFF", e))?;
     nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK))
@@ -120,17 +122,50 @@ fn configure_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<()> {
 
 /// Opens a TUN device in the calling thread's namespace, addressed `addr/32` with `mtu`
 /// ([`configure_tun`]).
-pub fn open_tun(addr: [u8; 4], mtu: u32) -> bondsim_core::Result<File> {
-    let file = tun_queue(false)?;
+///
+/// With `gro_flush_timeout_ns` the device receives through NAPI and GRO (`IFF_NAPI`): Linux 6.18's
+/// `tun_get_user` (drivers/net/tun.c) queues each written frame for the queue's NAPI and schedules
+/// it (`more` is false for a `write()`), so the poll, run as the write returns, takes that one frame
+/// through `napi_gro_receive`; `napi_complete_done` (net/core/dev.c) then flushes what GRO holds
+/// unless the device's `gro_flush_timeout` is above 0, when it flushes only skbs older than a jiffy
+/// and re-arms a timer of that length, whose poll (no frame) flushes everything. Frames written
+/// closer together than the timeout thus merge as one poll's would. Without it the device hands
+/// each frame to the stack alone (`tun_rx_batched` → `netif_receive_skb`: no GRO).
+pub fn open_tun(addr: [u8; 4], mtu: u32, gro_flush_timeout_ns: Option<u64>) -> bondsim_core::Result<File> {
+    let file = tun_queue(false, gro_flush_timeout_ns.is_some())?;
     configure_tun(addr, mtu)?;
+    if let Some(ns) = gro_flush_timeout_ns {
+        set_gro_flush_timeout(ns)?;
+    }
     Ok(file)
+}
+
+/// Sets the TUN device's `gro_flush_timeout` (ns; `netdev_set_gro_flush_timeout` passes it to each
+/// of its NAPI instances) in the calling thread's namespace, and reads it back. sysfs shows the
+/// devices of the network namespace that mounted it, so the thread mounts one of its own, in a
+/// mount namespace of its own (`unshare(CLONE_NEWNS)` on this thread only, its mounts private):
+/// call it on a thread that ends with the namespace's set-up ([`Netns::run`]).
+fn set_gro_flush_timeout(ns: u64) -> bondsim_core::Result<()> {
+    use nix::mount::{mount, MsFlags};
+    unshare(CloneFlags::CLONE_NEWNS).map_err(|e| host_error("unshare(CLONE_NEWNS)", e))?;
+    mount(None::<&str>, "/", None::<&str>, MsFlags::MS_REC | MsFlags::MS_PRIVATE, None::<&str>)
+        .map_err(|e| host_error("making this thread's mounts private", e))?;
+    mount(Some("sysfs"), "/sys", Some("sysfs"), MsFlags::empty(), None::<&str>)
+        .map_err(|e| host_error("mounting the namespace's sysfs", e))?;
+    let path = format!("/sys/class/net/{TUN_NAME}/gro_flush_timeout");
+    std::fs::write(&path, ns.to_string()).map_err(|e| host_error(&path, e))?;
+    let read = std::fs::read_to_string(&path).map_err(|e| host_error(&path, e))?;
+    if read.trim() != ns.to_string() {
+        return Err(host_error(&path, format!("wrote {ns}, reads {}", read.trim())));
+    }
+    Ok(())
 }
 
 /// Opens a TUN device of `queues` queues in the calling thread's namespace, addressed as
 /// [`open_tun`]'s, whose TCP sends one segment per skb (`gso_max_segs 1`: the kernel picks a
 /// queue per skb, before segmentation, and the bond picks per segment, as the model's).
 pub fn open_tun_queues(addr: [u8; 4], mtu: u32, queues: usize) -> bondsim_core::Result<Vec<File>> {
-    let files = (0..queues).map(|_| tun_queue(true)).collect::<bondsim_core::Result<Vec<File>>>()?;
+    let files = (0..queues).map(|_| tun_queue(true, false)).collect::<bondsim_core::Result<Vec<File>>>()?;
     ip(&["link", "set", TUN_NAME, "gso_max_segs", "1"])?;
     configure_tun(addr, mtu)?;
     Ok(files)

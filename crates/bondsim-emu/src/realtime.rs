@@ -247,7 +247,7 @@ pub fn emulate(scenario: &Scenario, options: &Options, progress: &mut dyn FnMut(
         let netns = Netns::new()?;
         let (tun, before) = netns.run(|| {
             set_sysctls(&wanted);
-            let tun = ns::open_tun(ip, mtu)?;
+            let tun = ns::open_tun(ip, mtu, crate::clients::gro_flush_timeout_ns(&scenario.host))?;
             if let Some(addrs) = subflow_ips.get(c) {
                 let commands = mptcp::setup_client(addrs, &backup)?;
                 if c == 0 {
@@ -455,7 +455,7 @@ impl ServerTun {
     /// Opens it in the calling thread's namespace, addressed `addr` with `mtu`.
     fn open(scenario: &Scenario, host: HostQueues, addr: [u8; 4], mtu: u32) -> Result<ServerTun> {
         let HostQueues::Kernel(steering) = host else {
-            return Ok(ServerTun { queues: vec![ns::open_tun(addr, mtu)?], steerer: None });
+            return Ok(ServerTun { queues: vec![ns::open_tun(addr, mtu, None)?], steerer: None });
         };
         let links = scenario.each_link().count(); // (a spec's `count` expanded)
         let queues = ns::open_tun_queues(addr, mtu, links + 1)?;
@@ -643,6 +643,22 @@ fn mean(values: &[f64]) -> Option<f64> {
 /// Nearest-rank percentile of sorted `values`.
 fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     (!sorted.is_empty()).then(|| sorted[((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len()) - 1])
+}
+
+/// The clients' hosts' figures under `[host]` (`bondsim_core::host::FIGURES`, as the model's): the
+/// frames their NICs let go to the TUN devices and dropped, the most one held, and the skbs the
+/// kernel's IP took (`Ip.InReceives`: one per skb, GRO's merged ones once, `ip_rcv_core`); the
+/// kernel's CPU time is not measured (`host_cpu_busy_max` stays null). With GRO, the TUN devices'
+/// `gro_flush_timeout` (`emu_gro_flush_timeout_us`).
+fn host_figures(figures: &mut Figures, scenario: &Scenario, fabric: &Fabric, kernel: &Kernel) {
+    let Some(nic) = fabric.nic_counts() else { return };
+    let skbs = kernel.clients.get("Ip.InReceives").and_then(Value::as_u64).unwrap_or(0);
+    figures.push("host_rx_frames", nic.frames);
+    figures.push("host_rx_skbs", skbs);
+    figures.push("host_drops", nic.drops);
+    figures.push("host_queue_max", nic.queue_max);
+    let timeout = crate::clients::gro_flush_timeout_ns(&scenario.host);
+    figures.push("emu_gro_flush_timeout_us", timeout.map(|ns| ns as f64 / 1e3));
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -843,6 +859,7 @@ fn result(
         figures.push("mptcp_recovered", server_mib("SubflowRecover"));
         figures.push("mptcp_duplicates", client_mib("DuplicateData"));
     }
+    host_figures(&mut figures, scenario, fabric, kernel);
     figures.push("emulated", true);
     figures.push("emu_lateness_p50_us", late(0.5));
     figures.push("emu_lateness_p99_us", late(0.99));

@@ -97,6 +97,36 @@ fn forward(f: &Fabric) -> Vec<LinkStats> {
 }
 
 #[test]
+fn a_clients_nic_lets_its_frames_go_at_its_moderated_polls_as_the_models_host_does() {
+    // 8 Mbit/s: a 1000-byte packet every 1.038 ms from 3 ms on; interrupts at least 3.5 ms apart. The first
+    // frame raises one at once; the next two wait for the next poll, 3.5 ms later, and go together; the
+    // fourth finds the ring of 2 full (the waiting frame and the one that the poll will find) and is dropped.
+    let doc = serde_json::json!({
+        "workload": {"clients": 1, "requests": 1, "file_size": {"kind": "fixed", "bytes": 1000}},
+        "sender": {"kind": "tcp"}, "bond": {"mode": "rr"}, "links": [{"rate_mbps": 8}],
+        "host": {"rx_coalesce_us": 3500, "rx_ring": 2},
+    });
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    crate::check(&scenario).unwrap();
+    let mut f = Fabric::new(&scenario, Clients::new(&scenario.network, 1, scenario.seed)).unwrap();
+    let t = tx(1000, 8.0);
+    for seq in 0..6 {
+        f.from_server(ms(3.0), tcp_packet(1000, seq * 960, true), &mut Vec::new());
+    }
+    let out = run_until(&mut f, ms(20.0));
+    let due: Vec<SimTime> = out.iter().map(|d| d.due).collect();
+    let first = ms(3.0) + t;
+    let poll = first + ms(3.5);
+    assert_eq!(due, vec![first, poll, poll, poll + ms(3.5), poll + ms(3.5)], "{due:?}");
+    let seqs: Vec<Vec<u8>> = out.iter().map(|d| d.bytes.clone()).collect();
+    let sent = |n: u32| tcp_packet(1000, n * 960, true);
+    assert_eq!(seqs, vec![sent(0), sent(1), sent(2), sent(4), sent(5)], "in order; the fourth dropped");
+    let counts = f.nic_counts().unwrap();
+    assert_eq!((counts.frames, counts.drops, counts.queue_max), (5, 1, 1));
+    assert_eq!(f.in_flight(), 0);
+}
+
+#[test]
 fn a_packet_is_due_after_its_transmit_time_and_the_wire_delay_never_before() {
     let mut f = fabric(serde_json::json!([{"rate_mbps": 8, "delay_us": 1000}]), serde_json::json!({"mode": "rr"}));
     f.from_server(ms(2.0), tcp_packet(1500, 1, true), &mut Vec::new());
@@ -352,13 +382,28 @@ fn the_emulator_names_what_it_cannot_do() {
         let err = crate::check(&scenario).unwrap_err().to_string();
         assert!(err.starts_with(&format!("{path}: ")), "{err}");
     }
-    // The machines' CPUs are the simulator's model; the emulator's are the kernel's own.
-    for section in ["host", "server_host"] {
+    // The machines' CPUs are the simulator's model; the emulator's are the kernel's own. Of the clients'
+    // hosts it makes the NIC (ring, moderation) and GRO behind it, when moderation gathers frames into polls.
+    let hosts = [
+        ("server_host", serde_json::json!({"rx_coalesce_us": 100}), "server_host"),
+        ("host", serde_json::json!({"rx_packet_us": 5}), "host.rx_packet_us"),
+        ("host", serde_json::json!({"rx_coalesce_us": 100, "tx_packet_us": 1}), "host.tx_packet_us"),
+        ("host", serde_json::json!({"rx_skb_us": 1, "rx_ring": 64, "gro": true}), "host.rx_skb_us"),
+        ("host", serde_json::json!({"rx_coalesce_us": 100, "shared": true}), "host.shared"),
+        ("host", serde_json::json!({"rx_coalesce_us": 100, "napi_weight": 16}), "host.napi_weight"),
+        ("host", serde_json::json!({"rx_ring": 64, "gro": true}), "host.gro"),
+    ];
+    for (section, value, path) in hosts {
         let mut doc = base.clone();
-        doc[section] = serde_json::json!({"rx_packet_us": 5});
+        doc[section] = value;
         let err = crate::check(&Scenario::from_json(&doc.to_string()).unwrap()).unwrap_err().to_string();
-        assert!(err.starts_with(&format!("{section}: ")), "{err}");
+        assert!(err.starts_with(&format!("{path}: ")), "{err}");
     }
+    let mut doc = base.clone();
+    doc["host"] = serde_json::json!({"rx_coalesce_us": 100, "rx_ring": 64, "gro": true});
+    let scenario = Scenario::from_json(&doc.to_string()).unwrap();
+    crate::check(&scenario).unwrap();
+    assert_eq!(crate::clients::gro_flush_timeout_ns(&scenario.host), Some(50_000), "half the moderation interval");
     // A TCP stream of messages (netperf's TCP_STREAM in the model): the emulator writes whole files.
     let mut doc = base.clone();
     doc["stop_s"] = serde_json::json!(1.0);

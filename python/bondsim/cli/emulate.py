@@ -40,8 +40,9 @@ examples:
   sudo bondsim validate emulate_rr --db results.duckdb   # both sides stored: bondsim runs compare
   sudo bondsim validate mptcp                            # the model's MPTCP beside the kernel's
   sudo bondsim validate --league full --runs 5 --db league.duckdb --out out/league.csv
-  sudo bondsim validate --league quick --runs 1                          # five cases: does it run?
+  sudo bondsim validate --league quick --runs 1                          # six cases: does it run?
   sudo bondsim validate --league mptcp --runs 5 --db league.duckdb       # its MPTCP cases alone
+  sudo bondsim validate --league gro --runs 5 --db league.duckdb         # the clients' NIC: moderation, GRO
   bondsim validate --league full --rejudge --db league.duckdb            # the model again, the kernel as stored
 """
 
@@ -346,10 +347,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--modes", help="comma-separated schedulers (default: the scenario's bond.mode)")
     p.add_argument(
         "--league",
-        choices=("full", "mptcp", "quick"),
+        choices=("full", "mptcp", "gro", "quick"),
         help="run a named set of cases instead (python/bondsim/league.py): the model on 5 seeds beside --runs "
         "kernel runs per case; a case agrees when the model's goodput is within the kernel's range widened by 10%% "
-        "and its retransmissions within the range widened by a factor 2 (+-30 below 30)",
+        "and its retransmissions within the range widened by a factor 2 (+-30 below 30), and (gro's cases: the "
+        "clients' NIC) the skbs their stacks took within the range widened by 10%%",
     )
     p.add_argument("--runs", type=int, default=5, help="--league: kernel runs per case (default 5)")
     p.add_argument(

@@ -10,7 +10,7 @@ use super::*;
 /// frame the machine sends (an ACK, data) `tx_packet_us`. Frames wait in one of Linux's two receive
 /// queues, and are dropped when it is full:
 ///
-/// * the per-CPU backlog of the `netif_rx` path (veth, TUN; a NIC without NAPI): `enqueue_to_backlog`
+/// * the per-CPU backlog of the `netif_rx` path (veth; a NIC without NAPI): `enqueue_to_backlog`
 ///   (net/core/dev.c, 6.18) drops a frame when `input_pkt_queue` holds more than
 ///   `netdev_max_backlog` (`qlen > max_backlog`), and `process_backlog` moves the whole input
 ///   queue into its `process_queue` each time that empties, so up to twice as many wait;
@@ -31,8 +31,9 @@ use super::*;
 /// rate is bound by its CPU all the same.
 ///
 /// What is left out, said once: NAPI's budget (`netdev_budget` 300) only shares the CPU with other
-/// softirq work, which the model has none of; adaptive coalescing; several CPUs (RPS, RSS). The default, every cost 0, is no host at all: frames reach the stack the instant they
-/// arrive, as before this part existed.
+/// softirq work, which the model has none of; adaptive coalescing; several CPUs (RPS, RSS). The
+/// default, every cost 0 with neither moderation nor GRO, is no host at all: frames reach the stack
+/// the instant they arrive, as before this part existed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Host {
@@ -115,8 +116,16 @@ impl Default for Host {
 }
 
 impl Host {
-    /// No host model: every cost 0 (the default), so frames reach the stack as they arrive.
+    /// No host model: every cost 0, no interrupt moderation and no GRO (the default), so frames reach
+    /// the stack as they arrive. A host without costs but with moderation or GRO is a fast CPU whose
+    /// polls are spaced by its NIC's interrupts: GRO merges what each poll takes (the emulator's
+    /// clients, whose CPU is the kernel's own, are such hosts).
     pub fn is_off(&self) -> bool {
+        self.is_free() && self.rx_coalesce_us == 0.0 && !self.gro
+    }
+
+    /// Every CPU cost 0.
+    pub fn is_free(&self) -> bool {
         self.rx_packet_us == 0.0
             && self.rx_byte_ns == 0.0
             && self.rx_skb_us == 0.0
