@@ -96,8 +96,12 @@ def report(runs: pd.DataFrame, quick: bool) -> str:
         "its single NIC: its fault-tolerance path (a user-level Link Inspector and a middleware driver in "
         "FreeBSD) cost something the model does not have.",
         "* **Two NICs**: the model doubles the single link (equal links in lock-step keep round-robin in "
-        "order); the paper's 176.35 (1.88×) is below double, which it attributes to nothing; a 2003-era host's "
-        "CPU and bus (38% CPU load at either rate) and the switch are the likely limits, not modelled.",
+        "order); the paper's 176.35 (1.88×) is below double, which it attributes to nothing. These runs' hosts "
+        "are ideal. The server's CPU is in the model (`[server_host]`, docs/hosts.md), and `bondsim reproduce "
+        "elt-tokens` runs this table with it (its `netperf_hosts.csv`: a cost per frame fitted to Fig. 5): that "
+        "puts two NICs below the paper at a CPU load far above the 38% the paper measured at either rate, and "
+        "no cost per frame gives one load at 94 and at 176 Mbit/s, so it is ruled out. The bus and the "
+        "switch's forwarding (the model's switch forwards at once) are not modelled: the candidates left.",
         "",
     ]
     return "\n".join(parts)

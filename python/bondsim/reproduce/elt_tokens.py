@@ -388,7 +388,10 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         f"measured {PAPER_CPU_LOAD:.0%}, the same {PAPER_CPU_LOAD:.0%} it measured with twice the traffic. A "
         "cost that grows with the frames cannot give one load at 94 and at 176 Mbit/s, so a per-frame CPU "
         "cost is ruled out as the bound of the token test. Per-token work (system calls, process "
-        "wake-ups: a cost per write and read, not per frame) is the hypothesis left; the model has no cost "
-        "per application write, so it is not tested here.",
+        "wake-ups: a cost per write and read, not per frame) is the hypothesis left, and it is not tested "
+        "here: the model's cost per application write (`[server_host] write_us`, docs/hosts.md) costs the "
+        "writes of a stream of messages (TCP's `sender.message_bytes`, the requests workload), and the model "
+        "refuses `message_bytes` with a ping-pong, whose writes are its tokens, so `write_us` cannot be set "
+        "for this exchange; a read's time is left out (only its copy, `rx_byte_ns`).",
     ]
     return "\n".join(lines) + "\n"

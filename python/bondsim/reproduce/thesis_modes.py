@@ -539,8 +539,9 @@ def host_report(ideal: pd.DataFrame, hosted: pd.DataFrame, host_us: float, solo:
         f"{PAPER_WEB['balance-xor (layer3+4)']:.0f}; four times one client's {solo:.0f} is "
         f"{4 * solo:.0f}. The thesis's four clients each moved 621-631 Mbit/s under balance-rr (§4.4.2's "
         "flexiclient lines), less than its one client alone: what a CPU per client predicts explains part of the "
-        "gap, not all of it. The rest is not in this run: the server's own CPU serving four clients (bondsim "
-        "models the receivers' hosts only), and what reordering costs a receiver beyond its frames. GRO, which "
+        "gap, not all of it. The rest is not in this run: the server's own CPU serving four clients (the model has "
+        "one, `[server_host]`, but the thesis reports nothing of its server's CPU to set it from), and what "
+        "reordering costs a receiver beyond its frames. GRO, which "
         "reordering defeats, is in the model (`host.gro`), but the thesis gives no split of its clients' cost "
         "between frames and skbs, nor their NICs' interrupt moderation, so it is not run here.",
         "* **One link's setups** (active-backup, 802.3ad on the static LAG, the fresh tlb and alb) share one link "
@@ -643,8 +644,10 @@ def report(
         "* **broadcast** sends every frame on every link, so four links carry one link's worth of data; "
         f"the thesis's {PAPER_WEB['broadcast']:.0f} Mbit/s is about half of that, and its text blames collisions. A "
         "full-duplex switched "
-        "link has none; what bondsim leaves out is the clients' switch ports, which receive every frame "
-        "four times (the LAG delivers each copy), and the host's cost of sending each frame four times.",
+        "link has none; what these runs leave out is the clients' switch ports, which receive every frame "
+        "four times (the LAG delivers each copy; the model's switch forwards at once), and the server's cost "
+        "of sending each frame four times (`[server_host] tx_packet_us`, not set: the thesis gives no figure "
+        "of its server's CPU).",
         "* **802.3ad**: with an LACP partner (bondsim's default switch for it) all four ports make one "
         f"aggregator and layer3+4 matches balance-xor ({by.loc['802.3ad (layer3+4)', 'goodput_mbps']:.0f} Mbit/s). On "
         "the static LAG §4.2 describes the bond keeps each port in an aggregator of its own and sends on one "
