@@ -1036,6 +1036,19 @@ def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(
     assert "8.9" in summary and "16.4" in summary and "512" in summary
 
 
+def test_elt_tokens_states_the_papers_unit_as_printed_and_its_own(reproduced):
+    from bondsim.reproduce import elt_tokens
+
+    # Seed 001 prints "8.9 Mbps or about 71.2% of the 12.5 Mbps peak for Ethernet" (text under Fig. 5):
+    # 12.5 is 100 Mbit/s in MB/s, so its values are MB/s; bondsim reports MB/s and says so beside them.
+    assert elt_tokens.PAPER_UNIT == "Mbps" and elt_tokens.LINK_MBPS / 8 == 12.5
+    summary = (reproduced("elt-tokens") / "summary.md").read_text()
+    for peak in elt_tokens.PAPER_PEAK.values():
+        assert f'| {peak} "Mbps" as printed (MB/s)' in summary
+    assert "the printed unit changed" in summary
+    assert "| 8.9 MB/s" not in summary and "| 16.4 MB/s" not in summary  # never silently in another unit
+
+
 def test_elt_tokens_fitted_machines_flatten_the_pairs_but_bound_two_channels_as_one(reproduced):
     from bondsim.reproduce import elt_tokens
 
