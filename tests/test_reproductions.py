@@ -88,6 +88,31 @@ def test_reproduce_writes_csvs_real_pngs_and_a_summary(reproduced, name):
     assert summary.startswith("# ") and "| ---" in summary  # a title and a table
 
 
+#: The reproductions that run TCP (the others run the window sender, UDP or the thesis's own model).
+TCP_REPRODUCTIONS = (
+    "bond-vs-mptcp",
+    "elt-aft",
+    "elt-tokens",
+    "failover-switchover",
+    "failure-league",
+    "ftp-two-links",
+    "hetero-bonding",
+    "league",
+    "rr-links",
+    "rr-unaware-switch",
+    "thesis-modes",
+)
+
+
+@pytest.mark.parametrize("name", TCP_REPRODUCTIONS)
+def test_every_tcp_reproduction_names_the_kernel_era_it_runs(reproduced, name):
+    # issue 38: each reproduction says which era's TCP it runs (``sender.kernel``, by its name or the CLI's)
+    summary = (reproduced(name) / "summary.md").read_text()
+    eras = {*kernels.TCP, *map(kernels.era, kernels.TCP)}
+    assert "sender.kernel" in summary
+    assert any(f"`{era}`" in summary or f'"{era}"' in summary for era in eras), name
+
+
 # --- thesis: Figures 9, 10, 11 and §6.2.4 ----------------------------------------------------------
 
 #: The thesis scenario: interfaces send one packet per 20 ms, the slowed ones every 82 ms; the
@@ -819,6 +844,18 @@ def test_thesis_modes_gives_the_clients_a_cpu_calibrated_on_one_client_and_predi
     assert f"`host.rx_packet_us = {us:.2f}`" in summary and "## The clients' hosts" in summary
 
 
+def test_thesis_modes_headline_tables_name_the_era_they_ran(reproduced):
+    summary = (reproduced("thesis-modes") / "summary.md").read_text()
+    eras = {
+        "## Table 2: iperf": thesis_modes.TODAY,
+        "## §4.4: every mode": thesis_modes.TODAY,
+        "## The clients' hosts": thesis_modes.THESIS_KERNEL,
+    }
+    for heading, kernel in eras.items():
+        (line,) = [line for line in summary.splitlines() if line.startswith(heading)]
+        assert f'`sender.kernel = "{kernel}"`' in line, line
+
+
 def thesis_rank(table: pd.DataFrame) -> tuple[float, int]:
     """Spearman's rank correlation of a thesis-modes mean table with the thesis's figures, and over how many:
     each figure once (a figure on two rows fails), §4.4.1's one-client figure, which the clients' CPU is
@@ -1034,6 +1071,18 @@ def test_elt_tokens_nodelay_moves_nothing_and_a_longer_delay_slows_small_tokens(
             assert mean[("delay 200 µs", *key)] < mean[("base", *key)]
     summary = (reproduced("elt-tokens") / "summary.md").read_text()
     assert "8.9" in summary and "16.4" in summary and "512" in summary
+
+
+@pytest.mark.parametrize("name", ["elt-aft", "elt-tokens"])
+def test_the_seed_001_reproductions_say_they_run_linuxs_tcp_and_which_era(reproduced, name):
+    from bondsim.reproduce import elt_tokens
+
+    # Seed 001's server ran FreeBSD ("Design and implementation"); bondsim models Linux's TCP: an assumption
+    assert elt_aft.scenario("two NICs", 1.0)["sender"]["kernel"] == elt_aft.KERNEL
+    assert elt_tokens.scenario(4, 1, 1, 1, 1)["sender"]["kernel"] == elt_aft.KERNEL
+    summary = (reproduced(name) / "summary.md").read_text()
+    assert f'`sender.kernel = "{elt_aft.KERNEL}"`' in summary
+    assert "FreeBSD" in summary and "an assumption" in summary
 
 
 def test_elt_tokens_states_the_papers_unit_as_printed_and_its_own(reproduced):

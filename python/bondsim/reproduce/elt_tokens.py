@@ -9,7 +9,7 @@ peak for Ethernet") and 16.4 "Mbps" (two channels, "65.6% of the theoretical 25 
 channels gaining only above about 512-byte tokens (Fig. 5 and the text under it; the paper is pp.
 1001–1007 of J. Zhejiang Univ. SCI A 7(6), and the seed's text has no page breaks to place it).
 
-bondsim runs the same exchange on its TCP model (Linux's rules) with an ideal host: the
+bondsim runs the same exchange on its TCP model (Linux's, of the era below) with an ideal host: the
 ``pingpong`` workload (each end writes its token when it has read the whole one from the other),
 the server's bond in balance-rr over one or two 100 Mbit/s links, the clients' answers on the link
 the switch's hash picks for each client. What the paper leaves unstated, and what we chose:
@@ -86,7 +86,7 @@ def scenario(token: int, pairs: int, channels: int, rounds: int, seed: int) -> d
         "name": "elt_tokens",
         "seed": seed,
         "workload": {"kind": "pingpong", "pairs": pairs, "token_bytes": token, "rounds": rounds},
-        "sender": {"kind": "tcp"},
+        "sender": {"kind": "tcp", "kernel": elt_aft.KERNEL},
         "bond": {"mode": "balance-rr"},
         "links": [{"count": channels, "rate_mbps": LINK_MBPS, "delay_us": 50.0}],
     }
@@ -247,6 +247,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     tokens = sorted(base["token_bytes"].unique())
     most = int(base["pairs"].max())
     parts = ["# elt-tokens: seed 001, Fig. 5 — token exchange over one or two channels\n", __doc__.split("\n\n", 1)[1]]
+    parts.append(f"{elt_aft.ERA}\n")
     if quick:
         parts.append("*Quick size: 5 token sizes, 1 and 6 pairs, 30 exchanges, 2 replications.*\n")
     parts += [

@@ -178,6 +178,12 @@ def kernel_of(kernel: str) -> list[str]:
     return [] if kernel == TODAY else [f"sender.kernel={kernel}"]
 
 
+def era_text(kernel: str) -> str:
+    """The era a table's runs use, as its heading says it: today's TCP, or the thesis's kernel (assumed)."""
+    what = "today's TCP" if kernel == TODAY else "the thesis's kernel, assumed"
+    return f'{what}: `sender.kernel = "{kernel}"`'
+
+
 #: The switch's hash the Table 2 runs use (the thesis does not say): the model's default, layer2+3.
 SWITCH_HASH = "layer2+3"
 #: The switch hashes Table 2 is also run under (balance-rr: every hashed mode places data alike).
@@ -444,7 +450,7 @@ def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
     by = mean.set_index("mode")
     hashed = [m for m in ("balance-rr", "balance-xor", "broadcast", "802.3ad") if m in by.index]
     parts = [
-        "\n## Table 2: iperf from the four clients into the bond\n",
+        f"\n## Table 2: iperf from the four clients into the bond ({era_text(TODAY)})\n",
         "| mode | bondsim Mbit/s (95% interval†) | thesis Mbit/s | ports the data came in on (mean) |"
         " out of order on the wire |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -512,11 +518,11 @@ def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
 def host_report(ideal: pd.DataFrame, hosted: pd.DataFrame, host_us: float, solo: float) -> str:
     """The web test under the thesis's kernel, ideal hosts beside the clients' CPUs calibrated on §4.4.1."""
     parts = [
-        "\n## The clients' hosts: a CPU each, calibrated on §4.4.1\n",
+        f"\n## The clients' hosts: a CPU each, calibrated on §4.4.1 ({era_text(THESIS_KERNEL)})\n",
         f"Each client's CPU costs `host.rx_packet_us = {host_us:.2f}` µs a frame: the value with which one client "
         f"on one link moves {solo:.1f} Mbit/s in the model, the thesis's {PAPER_WEB[HOST_FROM]} (§4.4.1, one client "
         "and no bonding), taken from that measurement of its host. Every other figure below is a prediction. "
-        f"`{THESIS_KERNEL}`, Mbit/s, mean over the runs (95% interval†):\n",
+        f"{era_text(THESIS_KERNEL)}; Mbit/s, mean over the runs (95% interval†):\n",
         "| setup | thesis | ideal hosts | the clients' CPUs | clients' CPUs busy (the busiest) |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
@@ -599,7 +605,7 @@ def report(
         parts.append("\n*Quick size: 0.4 s runs, one replication, no run past the first TLB/ALB rebalance.*")
     parts += iperf_report(iperf_mean, by_hash)
     parts += [
-        "\n## §4.4: every mode, the web test\n",
+        f"\n## §4.4: every mode, the web test ({era_text(TODAY)})\n",
         "| setup | bondsim Mbit/s (95% interval†) | thesis Mbit/s | links used | out of order on the wire |"
         " retransmissions (spurious) | p99 completion ms |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
