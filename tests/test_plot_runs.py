@@ -63,6 +63,41 @@ def test_points_are_means_with_an_interval_only_from_five_runs(stored):
         assert has_band.all() if reps >= 5 else not has_band.any(), sweep
 
 
+def drawn_intervals(monkeypatch, draw) -> list:
+    """What ``draw(path)`` (a call of :mod:`bondsim.plots`) put on its figure's axes: the paths of its bands
+    (``compare``) and its error bars (``bars``), the figure kept from being saved."""
+    from bondsim import plots
+
+    figures = []
+    monkeypatch.setattr(plots, "_save", lambda fig, path: figures.append(fig))
+    draw("unused.png")
+    (ax,) = figures[0].axes
+    bands = [path for c in ax.collections for path in c.get_paths() if len(path.vertices)]
+    errors = [c.errorbar for c in ax.containers if getattr(c, "errorbar", None) is not None]
+    return bands + errors
+
+
+@pytest.mark.parametrize("runs", [2, 4, 5])
+def test_a_chart_draws_an_interval_only_from_five_runs(monkeypatch, runs):
+    import pandas as pd
+
+    from bondsim import plots
+    from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
+
+    table = pd.DataFrame({"x": [1, 2] * runs, "s": "a", "y": [float(i) for i in range(2 * runs)]})
+    mean = mean_ci(table, ["s", "x"], "y")
+    assert mean["y_lo"].notna().all()  # mean_ci gives the interval; the chart decides whether to draw it
+    labels = dict(title="t", xlabel="x", ylabel="y")
+    for draw in (
+        lambda path: plots.compare(mean, "x", "y", "s", path, **labels),
+        lambda path: plots.bars(mean, "x", "y", "s", path, **labels),
+    ):
+        assert bool(drawn_intervals(monkeypatch, draw)) == (runs >= MIN_INTERVAL_RUNS)
+    # without the runs' count an interval is not drawn either
+    unknown = mean.drop(columns="y_n")
+    assert not drawn_intervals(monkeypatch, lambda path: plots.bars(unknown, "x", "y", "s", path, **labels))
+
+
 def test_what_means_nothing_for_the_runs_is_refused_with_what_to_plot(stored, main, tmp_path):
     db, out = str(stored / "r.duckdb"), str(tmp_path / "x.png")
     refused = main("plot", "--db", db, "--sweep", "pl", "--y", "ooo_fraction", "--x", "bond.mode", "--out", out)

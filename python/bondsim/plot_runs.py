@@ -73,7 +73,7 @@ def points(runs: pd.DataFrame, y: str, x: str, by: str | None) -> tuple[pd.DataF
     ``y`` over the runs, its 95% interval (``{y}_lo``, ``{y}_hi``) where there are
     :data:`~bondsim.stats.MIN_INTERVAL_RUNS` runs or more (else empty) and the number of runs (``{y}_n``);
     and the figure's label."""
-    from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
+    from bondsim.stats import mean_ci, published
 
     column = columns.with_rules(y)
     if not column.needs and y not in runs:
@@ -89,9 +89,7 @@ def points(runs: pd.DataFrame, y: str, x: str, by: str | None) -> tuple[pd.DataF
         raise BondsimError(f"--y: {y}: {why}")
     series = (by + "=" + runs[by].astype(str)) if by else "all runs"
     data = runs.assign(_y=values.astype(float), series=series).dropna(subset=["_y"])
-    mean = mean_ci(data, ["series", x], "_y")
-    few = mean["_y_n"] < MIN_INTERVAL_RUNS
-    mean.loc[few, ["_y_lo", "_y_hi"]] = float("nan")  # a published interval needs enough runs
+    mean = published(mean_ci(data, ["series", x], "_y"), "_y")
     renamed = {f"_y{end}": f"{y}{end}" for end in ("", "_lo", "_hi", "_n", "_min", "_max")}
     return mean.rename(columns=renamed), column.label
 

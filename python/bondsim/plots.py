@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from bondsim import atomic
+from bondsim.stats import published
 
 #: Line styles of reference lines, one per reference: dashed, dotted, dash-dotted, long dashes.
 REFERENCE_STYLES = ("--", ":", "-.", (0, (8, 3)))
@@ -46,9 +47,11 @@ def compare(
     (e.g. a paper's figures), each in its own line style and labelled in the legend. A reference whose
     label names a series as a word (``"thesis rr ~0.5"`` and the series ``rr``) takes that series'
     colour; the others are grey. Where ``data`` has ``{y}_lo`` and ``{y}_hi`` columns (a mean over
-    replications and its interval, :func:`bondsim.stats.mean_ci`), each line carries its band."""
+    replications and its interval, :func:`bondsim.stats.mean_ci`), each line carries its band where
+    :func:`bondsim.stats.published` keeps it (from ``{y}_n`` ≥ ``MIN_INTERVAL_RUNS`` runs)."""
     fig, ax = plt.subplots(figsize=(7, 4.2), dpi=120)
     colours: dict[str, str] = {}
+    data = published(data, y)
     band = f"{y}_lo" in data and f"{y}_hi" in data
     for label, group in data.groupby(by, sort=False):
         group = group.sort_values(x)
@@ -87,9 +90,11 @@ def bars(
     """Grouped bars: one group per value of ``x``, one bar per value of ``by``; optional reference markers.
     ``rotate`` slants long group labels.
     Where ``data`` has ``{y}_lo`` and ``{y}_hi`` columns (a mean over replications and its interval,
-    :func:`bondsim.stats.mean_ci`), the bars that have them carry error bars."""
+    :func:`bondsim.stats.mean_ci`), the bars whose interval :func:`bondsim.stats.published` keeps (from
+    ``{y}_n`` ≥ ``MIN_INTERVAL_RUNS`` runs) carry error bars."""
     import numpy as np
 
+    data = published(data, y)
     groups = list(dict.fromkeys(data[x]))
     series = list(dict.fromkeys(data[by]))
     width = 0.8 / (len(series) + len(reference or {}))
@@ -127,8 +132,10 @@ def against(
     ylabel: str,
 ) -> Path:
     """Bars of a measured distribution (column ``measured``) beside the expected one, labelled ``labels``;
-    the measured bars carry error bars where ``data`` has ``{measured}_lo`` / ``_hi`` (its 95% interval)."""
-    interval = {f"value_{end}": data[f"{measured}_{end}"] for end in ("lo", "hi") if f"{measured}_{end}" in data}
+    the measured bars carry error bars where ``data`` has ``{measured}_lo`` / ``_hi`` (its 95% interval) from
+    enough runs (``{measured}_n``, :func:`bars`)."""
+    ends = ("lo", "hi", "n")
+    interval = {f"value_{end}": data[f"{measured}_{end}"] for end in ends if f"{measured}_{end}" in data}
     long = pd.concat(
         [
             data.assign(source=labels[0], value=data[measured], **interval),

@@ -70,6 +70,19 @@ CI_NOTE = (
 )
 
 
+def published(table: pd.DataFrame, value: str) -> pd.DataFrame:
+    """``table`` (a :func:`mean_ci` table) with ``{value}_lo`` / ``{value}_hi`` emptied where fewer than
+    :data:`MIN_INTERVAL_RUNS` runs gave them (``{value}_n``), and on every row without that count: the
+    intervals a chart may draw, as :func:`ci_text` writes them."""
+    bounds = [f"{value}_lo", f"{value}_hi"]
+    if not set(bounds) <= set(table.columns):
+        return table
+    if f"{value}_n" not in table:
+        return table.drop(columns=bounds)
+    enough = table[f"{value}_n"] >= MIN_INTERVAL_RUNS
+    return table.assign(**{b: table[b].where(enough) for b in bounds})
+
+
 def cell(value: float, spec: str) -> str:
     """A table cell: ``value`` formatted by ``spec``, or a dash where a run has none (NaN)."""
     return "–" if value != value else format(value, spec)
@@ -223,8 +236,8 @@ def mean_ci(
 def share_ci(outcomes: list, values: list, name: str, value: str, level: float = 0.95) -> pd.DataFrame:
     """How often each of ``values`` came out among ``outcomes`` (one per replication): the share (the
     mean over the replications of an indicator) with its interval from :func:`mean_ci`; columns ``name``,
-    ``value``, ``{value}_lo``, ``{value}_hi``."""
+    ``value``, ``{value}_lo``, ``{value}_hi`` and ``{value}_n`` (the replications)."""
     import pandas as pd
 
     hits = pd.DataFrame([{name: v, value: float(o == v)} for v in values for o in outcomes])
-    return mean_ci(hits, [name], value, level).drop(columns=[f"{value}_n", f"{value}_min", f"{value}_max"])
+    return mean_ci(hits, [name], value, level).drop(columns=[f"{value}_min", f"{value}_max"])

@@ -6,7 +6,7 @@ The links (:data:`LINKS`): equal (10 + 10 Mbit/s), 2:1 (10 + 5), 10:1 (10 + 1), 
 Mbit/s, 10 ms against 40 ms one way), one lossy link (10 + 10, the second losing 1% of its frames),
 and a link that fails and returns (10 + 10, the first down from 1 s to 2 s, the instant jittered over
 100 ms by the seed); 2 ms one way unless said. The bond watches its links with miimon 100 ms. TCP is
-today's Linux (CUBIC, SACK, RACK-TLP); each MPTCP subflow is the same TCP, uncoupled, as Linux runs
+today's Linux (`sender.kernel = "current"`: CUBIC, SACK, RACK-TLP); each MPTCP subflow is the same TCP, uncoupled, as Linux runs
 it. MPTCP's `default` is Linux 6.18's own scheduler; the others (`minrtt`, `roundrobin`,
 `redundant`, `blest`, `ecf`) are the out-of-tree multipath-tcp.org kernel's (`bondsim schedulers`).
 

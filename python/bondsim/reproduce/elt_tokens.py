@@ -4,17 +4,21 @@ TCP, through one Fast Ethernet channel or two channels striped round-robin.
 The paper's server (FreeBSD, Intel pro100+ NICs, its own round-robin "ELT" driver) runs one producer
 process per pair; each writes a token with ``send()``, the client reads it whole and returns it at
 once; aggregate throughput from ``netstat``. It reports throughput that depends on the token size
-but hardly on the number of pairs, peaks of 8.9 MB/s (one channel, "71.2% of the 12.5" MB/s of
-100 Mbit/s) and 16.4 MB/s (two channels, 65.6% of 25), and two channels gaining only above about
-512-byte tokens.
+but hardly on the number of pairs, peaks of 8.9 "Mbps" (one channel, "about 71.2% of the 12.5 Mbps
+peak for Ethernet") and 16.4 "Mbps" (two channels, "65.6% of the theoretical 25 Mbps"), and two
+channels gaining only above about 512-byte tokens (Fig. 5 and the text under it; the paper is pp.
+1001–1007 of J. Zhejiang Univ. SCI A 7(6), and the seed's text has no page breaks to place it).
 
-bondsim runs the same exchange on its TCP model (Linux's rules) with an ideal host: the
+bondsim runs the same exchange on its TCP model (Linux's, of the era below) with an ideal host: the
 ``pingpong`` workload (each end writes its token when it has read the whole one from the other),
 the server's bond in balance-rr over one or two 100 Mbit/s links, the clients' answers on the link
 the switch's hash picks for each client. What the paper leaves unstated, and what we chose:
 
-* the unit: its MB/s are bounded by one direction of a link (8.9 is 71.2% of 12.5), so we report
-  the tokens' bytes per second **one way** (the server's tokens; the answers carry as many);
+* the unit: the paper prints "Mbps", but its 12.5 "Mbps" peak of a 100 Mbit/s Ethernet is that rate
+  in megabytes per second, so its values are MB/s by its own arithmetic. We report **MB/s** (10^6
+  bytes a second): a change of the printed unit, not of the values, said wherever they are compared.
+  They are bounded by one direction of a link (8.9 is 71.2% of 12.5), so we report the tokens' bytes
+  per second **one way** (the server's tokens; the answers carry as many);
 * the link delay (switch and NIC latency, one way): 50 µs; the tables show 200 µs beside it;
 * Nagle: on (the socket default on both FreeBSD and Linux); the tables show ``TCP_NODELAY`` beside it;
 * how the switch spreads the clients' answers over the server's two ports (ELT gives every port the
@@ -46,8 +50,11 @@ LINK_MBPS = 100.0
 #: Token sizes 2^2 … 2^13 bytes and 1 … 6 pairs (Fig. 5).
 TOKENS = tuple(2**n for n in range(2, 14))
 PAIRS = tuple(range(1, 7))
-#: Seed 001, text under Fig. 5 (MB/s; the paper writes "Mbps").
+#: Seed 001, the text under Fig. 5, in the unit it prints (:data:`PAPER_UNIT`).
 PAPER_PEAK = {1: 8.9, 2: 16.4}
+#: The unit the paper prints its Fig. 5 figures in. They are MB/s (12.5 "Mbps" is its peak of 100 Mbit/s
+#: Ethernet), which is what bondsim reports: :func:`as_printed` says so beside each.
+PAPER_UNIT = "Mbps"
 PAPER_GAIN_ABOVE = 512
 #: What varies beside the chosen values: name -> overrides.
 VARIANTS: dict[str, list[str]] = {
@@ -68,13 +75,18 @@ PAPER_CPU_LOAD = 0.38
 PAYLOAD_MBYTES = LINK_MBPS / 8 * 1448 / (1448 + 52 + 38)
 
 
+def as_printed(value: float) -> str:
+    """A Fig. 5 figure of the paper's in the unit it prints, and what that unit is (MB/s: :data:`PAPER_UNIT`)."""
+    return f'{value} "{PAPER_UNIT}" as printed (MB/s)'
+
+
 def scenario(token: int, pairs: int, channels: int, rounds: int, seed: int) -> dict:
     """``pairs`` pairs bouncing ``token`` bytes ``rounds`` times over ``channels`` links in balance-rr."""
     return {
         "name": "elt_tokens",
         "seed": seed,
         "workload": {"kind": "pingpong", "pairs": pairs, "token_bytes": token, "rounds": rounds},
-        "sender": {"kind": "tcp"},
+        "sender": {"kind": "tcp", "kernel": elt_aft.KERNEL},
         "bond": {"mode": "balance-rr"},
         "links": [{"count": channels, "rate_mbps": LINK_MBPS, "delay_us": 50.0}],
     }
@@ -207,7 +219,7 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         ylabel="tokens, MB/s one way",
         logx=True,
         reference={
-            f"paper: peak, {n} channel{'s' if n > 1 else ''} ({v} MB/s)": ([tokens[0], tokens[-1]], [v, v])
+            f"paper: peak, {n} channel{'s' if n > 1 else ''} ({as_printed(v)})": ([tokens[0], tokens[-1]], [v, v])
             for n, v in PAPER_PEAK.items()
         },
     )
@@ -235,6 +247,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     tokens = sorted(base["token_bytes"].unique())
     most = int(base["pairs"].max())
     parts = ["# elt-tokens: seed 001, Fig. 5 — token exchange over one or two channels\n", __doc__.split("\n\n", 1)[1]]
+    parts.append(f"{elt_aft.ERA}\n")
     if quick:
         parts.append("*Quick size: 5 token sizes, 1 and 6 pairs, 30 exchanges, 2 replications.*\n")
     parts += [
@@ -267,11 +280,15 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     pure = at("base", 1, small, 1).pure_acks
     parts += [
         "\n## Paper vs bondsim\n",
+        f'The paper\'s figures as printed, in "{PAPER_UNIT}": by its own arithmetic (8.9 is 71.2% of 12.5, and 12.5 '
+        "is 100 Mbit/s in megabytes a second) they are MB/s, the unit bondsim's column reports: the printed unit "
+        "changed, the values compared as they are.\n",
         "| figure | paper | bondsim |",
         "| --- | --- | --- |",
-        f"| peak, one channel | {PAPER_PEAK[1]} MB/s (71.2% of 12.5) | {peak[1]:.1f} MB/s "
+        f"| peak, one channel | {as_printed(PAPER_PEAK[1])}, 71.2% of 12.5 | {peak[1]:.1f} MB/s "
         f"({peak[1] / (LINK_MBPS / 8):.1%} of 12.5; the payload ceiling is {PAYLOAD_MBYTES:.2f}) |",
-        f"| peak, two channels | {PAPER_PEAK[2]} MB/s (65.6% of 25) | {peak[2]:.1f} MB/s ({peak[2] / (LINK_MBPS / 4):.1%} of 25) |",
+        f"| peak, two channels | {as_printed(PAPER_PEAK[2])}, 65.6% of 25 | {peak[2]:.1f} MB/s "
+        f"({peak[2] / (LINK_MBPS / 4):.1%} of 25) |",
         f"| two channels gain (≥ 10%) from | about {PAPER_GAIN_ABOVE} B | {gain_one} B with 1 pair, {gain_most} B "
         f"with {most} pairs |",
         f'| number of pairs | "insensitive" | at {small} B, {most} pairs carry '
@@ -347,7 +364,7 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         f"\n## The machines, fitted: {cost:.2f} µs a frame\n",
         f"Both ends' CPUs (`host.shared = true`, `[server_host]`), {cost:.2f} µs a frame received and a "
         f"frame sent: the cost at which {FIT_PAIRS} pairs over one channel peak, over the token sizes, "
-        f"at the paper's {PAPER_PEAK[1]} MB/s (**fitted**: {fitted:.2f}). Tokens, MB/s one way:\n",
+        f"at the paper's {as_printed(PAPER_PEAK[1])} (**fitted**: {fitted:.2f}). Tokens, MB/s one way:\n",
         "| token bytes | "
         + " | ".join(f"{p} pair{'s' if p > 1 else ''}, {c} ch" for c in (1, 2) for p in pairs)
         + " |",
@@ -362,7 +379,7 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         "\nChecked on what it was not fitted to:\n",
         "| figure | paper | ideal machines | fitted machines | verdict |",
         "| --- | --- | --- | --- | --- |",
-        f"| peak, two channels | {PAPER_PEAK[2]} MB/s (Fig. 5) | {peak('base', 2).mbytes_one_way:.1f} MB/s | "
+        f"| peak, two channels | {as_printed(PAPER_PEAK[2])} (Fig. 5) | {peak('base', 2).mbytes_one_way:.1f} MB/s | "
         f"{two.mbytes_one_way:.1f} MB/s ({two.token_bytes} B tokens; one channel {one.mbytes_one_way:.1f} at "
         f"{one.token_bytes} B) | {verdict(two.mbytes_one_way, PAPER_PEAK[2])} |",
         f'| {most} pairs against 1, {small} B tokens | "insensitive" (Fig. 5) | {ratio("base"):.1f}× | '
@@ -388,7 +405,10 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         f"measured {PAPER_CPU_LOAD:.0%}, the same {PAPER_CPU_LOAD:.0%} it measured with twice the traffic. A "
         "cost that grows with the frames cannot give one load at 94 and at 176 Mbit/s, so a per-frame CPU "
         "cost is ruled out as the bound of the token test. Per-token work (system calls, process "
-        "wake-ups: a cost per write and read, not per frame) is the hypothesis left; the model has no cost "
-        "per application write, so it is not tested here.",
+        "wake-ups: a cost per write and read, not per frame) is the hypothesis left, and it is not tested "
+        "here: the model's cost per application write (`[server_host] write_us`, docs/hosts.md) costs the "
+        "writes of a stream of messages (TCP's `sender.message_bytes`, the requests workload), and the model "
+        "refuses `message_bytes` with a ping-pong, whose writes are its tokens, so `write_us` cannot be set "
+        "for this exchange; a read's time is left out (only its copy, `rx_byte_ns`).",
     ]
     return "\n".join(lines) + "\n"

@@ -27,9 +27,10 @@ we chose:
   at any phase of the 4 ms monitor and of the packet train; the paper's failures every 10 s of one long
   run are failures of a bond in the same steady state;
 * UDP: iperf at 500 Mbit/s offered, the only UDP rate the paper gives (§4.2): the link runs full;
-* TCP: one bulk iperf transfer, Linux 3.x (no RACK: `tcp_recovery = 0`; FACK on, its default then:
-  `tcp_fack`; TLP already on, with 3.10's probe timeout, at least 10 ms in jiffies: `tlp_timeout =
-  "linux-3.10"`) beside today's defaults (RACK-TLP); one-way delay 1 µs (a cable).
+* TCP: one bulk iperf transfer, Linux 3.x (`sender.kernel`'s `linux-3.x` preset: no RACK, `tcp_recovery =
+  0`; FACK on, its default then: `tcp_fack`; TLP already on, with 3.10's probe timeout, at least 10 ms in
+  jiffies: `tlp_timeout = "linux-3.10"`) beside today's defaults (`modern`, `current`: RACK-TLP); one-way
+  delay 1 µs (a cable).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ to notice (detection), how long a flow's packets stop (seed 003's flow switch-ov
 lost, how long TCP stalls, and the goodput during the failure and after the link returns.
 
 The setting: a server on two bonded 1 Gbit/s links (20 µs one way) sends to eight clients, one bulk
-TCP transfer each (today's Linux defaults). Link 0 fails at 1 s (the instant jittered over 100 ms
+TCP transfer each (today's Linux defaults, `sender.kernel = "current"`). Link 0 fails at 1 s (the instant jittered over 100 ms
 from the seed, so it falls at any phase of the monitor's period) and returns at 2 s; the run ends at
 3 s. The bond watches its links as Linux's documentation recommends (miimon 100 ms; Linux forces
 100 ms on 802.3ad, balance-tlb and balance-alb when nothing is set). A failure kind is one entry of

@@ -9,7 +9,7 @@ bondsim runs one TCP transfer of the file. What the paper leaves unstated, and w
   100 Mbit/s link carries in full frames (94.1 Mbit/s); 361 × 10^6 bytes would be 89.9 Mbit/s;
 * host 2's port: at least 200 Mbit/s (else no bond could halve the time); the switch forwards both
   links' frames onto it in arrival order, so bondsim sends them straight to host 2;
-* the kernel: Linux 3.11 (no RACK: ``linux-3.x``) beside today's (``modern``);
+* the kernel (``sender.kernel``): Linux 3.11 (no RACK: ``linux-3.x``) beside today's (``modern``, ``current``);
 * the links' timing: per-packet exponential jitter of mean 0, 20 or 100 µs (the paper's 10 runs
   differ by something; lock-step links would give one figure), one-way delay 10 µs (cable and
   switch).

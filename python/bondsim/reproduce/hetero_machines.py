@@ -267,7 +267,8 @@ def report(frame_us: float, write_us: float, t: pd.DataFrame, g: pd.DataFrame, f
             [
                 "\n## Experiment E: netperf on the paper's machines (issue 38)\n",
                 f"netperf as the paper ran it (p. 4) over TCP with Nagle (`sender.message_bytes`: the writes coalesce), "
-                "2.6.32's rules with Reno (the nearest era modelled to 2.5.66: an assumption), socket buffers of 256 KB, "
+                '2.6.32\'s rules with Reno (`sender.kernel = "linux-2.6"`, the nearest era modelled to 2.5.66: an '
+                "assumption), socket buffers of 256 KB, "
                 f"no TSO. Both machines pay **{frame_us:.2f} µs per frame** received or sent, derived from the paper's "
                 'CPU load (Fast Ethernet at "20-30% of the local and remote CPU", p. 5: 25% of two CPUs, half of the '
                 f"model's one, at 64 KB messages); the server's application **{write_us:.4f} µs per write**, **fitted** "

@@ -9,8 +9,8 @@ Scenarios (all from the shipped scenario ``league``: 16 bulk transfers of 5 MB):
 * ``jittery``: 4 × 1 Gbit/s with exponential delay jitter of mean 100 µs.
 
 Each scheduler runs twice per scenario: with the window sender (the
-out-of-order figures) and with TCP (Linux's defaults: CUBIC, SACK, RACK-TLP,
-delayed ACKs), which prices the reordering in goodput and completion time.
+out-of-order figures) and with TCP (today's Linux, `sender.kernel = "current"`: CUBIC, SACK,
+RACK-TLP, delayed ACKs), which prices the reordering in goodput and completion time.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ its Table 2 tuning (``tcp_rmem``/``tcp_wmem`` max 8 → 16 MiB, ``txqueuelen`` 2
 bondsim runs the same bond with an ideal host (no CPU limit): one TCP transfer per point, its
 goodput over the sum of the link rates. What the paper leaves unstated, and what we chose:
 
-* the kernel: CORE on Linux of 2014 (3.x) had no RACK (it came in 4.10): ``linux-3.x`` rows run
+* the kernel (``sender.kernel``): CORE on Linux of 2014 (3.x) had no RACK (it came in 4.10): ``linux-3.x`` rows run
   ``tcp_recovery = 0`` (dupthresh-based loss detection, reordering degree adapting up to
   ``tcp_max_reordering``); ``modern`` rows run today's defaults (RACK-TLP);
 * the links' timing: veths shaped by ``tc`` on a shared host do not deliver in lock-step. We add

@@ -17,7 +17,7 @@ bondsim runs the same bond against four switches, each a model rule with the sta
 * **unaware + RSTP auto-edge**: RSTP with `AutoEdge` (802.1D-2004 §17.25): a port that hears no BPDU for
   the edge delay (MigrateTime, 3 s, on a point-to-point link, §17.20.4) becomes an edge port and forwards.
 
-What the paper leaves unstated, and what we chose: the kernel (Linux 3.11: no RACK, ``tcp_recovery = 0``),
+What the paper leaves unstated, and what we chose: the kernel (Linux 3.11: ``sender.kernel``'s ``linux-3.x`` preset, no RACK),
 miimon 1 ms (§4.1), a one-way delay of 10 µs per link, and per-packet exponential jitter of mean 20 µs on
 both links (seeded: the replications differ only there).
 """

@@ -66,7 +66,11 @@ def switch_of(label: str) -> list[str]:
 
 #: bondsim's schedulers that keep packets of one flow apart less than balance-rr does, or not at all.
 SCHEDULERS = ("lb", "least-queue", "earliest-finish", "flowlet", "power-of-two", "drr-stripe")
-#: §4.4.1–4.4.8, total throughput in Mbit/s (the sums of the four clients' flexiclient figures).
+#: §4.4.1–4.4.8 (pp. 22–25), total throughput in Mbit/s (the sums of the four clients' flexiclient figures),
+#: each on the one setup it was measured on. balance-tlb's 1750.0 and balance-alb's 2140.5 (§4.4.7–4.4.8, p. 25:
+#: "the load was distributed fairly evenly", "the outgoing traffic was distributed well"; four clients at
+#: 424-468 and 488-579 Mbit/s each, more together than one link carries) are of a bond spreading its traffic,
+#: which a fresh one does not (:data:`WARM`): they are the figures of the setups after a rebalance.
 PAPER_WEB = {
     "no bonding (1 client, 1 link)": 723.2,
     "balance-rr": 2500.3,
@@ -74,12 +78,11 @@ PAPER_WEB = {
     "balance-xor (layer3+4)": 2400.0,
     "broadcast": 486.5,
     "802.3ad (layer3+4), static LAG": 982.0,
-    "balance-tlb": 1750.0,
-    "balance-alb": 2140.5,
     "balance-tlb (after a rebalance)": 1750.0,
     "balance-alb (after a rebalance)": 2140.5,
 }
-#: The setup whose thesis figure calibrates the clients' CPU (§4.4.1: one client, no bonding, one link).
+#: The setup whose thesis figure calibrates the clients' CPU (§4.4.1, p. 22: one client, no bonding, one link);
+#: the rank correlation leaves it out (:func:`ranked`), fitted as it is.
 HOST_FROM = "no bonding (1 client, 1 link)"
 #: balance-tlb / balance-alb place every new flow on the least-loaded link by each bucket's load
 #: history, which is 0 until the first rebalance 10 s after the bond comes up (bond_alb.c:
@@ -88,7 +91,7 @@ HOST_FROM = "no bonding (1 client, 1 link)"
 #: while. These labels are those modes measured after their first rebalance.
 WARM = {"balance-tlb (after a rebalance)": "balance-tlb", "balance-alb (after a rebalance)": "balance-alb"}
 REBALANCE_S = 10.0
-#: Table 2, iperf from the four clients to the server, Mbit/s, by setup (the bond's mode, and the switch's LAG
+#: Table 2 (§4.3, pp. 20–21), iperf from the four clients to the server, Mbit/s, by setup (the bond's mode, and the switch's LAG
 #: where it is not the model's default: :data:`STATIC_LAG`). "802.3ad" (an LACP partner) is run beside it.
 PAPER_IPERF = {
     "balance-rr": 3320.0,
@@ -173,6 +176,12 @@ TODAY = "current"
 def kernel_of(kernel: str) -> list[str]:
     """The overrides that run ``kernel``'s TCP (none for today's)."""
     return [] if kernel == TODAY else [f"sender.kernel={kernel}"]
+
+
+def era_text(kernel: str) -> str:
+    """The era a table's runs use, as its heading says it: today's TCP, or the thesis's kernel (assumed)."""
+    what = "today's TCP" if kernel == TODAY else "the thesis's kernel, assumed"
+    return f'{what}: `sender.kernel = "{kernel}"`'
 
 
 #: The switch's hash the Table 2 runs use (the thesis does not say): the model's default, layer2+3.
@@ -421,12 +430,14 @@ def era_report(web: pd.DataFrame, iperf: pd.DataFrame, era: dict[str, pd.DataFra
                 f"{ci_text(old, 'goodput_mbps', '.0f')} | {r.wire_ooo_fraction:.1%} / {old['wire_ooo_fraction']:.1%} |"
             )
     rho_now, rho_then = rank_agreement(web), rank_agreement(era["web"])
-    compared = int(web["paper_mbps"].notna().sum())
+    iperf_now, iperf_then = rank_agreement(iperf), rank_agreement(era["iperf"])
     rr_now, rr_then = (t.set_index("setup").loc["balance-rr", "goodput_mbps"] for t in (web, era["web"]))
     parts += [
         "",
-        f"The web test's order against the thesis's, Spearman's rank correlation over its {compared} figures: "
-        f"{rho_now:.2f} with today's TCP, {rho_then:.2f} with the thesis's kernel. balance-rr moves from "
+        f"The web test's order against the thesis's, Spearman's rank correlation over {len(ranked(web))} of its "
+        f"figures ({RANKED_NOTE}): {rho_now:.2f} with today's TCP, {rho_then:.2f} with the thesis's kernel; "
+        f"Table 2's over its {len(ranked(iperf))}: {iperf_now:.2f} with today's TCP, {iperf_then:.2f} with the "
+        "thesis's kernel. balance-rr moves from "
         f"{rr_now:.0f} to {rr_then:.0f} Mbit/s against the thesis's {PAPER_WEB['balance-rr']:.0f}: the kernel's era "
         "does not close the gap. The thesis's host, which moved 723 Mbit/s over one link that carries "
         f"{LINK_GOODPUT:.0f}, is the candidate: the next section runs it.",
@@ -439,7 +450,7 @@ def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
     by = mean.set_index("mode")
     hashed = [m for m in ("balance-rr", "balance-xor", "broadcast", "802.3ad") if m in by.index]
     parts = [
-        "\n## Table 2: iperf from the four clients into the bond\n",
+        f"\n## Table 2: iperf from the four clients into the bond ({era_text(TODAY)})\n",
         "| mode | bondsim Mbit/s (95% interval†) | thesis Mbit/s | ports the data came in on (mean) |"
         " out of order on the wire |",
         "| --- | ---: | ---: | ---: | ---: |",
@@ -478,6 +489,9 @@ def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
         "* The switch hashes each connection to one port, so incoming data is never reordered, whatever "
         "the bond's mode.",
         "",
+        f"The modes' order against Table 2's, Spearman's rank correlation over its {len(ranked(mean))} figures: "
+        f"{rank_agreement(mean):.2f} (1: the same order, 0: none in common).",
+        "",
         "The thesis does not say how its switch hashed; the hashed modes move with it "
         "(`switch.hash`, balance-rr shown: the other hashed modes place the data alike):",
         "",
@@ -504,11 +518,11 @@ def iperf_report(mean: pd.DataFrame, by_hash: pd.DataFrame) -> list[str]:
 def host_report(ideal: pd.DataFrame, hosted: pd.DataFrame, host_us: float, solo: float) -> str:
     """The web test under the thesis's kernel, ideal hosts beside the clients' CPUs calibrated on §4.4.1."""
     parts = [
-        "\n## The clients' hosts: a CPU each, calibrated on §4.4.1\n",
+        f"\n## The clients' hosts: a CPU each, calibrated on §4.4.1 ({era_text(THESIS_KERNEL)})\n",
         f"Each client's CPU costs `host.rx_packet_us = {host_us:.2f}` µs a frame: the value with which one client "
         f"on one link moves {solo:.1f} Mbit/s in the model, the thesis's {PAPER_WEB[HOST_FROM]} (§4.4.1, one client "
         "and no bonding), taken from that measurement of its host. Every other figure below is a prediction. "
-        f"`{THESIS_KERNEL}`, Mbit/s, mean over the runs (95% interval†):\n",
+        f"{era_text(THESIS_KERNEL)}; Mbit/s, mean over the runs (95% interval†):\n",
         "| setup | thesis | ideal hosts | the clients' CPUs | clients' CPUs busy (the busiest) |",
         "| --- | ---: | ---: | ---: | ---: |",
     ]
@@ -524,15 +538,16 @@ def host_report(ideal: pd.DataFrame, hosted: pd.DataFrame, host_us: float, solo:
     rr, xor = by.loc["balance-rr", "goodput_mbps"], by.loc["balance-xor (layer3+4)", "goodput_mbps"]
     parts += [
         "",
-        f"Spearman's rank correlation with the thesis's figures: {rank_agreement(ideal):.2f} with ideal hosts, "
-        f"{rank_agreement(hosted):.2f} with the clients' CPUs.",
+        f"Spearman's rank correlation with the thesis's figures, over {len(ranked(hosted))} of them ({RANKED_NOTE}): "
+        f"{rank_agreement(ideal):.2f} with ideal hosts, {rank_agreement(hosted):.2f} with the clients' CPUs.",
         f"* **The striped and hashed modes** come down to four clients' CPUs: balance-rr {rr:.0f} and balance-xor "
         f"(layer3+4) {xor:.0f} Mbit/s against the thesis's {PAPER_WEB['balance-rr']:.0f} and "
         f"{PAPER_WEB['balance-xor (layer3+4)']:.0f}; four times one client's {solo:.0f} is "
         f"{4 * solo:.0f}. The thesis's four clients each moved 621-631 Mbit/s under balance-rr (§4.4.2's "
         "flexiclient lines), less than its one client alone: what a CPU per client predicts explains part of the "
-        "gap, not all of it. The rest is not in this run: the server's own CPU serving four clients (bondsim "
-        "models the receivers' hosts only), and what reordering costs a receiver beyond its frames. GRO, which "
+        "gap, not all of it. The rest is not in this run: the server's own CPU serving four clients (the model has "
+        "one, `[server_host]`, but the thesis reports nothing of its server's CPU to set it from), and what "
+        "reordering costs a receiver beyond its frames. GRO, which "
         "reordering defeats, is in the model (`host.gro`), but the thesis gives no split of its clients' cost "
         "between frames and skbs, nor their NICs' interrupt moderation, so it is not run here.",
         "* **One link's setups** (active-backup, 802.3ad on the static LAG, the fresh tlb and alb) share one link "
@@ -545,13 +560,28 @@ def host_report(ideal: pd.DataFrame, hosted: pd.DataFrame, host_us: float, solo:
     return "\n".join(parts) + "\n"
 
 
+def ranked(mean: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose order is compared with the thesis's: a web test's (``setup``) or Table 2's (``mode``)
+    with a thesis figure (each figure on one row: :data:`PAPER_WEB`, :data:`PAPER_IPERF`), less
+    :data:`HOST_FROM`, the figure the clients' CPU is fitted to."""
+    key = mean["setup"] if "setup" in mean else mean["mode"]
+    return mean[mean["paper_mbps"].notna() & (key != HOST_FROM)]
+
+
 def rank_agreement(mean: pd.DataFrame) -> float:
-    """Spearman's rank correlation between bondsim's goodput and the thesis's, over the setups the thesis
-    reported (ties ranked by their mean rank)."""
+    """Spearman's rank correlation between bondsim's goodput and the thesis's over :func:`ranked`'s rows
+    (ties ranked by their mean rank)."""
     from scipy import stats
 
-    both = mean[mean["paper_mbps"].notna()]
+    both = ranked(mean)
     return float(stats.spearmanr(both["goodput_mbps"], both["paper_mbps"]).statistic)
+
+
+#: What :func:`ranked` compares, said in the summary.
+RANKED_NOTE = (
+    "each thesis figure once, tlb's and alb's on the setups after a rebalance; §4.4.1's one-client figure, "
+    "to which the clients' CPU is fitted, left out"
+)
 
 
 def report(
@@ -569,13 +599,13 @@ def report(
     solo_paper = PAPER_WEB["no bonding (1 client, 1 link)"]
     compared = int(mean["paper_mbps"].notna().sum())
     below = int((mean["paper_mbps"] < mean["goodput_mbps"]).sum())
-    rho = rank_agreement(mean)
+    rho, ranks = rank_agreement(mean), len(ranked(mean))
     parts = ["# thesis-modes: seed 000, §4.4 and §5.3.6.1 on the TCP model\n", __doc__.split("\n\n", 1)[1].strip()]
     if quick:
         parts.append("\n*Quick size: 0.4 s runs, one replication, no run past the first TLB/ALB rebalance.*")
     parts += iperf_report(iperf_mean, by_hash)
     parts += [
-        "\n## §4.4: every mode, the web test\n",
+        f"\n## §4.4: every mode, the web test ({era_text(TODAY)})\n",
         "| setup | bondsim Mbit/s (95% interval†) | thesis Mbit/s | links used | out of order on the wire |"
         " retransmissions (spurious) | p99 completion ms |",
         "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
@@ -604,9 +634,9 @@ def report(
         "\n## Why bondsim and the thesis differ\n",
         f"* **The host.** With one client and no bonding the thesis's nginx server moved {solo_paper:.0f} Mbit/s over a "
         f"link that carries {LINK_GOODPUT:.0f} in full frames: its host, not the wire, was the limit, and "
-        f"these runs have an ideal host (the last section gives the clients a CPU). {below} of the thesis's {compared} figures are below bondsim's, and the modes' "
-        f"order agrees with the thesis's by Spearman's rank correlation {rho:.2f} over those {compared} (1: the same "
-        "order, 0: none in common).",
+        f"these runs have an ideal host (the last section gives the clients a CPU). {below} of the thesis's {compared} "
+        f"figures are below bondsim's, and the modes' order agrees with the thesis's by Spearman's rank correlation "
+        f"{rho:.2f} over {ranks} of them ({RANKED_NOTE}; 1: the same order, 0: none in common).",
         "* **balance-rr** loses in bondsim only what reordering costs TCP today (RACK-TLP, D-SACK undo); "
         "the thesis's 2.5 Gbit/s also carries its host's per-packet costs, larger for reordered data (its "
         "kernel of 2010 had no RACK and no GRO on out-of-order segments).",
@@ -620,8 +650,10 @@ def report(
         "* **broadcast** sends every frame on every link, so four links carry one link's worth of data; "
         f"the thesis's {PAPER_WEB['broadcast']:.0f} Mbit/s is about half of that, and its text blames collisions. A "
         "full-duplex switched "
-        "link has none; what bondsim leaves out is the clients' switch ports, which receive every frame "
-        "four times (the LAG delivers each copy), and the host's cost of sending each frame four times.",
+        "link has none; what these runs leave out is the clients' switch ports, which receive every frame "
+        "four times (the LAG delivers each copy; the model's switch forwards at once), and the server's cost "
+        "of sending each frame four times (`[server_host] tx_packet_us`, not set: the thesis gives no figure "
+        "of its server's CPU).",
         "* **802.3ad**: with an LACP partner (bondsim's default switch for it) all four ports make one "
         f"aggregator and layer3+4 matches balance-xor ({by.loc['802.3ad (layer3+4)', 'goodput_mbps']:.0f} Mbit/s). On "
         "the static LAG §4.2 describes the bond keeps each port in an aggregator of its own and sends on one "
@@ -630,7 +662,10 @@ def report(
         "* **balance-tlb / balance-alb** send everything on one link until their first rebalance, 10 s "
         "after the bond comes up (every bucket's load history is 0 until then, so the least-loaded link "
         "is always the first); the rows marked *after a rebalance* measure the second that follows it. "
-        "The thesis's bond had been up long before its test, so those rows are the comparable ones.",
+        "The thesis's tlb and alb spread their traffic (§4.4.7–4.4.8, p. 25: "
+        + " and ".join(f"{PAPER_WEB[w]:g}" for w in WARM)
+        + " Mbit/s, more than one link carries), so its figures are those rows' (they run at full size only), not "
+        "the fresh bonds'.",
     ]
     parts += [
         "\n## §5.3.6.1: P(outorder) per packets per file\n",
