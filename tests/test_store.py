@@ -60,6 +60,20 @@ def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
     assert [tuple(row) for row in frame.itertuples(index=False)] == flows
 
 
+def test_each_run_s_rows_are_read_in_the_order_stored_whichever_runs_lie_between(tmp_path):
+    """Store.load reads a run's rows of each table in the order they were stored (DuckDB keeps a table's order when
+    a query asks for none) and groups them by run itself: here run 1's rows come again after run 2's."""
+    docs = [bondsim.load("thesis", [f"workload.requests={n}"]) for n in (3, 4)]
+    with Store(tmp_path / "runs.duckdb") as store:
+        first, second = store.add([(scenario_hash(doc), doc, core_output(doc)) for doc in docs])
+        store.con.execute("INSERT INTO requests SELECT * FROM requests WHERE run_id = ?", [first])
+        frames, plain = store.load([second, first]), store.load([first, second], plain=True)
+    assert plain[first].columns("requests")["request"] == [0, 1, 2, 0, 1, 2]
+    assert plain[second].columns("requests")["request"] == [0, 1, 2, 3]
+    for run_id in (first, second):
+        assert frames[run_id].requests["request"].tolist() == plain[run_id].columns("requests")["request"]
+
+
 def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
     doc = bondsim.load("thesis", ["workload.requests=5"])
     output = core_output(doc)
