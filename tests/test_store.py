@@ -309,6 +309,23 @@ def test_a_store_remembers_its_tables_across_releases_yet_sees_what_others_added
         assert again.load(kept["run_id"])[int(kept["run_id"][0])].summary == outputs[3]["summary"]
 
 
+def test_a_store_that_reads_lists_the_run_tables_once_and_again_once_another_wrote(tmp_path):
+    """A store that only reads asks which per-run tables there are once (no table is made while it holds the
+    file); let go and opened again after another process added one, it sees it."""
+    plain, traced = (bondsim.load("thesis", ["workload.requests=3", *extra]) for extra in ([], ["trace.packets=10"]))
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as writer:
+        writer.add([(scenario_hash(plain), plain, core_output(plain))])
+    reader = Store(db, read_only=True)
+    before = reader.table_kinds()
+    assert "packet_trace" not in before and reader.table_kinds() == before
+    reader.release()
+    with Store(db) as writer:
+        writer.add([(scenario_hash(traced), traced, core_output(traced))])
+    assert reader.table_kinds() == sorted([*before, "packet_trace"])
+    reader.close()
+
+
 def _layout(db) -> list[tuple]:
     """The runs table as DuckDB holds it: each column's name, type, default and nullability, and its constraints."""
     con = duckdb.connect(str(db), read_only=True)

@@ -439,12 +439,13 @@ class Store:
         self.con  # noqa: B018 (open now: an unusable file is an error here, not at first use)
 
     def _forget(self) -> None:
-        """Drops what this store remembers of the database (its tables' columns, its next run id): done when
+        """Drops what this store remembers of the database (its tables and their columns, its next run id): done when
         another process wrote to the file, or replaced it, while this store had let go of it. A sweep's
         store, alone with its file, keeps the columns from one commit to the next (a writer that took the
         file between this store's close and its look at it would go unseen: a column added twice is then
         let be, and the run ids are asked again at every open)."""
         self._columns: dict[str, dict[str, str]] = {}
+        self._kinds: list[str] | None = None
         self._seen_shapes: set[tuple] = set()
         self._next_run_id: int | None = None
         self._left: tuple[int, ...] | None = None  # the file as this store last let go of it
@@ -731,14 +732,18 @@ class Store:
         return {int(r[0]) for r in self.con.execute(f"SELECT run_id FROM ({stacked}) GROUP BY run_id").fetchall()}
 
     def table_kinds(self) -> list[str]:
-        """The per-run tables in the database (``links``, ``requests``, ...)."""
-        return [
-            t
-            for (t,) in self.con.execute(
-                f"SELECT table_name FROM duckdb_tables() WHERE {_OWN} "
-                "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
-            ).fetchall()
-        ]
+        """The per-run tables in the database (``links``, ``requests``, ...): asked once by a store that only reads
+        (no table is made while it holds the file; :meth:`_forget` drops them if another process wrote meanwhile)."""
+        con = self.con  # (the file opened again first, if let go)
+        if self._kinds is None or not self.read_only:
+            self._kinds = [
+                t
+                for (t,) in con.execute(
+                    f"SELECT table_name FROM duckdb_tables() WHERE {_OWN} "
+                    "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
+                ).fetchall()
+            ]
+        return list(self._kinds)
 
     def sweep_of(self, name: str, points: Iterable[tuple[int, str, int, dict]]) -> int | None:
         """The id of the sweep recorded under ``name`` with this grid ``(point, scenario_hash, seed, labels)``
