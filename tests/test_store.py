@@ -60,6 +60,20 @@ def test_new_figures_columns_and_tables_extend_the_schema(tmp_path):
     assert [tuple(row) for row in frame.itertuples(index=False)] == flows
 
 
+def test_each_run_s_rows_are_read_in_the_order_stored_whichever_runs_lie_between(tmp_path):
+    """Store.load reads a run's rows of each table in the order they were stored (DuckDB keeps a table's order when
+    a query asks for none) and groups them by run itself: here run 1's rows come again after run 2's."""
+    docs = [bondsim.load("thesis", [f"workload.requests={n}"]) for n in (3, 4)]
+    with Store(tmp_path / "runs.duckdb") as store:
+        first, second = store.add([(scenario_hash(doc), doc, core_output(doc)) for doc in docs])
+        store.con.execute("INSERT INTO requests SELECT * FROM requests WHERE run_id = ?", [first])
+        frames, plain = store.load([second, first]), store.load([first, second], plain=True)
+    assert plain[first].columns("requests")["request"] == [0, 1, 2, 0, 1, 2]
+    assert plain[second].columns("requests")["request"] == [0, 1, 2, 3]
+    for run_id in (first, second):
+        assert frames[run_id].requests["request"].tolist() == plain[run_id].columns("requests")["request"]
+
+
 def test_a_run_is_stored_once_per_scenario_and_version(tmp_path):
     doc = bondsim.load("thesis", ["workload.requests=5"])
     output = core_output(doc)
@@ -293,6 +307,23 @@ def test_a_store_remembers_its_tables_across_releases_yet_sees_what_others_added
         kept = again.runs()
         assert kept["scenario_hash"].tolist() == [entry[3][0]]
         assert again.load(kept["run_id"])[int(kept["run_id"][0])].summary == outputs[3]["summary"]
+
+
+def test_a_store_that_reads_lists_the_run_tables_once_and_again_once_another_wrote(tmp_path):
+    """A store that only reads asks which per-run tables there are once (no table is made while it holds the
+    file); let go and opened again after another process added one, it sees it."""
+    plain, traced = (bondsim.load("thesis", ["workload.requests=3", *extra]) for extra in ([], ["trace.packets=10"]))
+    db = tmp_path / "runs.duckdb"
+    with Store(db) as writer:
+        writer.add([(scenario_hash(plain), plain, core_output(plain))])
+    reader = Store(db, read_only=True)
+    before = reader.table_kinds()
+    assert "packet_trace" not in before and reader.table_kinds() == before
+    reader.release()
+    with Store(db) as writer:
+        writer.add([(scenario_hash(traced), traced, core_output(traced))])
+    assert reader.table_kinds() == sorted([*before, "packet_trace"])
+    reader.close()
 
 
 def _layout(db) -> list[tuple]:

@@ -23,7 +23,6 @@ import json
 import math
 import re
 import stat
-import tomllib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -60,6 +59,8 @@ def parse_value(text: str, item: str | None = None) -> Any:
     It is exactly one value: a :class:`~bondsim.ScenarioError` naming ``--set`` and ``item`` (the whole
     ``PATH=VALUE``, default ``text``) if more follows it on further lines (``"x"`` then ``seed = 1``, which
     TOML would read as a second key, silently dropped) or it is a plain string over several lines."""
+    import tomllib  # (on use: a command that reads no TOML, `bondsim report` of stored runs, skips its start)
+
     item = text if item is None else item
     try:
         doc = tomllib.loads(f"v = {text}")
@@ -412,6 +413,8 @@ def describe(path: Path) -> str:
 
 def load_toml(path: str | Path) -> dict:
     """The raw document of a scenario file (no overrides, no checks)."""
+    import tomllib
+
     path = Path(path)
     text = read_text(path, "", "scenario")
     try:

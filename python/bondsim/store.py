@@ -36,8 +36,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import islice, pairwise
-from operator import itemgetter
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -153,14 +152,14 @@ def _columns_by_run(con: duckdb.DuckDBPyConnection, query: str, ids: list[int]) 
     pandas: each column over all the runs as their DataFrames held it (:func:`bondsim.api.as_column`)."""
     cursor = con.execute(query, [ids])
     names = [d[0] for d in cursor.description]
-    rows = cursor.fetchall()
-    transposed = list(zip(*rows, strict=True)) or [()] * len(names)
+    transposed = list(zip(*cursor.fetchall(), strict=True)) or [()] * len(names)
     columns = {name: as_column(list(values)) for name, values in zip(names, transposed, strict=True)}
-    run_ids = columns.pop("run_id", [])
-    starts = [i for i in range(len(run_ids)) if i == 0 or run_ids[i] != run_ids[i - 1]]
+    rows_of: dict[int, list[int]] = {}  # each run's rows, in the order read
+    for i, run_id in enumerate(columns.pop("run_id", [])):
+        rows_of.setdefault(int(run_id), []).append(i)
     return {
-        int(run_ids[start]): {name: values[start:end] for name, values in columns.items()}
-        for start, end in pairwise([*starts, len(run_ids)])
+        run_id: {name: [values[i] for i in rows] for name, values in columns.items()}
+        for run_id, rows in sorted(rows_of.items())
     }
 
 
@@ -373,26 +372,31 @@ def _check_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
 #: The runs table's columns that tell a bondsim results database from another DuckDB file.
 _OWN_RUN_COLUMNS = frozenset({"run_id", "scenario_hash", "version", "scenario", "summary"})
 
+#: What a look at DuckDB's catalog (``duckdb_columns()``, ``duckdb_tables()``) keeps to: the results database's own
+#: tables. Without it DuckDB reads its built-in schemas too, making their views (information_schema's, pg_catalog's)
+#: at first sight, 15-20 ms, more than a report's other queries, to list none of them (they are internal).
+_OWN = "database_name = current_database()"
 
-def _check_schema(con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
+
+def _check_schema(con: duckdb.DuckDBPyConnection, path: Path, read_only: bool, runs: Mapping[str, str]) -> None:
     """Refuses a DuckDB file that is not a bondsim results database before anything is written to it
-    (another program's tables are left as they are): a ``runs`` table not bondsim's, or, to write,
-    other tables and none of bondsim's; to read, one with no runs table at all."""
-    tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
-    if "runs" in tables:
-        have = {row[0] for row in con.execute("DESCRIBE runs").fetchall()}
-        missing = sorted(_OWN_RUN_COLUMNS - have)
+    (another program's tables are left as they are): a ``runs`` table (``runs``: its columns, none if it has no
+    such table) not bondsim's, or, to write, other tables and none of bondsim's; to read, one with no runs table."""
+    if runs:
+        missing = sorted(_OWN_RUN_COLUMNS - set(runs))
         if missing:
             raise BondsimError(
                 f"{path}: its table `runs` is not bondsim's (no column {', '.join(missing)}): "
                 "not a bondsim results database; pass another --db"
             )
-    elif read_only:
+        return
+    if read_only:
         raise BondsimError(
             f"{path}: no runs stored here (a DuckDB file without bondsim's tables); "
             "run a sweep into it first, or pass another --db"
         )
-    elif tables:
+    tables = {row[0] for row in con.execute("SELECT table_name FROM information_schema.tables").fetchall()}
+    if tables:
         shown = ", ".join(sorted(tables)[:5]) + (", ..." if len(tables) > 5 else "")
         raise BondsimError(
             f"{path}: a DuckDB database of another program (tables {shown}), not a bondsim results database; "
@@ -435,12 +439,13 @@ class Store:
         self.con  # noqa: B018 (open now: an unusable file is an error here, not at first use)
 
     def _forget(self) -> None:
-        """Drops what this store remembers of the database (its tables' columns, its next run id): done when
+        """Drops what this store remembers of the database (its tables and their columns, its next run id): done when
         another process wrote to the file, or replaced it, while this store had let go of it. A sweep's
         store, alone with its file, keeps the columns from one commit to the next (a writer that took the
         file between this store's close and its look at it would go unseen: a column added twice is then
         let be, and the run ids are asked again at every open)."""
         self._columns: dict[str, dict[str, str]] = {}
+        self._kinds: list[str] | None = None
         self._seen_shapes: set[tuple] = set()
         self._next_run_id: int | None = None
         self._left: tuple[int, ...] | None = None  # the file as this store last let go of it
@@ -456,9 +461,10 @@ class Store:
                     # the first open, or another process wrote to the file or replaced it meanwhile
                     self._forget()
                     _check_whole(self._con, self.path)
-                    _check_schema(self._con, self.path, self.read_only)
+                    _check_schema(self._con, self.path, self.read_only, self.columns("runs"))
                     if not self.read_only:
                         self._con.execute(_SCHEMA)
+                        self._columns.clear()  # (the runs table made, or given a column, just now)
             except (BondsimError, duckdb.Error) as exc:
                 self._con.close()
                 self._con = None
@@ -490,8 +496,8 @@ class Store:
         """Column name -> DuckDB type of ``table`` (empty if it does not exist)."""
         if table not in self._columns:
             rows = self.con.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() WHERE NOT internal AND table_name = ? "
-                "ORDER BY column_index",
+                f"SELECT column_name, data_type FROM duckdb_columns() WHERE {_OWN} AND NOT internal "
+                "AND table_name = ? ORDER BY column_index",
                 [table],
             ).fetchall()
             self._columns[table] = dict(rows)
@@ -690,7 +696,9 @@ class Store:
             raise BondsimError(f"no run with id {', '.join(map(str, missing))} in {self.path}")
         tables = {}
         for kind in self.table_kinds():
-            query = f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?)) ORDER BY run_id, rowid"
+            # each run's rows in the order stored, as DuckDB reads a table when a query asks for no order (its
+            # preserve_insertion_order); grouped by run here (ORDER BY run_id, rowid cost DuckDB 2-3 ms a table)
+            query = f"SELECT * FROM {_ident(kind)} WHERE run_id IN (SELECT unnest(?))"
             tables[kind] = (_columns_by_run if plain else _frames_by_run)(self.con, query, ids)
         accepted = {"requests", "links", *RunResult.TRACES}
         if plain:
@@ -718,18 +726,24 @@ class Store:
         kinds = [k for k in self.table_kinds() if k in RunResult.TRACES]
         if not kinds:
             return set()
-        query = " UNION ".join(f"SELECT DISTINCT run_id FROM {_ident(k)}" for k in kinds)
-        return {int(r[0]) for r in self.con.execute(query).fetchall()}
+        # the run ids of every such table grouped at once: DuckDB groups a column of so few values (the run ids, whose
+        # range it knows) by their place in a table, where a DISTINCT of each table hashed each of their rows
+        stacked = " UNION ALL ".join(f"SELECT run_id FROM {_ident(k)}" for k in kinds)
+        return {int(r[0]) for r in self.con.execute(f"SELECT run_id FROM ({stacked}) GROUP BY run_id").fetchall()}
 
     def table_kinds(self) -> list[str]:
-        """The per-run tables in the database (``links``, ``requests``, ...)."""
-        return [
-            t
-            for (t,) in self.con.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_type = 'BASE TABLE' "
-                "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
-            ).fetchall()
-        ]
+        """The per-run tables in the database (``links``, ``requests``, ...): asked once by a store that only reads
+        (no table is made while it holds the file; :meth:`_forget` drops them if another process wrote meanwhile)."""
+        con = self.con  # (the file opened again first, if let go)
+        if self._kinds is None or not self.read_only:
+            self._kinds = [
+                t
+                for (t,) in con.execute(
+                    f"SELECT table_name FROM duckdb_tables() WHERE {_OWN} "
+                    "AND table_name NOT IN ('runs', 'sweeps', 'sweep_points', 'leagues') ORDER BY table_name"
+                ).fetchall()
+            ]
+        return list(self._kinds)
 
     def sweep_of(self, name: str, points: Iterable[tuple[int, str, int, dict]]) -> int | None:
         """The id of the sweep recorded under ``name`` with this grid ``(point, scenario_hash, seed, labels)``
@@ -848,18 +862,18 @@ class Store:
         cursor = self.con.execute(*self._runs_query(sweep, figures))
         names = [d[0] for d in cursor.description]
         rows = cursor.fetchall()
-        labels = [] if sweep is None else [json.loads(row[1]) for row in rows]
+        cells = list(zip(*rows, strict=True)) or [()] * len(names)  # column by column
+        labels = [] if sweep is None else [json.loads(text) for text in cells[1]]
         swept = _swept(dict.fromkeys(k for each in labels for k in each))
-        values = [as_column([each.get(name) for each in labels]) for name in swept]
+        header = [] if sweep is None else ["point", *swept]
+        columns = [] if sweep is None else [cells[0], *(as_column([each.get(n) for each in labels]) for n in swept)]
         kept = [i for i, name in enumerate(names) if name not in ("point", "labels", *swept)]
-        pick, kept_names = itemgetter(*kept), [names[i] for i in kept]  # (the runs table has a dozen columns)
-        out = []
-        for j, row in enumerate(rows):
-            record = {} if sweep is None else {"point": row[0], **{n: v[j] for n, v in zip(swept, values, strict=True)}}
-            record.update(zip(kept_names, pick(row), strict=True))
-            record.setdefault("engine", LEGACY_ENGINE)
-            out.append(record)
-        return out
+        header += [names[i] for i in kept]
+        columns += [cells[i] for i in kept]
+        if "engine" not in header:
+            header.append("engine")
+            columns.append([LEGACY_ENGINE] * len(rows))
+        return [dict(zip(header, row, strict=True)) for row in zip(*columns, strict=True)]
 
     def _runs_query(self, sweep: str | int | None, figures: Iterable[str] | None = None) -> tuple[str, list]:
         """The query of :meth:`runs` and :meth:`run_rows`, and its parameters: the runs table's columns but its

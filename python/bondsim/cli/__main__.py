@@ -2,7 +2,7 @@
 
 import sys
 
-from bondsim.cli import main
+from bondsim.cli import entry
 
 if __name__ == "__main__":  # (importing it, as a walk over the package does, runs nothing)
-    sys.exit(main())
+    sys.exit(entry())

@@ -10,7 +10,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import compress, pairwise
 from typing import TYPE_CHECKING, Any
 
 from bondsim import columns
@@ -267,8 +267,8 @@ def _length(table: Mapping[str, list] | None) -> int:
 
 
 def _where(table: Mapping[str, list], keep: Sequence[bool]) -> dict[str, list]:
-    """The rows of ``table`` (plain columns) where ``keep`` holds."""
-    return {name: [v for v, k in zip(values, keep, strict=True) if k] for name, values in table.items()}
+    """The rows of ``table`` (plain columns) where ``keep`` holds (a flag per row)."""
+    return {name: list(compress(values, keep)) for name, values in table.items()}
 
 
 def _data_packets(result: RunResult) -> dict[str, list] | None:

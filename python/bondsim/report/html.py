@@ -109,6 +109,10 @@ def page(title: str, sections: Sequence[Section], intro: Sequence[str] = ()) -> 
 """
 
 
+#: The values JSON takes as they are: :func:`_clean` leaves them be (a float, unless NaN or infinite).
+_AS_THEY_ARE = frozenset({int, str, bool, type(None)})
+
+
 def _clean(value):
     """JSON-ready: numpy and pandas values as Python numbers and lists (their ``tolist``), NaN and
     infinities as null (JSON has no NaN)."""
@@ -116,8 +120,8 @@ def _clean(value):
         return {k: _clean(v) for k, v in value.items()}
     if hasattr(value, "tolist"):
         value = value.tolist()
-    if isinstance(value, list | tuple):
-        return [_clean(v) for v in value]
+    if isinstance(value, list | tuple):  # (a chart's thousands of numbers looked at here, not one call each)
+        return [v if type(v) in _AS_THEY_ARE or (type(v) is float and math.isfinite(v)) else _clean(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return None
     return value
