@@ -30,13 +30,7 @@ pub fn check(scenario: &Scenario) -> Result<()> {
     if host.is_off() {
         return Ok(());
     }
-    let costs = [
-        ("rx_packet_us", host.rx_packet_us),
-        ("rx_byte_ns", host.rx_byte_ns),
-        ("rx_skb_us", host.rx_skb_us),
-        ("tx_packet_us", host.tx_packet_us),
-    ];
-    if let Some((name, _)) = costs.iter().find(|(_, v)| *v != 0.0) {
+    if let Some((name, _)) = host.costs().iter().find(|(_, v)| *v != 0.0) {
         return Err(Error::scenario(
             format!("host.{name}"),
             "a CPU cost of the model's; the emulator's clients run on the kernel's own CPU, which costs what it \

@@ -126,11 +126,18 @@ impl Host {
 
     /// Every CPU cost 0.
     pub fn is_free(&self) -> bool {
-        self.rx_packet_us == 0.0
-            && self.rx_byte_ns == 0.0
-            && self.rx_skb_us == 0.0
-            && self.tx_packet_us == 0.0
-            && self.write_us == 0.0
+        self.costs().iter().all(|&(_, cost)| cost == 0.0)
+    }
+
+    /// The CPU costs, by field name.
+    pub fn costs(&self) -> [(&'static str, f64); 5] {
+        [
+            ("rx_packet_us", self.rx_packet_us),
+            ("rx_byte_ns", self.rx_byte_ns),
+            ("rx_skb_us", self.rx_skb_us),
+            ("tx_packet_us", self.tx_packet_us),
+            ("write_us", self.write_us),
+        ]
     }
 }
 
