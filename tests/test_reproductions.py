@@ -19,6 +19,7 @@ from conftest import bondsim_cli
 import bondsim
 from bondsim import kernels, stats
 from bondsim.reproduce import (
+    OWN,
     PAPERS,
     bond_vs_mptcp,
     bulk_tcp,
@@ -37,6 +38,7 @@ from bondsim.reproduce import (
     thesis,
     thesis_modes,
     thesis_xor,
+    verdicts,
 )
 from bondsim.scenario import load_toml, shipped
 
@@ -68,6 +70,54 @@ def csv(reproduced, name: str, file: str) -> pd.DataFrame:
 
 
 # --- every reproduction ---------------------------------------------------------------------------
+
+
+#: Reproductions whose summaries do not yet open with their verdicts (strict: done ones must leave the list).
+VERDICTS_TO_DO = {
+    "elt-aft",
+    "elt-tokens",
+    "failover-switchover",
+    "hetero-bonding",
+    "lacp-hashing",
+    "rr-links",
+    "rr-udp",
+    "rr-unaware-switch",
+    "thesis",
+    "thesis-modes",
+    "thesis-xor",
+}
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(n, marks=pytest.mark.xfail(n in VERDICTS_TO_DO, reason="no verdicts.csv yet", strict=True))
+        for n in sorted(set(PAPERS) - set(OWN))
+    ],
+)
+def test_every_papers_reproduction_opens_its_summary_with_a_verdict_per_result(reproduced, name):
+    rows = verdicts.read(reproduced(name))  # verdicts.Verdict refuses an unknown verdict or an unexplained one
+    assert rows
+    summary = (reproduced(name) / "summary.md").read_text()
+    assert summary.index("## Verdicts") < summary.index("\n## ", summary.index("## Verdicts") + 1)
+    for r in rows:
+        assert r.paper in summary and r.bondsim in summary
+        # a verdict says where the paper gives the result: its table or figure (or section, or text)
+        assert any(w in r.result for w in ("Table", "Fig", "§", "text")), r.result
+
+
+def test_a_verdict_names_what_explains_a_difference_and_only_known_kinds():
+    assert verdicts.within(32.12, 32.5, 0.02) == verdicts.MATCHES
+    assert verdicts.within(32.12, 33.0, 0.02) == verdicts.NOT_REPRODUCED
+    with pytest.raises(ValueError, match="because"):
+        verdicts.Verdict("Table 1", "1 s", "2 s", verdicts.NOT_REPRODUCED)
+    with pytest.raises(ValueError, match="allowed: matches"):
+        verdicts.Verdict("Table 1", "1 s", "1 s", "close enough")
+    with pytest.raises(ValueError, match="paper"):
+        verdicts.Verdict("Table 1", " ", "1 s", verdicts.MATCHES)
+    row = verdicts.Verdict("Table 1 | p. 2", "1 s", "1.5 s", verdicts.EXPLAINED, "E: the host's CPU")
+    assert "Table 1 \\| p. 2" in verdicts.table([row])  # a | in a cell does not split the row
+    assert "(1 explained by experiment;" in verdicts.section([row])
 
 
 @pytest.mark.parametrize("name", sorted(PAPERS))
@@ -735,6 +785,13 @@ def test_ftp_two_links_one_link_runs_at_the_wire_rate_and_rr_halves_the_time(rep
     )
     assert speedup.between(1.9, 2.0 + 1e-9).all()  # "decreased by nearly a half" (seed 003 §4.2)
     assert two["wire_ooo_fraction"].max() > 0.2  # reordering is frequent on the wire, yet cheap
+
+
+def test_ftp_two_links_verdicts_match_table2_on_the_papers_kernel(reproduced):
+    rows = verdicts.read(reproduced("ftp-two-links"))
+    assert [r.verdict for r in rows] == [verdicts.MATCHES] * 3
+    assert [r.paper for r in rows[:2]] == [f"{s:.2f} s" for s in ftp_two_links.PAPER_S.values()]
+    assert all(ftp_two_links.PAPER_KERNEL in r.bondsim for r in rows)
 
 
 # --- rr-unaware-switch: seed 003 Fig. 3 ------------------------------------------------------------

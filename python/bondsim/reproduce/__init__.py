@@ -26,6 +26,10 @@ MODULES = {
     "bond-vs-mptcp": "bond_vs_mptcp",
 }
 
+#: The reproductions of bondsim's own studies, no paper's: every other one judges the paper's results
+#: (``verdicts.csv``, :mod:`bondsim.reproduce.verdicts`).
+OWN = ("league", "earliest-finish", "failure-league", "bond-vs-mptcp")
+
 
 class Papers(Mapping[str, ModuleType]):
     """Name -> reproduction module, each imported when first asked for (they load pandas and matplotlib)."""

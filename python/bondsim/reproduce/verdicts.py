@@ -1,0 +1,102 @@
+"""A reproduction's verdicts: each of the paper's results beside bondsim's, one row each.
+
+A row states the paper's value as the paper prints it (its unit too) and where it is (table or figure,
+page), bondsim's value, a verdict, and for any verdict but ``matches`` the run that explains the
+difference, or the runs tried when none does. ``summary.md`` opens with these rows (:func:`section`) and
+``verdicts.csv`` holds the same rows (:func:`write`), for the tests and for tools reading many
+reproductions. What a result is judged against is stated in its row: a relative tolerance
+(:func:`within`), or the paper's own words when it prints no number.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import pandas as pd
+
+from bondsim import atomic
+
+MATCHES = "matches"
+EXPLAINED = "explained by experiment"
+NOT_REPRODUCED = "not reproduced"
+#: Every verdict a row may give.
+KINDS = (MATCHES, EXPLAINED, NOT_REPRODUCED)
+#: The file beside ``summary.md``.
+FILE = "verdicts.csv"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One of the paper's results and bondsim's."""
+
+    #: the result and where the paper gives it: "Table 2 (p. 5): one link, transfer time"
+    result: str
+    #: the paper's value as printed, its unit as the paper's
+    paper: str
+    #: bondsim's value, in the paper's unit, with its spread where runs are random
+    bondsim: str
+    #: one of :data:`KINDS`
+    verdict: str
+    #: for a difference, the run that explains it ("E: ...") or the runs tried; for a match, what it was judged by
+    because: str = ""
+
+    def __post_init__(self) -> None:
+        if self.verdict not in KINDS:
+            raise ValueError(f"verdict: {self.verdict!r} for {self.result!r}; allowed: {', '.join(KINDS)}")
+        for name in ("result", "paper", "bondsim"):
+            if not getattr(self, name).strip():
+                raise ValueError(f"{name}: empty for {self.result!r}; a verdict states the paper's and bondsim's value")
+        if self.verdict != MATCHES and not self.because.strip():
+            raise ValueError(
+                f"because: empty for {self.result!r}; a {self.verdict!r} verdict names the run that explains the "
+                "difference or the runs tried"
+            )
+
+
+def within(paper: float, ours: float, tolerance: float) -> str:
+    """:data:`MATCHES` when ``ours`` lies within ``tolerance`` (relative, 0.05 = ±5%) of ``paper``, else
+    :data:`NOT_REPRODUCED`."""
+    if paper == 0:
+        raise ValueError("paper: 0; a relative tolerance needs a paper value other than 0")
+    return MATCHES if abs(ours / paper - 1) <= tolerance else NOT_REPRODUCED
+
+
+def difference(paper: float, ours: float) -> str:
+    """``ours`` against ``paper``, relative: "+0.2%"."""
+    return f"{ours / paper - 1:+.1%}"
+
+
+def table(rows: Sequence[Verdict]) -> str:
+    """The rows as a markdown table."""
+    lines = [
+        "| result (where in the paper) | paper | bondsim | verdict | explained by / judged by |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        cells = (r.result, r.paper, r.bondsim, f"**{r.verdict}**", r.because or "–")
+        lines.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def section(rows: Sequence[Verdict]) -> str:
+    """summary.md's opening section: the verdicts, counted, and their table."""
+    counts = {kind: sum(r.verdict == kind for r in rows) for kind in KINDS}
+    tally = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+    return f"\n## Verdicts ({tally}; `{FILE}`)\n\n{table(rows)}\n"
+
+
+def write(out: str | Path, rows: Sequence[Verdict]) -> str:
+    """Writes ``verdicts.csv`` into ``out`` and returns :func:`section`'s text for summary.md."""
+    if not rows:
+        raise ValueError("rows: none; a reproduction of a paper has at least one verdict")
+    frame = pd.DataFrame([asdict(r) for r in rows], columns=[f.name for f in fields(Verdict)])
+    atomic.write_csv(frame, Path(out) / FILE)
+    return section(rows)
+
+
+def read(out: str | Path) -> list[Verdict]:
+    """The rows a reproduction wrote into ``out``."""
+    frame = pd.read_csv(Path(out) / FILE, dtype=str, keep_default_na=False)
+    return [Verdict(**row) for row in frame.to_dict("records")]
