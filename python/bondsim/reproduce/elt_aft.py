@@ -23,7 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots
-from bondsim.reproduce import bulk_tcp
+from bondsim.reproduce import bulk_tcp, verdicts
 
 LINK_MBPS = 100.0
 MIIMON_MS = 100.0
@@ -37,6 +37,13 @@ ERA = (
 )
 #: Seed 001, Table 1, Mbit/s.
 PAPER_MBPS = {"one NIC": 93.91, "AFT state (one of two off-line)": 89.40, "two NICs": 176.35}
+#: A throughput matches the paper's within this (relative). The paper gives one 10-minute figure each,
+#: without a spread; 2% is below the 4.8% by which its AFT state and its one NIC differ, which its text
+#: calls "approximately the same", and above the 0.8% the TCP timestamp option alone moves a wire-rate figure.
+TOLERANCE = 0.02
+#: Table 1's text on the AFT state: "approximately the same with one NIC working status", said of 89.40
+#: against 93.91; so "approximately" spans at least their 4.8% (rounded up to 5%).
+APPROXIMATELY = 0.05
 
 
 def scenario(setup: str, seconds: float) -> dict:
@@ -81,16 +88,57 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         reference={"paper": [PAPER_MBPS[s] for s in setups]},
     )
     summary = out / "summary.md"
-    atomic.write_text(summary, report(runs, quick))
+    atomic.write_text(summary, report(runs, quick, verdicts.write(out, judged(runs))))
     return summary
 
 
-def report(runs: pd.DataFrame, quick: bool) -> str:
-    """summary.md: Table 1 beside our throughputs, and why they differ."""
+#: For each of Table 1's setups that the ideal hosts do not reproduce: the runs tried and what is left.
+UNEXPLAINED = {
+    "AFT state (one of two off-line)": "the failover path (FreeBSD's user-level Link Inspector and middleware "
+    "driver) is not modelled; a server CPU cost per frame is ruled out by `elt-tokens`' experiment E (its "
+    "verdicts: the paper's CPU load is 38-39% at every rate)",
+    "two NICs": "ideal hosts double one NIC; `elt-tokens`' experiment E (a server CPU cost per frame fitted to "
+    "Fig. 5) rules that cost out (it puts the server's CPU far above the paper's 38%); the bus and the "
+    "switch's forwarding, not modelled, are left",
+}
+
+
+def judged(runs: pd.DataFrame) -> list[verdicts.Verdict]:
+    """Table 1's three throughputs and its text's "approximately the same" of the AFT state, with ideal hosts."""
+    by = runs.set_index("setup")["goodput_mbps"]
+    rows = []
+    for setup, paper in PAPER_MBPS.items():
+        kind, judged_by = verdicts.compared(paper, by[setup], TOLERANCE)
+        rows.append(
+            verdicts.Verdict(
+                f"Table 1 (seed 001 prints no pages): Netperf, {setup}",
+                f"{paper:.2f} Mbit/s",
+                f'{by[setup]:.2f} Mbit/s (ideal hosts, `sender.kernel = "{KERNEL}"`)',
+                kind,
+                judged_by if kind == verdicts.MATCHES else f"{judged_by}; {UNEXPLAINED[setup]}",
+            )
+        )
+    aft, one = by["AFT state (one of two off-line)"], by["one NIC"]
+    paper_share = PAPER_MBPS["AFT state (one of two off-line)"] / PAPER_MBPS["one NIC"]
+    rows.append(
+        verdicts.Verdict(
+            'Table 1\'s text: the AFT state "approximately the same with one NIC working status"',
+            f"{paper_share:.1%} of one NIC (89.40 of 93.91)",
+            f"{aft / one:.1%} of one NIC",
+            verdicts.within(1.0, aft / one, APPROXIMATELY),
+            f'within ±{APPROXIMATELY:.0%} of one NIC, the paper\'s own difference read as "approximately"',
+        )
+    )
+    return rows
+
+
+def report(runs: pd.DataFrame, quick: bool, judged_text: str) -> str:
+    """summary.md: the verdicts, Table 1 beside our throughputs, and why they differ."""
     wire = LINK_MBPS * bulk_tcp.TCP_PAYLOAD_SHARE
     parts = ["# elt-aft: seed 001, Table 1\n", __doc__.split("\n\n", 1)[1].strip(), f"\n{ERA}"]
     if quick:
         parts.append("\n*Quick size: 2 s transfers.*")
+    parts.append(judged_text)
     parts += [
         "\n## Paper vs bondsim\n",
         "| setup | bondsim Mbit/s | paper Mbit/s | bondsim / paper | TCP retransmissions |",

@@ -41,7 +41,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots
-from bondsim.reproduce import elt_aft, fitting
+from bondsim.reproduce import elt_aft, fitting, verdicts
 from bondsim.scenario import apply_overrides
 from bondsim.stats import MIN_INTERVAL_RUNS, mean_ci
 from bondsim.sweeps import run_many
@@ -56,6 +56,12 @@ PAPER_PEAK = {1: 8.9, 2: 16.4}
 #: Ethernet), which is what bondsim reports: :func:`as_printed` says so beside each.
 PAPER_UNIT = "Mbps"
 PAPER_GAIN_ABOVE = 512
+#: A Fig. 5 figure matches the paper's within this (relative). The paper prints each peak once, the peak of
+#: a curve over token sizes a power of two apart from one run per point; 10% is what this reproduction has
+#: judged its fitted machines by since they were built (2026-11), not chosen for any row here.
+TOLERANCE = 0.10
+#: "Insensitive to the number of pairs": the pairs' curves within 5% of the most pairs' (:func:`flat_from`).
+FLAT = 0.05
 #: What varies beside the chosen values: name -> overrides.
 VARIANTS: dict[str, list[str]] = {
     "base": [],
@@ -224,7 +230,8 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
         },
     )
     summary = Path(out) / "summary.md"
-    atomic.write_text(summary, report(mean, quick) + hosts_report(mean, netperf, cost, fitted))
+    rows = verdicts.write(out, judged(mean, netperf, cost))
+    atomic.write_text(summary, report(mean, quick, rows) + hosts_report(mean, netperf, cost, fitted))
     return summary
 
 
@@ -236,8 +243,90 @@ def gain_starts(mean: pd.DataFrame, pairs: int) -> int | None:
     return int(gaining.min()) if len(gaining) else None
 
 
-def report(mean: pd.DataFrame, quick: bool) -> str:
-    """summary.md: the paper's figures beside ours, and why they differ."""
+def judged(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float) -> list[verdicts.Verdict]:
+    """Fig. 5's figures and words with ideal machines, and experiment E (:data:`HOSTS`) where they differ."""
+    base = mean[mean["variant"] == "base"]
+    peak = {n: base[base["channels"] == n]["mbytes_one_way"].max() for n in (1, 2)}
+    most, small = int(base["pairs"].max()), int(base["token_bytes"].min())
+    table = mean.set_index(["variant", "pairs", "token_bytes", "channels"])["mbytes_one_way"]
+    ratio = {v: table[(v, most, small, 1)] / table[(v, 1, small, 1)] for v in ("base", HOSTS)}
+    e = f"E (both machines' CPUs at {cost:.2f} µs a frame, fitted to the one-channel peak)"
+    fit = netperf[netperf["machine"] == "fitted"].set_index("setup")
+    hosts = mean[mean["variant"] == HOSTS]
+    peak_e = {n: hosts[hosts["channels"] == n]["mbytes_one_way"].max() for n in (1, 2)}
+    why = {
+        1: f"{e} is fitted to this figure, so it cannot explain it; its checks below rule a per-frame cost out "
+        "as the bound",
+        2: f"{e} gives {peak_e[2]:.1f} MB/s: it bounds two channels as it bounds one",
+    }
+    rows = []
+    for n, paper in PAPER_PEAK.items():
+        kind, judged_by = verdicts.compared(paper, peak[n], TOLERANCE)
+        rows.append(
+            verdicts.Verdict(
+                f"Fig. 5 and its text: the peak, {n} channel{'s' if n > 1 else ''}",
+                as_printed(paper),
+                f"{peak[n]:.1f} MB/s (ideal machines)",
+                kind,
+                judged_by if kind == verdicts.MATCHES else f"{judged_by}; {why[n]}",
+            )
+        )
+    paper_ratio = PAPER_PEAK[2] / PAPER_PEAK[1]
+    kind, judged_by = verdicts.compared(paper_ratio, peak[2] / peak[1], TOLERANCE)
+    rows.append(
+        verdicts.Verdict(
+            "Fig. 5's text: two channels' peak against one's",
+            f"{paper_ratio:.2f}× (16.4 against 8.9)",
+            f"{peak[2] / peak[1]:.2f}× (ideal machines)",
+            kind,
+            judged_by
+            if kind == verdicts.MATCHES
+            else f"{judged_by}; not explained: each client's answers return "
+            "on the one port the switch's hash gives it (the per-run ranges of the tokens' table show the draws)",
+        )
+    )
+    gain = gain_starts(mean, most)
+    about = gain is not None and PAPER_GAIN_ABOVE / 2 <= gain <= 2 * PAPER_GAIN_ABOVE
+    rows.append(
+        verdicts.Verdict(
+            f"Fig. 5's text: two channels gain (≥ 10%) above about {PAPER_GAIN_ABOVE} B",
+            f"about {PAPER_GAIN_ABOVE} B",
+            f"{gain} B with {most} pairs, {gain_starts(mean, 1)} B with 1 pair (ideal machines)",
+            verdicts.MATCHES if about else verdicts.NOT_REPRODUCED,
+            f"within one token size (a factor 2) of {PAPER_GAIN_ABOVE} B with {most} pairs, the paper's most",
+        )
+    )
+    flat = flat_from(mean, HOSTS, small)
+    ran = ", ".join(str(p) for p in sorted(hosts["pairs"].unique()))
+    rows.append(
+        verdicts.Verdict(
+            f"Fig. 5's text: throughput insensitive to the number of pairs (1 to {most}), {small} B tokens",
+            '"insensitive"',
+            f"ideal machines: {most} pairs carry {ratio['base']:.1f}× one pair; E: {ratio[HOSTS]:.1f}× (pairs run: {ran})",
+            verdicts.EXPLAINED if flat <= 2 else verdicts.NOT_REPRODUCED,
+            f"{e}: within {FLAT:.0%} of {most} pairs' from {flat} pairs on; one pair leaves each CPU idle while the "
+            "other works, so it carries less (the paper's figure shows no such step)",
+        )
+    )
+    loads = ", ".join(f"{s} {fit.loc[s, 'server_cpu']:.0%}" for s in fit.index)
+    rows.append(
+        verdicts.Verdict(
+            "Table 1: the server's CPU load under Netperf, the same with one NIC and two (the check of E on "
+            "what it was not fitted to)",
+            f"{PAPER_CPU_LOAD:.0%} (one NIC), {PAPER_CPU_LOAD:.0%} (two NICs)",
+            f"{e}: {loads}",
+            verdicts.MATCHES
+            if all(verdicts.within(PAPER_CPU_LOAD, c, TOLERANCE) == verdicts.MATCHES for c in fit["server_cpu"])
+            else verdicts.NOT_REPRODUCED,
+            f"tolerance ±{TOLERANCE:.0%} on each; E rules a per-frame cost out: a cost that grows with the frames cannot give one load at 94 and at "
+            "176 Mbit/s; a per-token (per-write) cost, the hypothesis left, is untested",
+        )
+    )
+    return rows
+
+
+def report(mean: pd.DataFrame, quick: bool, judged_text: str) -> str:
+    """summary.md: the verdicts, the paper's figures beside ours, and why they differ."""
     table = mean.set_index(["variant", "pairs", "token_bytes", "channels"])
 
     def at(variant: str, pairs: int, token: int, channels: int) -> pd.Series:
@@ -250,6 +339,7 @@ def report(mean: pd.DataFrame, quick: bool) -> str:
     parts.append(f"{elt_aft.ERA}\n")
     if quick:
         parts.append("*Quick size: 5 token sizes, 1 and 6 pairs, 30 exchanges, 2 replications.*\n")
+    parts.append(judged_text)
     parts += [
         "## Tokens, MB/s one way (mean over replications; their range where the placement varies)\n",
         f"| token bytes | 1 pair, 1 ch | 1 pair, 2 ch | {most} pairs, 1 ch | {most} pairs, 2 ch "
@@ -337,12 +427,7 @@ def flat_from(mean: pd.DataFrame, variant: str, token: int) -> int:
     """The fewest pairs that carry at least 95% of what the most pairs carry (one channel)."""
     rows = mean[(mean["variant"] == variant) & (mean["token_bytes"] == token) & (mean["channels"] == 1)]
     by = rows.set_index("pairs")["mbytes_one_way"].sort_index()
-    return int(by.index[by >= 0.95 * by.iloc[-1]].min())
-
-
-def verdict(ours: float, paper: float, tolerance: float = 0.1) -> str:
-    """Within ``tolerance`` (relative) of the paper's figure, or not."""
-    return "matches" if abs(ours / paper - 1) <= tolerance else "not reproduced"
+    return int(by.index[by >= (1 - FLAT) * by.iloc[-1]].min())
 
 
 def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted: float) -> str:
@@ -381,7 +466,7 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         "| --- | --- | --- | --- | --- |",
         f"| peak, two channels | {as_printed(PAPER_PEAK[2])} (Fig. 5) | {peak('base', 2).mbytes_one_way:.1f} MB/s | "
         f"{two.mbytes_one_way:.1f} MB/s ({two.token_bytes} B tokens; one channel {one.mbytes_one_way:.1f} at "
-        f"{one.token_bytes} B) | {verdict(two.mbytes_one_way, PAPER_PEAK[2])} |",
+        f"{one.token_bytes} B) | {verdicts.within(PAPER_PEAK[2], two.mbytes_one_way, TOLERANCE)} |",
         f'| {most} pairs against 1, {small} B tokens | "insensitive" (Fig. 5) | {ratio("base"):.1f}× | '
         f"{ratio(HOSTS):.1f}× (flat from {flat_from(mean, HOSTS, small)} pairs) | "
         + ("explained from that count on" if ratio(HOSTS) < 0.5 * ratio("base") else "not reproduced")
@@ -392,7 +477,8 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         lines.append(
             f"| Netperf, {setup} (Table 1) | {fit.paper_mbps} Mbit/s, CPU {PAPER_CPU_LOAD:.0%} | "
             f"{ideal.goodput_mbps:.2f} Mbit/s | {fit.goodput_mbps:.2f} Mbit/s, server CPU {fit.server_cpu:.0%} | "
-            f"throughput {verdict(fit.goodput_mbps, fit.paper_mbps)}, CPU load {verdict(fit.server_cpu, PAPER_CPU_LOAD)} |"
+            f"throughput {verdicts.within(fit.paper_mbps, fit.goodput_mbps, TOLERANCE)}, "
+            f"CPU load {verdicts.within(PAPER_CPU_LOAD, fit.server_cpu, TOLERANCE)} |"
         )
     fit_one = net.loc[("one NIC", "fitted")]
     lines += [

@@ -103,8 +103,7 @@ def judged(mean: pd.DataFrame) -> list[verdicts.Verdict]:
                 f"{paper:.2f} s",
                 f"{ci_text(head, 'transfer_s', '.2f')} s ({PAPER_KERNEL}, {head.jitter_us} µs jitter; "
                 f"{ours['transfer_s'].min():.2f}–{ours['transfer_s'].max():.2f} over both kernels and every jitter)",
-                verdicts.within(paper, head.transfer_s, TOLERANCE),
-                f"within ±{TOLERANCE:.0%}: {verdicts.difference(paper, head.transfer_s)}",
+                *verdicts.compared(paper, head.transfer_s, TOLERANCE),
             )
         )
     one, two = times["one link"], times["balance-rr, 2 links"]
@@ -114,8 +113,7 @@ def judged(mean: pd.DataFrame) -> list[verdicts.Verdict]:
             'Table 2\'s text: "out-of-order issue only imposes a minor overhead" (two links against half of one)',
             f"{paper_speedup:.2f}× faster than one link (half: 2×)",
             f"{one / two:.2f}× ({PAPER_KERNEL}, the most jitter)",
-            verdicts.within(paper_speedup, one / two, TOLERANCE),
-            f"speed-up within ±{TOLERANCE:.0%} of the paper's: {verdicts.difference(paper_speedup, one / two)}",
+            *verdicts.compared(paper_speedup, one / two, TOLERANCE),
         )
     )
     return rows

@@ -68,6 +68,11 @@ def difference(paper: float, ours: float) -> str:
     return f"{ours / paper - 1:+.1%}"
 
 
+def compared(paper: float, ours: float, tolerance: float) -> tuple[str, str]:
+    """:func:`within`'s verdict and what it was judged by: "+0.2% (tolerance ±2%)"."""
+    return within(paper, ours, tolerance), f"{difference(paper, ours)} (tolerance ±{tolerance * 100:g}%)"
+
+
 def table(rows: Sequence[Verdict]) -> str:
     """The rows as a markdown table."""
     lines = [
