@@ -113,6 +113,10 @@ def test_a_verdict_names_what_explains_a_difference_and_only_known_kinds():
         verdicts.Verdict("Table 1", "1 s", "1 s", "close enough")
     with pytest.raises(ValueError, match="paper"):
         verdicts.Verdict("Table 1", " ", "1 s", verdicts.MATCHES)
+    off = verdicts.judge("Table 1", "10 s", "11 s", (10.0, 11.0), 0.05, "E: the host's CPU")
+    assert (off.verdict, off.because) == (verdicts.NOT_REPRODUCED, "+10.0% (tolerance ±5%); E: the host's CPU")
+    on = verdicts.judge("Table 1", "10 s", "10.2 s", (10.0, 10.2), 0.05, "E: the host's CPU")
+    assert (on.verdict, on.because) == (verdicts.MATCHES, "+2.0% (tolerance ±5%)")
     row = verdicts.Verdict("Table 1 | p. 2", "1 s", "1.5 s", verdicts.EXPLAINED, "E: the host's CPU")
     assert "Table 1 \\| p. 2" in verdicts.table([row])  # a | in a cell does not split the row
     assert "(1 explained by experiment;" in verdicts.section([row])

@@ -261,28 +261,26 @@ def judged(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float) -> list[verdi
     }
     rows = []
     for n, paper in PAPER_PEAK.items():
-        kind, judged_by = verdicts.compared(paper, peak[n], TOLERANCE)
         rows.append(
-            verdicts.Verdict(
+            verdicts.judge(
                 f"Fig. 5 and its text: the peak, {n} channel{'s' if n > 1 else ''}",
                 as_printed(paper),
                 f"{peak[n]:.1f} MB/s (ideal machines)",
-                kind,
-                judged_by if kind == verdicts.MATCHES else f"{judged_by}; {why[n]}",
+                (paper, peak[n]),
+                TOLERANCE,
+                why[n],
             )
         )
     paper_ratio = PAPER_PEAK[2] / PAPER_PEAK[1]
-    kind, judged_by = verdicts.compared(paper_ratio, peak[2] / peak[1], TOLERANCE)
     rows.append(
-        verdicts.Verdict(
+        verdicts.judge(
             "Fig. 5's text: two channels' peak against one's",
             f"{paper_ratio:.2f}× (16.4 against 8.9)",
             f"{peak[2] / peak[1]:.2f}× (ideal machines)",
-            kind,
-            judged_by
-            if kind == verdicts.MATCHES
-            else f"{judged_by}; not explained: each client's answers return "
-            "on the one port the switch's hash gives it (the per-run ranges of the tokens' table show the draws)",
+            (paper_ratio, peak[2] / peak[1]),
+            TOLERANCE,
+            "not explained: each client's answers return on the one port the switch's hash gives it (the per-run "
+            "ranges of the tokens' table show the draws)",
         )
     )
     gain = gain_starts(mean, most)

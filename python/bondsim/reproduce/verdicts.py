@@ -73,6 +73,15 @@ def compared(paper: float, ours: float, tolerance: float) -> tuple[str, str]:
     return within(paper, ours, tolerance), f"{difference(paper, ours)} (tolerance ±{tolerance * 100:g}%)"
 
 
+def judge(
+    result: str, paper: str, bondsim: str, figures: tuple[float, float], tolerance: float, otherwise: str
+) -> Verdict:
+    """The row of a figure judged by :func:`compared`: ``figures`` are (the paper's, bondsim's); ``otherwise``
+    names what explains a difference, or the runs tried, and is said only when the figure does not match."""
+    kind, judged_by = compared(*figures, tolerance)
+    return Verdict(result, paper, bondsim, kind, judged_by if kind == MATCHES else f"{judged_by}; {otherwise}")
+
+
 def table(rows: Sequence[Verdict]) -> str:
     """The rows as a markdown table."""
     lines = [
