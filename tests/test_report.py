@@ -270,17 +270,26 @@ def test_a_sweep_report_shows_the_mean_and_interval_over_seeds(swept, tmp_path, 
     ]
     goodput = charts_["sweep-goodput-mbps"]
     assert sorted(s.name for s in goodput.series) == ["balance-rr", "lb"]  # the mode axis is the scheduler
-    # derived here from the stored runs: the mean over the three seeds, Student's t interval
-    from scipy import stats as st
-
+    # derived here from the stored runs: the mean over the three seeds, and no interval from three runs
     runs = pd.DataFrame(source.runs)  # (plain rows: the report reads them without pandas)
     rr = runs[runs["scheduler"] == "balance-rr"].groupby("requests")["goodput_bps"].agg(["mean", "std", "count"])
     series = next(s for s in goodput.series if s.name == "balance-rr")
     assert series.x == [4, 8, 12]
     assert series.y == pytest.approx((rr["mean"] / 1e6).tolist())
-    half = st.t.ppf(0.975, 2) * rr["std"] / 3**0.5 / 1e6
-    assert series.hi == pytest.approx((rr["mean"] / 1e6 + half).tolist())
+    assert series.lo is None and series.hi is None and "mean over 3+ replication(s) (a 95% interval" in goodput.title
+    # with five seeds a point (the first two seeds' runs again, as seeds 101 and 102): Student's t interval
+    from scipy import stats as st
+
+    twice = [r | {"seed": r["seed"] + 100} for r in source.runs if r["seed"] in sorted(runs["seed"].unique())[:2]]
+    five = {c.key: c for c in charts.sweep_charts([*source.runs, *twice], source.axes, "x")}
+    rr5 = pd.DataFrame([*source.runs, *twice])
+    rr5 = rr5[rr5["scheduler"] == "balance-rr"].groupby("requests")["goodput_bps"].agg(["mean", "std", "count"])
+    assert rr5["count"].tolist() == [5, 5, 5]
+    series = next(s for s in five["sweep-goodput-mbps"].series if s.name == "balance-rr")
+    half = st.t.ppf(0.975, 4) * rr5["std"] / 5**0.5 / 1e6
+    assert series.hi == pytest.approx((rr5["mean"] / 1e6 + half).tolist())
     assert max(h - lo for h, lo in zip(series.hi, series.lo, strict=True)) > 0  # random sizes: seeds differ
+    assert "mean and 95% interval over 5+" in five["sweep-goodput-mbps"].title
     proc = main("report", str(sweep_file), "--db", str(db), "--out", str(tmp_path / "s.html"))
     assert proc.returncode == 0, proc.stderr
 

@@ -100,13 +100,13 @@ def plot(runs: pd.DataFrame, y: str, x: str, by: str | None, out: Path, title: s
     import pandas as pd
 
     from bondsim import plots
-    from bondsim.stats import MIN_INTERVAL_RUNS
+    from bondsim.stats import MIN_INTERVAL_RUNS, enough_for_interval
 
     if out.suffix.lower() not in FORMATS:
         raise BondsimError(f"--out: {out}: a figure is written as {', '.join(FORMATS)}, by the file's suffix")
     mean, label = points(runs, y, x, by)
     n = int(mean[f"{y}_n"].min())
-    spread = "mean and 95% interval" if n >= MIN_INTERVAL_RUNS else f"mean (intervals from {MIN_INTERVAL_RUNS}+ runs)"
+    spread = "mean and 95% interval" if enough_for_interval(n) else f"mean (intervals from {MIN_INTERVAL_RUNS}+ runs)"
     title = title or f"{label} by {x}\n{spread}, {n}+ run(s) a point"
     xs = pd.to_numeric(mean[x], errors="coerce")
     args = dict(title=title, xlabel=x, ylabel=label)

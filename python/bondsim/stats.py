@@ -70,6 +70,11 @@ CI_NOTE = (
 )
 
 
+def enough_for_interval(n: int) -> bool:
+    """Whether ``n`` runs give a published 95% interval (:data:`MIN_INTERVAL_RUNS`)."""
+    return n >= MIN_INTERVAL_RUNS
+
+
 def published(table: pd.DataFrame, value: str) -> pd.DataFrame:
     """``table`` (a :func:`mean_ci` table) with ``{value}_lo`` / ``{value}_hi`` emptied where fewer than
     :data:`MIN_INTERVAL_RUNS` runs gave them (``{value}_n``), and on every row without that count: the
@@ -79,7 +84,7 @@ def published(table: pd.DataFrame, value: str) -> pd.DataFrame:
         return table
     if f"{value}_n" not in table:
         return table.drop(columns=bounds)
-    enough = table[f"{value}_n"] >= MIN_INTERVAL_RUNS
+    enough = table[f"{value}_n"].map(enough_for_interval).astype(bool)
     return table.assign(**{b: table[b].where(enough) for b in bounds})
 
 
@@ -94,7 +99,7 @@ def ci_text(row: Any, value: str, spec: str) -> str:
     range and their count, or the value alone from one run."""
     get = row.get if hasattr(row, "get") else lambda k: getattr(row, k)
     mean, n = get(value), int(get(f"{value}_n"))
-    if n >= MIN_INTERVAL_RUNS:
+    if enough_for_interval(n):
         return f"{mean:{spec}} ({get(f'{value}_lo'):{spec}}–{get(f'{value}_hi'):{spec}})"
     if n > 1:
         return f"{mean:{spec}} (runs {get(f'{value}_min'):{spec}}–{get(f'{value}_max'):{spec}}, n = {n})"

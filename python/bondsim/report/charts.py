@@ -14,7 +14,7 @@ from itertools import compress, pairwise
 from typing import TYPE_CHECKING, Any
 
 from bondsim import columns
-from bondsim.stats import mean_ci_rows
+from bondsim.stats import MIN_INTERVAL_RUNS, enough_for_interval, mean_ci_rows
 
 if TYPE_CHECKING:  # pandas loads on use (a league, a run's TCP trace or failures): not for a sweep's report
     import pandas as pd
@@ -126,7 +126,8 @@ def sweep_charts(runs: Sequence[Mapping], axes: Sequence[str], name: str) -> lis
     """Per scheduler (and other swept values), each figure the runs' transport leads with
     (:func:`bondsim.columns.default_of`: for TCP what reordering costs, else the delivery point's order)
     against the swept axis: the mean over the replications (seeds) and its 95% Student-t interval
-    (:func:`bondsim.stats.mean_ci_rows`); bars with error bars, one per series, when nothing numeric was swept."""
+    (:func:`bondsim.stats.mean_ci_rows`), the interval only where every point has the runs to publish one
+    (:func:`_band`); bars with error bars, one per series, when nothing numeric was swept."""
     x = sweep_axis(runs, axes)
     keys = [{"series": s, **({x: r[x]} if x else {})} for s, r in zip(_series(runs, axes, x), runs, strict=True)]
     charts = []
@@ -135,28 +136,39 @@ def sweep_charts(runs: Sequence[Mapping], axes: Sequence[str], name: str) -> lis
         if all(v != v for v in values):
             continue
         mean = mean_ci_rows([k | {"value": v} for k, v in zip(keys, values, strict=True)], list(keys[0]), "value")
-        n = max(m["value_n"] for m in mean)
-        title = f"{name}: {column.label}, mean and 95% interval over {n} replication(s)"
-        chart = Chart(_key("sweep", column.name), title, x or "scheduler", column.label)
+        chart = Chart(
+            _key("sweep", column.name), _sweep_title(name, column.label, mean), x or "scheduler", column.label
+        )
         if x:
             for i, series in enumerate(dict.fromkeys(m["series"] for m in mean)):
                 group = sorted((m for m in mean if m["series"] == series), key=lambda m: columns.number(m[x]))
                 chart.series.append(
-                    Series(
-                        str(series), [m[x] for m in group], [m["value"] for m in group], "line",
-                        lo=[m["value_lo"] for m in group], hi=[m["value_hi"] for m in group], colour=_colour(i),
-                    )
+                    Series(str(series), [m[x] for m in group], [m["value"] for m in group], "line",
+                           **_band(group), colour=_colour(i))
                 )  # fmt: skip
         else:
             chart.xcats = [str(m["series"]) for m in mean]
             chart.series.append(
-                Series(
-                    column.label, list(range(len(mean))), [m["value"] for m in mean], "bar",
-                    lo=[m["value_lo"] for m in mean], hi=[m["value_hi"] for m in mean], colour=_colour(0), legend=False,
-                )
+                Series(column.label, list(range(len(mean))), [m["value"] for m in mean], "bar", **_band(mean),
+                       colour=_colour(0), legend=False)
             )  # fmt: skip
         charts.append(chart)
     return charts
+
+
+def _band(points: Sequence[Mapping]) -> dict:
+    """The interval of a series' points (``lo``, ``hi``) when every point's comes from enough runs to publish
+    (:func:`bondsim.stats.enough_for_interval`), else none: the mean alone."""
+    if not all(enough_for_interval(m["value_n"]) for m in points):
+        return {}
+    return {"lo": [m["value_lo"] for m in points], "hi": [m["value_hi"] for m in points]}
+
+
+def _sweep_title(name: str, label: str, mean: Sequence[Mapping]) -> str:
+    n = min(m["value_n"] for m in mean)
+    if enough_for_interval(n):
+        return f"{name}: {label}, mean and 95% interval over {n}+ replication(s)"
+    return f"{name}: {label}, mean over {n}+ replication(s) (a 95% interval from {MIN_INTERVAL_RUNS} or more)"
 
 
 def sweep_table(runs: Sequence[Mapping], axes: Sequence[str]) -> tuple[list[str], list[list[str]]]:
