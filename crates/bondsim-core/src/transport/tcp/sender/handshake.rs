@@ -61,7 +61,7 @@ impl TcpSender {
 
     /// `flow`'s connection is open (one more active, one fewer to open).
     fn add_conn(&mut self, flow: u32, conn: Conn) {
-        self.conns[flow as usize] = Some(conn);
+        self.conns[flow as usize] = Some(Box::new(conn));
         self.active += 1;
         self.unopened -= 1;
     }

@@ -134,6 +134,7 @@ impl TcpSender {
             }
             c.close();
             self.active -= 1;
+            self.retire(flow);
             return;
         }
         // `tcp_check_space` after the ACK: a stream's writer that sleeps may wake.

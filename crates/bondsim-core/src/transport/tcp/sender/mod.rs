@@ -65,7 +65,9 @@ use timer::*;
 pub struct TcpSender {
     config: TcpConfig,
     cutter: Cutter,
-    conns: Vec<Option<Conn>>,
+    /// Each flow's connection from its opening; a TCP flow's goes when it closes ([`Self::retire`]),
+    /// an MPTCP subflow's stays (the connection level reads it to the end).
+    conns: Vec<Option<Box<Conn>>>,
     /// Flows that may have something to send, in the order they got it.
     ready: VecDeque<u32>,
     /// Flows opened and not yet fully acknowledged.
@@ -273,16 +275,28 @@ impl TcpSender {
         }
     }
 
-    /// What the senders did so far.
+    /// What the senders did so far: the counts, and what the connections still held hold.
     pub fn stats(&self) -> TcpStats {
         let mut s = self.stats.clone();
-        for c in self.conns.iter().flatten() {
-            s.reordering_sum += u64::from(c.reordering);
-            s.reordering_max = s.reordering_max.max(c.reordering);
-            s.min_rtt_min = s.min_rtt_min.into_iter().chain(c.min_rtt).min();
-        }
+        self.conns.iter().flatten().for_each(|c| fold(&mut s, c));
         s
     }
+
+    /// `flow`'s connection closed: what [`Self::stats`] reads of it is counted now and its state
+    /// goes, so a long run of many short flows holds only those open (nothing reads a closed TCP
+    /// flow's state: every path filters `Conn::done`).
+    fn retire(&mut self, flow: u32) {
+        if let Some(c) = self.conns[flow as usize].take() {
+            fold(&mut self.stats, &c);
+        }
+    }
+}
+
+/// What [`TcpSender::stats`] reads of a connection, added to `s`.
+fn fold(s: &mut TcpStats, c: &Conn) {
+    s.reordering_sum += u64::from(c.reordering);
+    s.reordering_max = s.reordering_max.max(c.reordering);
+    s.min_rtt_min = s.min_rtt_min.into_iter().chain(c.min_rtt).min();
 }
 
 impl Endpoint for TcpSender {
