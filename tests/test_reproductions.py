@@ -77,7 +77,6 @@ VERDICTS_TO_DO = {
     "elt-aft",
     "elt-tokens",
     "hetero-bonding",
-    "lacp-hashing",
     "rr-links",
     "rr-unaware-switch",
     "thesis",
@@ -541,6 +540,18 @@ def test_lacp_fig6_each_link_carries_what_the_hash_put_on_it_up_to_its_rate(repr
     assert a.equals(b)
     summary = (reproduced("lacp-hashing") / "summary.md").read_text()
     assert "## Fig. 6" in summary and "`40+40+40 / 100`" in summary
+
+
+def test_lacp_hashing_verdicts_fig7_counts_binomial_and_fig6_match(reproduced):
+    rows = verdicts.read(reproduced("lacp-hashing"))
+    # Fig. 7's counts of runs with all flows on one link within two standard deviations of the paper's, the
+    # binomial not rejected, Fig. 6a's even split as often as fair coins give it, and no flow moves in Fig. 6b.
+    assert [r.verdict for r in rows] == [verdicts.MATCHES] * 5
+    assert rows[0].paper == f"10% ({lacp_hashing.PAPER_ALL_ON_ONE[4]}/100 runs)"
+    assert rows[1].paper == "did not happen in 100 runs" and rows[1].bondsim.startswith("0 of 100")
+    assert rows[4].bondsim.startswith("0 link changes")
+    runs = csv(reproduced, "lacp-hashing", "fig6_rates.csv")
+    assert (runs["link_switches"] == 0).all()
 
 
 # --- league ---------------------------------------------------------------------------------------
