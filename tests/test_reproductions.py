@@ -838,12 +838,8 @@ def test_rr_unaware_switch_verdicts_stp_explains_the_near_zero_rate_not_its_9_s(
     rus = rr_unaware_switch
     # MAC learning alone loses nothing; STP's listening and learning give the near-zero rate and the paper's
     # cause (drops at the switch, timeouts), but until 40 s, and no switch is back at 19 s; the static LAG at 10 s.
-    assert [r.verdict for r in rows] == [
-        verdicts.EXPLAINED,
-        verdicts.NOT_REPRODUCED,
-        verdicts.EXPLAINED,
-        verdicts.MATCHES,
-    ]
+    explained, not_reproduced = verdicts.EXPLAINED, verdicts.NOT_REPRODUCED
+    assert [r.verdict for r in rows] == [explained, not_reproduced, explained, verdicts.MATCHES]
     assert rows[0].because.startswith("E: unaware + STP") and rows[2].because.startswith("E: unaware + STP")
     assert rows[1].paper == f"t = {rus.PAPER_BACK_S['unaware']:.0f}s"
     assert f"t = {rus.PAPER_BACK_S['static LAG']:.0f} s" in rows[3].paper
@@ -1266,13 +1262,8 @@ def test_failover_switchover_verdicts_udp_from_the_papers_lowest_tcp_groups_only
     # UDP's shortest matches the paper's 5 ms, its longest (the PHY's detection, not modelled) does not reach 20;
     # on the paper's kernel every TCP failure recovers by the probe (no huge group); the huge group that today's
     # kernel gives is the RTO's, and every FST is under the conclusion's 300 ms.
-    assert [r.verdict for r in rows] == [
-        verdicts.MATCHES,
-        verdicts.NOT_REPRODUCED,
-        verdicts.NOT_REPRODUCED,
-        verdicts.MATCHES,
-        verdicts.MATCHES,
-    ]
+    matches, not_reproduced = verdicts.MATCHES, verdicts.NOT_REPRODUCED
+    assert [r.verdict for r in rows] == [matches, not_reproduced, not_reproduced, matches, matches]
     assert [r.paper.split(" ms")[0] for r in rows[:2]] == [f"{ms:g}" for ms in fs.PAPER_UDP_MS]
     assert f"less than {fs.PAPER_TCP_MAX_MS:.0f} ms" == rows[4].paper
     assert (
