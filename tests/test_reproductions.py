@@ -76,7 +76,6 @@ def csv(reproduced, name: str, file: str) -> pd.DataFrame:
 VERDICTS_TO_DO = {
     "elt-aft",
     "elt-tokens",
-    "hetero-bonding",
     "thesis",
     "thesis-modes",
     "thesis-xor",
@@ -450,6 +449,28 @@ def test_hetero_machines_predict_the_links_alone_and_fig3s_order_but_not_round_r
     assert (rate["Gigabit alone"] <= 2000 * 1.001).all() and (rate["Round-Robin"] <= 4000 * 1.002).all()
     summary = (reproduced("hetero-bonding") / "summary.md").read_text()
     assert "## Experiment E" in summary and "more than their sum on 0 with one CPU; with two, on 0 and 0" in summary
+
+
+def test_hetero_bonding_verdicts_table1_size_by_size_and_fig3s_order(reproduced):
+    rows = verdicts.read(reproduced("hetero-bonding"))
+    hm = hetero_machines
+    table1 = rows[: 2 * len(hm.TABLE1)]
+    sums, rrs = table1[0::2], table1[1::2]
+    # Table 1 as printed, size by size: the sum of the links alone, then Round-Robin
+    assert [r.paper for r in sums] == [f"{s} Mbps" for _, s in hm.TABLE1.values()]
+    assert [r.paper for r in rrs] == [f"{rr} Mbps" for rr, _ in hm.TABLE1.values()]
+    # the sum explained by E at 6 of the 10 sizes it was not fitted to (the fitted one says so), too high at the rest;
+    # Round-Robin at no size, nor above the sum, the parallelism the paper names tried
+    fitted = list(hm.TABLE1).index(hm.FIT_SIZE)
+    assert "**fitted**" in sums[fitted].because and sums[fitted].verdict == verdicts.EXPLAINED
+    explained = [r for i, r in enumerate(sums) if i != fitted and r.verdict == verdicts.EXPLAINED]
+    assert len(explained) == 6
+    assert all(r.verdict == verdicts.NOT_REPRODUCED for r in rrs)
+    above, fig3, large, rr_large = rows[len(table1) :]
+    assert above.verdict == verdicts.NOT_REPRODUCED and "156.3 at 8 B" in above.paper
+    # Fig. 3's order by E (the e1000's throttling), the large messages from the TCP runs
+    assert fig3.verdict == verdicts.EXPLAINED and "at 4 of 5 sizes" in fig3.because
+    assert large.verdict == verdicts.NOT_REPRODUCED and rr_large.verdict == verdicts.MATCHES
 
 
 def test_hetero_throughput_per_scheduler_follows_the_links(reproduced):
