@@ -24,6 +24,7 @@ from pathlib import Path
 import pandas as pd
 
 from bondsim import atomic, plots
+from bondsim.reproduce import verdicts
 from bondsim.scenario import apply_overrides, load_toml, shipped
 from bondsim.stats import share_ci
 from bondsim.sweeps import run_many
@@ -36,6 +37,13 @@ PAPER_ALL_ON_ONE = {4: 10, 16: 0}
 FIG6 = {"6a": (40.0, 40.0, 40.0, 40.0), "6b": (100.0, 40.0, 40.0, 40.0)}
 #: How long each Fig. 6 run sends, seconds.
 FIG6_S = 2.0
+#: A count of runs matches the paper's within two standard deviations (95%) of the difference of two independent
+#: counts over 100 runs each, the paper's and ours, both Binomial(100, p) with p the hash's chance.
+DEVIATIONS = 2.0
+#: The level below which a chi-square goodness-of-fit test rejects Binomial(n, 1/2) (the paper's words).
+SIGNIFICANCE = 0.05
+#: A chi-square test's expected count per bin at least (tail bins pooled up to it).
+MIN_EXPECTED = 5.0
 
 
 def binomial(n: int, k: int) -> float:
@@ -78,7 +86,8 @@ def fig6(panel: str, seeds: int, progress: bool) -> pd.DataFrame:
         drops = r.links["drops_queue_full"].tolist()
         where = placement(rates, r.requests.sort_values("request")["last_link"].tolist())
         rows.append({**label, "placement": where, "link0_mbps": mbps[0], "link1_mbps": mbps[1],
-                     "link0_drops": drops[0], "link1_drops": drops[1]})  # fmt: skip
+                     "link0_drops": drops[0], "link1_drops": drops[1],
+                     "link_switches": int(r.requests["link_switches"].sum())})  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -136,6 +145,99 @@ def fig6_lines(runs: pd.DataFrame) -> list[str]:
     return lines
 
 
+def binomial_fit(counts: list[int], flows: int) -> float:
+    """The p-value of a chi-square goodness-of-fit test of ``counts`` (flows on link 0, one per run) against
+    Binomial(``flows``, 1/2), bins pooled from the tails until each expects :data:`MIN_EXPECTED` runs."""
+    from scipy.stats import chisquare
+
+    runs = len(counts)
+    observed, expected, group = [], [], [0, 0.0]
+    for k in range(flows + 1):
+        group = [group[0] + counts.count(k), group[1] + runs * binomial(flows, k)]
+        if group[1] >= MIN_EXPECTED:
+            observed.append(group[0])
+            expected.append(group[1])
+            group = [0, 0.0]
+    observed[-1] += group[0]  # the last tail, short of MIN_EXPECTED, joins its neighbour
+    expected[-1] += group[1]
+    return float(chisquare(observed, expected).pvalue)
+
+
+def count_matches(paper: int, ours: int, p: float) -> tuple[str, str]:
+    """A count of runs (of :data:`RUNS`) against the paper's: the verdict and what it was judged by."""
+    sd = (2 * RUNS * p * (1 - p)) ** 0.5
+    verdict = verdicts.MATCHES if abs(ours - paper) <= DEVIATIONS * sd else verdicts.NOT_REPRODUCED
+    return (
+        verdict,
+        f"within {DEVIATIONS:g} standard deviations of two {RUNS}-run counts (±{DEVIATIONS * sd:.1f} runs): {ours - paper:+d}",
+    )
+
+
+def judged(counts: dict[int, list[int]], panels: dict[str, pd.DataFrame]) -> list[verdicts.Verdict]:
+    """Fig. 7's runs with every flow on one link and its binomial distribution; Fig. 6a's balance and Fig. 6b's
+    flows that stay beside a full link."""
+    rows = []
+    for n, words in ((4, "10% (10/100 runs)"), (16, "did not happen in 100 runs")):
+        ours = sum(1 for c in counts[n] if c in (0, n))
+        p = 2 * binomial(n, n)
+        verdict, because = count_matches(PAPER_ALL_ON_ONE[n], ours, p)
+        rows.append(
+            verdicts.Verdict(
+                f"Fig. 7 and §4.4's text (seed 003 prints no pages): {n} flows, runs with all on one link",
+                words,
+                f"{ours} of {RUNS} (Binomial expectation {p * RUNS:.3g})",
+                verdict,
+                because,
+            )
+        )
+    fit = {n: binomial_fit(counts[n], n) for n in FLOWS}
+    rows.append(
+        verdicts.Verdict(
+            "§4.4's text on Fig. 7: flows per link",
+            '"the number of flows on a link follows a binominal distribution"',
+            "chi-square p = " + ", ".join(f"{fit[n]:.2f} ({n} flows)" for n in FLOWS) + " against Binomial(n, 1/2)",
+            verdicts.MATCHES if min(fit.values()) >= SIGNIFICANCE else verdicts.NOT_REPRODUCED,
+            f"a chi-square goodness-of-fit test over {RUNS} runs each, not rejected at {SIGNIFICANCE:g}",
+        )
+    )
+    a = panels["6a"]
+    even = int((a["placement"] == "40+40 / 40+40").sum())
+    p_even = binomial(4, 2)
+    sd = (RUNS * p_even * (1 - p_even)) ** 0.5
+    balanced = even > 0 and abs(even - p_even * RUNS) <= DEVIATIONS * sd
+    rows.append(
+        verdicts.Verdict(
+            "Fig. 6a and §4.4's text: four UDP flows of 40 Mbps, the rate each slave received",
+            '"The figure clearly shows the load balancing of the traffic" (one run; its values in the figure only)',
+            f"an even split (80 Mbit/s on each link) in {even} of {len(a)} seeds (Binomial: {p_even * RUNS:.1f})",
+            verdicts.MATCHES if balanced else verdicts.NOT_REPRODUCED,
+            f"the paper's one run is an even split the hash gives as often as a fair coin per flow does: within "
+            f"{DEVIATIONS:g} standard deviations (±{DEVIATIONS * sd:.1f} runs) of {p_even * RUNS:.1f}: "
+            f"{even - p_even * RUNS:+.1f}",
+        )
+    )
+    b = panels["6b"]
+    paper_b = b[b["placement"] == "40+40+40 / 100"]
+    moved = int(b["link_switches"].sum())
+    rows.append(
+        verdicts.Verdict(
+            "Fig. 6b and §4.4's text: one 100 Mbps flow on link 1, three of 40 Mbps on link 0",
+            '"Even though, the link 1 is full, other traffic flows are not switched to the other available link"',
+            f"{moved} link changes over {len(b)} seeds; the paper's placement in {len(paper_b)}, "
+            + (
+                f"both links full (link 0 dropping {paper_b['link0_drops'].mean():.0f} packets)"
+                if len(paper_b)
+                else "never drawn"
+            ),
+            verdicts.MATCHES if moved == 0 and len(paper_b) else verdicts.NOT_REPRODUCED,
+            "judged by the flows' link changes: none (layer3+4 hashes ports, never the load)"
+            if moved == 0 and len(paper_b)
+            else f"runs tried: {len(b)} seeds",
+        )
+    )
+    return rows
+
+
 @atomic.whole
 def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) -> Path:
     """Writes the flows-per-link distributions (CSV + PNG) and ``summary.md``.
@@ -143,9 +245,9 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     ``quick`` runs the same: this reproduction already takes seconds.
     """
     out = Path(out)
-    rows, lines, spread = [], [], {}
+    rows, lines, spread, counted = [], [], {}, {}
     for n in FLOWS:
-        counts = flows_on_link0(n, progress=progress)
+        counts = counted[n] = flows_on_link0(n, progress=progress)
         shares = share_ci(counts, list(range(n + 1)), "on_link0", "share_of_runs")
         rows += shares.assign(flows=n, binomial=[binomial(n, k) for k in range(n + 1)]).to_dict("records")
         one_link = sum(1 for c in counts if c in (0, n))
@@ -174,11 +276,13 @@ def reproduce(out: str | Path, *, progress: bool = True, quick: bool = False) ->
     summary = out / "summary.md"
     atomic.write_text(
         summary,
-        f"""# Seed 003, Fig. 7: 802.3ad layer3+4 over two links
+        f"""# Seed 003, Figs. 6 and 7: 802.3ad layer3+4 over two links
 
 Shipped scenario `lacp_flows`, {RUNS} seeds per flow count; each seed draws new
 ephemeral ports, and a flow's link is `usable[hash % 2]` of the kernel's
 layer3+4 hash.
+{verdicts.write(out, judged(counted, panels))}
+## Fig. 7: flows per link
 
 | flows | runs with all flows on one link: paper | bondsim | Binomial expectation |
 | --- | --- | --- | --- |
