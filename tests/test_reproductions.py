@@ -93,6 +93,10 @@ def test_a_verdict_names_what_explains_a_difference_and_only_known_kinds():
         verdicts.Verdict("Table 1", "1 s", "1 s", "close enough")
     with pytest.raises(ValueError, match="paper"):
         verdicts.Verdict("Table 1", " ", "1 s", verdicts.MATCHES)
+    # the plain run first, then the experiments in their order: the first that holds explains
+    assert verdicts.first_holding(lambda v: v > 2, 3, [4]) == (verdicts.MATCHES, 3)
+    assert verdicts.first_holding(lambda v: v > 2, 1, [2, 5, 6]) == (verdicts.EXPLAINED, 5)
+    assert verdicts.first_holding(lambda v: v > 2, 1, [2]) == (verdicts.NOT_REPRODUCED, None)
     off = verdicts.judge("Table 1", "10 s", "11 s", (10.0, 11.0), 0.05, "E: the host's CPU")
     assert (off.verdict, off.because) == (verdicts.NOT_REPRODUCED, "+10.0% (tolerance ±5%); E: the host's CPU")
     on = verdicts.judge("Table 1", "10 s", "10.2 s", (10.0, 10.2), 0.05, "E: the host's CPU")

@@ -384,15 +384,15 @@ def judged(e: Experiment, plain_rr: dict[int, float]) -> list[verdicts.Verdict]:
         tried = f"E {rr:.1f} ({verdicts.difference(paper_rr, rr)})" + (
             f"; the per-frame model {plain:.1f} ({verdicts.difference(paper_rr, plain)})" if plain is not None else ""
         )
-        if plain is not None and verdicts.within(paper_rr, plain, WITHIN) == verdicts.MATCHES:
-            verdict, because = (
-                verdicts.MATCHES,
-                f"the per-frame model within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, plain)}",
-            )
-        elif verdicts.within(paper_rr, rr, WITHIN) == verdicts.MATCHES:
-            verdict, because = verdicts.EXPLAINED, f"E within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, rr)}"
+        verdict, _ = verdicts.first_holding(
+            lambda v, p=paper_rr: v is not None and verdicts.within(p, v, WITHIN) == verdicts.MATCHES, plain, [rr]
+        )
+        if verdict == verdicts.MATCHES:
+            because = f"the per-frame model within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, plain)}"
+        elif verdict == verdicts.EXPLAINED:
+            because = f"E within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, rr)}"
         else:
-            verdict, because = verdicts.NOT_REPRODUCED, f"runs tried (±{WITHIN:.0%}): {tried}"
+            because = f"runs tried (±{WITHIN:.0%}): {tried}"
         rows.append(
             verdicts.Verdict(
                 f"{where}: R.R. (Round-Robin)",

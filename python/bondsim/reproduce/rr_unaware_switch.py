@@ -191,9 +191,9 @@ def judged(mean: pd.DataFrame) -> list[verdicts.Verdict]:
     def judge(ok, said, match_because: str, gap: str = "", note: str = "") -> tuple[str, str, str]:
         """(bondsim's value, verdict, because): the plain switch's, or an experiment's that explains a difference."""
         ours = said(PLAIN)
-        if ok(PLAIN):
-            return ours, verdicts.MATCHES, match_because
-        explains = next((e for e in EXPERIMENTS if ok(e)), None)
+        verdict, explains = verdicts.first_holding(ok, PLAIN, EXPERIMENTS)
+        if verdict == verdicts.MATCHES:
+            return ours, verdict, match_because
         tried = "; ".join(said(e) for e in EXPERIMENTS)
         if explains:
             others = "; ".join(said(e) for e in EXPERIMENTS if e != explains)

@@ -639,15 +639,18 @@ def _judge(paper: float, ours: float, tried: Sequence[tuple[str, float]], note: 
     criterion = f"within ±{TOLERANCE:.0%}: {_difference(paper, ours)}"
     each = [f"{label} {value:.0f} ({_difference(paper, value)})" for label, value in tried]
     runs = "; ".join(each)
-    if verdicts.within(paper, ours, TOLERANCE) == verdicts.MATCHES:
-        return verdicts.MATCHES, criterion + (f"; also {runs}" if runs else "")
-    for i, (_, value) in enumerate(tried):
-        if verdicts.within(paper, value, TOLERANCE) == verdicts.MATCHES:
-            others = "; ".join(run for k, run in enumerate(each) if k != i)
-            because = f"E: {each[i]}, within ±{TOLERANCE:.0%} (the setup above: {_difference(paper, ours)})"
-            return verdicts.EXPLAINED, because + (f"; also tried: {others}" if others else "")
+    verdict, hit = verdicts.first_holding(
+        lambda run: verdicts.within(paper, run[1], TOLERANCE) == verdicts.MATCHES, ("", ours), list(tried)
+    )
+    if verdict == verdicts.MATCHES:
+        return verdict, criterion + (f"; also {runs}" if runs else "")
+    if hit is not None:
+        i = list(tried).index(hit)
+        others = "; ".join(run for k, run in enumerate(each) if k != i)
+        because = f"E: {each[i]}, within ±{TOLERANCE:.0%} (the setup above: {_difference(paper, ours)})"
+        return verdict, because + (f"; also tried: {others}" if others else "")
     text = f"{criterion}; tried: {runs}" if runs else f"{criterion}; no other run"
-    return verdicts.NOT_REPRODUCED, text + (f". {note}" if note else "")
+    return verdict, text + (f". {note}" if note else "")
 
 
 def _pairs(table: pd.DataFrame) -> tuple[int, int, int]:
@@ -687,14 +690,14 @@ def _judge_order(
         f"{r[key]} {r['paper_mbps']:g}" for _, r in both.sort_values("paper_mbps", ascending=False).iterrows()
     )
     criterion = f"ρ at least {least:.2f}, the thesis's order but for one neighbouring pair"
-    explaining = [i for i, (_, table) in enumerate(tried) if rank_agreement(table) >= least]
-    if rank_agreement(headline[1]) >= least:
-        verdict, because = verdicts.MATCHES, criterion
-    elif explaining:
-        first = explaining[0]
-        others = "; ".join(text(*run) for i, run in enumerate(tried) if i != first)
-        verdict = verdicts.EXPLAINED
-        because = f"E: {text(*tried[first])}; {criterion}" + (f"; also tried: {others}" if others else "")
+    verdict, hit = verdicts.first_holding(
+        lambda i: rank_agreement(headline[1] if i < 0 else tried[i][1]) >= least, -1, range(len(tried))
+    )
+    if verdict == verdicts.MATCHES:
+        because = criterion
+    elif hit is not None:
+        others = "; ".join(text(*run) for i, run in enumerate(tried) if i != hit)
+        because = f"E: {text(*tried[hit])}; {criterion}" + (f"; also tried: {others}" if others else "")
     else:
         runs = "; ".join(text(*run) for run in tried)
         verdict, because = verdicts.NOT_REPRODUCED, f"{criterion}; tried: {runs}"

@@ -10,9 +10,10 @@ reproductions. What a result is judged against is stated in its row: a relative 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from typing import TypeVar
 
 import pandas as pd
 
@@ -25,6 +26,8 @@ NOT_REPRODUCED = "not reproduced"
 KINDS = (MATCHES, EXPLAINED, NOT_REPRODUCED)
 #: The file beside ``summary.md``.
 FILE = "verdicts.csv"
+
+Run = TypeVar("Run")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,16 @@ def within(paper: float, ours: float, tolerance: float) -> str:
 def difference(paper: float, ours: float) -> str:
     """``ours`` against ``paper``, relative: "+0.2%"."""
     return f"{ours / paper - 1:+.1%}"
+
+
+def first_holding(holds: Callable[[Run], bool], plain: Run, tried: Iterable[Run]) -> tuple[str, Run | None]:
+    """THE rule for a result judged on the reproduction's own run and on experiments beside it: :data:`MATCHES`
+    when ``plain`` holds it (``holds``), :data:`EXPLAINED` by the first of ``tried`` that does (returned with the
+    verdict), else :data:`NOT_REPRODUCED`."""
+    if holds(plain):
+        return MATCHES, plain
+    explains = next((run for run in tried if holds(run)), None)
+    return (EXPLAINED, explains) if explains is not None else (NOT_REPRODUCED, None)
 
 
 def compared(paper: float, ours: float, tolerance: float) -> tuple[str, str]:
