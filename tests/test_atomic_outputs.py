@@ -242,6 +242,7 @@ def test_a_reproduction_that_fails_midway_leaves_no_table_figure_or_summary(main
         "lacp_4_flows.png",
         "lacp_flows_per_link.csv",
         "summary.md",
+        "verdicts.csv",
     ]
     assert written["summary.md"].decode().rstrip().endswith("*Quick size (`--quick`), what the tests run.*")
 
