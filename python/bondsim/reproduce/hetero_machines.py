@@ -350,6 +350,61 @@ def judged(e: Experiment, plain_rr: dict[int, float]) -> list[verdicts.Verdict]:
     model's balance-rr, Mbit/s by message size, where it ran the size) lands within :data:`WITHIN`, is explained
     by this experiment when E does, and is not reproduced otherwise."""
     by = e.table1.pivot_table(index="message_bytes", columns="links", values="goodput_mbps")
+    rows = _table1_rows(by, plain_rr)
+    above = {cpus: rr_above(e.grid[e.grid.cpus == cpus]) for cpus in (1, 2)}
+    machines = len(e.grid) // 2
+    over = [
+        size for size, row in by.iterrows() if row["Round-Robin"] > row["Gigabit alone"] + row["Fast Ethernet alone"]
+    ]
+    shown = bool(over) or any(n for _, n in above.values())
+    paper_best = max(TABLE1_IMPR, key=TABLE1_IMPR.get)
+    above_sum = [m for m, pct in TABLE1_IMPR.items() if pct > 100]
+    share = 100 * by["Round-Robin"] / (by["Gigabit alone"] + by["Fast Ethernet alone"])
+    rows.append(
+        verdicts.Verdict(
+            "Table 1's % Impr. and §4's text on it: Round-Robin above the sum of the links alone, and its cause",
+            f'{TABLE1_IMPR[paper_best]} at {paper_best} B, above 100 at {", ".join(map(str, above_sum))} B; "due to '
+            'the pipelining of the requests on the two devices"',
+            f"E: {share[paper_best]:.1f} at {paper_best} B, {share.min():.1f}–{share.max():.1f} over Table 1's sizes; "
+            f"Round-Robin above the sum on {above[1][1]} of {machines} machines of the grid at {FIT_SIZE} B with one "
+            f"CPU, {above[2][1]} of {machines} with the writer on a second",
+            verdicts.EXPLAINED if shown else verdicts.NOT_REPRODUCED,
+            "E: Round-Robin above the sum"
+            if shown
+            else "runs tried: E with one CPU (Nagle keeps one small segment in flight: Round-Robin's take the links in "
+            "turn) and with the writer on the second CPU, the parallelism the paper names (every link set then bound "
+            "by the writer); not tried: the single links as plain devices, 2.5.66's receiver",
+        )
+    )
+    rate = e.fig3.pivot_table(index="message_bytes", columns="links", values="transactions_per_s")
+    holds = (rate["Fast Ethernet alone"] > rate["Round-Robin"]) & (rate["Round-Robin"] > rate["Gigabit alone"])
+    held = [f"{m}" for m in rate.index[holds]]
+    not_held = [f"{m}" for m in rate.index[~holds]]
+    mostly = holds.sum() > len(holds) / 2
+    rows.append(
+        verdicts.Verdict(
+            "Fig. 3 and §4's text (p. 5): messages per second, netperf's TCP_RR",
+            '"plain Fast Ethernet has the lowest latency and highest number of messages per second, with '
+            'Round-robin coming in second"; "The gigabit driver exhibits consistently more overhead than Fast '
+            'Ethernet" (values and sizes in the figure only)',
+            f"E: Fast Ethernet > Round-Robin > Gigabit alone at {', '.join(held) or 'no'} B"
+            + (f", not at {', '.join(not_held)} B" if not_held else "")
+            + f" (Gigabit alone at most {rate['Gigabit alone'].max():,.0f} a second, Round-Robin "
+            f"{rate['Round-Robin'].max():,.0f})",
+            verdicts.EXPLAINED if mostly else verdicts.NOT_REPRODUCED,
+            f'E, the order at {holds.sum()} of {len(holds)} sizes ("in general": most): the e1000\'s dynamic '
+            "interrupt throttling (2000 a second for traffic as much each way) bounds Gigabit alone; the plain model "
+            "runs no request/response test"
+            if mostly
+            else f"runs tried: E, the order at {holds.sum()} of {len(holds)} sizes",
+        )
+    )
+    return rows
+
+
+def _table1_rows(by: pd.DataFrame, plain_rr: dict[int, float]) -> list[verdicts.Verdict]:
+    """Table 1 size by size, from E's runs (``by``: goodput by message size and links): the sum of the links
+    alone, then Round-Robin (judged on the per-frame model first where it ran the size, ``plain_rr``)."""
     rows = []
     for size, row in by.iterrows():
         paper_rr, paper_sum = TABLE1[size]
@@ -402,52 +457,4 @@ def judged(e: Experiment, plain_rr: dict[int, float]) -> list[verdicts.Verdict]:
                 because,
             )
         )
-    above = {cpus: rr_above(e.grid[e.grid.cpus == cpus]) for cpus in (1, 2)}
-    machines = len(e.grid) // 2
-    over = [
-        size for size, row in by.iterrows() if row["Round-Robin"] > row["Gigabit alone"] + row["Fast Ethernet alone"]
-    ]
-    shown = bool(over) or any(n for _, n in above.values())
-    paper_best = max(TABLE1_IMPR, key=TABLE1_IMPR.get)
-    above_sum = [m for m, pct in TABLE1_IMPR.items() if pct > 100]
-    share = 100 * by["Round-Robin"] / (by["Gigabit alone"] + by["Fast Ethernet alone"])
-    rows.append(
-        verdicts.Verdict(
-            "Table 1's % Impr. and §4's text on it: Round-Robin above the sum of the links alone, and its cause",
-            f'{TABLE1_IMPR[paper_best]} at {paper_best} B, above 100 at {", ".join(map(str, above_sum))} B; "due to '
-            'the pipelining of the requests on the two devices"',
-            f"E: {share[paper_best]:.1f} at {paper_best} B, {share.min():.1f}–{share.max():.1f} over Table 1's sizes; "
-            f"Round-Robin above the sum on {above[1][1]} of {machines} machines of the grid at {FIT_SIZE} B with one "
-            f"CPU, {above[2][1]} of {machines} with the writer on a second",
-            verdicts.EXPLAINED if shown else verdicts.NOT_REPRODUCED,
-            "E: Round-Robin above the sum"
-            if shown
-            else "runs tried: E with one CPU (Nagle keeps one small segment in flight: Round-Robin's take the links in "
-            "turn) and with the writer on the second CPU, the parallelism the paper names (every link set then bound "
-            "by the writer); not tried: the single links as plain devices, 2.5.66's receiver",
-        )
-    )
-    rate = e.fig3.pivot_table(index="message_bytes", columns="links", values="transactions_per_s")
-    holds = (rate["Fast Ethernet alone"] > rate["Round-Robin"]) & (rate["Round-Robin"] > rate["Gigabit alone"])
-    held = [f"{m}" for m in rate.index[holds]]
-    not_held = [f"{m}" for m in rate.index[~holds]]
-    mostly = holds.sum() > len(holds) / 2
-    rows.append(
-        verdicts.Verdict(
-            "Fig. 3 and §4's text (p. 5): messages per second, netperf's TCP_RR",
-            '"plain Fast Ethernet has the lowest latency and highest number of messages per second, with '
-            'Round-robin coming in second"; "The gigabit driver exhibits consistently more overhead than Fast '
-            'Ethernet" (values and sizes in the figure only)',
-            f"E: Fast Ethernet > Round-Robin > Gigabit alone at {', '.join(held) or 'no'} B"
-            + (f", not at {', '.join(not_held)} B" if not_held else "")
-            + f" (Gigabit alone at most {rate['Gigabit alone'].max():,.0f} a second, Round-Robin "
-            f"{rate['Round-Robin'].max():,.0f})",
-            verdicts.EXPLAINED if mostly else verdicts.NOT_REPRODUCED,
-            f'E, the order at {holds.sum()} of {len(holds)} sizes ("in general": most): the e1000\'s dynamic '
-            "interrupt throttling (2000 a second for traffic as much each way) bounds Gigabit alone; the plain model "
-            "runs no request/response test"
-            if mostly
-            else f"runs tried: E, the order at {holds.sum()} of {len(holds)} sizes",
-        )
-    )
     return rows

@@ -509,6 +509,24 @@ def judged(
 ) -> list[verdicts.Verdict]:
     """Every result of the thesis's chapter 6 and §5.3.6 beside bondsim's: Figures 9-11, §6.2.4, the worked
     examples (Figures 6-8), §5.3.6's example log and the check of its timer noise on Figure 9."""
+    rows = _judged_figs_9_10(fig9, fig10, replications) + _judged_fig11(fig11, fig11_e2)
+    drain = fig9.pivot(index="requests", columns="mode", values="makespan_s")
+    ratio = drain["rr"] / drain["lb"]
+    rows.append(
+        verdicts.Verdict(
+            "§6.2.4 (p. 46): rr takes longer to drain than lb, Fig. 9's setup",
+            '"round-robin simulations were taking much longer to complete"',
+            f"rr's makespan {ratio.mean():.2f}× lb's on average over Fig. 9's loads ({ratio.min():.2f}× at the least)",
+            verdicts.MATCHES if (ratio > 1).all() else verdicts.NOT_REPRODUCED,
+            "the paper's words: longer at every load",
+        )
+    )
+    rows += _judged_examples(examples, log, noise_check, fig9)
+    return rows
+
+
+def _judged_figs_9_10(fig9: pd.DataFrame, fig10: pd.DataFrame, replications: int) -> list[verdicts.Verdict]:
+    """Figures 9 and 10: rr's and lb's out-of-order shares, rr at the most requests, lb against rr."""
     spread = [n for n in LOADS if n % 4 != 0]
     aligned = [n for n in LOADS if n % 4 == 0]
     rr9, lb9 = (_mean(fig9, m, "ooo_fraction", spread) for m in SCHEDULERS)
@@ -572,6 +590,12 @@ def judged(
                     _points(0.25, rr10),
                 )
             )
+    return rows
+
+
+def _judged_fig11(fig11: pd.DataFrame, fig11_e2: pd.DataFrame) -> list[verdicts.Verdict]:
+    """Figure 11: rr's and lb's shares with two slow interfaces (and under E2's noise), and their file sizes."""
+    rows = []
     runs11 = fig11.groupby(["mode", "seed"])["run_ooo_fraction"].first()
     seeds_e2 = fig11_e2["seed"].nunique()
     two_slow = lb_slow_share([20, 82, 20, 82])
@@ -618,18 +642,6 @@ def judged(
             else f"each size band's mean within {ABOUT * 100:.0f} points of the others",
         )
     )
-    drain = fig9.pivot(index="requests", columns="mode", values="makespan_s")
-    ratio = drain["rr"] / drain["lb"]
-    rows.append(
-        verdicts.Verdict(
-            "§6.2.4 (p. 46): rr takes longer to drain than lb, Fig. 9's setup",
-            '"round-robin simulations were taking much longer to complete"',
-            f"rr's makespan {ratio.mean():.2f}× lb's on average over Fig. 9's loads ({ratio.min():.2f}× at the least)",
-            verdicts.MATCHES if (ratio > 1).all() else verdicts.NOT_REPRODUCED,
-            "the paper's words: longer at every load",
-        )
-    )
-    rows += _judged_examples(examples, log, noise_check, fig9)
     return rows
 
 
