@@ -267,7 +267,8 @@ impl TcpSender {
     #[inline(never)]
     fn queue_pacing_timers(&mut self, out: &mut Vec<Output>) {
         for flow in self.pacing_due.drain(..) {
-            let c = self.conns[flow as usize].as_ref().expect("paced");
+            // (A flow that closed since it armed its timer has no departure left: its state is gone.)
+            let Some(c) = self.conns[flow as usize].as_ref() else { continue };
             out.push(Output::Timer {
                 at: c.pacing.at(),
                 token: timer_token(flow, c.pacing.generation()) | PACING_TIMER,
