@@ -20,18 +20,18 @@ Never run by ``make test``: figures, not assertions.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import statistics
-import subprocess
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from compare_builds import prepend
+from compare_builds import child, prepend
 
 HERE = Path(__file__).resolve().parent
+#: This build's Python package (its compiled core built in place by ``make build``).
+THIS = str(HERE.parent / "python")
 TITLE = "# A long run of short requests: what a finished request leaves behind"
 
 ONE = """
@@ -49,15 +49,6 @@ s = bondsim.run(doc).summary
 print(json.dumps({"core_s": s["wall_s"], "segments": s["packets"], "requests": s["requests"],
                   "peak_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
 """
-
-
-def one(requests: int, pythonpath: str | None) -> dict:
-    """One run in a fresh process, with ``pythonpath`` first on the path (a peer build) if given."""
-    env = dict(os.environ) | ({"PYTHONPATH": pythonpath} if pythonpath else {})
-    out = subprocess.run(
-        [sys.executable, "-c", ONE, str(requests)], check=True, capture_output=True, text=True, env=env
-    )
-    return json.loads(out.stdout)
 
 
 def rows_of(found: dict[int, list[dict]]) -> dict[int, tuple[int, float, float, float]]:
@@ -83,13 +74,13 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "long.md", help="markdown file to add to")
     args = parser.parse_args()
     counts = [int(n) for n in args.requests.split(",")]
-    builds = {"this": None, **({"peer": args.peer} if args.peer else {})}
+    builds = {"this": THIS, **({"peer": args.peer} if args.peer else {})}
     loads = [os.getloadavg()[0]]
     found: dict[str, dict[int, list[dict]]] = {b: {n: [] for n in counts} for b in builds}
     for _ in range(args.runs):
         for n in counts:
             for build, path in builds.items():
-                found[build][n].append(one(n, path))
+                found[build][n].append(child(path, ONE, str(n)))
                 print(f"{build}, {n} requests: {found[build][n][-1]}", file=sys.stderr)
     loads.append(os.getloadavg()[0])
     table = {b: rows_of(f) for b, f in found.items()}

@@ -87,6 +87,8 @@ def test_every_papers_reproduction_opens_its_summary_with_a_verdict_per_result(r
 def test_a_verdict_names_what_explains_a_difference_and_only_known_kinds():
     assert verdicts.within(32.12, 32.5, 0.02) == verdicts.MATCHES
     assert verdicts.within(32.12, 33.0, 0.02) == verdicts.NOT_REPRODUCED
+    assert verdicts.within_abs(19.0, 20.0, 1.0) == verdicts.MATCHES  # an instant read off a plot, ±1 s
+    assert verdicts.within_abs(19.0, 40.25, 1.0) == verdicts.NOT_REPRODUCED
     with pytest.raises(ValueError, match="because"):
         verdicts.Verdict("Table 1", "1 s", "2 s", verdicts.NOT_REPRODUCED)
     with pytest.raises(ValueError, match="allowed: matches"):

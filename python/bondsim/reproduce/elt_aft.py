@@ -119,15 +119,16 @@ def judged(runs: pd.DataFrame) -> list[verdicts.Verdict]:
                 UNEXPLAINED[setup],
             )
         )
-    aft, one = by["AFT state (one of two off-line)"], by["one NIC"]
-    paper_share = PAPER_MBPS["AFT state (one of two off-line)"] / PAPER_MBPS["one NIC"]
+    aft_paper, one_paper = PAPER_MBPS["AFT state (one of two off-line)"], PAPER_MBPS["one NIC"]
+    share = by["AFT state (one of two off-line)"] / by["one NIC"]
     rows.append(
-        verdicts.Verdict(
+        verdicts.judge(
             'Table 1\'s text: the AFT state "approximately the same with one NIC working status"',
-            f"{paper_share:.1%} of one NIC (89.40 of 93.91)",
-            f"{aft / one:.1%} of one NIC",
-            verdicts.within(1.0, aft / one, APPROXIMATELY),
-            f'within ±{APPROXIMATELY:.0%} of one NIC, the paper\'s own difference read as "approximately"',
+            f"{aft_paper / one_paper:.1%} of one NIC ({aft_paper:.2f} of {one_paper:.2f})",
+            f"{share:.1%} of one NIC",
+            (1.0, share),
+            APPROXIMATELY,
+            "nothing else tried: the model's AFT state is one NIC's rate",
         )
     )
     return rows

@@ -275,7 +275,7 @@ def judged(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float) -> list[verdi
     rows.append(
         verdicts.judge(
             "Fig. 5's text: two channels' peak against one's",
-            f"{paper_ratio:.2f}× (16.4 against 8.9)",
+            f"{paper_ratio:.2f}× ({PAPER_PEAK[2]} against {PAPER_PEAK[1]})",
             f"{peak[2] / peak[1]:.2f}× (ideal machines)",
             (paper_ratio, peak[2] / peak[1]),
             TOLERANCE,

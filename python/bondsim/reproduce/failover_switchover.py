@@ -176,7 +176,7 @@ def judged(runs: pd.DataFrame) -> list[verdicts.Verdict]:
         ("shortest", PAPER_UDP_MS[0], udp["fst_ms"].min()),
         ("longest", *PAPER_UDP_MS[1:], udp["fst_ms"].max()),
     ):
-        verdict = verdicts.within(paper, ours, ROUNDING_MS / paper)
+        verdict = verdicts.within_abs(paper, ours, ROUNDING_MS)
         because = f"within ±{ROUNDING_MS:g} ms (the paper's 5 ms steps): {ours - paper:+.1f} ms"
         if verdict != verdicts.MATCHES:
             because += (

@@ -217,7 +217,7 @@ def judged(mean: pd.DataFrame) -> list[verdicts.Verdict]:
         return f"{switch}: {r.drops_switch_port:.0f} packets dropped at the switch's ports, {r.tcp_rtos:.0f} RTOs"
 
     def on_time(switch: str, paper: float) -> bool:
-        return bool(abs(after.loc[switch, "recovered_s"] - paper) <= INSTANT_S)
+        return verdicts.within_abs(paper, after.loc[switch, "recovered_s"], INSTANT_S) == verdicts.MATCHES
 
     where = "Fig. 3a and §4.2's text{}: switch unaware of the bond, eth1 back at 10 s"
     rows = [

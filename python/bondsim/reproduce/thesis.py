@@ -480,7 +480,7 @@ SIZE_CLASSES = {"1-9 KB": (1, 9), "10-90 KB": (10, 90), "100-900 KB": (100, 900)
 
 def _about(paper: float, ours: float) -> str:
     """An "about" share read off a plot: :data:`verdicts.MATCHES` within :data:`ABOUT` (absolute)."""
-    return verdicts.MATCHES if abs(ours - paper) <= ABOUT else verdicts.NOT_REPRODUCED
+    return verdicts.within_abs(paper, ours, ABOUT)
 
 
 def _points(paper: float, ours: float) -> str:
@@ -634,7 +634,7 @@ def _judged_fig11(fig11: pd.DataFrame, fig11_e2: pd.DataFrame) -> list[verdicts.
             "Fig. 11 (p. 47), §6.2.3 (p. 46): P(outorder) against file size",
             '"no matter what is the file size, the Probability remains constant"',
             "; ".join(f"{m} " + ", ".join(f"{name} {p:.0%}" for name, p in b.items()) for m, b in bands.items()),
-            verdicts.MATCHES if widest <= ABOUT else verdicts.NOT_REPRODUCED,
+            verdicts.within_abs(0.0, widest, ABOUT),
             f"each size band's mean within {ABOUT * 100:.0f} points of the others: {widest * 100:.0f} apart. "
             "Tried: the appendix's code as listed, in which a file of a few packets has few to overtake (a 1 KB "
             "file's two packets: at most one late); no other run"
@@ -696,7 +696,7 @@ def _judged_examples(
 
     lb_plain = _mean(fig9, "lb", "ooo_fraction", NOISE_CHECK_LOADS)
     lb_e1, lb_e2, rr_e2 = check("E1", "lb"), check("E2", "lb"), check("E2", "rr")
-    checked = all(abs(x["ooo_fraction"] - 0.10) <= ABOUT for x in (lb_e1, lb_e2))
+    checked = all(_about(0.10, x["ooo_fraction"]) == verdicts.MATCHES for x in (lb_e1, lb_e2))
     return [
         verdicts.Verdict(
             "Fig. 6 (p. 41): rr, interfaces 1 and 3 delayed one slot; out-of-order packets of 24",

@@ -636,16 +636,17 @@ def _judge(paper: float, ours: float, tried: Sequence[tuple[str, float]], note: 
     """A throughput's verdict and its explanation: :data:`verdicts.MATCHES` within :data:`TOLERANCE` on the
     summary's setup; else :data:`verdicts.EXPLAINED` by the first of ``tried`` (label, Mbit/s) within it; else
     :data:`verdicts.NOT_REPRODUCED`, every run of ``tried`` named. ``note``: what else explains the difference."""
+    tried = list(tried)
     criterion = f"within ±{TOLERANCE:.0%}: {_difference(paper, ours)}"
     each = [f"{label} {value:.0f} ({_difference(paper, value)})" for label, value in tried]
     runs = "; ".join(each)
     verdict, hit = verdicts.first_holding(
-        lambda run: verdicts.within(paper, run[1], TOLERANCE) == verdicts.MATCHES, ("", ours), list(tried)
+        lambda run: verdicts.within(paper, run[1], TOLERANCE) == verdicts.MATCHES, ("", ours), tried
     )
     if verdict == verdicts.MATCHES:
         return verdict, criterion + (f"; also {runs}" if runs else "")
     if hit is not None:
-        i = list(tried).index(hit)
+        i = tried.index(hit)
         others = "; ".join(run for k, run in enumerate(each) if k != i)
         because = f"E: {each[i]}, within ±{TOLERANCE:.0%} (the setup above: {_difference(paper, ours)})"
         return verdict, because + (f"; also tried: {others}" if others else "")

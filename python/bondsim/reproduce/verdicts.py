@@ -66,6 +66,12 @@ def within(paper: float, ours: float, tolerance: float) -> str:
     return MATCHES if abs(ours / paper - 1) <= tolerance else NOT_REPRODUCED
 
 
+def within_abs(paper: float, ours: float, tolerance: float) -> str:
+    """:data:`MATCHES` when ``ours`` lies within ``tolerance`` of ``paper`` in the figure's own unit (an
+    instant read off a plot in whole seconds, a share in points), else :data:`NOT_REPRODUCED`."""
+    return MATCHES if abs(ours - paper) <= tolerance else NOT_REPRODUCED
+
+
 def difference(paper: float, ours: float) -> str:
     """``ours`` against ``paper``, relative: "+0.2%"."""
     return f"{ours / paper - 1:+.1%}"
