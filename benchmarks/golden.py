@@ -79,6 +79,20 @@ VARIANTS: dict[str, dict[str, list[str]]] = {
     # An unaware switch (MAC learning, floods, balance-tlb/-alb's per-slave addresses) through a failover.
     "failover": {"plain": [], "unaware": ["switch.lag='none'"]},
     "xor_clients": {"plain": []},
+    # TCP over reordering links under each congestion control (BBR's rate sampling and pacing, Reno
+    # with losses to repair), 2 MB a flow to keep every scheduler's run short; a ping-pong's small
+    # writes (Nagle, delayed ACKs); MPTCP's subflows.
+    "tcp_rr": {
+        "cubic": ["workload.file_size={kind='fixed', bytes=2000000}"],
+        "bbr": ["workload.file_size={kind='fixed', bytes=2000000}", "sender.tcp_congestion_control='bbr'"],
+        "reno_lossy": [
+            "workload.file_size={kind='fixed', bytes=2000000}",
+            "sender.tcp_congestion_control='reno'",
+            "links.0.loss=0.005",
+        ],
+    },
+    "pingpong": {"plain": []},
+    "mptcp": {"plain": []},
 }
 
 

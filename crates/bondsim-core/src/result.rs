@@ -522,7 +522,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         requests.out_of_order.push(flow.out_of_order());
         requests.duplicates.push(flow.duplicates);
         requests.lost.push(flow.lost);
-        requests.max_extent.push(flow.max_extent);
+        requests.max_extent.push(u64::from(flow.max_extent));
         requests.arrival_s.push((r.arrival != crate::workload::PENDING).then(|| r.arrival.as_secs_f64()));
         requests.finish_s.push((flow.received > 0).then(|| flow.last_at.as_secs_f64()));
     }
@@ -627,7 +627,7 @@ pub fn build(reports: Reports, wall_s: f64) -> RunResult {
         reverse_delivered: reports.reverse_arrived,
         ooo_fraction: Some(if rx.delivered == 0 { 0.0 } else { reordered as f64 / rx.delivered as f64 }),
         reorder_extent_mean: Some(if reordered == 0 { 0.0 } else { sum_extent as f64 / reordered as f64 }),
-        reorder_extent_max: Some(rx.flows().iter().map(|f| f.max_extent).max().unwrap_or(0)),
+        reorder_extent_max: Some(rx.flows().iter().map(|f| u64::from(f.max_extent)).max().unwrap_or(0)),
         reorder_density: Some(
             rx.density
                 .fractions()

@@ -94,6 +94,46 @@ impl fmt::Display for SimTime {
     }
 }
 
+/// An `Option<SimTime>` in 8 bytes (`Option<SimTime>` takes 16): `SimTime::MAX`, about 584 years,
+/// stands for none, so a time held there reads back as none (a deadline at the end of time, which
+/// never comes). For state kept once per connection, where the 8 bytes count (issue 40: a flow's
+/// weight).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MaybeTime(u64);
+
+impl MaybeTime {
+    /// No time.
+    pub const NONE: MaybeTime = MaybeTime(u64::MAX);
+
+    /// `at` (none if it is `SimTime::MAX`).
+    #[inline]
+    pub const fn some(at: SimTime) -> MaybeTime {
+        MaybeTime(at.0)
+    }
+
+    #[inline]
+    pub fn get(self) -> Option<SimTime> {
+        (self.0 != u64::MAX).then_some(SimTime(self.0))
+    }
+
+    #[inline]
+    pub fn is_none(self) -> bool {
+        self.0 == u64::MAX
+    }
+}
+
+impl Default for MaybeTime {
+    fn default() -> MaybeTime {
+        MaybeTime::NONE
+    }
+}
+
+impl From<Option<SimTime>> for MaybeTime {
+    fn from(t: Option<SimTime>) -> MaybeTime {
+        t.map_or(MaybeTime::NONE, MaybeTime::some)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -148,5 +188,18 @@ mod tests {
         assert_eq!(SimTime::from_secs_f64(1.5e-9), SimTime(2));
         assert_eq!(SimTime::from_micros_f64(1.0), SimTime(1_000));
         assert_eq!(SimTime(1_500_000_000).as_secs_f64(), 1.5);
+    }
+
+    #[test]
+    fn maybe_time_holds_every_time_but_max_and_none() {
+        for t in [SimTime::ZERO, SimTime(1), SimTime(u64::MAX - 1)] {
+            assert_eq!(MaybeTime::some(t).get(), Some(t));
+            assert_eq!(MaybeTime::from(Some(t)).get(), Some(t));
+        }
+        assert_eq!(MaybeTime::NONE.get(), None);
+        assert_eq!(MaybeTime::default().get(), None);
+        assert!(MaybeTime::from(None).is_none());
+        assert_eq!(std::mem::size_of::<MaybeTime>(), 8);
+        assert!(MaybeTime::some(SimTime::MAX).is_none(), "the end of time reads as none");
     }
 }

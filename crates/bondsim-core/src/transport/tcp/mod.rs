@@ -22,7 +22,7 @@ pub mod sender;
 
 use crate::report::{count, flag, real, Declared, Report};
 use crate::scenario::{TcpSender as TcpSpec, TsClock};
-use crate::time::SimTime;
+use crate::time::{MaybeTime, SimTime};
 use era::{Era, LossDetection};
 
 /// What both ends read from the scenario, resolved once.
@@ -247,20 +247,23 @@ pub(crate) enum Fired {
 /// earlier deadline queues a new event (and makes the old one stale).
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Timer {
-    deadline: Option<SimTime>,
-    queued: Option<SimTime>,
+    deadline: MaybeTime,
+    queued: MaybeTime,
     generation: u32,
 }
+
+// Three per flow (the sender's retransmission and pacing timers, the receiver's ACK timer).
+const _: () = assert!(std::mem::size_of::<Timer>() == 24);
 
 impl Timer {
     /// Sets the deadline; true when the owner must queue an event at [`Timer::at`].
     pub fn arm(&mut self, at: SimTime) -> bool {
-        self.deadline = Some(at);
-        match self.queued {
+        self.deadline = MaybeTime::some(at);
+        match self.queued.get() {
             Some(q) if q <= at => false,
             _ => {
                 self.generation = self.generation.wrapping_add(1);
-                self.queued = Some(at);
+                self.queued = MaybeTime::some(at);
                 true
             }
         }
@@ -268,7 +271,7 @@ impl Timer {
 
     /// Sets the deadline to `at` unless one is pending no later; true as [`Timer::arm`].
     pub fn arm_by(&mut self, at: SimTime) -> bool {
-        match self.deadline {
+        match self.deadline.get() {
             Some(d) if d <= at => false,
             _ => self.arm(at),
         }
@@ -276,12 +279,12 @@ impl Timer {
 
     /// When the queued event is due.
     pub fn at(&self) -> SimTime {
-        self.queued.expect("a queued event")
+        self.queued.get().expect("a queued event")
     }
 
     /// The current deadline.
     pub fn deadline(&self) -> Option<SimTime> {
-        self.deadline
+        self.deadline.get()
     }
 
     pub fn generation(&self) -> u32 {
@@ -290,7 +293,7 @@ impl Timer {
 
     /// No deadline (the queued event, if any, will find none).
     pub fn cancel(&mut self) {
-        self.deadline = None;
+        self.deadline = MaybeTime::NONE;
     }
 
     /// Its event of `generation` came at `now`.
@@ -298,16 +301,16 @@ impl Timer {
         if generation != self.generation || self.queued.is_none() {
             return Fired::Stale;
         }
-        self.queued = None;
-        match self.deadline {
+        self.queued = MaybeTime::NONE;
+        match self.deadline.get() {
             None => Fired::Stale,
             Some(d) if d > now => {
                 self.generation = self.generation.wrapping_add(1);
-                self.queued = Some(d);
+                self.queued = MaybeTime::some(d);
                 Fired::Early(d)
             }
             Some(_) => {
-                self.deadline = None;
+                self.deadline = MaybeTime::NONE;
                 Fired::Due
             }
         }

@@ -63,12 +63,9 @@ struct Conn {
     wup_bytes: u64,
     /// Segment the last ACK acknowledged up to (`Last.ACK.sent`, RFC 7323 §4.3).
     last_ack_sent: u32,
-    /// Out-of-order segments held, indexed from `rcv_nxt` (slot 0 is always empty).
-    ofo: std::collections::VecDeque<Option<Packet>>,
-    /// The held ranges, sorted and disjoint.
-    ranges: Vec<(u32, u32)>,
-    /// SACK blocks to report, most recent first (RFC 2018 §4).
-    sacks: Vec<(u32, u32)>,
+    /// What it holds above a hole and the SACK blocks it reports ([`Ofo`]): none until the first
+    /// segment above a hole, kept after.
+    ofo: Option<Box<Ofo>>,
     /// A duplicate to report first in the next ACK (RFC 2883 §4).
     dsack: Option<(u32, u32)>,
     /// Quick ACKs left (`icsk_ack.quick`).
@@ -99,6 +96,19 @@ struct Conn {
     rcv_rtt_last_tsecr: u32,
     /// The window it advertises and its right-sizing ([`RcvSpace`]).
     space: RcvSpace,
+}
+
+/// A receiver's out-of-order queue (`tp->out_of_order_queue`) and the SACK blocks it reports
+/// (`tp->selective_acks`): boxed in [`Conn::ofo`] at a connection's first segment above a hole, so
+/// that one that never saw a hole weighs 8 bytes of it instead of 80 (issue 40: a flow's weight).
+#[derive(Debug, Default)]
+struct Ofo {
+    /// Out-of-order segments held, indexed from `rcv_nxt` (slot 0 is always empty).
+    queue: std::collections::VecDeque<Option<Packet>>,
+    /// The held ranges, sorted and disjoint.
+    ranges: Vec<(u32, u32)>,
+    /// SACK blocks to report, most recent first (RFC 2018 §4).
+    sacks: Vec<(u32, u32)>,
 }
 
 /// A receive window and its dynamic right-sizing (`rcvq_space`): TCP's per connection, MPTCP's
@@ -140,6 +150,16 @@ impl RcvSpace {
         }
         self.space_bytes = read;
         self.space_time = now;
+    }
+}
+
+// A connection's weight (issue 40; the sender's `Conn` says why).
+const _: () = assert!(std::mem::size_of::<Conn>() <= 160);
+
+impl Conn {
+    /// It holds data above a hole (`RB_EMPTY_ROOT(&tp->out_of_order_queue)` is false).
+    fn holds_ofo(&self) -> bool {
+        self.ofo.as_ref().is_some_and(|o| !o.ranges.is_empty())
     }
 }
 
@@ -334,7 +354,10 @@ impl TcpReceiver {
         ack.ts_ecr = ack.ts_ecr.max(c.ts_recent);
         // RFC 2883 §4: the D-SACK block comes first. With the timestamp option 3 blocks fit in
         // TCP's 40 option bytes (`tcp_established_options`).
-        let sacks = if self.config.sack { &c.sacks[..] } else { &[] };
+        let sacks = match &c.ofo {
+            Some(o) if self.config.sack => &o.sacks[..],
+            _ => &[],
+        };
         let blocks = c.dsack.take().into_iter().chain(sacks.iter().copied()).take(self.config.sack_blocks);
         let mut len = 0;
         for (start, end) in blocks {
@@ -367,10 +390,10 @@ impl TcpReceiver {
         // ping-pong mode. (Its other test, a window opened by the read, never holds here: the
         // model's application reads at once.)
         let pushed = c.pushed == PUSHED2 || (c.pushed == PUSHED && !c.pingpong);
-        if copied && pushed && c.ranges.is_empty() && self.config.pushed_acks {
+        if copied && pushed && !c.holds_ofo() && self.config.pushed_acks {
             return self.send_ack(now, flow);
         }
-        if c.ranges.is_empty() {
+        if !c.holds_ofo() {
             // `tcp_send_delayed_ack`: the ATO starts at TCP_ATO_MIN (40 ms, HZ/25) and the
             // timer is never later than TCP_DELACK_MAX (200 ms).
             // An earlier pending deadline stands (`tcp_send_delayed_ack`).
@@ -450,7 +473,7 @@ impl TcpReceiver {
         let slot = (s - c.rcv_nxt) as usize;
         if s == c.rcv_nxt {
             // In order: deliver it and everything it uncovers (`tcp_ofo_queue`).
-            let had_ofo = !c.ranges.is_empty();
+            let had_ofo = c.holds_ofo();
             // `tcp_event_data_recv`: after a gap longer than this end's RTO ("apparently sender
             // failed to restart window, so that we send ACKs quickly") quick ACKs again. This end
             // only ACKs, so its RTO stays what the handshake made it: its RTT plus `rto_min`
@@ -464,23 +487,25 @@ impl TcpReceiver {
             c.rcv_bytes += u64::from(packet.bytes);
             c.copied = true;
             out.push(Output::Deliver(packet));
-            // Slot 0 is always `rcv_nxt`: drop the one just delivered, then take what follows.
-            c.ofo.pop_front();
-            while let Some(Some(_)) = c.ofo.front() {
-                let p = c.ofo.pop_front().flatten().expect("checked");
-                c.rcv_nxt += 1;
-                c.rcv_bytes += u64::from(p.bytes);
-                out.push(Output::Deliver(p));
+            if let Some(o) = c.ofo.as_deref_mut() {
+                // Slot 0 is always `rcv_nxt`: drop the one just delivered, then take what follows.
+                o.queue.pop_front();
+                while let Some(Some(_)) = o.queue.front() {
+                    let p = o.queue.pop_front().flatten().expect("checked");
+                    c.rcv_nxt += 1;
+                    c.rcv_bytes += u64::from(p.bytes);
+                    out.push(Output::Deliver(p));
+                }
+                if o.ranges.first().is_some_and(|&(start, _)| start < c.rcv_nxt) {
+                    o.ranges.remove(0);
+                }
+                let rcv_nxt = c.rcv_nxt;
+                o.sacks.retain(|&(_, end)| end > rcv_nxt); // `tcp_sack_remove`
             }
-            if c.ranges.first().is_some_and(|&(start, _)| start < c.rcv_nxt) {
-                c.ranges.remove(0);
-            }
-            let rcv_nxt = c.rcv_nxt;
-            c.sacks.retain(|&(_, end)| end > rcv_nxt); // `tcp_sack_remove`
             if self.config.moderate_rcvbuf {
                 c.space_adjust(now, u64::from(mss), self.config.rwnd_max);
             }
-            if had_ofo && c.ranges.is_empty() {
+            if had_ofo && !c.holds_ofo() {
                 // RFC 5681 §4.2: ACK at once when a gap is filled.
                 c.ack_now = true;
             }
@@ -491,10 +516,11 @@ impl TcpReceiver {
                 c.ack_now = true;
             }
         } else {
-            if c.ofo.len() <= slot {
-                c.ofo.resize(slot + 1, None);
+            let o = c.ofo.get_or_insert_with(Box::default);
+            if o.queue.len() <= slot {
+                o.queue.resize(slot + 1, None);
             }
-            let duplicate = c.ofo[slot].is_some();
+            let duplicate = o.queue[slot].is_some();
             if duplicate && self.config.dsack {
                 c.dsack = Some((s, s + 1)); // `tcp_data_queue_ofo`: a duplicate of held data
             }
@@ -503,24 +529,25 @@ impl TcpReceiver {
                 // a new one below two, sends a held compressed ACK first
                 // (`tcp_sack_compress_send_ack`), so that every block was reported in first or
                 // second place at least once.
-                let this_sack = c.sacks.iter().position(|&(start, end)| start <= s + 1 && s <= end);
-                if this_sack.unwrap_or(c.sacks.len()) >= SACK_BLOCKS_EXPECTED && c.compressed > 0 {
+                let sacks = &c.ofo.as_ref().expect("made above").sacks;
+                let this_sack = sacks.iter().position(|&(start, end)| start <= s + 1 && s <= end);
+                if this_sack.unwrap_or(sacks.len()) >= SACK_BLOCKS_EXPECTED && c.compressed > 0 {
                     self.send_ack(now, flow);
                 }
             }
-            let c = &mut self.conns[flow as usize];
+            let o = self.conns[flow as usize].ofo.as_deref_mut().expect("made above");
             let block = if duplicate {
                 // Its block still goes first (`goto add_sack`).
-                *c.ranges.iter().find(|&&(start, end)| start <= s && s < end).expect("a held segment is in a range")
+                *o.ranges.iter().find(|&&(start, end)| start <= s && s < end).expect("a held segment is in a range")
             } else {
-                c.ofo[slot] = Some(packet);
-                insert_range(&mut c.ranges, s)
+                o.queue[slot] = Some(packet);
+                insert_range(&mut o.ranges, s)
             };
             // The block holding the newest segment goes first, swallowing the blocks it now
             // covers; at most TCP_NUM_SACKS are kept.
-            c.sacks.retain(|&(start, end)| end <= block.0 || start >= block.1);
-            c.sacks.insert(0, block);
-            c.sacks.truncate(NUM_SACKS);
+            o.sacks.retain(|&(start, end)| end <= block.0 || start >= block.1);
+            o.sacks.insert(0, block);
+            o.sacks.truncate(NUM_SACKS);
         }
         true
     }

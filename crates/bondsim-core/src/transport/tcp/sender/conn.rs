@@ -141,34 +141,61 @@ pub(super) struct Conn {
     /// retransmission was needless, in sequence order (for the spurious count only:
     /// Linux keeps nothing of ACKed data).
     pub(super) retx_acked: VecDeque<u32>,
-    /// Delivery-rate sampling's state (tcp_rate.c): the send interval's start
-    /// (`first_tx_mstamp`), when `delivered` last grew (`delivered_mstamp`), the delivered count
-    /// that ends an application-limited stretch (`app_limited`, 0: none), and the latest rate
-    /// (`rate_delivered` segments over `rate_interval`, `rate_app_limited`).
-    pub(super) first_tx_mstamp: SimTime,
-    pub(super) delivered_mstamp: SimTime,
-    pub(super) app_limited: u32,
-    pub(super) rate_delivered: u32,
-    pub(super) rate_interval: SimTime,
-    pub(super) rate_app_limited: bool,
-    /// Each segment's rate stamps, beside `segs` (same index), kept only while `sampling`.
-    pub(super) tx_stamps: VecDeque<TxStamp>,
-    /// The control reads rate samples (`CongestionControl::has_cong_control`): the sender takes them.
+    /// Delivery-rate sampling's state ([`Rates`]): only for a control that reads rate samples.
+    pub(super) rates: Option<Box<Rates>>,
+    /// The control reads rate samples (`CongestionControl::has_cong_control`): the sender takes
+    /// them (set as the connection is established; `rates` is there from the start).
     pub(super) sampling: bool,
-    /// The control asked for pacing (`sk_pacing_status == SK_PACING_NEEDED`): each buffer
-    /// leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its earliest departure time), the
-    /// first 10 segments unpaced (`data_segs_out`); `pacing` is the pacing hrtimer.
+    /// The pacing clock ([`Pacing`]): only for a control that asks for pacing.
+    pub(super) pacing: Option<Box<Pacing>>,
+    /// The control asked for pacing (`sk_pacing_status == SK_PACING_NEEDED`; set as the
+    /// connection is established; `pacing` is there from the start).
     pub(super) paced: bool,
-    pub(super) wstamp: SimTime,
-    pub(super) data_segs_out: u32,
-    pub(super) pacing: Timer,
     /// The handshake, until its last ACK arrives ([`Handshake`]); none after (and for a stream,
     /// which opens established).
     pub(super) handshake: Option<Handshake>,
     pub(super) done: bool,
 }
 
+/// Delivery-rate sampling's state (tcp_rate.c): the send interval's start (`first_tx_mstamp`),
+/// when `delivered` last grew (`delivered_mstamp`), the delivered count that ends an
+/// application-limited stretch (`app_limited`, 0: none), the latest rate (`rate_delivered`
+/// segments over `rate_interval`, `rate_app_limited`), and each segment's rate stamps beside
+/// `Conn::segs` (same index). Boxed in [`Conn::rates`] for a control that reads rate samples
+/// (`CongestionControl::has_cong_control`: BBR) and absent for the others, which never read it:
+/// a connection of theirs weighs 8 bytes of it instead of 72 (issue 40).
+#[derive(Debug, Default)]
+pub(super) struct Rates {
+    pub(super) first_tx_mstamp: SimTime,
+    pub(super) delivered_mstamp: SimTime,
+    pub(super) app_limited: u32,
+    pub(super) rate_delivered: u32,
+    pub(super) rate_interval: SimTime,
+    pub(super) rate_app_limited: bool,
+    pub(super) tx_stamps: VecDeque<TxStamp>,
+}
+
+/// A paced connection's clock: each buffer leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its
+/// earliest departure time), the first 10 segments unpaced (`data_segs_out`); `timer` is the
+/// pacing hrtimer. Boxed in [`Conn::pacing`] for a control that asks for pacing
+/// (`CongestionControl::needs_pacing`: BBR), absent for the others (issue 40: a flow's weight).
+#[derive(Debug, Default)]
+pub(super) struct Pacing {
+    pub(super) wstamp: SimTime,
+    pub(super) data_segs_out: u32,
+    pub(super) timer: Timer,
+}
+
+// A connection's weight (issue 40: at most 1 KB a flow, with the receiver's and the delivery
+// metrics'): what is added here costs every flow of a run with 100,000 of them.
+const _: () = assert!(std::mem::size_of::<Conn>() <= 664);
+
 impl Conn {
+    /// `tcp_wstamp_ns` (zero for a connection that does not pace: nothing reads it).
+    pub(super) fn wstamp(&self) -> SimTime {
+        self.pacing.as_ref().map_or(SimTime::ZERO, |p| p.wstamp)
+    }
+
     pub(super) fn seg(&self, seq: u32) -> &Seg {
         &self.segs[(seq - self.snd_una) as usize]
     }
@@ -219,6 +246,7 @@ impl Conn {
 impl TcpSender {
     pub(super) fn new_conn(&self, flow: u32, file_bytes: u64, now: SimTime) -> Conn {
         let cc = self.congestion_control(flow);
+        let (rates, pacing) = (cc.has_cong_control().then(Box::default), cc.needs_pacing().then(Box::default));
         let w = Window { cwnd: self.config.initial_cwnd, now, lsndtime: now, ..Window::new(0, u32::MAX) };
         let total = self.cutter.packets(file_bytes) as u32;
         let stream = match (self.cutter.coalesces(), self.cutter.message_bytes()) {
@@ -294,18 +322,10 @@ impl TcpSender {
             dsack_dups: 0,
             delivered: 0,
             retx_acked: VecDeque::new(),
-            first_tx_mstamp: SimTime::ZERO,
-            delivered_mstamp: SimTime::ZERO,
-            app_limited: 0,
-            rate_delivered: 0,
-            rate_interval: SimTime::ZERO,
-            rate_app_limited: false,
-            tx_stamps: VecDeque::new(),
+            rates,
             sampling: false,
+            pacing,
             paced: false,
-            wstamp: SimTime::ZERO,
-            data_segs_out: 0,
-            pacing: Timer::default(),
             handshake: None,
             done: false,
         }

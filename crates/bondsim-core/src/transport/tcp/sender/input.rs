@@ -267,7 +267,9 @@ impl Conn {
         self.done = true;
         self.timer.cancel();
         self.segs = VecDeque::new();
-        self.tx_stamps = VecDeque::new();
+        if let Some(r) = self.rates.as_mut() {
+            r.tx_stamps = VecDeque::new();
+        }
         self.retx_acked = VecDeque::new();
     }
 }

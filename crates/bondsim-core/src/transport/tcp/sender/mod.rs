@@ -251,10 +251,11 @@ impl TcpSender {
     fn on_pacing_timer(&mut self, now: SimTime, token: u64, out: &mut Vec<Output>) {
         let (flow, generation) = split_token(token);
         let Some(c) = self.conns[flow as usize].as_mut().filter(|c| !c.done) else { return };
-        match c.pacing.fire(now, generation) {
+        let Some(p) = c.pacing.as_mut() else { return };
+        match p.timer.fire(now, generation) {
             Fired::Stale => {}
             Fired::Early(at) => {
-                out.push(Output::Timer { at, token: timer_token(flow, c.pacing.generation()) | PACING_TIMER })
+                out.push(Output::Timer { at, token: timer_token(flow, p.timer.generation()) | PACING_TIMER })
             }
             Fired::Due => {
                 c.xmit_failed = false;
@@ -268,11 +269,8 @@ impl TcpSender {
     fn queue_pacing_timers(&mut self, out: &mut Vec<Output>) {
         for flow in self.pacing_due.drain(..) {
             // (A flow that closed since it armed its timer has no departure left: its state is gone.)
-            let Some(c) = self.conns[flow as usize].as_ref() else { continue };
-            out.push(Output::Timer {
-                at: c.pacing.at(),
-                token: timer_token(flow, c.pacing.generation()) | PACING_TIMER,
-            });
+            let Some(p) = self.conns[flow as usize].as_ref().and_then(|c| c.pacing.as_ref()) else { continue };
+            out.push(Output::Timer { at: p.timer.at(), token: timer_token(flow, p.timer.generation()) | PACING_TIMER });
         }
     }
 

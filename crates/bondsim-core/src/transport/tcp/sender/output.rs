@@ -95,17 +95,15 @@ impl Conn {
     /// this one's `bytes` have gone at the pacing rate, less up to half of that for the time
     /// the connection was late (`credit`); the first 10 segments go unpaced.
     pub(super) fn pace_after_send(&mut self, now: SimTime, bytes: u64, segments: u32) {
-        if !self.paced {
-            return;
-        }
-        let prior = self.wstamp;
-        self.wstamp = self.wstamp.max(now);
-        self.data_segs_out += segments;
         let rate = self.w.pacing_rate;
-        if rate > 0 && rate != u64::MAX && self.data_segs_out >= 10 {
+        let Some(p) = self.pacing.as_mut().filter(|_| self.paced) else { return };
+        let prior = p.wstamp;
+        p.wstamp = p.wstamp.max(now);
+        p.data_segs_out += segments;
+        if rate > 0 && rate != u64::MAX && p.data_segs_out >= 10 {
             let len_ns = (u128::from(bytes) * 1_000_000_000 / u128::from(rate)) as u64;
-            let credit = self.wstamp.0 - prior.0;
-            self.wstamp = SimTime(self.wstamp.0 + len_ns - (len_ns / 2).min(credit));
+            let credit = p.wstamp.0 - prior.0;
+            p.wstamp = SimTime(p.wstamp.0 + len_ns - (len_ns / 2).min(credit));
         }
     }
 
@@ -176,8 +174,8 @@ impl TcpSender {
         }
         // `tcp_pacing_check`, first in `tcp_write_xmit`'s and `tcp_xmit_retransmit_queue`'s loops:
         // a paced connection whose next departure is later waits for its pacing timer.
-        if c.paced && c.wstamp > now {
-            if c.pacing.arm(c.wstamp) {
+        if let Some(p) = c.pacing.as_mut().filter(|p| c.paced && p.wstamp > now) {
+            if p.timer.arm(p.wstamp) {
                 self.pacing_due.push(flow);
             }
             return None;
@@ -258,7 +256,7 @@ impl TcpSender {
         {
             return None;
         }
-        SendRecord::record_new_data(c, Some(c.wstamp.max(now)));
+        SendRecord::record_new_data(c, Some(c.wstamp().max(now)));
         // `tcp_minshall_update`: a buffer that ends in a sub-MSS segment moves snd_sml.
         if last_bytes < config.mss {
             c.snd_sml = last + 1;
@@ -425,7 +423,7 @@ impl Conn {
     pub(super) fn record_resend(&mut self, seq: u32, now: SimTime) {
         let resent = Resent {
             seg: *self.seg(seq),
-            stamp: self.tx_stamps.get((seq - self.snd_una) as usize).copied(),
+            stamp: self.rates.as_ref().and_then(|r| r.tx_stamps.get((seq - self.snd_una) as usize).copied()),
             retrans_out: self.retrans_out,
             undo_retrans: self.undo_retrans,
             retrans_stamp: self.retrans_stamp,
@@ -440,7 +438,7 @@ impl Conn {
             seq,
             snd_sml: self.snd_sml,
             prr_out: self.prr_out,
-            wstamp: self.wstamp.max(now),
+            wstamp: self.wstamp().max(now),
             paced_here: true,
         };
     }
@@ -469,7 +467,9 @@ impl TcpSender {
                 if let Some(st) = c.stream.as_mut() {
                     st.uncut();
                 }
-                c.tx_stamps.truncate((r.seq - c.snd_una) as usize);
+                if let Some(rates) = c.rates.as_mut() {
+                    rates.tx_stamps.truncate((r.seq - c.snd_una) as usize);
+                }
                 c.burst_left = 0;
                 self.stats.segments_sent -= 1;
             }
@@ -477,7 +477,7 @@ impl TcpSender {
                 let back = c.resent.take().expect("recorded with the resend");
                 *c.seg_mut(r.seq) = back.seg;
                 if let Some(stamp) = back.stamp {
-                    c.tx_stamps[(r.seq - c.snd_una) as usize] = stamp;
+                    c.rates.as_mut().expect("a stamp was kept").tx_stamps[(r.seq - c.snd_una) as usize] = stamp;
                 }
                 c.retrans_out = back.retrans_out;
                 c.undo_retrans = back.undo_retrans;
@@ -493,8 +493,8 @@ impl TcpSender {
         }
         c.snd_sml = r.snd_sml;
         c.prr_out = r.prr_out;
-        if r.paced_here {
-            c.wstamp = r.wstamp;
+        if let Some(p) = c.pacing.as_mut().filter(|_| r.paced_here) {
+            p.wstamp = r.wstamp;
         }
         c.enter_cwr(&self.config);
         c.xmit_failed = true;

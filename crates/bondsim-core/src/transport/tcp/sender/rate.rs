@@ -33,23 +33,35 @@ impl Conn {
     /// `tcp_rate_skb_sent`: the stamps of segment `seq`'s transmission at `now` (with
     /// `packets_out` as before it: the first after the pipe emptied starts a new interval); a new
     /// segment's are added, a retransmission's replace its last ones.
+    #[inline(always)] // (the test in line, the work out of it: the loss-based controls only test)
     pub(super) fn rate_skb_sent(&mut self, now: SimTime, seq: u32) {
-        if !self.sampling {
-            return;
+        if self.sampling {
+            self.rate_skb_stamp(now, seq);
         }
-        if self.packets_out() == 0 {
-            self.first_tx_mstamp = now;
-            self.delivered_mstamp = now;
+    }
+
+    #[inline(never)]
+    fn rate_skb_stamp(&mut self, now: SimTime, seq: u32) {
+        let packets_out = self.packets_out();
+        let i = seq.checked_sub(self.snd_una).map(|i| i as usize);
+        let r = self.rates.as_mut().expect("a sampling control has its rates");
+        if packets_out == 0 {
+            r.first_tx_mstamp = now;
+            r.delivered_mstamp = now;
         }
-        let stamp = TxStamp {
-            first_tx: self.first_tx_mstamp,
-            delivered_at: self.delivered_mstamp,
-            app_limited: self.app_limited != 0,
-        };
-        match seq.checked_sub(self.snd_una).map(|i| i as usize) {
-            Some(i) if i < self.tx_stamps.len() => self.tx_stamps[i] = stamp,
-            _ => self.tx_stamps.push_back(stamp),
+        let stamp =
+            TxStamp { first_tx: r.first_tx_mstamp, delivered_at: r.delivered_mstamp, app_limited: r.app_limited != 0 };
+        match i {
+            Some(i) if i < r.tx_stamps.len() => r.tx_stamps[i] = stamp,
+            _ => r.tx_stamps.push_back(stamp),
         }
+    }
+
+    /// The stamps of the oldest segment out, which the cumulative ACK takes off the scoreboard
+    /// (kept while sampling only: see [`Conn::rate_skb_sent`]).
+    #[inline(never)]
+    pub(super) fn rate_pop_stamp(&mut self) -> Option<TxStamp> {
+        self.rates.as_mut().and_then(|r| r.tx_stamps.pop_front())
     }
 
     /// `tcp_rate_skb_delivered`: segment `seq` (`s`, as it was sent) is delivered; the sample
@@ -60,14 +72,15 @@ impl Conn {
         if st.delivered_at == NO_STAMP {
             return;
         }
-        if rs.prior_delivered == 0 || sent_after(s.sent, self.first_tx_mstamp, seq + 1, rs.last_end_seq) {
+        let r = self.rates.as_mut().expect("a sampling control has its rates");
+        if rs.prior_delivered == 0 || sent_after(s.sent, r.first_tx_mstamp, seq + 1, rs.last_end_seq) {
             rs.prior_delivered = s.delivered;
             rs.prior_mstamp = Some(st.delivered_at);
             rs.is_app_limited = st.app_limited;
             rs.is_retrans = s.marks & (EVER_RETRANS | RETRANS_OUT) != 0;
             rs.last_end_seq = seq + 1;
             // The next interval starts at this send; this one's send interval ends there.
-            self.first_tx_mstamp = s.sent;
+            r.first_tx_mstamp = s.sent;
             rs.snd_interval = s.sent.saturating_sub(st.first_tx);
         }
     }
@@ -78,11 +91,14 @@ impl Conn {
     /// `rate_interval`) follows it unless an application-limited sample is slower.
     #[inline(never)]
     pub(super) fn rate_gen(&mut self, now: SimTime, delivered: u32, lost: u32, rs: &mut RateSample) {
-        if self.app_limited != 0 && self.delivered > self.app_limited {
-            self.app_limited = 0;
+        let conn_delivered = self.delivered;
+        let min_rtt = self.min_rtt;
+        let r = self.rates.as_mut().expect("a sampling control has its rates");
+        if r.app_limited != 0 && conn_delivered > r.app_limited {
+            r.app_limited = 0;
         }
         if delivered > 0 {
-            self.delivered_mstamp = now;
+            r.delivered_mstamp = now;
         }
         rs.acked_sacked = delivered;
         rs.losses = lost;
@@ -90,37 +106,42 @@ impl Conn {
             (rs.delivered, rs.interval) = (None, None);
             return;
         };
-        let sample = self.delivered - rs.prior_delivered;
+        let sample = conn_delivered - rs.prior_delivered;
         rs.delivered = Some(sample);
         rs.rcv_interval = now.saturating_sub(prior_mstamp);
         let interval = rs.snd_interval.max(rs.rcv_interval);
         // `tcp_min_rtt` (~0U before any sample): an interval below it is not a rate.
-        if self.min_rtt.is_none_or(|m| interval < m) {
+        if min_rtt.is_none_or(|m| interval < m) {
             rs.interval = None;
             return;
         }
         rs.interval = Some(interval);
         if !rs.is_app_limited
-            || u128::from(sample) * u128::from(self.rate_interval.0)
-                >= u128::from(self.rate_delivered) * u128::from(interval.0)
+            || u128::from(sample) * u128::from(r.rate_interval.0)
+                >= u128::from(r.rate_delivered) * u128::from(interval.0)
         {
-            self.rate_delivered = sample;
-            self.rate_interval = interval;
-            self.rate_app_limited = rs.is_app_limited;
+            r.rate_delivered = sample;
+            r.rate_interval = interval;
+            r.rate_app_limited = rs.is_app_limited;
         }
     }
 
     /// `tcp_rate_check_app_limited`, as the application writes (`tcp_sendmsg`) with `unsent`
     /// segments written and not yet sent: less than a segment to send, nothing below TCP, room
     /// in the window and no loss to repair mark the connection application-limited until what
-    /// is in flight now is delivered.
+    /// is in flight now is delivered. (Only a control that samples rates reads the mark: for the
+    /// others there is nothing to set.)
     pub(super) fn rate_check_app_limited(&mut self, config: &TcpConfig, unsent: u32) {
+        if self.rates.is_none() {
+            return;
+        }
         if unsent == 0
             && self.wmem < truesize(config.mss, 1)
             && self.in_flight() < self.w.cwnd
             && self.lost_out <= self.retrans_out
         {
-            self.app_limited = (self.delivered + self.in_flight()).max(1);
+            let mark = (self.delivered + self.in_flight()).max(1);
+            self.rates.as_mut().expect("checked").app_limited = mark;
         }
     }
 
@@ -128,11 +149,12 @@ impl Conn {
     /// into its window (`Window::delivered` and the rest) before it runs.
     pub(super) fn rate_window(&mut self) {
         self.w.delivered = self.delivered;
-        self.w.delivered_mstamp = self.delivered_mstamp;
         self.w.packets_in_flight = self.in_flight();
         self.w.min_rtt = self.min_rtt;
-        self.w.wstamp = self.wstamp;
-        self.w.app_limited = self.app_limited;
+        self.w.wstamp = self.wstamp();
+        let r = self.rates.as_deref();
+        self.w.delivered_mstamp = r.map_or(SimTime::ZERO, |r| r.delivered_mstamp);
+        self.w.app_limited = r.map_or(0, |r| r.app_limited);
     }
 
     /// `tcp_cong_control`'s `icsk_ca_ops->cong_control(sk, rs)`: the control sets the window and
@@ -141,7 +163,7 @@ impl Conn {
     pub(super) fn rate_cong_control(&mut self, rs: &RateSample) -> bool {
         self.rate_window();
         let own = self.cc.cong_control(&mut self.w, rs);
-        self.app_limited = self.w.app_limited;
+        self.rates.as_mut().expect("a sampling control has its rates").app_limited = self.w.app_limited;
         own
     }
 }

@@ -223,9 +223,10 @@ impl Conn {
         a.prior_delivered = a.prior_delivered.max(s.delivered);
         if let Some(rs) = rs.as_mut() {
             let i = (seq - self.snd_una) as usize;
-            let st = self.tx_stamps[i];
+            let stamps = &mut self.rates.as_mut().expect("a sampling control has its rates").tx_stamps;
+            let st = stamps[i];
+            stamps[i].delivered_at = NO_STAMP;
             self.rate_skb_delivered(&s, &st, seq, rs);
-            self.tx_stamps[i].delivered_at = NO_STAMP;
         }
         if s.marks & EVER_RETRANS == 0 {
             a.orig_acked |= seq < self.high_seq;
@@ -254,7 +255,7 @@ impl Conn {
             if let Some(stream) = self.stream.as_mut() {
                 stream.acked();
             }
-            let st = self.tx_stamps.pop_front();
+            let st = if rs.is_some() { self.rate_pop_stamp() } else { None };
             let seq = self.snd_una;
             self.snd_una += 1;
             // `tcp_clean_rtx_queue`: any segment ever retransmitted (TCPCB_RETRANS),

@@ -1369,7 +1369,9 @@ fn recorded(own_window: bool) -> (TcpSender, std::sync::Arc<std::sync::Mutex<Vec
     let samples = std::sync::Arc::default();
     let c = s.conns[0].as_mut().unwrap();
     c.cc = Box::new(Recorder { samples: std::sync::Arc::clone(&samples), own_window });
-    c.sampling = c.cc.has_cong_control();
+    // (What `new_conn` and `establish` do for a control that samples rates.)
+    (c.rates, c.sampling) = (Some(Box::default()), c.cc.has_cong_control());
+    c.rate_check_app_limited(&s.config, 0);
     assert_eq!(send_completing(&mut s, SimTime::ZERO).len(), 10, "the initial window");
     (s, samples)
 }
@@ -1396,7 +1398,8 @@ fn each_ack_samples_the_delivery_rate_as_tcp_rate_does() {
     assert_eq!((second.snd_interval, second.rcv_interval), (ms(10), ms(10)));
     assert!(!second.is_app_limited, "sent after the first 5 (app_limited = 1) were delivered");
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.rate_delivered, c.rate_interval, c.app_limited), (10, ms(10), 0));
+    let r = c.rates.as_ref().unwrap();
+    assert_eq!((r.rate_delivered, r.rate_interval, r.app_limited), (10, ms(10), 0));
 }
 
 #[test]
@@ -1420,7 +1423,7 @@ fn a_sacked_segment_counts_once_and_an_interval_below_min_rtt_is_no_rate() {
     late.on_packet(ms(10), ack(5, ms(10)), &mut Vec::new());
     assert_eq!(samples.lock().unwrap()[0].interval, None);
     let c = late.conns[0].as_ref().unwrap();
-    assert_eq!((c.min_rtt, c.rate_delivered), (Some(ms(50)), 0));
+    assert_eq!((c.min_rtt, c.rates.as_ref().unwrap().rate_delivered), (Some(ms(50)), 0));
 }
 
 #[test]
@@ -1472,7 +1475,8 @@ fn a_control_that_asks_for_pacing_spaces_segments_at_its_rate_after_the_first_te
     s.config.gso = false;
     s.open_established(SimTime::ZERO, 0, 100 * 1448, &mut Vec::new());
     let c = s.conns[0].as_mut().unwrap();
-    (c.cc, c.paced, c.w.cwnd, c.w.pacing_rate) = (Box::new(Pacer), true, 100, 1_448_000);
+    (c.cc, c.pacing, c.paced, c.w.cwnd, c.w.pacing_rate) =
+        (Box::new(Pacer), Some(Box::default()), true, 100, 1_448_000);
     // The first 10 leave at once; the 10th sets the next departure a segment's time later.
     assert_eq!(send_completing(&mut s, SimTime::ZERO), (0..10).collect::<Vec<_>>());
     let (at, token) = pacing_timer(&mut s, SimTime::ZERO).expect("the pacing timer");
@@ -1796,4 +1800,17 @@ fn before_3_2_a_dubious_ack_caps_the_window_at_the_flight_plus_the_reordering_de
     };
     assert_eq!(run(Reduction::RateHalving), (40, 17 + 3));
     assert_eq!(run(Reduction::Prr), (40, 40));
+}
+
+#[test]
+fn only_a_control_that_samples_rates_and_paces_carries_their_state() {
+    // Issue 40: a flow's weight. CUBIC's and Reno's connections hold no rate sampling or pacing
+    // state (8 bytes each for its absent box); BBR's holds both from the start.
+    let (mut s, c) = conn(10, 1_000, 1_000);
+    assert!(c.rates.is_none() && c.pacing.is_none(), "cubic");
+    for (cc, boxed) in [("reno", false), ("bbr", true)] {
+        s.config.cc = cc.to_string();
+        let c = s.new_conn(0, 1 << 20, SimTime::ZERO);
+        assert_eq!((c.rates.is_some(), c.pacing.is_some()), (boxed, boxed), "{cc}");
+    }
 }

@@ -90,7 +90,9 @@ impl TcpSender {
         c.done = true;
         c.timer.cancel();
         c.segs = VecDeque::new();
-        c.tx_stamps = VecDeque::new();
+        if let Some(r) = c.rates.as_mut() {
+            r.tx_stamps = VecDeque::new();
+        }
         self.active -= 1;
         self.stats.aborted += 1;
         out.push(Output::Aborted(flow));
