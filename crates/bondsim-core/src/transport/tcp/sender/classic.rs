@@ -81,15 +81,18 @@ impl Conn {
     /// sent again, where without it only the timeout would repair it.
     pub(super) fn mark_lost_retrans(&mut self) -> u32 {
         if !self.fack_on || self.retrans_out == 0 {
-            self.retrans_at.clear();
+            if let Some(r) = self.repair.as_mut() {
+                r.retrans_at.clear();
+            }
             return 0;
         }
         if self.state != CaState::Recovery {
             return 0;
         }
         let mut newly_lost = 0;
-        let mut kept = VecDeque::with_capacity(self.retrans_at.len());
-        while let Some((seq, nxt)) = self.retrans_at.pop_front() {
+        let mut kept = VecDeque::with_capacity(self.rp().retrans_at.len());
+        let mut retrans_at = self.repair.as_mut().map(|r| std::mem::take(&mut r.retrans_at)).unwrap_or_default();
+        while let Some((seq, nxt)) = retrans_at.pop_front() {
             if seq < self.snd_una || self.seg(seq).marks & RETRANS_OUT == 0 {
                 continue; // ACKed, SACKed or already judged
             }
@@ -100,7 +103,9 @@ impl Conn {
                 kept.push_back((seq, nxt));
             }
         }
-        self.retrans_at = kept;
+        if let Some(r) = self.repair.as_mut() {
+            r.retrans_at = kept;
+        }
         newly_lost
     }
 

@@ -49,18 +49,7 @@ pub(super) struct Conn {
     pub(super) cc: Box<dyn CongestionControl>,
     pub(super) state: CaState,
     pub(super) high_seq: u32,
-    pub(super) prior_cwnd: u32,
-    pub(super) prior_ssthresh: u32,
-    pub(super) prr_delivered: u32,
     pub(super) prr_out: u32,
-    /// `undo_marker` (0 = none; segment numbers are stored plus one) and `undo_retrans`.
-    pub(super) undo_marker: Option<u32>,
-    pub(super) undo_retrans: i64,
-    /// Send time of the first retransmission not yet forgotten (`retrans_stamp`): set by
-    /// `tcp_retransmit_skb` when unset (never by a loss probe), cleared only where Linux clears it
-    /// (`tcp_try_to_open` and `tcp_try_undo_partial` once no retransmission is done or out; today's
-    /// `tcp_enter_recovery` too, `tcp_retrans_stamp_cleanup`), not by a new episode's undo state.
-    pub(super) retrans_stamp: Option<SimTime>,
     pub(super) reordering: u32,
     pub(super) reord_seen: u32,
     /// FACK loss detection still on (`tcp_is_fack`): configured, and no reordering seen.
@@ -70,9 +59,6 @@ pub(super) struct Conn {
     /// Below this, no segment is a forward retransmission's to send (each is SACKed or sent
     /// again already); back to snd_una when recovery starts.
     pub(super) fwd_hint: u32,
-    /// With FACK: retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
-    /// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`].
-    pub(super) retrans_at: VecDeque<(u32, u32)>,
     /// `tcp_rtt_estimator`'s state in Linux's fixed point (µs): `srtt_us` is 8 × SRTT (0 before
     /// the first sample), `mdev_us` 4 × the mean deviation, `mdev_max_us` its largest value in
     /// the current round trip (at least `tcp_rto_min`), `rttvar_us` the variance term of the RTO,
@@ -137,10 +123,9 @@ pub(super) struct Conn {
     pub(super) dsack_dups: u32,
     /// Segments delivered, ACKed or SACKed, each once (`tp->delivered`).
     pub(super) delivered: u32,
-    /// Retransmitted segments cumulatively ACKed before a D-SACK said their
-    /// retransmission was needless, in sequence order (for the spurious count only:
-    /// Linux keeps nothing of ACKed data).
-    pub(super) retx_acked: VecDeque<u32>,
+    /// The state of the repairs (undo, PRR, FACK's retransmissions, the retransmissions ACKed
+    /// before a D-SACK): none until the first is needed ([`Repair`]).
+    pub(super) repair: Option<Box<Repair>>,
     /// Delivery-rate sampling's state ([`Rates`]): only for a control that reads rate samples.
     pub(super) rates: Option<Box<Rates>>,
     /// The control reads rate samples (`CongestionControl::has_cong_control`): the sender takes
@@ -175,6 +160,51 @@ pub(super) struct Rates {
     pub(super) tx_stamps: VecDeque<TxStamp>,
 }
 
+/// What a connection keeps only once something went wrong, boxed in [`Conn::repair`] at the
+/// first write (a retransmission, a window reduction, a segment ACKed after being sent twice); until
+/// then, all the life of most flows on a clean path, each reads as its initial value
+/// ([`Repair::NONE`], through [`Conn::rp`]): 8 bytes a connection instead of 112 (issue 40).
+/// The undo state of the latest reduction: `undo_marker` (the snd_una it began at) and
+/// `undo_retrans` (retransmissions not yet D-SACKed as needless, -1: none counted); the send time
+/// of the first retransmission not yet forgotten (`retrans_stamp`: set by `tcp_retransmit_skb`
+/// when unset, never by a loss probe, cleared only where Linux clears it: `tcp_try_to_open` and
+/// `tcp_try_undo_partial` once no retransmission is done or out, today's `tcp_enter_recovery` too,
+/// `tcp_retrans_stamp_cleanup`, not by a new episode's undo state); the window and threshold to
+/// restore (`prior_cwnd`, `prior_ssthresh`); PRR's count (`prr_delivered`). With FACK (Linux
+/// before 4.11) the retransmissions in flight, each with `snd_nxt` when it left (the kernel keeps
+/// it in the skb's `ack_seq`, `__tcp_retransmit_skb`), for [`Conn::mark_lost_retrans`]. The
+/// retransmitted segments cumulatively ACKed before a D-SACK said their retransmission was
+/// needless, in sequence order (`retx_acked`, for the spurious count only: Linux keeps nothing of
+/// ACKed data).
+#[derive(Debug, Clone)]
+pub(super) struct Repair {
+    pub(super) undo_marker: Option<u32>,
+    pub(super) undo_retrans: i64,
+    pub(super) retrans_stamp: Option<SimTime>,
+    pub(super) prior_cwnd: u32,
+    pub(super) prior_ssthresh: u32,
+    pub(super) prr_delivered: u32,
+    pub(super) retrans_at: VecDeque<(u32, u32)>,
+    pub(super) retx_acked: VecDeque<u32>,
+}
+
+impl Repair {
+    /// A connection's before any repair.
+    pub(super) const NONE: Repair = Repair {
+        undo_marker: None,
+        undo_retrans: -1,
+        retrans_stamp: None,
+        prior_cwnd: 0,
+        prior_ssthresh: 0,
+        prr_delivered: 0,
+        retrans_at: VecDeque::new(),
+        retx_acked: VecDeque::new(),
+    };
+}
+
+/// What [`Conn::repair`] reads while a connection has no box.
+static NO_REPAIR: Repair = Repair::NONE;
+
 /// A paced connection's clock: each buffer leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its
 /// earliest departure time), the first 10 segments unpaced (`data_segs_out`); `timer` is the
 /// pacing hrtimer. Boxed in [`Conn::pacing`] for a control that asks for pacing
@@ -188,9 +218,21 @@ pub(super) struct Pacing {
 
 // A connection's weight (issue 40: at most 1 KB a flow, with the receiver's and the delivery
 // metrics'): what is added here costs every flow of a run with 100,000 of them.
-const _: () = assert!(std::mem::size_of::<Conn>() <= 664);
+const _: () = assert!(std::mem::size_of::<Conn>() <= 560);
 
 impl Conn {
+    /// The repairs' state, to read ([`Repair::NONE`] while there is none).
+    #[inline]
+    pub(super) fn rp(&self) -> &Repair {
+        self.repair.as_deref().unwrap_or(&NO_REPAIR)
+    }
+
+    /// The repairs' state, to write: boxed at the first write.
+    #[inline]
+    pub(super) fn rp_mut(&mut self) -> &mut Repair {
+        self.repair.get_or_insert_with(|| Box::new(Repair::NONE))
+    }
+
     /// `tcp_wstamp_ns` (zero for a connection that does not pace: nothing reads it).
     pub(super) fn wstamp(&self) -> SimTime {
         self.pacing.as_ref().map_or(SimTime::ZERO, |p| p.wstamp)
@@ -272,19 +314,12 @@ impl TcpSender {
             cc,
             state: CaState::Open,
             high_seq: 0,
-            prior_cwnd: 0,
-            prior_ssthresh: 0,
-            prr_delivered: 0,
             prr_out: 0,
-            undo_marker: None,
-            undo_retrans: -1,
-            retrans_stamp: None,
             reordering: self.config.reordering,
             reord_seen: 0,
             fack_on: self.config.fack,
             do_early_retrans: self.config.early_retransmit.is_some(),
             fwd_hint: 0,
-            retrans_at: VecDeque::new(),
             srtt_us: 0,
             mdev_us: 0,
             mdev_max_us: 0,
@@ -321,7 +356,7 @@ impl TcpSender {
             retransmits: 0,
             dsack_dups: 0,
             delivered: 0,
-            retx_acked: VecDeque::new(),
+            repair: None,
             rates,
             sampling: false,
             pacing,

@@ -270,6 +270,8 @@ impl Conn {
         if let Some(r) = self.rates.as_mut() {
             r.tx_stamps = VecDeque::new();
         }
-        self.retx_acked = VecDeque::new();
+        if let Some(r) = self.repair.as_mut() {
+            r.retx_acked = VecDeque::new();
+        }
     }
 }

@@ -306,16 +306,18 @@ impl TcpSender {
             // and the first retransmission's time kept.
             s.marks = (s.marks | EVER_RETRANS | RETRANS_OUT) & !DSACKED;
             c.retrans_out += 1;
-            if c.fack_on {
+            let (fack_on, snd_nxt) = (c.fack_on, c.snd_nxt);
+            let r = c.rp_mut();
+            if fack_on {
                 // One mark per segment, as the skb's one `ack_seq`: the latest retransmission's.
-                c.retrans_at.retain(|&(q, _)| q != seq);
-                c.retrans_at.push_back((seq, c.snd_nxt));
+                r.retrans_at.retain(|&(q, _)| q != seq);
+                r.retrans_at.push_back((seq, snd_nxt));
             }
-            if c.undo_retrans < 0 {
-                c.undo_retrans = 0;
+            if r.undo_retrans < 0 {
+                r.undo_retrans = 0;
             }
-            c.undo_retrans += 1;
-            c.retrans_stamp.get_or_insert(now);
+            r.undo_retrans += 1;
+            r.retrans_stamp.get_or_insert(now);
         } else {
             // A probe of a segment not marked lost (`tcp_send_loss_probe` → `__tcp_retransmit_skb`,
             // not `tcp_retransmit_skb`): `TCPCB_EVER_RETRANS` at most, not in flight twice, no
@@ -425,9 +427,9 @@ impl Conn {
             seg: *self.seg(seq),
             stamp: self.rates.as_ref().and_then(|r| r.tx_stamps.get((seq - self.snd_una) as usize).copied()),
             retrans_out: self.retrans_out,
-            undo_retrans: self.undo_retrans,
-            retrans_stamp: self.retrans_stamp,
-            retrans_at: self.fack_on.then(|| self.retrans_at.clone()),
+            undo_retrans: self.rp().undo_retrans,
+            retrans_stamp: self.rp().retrans_stamp,
+            retrans_at: self.fack_on.then(|| self.rp().retrans_at.clone()),
         };
         match &mut self.resent {
             Some(kept) => **kept = resent,
@@ -480,10 +482,10 @@ impl TcpSender {
                     c.rates.as_mut().expect("a stamp was kept").tx_stamps[(r.seq - c.snd_una) as usize] = stamp;
                 }
                 c.retrans_out = back.retrans_out;
-                c.undo_retrans = back.undo_retrans;
-                c.retrans_stamp = back.retrans_stamp;
+                let rp = c.rp_mut();
+                (rp.undo_retrans, rp.retrans_stamp) = (back.undo_retrans, back.retrans_stamp);
                 if let Some(at) = back.retrans_at {
-                    c.retrans_at = at;
+                    rp.retrans_at = at;
                 }
                 c.retrans_hint = c.retrans_hint.min(r.seq);
                 c.fwd_hint = c.fwd_hint.min(r.seq);

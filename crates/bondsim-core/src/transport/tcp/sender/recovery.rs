@@ -12,8 +12,10 @@ use super::*;
 impl Conn {
     /// `tcp_init_undo`.
     pub(super) fn init_undo(&mut self) {
-        self.undo_marker = Some(self.snd_una);
-        self.undo_retrans = if self.retrans_out > 0 { i64::from(self.retrans_out) } else { -1 };
+        let (marker, retrans_out) = (self.snd_una, self.retrans_out);
+        let r = self.rp_mut();
+        r.undo_marker = Some(marker);
+        r.undo_retrans = if retrans_out > 0 { i64::from(retrans_out) } else { -1 };
     }
 
     /// `tcp_any_retrans_done`: a retransmission is out, or the head segment was ever retransmitted.
@@ -24,8 +26,8 @@ impl Conn {
     /// Forgets the first retransmission's time once no retransmission is done or out
     /// (`if (!tcp_any_retrans_done(sk)) tp->retrans_stamp = 0;`).
     pub(super) fn forget_retrans_stamp(&mut self) {
-        if !self.any_retrans_done() {
-            self.retrans_stamp = None;
+        if self.rp().retrans_stamp.is_some() && !self.any_retrans_done() {
+            self.rp_mut().retrans_stamp = None;
         }
     }
 
@@ -34,8 +36,10 @@ impl Conn {
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
         self.w.cwnd_cnt = 0;
-        self.prior_cwnd = self.w.cwnd;
-        self.prr_delivered = 0;
+        let cwnd = self.w.cwnd;
+        let r = self.rp_mut();
+        r.prior_cwnd = cwnd;
+        r.prr_delivered = 0;
         self.prr_out = 0;
         self.w.ssthresh = self.cc.ssthresh(&self.w);
     }
@@ -49,10 +53,10 @@ impl Conn {
         }
         stats.fast_recoveries += 1;
         self.fwd_hint = self.snd_una;
-        self.prior_ssthresh = 0;
+        self.rp_mut().prior_ssthresh = 0;
         self.init_undo();
         if self.state != CaState::Cwr {
-            self.prior_ssthresh = self.current_ssthresh();
+            self.rp_mut().prior_ssthresh = self.current_ssthresh();
             self.init_cwnd_reduction();
         }
         self.set_state(CaState::Recovery);
@@ -64,9 +68,11 @@ impl Conn {
     /// halving's starts at the segments in flight plus one (2.6.32's `tcp_enter_cwr`:
     /// `tp->snd_cwnd = min(tp->snd_cwnd, tcp_packets_in_flight(tp) + 1U)`).
     pub(super) fn enter_cwr(&mut self, config: &TcpConfig) {
-        self.prior_ssthresh = 0;
+        if let Some(r) = self.repair.as_mut() {
+            r.prior_ssthresh = 0;
+        }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
-            self.undo_marker = None;
+            self.rp_mut().undo_marker = None;
             self.init_cwnd_reduction();
             if config.era.reduction == Reduction::RateHalving {
                 self.w.cwnd = self.w.cwnd.min(self.in_flight() + 1);
@@ -77,19 +83,20 @@ impl Conn {
 
     /// `tcp_cwnd_reduction`: Proportional Rate Reduction (RFC 6937 §3, Linux's form).
     pub(super) fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
-        if newly_acked_sacked == 0 || self.prior_cwnd == 0 {
+        if newly_acked_sacked == 0 || self.rp().prior_cwnd == 0 {
             return;
         }
-        self.prr_delivered += newly_acked_sacked;
+        self.rp_mut().prr_delivered += newly_acked_sacked;
+        let (prior_cwnd, prr_delivered) = (self.rp().prior_cwnd, self.rp().prr_delivered);
         let in_flight = self.in_flight();
         let delta = i64::from(self.w.ssthresh) - i64::from(in_flight);
         let mut sndcnt: i64 = if delta < 0 {
             // Proportional part: ceil(ssthresh · prr_delivered / prior_cwnd) − prr_out.
-            let dividend = u64::from(self.w.ssthresh) * u64::from(self.prr_delivered) + u64::from(self.prior_cwnd) - 1;
-            (dividend / u64::from(self.prior_cwnd)) as i64 - i64::from(self.prr_out)
+            let dividend = u64::from(self.w.ssthresh) * u64::from(prr_delivered) + u64::from(prior_cwnd) - 1;
+            (dividend / u64::from(prior_cwnd)) as i64 - i64::from(self.prr_out)
         } else {
             // Slow-start reduction bound (PRR-SSRB).
-            let mut n = (i64::from(self.prr_delivered) - i64::from(self.prr_out)).max(i64::from(newly_acked_sacked));
+            let mut n = (i64::from(prr_delivered) - i64::from(self.prr_out)).max(i64::from(newly_acked_sacked));
             if una_advanced && newly_lost == 0 {
                 n += 1;
             }
@@ -127,7 +134,9 @@ impl Conn {
             return;
         }
         match config.era.reduction {
-            Reduction::Prr if self.w.ssthresh < u32::MAX && self.undo_marker.is_some() => self.w.cwnd = self.w.ssthresh,
+            Reduction::Prr if self.w.ssthresh < u32::MAX && self.rp().undo_marker.is_some() => {
+                self.w.cwnd = self.w.ssthresh
+            }
             Reduction::Prr => {}
             Reduction::RateHalving => self.w.cwnd = self.w.cwnd.min(self.w.ssthresh),
         }
@@ -162,11 +171,13 @@ impl Conn {
             self.retrans_hint = self.snd_nxt;
         }
         self.rack.advanced = true;
-        self.w.cwnd = self.cc.undo_cwnd(&self.w, self.prior_cwnd);
-        if self.prior_ssthresh > self.w.ssthresh {
-            self.w.ssthresh = self.prior_ssthresh;
+        self.w.cwnd = self.cc.undo_cwnd(&self.w, self.rp().prior_cwnd);
+        if self.rp().prior_ssthresh > self.w.ssthresh {
+            self.w.ssthresh = self.rp().prior_ssthresh;
         }
-        self.undo_marker = None;
+        if let Some(r) = self.repair.as_mut() {
+            r.undo_marker = None;
+        }
         stats.undos += 1;
     }
 
@@ -177,14 +188,14 @@ impl Conn {
     /// 6.12 answer so (its exceptions are a connection without SACK and SYN_SENT, neither
     /// modelled); 5.1 to 6.11 answered no.
     pub(super) fn packet_delayed(&self, ts_ecr: u32) -> bool {
-        self.retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < self.ts.ts_of(stamp))
+        self.rp().retrans_stamp.is_none_or(|stamp| ts_ecr != 0 && ts_ecr < self.ts.ts_of(stamp))
     }
 
     /// `tcp_may_undo`: an undo marker is set, and every retransmission was D-SACKed as needless
     /// (`!tp->undo_retrans`) or the ACK shows the original delivered ([`Conn::packet_delayed`]).
     /// `tcp_try_undo_recovery` (a fast recovery's or a timeout's end) and `tcp_try_undo_loss` ask it.
     pub(super) fn may_undo(&self, ts_ecr: u32) -> bool {
-        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(ts_ecr))
+        self.rp().undo_marker.is_some() && (self.rp().undo_retrans == 0 || self.packet_delayed(ts_ecr))
     }
 }
 
@@ -194,8 +205,8 @@ impl Conn {
     pub(super) fn fastretrans_alert(&mut self, config: &TcpConfig, stats: &mut TcpStats, a: &Ack) -> Alert {
         // Step D: in Open the first retransmission's time is forgotten, whatever is still marked
         // retransmitted (`tp->retrans_stamp = 0`), at each such ACK only.
-        if a.alert && self.state == CaState::Open {
-            self.retrans_stamp = None;
+        if let Some(r) = self.repair.as_mut().filter(|_| a.alert && self.state == CaState::Open) {
+            r.retrans_stamp = None;
         }
         let hold_losses = self.try_undo_partial(config, stats, a);
         if a.alert && !hold_losses {
@@ -234,7 +245,7 @@ impl Conn {
         if self.state != CaState::Recovery
             || !a.una_advanced
             || self.snd_una >= self.high_seq
-            || self.undo_marker.is_none()
+            || self.rp().undo_marker.is_none()
             || !self.packet_delayed(a.ts_ecr)
         {
             return false;
@@ -265,8 +276,8 @@ impl Conn {
     fn try_undo_dsack(&mut self, stats: &mut TcpStats) {
         let ends_recovery = self.state == CaState::Recovery && self.snd_una >= self.high_seq;
         if ends_recovery
-            || self.undo_marker.is_none()
-            || self.undo_retrans != 0
+            || self.rp().undo_marker.is_none()
+            || self.rp().undo_retrans != 0
             || !matches!(self.state, CaState::Open | CaState::Disorder | CaState::Recovery)
         {
             return;

@@ -78,7 +78,7 @@ impl Conn {
         if self.reord_seen > 0 && !tlp {
             self.rack.dsack_seen = true;
         }
-        if let Some(marker) = self.undo_marker.filter(|_| self.undo_retrans > 0) {
+        if let Some(marker) = self.rp().undo_marker.filter(|_| self.rp().undo_retrans > 0) {
             let needless = if end <= self.snd_una {
                 // `tcp_check_dsack`, below prior_snd_una and above undo_marker: "D-SACK for
                 // already forgotten data... Do dumb counting." The scoreboard no longer says
@@ -95,7 +95,8 @@ impl Conn {
                 let (from, to) = (start.max(self.snd_una).max(marker), end.min(self.snd_nxt));
                 (from..to).filter(|&q| self.seg(q).marks & EVER_RETRANS != 0).count() as u32
             };
-            self.undo_retrans = (self.undo_retrans - i64::from(needless)).max(0);
+            let r = self.rp_mut();
+            r.undo_retrans = (r.undo_retrans - i64::from(needless)).max(0);
         }
         (tlp, n)
     }
@@ -115,9 +116,11 @@ impl Conn {
                     s.marks |= DSACKED;
                     n += 1;
                 }
-            } else if let Ok(i) = self.retx_acked.binary_search(&seq) {
-                self.retx_acked.remove(i);
-                n += 1;
+            } else if let Some(r) = self.repair.as_mut() {
+                if let Ok(i) = r.retx_acked.binary_search(&seq) {
+                    r.retx_acked.remove(i);
+                    n += 1;
+                }
             }
         }
         n
@@ -195,7 +198,7 @@ impl Conn {
         // Loss that may still be undone (`icsk_ca_state != TCP_CA_Loss || tp->undo_marker`).
         // (The model's timeout always keeps an undo marker, as Linux since 3.18; 3.10-3.15's
         // `tcp_enter_loss` dropped it when a segment had been retransmitted, which is not modelled.)
-        if self.state == CaState::Loss && self.undo_marker.is_none() {
+        if self.state == CaState::Loss && self.rp().undo_marker.is_none() {
             a.reord = u32::MAX;
         }
     }
@@ -262,7 +265,7 @@ impl Conn {
             // SACKed or not, makes the ACK FLAG_RETRANS_DATA_ACKED.
             a.retrans_data_acked |= s.marks & EVER_RETRANS != 0;
             if s.marks & (EVER_RETRANS | PROBED) != 0 && s.marks & DSACKED == 0 {
-                self.retx_acked.push_back(seq);
+                self.rp_mut().retx_acked.push_back(seq);
             }
             if s.marks & SACKED != 0 {
                 self.sacked_out -= 1;
@@ -292,8 +295,10 @@ impl Conn {
         // Duplicates of segments more than a send buffer below snd_una are no longer
         // looked for (keeps the record bounded).
         let horizon = self.snd_una.saturating_sub(config.sndbuf_segments);
-        while self.retx_acked.front().is_some_and(|&q| q < horizon) {
-            self.retx_acked.pop_front();
+        if let Some(r) = self.repair.as_mut() {
+            while r.retx_acked.front().is_some_and(|&q| q < horizon) {
+                r.retx_acked.pop_front();
+            }
         }
         self.w.snd_una = u64::from(self.snd_una);
     }

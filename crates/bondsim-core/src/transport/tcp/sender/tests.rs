@@ -398,7 +398,7 @@ fn a_partial_ack_echoing_the_originals_timestamp_holds_the_losses_then_undoes() 
         std::iter::from_fn(|| s.poll_transmit(t)).filter(|p| p.retransmit()).map(|p| p.seq).collect();
     assert!(!resent.is_empty() && resent[0] == 0, "{resent:?}");
     let c = s.conns[0].as_ref().unwrap();
-    let (cwnd_before, reordering_before) = (c.prior_cwnd, c.reordering);
+    let (cwnd_before, reordering_before) = (c.rp().prior_cwnd, c.reordering);
     // The original of 0 arrives late: its ACK echoes the window's TSval (from 0 ms, before
     // the retransmissions at 5 ms). Retransmissions are out: hold, mark nothing more lost.
     let early = super::ts_of(SimTime::ZERO);
@@ -435,7 +435,8 @@ fn in_recovery_with_one_retransmission(retransmitted: u32) -> TcpSender {
     let mut s = in_recovery_after_a_sack_of_3_to_9();
     let c = s.conns[0].as_mut().unwrap();
     c.seg_mut(retransmitted).marks |= EVER_RETRANS;
-    (c.retransmits, c.undo_retrans, c.reord_seen) = (1, 1, 1);
+    (c.retransmits, c.reord_seen) = (1, 1);
+    c.rp_mut().undo_retrans = 1;
     s
 }
 
@@ -560,7 +561,7 @@ fn what_rack_finds_on_the_ack_that_undoes_a_timeout_survives_the_undo() {
     // SACKs 5, sent at 0. `tcp_try_undo_loss` undoes the timeout (unmarking every
     // loss), then RACK judges the others: all sent at 0, RACK.rtt + reo_wnd (1 ms +
     // min_rtt/4) before the retransmission that was delivered, so lost.
-    s.conns[0].as_mut().unwrap().undo_retrans = 0;
+    s.conns[0].as_mut().unwrap().rp_mut().undo_retrans = 0;
     let later = timeout + ms;
     s.on_packet(later, ack_with(1, &[(5, 6)], 0, later), &mut out);
     let c = s.conns[0].as_ref().unwrap();
@@ -580,8 +581,8 @@ fn a_dsack_counts_toward_an_undo_only_while_duplicates_do_not_outnumber_retransm
         // the receiver reported `earlier_dups` duplicates before (a broadcast bond's copies).
         let c = s.conns[0].as_mut().unwrap();
         c.retransmits = 1;
-        c.undo_marker = Some(0);
-        c.undo_retrans = 1;
+        c.rp_mut().undo_marker = Some(0);
+        c.rp_mut().undo_retrans = 1;
         c.dsack_dups = earlier_dups;
         // A D-SACK of segment 1, below snd_una: Linux cannot tell whether it was
         // retransmitted ("dumb counting", `tcp_check_dsack`) and counts it, unless
@@ -589,7 +590,7 @@ fn a_dsack_counts_toward_an_undo_only_while_duplicates_do_not_outnumber_retransm
         let t = SimTime(3 * ms.0);
         s.on_packet(t, ack_with(4, &[(1, 2)], 0, t), &mut out);
         let c = s.conns[0].as_ref().unwrap();
-        assert_eq!(c.undo_marker.is_none(), undone, "{earlier_dups} earlier duplicates");
+        assert_eq!(c.rp().undo_marker.is_none(), undone, "{earlier_dups} earlier duplicates");
         assert_eq!(s.stats.dsacks_received, 1);
         assert_eq!(s.stats.spurious_retransmits, 0, "segment 1 was never retransmitted");
     }
@@ -604,19 +605,19 @@ fn in_open_an_ack_that_only_moves_snd_una_on_runs_no_state_machine() {
     let ms = SimTime(1_000_000);
     let mut s = sent_window_with_rtt(ms);
     let c = s.conns[0].as_mut().unwrap();
-    c.retrans_stamp = Some(SimTime(3 * ms.0));
+    c.rp_mut().retrans_stamp = Some(SimTime(3 * ms.0));
     c.seg_mut(1).marks |= EVER_RETRANS;
     let mut out = Vec::new();
     let t = SimTime(4 * ms.0);
     s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.state, c.retrans_stamp), (CaState::Open, Some(SimTime(3 * ms.0))));
+    assert_eq!((c.state, c.rp().retrans_stamp), (CaState::Open, Some(SimTime(3 * ms.0))));
     // A duplicate of it is dubious: step D forgets the stamp whatever was retransmitted,
     // and `tcp_try_keep_open` moves to Disorder (`tcp_any_retrans_done`: the head was).
     let t = SimTime(5 * ms.0);
     s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.state, c.retrans_stamp), (CaState::Disorder, None));
+    assert_eq!((c.state, c.rp().retrans_stamp), (CaState::Disorder, None));
 }
 
 #[test]
@@ -630,15 +631,15 @@ fn the_first_pure_ack_after_the_peers_data_is_a_window_update_not_a_duplicate() 
     let mut out = Vec::new();
     let t = SimTime(2 * ms.0);
     s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
-    s.conns[0].as_mut().unwrap().retrans_stamp = Some(ms);
+    s.conns[0].as_mut().unwrap().rp_mut().retrans_stamp = Some(ms);
     let data = Packet { kind: Kind::DataAck, ..ack_with(1, &[], 0, t) };
     s.on_piggybacked_ack(SimTime(3 * ms.0), &data, &mut out);
     let t = SimTime(4 * ms.0);
     s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
-    assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, Some(ms), "a window update");
+    assert_eq!(s.conns[0].as_ref().unwrap().rp().retrans_stamp, Some(ms), "a window update");
     let t = SimTime(5 * ms.0);
     s.on_packet(t, ack_with(1, &[], 0, t), &mut out);
-    assert_eq!(s.conns[0].as_ref().unwrap().retrans_stamp, None, "a duplicate: dubious");
+    assert_eq!(s.conns[0].as_ref().unwrap().rp().retrans_stamp, None, "a duplicate: dubious");
 }
 
 #[test]
@@ -655,7 +656,8 @@ fn a_dsack_on_an_ack_that_moves_snd_una_is_news_to_todays_kernels_only() {
         let t = SimTime(2 * ms.0);
         s.on_packet(t, ack_with(4, &[], 0, t), &mut out);
         let c = s.conns[0].as_mut().unwrap();
-        (c.retransmits, c.undo_marker, c.undo_retrans) = (1, Some(0), 1);
+        c.retransmits = 1;
+        (c.rp_mut().undo_marker, c.rp_mut().undo_retrans) = (Some(0), 1);
         let t = SimTime(3 * ms.0);
         s.on_packet(t, ack_with(5, &[(1, 2)], 0, t), &mut out);
         assert_eq!(s.stats.dsacks_received, 1, "{era:?}");
@@ -679,7 +681,7 @@ fn a_duplicate_ack_that_shows_a_timeout_needless_undoes_it_in_3x_only() {
         let mut out = Vec::new();
         s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
         let c = s.conns[0].as_ref().unwrap();
-        assert_eq!((c.state, c.timeouts, c.retrans_stamp.is_some()), (CaState::Loss, 1, true), "{era:?}");
+        assert_eq!((c.state, c.timeouts, c.rp().retrans_stamp.is_some()), (CaState::Loss, 1, true), "{era:?}");
         let early = super::ts_of(SimTime::ZERO);
         let t = SimTime::from_secs_f64(1.001);
         s.on_packet(t, ack_with(0, &[], early, t), &mut out);
@@ -831,12 +833,12 @@ fn a_loss_probe_counts_toward_no_undo_and_marks_its_segment_from_3_14_only() {
         s.config.era.undo = UndoRules::of(rule);
         let c = s.conns[0].as_mut().unwrap();
         c.written = c.snd_nxt;
-        let (undo_retrans, mut out) = (c.undo_retrans, Vec::new());
+        let (undo_retrans, mut out) = (c.rp().undo_retrans, Vec::new());
         s.on_loss_probe(0, ms(500), &mut out);
         let probe = std::iter::from_fn(|| s.poll_transmit(ms(500))).next().expect("the probe");
         assert_eq!((probe.seq, probe.retransmit()), (9, true));
         let c = s.conns[0].as_ref().unwrap();
-        assert_eq!((c.undo_retrans, c.retrans_stamp, c.retrans_out), (undo_retrans, None, 0), "{rule:?}");
+        assert_eq!((c.rp().undo_retrans, c.rp().retrans_stamp, c.retrans_out), (undo_retrans, None, 0), "{rule:?}");
         assert_eq!(c.seg(9).marks & EVER_RETRANS != 0, marked, "{rule:?}");
         s.on_rto(0, SimTime::from_secs_f64(1.0), &mut out);
         let t = SimTime::from_secs_f64(1.5);
@@ -853,7 +855,7 @@ fn an_original_acknowledged_before_any_retransmission_left_was_delayed_not_lost(
     // delayed, and with no retransmission out `tcp_try_undo_partial` undoes.
     let mut s = in_recovery_after_a_sack_of_3_to_9();
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.retrans_stamp, c.retrans_out), (None, 0));
+    assert_eq!((c.rp().retrans_stamp, c.retrans_out), (None, 0));
     let t = ms(6);
     s.on_packet(t, ack_with(1, &[(3, 10)], 0, t), &mut Vec::new());
     let c = s.conns[0].as_ref().unwrap();
@@ -873,13 +875,13 @@ fn only_todays_kernels_forget_a_stale_first_retransmission_on_entering_recovery(
         let c = s.conns[0].as_mut().unwrap();
         // A retransmission at 3 ms of an earlier episode, since acknowledged (or, with
         // `retransmitted`, the head's, still out): the stamp was not forgotten since.
-        c.retrans_stamp = Some(ms(3));
+        c.rp_mut().retrans_stamp = Some(ms(3));
         if retransmitted {
             c.seg_mut(0).marks |= EVER_RETRANS;
         }
         c.enter_recovery(&s.config, &mut s.stats);
         // (`tcp_init_undo` leaves the stamp as it is.)
-        assert_eq!(c.retrans_stamp.is_some(), kept, "{era:?}, head retransmitted: {retransmitted}");
+        assert_eq!(c.rp().retrans_stamp.is_some(), kept, "{era:?}, head retransmitted: {retransmitted}");
     }
 }
 
@@ -1288,9 +1290,9 @@ fn reordering_seen_in_loss_counts_only_while_the_timeout_may_be_undone() {
         s.on_packet(ms(2), sack(0, (5, 6), ms(2)), &mut out);
         s.on_rto(0, ms(300), &mut out);
         let c = s.conns[0].as_mut().unwrap();
-        assert_eq!((c.state, c.reordering, c.undo_marker.is_some()), (CaState::Loss, 3, true));
+        assert_eq!((c.state, c.reordering, c.rp().undo_marker.is_some()), (CaState::Loss, 3, true));
         if !undoable {
-            c.undo_marker = None;
+            c.rp_mut().undo_marker = None;
         }
         s.on_packet(ms(301), ack_with(0, &[(2, 3), (5, 6)], 0, ms(301)), &mut out);
         let c = s.conns[0].as_ref().unwrap();
@@ -1517,9 +1519,9 @@ fn a_send_the_hosts_queue_refuses_is_taken_back_and_the_window_reduced_without_a
     let cwnd = s.conns[0].as_ref().unwrap().w.cwnd;
     assert!(s.unsent(ms(2), &p, &mut out));
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.snd_nxt, c.segs.len(), c.state, c.undo_marker), (10, 8, CaState::Cwr, None));
+    assert_eq!((c.snd_nxt, c.segs.len(), c.state, c.rp().undo_marker), (10, 8, CaState::Cwr, None));
     // CUBIC's ssthresh (beta 717/1024) of the window then, PRR from it.
-    assert_eq!((c.prior_cwnd, c.w.ssthresh), (cwnd, (cwnd * 717 / 1024).max(2)));
+    assert_eq!((c.rp().prior_cwnd, c.w.ssthresh), (cwnd, (cwnd * 717 / 1024).max(2)));
     assert_eq!((s.stats.segments_sent, s.stats.retransmits, s.stats.xmit_drops), (10, 0, 1));
     assert!(s.poll_transmit(ms(2)).is_none(), "tcp_write_xmit broke off");
     assert!(!s.unsent(ms(2), &p, &mut out), "only the last send is taken back");
@@ -1542,13 +1544,13 @@ fn a_refused_retransmission_stays_lost_and_uncounted() {
     s.on_packet(ms(2), sack(0, (1, 10), ms(2)), &mut out); // 9 SACKed: 0 is lost (RACK / dupthresh)
     let c = s.conns[0].as_ref().unwrap();
     assert_eq!((c.state, lost_segments(&s)), (CaState::Recovery, vec![0]));
-    let before = (c.seg(0).marks, c.retrans_out, c.undo_retrans, c.retrans_stamp, c.prr_out);
+    let before = (c.seg(0).marks, c.retrans_out, c.rp().undo_retrans, c.rp().retrans_stamp, c.prr_out);
     let p = s.poll_transmit(ms(2)).expect("the retransmission");
     assert_eq!((p.seq, p.retransmit(), s.stats.retransmits), (0, true, 1));
     s.on_tx_done(ms(2), &p, &mut out);
     assert!(s.unsent(ms(2), &p, &mut out));
     let c = s.conns[0].as_ref().unwrap();
-    assert_eq!((c.seg(0).marks, c.retrans_out, c.undo_retrans, c.retrans_stamp, c.prr_out), before);
+    assert_eq!((c.seg(0).marks, c.retrans_out, c.rp().undo_retrans, c.rp().retrans_stamp, c.prr_out), before);
     assert_eq!((c.state, s.stats.retransmits, c.retransmits), (CaState::Recovery, 0, 0), "in Recovery already");
     assert!(s.poll_transmit(ms(2)).is_none());
     s.on_packet(ms(3), sack(0, (1, 10), ms(3)), &mut out);
@@ -1722,7 +1724,7 @@ fn rate_halvings_end_keeps_a_window_below_ssthresh_where_prr_sets_ssthresh() {
         (Reduction::Prr, 7, 10),
     ] {
         let (s, mut c) = reducing(reduction, cwnd, 40);
-        c.undo_marker = Some(0);
+        c.rp_mut().undo_marker = Some(0);
         c.end_cwnd_reduction(&s.config);
         assert_eq!(c.w.cwnd, end, "{reduction:?} from {cwnd}");
     }
@@ -1813,4 +1815,21 @@ fn only_a_control_that_samples_rates_and_paces_carries_their_state() {
         let c = s.new_conn(0, 1 << 20, SimTime::ZERO);
         assert_eq!((c.rates.is_some(), c.pacing.is_some()), (boxed, boxed), "{cc}");
     }
+}
+
+#[test]
+fn a_clean_window_makes_no_repairs_box_and_a_recovery_makes_it() {
+    // Issue 40: a flow's weight. A window ACKed in order leaves the repairs' state unmade (every
+    // read of it the initial values); entering recovery makes it, with the undo marker at snd_una.
+    let mut s = sent_window_with_rtt(SimTime(1_000_000));
+    let t = SimTime(5_000_000);
+    s.on_packet(t, ack_with(2, &[], 0, t), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert!(c.repair.is_none(), "a clean ACK");
+    assert_eq!((c.rp().undo_marker, c.rp().undo_retrans, c.rp().prior_cwnd), (None, -1, 0));
+    let cwnd = c.w.cwnd;
+    s.on_packet(t, ack_with(2, &[(5, 10)], 0, t), &mut Vec::new());
+    let c = s.conns[0].as_ref().unwrap();
+    assert_eq!(c.state, CaState::Recovery);
+    assert_eq!((c.repair.as_ref().map(|r| r.undo_marker), c.rp().prior_cwnd), (Some(Some(2)), cwnd));
 }

@@ -111,7 +111,7 @@ impl TcpSender {
         // Without a stamp 3.x took the head's last send; today's kernels keep no such fallback
         // (a stamp is always set by then: `tcp_retransmit_skb` sets it, `tcp_try_undo_loss`
         // resets the count), nor does the model need it but as a guard.
-        let first = c.retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
+        let first = c.rp().retrans_stamp.unwrap_or_else(|| c.seg(c.snd_una).sent);
         if c.timeouts > 0 && now.saturating_sub(first) >= model_timeout(config.retries2, config.rto_max) {
             return self.give_up(flow, out);
         }
@@ -120,8 +120,9 @@ impl TcpSender {
         // one is under way: not again in fast recovery, nor on a repeated timeout.
         let first_timeout = c.state == CaState::Loss && c.backoff == 0;
         if matches!(c.state, CaState::Open | CaState::Disorder) || c.snd_una >= c.high_seq || first_timeout {
-            c.prior_ssthresh = c.current_ssthresh();
-            c.prior_cwnd = c.w.cwnd;
+            let (ssthresh, cwnd) = (c.current_ssthresh(), c.w.cwnd);
+            let r = c.rp_mut();
+            (r.prior_ssthresh, r.prior_cwnd) = (ssthresh, cwnd);
             c.w.ssthresh = c.cc.ssthresh(&c.w);
             c.cc.cwnd_event(&mut c.w, CaEvent::Loss);
             c.init_undo();
@@ -137,8 +138,9 @@ impl TcpSender {
         };
         if let Some(mask) = void_if {
             let retransmitted = (c.snd_una..c.snd_nxt).any(|seq| c.seg(seq).marks & mask != 0);
-            c.undo_marker = if retransmitted { None } else { Some(c.snd_una) };
-            c.undo_retrans = 0;
+            let marker = if retransmitted { None } else { Some(c.snd_una) };
+            let r = c.rp_mut();
+            (r.undo_marker, r.undo_retrans) = (marker, 0);
         }
         // Everything not SACKed is lost; retransmissions in flight are forgotten.
         for seq in c.snd_una..c.snd_nxt {
@@ -150,7 +152,9 @@ impl TcpSender {
             }
         }
         c.retrans_out = 0;
-        c.retrans_at.clear();
+        if let Some(r) = c.repair.as_mut() {
+            r.retrans_at.clear();
+        }
         c.retrans_hint = c.snd_una;
         // `tcp_enter_loss` resets the reordering degree it cannot trust: a timeout in Open or
         // Disorder after as many SACKs as the initial degree (not one in Recovery or Loss).
