@@ -11,7 +11,9 @@ what differs is how many flows share them (and, with many flows, their handshake
 shared queue: the work is the same kind, not the same events, and the table gives both counts). Per segment:
 the core's own run time (``wall_s``) over the segments the bond sent, the median of ``--runs``; memory: the
 process's peak resident size, and per flow the growth over the smallest N divided by the flows added (the
-flows are all sending: an upper bound on what an idle one weighs). The load average beside them.
+flows are all sending: an upper bound on what an idle one weighs), and the same from one run of each N stopped at
+0.1 ms (the flows opened, each with its handshake's first segment out and nothing else: what a flow weighs at
+rest, issue 40's "idle flow"). The load average beside them.
 
 ``--cachegrind``: instead of times, what a segment costs as valgrind's cachegrind counts it (the same on any
 machine, at any load): instructions and first-level data cache misses (32 KiB, 8-way, 64-byte lines), each
@@ -124,6 +126,7 @@ def main() -> int:
             found[n].append(one(n, args.stop_s))
             print(f"{n} flows: {found[n][-1]}", file=sys.stderr)
     loads.append(os.getloadavg()[0])
+    rest = {n: one(n, 1e-4)["peak_kib"] for n in counts}  # (memory only: one run each)
     ns = {n: statistics.median(r["core_s"] / r["segments"] * 1e9 for r in rows) for n, rows in found.items()}
     peak = {n: max(r["peak_kib"] for r in rows) for n, rows in found.items()}
     base = counts[0]
@@ -134,16 +137,17 @@ def main() -> int:
         f"balance-rr for {args.stop_s} simulated seconds, each run its own process (method: the script's docstring).",
         "",
         "| flows | segments | events | retransmissions | ns a segment (median, min-max) | "
-        f"x {base} flows' | peak MiB | KiB a flow beyond {base} flows' |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"x {base} flows' | peak MiB | KiB a flow beyond {base} flows' | at rest (0.1 ms): KiB a flow |",
+        "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for n, rows in found.items():
         each = sorted(r["core_s"] / r["segments"] * 1e9 for r in rows)
         per_flow = f"{(peak[n] - peak[base]) / (n - base):.2f}" if n != base else "-"
+        at_rest = f"{(rest[n] - rest[base]) / (n - base):.2f}" if n != base else "-"
         r = rows[0]
         lines.append(
             f"| {n:,} | {r['segments']:,} | {r['events']:,} | {r['retransmits']:,} | {ns[n]:,.0f} ({each[0]:,.0f}-"
-            f"{each[-1]:,.0f}) | {ns[n] / ns[base]:.2f} | {peak[n] / 1024:.1f} | {per_flow} |"
+            f"{each[-1]:,.0f}) | {ns[n] / ns[base]:.2f} | {peak[n] / 1024:.1f} | {per_flow} | {at_rest} |"
         )
     return prepend(args.out, TITLE, "\n".join(lines) + "\n")
 
