@@ -89,6 +89,11 @@ def test_a_verdict_names_what_explains_a_difference_and_only_known_kinds():
     assert verdicts.within(32.12, 33.0, 0.02) == verdicts.NOT_REPRODUCED
     assert verdicts.within_abs(19.0, 20.0, 1.0) == verdicts.MATCHES  # an instant read off a plot, ±1 s
     assert verdicts.within_abs(19.0, 40.25, 1.0) == verdicts.NOT_REPRODUCED
+    # a difference never prints as the tolerance it misses or meets by less than a tenth of a percent
+    assert verdicts.difference(100.0, 94.96) == "-5.0%"
+    assert verdicts.difference(100.0, 94.96, 0.05) == "-5.04%"
+    assert verdicts.difference(100.0, 90.0, 0.05) == "-10.0%"
+    assert verdicts.compared(100.0, 94.96, 0.05) == (verdicts.NOT_REPRODUCED, "-5.04% (tolerance ±5%)")
     with pytest.raises(ValueError, match="because"):
         verdicts.Verdict("Table 1", "1 s", "2 s", verdicts.NOT_REPRODUCED)
     with pytest.raises(ValueError, match="allowed: matches"):

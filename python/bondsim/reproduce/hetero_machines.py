@@ -224,7 +224,7 @@ def judged_text(paper: float, model: float) -> str:
     """E's figure against the paper's: within :data:`WITHIN` or beyond, and the difference: "within ±25% (+0.4%)"
     (the verdicts, :func:`judged`, say what that makes of the paper's result)."""
     close = verdicts.within(paper, model, WITHIN) == verdicts.MATCHES
-    return f"{'within' if close else 'beyond'} ±{WITHIN:.0%} ({verdicts.difference(paper, model)})"
+    return f"{'within' if close else 'beyond'} ±{WITHIN:.0%} ({verdicts.difference(paper, model, WITHIN)})"
 
 
 def table1_lines(t: pd.DataFrame) -> list[str]:
@@ -421,9 +421,9 @@ def _table1_rows(by: pd.DataFrame, plain_rr: dict[int, float]) -> list[verdicts.
                 else verdicts.NOT_REPRODUCED
             )
             because = (
-                f"E (netperf on the paper's machines) within ±{WITHIN:.0%}: {verdicts.difference(paper_sum, total)}"
+                f"E (netperf on the paper's machines) within ±{WITHIN:.0%}: {verdicts.difference(paper_sum, total, WITHIN)}"
                 if verdict == verdicts.EXPLAINED
-                else f"runs tried: E, {verdicts.difference(paper_sum, total)} (beyond ±{WITHIN:.0%}); the per-frame "
+                else f"runs tried: E, {verdicts.difference(paper_sum, total, WITHIN)} (beyond ±{WITHIN:.0%}); the per-frame "
                 "model runs no link alone"
             )
         rows.append(
@@ -443,9 +443,9 @@ def _table1_rows(by: pd.DataFrame, plain_rr: dict[int, float]) -> list[verdicts.
             lambda v, p=paper_rr: v is not None and verdicts.within(p, v, WITHIN) == verdicts.MATCHES, plain, [rr]
         )
         if verdict == verdicts.MATCHES:
-            because = f"the per-frame model within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, plain)}"
+            because = f"the per-frame model within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, plain, WITHIN)}"
         elif verdict == verdicts.EXPLAINED:
-            because = f"E within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, rr)}"
+            because = f"E within ±{WITHIN:.0%}: {verdicts.difference(paper_rr, rr, WITHIN)}"
         else:
             because = f"runs tried (±{WITHIN:.0%}): {tried}"
         rows.append(

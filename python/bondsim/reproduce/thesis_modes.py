@@ -625,20 +625,13 @@ def one_swap(n: int) -> float:
     return 1 - 12 / (n * (n * n - 1))
 
 
-def _difference(paper: float, ours: float) -> str:
-    """:func:`verdicts.difference`, with as many more decimals as it takes not to round onto the tolerance."""
-    d = ours / paper - 1
-    places = next((k for k in range(1, 6) if round(abs(d), k + 2) != TOLERANCE), 5)
-    return f"{d:+.{places}%}"
-
-
 def _judge(paper: float, ours: float, tried: Sequence[tuple[str, float]], note: str = "") -> tuple[str, str]:
     """A throughput's verdict and its explanation: :data:`verdicts.MATCHES` within :data:`TOLERANCE` on the
     summary's setup; else :data:`verdicts.EXPLAINED` by the first of ``tried`` (label, Mbit/s) within it; else
     :data:`verdicts.NOT_REPRODUCED`, every run of ``tried`` named. ``note``: what else explains the difference."""
     tried = list(tried)
-    criterion = f"within ±{TOLERANCE:.0%}: {_difference(paper, ours)}"
-    each = [f"{label} {value:.0f} ({_difference(paper, value)})" for label, value in tried]
+    criterion = f"within ±{TOLERANCE:.0%}: {verdicts.difference(paper, ours, TOLERANCE)}"
+    each = [f"{label} {value:.0f} ({verdicts.difference(paper, value, TOLERANCE)})" for label, value in tried]
     runs = "; ".join(each)
     verdict, hit = verdicts.first_holding(
         lambda run: verdicts.within(paper, run[1], TOLERANCE) == verdicts.MATCHES, ("", ours), tried
@@ -648,7 +641,9 @@ def _judge(paper: float, ours: float, tried: Sequence[tuple[str, float]], note: 
     if hit is not None:
         i = tried.index(hit)
         others = "; ".join(run for k, run in enumerate(each) if k != i)
-        because = f"E: {each[i]}, within ±{TOLERANCE:.0%} (the setup above: {_difference(paper, ours)})"
+        because = (
+            f"E: {each[i]}, within ±{TOLERANCE:.0%} (the setup above: {verdicts.difference(paper, ours, TOLERANCE)})"
+        )
         return verdict, because + (f"; also tried: {others}" if others else "")
     text = f"{criterion}; tried: {runs}" if runs else f"{criterion}; no other run"
     return verdict, text + (f". {note}" if note else "")

@@ -72,9 +72,14 @@ def within_abs(paper: float, ours: float, tolerance: float) -> str:
     return MATCHES if abs(ours - paper) <= tolerance else NOT_REPRODUCED
 
 
-def difference(paper: float, ours: float) -> str:
-    """``ours`` against ``paper``, relative: "+0.2%"."""
-    return f"{ours / paper - 1:+.1%}"
+def difference(paper: float, ours: float, tolerance: float | None = None) -> str:
+    """``ours`` against ``paper``, relative: "+0.2%"; with a ``tolerance``, with as many more decimals as it takes
+    not to round onto it (-5.04% against ±5%, not -5.0%)."""
+    d = ours / paper - 1
+    places = 1
+    if tolerance is not None:
+        places = next((k for k in range(1, 6) if round(abs(d), k + 2) != tolerance), 5)
+    return f"{d:+.{places}%}"
 
 
 def first_holding(holds: Callable[[Run], bool], plain: Run, tried: Iterable[Run]) -> tuple[str, Run | None]:
@@ -89,7 +94,7 @@ def first_holding(holds: Callable[[Run], bool], plain: Run, tried: Iterable[Run]
 
 def compared(paper: float, ours: float, tolerance: float) -> tuple[str, str]:
     """:func:`within`'s verdict and what it was judged by: "+0.2% (tolerance ±2%)"."""
-    return within(paper, ours, tolerance), f"{difference(paper, ours)} (tolerance ±{tolerance * 100:g}%)"
+    return within(paper, ours, tolerance), f"{difference(paper, ours, tolerance)} (tolerance ±{tolerance * 100:g}%)"
 
 
 def judge(
