@@ -189,7 +189,7 @@ pub(super) struct Repair {
 }
 
 impl Repair {
-    /// A connection's before any repair.
+    /// A connection's state before any repair.
     pub(super) const NONE: Repair = Repair {
         undo_marker: None,
         undo_retrans: -1,
@@ -202,7 +202,7 @@ impl Repair {
     };
 }
 
-/// What [`Conn::repair`] reads while a connection has no box.
+/// What [`Conn::rp`] reads while a connection has no box.
 static NO_REPAIR: Repair = Repair::NONE;
 
 /// A paced connection's clock: each buffer leaves no earlier than `wstamp` (`tcp_wstamp_ns`, its
