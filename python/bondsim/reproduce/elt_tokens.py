@@ -56,6 +56,8 @@ PAPER_PEAK = {1: 8.9, 2: 16.4}
 #: Ethernet), which is what bondsim reports: :func:`as_printed` says so beside each.
 PAPER_UNIT = "Mbps"
 PAPER_GAIN_ABOVE = 512
+#: Table 1's Netperf figures through one NIC and two (seed 001; :data:`elt_aft.PAPER_MBPS`), Mbit/s.
+NETPERF_ONE, NETPERF_TWO = elt_aft.PAPER_MBPS["one NIC"], elt_aft.PAPER_MBPS["two NICs"]
 #: A Fig. 5 figure matches the paper's within this (relative). The paper prints each peak once, the peak of
 #: a curve over token sizes a power of two apart from one run per point; 10% is what this reproduction has
 #: judged its fitted machines by since they were built (2026-11), not chosen for any row here.
@@ -316,8 +318,8 @@ def judged(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float) -> list[verdi
             verdicts.MATCHES
             if all(verdicts.within(PAPER_CPU_LOAD, c, TOLERANCE) == verdicts.MATCHES for c in fit["server_cpu"])
             else verdicts.NOT_REPRODUCED,
-            f"tolerance ±{TOLERANCE:.0%} on each; E rules a per-frame cost out: a cost that grows with the frames cannot give one load at 94 and at "
-            "176 Mbit/s; a per-token (per-write) cost is not run: one CPU's cost per token would bound two "
+            f"tolerance ±{TOLERANCE:.0%} on each; E rules a per-frame cost out: a cost that grows with the frames "
+            f"cannot give one load at {NETPERF_ONE:.0f} and at {NETPERF_TWO:.0f} Mbit/s; a per-token (per-write) cost is not run: one CPU's cost per token would bound two "
             "channels as one, as E's per-frame cost does",
         )
     )
@@ -385,10 +387,11 @@ def report(mean: pd.DataFrame, quick: bool, judged_text: str) -> str:
         f"| TCP_NODELAY | not stated | changes no figure by more than {nagle_effect:.1%} |",
         "\n## Why the figures differ\n",
         "* **Something beyond the wire bounds the paper's single channel.** Its own netperf test (Table 1) "
-        "moved 93.9 Mbit/s (11.7 MB/s) through one NIC, so the wire allowed more than the 8.9 MB/s of the "
+        f"moved {NETPERF_ONE:.1f} Mbit/s ({NETPERF_ONE / 8:.1f} MB/s) through one NIC, so the wire allowed more "
+        f"than the {PAPER_PEAK[1]} MB/s of the "
         f"token test; with ideal machines {most} pairs of 8 KB tokens fill the link to {peak[1]:.1f} of the "
         f"{PAYLOAD_MBYTES:.2f} MB/s the headers leave. The experiment below gives both machines a CPU cost "
-        "per frame fitted to the 8.9 MB/s, and rules it out as that bound.",
+        f"per frame fitted to the {PAPER_PEAK[1]} MB/s, and rules it out as that bound.",
         "* **The number of pairs.** With ideal machines a small token is latency-bound: a pair waits one "
         f"round trip per exchange ({at('base', 1, small, 1).exchange_rtt_mean_ms * 1e3:.0f} µs at {small} B), "
         "so pairs add up until the link is full. With the fitted machines (below) the curves flatten once "
@@ -397,13 +400,14 @@ def report(mean: pd.DataFrame, quick: bool, judged_text: str) -> str:
         "link whatever the bond, so only tokens of several segments gain (their segments are striped over "
         "both links, the answer returns striped the other way only as far as the switch spreads clients). "
         f"With {most} pairs one link is already full at small tokens with ideal machines, so the gain starts "
-        "lower than the paper's ~512 B.",
-        f"* **Two channels reach {peak[2]:.1f} MB/s (the paper: 16.4), {peak[2] / peak[1]:.2f}× one channel, "
+        f"lower than the paper's ~{PAPER_GAIN_ABOVE} B.",
+        f"* **Two channels reach {peak[2]:.1f} MB/s (the paper: {PAPER_PEAK[2]}), {peak[2] / peak[1]:.2f}× one "
+        "channel, "
         "not 2×:** the server's tokens are striped, but each client's answers come back on the one port "
         "the switch's hash gives that client (ELT duplicates the MAC on both ports; we model the switch "
         "as a LAG-aware one that hashes per client). Pairs hashed onto the same port share it, which is "
         "what the replications (other client addresses) vary: the ranges in the table. The paper's "
-        "16.4 MB/s is 1.84× its one channel.",
+        f"{PAPER_PEAK[2]} MB/s is {PAPER_PEAK[2] / PAPER_PEAK[1]:.2f}× its one channel.",
         "* **Nagle and delayed ACKs cost nothing here, in either stack.** Linux holds a sub-MSS segment "
         "only while an earlier sub-MSS segment is unacknowledged (`tcp_nagle_check` / "
         "`tcp_minshall_check`), and FreeBSD sends a write's last short segment when the connection was "
@@ -488,12 +492,14 @@ def hosts_report(mean: pd.DataFrame, netperf: pd.DataFrame, cost: float, fitted:
         f"channels as it bounds one ({two.mbytes_one_way:.1f} MB/s against the paper's {PAPER_PEAK[2]}), and "
         f"it puts the server's CPU at {fit_one.server_cpu:.0%} under Netperf through one NIC where the paper "
         f"measured {PAPER_CPU_LOAD:.0%}, the same {PAPER_CPU_LOAD:.0%} it measured with twice the traffic. A "
-        "cost that grows with the frames cannot give one load at 94 and at 176 Mbit/s, so a per-frame CPU "
+        f"cost that grows with the frames cannot give one load at {NETPERF_ONE:.0f} and at {NETPERF_TWO:.0f} "
+        "Mbit/s, so a per-frame CPU "
         "cost is ruled out as the bound of the token test. Per-token work (system calls, process "
         "wake-ups: a cost per write and read, not per frame) is not run here, and a CPU's time per token "
         "would meet the same check: a token costs the same work over one channel or two, so a CPU that bounds "
-        "one channel at 8.9 MB/s bounds two there too, as this fit does, against the paper's 16.4. What "
-        "bounds the paper's channels scales with the channels (1.84×) and spares Netperf's stream (93.9 "
+        f"one channel at {PAPER_PEAK[1]} MB/s bounds two there too, as this fit does, against the paper's "
+        f"{PAPER_PEAK[2]}. What bounds the paper's channels scales with the channels "
+        f"({PAPER_PEAK[2] / PAPER_PEAK[1]:.2f}×) and spares Netperf's stream ({NETPERF_ONE:.1f} "
         "Mbit/s through one NIC): no cost of one CPU does both. The model's cost per application write (`[server_host] write_us`, docs/hosts.md) costs the "
         "writes of a stream of messages (TCP's `sender.message_bytes`, the requests workload), and the model "
         "refuses `message_bytes` with a ping-pong, whose writes are its tokens, so `write_us` cannot be set "
