@@ -132,7 +132,7 @@ impl TcpSender {
                 let destination = Self::destination_of(&self.destination, flow);
                 self.metrics.entry(destination).or_default().update(config, c, now);
             }
-            c.close();
+            // (Its state goes whole: nothing is left to close.)
             self.active -= 1;
             self.retire(flow);
             return;
@@ -262,7 +262,9 @@ impl Conn {
         }
     }
 
-    /// Everything is acknowledged: the connection closes (the FIN exchange is not modelled).
+    /// A subflow's connection closes with its MPTCP connection (the FIN exchange is not modelled):
+    /// what it holds goes, the rest stays for the connection level to read. (A TCP flow's goes
+    /// whole, [`TcpSender::retire`].)
     pub(super) fn close(&mut self) {
         self.done = true;
         self.timer.cancel();
